@@ -1,0 +1,10 @@
+//! `gpu-trust catalogue` (being built).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`gpu-trust catalogue` is not built yet")
+}

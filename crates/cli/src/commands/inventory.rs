@@ -1,0 +1,10 @@
+//! `gpu-trust inventory` (being built).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`gpu-trust inventory` is not built yet")
+}

@@ -1,0 +1,10 @@
+//! `gpu-trust rules` (being built).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`gpu-trust rules` is not built yet")
+}

@@ -1,0 +1,70 @@
+//! The `gpu-trust` binary: parses the command line and hands each command to its module.
+//! All behaviour lives in the library crates; this layer only reads files, calls them, and prints.
+
+mod commands;
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// What each tenant can do to another on shared NVIDIA GPUs.
+///
+/// A fractional GPU describes how capacity is sold and scheduled; it says nothing about isolation.
+/// gpu-trust audits a cluster against a tenancy policy across five layers (device, host,
+/// confidentiality, control plane, contract), plans trust-aware placements, and probes a real GPU.
+#[derive(Debug, Parser)]
+#[command(name = "gpu-trust", version, propagate_version = true, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Audit(commands::audit::Args),
+    Inventory(commands::inventory::Args),
+    Plan(commands::plan::Args),
+    Probe(commands::probe::Args),
+    Mechanisms(commands::mechanisms::Args),
+    Catalogue(commands::catalogue::Args),
+    Policy(commands::policy::Args),
+    Rules(commands::rules::Args),
+    Explain(commands::explain::Args),
+    Completions(commands::completions::Args),
+    #[command(hide = true)]
+    ProbeWorker(commands::probe::WorkerArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version with exit 0 and usage errors with exit 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Audit(a) => commands::audit::run(a),
+        Command::Inventory(a) => commands::inventory::run(a),
+        Command::Plan(a) => commands::plan::run(a),
+        Command::Probe(a) => commands::probe::run(a),
+        Command::ProbeWorker(a) => commands::probe::run_worker(a),
+        Command::Mechanisms(a) => commands::mechanisms::run(a),
+        Command::Catalogue(a) => commands::catalogue::run(a),
+        Command::Policy(a) => commands::policy::run(a),
+        Command::Rules(a) => commands::rules::run(a),
+        Command::Explain(a) => commands::explain::run(a),
+        Command::Completions(a) => commands::completions::run(a, <Cli as clap::CommandFactory>::command()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if output::is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("gpu-trust: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Where command output goes: standard output or `--output FILE`, and the exit codes shared by commands.
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Exit code 0: nothing at or above the failure threshold.
+pub const CLEAN: u8 = 0;
+/// Exit code 1: findings at or above the threshold (or, for `plan`, unplaced replicas).
+pub const FINDINGS: u8 = 1;
+/// Exit code 2: usage error or unusable input.
+pub const INPUT_ERROR: u8 = 2;
+
+pub fn exit(code: u8) -> ExitCode {
+    ExitCode::from(code)
+}
+
+/// Writes `text` to the file, or to standard output when `path` is `None`.
+pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(p) => {
+            let mut w = BufWriter::new(
+                File::create(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
+            );
+            w.write_all(text.as_bytes())?;
+            w.flush()?;
+        }
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether colour and terminal tables suit the destination (a terminal, and NO_COLOR unset).
+pub fn stdout_is_terminal(path: Option<&Path>) -> bool {
+    path.is_none() && io::stdout().is_terminal()
+}
+
+pub fn colour_enabled(path: Option<&Path>) -> bool {
+    stdout_is_terminal(path) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// A closed pipe (`gpu-trust rules | head`) is not an error.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

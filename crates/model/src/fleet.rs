@@ -1,0 +1,606 @@
+//! The fleet model: what ingest reads out of Kubernetes objects, in the terms the rules, the inventory
+//! and the reports use. Built by `gpu-trust-ingest`, read by everything after it; it holds no behaviour
+//! beyond small lookups, and no I/O.
+//!
+//! Indices (`NodeId`, `WorkloadId`) are positions in `Fleet::nodes` / `Fleet::workloads`; ingest sorts
+//! both by name so that the same input always gives the same indices.
+
+use crate::location::{Diagnostic, ObjectRef};
+use crate::version::Version;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Position of a node in `Fleet::nodes`.
+pub type NodeId = usize;
+/// Position of a workload in `Fleet::workloads`.
+pub type WorkloadId = usize;
+
+/// Everything ingest learnt from the input.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fleet {
+    /// Sorted by name.
+    pub nodes: Vec<Node>,
+    /// Pods and pod-owning workloads, sorted by (namespace, kind, name).
+    pub workloads: Vec<Workload>,
+    /// Every namespace named by a Namespace object or by a namespaced object, sorted by name.
+    pub namespaces: Vec<NamespaceInfo>,
+    pub runtime_classes: Vec<RuntimeClassInfo>,
+    pub cluster_policy: Option<ClusterPolicyInfo>,
+    pub rbac: Rbac,
+    pub resource_claims: Vec<ResourceClaimInfo>,
+    /// What could not be resolved (a referenced ConfigMap that is absent, a label naming a missing key...).
+    pub unresolved: Vec<Unresolved>,
+}
+
+impl Fleet {
+    pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
+        self.nodes
+            .binary_search_by(|n| n.name.as_str().cmp(name))
+            .ok()
+    }
+
+    pub fn gpu_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.nodes.iter().enumerate().filter(|(_, n)| n.gpu.is_some())
+    }
+}
+
+/// Something ingest could not pin down; shown by `inventory` and turned into GT002 by the audit.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unresolved {
+    /// The object that holds the reference (a Node, the ClusterPolicy).
+    pub object: ObjectRef,
+    pub node: Option<String>,
+    pub what: UnresolvedKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnresolvedKind {
+    /// A device plugin sharing config (ConfigMap or key) that is not in the input.
+    DevicePluginConfig,
+    /// A mig-parted config (ConfigMap or named config) that is not in the input.
+    MigConfig,
+    /// A GPU product label the catalogue does not know.
+    GpuModel,
+    /// Anything else.
+    Other,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceInfo {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    /// The Namespace object, when the input has one.
+    pub object: Option<ObjectRef>,
+}
+
+impl NamespaceInfo {
+    /// The Pod Security admission level enforced on the namespace, if any.
+    pub fn pod_security_enforce(&self) -> Option<&str> {
+        self.labels
+            .get("pod-security.kubernetes.io/enforce")
+            .map(String::as_str)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Node {
+    pub object: ObjectRef,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    /// `None` for nodes without NVIDIA GPUs.
+    pub gpu: Option<GpuNode>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Taint {
+    pub key: String,
+    pub value: Option<String>,
+    pub effect: TaintEffect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+/// The GPU side of a node, resolved the way the GPU Operator resolves it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuNode {
+    /// `nvidia.com/gpu.product` as labelled (suffixes such as `-SHARED` kept).
+    pub product: Option<String>,
+    /// Catalogue id of the matched GPU model, when the product label matched one.
+    pub model: Option<String>,
+    /// Physical GPUs on the node.
+    pub count: u32,
+    pub memory_mib: Option<u64>,
+    pub driver_version: Option<Version>,
+    pub toolkit_version: Option<Version>,
+    pub operator_version: Option<Version>,
+    /// `nvidia.com/cc.mode.state` (or `cc.mode` when no state): `on`, `off`, `ppcie`.
+    pub cc_mode: Option<String>,
+    pub mig_strategy: MigStrategy,
+    /// The device plugin sharing configuration in force on this node.
+    pub sharing: SharingConfig,
+    /// One entry per physical GPU index, with its MIG layout when MIG is enabled.
+    pub gpus: Vec<PhysicalGpu>,
+    /// The node is registered with HAMi (`hami.io/node-nvidia-register`).
+    pub hami: bool,
+    /// Where the MIG layout came from.
+    pub mig_source: Option<ConfigSource>,
+}
+
+impl GpuNode {
+    /// Whether any GPU on the node has MIG enabled.
+    pub fn mig_enabled(&self) -> bool {
+        self.gpus.iter().any(|g| g.mig_enabled)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MigStrategy {
+    #[default]
+    None,
+    Single,
+    Mixed,
+}
+
+/// Which device plugin sharing mode a node runs (the config applies to every GPU of the node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SharingStrategy {
+    #[default]
+    None,
+    TimeSlicing,
+    Mps,
+}
+
+/// Where a piece of node configuration came from, so the inventory can say why it believes it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum ConfigSource {
+    /// A key of a ConfigMap (device plugin config or mig-parted config).
+    ConfigMap {
+        namespace: String,
+        name: String,
+        key: String,
+        /// The mig-parted config name inside the key, for MIG.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        config: Option<String>,
+    },
+    /// GPU Feature Discovery labels on the node (used when the config objects are absent).
+    NodeLabels,
+    /// Nothing configured: the device plugin default (no sharing, MIG disabled).
+    Default,
+    /// The configuration could not be determined.
+    Unknown,
+}
+
+/// A resolved `sharing:` section of a k8s-device-plugin config.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SharingConfig {
+    pub source: ConfigSource,
+    pub strategy: SharingStrategy,
+    pub rename_by_default: bool,
+    pub fail_requests_greater_than_one: bool,
+    /// Resource name (`nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`) to replicas advertised per device.
+    pub replicas: BTreeMap<String, u32>,
+    /// `flags.plugin.deviceListStrategy` (default `envvar`).
+    pub device_list_strategy: Vec<String>,
+}
+
+impl Default for SharingConfig {
+    fn default() -> Self {
+        SharingConfig {
+            source: ConfigSource::Default,
+            strategy: SharingStrategy::None,
+            rename_by_default: false,
+            fail_requests_greater_than_one: false,
+            replicas: BTreeMap::new(),
+            device_list_strategy: vec!["envvar".to_string()],
+        }
+    }
+}
+
+impl SharingConfig {
+    /// Replicas advertised per device for a resource (1 when the resource is not shared).
+    pub fn replicas_for(&self, resource: &str) -> u32 {
+        let base = resource.strip_suffix(".shared").unwrap_or(resource);
+        self.replicas.get(base).copied().unwrap_or(1).max(1)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhysicalGpu {
+    pub index: u32,
+    pub uuid: Option<String>,
+    pub mig_enabled: bool,
+    /// The MIG instances on this GPU (empty when MIG is disabled).
+    pub mig: Vec<MigSlot>,
+}
+
+/// One MIG GPU instance on a physical GPU.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigSlot {
+    /// Profile name as in the catalogue (`1g.10gb`, `1g.10gb+me`).
+    pub profile: String,
+    /// Start memory slice, when known (mig-parted does not encode placement; ingest derives one).
+    pub start: Option<u8>,
+}
+
+/// What kind of object a workload came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum WorkloadKind {
+    Pod,
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    ReplicaSet,
+    Job,
+    CronJob,
+    PyTorchJob,
+    TFJob,
+    MPIJob,
+    JobSet,
+    VolcanoJob,
+}
+
+impl WorkloadKind {
+    /// Training kinds (Kubeflow, JobSet, Volcano).
+    pub fn is_training_kind(self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::PyTorchJob
+                | WorkloadKind::TFJob
+                | WorkloadKind::MPIJob
+                | WorkloadKind::JobSet
+                | WorkloadKind::VolcanoJob
+        )
+    }
+}
+
+/// What a workload does, which changes what the rules ask of its placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadClass {
+    Training,
+    Inference,
+    Notebook,
+    Batch,
+    #[default]
+    Unknown,
+}
+
+impl WorkloadClass {
+    pub fn parse(s: &str) -> Option<WorkloadClass> {
+        Some(match s {
+            "training" => WorkloadClass::Training,
+            "inference" => WorkloadClass::Inference,
+            "notebook" => WorkloadClass::Notebook,
+            "batch" => WorkloadClass::Batch,
+            _ => return None,
+        })
+    }
+}
+
+/// A pod, or the pod template of a workload (one entry per template; `replicas` says how many pods).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Workload {
+    pub object: ObjectRef,
+    pub namespace: String,
+    pub kind: WorkloadKind,
+    /// For a training kind, the replica type (`Worker`, `Master`); else `None`.
+    pub role: Option<String>,
+    pub replicas: u32,
+    pub class: WorkloadClass,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub scheduler_name: Option<String>,
+    pub service_account: Option<String>,
+    pub gpu: GpuRequest,
+    pub containers: Vec<ContainerInfo>,
+    pub pod_security: PodSecurity,
+    pub inference: Option<InferenceServer>,
+    /// Peak device memory in MiB, when known (policy `workloads` or HAMi `nvidia.com/gpumem`).
+    pub peak_memory_mib: Option<u64>,
+    pub placement: Placement,
+    /// For a pod: the owning controller as `Kind/name` (so the audit can group a ReplicaSet's pods).
+    pub owner: Option<String>,
+}
+
+impl Workload {
+    /// Whether the workload asks for any GPU resource (device plugin, HAMi, fraction or DRA).
+    pub fn requests_gpu(&self) -> bool {
+        self.gpu.requests_gpu()
+    }
+}
+
+/// What a workload requests of GPUs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuRequest {
+    /// Extended resources summed over containers (limits, or requests when no limit): `nvidia.com/gpu`,
+    /// `nvidia.com/gpu.shared`, `nvidia.com/mig-1g.10gb`, HAMi `nvidia.com/gpumem`...
+    pub resources: BTreeMap<String, u64>,
+    pub hami: Option<HamiRequest>,
+    pub fraction: Option<FractionRequest>,
+    pub dra: Vec<DraClaimUse>,
+}
+
+impl GpuRequest {
+    pub fn requests_gpu(&self) -> bool {
+        self.resources
+            .keys()
+            .any(|k| k == "nvidia.com/gpu" || k == "nvidia.com/gpu.shared" || k.starts_with("nvidia.com/mig-"))
+            || self.hami.is_some()
+            || self.fraction.is_some()
+            || !self.dra.is_empty()
+    }
+
+    /// MIG resources requested (`nvidia.com/mig-<profile>`), profile names with `.` as the plugin writes them.
+    pub fn mig_profiles(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.resources
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix("nvidia.com/mig-").map(|p| (p, *v)))
+    }
+}
+
+/// HAMi vGPU resources (`nvidia.com/gpumem`, `nvidia.com/gpucores`) and its annotations.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HamiRequest {
+    pub gpus: u64,
+    pub memory_mib: Option<u64>,
+    pub memory_percentage: Option<u64>,
+    pub cores_percent: Option<u64>,
+    /// `nvidia.com/vgpu-mode`: `hami-core` (default), `mig` or `mps`.
+    pub mode: Option<String>,
+    /// A container sets `CUDA_DISABLE_CONTROL=true`: HAMi-core's limits do not apply to it.
+    pub control_disabled: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FractionScheduler {
+    Kai,
+    RunAi,
+}
+
+/// A KAI Scheduler / Run:ai fraction (`gpu-fraction`, `gpu-memory` annotations).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FractionRequest {
+    pub scheduler: FractionScheduler,
+    pub fraction: Option<f64>,
+    pub memory_mib: Option<u64>,
+    pub num_devices: Option<u32>,
+    pub mps: bool,
+}
+
+/// How a DRA claim shares its device (`GpuConfig.sharing.strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DraStrategy {
+    Exclusive,
+    TimeSlicing,
+    Mps,
+    Mig,
+}
+
+/// A pod's use of a DRA ResourceClaim (directly or through a template).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DraClaimUse {
+    /// `namespace/name` of a shared ResourceClaim; `None` for a per-pod claim from a template.
+    pub claim: Option<String>,
+    pub template: Option<String>,
+    pub device_class: Option<String>,
+    pub strategy: DraStrategy,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerInfo {
+    pub name: String,
+    pub image: String,
+    /// `command` followed by `args`.
+    pub argv: Vec<String>,
+    pub privileged: bool,
+    pub added_capabilities: Vec<String>,
+    /// The value of `NVIDIA_VISIBLE_DEVICES`, when set.
+    pub nvidia_visible_devices: Option<String>,
+    /// Environment variables that matter to isolation (CUDA_DISABLE_CONTROL, CUDA_MPS_*...).
+    pub env: BTreeMap<String, String>,
+    /// Extended resources of this container (limits, or requests when no limit).
+    pub resources: BTreeMap<String, u64>,
+    pub is_init: bool,
+}
+
+/// Pod-level settings that reach the host.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSecurity {
+    pub host_pid: bool,
+    pub host_ipc: bool,
+    pub host_network: bool,
+    pub runtime_class_name: Option<String>,
+    /// hostPath volume paths.
+    pub host_paths: Vec<String>,
+    /// `nvidia.cdi.k8s.io/*` annotations (CDI device injection).
+    pub cdi_annotations: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InferenceEngine {
+    Vllm,
+    Sglang,
+    Tgi,
+}
+
+/// An inference server found from image and arguments, with its up-front memory reservation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InferenceServer {
+    pub engine: InferenceEngine,
+    pub container: String,
+    /// Fraction of device memory reserved at start (explicit flag or the engine's default).
+    pub reserved_fraction: Option<f64>,
+    /// The flag that set it, or `None` when the default applies.
+    pub flag: Option<String>,
+}
+
+/// Where a workload runs now, and where it may run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Placement {
+    /// `spec.nodeName` of a scheduled pod.
+    pub node: Option<NodeId>,
+    /// GPU UUIDs pinned by the evidence (HAMi `hami.io/vgpu-devices-allocated`).
+    pub gpu_uuids: Vec<String>,
+    /// Nodes the pod's constraints allow (resources, nodeSelector, required affinity, taints), sorted.
+    pub permitted_nodes: Vec<NodeId>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeClassInfo {
+    pub object: ObjectRef,
+    pub name: String,
+    pub handler: String,
+}
+
+impl RuntimeClassInfo {
+    /// Kata / confidential-containers handlers (`kata`, `kata-qemu-nvidia-gpu-snp`, `kata-cc-*`...).
+    pub fn is_confidential(&self) -> bool {
+        let h = self.handler.to_ascii_lowercase();
+        h.contains("kata") || h.contains("-cc") || h.contains("snp") || h.contains("tdx")
+    }
+}
+
+/// What the ClusterPolicy (nvidia.com/v1) says.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterPolicyInfo {
+    pub object: Option<ObjectRef>,
+    /// Namespace the GPU Operator runs in (from the ConfigMaps' namespace or `gpu-operator`).
+    pub operator_namespace: Option<String>,
+    pub toolkit_version: Option<Version>,
+    pub device_plugin_version: Option<Version>,
+    pub driver_version: Option<Version>,
+    pub mig_strategy: Option<MigStrategy>,
+    /// `spec.devicePlugin.config.{name,default}`.
+    pub device_plugin_config: Option<(String, Option<String>)>,
+    /// `spec.migManager.config.{name,default}`.
+    pub mig_manager_config: Option<(String, Option<String>)>,
+    pub cdi_enabled: Option<bool>,
+    /// `spec.toolkit.env` as a map.
+    pub toolkit_env: BTreeMap<String, String>,
+    pub cc_manager_enabled: Option<bool>,
+    pub low_level_runtime: Option<String>,
+}
+
+/// RBAC as resolved subjects -> permissions.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rbac {
+    pub bindings: Vec<Binding>,
+}
+
+/// A RoleBinding or ClusterRoleBinding with its role's rules resolved (aggregation included).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    pub object: ObjectRef,
+    /// `None` for a ClusterRoleBinding (cluster-wide).
+    pub namespace: Option<String>,
+    pub role: String,
+    pub subjects: Vec<Subject>,
+    pub rules: Vec<PolicyRule>,
+    /// The role it references is not in the input.
+    pub role_missing: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subject {
+    /// `User`, `Group` or `ServiceAccount`.
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyRule {
+    pub api_groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub verbs: Vec<String>,
+    pub resource_names: Vec<String>,
+}
+
+impl PolicyRule {
+    /// Whether the rule grants `verb` on `group`/`resource` (wildcards honoured).
+    pub fn allows(&self, group: &str, resource: &str, verb: &str) -> bool {
+        let any = |list: &[String], want: &str| list.iter().any(|x| x == "*" || x == want);
+        any(&self.api_groups, group) && any(&self.resources, resource) && any(&self.verbs, verb)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaimInfo {
+    pub object: ObjectRef,
+    /// `true` for a ResourceClaimTemplate (one claim per pod).
+    pub template: bool,
+    pub device_class: Option<String>,
+    pub strategy: DraStrategy,
+}
+
+/// What ingest hands on: the fleet plus every problem it found in the input.
+#[derive(Debug, Clone, Default)]
+pub struct Ingested {
+    pub fleet: Fleet,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_rule_wildcards() {
+        let r = PolicyRule {
+            api_groups: vec!["".into()],
+            resources: vec!["*".into()],
+            verbs: vec!["patch".into()],
+            resource_names: vec![],
+        };
+        assert!(r.allows("", "nodes", "patch"));
+        assert!(!r.allows("", "nodes", "delete"));
+        assert!(!r.allows("apps", "deployments", "patch"));
+    }
+
+    #[test]
+    fn shared_resource_replicas() {
+        let mut s = SharingConfig::default();
+        s.replicas.insert("nvidia.com/gpu".into(), 4);
+        assert_eq!(s.replicas_for("nvidia.com/gpu.shared"), 4);
+        assert_eq!(s.replicas_for("nvidia.com/mig-1g.10gb"), 1);
+    }
+}

@@ -1,0 +1,17 @@
+//! The isolation model of gpu-trust: one source of truth that every command reads.
+//!
+//! - [`vocab`]: layers, severities, certainties, trust levels, incidents.
+//! - [`location`]: file/line/column of every object, and input diagnostics.
+//! - [`version`]: dotted versions with per-branch comparison.
+//! - [`fleet`]: the fleet model ingest builds from Kubernetes objects.
+//!
+//! This crate does no I/O: it is data and pure functions over data.
+
+pub mod fleet;
+pub mod location;
+pub mod version;
+pub mod vocab;
+
+pub use location::{Diagnostic, DiagnosticLevel, Location, ObjectRef};
+pub use version::Version;
+pub use vocab::{Certainty, Incident, Layer, Severity, Trust};

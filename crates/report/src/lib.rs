@@ -1,0 +1,1 @@
+//! gpu-trust-report

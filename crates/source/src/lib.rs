@@ -1,0 +1,179 @@
+//! Reading input text into typed values, with bounds on what the input may cost and a location on
+//! every error.
+//!
+//! [`parse_document`] reads one YAML (or JSON) document into a serde type: the policy file and the plan
+//! file use it. Errors come back as a [`Diagnostic`] naming file, line and column. Duplicate keys are an
+//! error (which value would the cluster have used?), and so is input over the [`Limits`].
+
+use gpu_trust_model::{Diagnostic, Location};
+use serde::de::DeserializeOwned;
+use serde_saphyr::{budget::Budget, options::DuplicateKeyPolicy, Options};
+
+/// What one input may cost. The defaults suit policy and plan files and cluster dumps alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest input file, in bytes.
+    pub max_file_bytes: usize,
+    /// Deepest nesting of mappings and sequences.
+    pub max_depth: usize,
+    /// Most alias references (`*name`) in one stream; alias bombs stop here.
+    pub max_aliases: usize,
+    /// Largest single scalar, in bytes.
+    pub max_scalar_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 1 << 30,
+            max_depth: 64,
+            max_aliases: 1_000,
+            max_scalar_bytes: 1 << 20,
+        }
+    }
+}
+
+impl Limits {
+    fn options(&self, text_len: usize) -> Options {
+        let mut budget = Budget::default();
+        budget.max_depth = self.max_depth;
+        budget.max_aliases = self.max_aliases;
+        // Scale the event budgets with the text: a document has at most a few events per byte,
+        // while aliases are the only way to get more events than bytes.
+        budget.max_events = text_len.saturating_mul(2).max(1_000);
+        budget.max_nodes = text_len.max(1_000);
+        budget.max_total_scalar_bytes = text_len.max(1_000);
+        budget.max_recorded_anchor_events = text_len.max(1_000);
+        let mut options = Options::default();
+        options.budget = Some(budget);
+        options.duplicate_keys = DuplicateKeyPolicy::Error;
+        // `defaultMode: 0644` reads as 420, as kubectl reads it.
+        options.legacy_octal_numbers = true;
+        options.with_snippet = false;
+        options
+    }
+}
+
+/// Reads one document of `text` (from `file`, for locations) into `T`.
+///
+/// Use `#[serde(deny_unknown_fields)]` on `T` to make unknown fields an error with their location.
+pub fn parse_document<T: DeserializeOwned>(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+) -> Result<T, Diagnostic> {
+    if text.len() > limits.max_file_bytes {
+        return Err(Diagnostic::error(
+            Location::new(file, 0, 0),
+            format!(
+                "input is {} bytes, over the limit of {} bytes",
+                text.len(),
+                limits.max_file_bytes
+            ),
+        ));
+    }
+    if let Some(d) = oversized_scalar(text, file, limits) {
+        return Err(d);
+    }
+    serde_saphyr::from_str_with_options::<T>(text, limits.options(text.len()))
+        .map_err(|e| saphyr_error(&e, file))
+}
+
+/// Turns a serde-saphyr error into a located diagnostic.
+pub fn saphyr_error(e: &serde_saphyr::Error, file: &str) -> Diagnostic {
+    let (line, column) = e
+        .location()
+        .map(|l| (clamp(l.line()), clamp(l.column())))
+        .unwrap_or((0, 0));
+    Diagnostic::error(Location::new(file, line, column), error_message(e))
+}
+
+fn clamp(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// The message of a serde-saphyr error without its own location prefix or snippet.
+fn error_message(e: &serde_saphyr::Error) -> String {
+    let text = e.without_snippet().to_string();
+    // serde-saphyr appends " at line X, column Y"; the diagnostic carries the location itself.
+    let text = match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    text.trim().trim_end_matches('.').to_string()
+}
+
+/// Finds a single line longer than the scalar bound (a plain or quoted scalar cannot be longer than
+/// its line unless it is a block scalar, whose lines are each bounded the same way).
+fn oversized_scalar(text: &str, file: &str, limits: &Limits) -> Option<Diagnostic> {
+    let mut line_no = 0u32;
+    for line in text.split('\n') {
+        line_no = line_no.saturating_add(1);
+        if line.len() > limits.max_scalar_bytes {
+            return Some(Diagnostic::error(
+                Location::new(file, line_no, 1),
+                format!(
+                    "line is {} bytes, over the scalar limit of {} bytes",
+                    line.len(),
+                    limits.max_scalar_bytes
+                ),
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Doc {
+        name: String,
+        #[serde(default)]
+        items: Vec<String>,
+    }
+
+    #[test]
+    fn unknown_field_names_its_line() {
+        let err = parse_document::<Doc>("name: a\nitmes: [b]\n", "p.yaml", &Limits::default())
+            .unwrap_err();
+        assert_eq!(err.location.file, "p.yaml");
+        assert_eq!(err.location.line, 2, "{err}");
+        assert!(err.message.contains("itmes"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_an_error() {
+        let err = parse_document::<Doc>("name: a\nname: b\n", "p.yaml", &Limits::default())
+            .unwrap_err();
+        assert_eq!(err.location.line, 2, "{err}");
+    }
+
+    #[test]
+    fn alias_bomb_is_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let prev = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        let started = std::time::Instant::now();
+        let err = parse_document::<serde_json::Value>(&text, "bomb.yaml", &Limits::default())
+            .unwrap_err();
+        assert!(started.elapsed().as_secs() < 5);
+        assert!(err.is_error());
+    }
+
+    #[test]
+    fn huge_scalar_is_refused() {
+        let text = format!("name: {}\n", "x".repeat(2 << 20));
+        let err = parse_document::<Doc>(&text, "big.yaml", &Limits::default()).unwrap_err();
+        assert_eq!(err.location.line, 1);
+        assert!(err.message.contains("scalar limit"), "{err}");
+    }
+}
