@@ -4,10 +4,12 @@
 //! - [`location`]: file/line/column of every object, and input diagnostics.
 //! - [`version`]: dotted versions with per-branch comparison.
 //! - [`fleet`]: the fleet model ingest builds from Kubernetes objects.
+//! - [`isolation`]: mechanisms, what each keeps separate or shares, and how far incidents reach.
 //!
 //! This crate does no I/O: it is data and pure functions over data.
 
 pub mod fleet;
+pub mod isolation;
 pub mod location;
 pub mod version;
 pub mod vocab;

@@ -1,1 +1,3 @@
-//! gpu-trust-rules
+//! The audit: rules over the fleet model and the tenancy policy, pairs, blast radius, acceptances.
+
+pub mod report;
