@@ -41,7 +41,10 @@ impl Fleet {
     }
 
     pub fn gpu_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
-        self.nodes.iter().enumerate().filter(|(_, n)| n.gpu.is_some())
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.gpu.is_some())
     }
 }
 
@@ -274,7 +277,9 @@ impl WorkloadKind {
 }
 
 /// What a workload does, which changes what the rules ask of its placement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadClass {
     Training,
@@ -344,10 +349,11 @@ pub struct GpuRequest {
 
 impl GpuRequest {
     pub fn requests_gpu(&self) -> bool {
-        self.resources
-            .keys()
-            .any(|k| k == "nvidia.com/gpu" || k == "nvidia.com/gpu.shared" || k.starts_with("nvidia.com/mig-"))
-            || self.hami.is_some()
+        self.resources.keys().any(|k| {
+            k == "nvidia.com/gpu"
+                || k == "nvidia.com/gpu.shared"
+                || k.starts_with("nvidia.com/mig-")
+        }) || self.hami.is_some()
             || self.fraction.is_some()
             || !self.dra.is_empty()
     }

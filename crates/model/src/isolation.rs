@@ -5,7 +5,9 @@
 //! Every fact is written once, here, with its source. `gpu-trust mechanisms` prints this table, the
 //! audit's messages and blast radius read it, and the planner picks mechanisms by it.
 
-use crate::fleet::{DraStrategy, FractionScheduler, GpuNode, MigStrategy, SharingStrategy, Workload};
+use crate::fleet::{
+    DraStrategy, FractionScheduler, GpuNode, MigStrategy, SharingStrategy, Workload,
+};
 use crate::vocab::{Incident, Layer};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -318,10 +320,12 @@ const SRC_MPS_PLUGIN: &str =
     "NVIDIA k8s-device-plugin MPS daemon: pinned memory limit total/replicas, thread % 100/replicas";
 const SRC_MIG_GUIDE: &str =
     "NVIDIA MIG User Guide: separate crossbar ports, L2 banks, memory controllers, DRAM paths, SMs";
-const SRC_MIG_SIDE: &str = "Behind Bars (USENIX Security 2026); TunneLs for Bootlegging (ACM CCS 2023)";
+const SRC_MIG_SIDE: &str =
+    "Behind Bars (USENIX Security 2026); TunneLs for Bootlegging (ACM CCS 2023)";
 const SRC_HAMI: &str =
     "HAMi-core: libvgpu.so preload; void with CUDA_DISABLE_CONTROL=true or direct driver calls";
-const SRC_KAI: &str = "KAI Scheduler docs: does not enforce memory allocation limit or memory isolation";
+const SRC_KAI: &str =
+    "KAI Scheduler docs: does not enforce memory allocation limit or memory isolation";
 const SRC_RUNAI: &str =
     "Run:ai docs: fractions enforced inside the container by Run:ai's software, not by the GPU";
 const SRC_CUDA_CTX: &str = "CUDA programming model: each context has its own virtual address space";
@@ -344,7 +348,11 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
             "the whole GPU for device-level faults (Xid needing reset)",
             SRC_TS_PLUGIN,
         ),
-        fact(Shared, "interleaved, no execution quantum guarantee", SRC_TS_OPERATOR),
+        fact(
+            Shared,
+            "interleaved, no execution quantum guarantee",
+            SRC_TS_OPERATOR,
+        ),
         fact(Shared, "one memory system", SRC_TS_OPERATOR),
         fact(Shared, "same SMs, caches and memory", SRC_TS_OPERATOR),
     ];
@@ -360,7 +368,11 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
             "every client of the MPS server (the server enters FAULT)",
             SRC_MPS_DOC,
         ),
-        fact(Soft, "concurrent; active thread % is a soft cap", SRC_MPS_DOC),
+        fact(
+            Soft,
+            "concurrent; active thread % is a soft cap",
+            SRC_MPS_DOC,
+        ),
         fact(Shared, "contended memory bandwidth and L2", SRC_MPS_DOC),
         fact(Shared, "same SMs, caches and memory", SRC_MPS_DOC),
     ];
@@ -373,7 +385,11 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
             SRC_MIG_GUIDE,
         ),
         fact(Separate, "own SMs", SRC_MIG_GUIDE),
-        fact(Separate, "own L2 banks and memory controllers", SRC_MIG_GUIDE),
+        fact(
+            Separate,
+            "own L2 banks and memory controllers",
+            SRC_MIG_GUIDE,
+        ),
         fact(
             Shared,
             "published cross-instance channels (memory-barrier timing, TLB)",
@@ -383,7 +399,11 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
     static MIG_TS: [PropertyFact; 6] = [
         fact(Shared, "one pool inside the instance", SRC_TS_OPERATOR),
         fact(Separate, "separate CUDA contexts", SRC_CUDA_CTX),
-        fact(Shared, "the instance, for every workload in it", SRC_TS_PLUGIN),
+        fact(
+            Shared,
+            "the instance, for every workload in it",
+            SRC_TS_PLUGIN,
+        ),
         fact(Shared, "interleaved inside the instance", SRC_TS_OPERATOR),
         fact(Shared, "the instance's memory system", SRC_TS_OPERATOR),
         fact(
@@ -393,10 +413,22 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
         ),
     ];
     static MIG_MPS: [PropertyFact; 6] = [
-        fact(Soft, "one pool inside the instance, pinned limit per client", SRC_MPS_DOC),
+        fact(
+            Soft,
+            "one pool inside the instance, pinned limit per client",
+            SRC_MPS_DOC,
+        ),
         fact(Separate, "isolated address spaces on Volta+", SRC_MPS_DOC),
-        fact(Shared, "every client of the instance's MPS server", SRC_MPS_DOC),
-        fact(Soft, "concurrent inside the instance; soft thread cap", SRC_MPS_DOC),
+        fact(
+            Shared,
+            "every client of the instance's MPS server",
+            SRC_MPS_DOC,
+        ),
+        fact(
+            Soft,
+            "concurrent inside the instance; soft thread cap",
+            SRC_MPS_DOC,
+        ),
         fact(Shared, "the instance's memory system", SRC_MPS_DOC),
         fact(
             Shared,
@@ -425,7 +457,11 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
         fact(Shared, "same SMs, caches and memory", SRC_KAI),
     ];
     static RUNAI: [PropertyFact; 6] = [
-        fact(Soft, "one pool; limited in the container by Run:ai's software", SRC_RUNAI),
+        fact(
+            Soft,
+            "one pool; limited in the container by Run:ai's software",
+            SRC_RUNAI,
+        ),
         fact(Separate, "separate CUDA contexts", SRC_CUDA_CTX),
         fact(Shared, "the whole GPU", SRC_RUNAI),
         fact(Soft, "time-shared by Run:ai's software", SRC_RUNAI),
@@ -462,21 +498,25 @@ pub const LAYERS: [LayerFact; 4] = [
     LayerFact {
         layer: Layer::Host,
         scope: Scope::Node,
-        shared: "kernel, GPU driver, NVIDIA Container Toolkit, container runtime, MPS control daemon",
+        shared:
+            "kernel, GPU driver, NVIDIA Container Toolkit, container runtime, MPS control daemon",
         separated_by: "different nodes (or VM passthrough)",
-        source: "NVIDIA product-security bulletins 5582, 5616, 5659 (toolkit escapes reach the host)",
+        source:
+            "NVIDIA product-security bulletins 5582, 5616, 5659 (toolkit escapes reach the host)",
     },
     LayerFact {
         layer: Layer::Confidentiality,
         scope: Scope::Gpu,
         shared: "GPU memory state between tenants, unless CC mode and attestation verify it",
         separated_by: "CC mode on a whole GPU in passthrough, attested before launch",
-        source: "NVIDIA confidential computing deployment guides (CC only for whole-GPU passthrough)",
+        source:
+            "NVIDIA confidential computing deployment guides (CC only for whole-GPU passthrough)",
     },
     LayerFact {
         layer: Layer::ControlPlane,
         scope: Scope::Cluster,
-        shared: "API server, RBAC, CRDs, controllers (a virtual cluster still shares nodes and drivers)",
+        shared:
+            "API server, RBAC, CRDs, controllers (a virtual cluster still shares nodes and drivers)",
         separated_by: "separate clusters, or virtual clusters for the API server only",
         source: "Kubernetes multi-tenancy docs; vCluster docs (shared vs private nodes)",
     },
@@ -516,11 +556,15 @@ mod tests {
     #[test]
     fn fractions_are_accounting() {
         assert_eq!(
-            Mechanism::HamiVgpu.property(Property::MemoryCapacity).enforcement,
+            Mechanism::HamiVgpu
+                .property(Property::MemoryCapacity)
+                .enforcement,
             Soft
         );
         assert_eq!(
-            Mechanism::KaiFraction.property(Property::MemoryCapacity).enforcement,
+            Mechanism::KaiFraction
+                .property(Property::MemoryCapacity)
+                .enforcement,
             NotEnforced
         );
         assert_eq!(Mechanism::KaiFraction.inherits(), Mechanism::TimeSlicing);
@@ -530,7 +574,10 @@ mod tests {
     #[test]
     fn mps_shares_one_fault_domain() {
         assert_eq!(Mechanism::Mps.reach(Incident::DeviceFault), Scope::Gpu);
-        assert_eq!(Mechanism::MigMps.reach(Incident::DeviceFault), Scope::Instance);
+        assert_eq!(
+            Mechanism::MigMps.reach(Incident::DeviceFault),
+            Scope::Instance
+        );
         assert!(Mechanism::Mps.is_mps());
     }
 

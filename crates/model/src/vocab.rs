@@ -237,8 +237,14 @@ mod tests {
 
     #[test]
     fn permitted_is_one_step_lower() {
-        assert_eq!(Certainty::Permitted.adjust(Severity::Critical), Severity::High);
-        assert_eq!(Certainty::Possible.adjust(Severity::Critical), Severity::Critical);
+        assert_eq!(
+            Certainty::Permitted.adjust(Severity::Critical),
+            Severity::High
+        );
+        assert_eq!(
+            Certainty::Possible.adjust(Severity::Critical),
+            Severity::Critical
+        );
         assert_eq!(Certainty::Permitted.adjust(Severity::Info), Severity::Info);
     }
 

@@ -148,8 +148,8 @@ mod tests {
 
     #[test]
     fn duplicate_keys_are_an_error() {
-        let err = parse_document::<Doc>("name: a\nname: b\n", "p.yaml", &Limits::default())
-            .unwrap_err();
+        let err =
+            parse_document::<Doc>("name: a\nname: b\n", "p.yaml", &Limits::default()).unwrap_err();
         assert_eq!(err.location.line, 2, "{err}");
     }
 
