@@ -13,7 +13,12 @@ use std::process::ExitCode;
 /// gpu-trust audits a cluster against a tenancy policy across five layers (device, host,
 /// confidentiality, control plane, contract), plans trust-aware placements, and probes a real GPU.
 #[derive(Debug, Parser)]
-#[command(name = "gpu-trust", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "gpu-trust",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -55,7 +60,9 @@ fn main() -> ExitCode {
         Command::Policy(a) => commands::policy::run(a),
         Command::Rules(a) => commands::rules::run(a),
         Command::Explain(a) => commands::explain::run(a),
-        Command::Completions(a) => commands::completions::run(a, <Cli as clap::CommandFactory>::command()),
+        Command::Completions(a) => {
+            commands::completions::run(a, <Cli as clap::CommandFactory>::command())
+        }
     };
     match result {
         Ok(code) => code,
