@@ -204,7 +204,7 @@ fn generate(args: Args) -> Result<()> {
             let mut labels = Map::new();
             labels.insert("kubernetes.io/metadata.name".into(), json!(ns));
             labels.insert("tenant.example.com/name".into(), json!(tenant_name(t)));
-            if t % 3 != 0 {
+            if !t.is_multiple_of(3) {
                 labels.insert(
                     "pod-security.kubernetes.io/enforce".into(),
                     json!("baseline"),
@@ -314,7 +314,7 @@ fn tenant_name(t: usize) -> String {
 
 fn tenant_namespaces(t: usize) -> Vec<String> {
     let base = tenant_name(t);
-    if t % 4 == 0 {
+    if t.is_multiple_of(4) {
         vec![format!("{base}-prod"), format!("{base}-dev")]
     } else {
         vec![format!("{base}-prod")]
