@@ -300,6 +300,17 @@ impl WorkloadClass {
             _ => return None,
         })
     }
+
+    /// The kebab-case name, as serialised and as the policy file writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadClass::Training => "training",
+            WorkloadClass::Inference => "inference",
+            WorkloadClass::Notebook => "notebook",
+            WorkloadClass::Batch => "batch",
+            WorkloadClass::Unknown => "unknown",
+        }
+    }
 }
 
 /// A pod, or the pod template of a workload (one entry per template; `replicas` says how many pods).

@@ -1,0 +1,156 @@
+//! Namespace names and `*` globs, as tenants and platform lists write them.
+
+use gpu_trust_model::Location;
+use serde::{Serialize, Serializer};
+
+/// A namespace name or a glob where `*` stands for any run of characters (`ads-*`, `*-gpu-operator`).
+/// It serialises as the pattern text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NamespacePattern {
+    pub pattern: String,
+    /// Where the policy wrote it; an unknown location for built-in defaults.
+    pub location: Location,
+}
+
+impl Serialize for NamespacePattern {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.pattern)
+    }
+}
+
+/// Longest namespace name Kubernetes accepts (a DNS-1123 label).
+const MAX_NAMESPACE_LEN: usize = 63;
+
+impl NamespacePattern {
+    pub fn new(pattern: impl Into<String>, location: Location) -> NamespacePattern {
+        NamespacePattern {
+            pattern: pattern.into(),
+            location,
+        }
+    }
+
+    /// Whether the pattern contains `*`.
+    pub fn is_glob(&self) -> bool {
+        self.pattern.contains('*')
+    }
+
+    /// How specific a glob is: the number of characters that are not `*`. Between two globs that
+    /// both match a namespace, the more specific one wins.
+    pub fn specificity(&self) -> usize {
+        self.pattern.chars().filter(|c| *c != '*').count()
+    }
+
+    /// Whether `namespace` is this name, or matches this glob.
+    pub fn matches(&self, namespace: &str) -> bool {
+        glob_match(self.pattern.as_bytes(), namespace.as_bytes())
+    }
+
+    /// Why the text cannot name namespaces, if it cannot: namespaces are DNS-1123 labels (lower-case
+    /// letters, digits and `-`, at most 63 characters), and a glob adds `*`.
+    pub fn check(text: &str) -> Result<(), String> {
+        if text.is_empty() {
+            return Err("a namespace cannot be empty".to_string());
+        }
+        if let Some(bad) = text
+            .chars()
+            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '*'))
+        {
+            return Err(format!(
+                "`{text}` is not a namespace name or glob: `{bad}` is not allowed (lower-case letters, digits, `-`, and `*` as a wildcard)"
+            ));
+        }
+        if !text.contains('*') && text.len() > MAX_NAMESPACE_LEN {
+            return Err(format!(
+                "`{text}` is longer than the {MAX_NAMESPACE_LEN} characters a namespace name may have"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `*` matches any run of bytes (including none); every other byte matches itself.
+fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0usize, 0usize);
+    // Position of the last `*` seen in the pattern, and the text position it was tried at.
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pattern.len() && pattern[p] == b'*' {
+            star = Some((p, t));
+            p += 1;
+        } else if p < pattern.len() && pattern[p] == text[t] {
+            p += 1;
+            t += 1;
+        } else if let Some((sp, st)) = star {
+            // Let the last `*` swallow one more byte and retry from there.
+            p = sp + 1;
+            t = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|b| *b == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn pat(s: &str) -> NamespacePattern {
+        NamespacePattern::new(s, Location::default())
+    }
+
+    #[test]
+    fn globs() {
+        assert!(pat("ads-*").matches("ads-prod"));
+        assert!(pat("ads-*").matches("ads-"));
+        assert!(!pat("ads-*").matches("ads"));
+        assert!(!pat("ads-*").matches("bads-prod"));
+        assert!(pat("*-gpu-operator").matches("nvidia-gpu-operator"));
+        assert!(!pat("*-gpu-operator").matches("gpu-operator"));
+        assert!(pat("*").matches("anything"));
+        assert!(pat("a*b*c").matches("aXXbYYc"));
+        assert!(pat("a*b*c").matches("abc"));
+        assert!(!pat("a*b*c").matches("acb"));
+        assert!(pat("kube-system").matches("kube-system"));
+        assert!(!pat("kube-system").matches("kube-system2"));
+    }
+
+    #[test]
+    fn specificity_counts_literal_characters() {
+        assert!(pat("ads-prod-*").specificity() > pat("ads-*").specificity());
+        assert_eq!(pat("*").specificity(), 0);
+    }
+
+    #[test]
+    fn check_refuses_non_namespaces() {
+        assert!(NamespacePattern::check("ads-*").is_ok());
+        assert!(NamespacePattern::check("cust-acme").is_ok());
+        assert!(NamespacePattern::check("").is_err());
+        assert!(NamespacePattern::check("Ads").unwrap_err().contains("`A`"));
+        assert!(NamespacePattern::check("ads_prod").is_err());
+        assert!(NamespacePattern::check("ads?").is_err());
+        assert!(NamespacePattern::check(&"a".repeat(64)).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn literal_matches_only_itself(s in "[a-z0-9-]{1,20}", t in "[a-z0-9-]{1,20}") {
+            prop_assert!(pat(&s).matches(&s));
+            prop_assert_eq!(pat(&s).matches(&t), s == t);
+        }
+
+        #[test]
+        fn prefix_glob(prefix in "[a-z-]{0,8}", rest in "[a-z0-9-]{0,8}") {
+            let p = format!("{prefix}*");
+            let text = format!("{prefix}{rest}");
+            prop_assert!(pat(&p).matches(&text));
+        }
+
+        #[test]
+        fn never_panics(p in "[a-c*]{0,12}", t in "[a-c]{0,12}") {
+            let _ = pat(&p).matches(&t);
+        }
+    }
+}
