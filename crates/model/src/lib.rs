@@ -4,11 +4,16 @@
 //! - [`location`]: file/line/column of every object, and input diagnostics.
 //! - [`version`]: dotted versions with per-branch comparison.
 //! - [`fleet`]: the fleet model ingest builds from Kubernetes objects.
+//! - [`catalogue`]: GPU models, their memory, CC support and MIG profiles, looked up by label or PCI id.
+//! - [`geometry`]: valid MIG layouts of a model: placement checks, count placement, enumeration.
 //! - [`isolation`]: mechanisms, what each keeps separate or shares, and how far incidents reach.
 //!
 //! This crate does no I/O: it is data and pure functions over data.
 
+pub mod catalogue;
+pub mod evidence;
 pub mod fleet;
+pub mod geometry;
 pub mod isolation;
 pub mod location;
 pub mod version;
