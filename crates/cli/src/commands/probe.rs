@@ -1,17 +1,310 @@
-//! `gpu-trust probe` (being built).
+//! `gpu-trust probe`: measured evidence of what a neighbour suffers on a shared GPU, and the hidden
+//! `probe-worker` the probe re-executes itself as. Parsing and printing only; the work is in
+//! `gpu-trust-probe`.
 
+use crate::output;
+use anyhow::Context;
+use gpu_trust_probe::fake::FakeBackend;
+use gpu_trust_probe::job::{parse_selector, render_job, JobOptions, DEFAULT_PORT};
+use gpu_trust_probe::real::RealBackend;
+use gpu_trust_probe::serve::{request_shutdown, serve_remote, ServeOptions};
+use gpu_trust_probe::thresholds::{DEFAULT_TIMEOUT_SECS, DEFAULT_WORKLOAD, THRESHOLDS};
+use gpu_trust_probe::transport::{Launcher, ProcessLauncher, RemoteLauncher};
+use gpu_trust_probe::{
+    default_node_name, run_probe, Backend, DeviceSpec, ProbeError, ProbeOptions, Role, Scenario,
+    Verdict,
+};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+/// The hidden subcommand a worker process runs.
+const WORKER_SUBCOMMAND: &str = "probe-worker";
 
-#[derive(Debug, clap::Args)]
-pub struct WorkerArgs {}
-
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gpu-trust probe` is not built yet")
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
 }
 
-pub fn run_worker(_args: WorkerArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gpu-trust probe-worker` is not built yet")
+fn parse_scenario(s: &str) -> Result<Scenario, String> {
+    Scenario::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.as_str()).collect();
+        format!("unknown scenario `{s}` (one of {})", names.join(", "))
+    })
+}
+
+fn parse_device(s: &str) -> Result<DeviceSpec, String> {
+    DeviceSpec::parse(s).map_err(|e| e.to_string())
+}
+
+/// Measure what one tenant does to another on a real GPU.
+///
+/// Runs a victim and an aggressor as two separate processes on the given devices and, per scenario,
+/// measures the victim alone and then with the aggressor:
+///
+///   memory-exhaustion  the aggressor takes all free memory; does the victim's next allocation succeed?
+///   compute-hog        back-to-back long kernels; p99 latency of the victim's short kernel
+///   bandwidth          a memory-bound copy kernel; the victim's own bandwidth
+///   residual-data      the aggressor leaves a marker in freed memory; does the victim find it?
+///   utilisation        two equal processes; NVML utilisation against each one's throughput (a report)
+///   device-fault       an illegal memory access; does the victim's context survive? (runs last)
+///
+/// DEV is a GPU index, a GPU UUID (GPU-...) or a MIG instance UUID (MIG-...). Both roles default to
+/// device 0: time-slicing, or MPS when CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) holds a
+/// running control daemon's socket. The mechanism in force is detected through NVML and reported.
+///
+/// The probe loads the CUDA driver, NVRTC and NVML at run time. Without them it says so and exits 2.
+/// It never changes MIG mode, compute mode or clocks, and never resets a GPU.
+///
+/// Exit status: 0 when no scenario is not-isolated, 1 when one is, 2 when the probe cannot run.
+///
+/// Examples:
+///   gpu-trust probe
+///   gpu-trust probe --scenario memory-exhaustion --scenario device-fault --format json -o probe.json
+///   gpu-trust probe --victim MIG-1c2d... --aggressor MIG-3e4f...
+///   gpu-trust probe --emit-job --node-selector nvidia.com/gpu.product=NVIDIA-H200 \
+///       --resource nvidia.com/gpu --image registry.example/gpu-trust:0.1.0 > probe-job.yaml
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// The victim's device.
+    #[arg(long, value_name = "DEV", default_value = "0", value_parser = parse_device)]
+    pub victim: DeviceSpec,
+    /// The aggressor's device.
+    #[arg(long, value_name = "DEV", default_value = "0", value_parser = parse_device)]
+    pub aggressor: DeviceSpec,
+    /// Run only this scenario (repeatable); all of them by default.
+    #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
+    pub scenarios: Vec<Scenario>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Bound of each scenario (baseline and contended run together), in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    pub timeout: u64,
+    /// The node name to record in the evidence (default: NODE_NAME, then the host name).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// Run the aggressor in another pod: the `probe-worker --serve` at HOST:PORT (used by --emit-job).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub aggressor_remote: Option<String>,
+    /// Seconds to keep trying to reach --aggressor-remote while its pod starts.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub connect_timeout: u64,
+
+    /// Print a Kubernetes Job that runs the probe's two roles as two pods, instead of probing here.
+    #[arg(long)]
+    pub emit_job: bool,
+    /// With --emit-job: a node label the pods must match (repeatable).
+    #[arg(long, value_name = "K=V", requires = "emit_job")]
+    pub node_selector: Vec<String>,
+    /// With --emit-job: the shared resource each pod requests one replica of.
+    #[arg(long, value_name = "NAME", default_value = "nvidia.com/gpu")]
+    pub resource: String,
+    /// With --emit-job: the image holding the gpu-trust binary and the CUDA runtime libraries.
+    #[arg(long, value_name = "IMAGE", default_value = concat!("gpu-trust:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+    /// With --emit-job: the namespace of the Job.
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// With --emit-job: the name of the Job and its Service.
+    #[arg(long, value_name = "NAME", default_value = "gpu-trust-probe")]
+    pub job_name: String,
+
+    /// A simulated device profile, for tests.
+    #[arg(long, hide = true)]
+    pub fake: Option<String>,
+    /// The simulated device's state directory, for tests.
+    #[arg(long, hide = true, requires = "fake")]
+    pub fake_dir: Option<PathBuf>,
+}
+
+/// A worker process of `gpu-trust probe` (started by it, not by hand).
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    #[arg(long, default_value = "victim", value_parser = parse_role)]
+    pub role: Role,
+    #[arg(long, default_value = "0", value_parser = parse_device)]
+    pub device: DeviceSpec,
+    /// Serve aggressor workers to a remote probe on ADDR (host:port) instead of being one.
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<String>,
+    /// With --serve: how long to serve at most, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 7200)]
+    pub serve_for: u64,
+    #[arg(long)]
+    pub fake: Option<String>,
+    #[arg(long, requires = "fake")]
+    pub fake_dir: Option<PathBuf>,
+}
+
+fn parse_role(s: &str) -> Result<Role, String> {
+    Role::parse(s).ok_or_else(|| format!("unknown role `{s}` (victim or aggressor)"))
+}
+
+fn fake_backend(profile: &str, dir: Option<&Path>) -> Result<FakeBackend, ProbeError> {
+    match dir {
+        Some(d) => FakeBackend::with_dir(profile, d),
+        None => FakeBackend::new(profile),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.emit_job {
+        return emit_job(&args);
+    }
+    if args.timeout == 0 {
+        eprintln!("gpu-trust: error: --timeout must be at least 1 second");
+        return Ok(output::exit(output::INPUT_ERROR));
+    }
+    let backend: Arc<dyn Backend> = match &args.fake {
+        Some(profile) => Arc::new(fake_backend(profile, args.fake_dir.as_deref())?),
+        None => match RealBackend::new() {
+            Ok(b) => Arc::new(b),
+            Err(e) if e.is_environment() => {
+                eprintln!("gpu-trust: {e}");
+                return Ok(output::exit(output::INPUT_ERROR));
+            }
+            Err(e) => return Err(e.into()),
+        },
+    };
+    let exe = std::env::current_exe().context("locating the gpu-trust binary to start workers")?;
+    let local = ProcessLauncher {
+        exe,
+        subcommand: vec![WORKER_SUBCOMMAND.to_string()],
+        backend: Arc::clone(&backend),
+    };
+    let launcher: Box<dyn Launcher> = match &args.aggressor_remote {
+        Some(addr) => Box::new(RemoteLauncher {
+            address: addr.clone(),
+            remote_role: Role::Aggressor,
+            local: Box::new(local),
+            connect_for: Duration::from_secs(args.connect_timeout),
+        }),
+        None => Box::new(local),
+    };
+    let opts = ProbeOptions {
+        victim: args.victim.clone(),
+        aggressor: args.aggressor.clone(),
+        scenarios: args.scenarios.clone(),
+        timeout: Duration::from_secs(args.timeout),
+        workload: DEFAULT_WORKLOAD,
+        thresholds: THRESHOLDS,
+        node: args.node.clone().or_else(default_node_name),
+        remote_aggressor: args.aggressor_remote.clone(),
+    };
+    let show_progress = std::io::stderr().is_terminal();
+    let mut progress = |line: &str| {
+        if show_progress {
+            eprintln!("gpu-trust probe: {line}");
+        }
+    };
+    let result = run_probe(backend.as_ref(), launcher.as_ref(), &opts, &mut progress);
+    if let Some(addr) = &args.aggressor_remote {
+        // The aggressor pod waits for this to finish; it also ends at its own deadline.
+        if let Err(e) = request_shutdown(addr) {
+            eprintln!("gpu-trust: warning: could not stop the remote aggressor at {addr}: {e}");
+        }
+    }
+    let evidence = match result {
+        Ok(ev) => ev,
+        Err(e) if e.is_environment() => {
+            eprintln!("gpu-trust: {e}");
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
+        Err(ProbeError::Device(msg)) | Err(ProbeError::Usage(msg)) => {
+            eprintln!("gpu-trust: error: {msg}");
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let text = match args.format {
+        Format::Json => gpu_trust_probe::render::to_json(&evidence),
+        Format::Table => gpu_trust_probe::render::to_table(&evidence),
+    };
+    output::write_output(args.output.as_deref(), &text)?;
+    let harmed = evidence
+        .scenarios
+        .iter()
+        .any(|s| s.verdict == Verdict::NotIsolated);
+    Ok(output::exit(if harmed {
+        output::FINDINGS
+    } else {
+        output::CLEAN
+    }))
+}
+
+fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
+    let mut node_selector = Vec::new();
+    for s in &args.node_selector {
+        match parse_selector(s) {
+            Ok(kv) => node_selector.push(kv),
+            Err(e) => {
+                eprintln!("gpu-trust: error: {e}");
+                return Ok(output::exit(output::INPUT_ERROR));
+            }
+        }
+    }
+    let opts = JobOptions {
+        name: args.job_name.clone(),
+        namespace: args.namespace.clone(),
+        image: args.image.clone(),
+        node_selector,
+        resource: args.resource.clone(),
+        scenarios: args.scenarios.clone(),
+        timeout_secs: args.timeout.max(1),
+        port: DEFAULT_PORT,
+        binary: "gpu-trust".into(),
+    };
+    match render_job(&opts) {
+        Ok(yaml) => {
+            output::write_output(args.output.as_deref(), &yaml)?;
+            Ok(output::exit(output::CLEAN))
+        }
+        Err(e) => {
+            eprintln!("gpu-trust: error: {e}");
+            Ok(output::exit(output::INPUT_ERROR))
+        }
+    }
+}
+
+pub fn run_worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    if let Some(listen) = &args.serve {
+        let exe =
+            std::env::current_exe().context("locating the gpu-trust binary to start workers")?;
+        let mut worker_args = vec![
+            WORKER_SUBCOMMAND.to_string(),
+            "--role".into(),
+            Role::Aggressor.as_str().into(),
+            "--device".into(),
+            args.device.to_string(),
+        ];
+        if let Some(profile) = &args.fake {
+            worker_args.extend(["--fake".to_string(), profile.clone()]);
+            if let Some(dir) = &args.fake_dir {
+                worker_args.extend(["--fake-dir".to_string(), dir.display().to_string()]);
+            }
+        }
+        let opts = ServeOptions {
+            listen: listen.clone(),
+            lifetime: Duration::from_secs(args.serve_for),
+            exe,
+            worker_args,
+        };
+        serve_remote(&opts, &mut |line| {
+            eprintln!("gpu-trust probe-worker: {line}")
+        })?;
+        return Ok(output::exit(output::CLEAN));
+    }
+    let backend: Box<dyn Backend> = match &args.fake {
+        Some(profile) => Box::new(fake_backend(profile, args.fake_dir.as_deref())?),
+        None => Box::new(RealBackend::for_worker()),
+    };
+    gpu_trust_probe::worker::serve_stdio(backend.as_ref(), args.role, &args.device);
+    Ok(output::exit(output::CLEAN))
 }

@@ -1,0 +1,460 @@
+//! The parent: runs each scenario's baseline and contended phases through worker links, bounded in time,
+//! and assembles the evidence.
+//!
+//! Sequences (each phase starts fresh worker processes, so that nothing carries over between phases):
+//!
+//! - baseline: victim `prepare`, `measure`.
+//! - contended, most scenarios: victim `prepare`; aggressor `start` until `ready`; victim `measure`;
+//!   aggressor `stop`.
+//! - contended residual data: aggressor `start` (fill, free), `stop`, exit and reaped; then a new victim
+//!   allocates and scans.
+//! - utilisation: both processes `prepare` and `measure` at once, while the parent samples utilisation.
+
+use crate::detect::{classify, HostFacts, RoleIdentity};
+use crate::device::{Backend, Detection, DeviceSpec, Role, WorkerDevice};
+use crate::error::ProbeError;
+use crate::protocol::{Reply, Request};
+use crate::thresholds::{Thresholds, Workload};
+use crate::transport::{Launcher, LinkError, WorkerLink};
+use crate::verdict::{judge, round3};
+use gpu_trust_model::evidence::{
+    AggressorReport, Measurement, PhaseEvidence, ProbeEvidence, Scenario, ScenarioEvidence,
+    PROBE_SCHEMA,
+};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Everything a probe run needs besides the backend and the launcher.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    pub victim: DeviceSpec,
+    pub aggressor: DeviceSpec,
+    /// Run in [`Scenario::ALL`] order whatever the order given; duplicates are dropped.
+    pub scenarios: Vec<Scenario>,
+    /// Bound of each scenario, baseline and contended together.
+    pub timeout: Duration,
+    pub workload: Workload,
+    pub thresholds: Thresholds,
+    pub node: Option<String>,
+    /// Set when the aggressor runs elsewhere (another pod): its device is learnt from its hello.
+    pub remote_aggressor: Option<String>,
+}
+
+/// The scenarios to run, in run order.
+pub fn ordered(scenarios: &[Scenario]) -> Vec<Scenario> {
+    if scenarios.is_empty() {
+        return Scenario::ALL.to_vec();
+    }
+    Scenario::ALL
+        .into_iter()
+        .filter(|s| scenarios.contains(s))
+        .collect()
+}
+
+/// Runs the probe. Fails only when the devices cannot be detected; a scenario that fails is reported as
+/// inconclusive, with the reason.
+pub fn run_probe(
+    backend: &dyn Backend,
+    launcher: &dyn Launcher,
+    opts: &ProbeOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<ProbeEvidence, ProbeError> {
+    let aggressor_spec = if opts.remote_aggressor.is_some() {
+        &opts.victim
+    } else {
+        &opts.aggressor
+    };
+    let mut detection = backend.detect(&opts.victim, aggressor_spec)?;
+    if let Some(addr) = &opts.remote_aggressor {
+        detection.aggressor = gpu_trust_model::evidence::DeviceEvidence {
+            spec: format!("remote {addr}"),
+            ..Default::default()
+        };
+    }
+    let mut runner = Runner {
+        backend,
+        launcher,
+        opts,
+        hellos: BTreeMap::new(),
+    };
+    let mut scenarios = Vec::new();
+    for scenario in ordered(&opts.scenarios) {
+        let deadline = Instant::now() + opts.timeout;
+        progress(&format!("{scenario}: baseline"));
+        let baseline = runner.phase(scenario, deadline, false);
+        progress(&format!("{scenario}: contended"));
+        let contended = runner.phase(scenario, deadline, true);
+        let j = judge(scenario, &baseline, &contended, &opts.thresholds);
+        progress(&format!("{scenario}: {}", j.verdict));
+        scenarios.push(ScenarioEvidence {
+            scenario,
+            verdict: j.verdict,
+            summary: j.summary,
+            threshold: opts.thresholds.describe(scenario),
+            baseline,
+            contended,
+            comparison: j.comparison,
+        });
+    }
+    refine(&mut detection, &runner.hellos);
+    Ok(ProbeEvidence {
+        schema: PROBE_SCHEMA.to_string(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        node: opts.node.clone(),
+        victim: detection.victim,
+        aggressor: detection.aggressor,
+        driver: detection.driver,
+        mechanism: detection.mechanism,
+        scenarios,
+    })
+}
+
+/// Fills what detection could not know from the workers' own view of their devices, and re-decides the
+/// mechanism from it when the two differ (a remote aggressor, or a device the parent resolved differently).
+fn refine(detection: &mut Detection, hellos: &BTreeMap<Role, WorkerDevice>) {
+    for (role, hello) in hellos {
+        let dev = match role {
+            Role::Victim => &mut detection.victim,
+            Role::Aggressor => &mut detection.aggressor,
+        };
+        dev.name.get_or_insert_with(|| hello.name.clone());
+        dev.uuid.get_or_insert_with(|| hello.uuid.clone());
+        if dev.parent_uuid.is_none() {
+            dev.parent_uuid = hello.parent_uuid.clone();
+        }
+        dev.memory_mib.get_or_insert(hello.memory_mib);
+        dev.compute_capability
+            .get_or_insert_with(|| hello.compute_capability.clone());
+    }
+    let (Some(v), Some(a)) = (hellos.get(&Role::Victim), hellos.get(&Role::Aggressor)) else {
+        return;
+    };
+    fn ident(w: &WorkerDevice) -> RoleIdentity<'_> {
+        RoleIdentity {
+            uuid: Some(w.uuid.as_str()),
+            parent_uuid: w.parent_uuid.as_deref(),
+            is_mig: w.mig,
+        }
+    }
+    let m = &detection.mechanism;
+    let host = HostFacts {
+        mps: m.mps,
+        compute_mode: m.compute_mode.as_deref(),
+        mig_mode: m.mig_mode,
+    };
+    let (kind, notes) = classify(ident(v), ident(a), host);
+    if kind != detection.mechanism.kind {
+        detection.mechanism.notes.push(format!(
+            "the workers' own devices show {kind}, not {}: {}",
+            detection.mechanism.kind,
+            notes.join("; ")
+        ));
+        detection.mechanism.kind = kind;
+    }
+}
+
+struct Runner<'a> {
+    backend: &'a dyn Backend,
+    launcher: &'a dyn Launcher,
+    opts: &'a ProbeOptions,
+    /// The first hello of each role.
+    hellos: BTreeMap<Role, WorkerDevice>,
+}
+
+/// A started worker: killed (if still running) and reclaimed when dropped.
+struct Handle<'a> {
+    link: Box<dyn WorkerLink>,
+    role: Role,
+    backend: &'a dyn Backend,
+    timeout: Duration,
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        self.link.kill();
+        self.backend.reclaim(self.role);
+    }
+}
+
+fn describe(role: Role, e: LinkError, timeout: Duration, diag: &str, waiting_for: &str) -> String {
+    let tail = if diag.is_empty() {
+        String::new()
+    } else {
+        format!(" (stderr: {})", diag.lines().last().unwrap_or(""))
+    };
+    match e {
+        LinkError::Timeout => format!(
+            "timed out after {}s waiting for the {role}'s `{waiting_for}` reply",
+            timeout.as_secs()
+        ),
+        LinkError::Closed(why) => {
+            format!("the {role} ended before its `{waiting_for}` reply: {why}{tail}")
+        }
+    }
+}
+
+impl Handle<'_> {
+    fn recv(&mut self, deadline: Instant, waiting_for: &str) -> Result<Reply, String> {
+        match self.link.recv(deadline) {
+            Ok(Reply::Failed { message }) => Err(format!("{}: {message}", self.role)),
+            Ok(r) => Ok(r),
+            Err(e) => Err(describe(
+                self.role,
+                e,
+                self.timeout,
+                &self.link.diagnostics(),
+                waiting_for,
+            )),
+        }
+    }
+
+    fn send(&mut self, request: &Request) -> Result<(), String> {
+        self.link
+            .send(request)
+            .map_err(|e| format!("{}: {e}", self.role))
+    }
+
+    fn prepare(
+        &mut self,
+        scenario: Scenario,
+        workload: Workload,
+        deadline: Instant,
+    ) -> Result<(), String> {
+        self.send(&Request::Prepare { scenario, workload })?;
+        match self.recv(deadline, "prepared")? {
+            Reply::Prepared => Ok(()),
+            other => Err(format!(
+                "{}: `{}` instead of `prepared`",
+                self.role,
+                other.name()
+            )),
+        }
+    }
+
+    fn measure(
+        &mut self,
+        scenario: Scenario,
+        workload: Workload,
+        deadline: Instant,
+    ) -> Result<Measurement, String> {
+        self.send(&Request::Measure { scenario, workload })?;
+        match self.recv(deadline, "measured")? {
+            Reply::Measured { measurement } => Ok(measurement),
+            other => Err(format!(
+                "{}: `{}` instead of `measured`",
+                self.role,
+                other.name()
+            )),
+        }
+    }
+
+    fn start(
+        &mut self,
+        scenario: Scenario,
+        workload: Workload,
+        deadline: Instant,
+    ) -> Result<AggressorReport, String> {
+        self.send(&Request::Start { scenario, workload })?;
+        match self.recv(deadline, "ready")? {
+            Reply::Ready { report } => Ok(report),
+            other => Err(format!(
+                "{}: `{}` instead of `ready`",
+                self.role,
+                other.name()
+            )),
+        }
+    }
+
+    fn stop(&mut self, deadline: Instant) -> Result<AggressorReport, String> {
+        self.send(&Request::Stop)?;
+        match self.recv(deadline, "stopped")? {
+            Reply::Stopped { report } => Ok(report),
+            other => Err(format!(
+                "{}: `{}` instead of `stopped`",
+                self.role,
+                other.name()
+            )),
+        }
+    }
+
+    fn finish(mut self, deadline: Instant) {
+        self.link.finish(deadline);
+    }
+}
+
+impl<'a> Runner<'a> {
+    fn device(&self, role: Role) -> &DeviceSpec {
+        match role {
+            Role::Victim => &self.opts.victim,
+            Role::Aggressor => &self.opts.aggressor,
+        }
+    }
+
+    fn spawn(&mut self, role: Role, deadline: Instant) -> Result<Handle<'a>, String> {
+        let link = self
+            .launcher
+            .launch(role, self.device(role))
+            .map_err(|e| format!("{role}: {e}"))?;
+        let mut handle = Handle {
+            link,
+            role,
+            backend: self.backend,
+            timeout: self.opts.timeout,
+        };
+        match handle.link.recv(deadline) {
+            Ok(Reply::Hello { device, .. }) => {
+                self.hellos.entry(role).or_insert(device);
+                Ok(handle)
+            }
+            Ok(Reply::Failed { message }) => {
+                Err(format!("the {role} could not open its device: {message}"))
+            }
+            Ok(other) => Err(format!("{role}: `{}` instead of `hello`", other.name())),
+            Err(e) => Err(describe(
+                role,
+                e,
+                self.opts.timeout,
+                &handle.link.diagnostics(),
+                "hello",
+            )),
+        }
+    }
+
+    fn phase(&mut self, scenario: Scenario, deadline: Instant, contended: bool) -> PhaseEvidence {
+        let mut phase = PhaseEvidence::default();
+        let result = if contended {
+            self.contended(scenario, deadline, &mut phase)
+        } else {
+            self.baseline(scenario, deadline, &mut phase)
+        };
+        if let Err(e) = result {
+            phase.error = Some(e);
+        }
+        phase
+    }
+
+    fn baseline(
+        &mut self,
+        s: Scenario,
+        deadline: Instant,
+        phase: &mut PhaseEvidence,
+    ) -> Result<(), String> {
+        let w = self.opts.workload;
+        let mut v = self.spawn(Role::Victim, deadline)?;
+        v.prepare(s, w, deadline)?;
+        if s == Scenario::Utilisation {
+            let (mut ms, util) = self.measure_sampled(&mut [&mut v], s, deadline)?;
+            phase.victim = ms.pop();
+            phase.nvml_gpu_utilisation_percent = util;
+        } else {
+            phase.victim = Some(v.measure(s, w, deadline)?);
+        }
+        v.finish(deadline);
+        Ok(())
+    }
+
+    fn contended(
+        &mut self,
+        s: Scenario,
+        deadline: Instant,
+        phase: &mut PhaseEvidence,
+    ) -> Result<(), String> {
+        let w = self.opts.workload;
+        match s {
+            Scenario::ResidualData => {
+                let mut a = self.spawn(Role::Aggressor, deadline)?;
+                phase.aggressor = Some(a.start(s, w, deadline)?);
+                phase.aggressor = Some(a.stop(deadline)?);
+                // The aggressor exits and is reaped before the victim allocates.
+                a.finish(deadline);
+                let mut v = self.spawn(Role::Victim, deadline)?;
+                v.prepare(s, w, deadline)?;
+                phase.victim = Some(v.measure(s, w, deadline)?);
+                v.finish(deadline);
+            }
+            Scenario::Utilisation => {
+                let mut v = self.spawn(Role::Victim, deadline)?;
+                let mut a = self.spawn(Role::Aggressor, deadline)?;
+                v.prepare(s, w, deadline)?;
+                a.prepare(s, w, deadline)?;
+                let (ms, util) = self.measure_sampled(&mut [&mut v, &mut a], s, deadline)?;
+                let mut ms = ms.into_iter();
+                phase.victim = ms.next();
+                phase.peer = ms.next();
+                phase.nvml_gpu_utilisation_percent = util;
+                v.finish(deadline);
+                a.finish(deadline);
+            }
+            _ => {
+                let mut v = self.spawn(Role::Victim, deadline)?;
+                v.prepare(s, w, deadline)?;
+                let mut a = self.spawn(Role::Aggressor, deadline)?;
+                phase.aggressor = Some(a.start(s, w, deadline)?);
+                phase.victim = Some(v.measure(s, w, deadline)?);
+                phase.aggressor = Some(a.stop(deadline)?);
+                a.finish(deadline);
+                v.finish(deadline);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends `measure` to every handle, waits for all of them, and samples utilisation meanwhile (after
+    /// the first quarter of the measuring window, so that start-up does not count).
+    fn measure_sampled(
+        &self,
+        handles: &mut [&mut Handle<'a>],
+        s: Scenario,
+        deadline: Instant,
+    ) -> Result<(Vec<Measurement>, Option<f64>), String> {
+        let w = self.opts.workload;
+        for h in handles.iter_mut() {
+            h.send(&Request::Measure {
+                scenario: s,
+                workload: w,
+            })?;
+        }
+        let started = Instant::now();
+        let settle = Duration::from_millis(w.utilisation_ms / 4);
+        let poll = Duration::from_millis((w.utilisation_ms / 10).clamp(5, 100));
+        let mut results: Vec<Option<Measurement>> = vec![None; handles.len()];
+        let mut samples = Vec::new();
+        while results.iter().any(Option::is_none) {
+            for (i, h) in handles.iter_mut().enumerate() {
+                if results[i].is_some() {
+                    continue;
+                }
+                let poll_until = Instant::now() + poll;
+                match h.link.recv(deadline.min(poll_until)) {
+                    Ok(Reply::Measured { measurement }) => results[i] = Some(measurement),
+                    Ok(Reply::Failed { message }) => return Err(format!("{}: {message}", h.role)),
+                    Ok(other) => {
+                        return Err(format!(
+                            "{}: `{}` instead of `measured`",
+                            h.role,
+                            other.name()
+                        ))
+                    }
+                    Err(LinkError::Timeout) if Instant::now() < deadline => {}
+                    Err(e) => {
+                        return Err(describe(
+                            h.role,
+                            e,
+                            h.timeout,
+                            &h.link.diagnostics(),
+                            "measured",
+                        ))
+                    }
+                }
+            }
+            if started.elapsed() >= settle {
+                if let Some(u) = self.backend.sample_utilisation(&self.opts.victim) {
+                    samples.push(u);
+                }
+            }
+        }
+        let mean = (!samples.is_empty())
+            .then(|| round3(samples.iter().sum::<f64>() / samples.len() as f64));
+        Ok((results.into_iter().flatten().collect(), mean))
+    }
+}
