@@ -1,1 +1,72 @@
-//! gpu-trust-report
+//! Renderers of the audit report (`gpu-trust/audit/v1`): one module per output format.
+//!
+//! - [`table`]: the terminal report, grouped by layer, most severe first, with pairs, blast radius and a
+//!   summary line; ANSI colour only when asked for.
+//! - [`html`]: one self-contained HTML page: summary, blast-radius matrix, GPU drawings, findings.
+//! - [`json`]: the report's serde shape, pretty-printed; the same report gives byte-identical text.
+//! - [`sarif`]: SARIF 2.1.0 as GitHub code scanning reads it.
+//! - [`rules`]: the rule catalogue (`gpu-trust rules`) as a table or JSON.
+//!
+//! Renderers hold no rule text: every message, remediation and rule description comes from the
+//! [`AuditReport`] or from the rule registry, handed over as [`RuleDoc`]s. They do no I/O: each returns
+//! a `String` that the caller writes where it wants.
+
+pub mod html;
+pub mod json;
+pub mod rules;
+pub mod sarif;
+pub mod table;
+mod text;
+
+pub use gpu_trust_rules::report::AuditReport;
+
+use gpu_trust_model::{Layer, Severity};
+use gpu_trust_rules::RuleMeta;
+
+/// What a renderer needs to know about one rule of the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleDoc<'a> {
+    /// Stable code, e.g. `GT101`.
+    pub code: &'a str,
+    /// Kebab-case name, e.g. `untrusted-share-time-sliced-gpu`.
+    pub name: &'a str,
+    pub layer: Layer,
+    /// The rule's highest severity (the one it has between tenants that do not trust each other).
+    pub severity: Severity,
+    /// How the severity is decided, as the catalogue states it (`none→critical, limited→high`, `low`).
+    pub severity_rule: String,
+    /// One line: what the rule detects.
+    pub summary: &'a str,
+    /// The rule's documentation, in Markdown (sections What it detects, Why it matters, Example,
+    /// Remediation, References).
+    pub documentation: &'a str,
+}
+
+impl<'a> From<&'a RuleMeta> for RuleDoc<'a> {
+    fn from(meta: &'a RuleMeta) -> Self {
+        RuleDoc {
+            code: meta.code,
+            name: meta.name,
+            layer: meta.layer,
+            severity: meta.default_severity(),
+            severity_rule: meta.severity.to_string(),
+            summary: meta.summary,
+            documentation: meta.documentation(),
+        }
+    }
+}
+
+/// Every rule of the registry, in code order, as renderers take them.
+pub fn registry_docs() -> Vec<RuleDoc<'static>> {
+    gpu_trust_rules::registry()
+        .iter()
+        .map(RuleDoc::from)
+        .collect()
+}
+
+impl RuleDoc<'_> {
+    /// The text of one `#`-headed section of the documentation (heading matched without case), trimmed.
+    pub fn section(&self, heading: &str) -> Option<&str> {
+        text::markdown_section(self.documentation, heading)
+    }
+}

@@ -1,10 +1,318 @@
-//! `gpu-trust audit` (being built).
+//! `gpu-trust audit PATH... --policy FILE`: judge a cluster against a tenancy policy.
+//!
+//! This module only reads files, hands them to ingest, the policy and the rules, and renders the report:
+//! every judgement is in `gpu-trust-rules`, every format in `gpu-trust-report`.
 
+use crate::output::{self, colour_enabled, write_output};
+use anyhow::Context as _;
+use gpu_trust_model::evidence::ProbeEvidence;
+use gpu_trust_model::{Diagnostic, Location, Severity};
+use gpu_trust_policy::{Date, Policy, MAX_POLICY_BYTES};
+use gpu_trust_report::sarif::SarifOptions;
+use gpu_trust_report::table::TableOptions;
+use gpu_trust_report::{html, json, registry_docs, sarif, table};
+use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::SystemTime;
 
+/// Audit a cluster against a tenancy policy: where tenants share a memory pool, a fault domain, a
+/// host or a control plane, which of those break the declared trust, and each tenant's blast radius.
+///
+/// PATH is a file or directory of YAML or JSON (multi-document streams and `kubectl get -o yaml`
+/// List dumps), or `-` for standard input. Without --policy every namespace is its own tenant and
+/// different tenants do not trust each other.
+///
+/// Exit status: 0 when no finding that is not accepted is at or above --fail-on, 1 when one is, 2 for
+/// a usage error or unusable input. A malformed document is reported as file:line:column and exits 2
+/// unless --skip-invalid is given (then it is listed under "skipped" in the report): an audit over a
+/// partial input must never look clean.
+///
+/// Examples:
+///   gpu-trust audit cluster.yaml --policy tenancy.yaml
+///   gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
+///   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
+///   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
+///   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer=="device")'
+///   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Files or directories to read; `-` reads standard input.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The tenancy policy (tenants, trust, contracts, acceptances).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exit 1 when a finding that is not accepted has this severity or a higher one.
+    #[arg(long, value_parser = parse_severity, default_value = "high", value_name = "SEVERITY")]
+    pub fail_on: Severity,
+    /// Audit the documents that can be read and list the others under "skipped", instead of exiting 2.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Advisory data to use instead of the built-in data (the format of the built-in advisories.yaml).
+    #[arg(long, value_name = "FILE")]
+    pub advisories: Option<PathBuf>,
+    /// The date acceptances expire against and patch windows count to (default: today).
+    #[arg(long, value_parser = parse_date, value_name = "YYYY-MM-DD")]
+    pub today: Option<Date>,
+    /// Probe results (`gpu-trust probe --format json`) to attach to the findings they measured; repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub evidence: Vec<PathBuf>,
+    /// The directory SARIF URIs are relative to (the repository root; default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gpu-trust audit` is not built yet")
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Findings grouped by layer, pairs, blast radius and a summary line.
+    Table,
+    /// The report as `gpu-trust/audit/v1` JSON.
+    Json,
+    /// SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// One self-contained HTML page (no network access): blast-radius matrix, GPU layouts, findings.
+    Html,
+}
+
+fn parse_severity(s: &str) -> Result<Severity, String> {
+    Severity::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| format!("unknown severity `{s}`; one of critical, high, medium, low, info"))
+}
+
+fn parse_date(s: &str) -> Result<Date, String> {
+    Date::parse(s).map_err(|e| e.to_string())
+}
+
+/// Prints diagnostics to standard error, one per line, as `file:line:column: level: message`.
+fn print_diagnostics<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) {
+    for d in diagnostics {
+        eprintln!("{d}");
+    }
+}
+
+fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
+    eprintln!("gpu-trust: error: {message}");
+    Ok(output::exit(output::INPUT_ERROR))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.policy.as_deref() == Some(Path::new("-"))
+        && args.paths.iter().any(|p| p == Path::new("-"))
+    {
+        return input_error("standard input can hold the cluster or the policy, not both");
+    }
+
+    // The policy: its errors stop the run before anything else is read.
+    let policy = match &args.policy {
+        Some(path) => match read_policy(path) {
+            Ok(p) => p,
+            Err(code) => return Ok(code),
+        },
+        None => Policy::default(),
+    };
+
+    let advisories = match &args.advisories {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = match read_text(path, MAX_POLICY_BYTES) {
+                Ok(t) => t,
+                Err(e) => return input_error(format!("{name}: {e:#}")),
+            };
+            match Advisories::parse(&text, &name) {
+                Ok(a) => a,
+                Err(errors) => {
+                    print_diagnostics(&errors);
+                    return input_error(format!("{name}: the advisory data is not usable"));
+                }
+            }
+        }
+        None => Advisories::builtin().clone(),
+    };
+
+    let mut evidence = Vec::new();
+    for path in &args.evidence {
+        match read_evidence(path) {
+            Ok(e) => evidence.push(e),
+            Err(d) => {
+                print_diagnostics([&d]);
+                return Ok(output::exit(output::INPUT_ERROR));
+            }
+        }
+    }
+
+    // The cluster: every problem is reported before deciding whether the run can go on.
+    let ingested = load_cluster(&args.paths);
+    let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
+        .diagnostics
+        .into_iter()
+        .partition(Diagnostic::is_error);
+    print_diagnostics(&warnings);
+    if !errors.is_empty() {
+        print_diagnostics(&errors);
+        if !args.skip_invalid {
+            eprintln!(
+                "gpu-trust: {} input document{} could not be used; fix {} or pass --skip-invalid to audit the rest",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                if errors.len() == 1 { "it" } else { "them" },
+            );
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
+        eprintln!(
+            "gpu-trust: warning: skipping {} unusable input document{}: the report covers only part of the input",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+    }
+    let fleet = ingested.fleet;
+    if fleet.nodes.is_empty() && fleet.workloads.is_empty() && fleet.namespaces.is_empty() {
+        return input_error(
+            "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
+             (an empty audit must not pass for a clean one)",
+        );
+    }
+
+    let tenancy = policy.resolve(&fleet.namespaces);
+    print_diagnostics(tenancy.diagnostics());
+    if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
+        return input_error("the policy does not fit the cluster's namespaces");
+    }
+
+    let options = AuditOptions {
+        today: args
+            .today
+            .unwrap_or_else(|| Date::from_system_time(SystemTime::now())),
+        advisories,
+        evidence,
+        skipped: errors,
+    };
+    let report = audit(&AuditInput {
+        fleet: &fleet,
+        tenancy: &tenancy,
+        options: &options,
+    });
+
+    let text = match args.format {
+        Format::Table => table::render(
+            &report,
+            &TableOptions {
+                colour: colour_enabled(args.output.as_deref()),
+                ..TableOptions::default()
+            },
+        ),
+        Format::Json => json::render(&report)?,
+        Format::Sarif => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd.clone());
+            if let Some(root) = &args.sarif_root {
+                options.root = if root.is_absolute() {
+                    root.clone()
+                } else {
+                    cwd.join(root)
+                };
+            }
+            options.fallback_file = args
+                .policy
+                .as_ref()
+                .or_else(|| args.paths.first())
+                .map(|p| p.display().to_string());
+            sarif::render(&report, &registry_docs(), &options)?
+        }
+        Format::Html => html::render(
+            &report,
+            &gpu_trust_rules::layout::build(&fleet, &tenancy),
+            &registry_docs(),
+        ),
+    };
+    write_output(args.output.as_deref(), &text)?;
+
+    let failing = report.summary.findings.at_or_above(args.fail_on);
+    Ok(output::exit(if failing > 0 {
+        output::FINDINGS
+    } else {
+        output::CLEAN
+    }))
+}
+
+/// Reads and validates the policy; on failure prints every error and returns the exit code.
+fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
+    let name = path.display().to_string();
+    let text = match read_text(path, MAX_POLICY_BYTES) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("gpu-trust: error: {name}: {e:#}");
+            return Err(output::exit(output::INPUT_ERROR));
+        }
+    };
+    gpu_trust_policy::parse(&text, &name).map_err(|errors| {
+        print_diagnostics(&errors);
+        eprintln!(
+            "gpu-trust: error: {name}: {} error{} in the policy",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+        output::exit(output::INPUT_ERROR)
+    })
+}
+
+/// Probe evidence (`gpu-trust/probe/v1` JSON); an error names the file, line and column.
+fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
+    let name = path.display().to_string();
+    let text = read_text(path, MAX_POLICY_BYTES)
+        .map_err(|e| Diagnostic::error(Location::new(&name, 0, 0), format!("{e:#}")))?;
+    let evidence: ProbeEvidence = serde_json::from_str(&text).map_err(|e| {
+        let line = u32::try_from(e.line()).unwrap_or(u32::MAX);
+        let column = u32::try_from(e.column()).unwrap_or(u32::MAX);
+        Diagnostic::error(
+            Location::new(&name, line, column),
+            format!("not probe evidence: {e}"),
+        )
+    })?;
+    if !evidence.schema_supported() {
+        return Err(Diagnostic::error(
+            Location::new(&name, 1, 1),
+            format!(
+                "probe evidence of schema `{}` is not supported (expected `{}`)",
+                evidence.schema,
+                gpu_trust_model::evidence::PROBE_SCHEMA
+            ),
+        ));
+    }
+    Ok(evidence)
+}
+
+/// A UTF-8 file (or standard input for `-`) of at most `limit` bytes.
+fn read_text(path: &Path, limit: usize) -> anyhow::Result<String> {
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin().lock().take(cap).read_to_end(&mut bytes)?;
+    } else {
+        std::fs::File::open(path)
+            .context("cannot open")?
+            .take(cap)
+            .read_to_end(&mut bytes)
+            .context("cannot read")?;
+    }
+    if bytes.len() > limit {
+        anyhow::bail!("larger than {limit} bytes");
+    }
+    String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("not UTF-8 text: {e}"))
+}
+
+/// Reads every path (`-` is standard input) and builds the fleet model; every problem comes back as a
+/// diagnostic.
+fn load_cluster(paths: &[PathBuf]) -> gpu_trust_model::fleet::Ingested {
+    let stdin = std::io::stdin();
+    let mut lock = stdin.lock();
+    gpu_trust_ingest::ingest_paths(paths, &mut lock, &gpu_trust_ingest::Options::default())
 }

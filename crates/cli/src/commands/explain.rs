@@ -1,10 +1,110 @@
-//! `gpu-trust explain` (being built).
+//! `gpu-trust explain CODE`: one rule's documentation, from the registry.
 
+use crate::output::{write_output, INPUT_ERROR};
+use gpu_trust_report::RuleDoc;
+use gpu_trust_rules::{registry, rule};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Print a rule's documentation: what it detects, why it matters, an example, the remediation and
+/// the references behind it.
+///
+/// CODE is a rule code (GT101, case-insensitive) or a rule name (untrusted-share-mps). An unknown
+/// code exits 2 and suggests close ones.
+///
+/// Examples:
+///   gpu-trust explain GT101
+///   gpu-trust explain fraction-is-accounting
+///   gpu-trust rules --format json | jq -r '.rules[].code' | xargs -n1 gpu-trust explain
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// The rule's code or name.
+    pub code: String,
+    /// Write to FILE instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gpu-trust explain` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let wanted = args.code.trim();
+    let found = rule(wanted).or_else(|| {
+        registry()
+            .iter()
+            .find(|r| r.name.eq_ignore_ascii_case(wanted))
+    });
+    let Some(meta) = found else {
+        let close = suggestions(wanted);
+        if close.is_empty() {
+            eprintln!("gpu-trust: error: no rule `{wanted}`; `gpu-trust rules` lists them");
+        } else {
+            eprintln!(
+                "gpu-trust: error: no rule `{wanted}`; did you mean {}?",
+                close.join(", ")
+            );
+        }
+        return Ok(ExitCode::from(INPUT_ERROR));
+    };
+    let doc = RuleDoc::from(meta);
+    let text = format!(
+        "{} {}\nlayer: {} · severity: {}\n\n{}\n",
+        doc.code,
+        doc.name,
+        doc.layer,
+        doc.severity_rule,
+        doc.documentation.trim_end()
+    );
+    write_output(args.output.as_deref(), &text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Codes and names within a small edit distance of `wanted`, or sharing its prefix, best first.
+fn suggestions(wanted: &str) -> Vec<String> {
+    let w = wanted.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &str)> = registry()
+        .iter()
+        .filter_map(|r| {
+            let code = r.code.to_ascii_lowercase();
+            let by_code = distance(&w, &code);
+            let by_name = distance(&w, r.name);
+            let prefix = w.len() >= 3 && (code.starts_with(&w) || r.name.starts_with(w.as_str()));
+            let best = by_code.min(by_name);
+            let limit = (w.chars().count() / 3).clamp(1, 3);
+            (best <= limit || prefix).then_some((if prefix { 0 } else { best }, r.code))
+        })
+        .collect();
+    scored.sort();
+    scored
+        .into_iter()
+        .take(5)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+/// Levenshtein distance over characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(distance("gt101", "gt101"), 0);
+        assert_eq!(distance("gt10", "gt101"), 1);
+        assert_eq!(distance("gt110", "gt101"), 2);
+        assert_eq!(distance("", "abc"), 3);
+    }
 }

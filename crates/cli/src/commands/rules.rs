@@ -1,10 +1,48 @@
-//! `gpu-trust rules` (being built).
+//! `gpu-trust rules`: the rule catalogue, from the registry.
 
+use crate::output::{colour_enabled, write_output};
+use gpu_trust_report::table::TableOptions;
+use gpu_trust_report::{registry_docs, rules};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// List every audit rule: code, name, layer, highest severity and what it detects.
+///
+/// Codes are stable: GT0xx input and policy, GT1xx device, GT2xx host, GT3xx confidentiality,
+/// GT4xx control plane, GT5xx contract. `gpu-trust explain CODE` prints one rule's documentation.
+///
+/// Examples:
+///   gpu-trust rules
+///   gpu-trust rules --format json | jq -r '.rules[] | select(.layer=="host") | .code'
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write to FILE instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gpu-trust rules` is not built yet")
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let docs = registry_docs();
+    let text = match args.format {
+        Format::Json => rules::render_json(&docs)?,
+        Format::Table => rules::render_table(
+            &docs,
+            &TableOptions {
+                colour: colour_enabled(args.output.as_deref()),
+                ..TableOptions::default()
+            },
+        ),
+    };
+    write_output(args.output.as_deref(), &text)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,538 @@
+//! The contract of `gpu-trust audit` as CI uses it: exit codes 0, 1 and 2, `--fail-on`, `--skip-invalid`,
+//! standard input, `--output`, acceptances, and errors that name file, line and column.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/audit/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpu_trust() -> Command {
+    let mut cmd = Command::cargo_bin("gpu-trust").unwrap();
+    cmd.env("NO_COLOR", "1").arg("audit");
+    cmd
+}
+
+fn json_of(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+fn rules_of(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn clean_input_exits_0() {
+    let out = gpu_trust()
+        .args([&data("one-tenant-exclusive.yaml"), "--today", "2026-11-15"])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Below the threshold is still reported.
+    assert!(text.contains("GT206"), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains("1 tenant, 1 node, 1 GPU"),
+        "{text}"
+    );
+}
+
+#[test]
+fn findings_at_the_threshold_exit_1() {
+    let out = gpu_trust()
+        .args([
+            &data("two-tenants-time-sliced.yaml"),
+            "--format",
+            "json",
+            "--today",
+            "2026-11-15",
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let report = json_of(&out);
+    let gt101 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GT101")
+        .expect("two distrusting tenants on one time-sliced GPU are GT101");
+    assert_eq!(gt101["severity"], "critical");
+    assert_eq!(gt101["tenants"], serde_json::json!(["team-a", "team-b"]));
+    assert_eq!(gt101["nodes"], serde_json::json!(["gpu-1"]));
+}
+
+#[test]
+fn fail_on_critical_ignores_lower_findings() {
+    // Only a medium finding: the default threshold (high) passes, and so does critical.
+    gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            "--fail-on",
+            "critical",
+            "--today",
+            "2026-11-15",
+        ])
+        .assert()
+        .code(0);
+    // A critical finding fails --fail-on critical.
+    gpu_trust()
+        .args([
+            &data("two-tenants-time-sliced.yaml"),
+            "--fail-on",
+            "critical",
+            "--today",
+            "2026-11-15",
+        ])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn fail_on_info_fails_on_any_finding() {
+    gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            "--fail-on",
+            "info",
+            "--today",
+            "2026-11-15",
+        ])
+        .assert()
+        .code(1);
+    gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            "--fail-on",
+            "INFO",
+            "--today",
+            "2026-11-15",
+        ])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn malformed_document_exits_2_naming_file_line_column() {
+    gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            &data("malformed.yaml"),
+            "--today",
+            "2026-11-15",
+        ])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::is_match(r"malformed\.yaml:\d+:\d+: error: ").unwrap())
+        .stderr(predicate::str::contains("--skip-invalid"));
+}
+
+#[test]
+fn skip_invalid_audits_the_rest_and_lists_what_was_skipped() {
+    let out = gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            &data("malformed.yaml"),
+            "--skip-invalid",
+        ])
+        .args(["--format", "json", "--today", "2026-11-15"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::is_match(r"malformed\.yaml:\d+:\d+: error: ").unwrap())
+        .get_output()
+        .clone();
+    let report = json_of(&out);
+    let skipped = report["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("malformed.yaml"));
+    assert!(skipped[0]["line"].as_u64().unwrap() > 0);
+    assert!(rules_of(&report).contains(&"GT206".to_string()));
+
+    // The table says the input was partial, in its summary line.
+    let out = gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            &data("malformed.yaml"),
+            "--skip-invalid",
+        ])
+        .args(["--today", "2026-11-15"])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("SKIPPED INPUT"), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .ends_with("1 document skipped: partial input"),
+        "{text}"
+    );
+}
+
+#[test]
+fn skip_invalid_still_fails_on_findings() {
+    gpu_trust()
+        .args([
+            &data("two-tenants-time-sliced.yaml"),
+            &data("malformed.yaml"),
+            "--skip-invalid",
+        ])
+        .args(["--today", "2026-11-15"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn standard_input_is_read_for_dash() {
+    let text = std::fs::read_to_string(data("two-tenants-time-sliced.yaml")).unwrap();
+    let out = gpu_trust()
+        .args(["-", "--format", "json", "--today", "2026-11-15"])
+        .write_stdin(text)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let report = json_of(&out);
+    assert!(rules_of(&report).contains(&"GT101".to_string()));
+    let objects = report["findings"][0]["objects"].as_array().unwrap();
+    assert!(objects.iter().all(|o| o["file"] == "-"), "{objects:?}");
+}
+
+#[test]
+fn malformed_standard_input_exits_2() {
+    gpu_trust()
+        .args(["-", "--today", "2026-11-15"])
+        .write_stdin("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: 3\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::is_match(r"(^|\n)-:\d+:\d+: error: ").unwrap());
+}
+
+#[test]
+fn empty_input_is_not_a_clean_audit() {
+    gpu_trust()
+        .args(["-", "--today", "2026-11-15"])
+        .write_stdin("# nothing here\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing to audit"));
+}
+
+#[test]
+fn accepted_findings_do_not_fail_the_run() {
+    let out = gpu_trust()
+        .args([
+            &data("two-tenants-time-sliced.yaml"),
+            "--policy",
+            &data("accept-time-slicing.yaml"),
+        ])
+        .args([
+            "--format",
+            "json",
+            "--today",
+            "2026-11-15",
+            "--fail-on",
+            "critical",
+        ])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let report = json_of(&out);
+    let gt101 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GT101")
+        .unwrap();
+    assert_eq!(gt101["accepted"]["until"], "2027-01-31");
+    assert!(report["summary"]["accepted"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn an_expired_acceptance_stops_suppressing_and_is_reported() {
+    let out = gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            "--policy",
+            &data("expired-acceptance.yaml"),
+        ])
+        .args([
+            "--format",
+            "json",
+            "--today",
+            "2026-11-15",
+            "--fail-on",
+            "medium",
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let report = json_of(&out);
+    let rules = rules_of(&report);
+    assert!(rules.contains(&"GT003".to_string()), "{rules:?}");
+    let gt206 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GT206")
+        .unwrap();
+    assert!(gt206["accepted"].is_null());
+}
+
+#[test]
+fn a_policy_with_a_typo_exits_2_naming_the_line() {
+    gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            "--policy",
+            &data("typo.yaml"),
+        ])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::is_match(r"typo\.yaml:5:\d+: error: .*namespace").unwrap());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    gpu_trust().assert().code(2);
+    gpu_trust()
+        .args([&data("one-tenant-exclusive.yaml"), "--fail-on", "severe"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown severity"));
+    gpu_trust()
+        .args([&data("one-tenant-exclusive.yaml"), "--today", "2026-13-40"])
+        .assert()
+        .code(2);
+    gpu_trust()
+        .args([&data("one-tenant-exclusive.yaml"), "--format", "yaml"])
+        .assert()
+        .code(2);
+    gpu_trust().args(["no/such/file.yaml"]).assert().code(2);
+}
+
+#[test]
+fn output_file_gets_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.json");
+    gpu_trust()
+        .args([
+            &data("two-tenants-time-sliced.yaml"),
+            "--format",
+            "json",
+            "--today",
+            "2026-11-15",
+            "--output",
+        ])
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_empty());
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(report["schema"], "gpu-trust/audit/v1");
+}
+
+#[test]
+fn json_is_byte_identical_across_runs() {
+    let run = || {
+        gpu_trust()
+            .args([
+                &data("two-tenants-time-sliced.yaml"),
+                "--format",
+                "json",
+                "--today",
+                "2026-11-15",
+            ])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn sarif_points_at_the_pods() {
+    let out = gpu_trust()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tests/data/audit/two-tenants-time-sliced.yaml",
+            "--format",
+            "sarif",
+            "--today",
+            "2026-11-15",
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let log = json_of(&out);
+    assert_eq!(log["version"], "2.1.0");
+    let result = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "GT101")
+        .unwrap();
+    let location = &result["locations"][0]["physicalLocation"];
+    assert_eq!(
+        location["artifactLocation"]["uri"],
+        "tests/data/audit/two-tenants-time-sliced.yaml"
+    );
+    assert!(location["region"]["startLine"].as_u64().unwrap() > 1);
+
+    // With --sarif-root the URI is relative to that directory.
+    let out = gpu_trust()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tests/data/audit/two-tenants-time-sliced.yaml",
+            "--format",
+            "sarif",
+            "--today",
+            "2026-11-15",
+        ])
+        .args(["--sarif-root", "tests"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let log = json_of(&out);
+    let uris: Vec<&str> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str())
+        .collect();
+    assert!(
+        uris.contains(&"data/audit/two-tenants-time-sliced.yaml"),
+        "{uris:?}"
+    );
+}
+
+#[test]
+fn colour_is_off_when_piped() {
+    // Standard output is a pipe here: no escape codes even without NO_COLOR.
+    let out = Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .env_remove("NO_COLOR")
+        .args([
+            "audit",
+            &data("two-tenants-time-sliced.yaml"),
+            "--today",
+            "2026-11-15",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stdout.contains(&0x1b));
+}
+
+#[test]
+fn probe_evidence_is_attached_to_the_findings_it_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let evidence = dir.path().join("probe.json");
+    let probe = Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .args(["probe", "--fake", "time-slicing", "--fake-dir"])
+        .arg(dir.path())
+        .args([
+            "--scenario",
+            "memory-exhaustion",
+            "--format",
+            "json",
+            "--node",
+            "gpu-1",
+        ])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    std::fs::write(&evidence, &probe.stdout).unwrap();
+    let out = gpu_trust()
+        .args([
+            &data("two-tenants-time-sliced.yaml"),
+            "--format",
+            "json",
+            "--today",
+            "2026-11-15",
+            "--evidence",
+        ])
+        .arg(&evidence)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let report = json_of(&out);
+    let gt101 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GT101")
+        .unwrap();
+    let attached = gt101["evidence"]
+        .as_array()
+        .expect("GT101 carries the measurement");
+    assert!(
+        attached[0].as_str().unwrap().contains("gpu-1"),
+        "{attached:?}"
+    );
+}
+
+#[test]
+fn unusable_evidence_exits_2_naming_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let evidence = dir.path().join("probe.json");
+    std::fs::write(
+        &evidence,
+        "{\n  \"schema\": \"gpu-trust/probe/v1\",\n  \"toolVersion\": 7\n}\n",
+    )
+    .unwrap();
+    gpu_trust()
+        .args([&data("two-tenants-time-sliced.yaml"), "--evidence"])
+        .arg(&evidence)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::is_match(r"probe\.json:3:\d+: error: not probe evidence").unwrap());
+}
+
+#[test]
+fn unusable_advisories_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("advisories.yaml");
+    std::fs::write(
+        &file,
+        "version: 1\nadvisories:\n  - id: CVE-1\n    surprise: true\n",
+    )
+    .unwrap();
+    gpu_trust()
+        .args([&data("two-tenants-time-sliced.yaml"), "--advisories"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::is_match(r"advisories\.yaml:\d+:\d+: error: ").unwrap());
+}

@@ -1,0 +1,188 @@
+//! The bundled examples, audited by the built binary: snapshots of the table and the JSON (read and
+//! checked by a person: findings a GPU platform engineer agrees with, nothing spurious), the JSON
+//! against the shipped JSON Schema, the SARIF against the SARIF 2.1.0 schema, and the invariants every
+//! example must keep (platform DaemonSets are never tenant findings; one tenant is never a trust pair).
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const EXAMPLES: [&str; 3] = ["inference-platform", "ml-platform", "hami-kai"];
+/// A fixed date, so that acceptances and patch windows give the same answer every day.
+const TODAY: &str = "2026-11-15";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn audit(example: &str, format: &str) -> (i32, String) {
+    let out = Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .current_dir(workspace())
+        .env("NO_COLOR", "1")
+        .args(["audit", &format!("examples/{example}/cluster.yaml")])
+        .args(["--policy", &format!("examples/{example}/policy.yaml")])
+        .args(["--format", format, "--today", TODAY])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("error"),
+        "{example}: the example must read without errors:\n{stderr}"
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+fn load_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn schema_errors(schema: &Value, doc: &Value) -> Vec<String> {
+    let validator = jsonschema::validator_for(schema).expect("schema compiles");
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+/// The published SARIF schema, with its two `language` patterns repaired in memory (see the report
+/// crate's tests/data/SOURCES.md).
+fn sarif_schema() -> Value {
+    let text = std::fs::read_to_string(
+        workspace().join("crates/report/tests/data/sarif-schema-2.1.0.json"),
+    )
+    .unwrap()
+    .replace(
+        r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$""#,
+        r#""^[a-zA-Z]{2}(-[a-zA-Z]{2})?$""#,
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn tables() {
+    for example in EXAMPLES {
+        let (code, text) = audit(example, "table");
+        assert_eq!(
+            code, 1,
+            "{example}: every example has findings at or above high"
+        );
+        insta::assert_snapshot!(format!("{example}-table"), text);
+    }
+}
+
+#[test]
+fn json_reports() {
+    let schema = load_json(&workspace().join("docs/schema/audit-v1.schema.json"));
+    for example in EXAMPLES {
+        let (_, text) = audit(example, "json");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let errors = schema_errors(&schema, &doc);
+        assert!(errors.is_empty(), "{example}: {errors:#?}");
+        let (_, again) = audit(example, "json");
+        assert_eq!(
+            text, again,
+            "{example}: the same input gives byte-identical JSON"
+        );
+        insta::assert_snapshot!(format!("{example}-json"), text);
+    }
+}
+
+#[test]
+fn sarif_reports_validate() {
+    let schema = sarif_schema();
+    for example in EXAMPLES {
+        let (_, text) = audit(example, "sarif");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let errors = schema_errors(&schema, &doc);
+        assert!(errors.is_empty(), "{example}: {errors:#?}");
+        for result in doc["runs"][0]["results"].as_array().unwrap() {
+            let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                uri.starts_with(&format!("examples/{example}/")),
+                "{example}: {uri}"
+            );
+        }
+    }
+}
+
+/// What must hold of every example, whatever the rules find.
+#[test]
+fn nothing_spurious() {
+    let platform = [
+        "gpu-operator",
+        "kube-system",
+        "hami-system",
+        "kai-scheduler",
+        "kai-resource-reservation",
+        "kubeflow",
+    ];
+    let pair_rules = [
+        "GT101", "GT102", "GT103", "GT104", "GT105", "GT207", "GT401",
+    ];
+    for example in EXAMPLES {
+        let (_, text) = audit(example, "json");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        let tenants: Vec<&str> = doc["tenants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        for f in doc["findings"].as_array().unwrap() {
+            let rule = f["rule"].as_str().unwrap();
+            // The same finding twice (one workload read as two, say) is noise a user has to dedupe.
+            let key = (
+                rule.to_string(),
+                f["tenants"].to_string(),
+                f["nodes"].to_string(),
+                f["objects"].to_string(),
+                f["message"].to_string(),
+            );
+            assert!(
+                seen.insert(key),
+                "{example}: {rule} reported twice: {}",
+                f["message"]
+            );
+            for o in f["objects"].as_array().unwrap() {
+                let ns = o["namespace"].as_str().unwrap_or_default();
+                assert!(
+                    !platform.contains(&ns),
+                    "{example}: {rule} points at platform object {} {ns}/{}",
+                    o["kind"],
+                    o["name"]
+                );
+            }
+            let ft: Vec<&str> = f["tenants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            for t in &ft {
+                assert!(
+                    tenants.contains(t),
+                    "{example}: {rule} names unknown tenant {t}"
+                );
+                assert!(
+                    !platform.contains(t),
+                    "{example}: {rule} treats platform namespace {t} as a tenant"
+                );
+            }
+            if pair_rules.contains(&rule) {
+                assert_eq!(
+                    ft.len(),
+                    2,
+                    "{example}: {rule} is about a pair of different tenants: {ft:?}"
+                );
+                assert_ne!(ft[0], ft[1]);
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+// The report's behaviour: the incident switch of the blast-radius matrix, the finding filters, opening
+// every section for printing, and a self-check that counts what was drawn against the embedded data.
+// The page works without it: every section is in the HTML, the first incident's matrix is shown.
+(function () {
+  'use strict';
+  var guard = window.gpuTrustGuard || { errors: [], violations: [] };
+  var SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'];
+  var RANK = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+  function all(selector, root) {
+    return Array.prototype.slice.call((root || document).querySelectorAll(selector));
+  }
+  function one(selector, root) {
+    return (root || document).querySelector(selector);
+  }
+  function tokens(el, name) {
+    var v = el.getAttribute(name) || '';
+    return v === '' ? [] : v.split(' ');
+  }
+
+  // Blast radius: one matrix per incident, one shown at a time.
+  function showIncident(incident) {
+    all('table.matrix').forEach(function (t) {
+      t.hidden = t.getAttribute('data-incident') !== incident;
+    });
+  }
+  all('input[name="incident"]').forEach(function (radio) {
+    radio.addEventListener('change', function () {
+      if (radio.checked) {
+        showIncident(radio.value);
+      }
+    });
+  });
+
+  // Filters.
+  var form = one('#filters');
+  function applyFilters() {
+    if (!form) {
+      return;
+    }
+    var tenant = one('#filter-tenant').value;
+    var layer = one('#filter-layer').value;
+    var floor = RANK[one('#filter-severity').value] || 0;
+    var showAccepted = one('#filter-accepted').checked;
+    var shown = 0;
+    var findings = all('article.finding');
+    findings.forEach(function (f) {
+      var ok = (tenant === '' || tokens(f, 'data-tenants').indexOf(tenant) >= 0) &&
+        (layer === '' || f.getAttribute('data-layer') === layer) &&
+        (RANK[f.getAttribute('data-severity')] || 0) >= floor &&
+        (showAccepted || f.getAttribute('data-accepted') !== 'true');
+      f.hidden = !ok;
+      if (ok) {
+        shown += 1;
+      }
+    });
+    all('section.layer').forEach(function (s) {
+      var visible = all('article.finding', s).filter(function (f) { return !f.hidden; }).length;
+      s.hidden = visible === 0;
+      var count = one('.layer-count', s);
+      if (count) {
+        count.textContent = '(' + visible + ')';
+      }
+    });
+    all('.node').forEach(function (n) {
+      n.hidden = tenant !== '' && tokens(n, 'data-tenants').indexOf(tenant) < 0;
+    });
+    all('tr.pair, tr.listed-node').forEach(function (row) {
+      row.hidden = tenant !== '' && tokens(row, 'data-tenants').indexOf(tenant) < 0;
+    });
+    all('svg.gpu [data-tenant], li[data-tenant]').forEach(function (el) {
+      el.classList.toggle('dim', tenant !== '' && el.getAttribute('data-tenant') !== tenant);
+    });
+    all('table.matrix [data-row], table.matrix [data-col]').forEach(function (el) {
+      el.classList.toggle('hl', tenant !== '' &&
+        (el.getAttribute('data-row') === tenant || el.getAttribute('data-col') === tenant));
+    });
+    var status = one('#filter-status');
+    if (status) {
+      status.textContent = 'Showing ' + shown + ' of ' + findings.length + ' findings';
+    }
+  }
+  if (form) {
+    form.addEventListener('change', applyFilters);
+    form.addEventListener('input', applyFilters);
+    form.addEventListener('submit', function (e) { e.preventDefault(); });
+    form.addEventListener('reset', function () { window.setTimeout(applyFilters, 0); });
+    applyFilters();
+  }
+
+  // Printing: open every collapsed section, and close them again afterwards.
+  var reopened = [];
+  window.addEventListener('beforeprint', function () {
+    reopened = all('details:not([open])');
+    reopened.forEach(function (d) { d.open = true; });
+  });
+  window.addEventListener('afterprint', function () {
+    reopened.forEach(function (d) { d.open = false; });
+    reopened = [];
+  });
+
+  // Self-check: what the page drew, against what the report and layout say it should show.
+  function counted() {
+    var bySeverity = {};
+    SEVERITIES.forEach(function (s) {
+      bySeverity[s] = all('article.finding[data-severity="' + s + '"][data-accepted="false"]').length;
+    });
+    return {
+      findings: all('article.finding').length,
+      accepted: all('article.finding[data-accepted="true"]').length,
+      bySeverity: bySeverity,
+      matrices: all('table.matrix').length,
+      matrixCells: all('table.matrix td.cell').length,
+      nodes: all('.node').length,
+      gpus: all('svg.gpu').length,
+      migSlices: all('svg.gpu .mig-slice').length,
+      pairs: all('tr.pair').length
+    };
+  }
+  var out = one('#self-check');
+  var result = null;
+  function writeResult() {
+    if (!out || !result) {
+      return;
+    }
+    result.errors = guard.errors.slice();
+    result.violations = guard.violations.slice();
+    result.ok = result.mismatches.length === 0 && result.errors.length === 0 && result.violations.length === 0;
+    out.setAttribute('data-ok', result.ok ? 'true' : 'false');
+    out.textContent = JSON.stringify(result);
+  }
+  try {
+    var data = JSON.parse(one('#gpu-trust-data').textContent);
+    var want = data.expect;
+    var got = counted();
+    var mismatches = [];
+    Object.keys(want).forEach(function (k) {
+      if (JSON.stringify(want[k]) !== JSON.stringify(got[k])) {
+        mismatches.push(k);
+      }
+    });
+    result = { counts: got, expected: want, mismatches: mismatches };
+  } catch (e) {
+    guard.errors.push('self-check: ' + String(e && e.message ? e.message : e));
+    result = { counts: null, expected: null, mismatches: ['self-check'] };
+  }
+  guard.changed = writeResult;
+  writeResult();
+})();

@@ -1,0 +1,118 @@
+//! The rule catalogue as `gpu-trust rules` prints it: a table grouped by code family, or JSON
+//! (`gpu-trust/rules/v1`). Everything shown comes from the registry's [`RuleDoc`]s.
+
+use crate::table::TableOptions;
+use crate::text::wrap;
+use crate::RuleDoc;
+use anstyle::{Effects, Style};
+use gpu_trust_model::{Layer, Severity};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The JSON document `gpu-trust rules --format json` prints.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RulesJson<'a> {
+    schema: &'static str,
+    rules: Vec<RuleJson<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleJson<'a> {
+    code: &'a str,
+    name: &'a str,
+    layer: Layer,
+    severity: Severity,
+    severity_rule: &'a str,
+    summary: &'a str,
+}
+
+fn sorted<'a, 'b>(rules: &'b [RuleDoc<'a>]) -> Vec<&'b RuleDoc<'a>> {
+    let mut v: Vec<&RuleDoc<'a>> = rules.iter().collect();
+    v.sort_by(|a, b| a.code.cmp(b.code));
+    v
+}
+
+/// The catalogue as pretty JSON, sorted by code, ending in a newline.
+pub fn render_json(rules: &[RuleDoc<'_>]) -> Result<String, serde_json::Error> {
+    let doc = RulesJson {
+        schema: "gpu-trust/rules/v1",
+        rules: sorted(rules)
+            .into_iter()
+            .map(|r| RuleJson {
+                code: r.code,
+                name: r.name,
+                layer: r.layer,
+                severity: r.severity,
+                severity_rule: &r.severity_rule,
+                summary: r.summary,
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// The catalogue as text: one block per code family, one line per rule, sorted by code.
+pub fn render_table(rules: &[RuleDoc<'_>], options: &TableOptions) -> String {
+    let bold = |s: &str| {
+        if options.colour {
+            let style = Style::new().effects(Effects::BOLD);
+            format!("{}{s}{}", style.render(), style.render_reset())
+        } else {
+            s.to_string()
+        }
+    };
+    let rules = sorted(rules);
+    let total = rules.len();
+    let name_width = rules
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    // One block per code family (GT0xx input and policy, GT1xx device ... GT5xx contract), in code order.
+    let mut groups: Vec<(String, Vec<&RuleDoc<'_>>)> = Vec::new();
+    let mut last_family = None;
+    for r in rules {
+        let family = r.code.chars().nth(2);
+        if last_family != Some(family) || groups.is_empty() {
+            let heading = if family == Some('0') {
+                "INPUT AND POLICY".to_string()
+            } else {
+                r.layer.as_str().to_ascii_uppercase()
+            };
+            groups.push((heading, Vec::new()));
+            last_family = Some(family);
+        }
+        if let Some((_, v)) = groups.last_mut() {
+            v.push(r);
+        }
+    }
+    let indent = " ".repeat(2 + 5 + 2 + name_width + 2 + 8 + 2);
+    for (heading, group) in groups {
+        let _ = writeln!(out, "{}", bold(&heading));
+        for r in group {
+            let summary = wrap(
+                r.summary,
+                options.width.saturating_sub(indent.len()),
+                &indent,
+            );
+            let _ = writeln!(
+                out,
+                "  {}  {:<name_width$}  {:<8}  {summary}",
+                bold(r.code),
+                r.name,
+                r.severity.as_str(),
+            );
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{total} rules; `gpu-trust explain CODE` prints a rule's documentation"
+    );
+    out
+}

@@ -1,0 +1,273 @@
+//! A hand-built audit report that exercises every field of the wire format, and a small rule registry
+//! for it. The renderers are tested on this; the real rules and examples are tested through the CLI.
+
+#![allow(dead_code)]
+
+use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
+use gpu_trust_report::RuleDoc;
+use gpu_trust_rules::report::{
+    AcceptedEntry, AuditReport, BlastRadiusEntry, Finding, FindingObject, PairEntry,
+    SeverityCounts, SkippedEntry, Summary, TenantEntry, SCHEMA,
+};
+use std::collections::BTreeMap;
+
+fn pod(ns: &str, name: &str, line: u32) -> FindingObject {
+    FindingObject {
+        kind: "Pod".into(),
+        namespace: Some(ns.into()),
+        name: name.into(),
+        file: "examples/inference/cluster.yaml".into(),
+        line,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finding(
+    rule: &str,
+    name: &str,
+    layer: Layer,
+    severity: Severity,
+    certainty: Certainty,
+    tenants: &[&str],
+    nodes: &[&str],
+    objects: Vec<FindingObject>,
+    message: &str,
+    remediation: &str,
+) -> Finding {
+    Finding {
+        rule: rule.into(),
+        name: name.into(),
+        layer,
+        severity,
+        certainty,
+        tenants: tenants.iter().map(|s| s.to_string()).collect(),
+        nodes: nodes.iter().map(|s| s.to_string()).collect(),
+        objects,
+        message: message.into(),
+        remediation: remediation.into(),
+        accepted: None,
+        evidence: vec![],
+    }
+}
+
+pub fn sample_report(skipped: bool) -> AuditReport {
+    let mut findings = vec![
+        finding(
+            "GT101",
+            "untrusted-share-time-sliced-gpu",
+            Layer::Device,
+            Severity::Critical,
+            Certainty::Possible,
+            &["acme", "globex"],
+            &["gpu-a100-2"],
+            vec![pod("cust-acme", "infer-0", 120), pod("cust-globex", "chat-7d9f", 214)],
+            "acme and globex (trust none) may share a GPU on gpu-a100-2, time-sliced 4 ways: one memory pool \
+             and one fault domain; the fraction each was sold is accounting only",
+            "Give each tenant its own MIG instance or its own GPU, or taint the node for one tenant",
+        ),
+        finding(
+            "GT104",
+            "distrusting-share-mig-gpu",
+            Layer::Device,
+            Severity::High,
+            Certainty::Observed,
+            &["acme", "initech"],
+            &["gpu-h100-1"],
+            vec![pod("cust-acme", "embed-0", 300), pod("cust-initech", "rerank-0", 340)],
+            "acme and initech (trust none) use different MIG instances of GPU 0 on gpu-h100-1",
+            "Put tenants that distrust each other on different physical GPUs",
+        ),
+        finding(
+            "GT207",
+            "distrusting-share-node",
+            Layer::Host,
+            Severity::High,
+            Certainty::Observed,
+            &["acme", "initech"],
+            &["gpu-h100-1"],
+            vec![pod("cust-acme", "embed-0", 300)],
+            "acme and initech share node gpu-h100-1: kernel, driver, container toolkit and runtime",
+            "Dedicate nodes per tenant with a taint and a matching toleration",
+        ),
+        finding(
+            "GT401",
+            "distrusting-share-api-server",
+            Layer::ControlPlane,
+            Severity::Medium,
+            Certainty::Observed,
+            &["acme", "globex"],
+            &[],
+            vec![],
+            "acme and globex share one API server",
+            "Run each external customer in its own virtual cluster",
+        ),
+        finding(
+            "GT502",
+            "shared-not-isolated",
+            Layer::Contract,
+            Severity::Info,
+            Certainty::Possible,
+            &["globex"],
+            &["gpu-a100-2"],
+            vec![FindingObject {
+                kind: "Tenant".into(),
+                namespace: None,
+                name: "globex".into(),
+                file: "examples/inference/policy.yaml".into(),
+                line: 14,
+            }],
+            "globex (contract proportional-compute) accepts memory and fault interference from acme",
+            "None needed; state it in the hosting terms",
+        ),
+    ];
+    findings[1].evidence =
+        vec!["probe 2026-11-02 on H100-80GB: neighbour p99 +3% under memory hog".into()];
+    findings[3].accepted = Some(AcceptedEntry {
+        reason: "one cluster per region by design".into(),
+        until: Some("2027-06-30".into()),
+    });
+    let mut counts = SeverityCounts::default();
+    for f in findings.iter().filter(|f| f.accepted.is_none()) {
+        counts.add(f.severity);
+    }
+    let mut certainty = BTreeMap::new();
+    certainty.insert("globex".to_string(), Certainty::Possible);
+    certainty.insert("initech".to_string(), Certainty::Observed);
+    AuditReport {
+        schema: SCHEMA,
+        summary: Summary {
+            tenants: 3,
+            nodes: 2,
+            gpus: 16,
+            findings: counts,
+            accepted: 1,
+        },
+        tenants: vec![
+            TenantEntry {
+                name: "acme".into(),
+                namespaces: vec!["cust-acme".into()],
+                unassigned: false,
+            },
+            TenantEntry {
+                name: "globex".into(),
+                namespaces: vec!["cust-globex".into()],
+                unassigned: false,
+            },
+            TenantEntry {
+                name: "initech".into(),
+                namespaces: vec!["cust-initech".into()],
+                unassigned: true,
+            },
+        ],
+        findings,
+        blast_radius: vec![
+            BlastRadiusEntry {
+                tenant: "acme".into(),
+                incident: Incident::MemoryExhaustion,
+                reaches: vec!["globex".into()],
+                certainty: certainty
+                    .iter()
+                    .filter(|(k, _)| *k == "globex")
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect(),
+            },
+            BlastRadiusEntry {
+                tenant: "acme".into(),
+                incident: Incident::HostEscape,
+                reaches: vec!["globex".into(), "initech".into()],
+                certainty,
+            },
+            BlastRadiusEntry {
+                tenant: "initech".into(),
+                incident: Incident::DeviceFault,
+                reaches: vec![],
+                certainty: BTreeMap::new(),
+            },
+        ],
+        pairs: vec![
+            PairEntry {
+                tenants: ["acme".into(), "globex".into()],
+                trust: Trust::None,
+                shares: vec![
+                    "control-plane".into(),
+                    "gpu".into(),
+                    "host".into(),
+                    "memory-pool".into(),
+                ],
+                separated_by: vec![],
+                certainty: Some(Certainty::Possible),
+            },
+            PairEntry {
+                tenants: ["acme".into(), "initech".into()],
+                trust: Trust::None,
+                shares: vec!["control-plane".into(), "gpu".into(), "host".into()],
+                separated_by: vec!["mig-instance".into()],
+                certainty: Some(Certainty::Observed),
+            },
+        ],
+        skipped: if skipped {
+            vec![SkippedEntry {
+                file: "examples/inference/broken.yaml".into(),
+                line: 3,
+                column: 7,
+                error: "Pod spec.containers: invalid type: string, expected a sequence".into(),
+            }]
+        } else {
+            vec![]
+        },
+    }
+}
+
+const DOC_GT101: &str = "# What it detects\n\nTwo tenants with trust below `full` share a time-sliced GPU.\n\n\
+# Why it matters\n\nTime-slicing shares one memory pool and one fault domain.\n\n# Example\n\n```yaml\n\
+resources:\n  limits:\n    nvidia.com/gpu: 1\n```\n\n# Remediation\n\nUse MIG instances.\n\n# References\n\n\
+- NVIDIA GPU Operator docs, time-slicing\n";
+
+pub fn sample_rules() -> Vec<RuleDoc<'static>> {
+    let doc = |code, name, layer, severity, summary| RuleDoc {
+        code,
+        name,
+        layer,
+        severity,
+        severity_rule: severity.to_string(),
+        summary,
+        documentation: DOC_GT101,
+    };
+    vec![
+        doc(
+            "GT502",
+            "shared-not-isolated",
+            Layer::Contract,
+            Severity::Info,
+            "Proportional-compute tenant shares GPUs",
+        ),
+        doc(
+            "GT101",
+            "untrusted-share-time-sliced-gpu",
+            Layer::Device,
+            Severity::Critical,
+            "Tenants below full trust share a time-sliced GPU",
+        ),
+        doc(
+            "GT104",
+            "distrusting-share-mig-gpu",
+            Layer::Device,
+            Severity::High,
+            "Distrusting tenants on MIG instances of one GPU",
+        ),
+        doc(
+            "GT207",
+            "distrusting-share-node",
+            Layer::Host,
+            Severity::High,
+            "Distrusting tenants share a node",
+        ),
+        doc(
+            "GT401",
+            "distrusting-share-api-server",
+            Layer::ControlPlane,
+            Severity::Medium,
+            "Distrusting tenants share an API server",
+        ),
+    ]
+}

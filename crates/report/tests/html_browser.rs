@@ -1,0 +1,448 @@
+//! The HTML report in a real browser: headless Chromium opens each page from a `file://` address, and
+//! the test reads back the DOM after the page's script ran. It asserts on the rendered DOM (a matrix
+//! cell per tenant pair and incident, one slice element per MIG instance, finding counts equal to the
+//! JSON report), that no script error or console message occurred, and that the page asked for nothing
+//! (its Content-Security-Policy forbids every request, and the page records each one it blocks). A
+//! screenshot of each page is saved next to it, under the target directory's `tmp/html-report/`.
+//!
+//! Pages: the sample report of `tests/common`, and the audit of every example cluster under
+//! `examples/` (a folder with its manifests and, optionally, a `policy.yaml`).
+//!
+//! Chromium is found as `$GPU_TRUST_CHROMIUM`, else `chromium`, `chromium-browser` or
+//! `google-chrome` on `PATH`. Without one the test fails when `CI` is set, and otherwise prints why it
+//! skips.
+
+mod common;
+mod html_examples;
+mod html_fixture;
+
+use common::{sample_report, sample_rules};
+use gpu_trust_report::{html, json, AuditReport, RuleDoc};
+use gpu_trust_rules::layout::NodeLayout;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GPU_TRUST_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// Chromium, or `None` after saying why the browser checks do not run (a failure under CI).
+fn browser_or_skip() -> Option<PathBuf> {
+    match chromium() {
+        Some(c) => Some(c),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CI is set but no Chromium was found (install Debian's `chromium` or set GPU_TRUST_CHROMIUM)")
+        }
+        None => {
+            eprintln!(
+                "SKIPPED html_browser: no Chromium found (install Debian's `chromium` or set GPU_TRUST_CHROMIUM)"
+            );
+            None
+        }
+    }
+}
+
+fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-report");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+struct Run {
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs Chromium headless on `page` with `extra` arguments, in a profile of its own, killed after
+/// [`TIMEOUT`].
+fn run_chromium(browser: &Path, page: &Path, extra: &[String]) -> Run {
+    let profile = page.with_extension(format!("profile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    let url = format!("file://{}", page.display());
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-default-apps",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--mute-audio",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=5000",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(extra)
+    .arg(&url)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", browser.display()));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let start = Instant::now();
+    let output = match rx.recv_timeout(TIMEOUT) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            // Ends only the browser this test started, by its process id.
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("Chromium did not finish {url} within {TIMEOUT:?}");
+        }
+    };
+    let _ = std::fs::remove_dir_all(&profile);
+    assert!(
+        output.status.success(),
+        "Chromium failed on {url} after {:?}: {}",
+        start.elapsed(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Run {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+/// The self-check the page's script wrote into the DOM.
+fn self_check(dom: &str) -> (String, Value) {
+    let start = dom.find("<pre id=\"self-check\"").unwrap_or_else(|| {
+        panic!(
+            "no self-check element in the DOM:\n{}",
+            &dom[..dom.len().min(2000)]
+        )
+    });
+    let open_end = dom[start..].find('>').unwrap() + start + 1;
+    let close = dom[open_end..].find("</pre>").unwrap() + open_end;
+    let tag = dom[start..open_end].to_string();
+    let text = unescape(&dom[open_end..close]);
+    let value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("self-check is not JSON ({e}): {text}"));
+    (tag, value)
+}
+
+/// Lines of Chromium's log that carry a message of the page's console.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// What the page must show, from the JSON report and the layout (not from the HTML). Tenants come from
+/// the whole layout; drawings from the nodes the page draws.
+fn expected(report: &AuditReport, layout: &[NodeLayout]) -> Value {
+    let drawn = html::drawn_nodes(layout).0;
+    let doc: Value = serde_json::from_str(&json::render(report).unwrap()).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    let mut tenants: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for t in doc["tenants"].as_array().unwrap() {
+        tenants.insert(t["name"].as_str().unwrap().to_string());
+    }
+    for b in doc["blastRadius"].as_array().unwrap() {
+        tenants.insert(b["tenant"].as_str().unwrap().to_string());
+        for r in b["reaches"].as_array().unwrap() {
+            tenants.insert(r.as_str().unwrap().to_string());
+        }
+    }
+    for f in findings {
+        for t in f["tenants"].as_array().unwrap() {
+            tenants.insert(t.as_str().unwrap().to_string());
+        }
+    }
+    for p in doc["pairs"].as_array().unwrap() {
+        for t in p["tenants"].as_array().unwrap() {
+            tenants.insert(t.as_str().unwrap().to_string());
+        }
+    }
+    for n in layout {
+        tenants.extend(n.tenants.iter().map(|t| t.tenant.clone()));
+        for g in &n.gpus {
+            tenants.extend(g.tenants.iter().map(|o| o.tenant.clone()));
+            for i in &g.instances {
+                tenants.extend(i.tenants.iter().map(|o| o.tenant.clone()));
+            }
+        }
+    }
+    let n = tenants.len();
+    // These pages are small enough to show everything: the counts are the JSON report's own.
+    assert!(n <= html::MAX_MATRIX_TENANTS);
+    assert!(html::Plan::new(report, layout).hidden.is_empty());
+    assert_eq!(drawn.len(), layout.len());
+    serde_json::json!({
+        "findings": findings.len(),
+        "accepted": findings.iter().filter(|f| !f["accepted"].is_null()).count(),
+        "bySeverity": doc["summary"]["findings"],
+        "matrices": 5,
+        "matrixCells": 5 * n * n,
+        "nodes": drawn.len(),
+        "gpus": drawn.iter().map(|n| n.gpus.len()).sum::<usize>(),
+        "migSlices": drawn.iter().flat_map(|n| &n.gpus).map(|g| g.instances.len()).sum::<usize>(),
+        "pairs": doc["pairs"].as_array().unwrap().len(),
+    })
+}
+
+/// Writes the page, opens it, checks the DOM and saves a screenshot; returns the dumped DOM.
+fn check_page(
+    browser: &Path,
+    name: &str,
+    report: &AuditReport,
+    layout: &[NodeLayout],
+    rules: &[RuleDoc<'_>],
+) -> String {
+    let dir = out_dir();
+    let page = dir.join(format!("{name}.html"));
+    let text = html::render(report, layout, rules);
+    std::fs::write(&page, &text).unwrap();
+
+    let run = run_chromium(browser, &page, &["--dump-dom".to_string()]);
+    let (tag, check) = self_check(&run.stdout);
+    let want = expected(report, layout);
+    assert_eq!(
+        check["counts"], want,
+        "{name}: drawn counts differ from the JSON report: {check}"
+    );
+    assert_eq!(
+        check["expected"], want,
+        "{name}: the page's own expectation differs: {check}"
+    );
+    assert_eq!(
+        check["errors"],
+        serde_json::json!([]),
+        "{name}: script errors: {check}"
+    );
+    assert_eq!(
+        check["violations"],
+        serde_json::json!([]),
+        "{name}: the page tried to fetch: {check}"
+    );
+    assert_eq!(check["ok"], true, "{name}: {check}");
+    assert!(tag.contains("data-ok=\"true\""), "{name}: {tag}");
+    let console = console_lines(&run.stderr);
+    assert!(console.is_empty(), "{name}: console messages: {console:#?}");
+
+    // The rendered DOM itself: cells, slices and findings as the counts say, filters in place.
+    let cells = run.stdout.matches("<td class=\"cell ").count();
+    assert_eq!(Value::from(cells), want["matrixCells"], "{name}");
+    let slices = run.stdout.matches("<rect class=\"mig-slice").count();
+    assert_eq!(Value::from(slices), want["migSlices"], "{name}");
+    let articles = run.stdout.matches("<article class=\"finding").count();
+    assert_eq!(Value::from(articles), want["findings"], "{name}");
+    let status = format!(
+        "Showing {0} of {0} findings",
+        want["findings"].as_u64().unwrap()
+    );
+    assert!(
+        run.stdout.contains(&status),
+        "{name}: filter status not written by the script"
+    );
+
+    let shot = dir.join(format!("{name}.png"));
+    let _ = std::fs::remove_file(&shot);
+    let run = run_chromium(
+        browser,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1400,2000".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+    );
+    let console = console_lines(&run.stderr);
+    assert!(console.is_empty(), "{name}: console messages: {console:#?}");
+    let png = std::fs::read(&shot)
+        .unwrap_or_else(|e| panic!("{name}: no screenshot at {}: {e}", shot.display()));
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
+        "{name}: screenshot is not a real PNG"
+    );
+    eprintln!("{name}: screenshot {}", shot.display());
+    run.stdout
+}
+
+#[test]
+fn sample_report_renders_cleanly_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let layout = html_fixture::sample_layout();
+    check_page(
+        &browser,
+        "sample",
+        &sample_report(false),
+        &layout,
+        &sample_rules(),
+    );
+    check_page(
+        &browser,
+        "sample-partial",
+        &sample_report(true),
+        &layout,
+        &sample_rules(),
+    );
+}
+
+#[test]
+fn every_example_cluster_renders_cleanly_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let examples = html_examples::audit_examples();
+    assert!(!examples.is_empty(), "no example cluster under examples/");
+    for (name, report, layout) in &examples {
+        check_page(
+            &browser,
+            &format!("example-{name}"),
+            report,
+            layout,
+            &html_examples::registry_docs(),
+        );
+    }
+    eprintln!("checked {} example clusters", examples.len());
+}
+
+/// The harness catches what it must: a request the policy blocks, and a script error.
+#[test]
+fn the_browser_check_catches_requests_and_errors() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let text = html::render(
+        &sample_report(false),
+        &html_fixture::sample_layout(),
+        &sample_rules(),
+    );
+    let bad = text.replacen(
+        "</main>",
+        "<img src=\"http://127.0.0.1:9/pixel.png\" alt=\"\"><script>window.undefinedFunction();</script></main>",
+        1,
+    );
+    let page = out_dir().join("negative.html");
+    std::fs::write(&page, bad).unwrap();
+    let run = run_chromium(&browser, &page, &["--dump-dom".to_string()]);
+    let (tag, check) = self_check(&run.stdout);
+    assert!(tag.contains("data-ok=\"false\""), "{tag}");
+    let violations = check["violations"].as_array().unwrap();
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.as_str().unwrap().contains("http://127.0.0.1:9/pixel.png")),
+        "{check}"
+    );
+    assert!(!check["errors"].as_array().unwrap().is_empty(), "{check}");
+    assert!(!console_lines(&run.stderr).is_empty());
+}
+
+/// The filters and the incident switch change what is shown, in the browser, through their controls.
+#[test]
+fn filters_and_incident_switch_work_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let text = html::render(
+        &sample_report(false),
+        &html_fixture::sample_layout(),
+        &sample_rules(),
+    );
+    // Drives the page's controls as a reader would (set a value, the control fires `change`), and
+    // writes what is then shown into the DOM.
+    let driver = r#"<script>
+(function () {
+  function shown(selector, attr) {
+    return Array.prototype.filter.call(document.querySelectorAll(selector), function (e) { return !e.hidden; })
+      .map(function (e) { return e.getAttribute(attr); });
+  }
+  function set(id, value) {
+    var el = document.getElementById(id);
+    if (el.type === 'checkbox') { el.checked = value; } else { el.value = value; }
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+  var out = {};
+  set('filter-tenant', 't2');
+  out.tenant = shown('article.finding', 'data-rule');
+  out.tenantNodes = shown('.node', 'data-node');
+  set('filter-tenant', '');
+  set('filter-severity', 'high');
+  out.severity = shown('article.finding', 'data-rule');
+  set('filter-severity', 'info');
+  set('filter-accepted', false);
+  out.withoutAccepted = shown('article.finding', 'data-rule');
+  set('filter-accepted', true);
+  set('filter-layer', 'host');
+  out.layer = shown('article.finding', 'data-rule');
+  out.layers = shown('section.layer', 'data-layer');
+  var radio = document.querySelector('input[name="incident"][value="host-escape"]');
+  radio.checked = true;
+  radio.dispatchEvent(new Event('change', { bubbles: true }));
+  out.matrices = shown('table.matrix', 'data-incident');
+  document.getElementById('filters').reset();
+  window.setTimeout(function () {
+    out.afterReset = shown('article.finding', 'data-rule').length;
+    out.status = document.getElementById('filter-status').textContent;
+    var pre = document.createElement('pre');
+    pre.id = 'driver';
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 20);
+})();
+</script>"#;
+    let page = out_dir().join("driven.html");
+    std::fs::write(
+        &page,
+        text.replacen("</body>", &format!("{driver}</body>"), 1),
+    )
+    .unwrap();
+    let run = run_chromium(&browser, &page, &["--dump-dom".to_string()]);
+    let start = run
+        .stdout
+        .find("<pre id=\"driver\">")
+        .expect("the driver ran")
+        + "<pre id=\"driver\">".len();
+    let end = run.stdout[start..].find("</pre>").unwrap() + start;
+    let got: Value = serde_json::from_str(&unescape(&run.stdout[start..end])).unwrap();
+    assert_eq!(
+        got,
+        serde_json::json!({
+            "tenant": ["GT104", "GT207"],
+            "tenantNodes": ["gpu-h100-1"],
+            "severity": ["GT101", "GT104", "GT207"],
+            "withoutAccepted": ["GT101", "GT104", "GT207", "GT502"],
+            "layer": ["GT207"],
+            "layers": ["host"],
+            "matrices": ["host-escape"],
+            "afterReset": 5,
+            "status": "Showing 5 of 5 findings",
+        })
+    );
+    let (_, check) = self_check(&run.stdout);
+    assert_eq!(check["ok"], true, "{check}");
+}

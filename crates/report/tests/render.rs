@@ -1,0 +1,178 @@
+//! The renderers on one report that uses every field: snapshots of the text, JSON and SARIF, and the
+//! properties users rely on (determinism, colour only when asked, partial input never looks clean).
+
+mod common;
+
+use common::{sample_report, sample_rules};
+use gpu_trust_report::sarif::SarifOptions;
+use gpu_trust_report::table::TableOptions;
+use gpu_trust_report::{json, rules, sarif, table};
+use std::path::PathBuf;
+
+fn sarif_options() -> SarifOptions {
+    let mut o = SarifOptions::new("0.1.0", PathBuf::from("/src/platform"));
+    o.fallback_file = Some("examples/inference/policy.yaml".into());
+    o
+}
+
+#[test]
+fn table_snapshot() {
+    let text = table::render(&sample_report(false), &TableOptions::default());
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn table_with_skipped_input_says_partial() {
+    let text = table::render(&sample_report(true), &TableOptions::default());
+    assert!(text.contains("SKIPPED INPUT"));
+    assert!(text.contains("examples/inference/broken.yaml:3:7: Pod spec.containers"));
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.ends_with("; 1 document skipped: partial input"),
+        "{last}"
+    );
+}
+
+#[test]
+fn table_groups_by_layer_in_model_order() {
+    let text = table::render(&sample_report(false), &TableOptions::default());
+    let pos = |h: &str| {
+        text.find(&format!("\n{h} ("))
+            .unwrap_or_else(|| panic!("{h} missing"))
+    };
+    assert!(pos("DEVICE") < pos("HOST"));
+    assert!(pos("HOST") < pos("CONTROL-PLANE"));
+    assert!(pos("CONTROL-PLANE") < pos("CONTRACT"));
+    // Within the device layer the critical finding comes before the high one.
+    assert!(text.find("GT101").unwrap() < text.find("GT104").unwrap());
+}
+
+#[test]
+fn table_colour_only_when_asked() {
+    let report = sample_report(false);
+    let plain = table::render(&report, &TableOptions::default());
+    assert!(!plain.contains('\x1b'));
+    let coloured = table::render(
+        &report,
+        &TableOptions {
+            colour: true,
+            ..TableOptions::default()
+        },
+    );
+    assert!(coloured.contains("\x1b["));
+    // Stripping the escapes gives the plain text back.
+    let mut stripped = String::new();
+    let mut chars = coloured.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            stripped.push(c);
+        }
+    }
+    assert_eq!(stripped, plain);
+}
+
+#[test]
+fn table_summary_line_counts_unaccepted() {
+    let text = table::render(&sample_report(false), &TableOptions::default());
+    assert_eq!(
+        text.lines().last().unwrap(),
+        "4 findings: 1 critical, 2 high, 1 info; 1 accepted; 3 tenants, 2 nodes, 16 GPUs"
+    );
+}
+
+#[test]
+fn json_snapshot_and_determinism() {
+    let report = sample_report(true);
+    let a = json::render(&report).unwrap();
+    let b = json::render(&report.clone()).unwrap();
+    assert_eq!(a, b);
+    assert!(a.ends_with("}\n"));
+    insta::assert_snapshot!(a);
+}
+
+#[test]
+fn sarif_snapshot() {
+    let text = sarif::render(&sample_report(true), &sample_rules(), &sarif_options()).unwrap();
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn sarif_results_point_at_real_lines_and_fingerprint_stably() {
+    let report = sample_report(false);
+    let v: serde_json::Value =
+        serde_json::from_str(&sarif::render(&report, &sample_rules(), &sarif_options()).unwrap())
+            .unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), report.findings.len());
+    let first = &results[0];
+    assert_eq!(first["ruleId"], "GT101");
+    assert_eq!(first["level"], "error");
+    let loc = &first["locations"][0]["physicalLocation"];
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        "examples/inference/cluster.yaml"
+    );
+    assert_eq!(loc["region"]["startLine"], 120);
+    // Moving the object to another line keeps the fingerprint.
+    let mut moved = report.clone();
+    moved.findings[0].objects[0].line = 999;
+    let w: serde_json::Value =
+        serde_json::from_str(&sarif::render(&moved, &sample_rules(), &sarif_options()).unwrap())
+            .unwrap();
+    assert_eq!(
+        first["partialFingerprints"]["primaryLocationLineHash"],
+        w["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"]
+    );
+    // A finding without objects points at the fallback file; an accepted one is suppressed.
+    let api = results.iter().find(|r| r["ruleId"] == "GT401").unwrap();
+    assert_eq!(
+        api["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "examples/inference/policy.yaml"
+    );
+    assert_eq!(api["suppressions"][0]["kind"], "external");
+    // Rules are listed sorted, each with GitHub's security-severity and help from its documentation.
+    let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["GT101", "GT104", "GT207", "GT401", "GT502"]);
+    assert_eq!(rules[0]["properties"]["security-severity"], "9.5");
+    assert_eq!(
+        rules[0]["fullDescription"]["text"],
+        "Two tenants with trust below full share a time-sliced GPU."
+    );
+    assert!(rules[0]["help"]["markdown"]
+        .as_str()
+        .unwrap()
+        .contains("# Remediation"));
+    assert_eq!(first["ruleIndex"], 0);
+}
+
+#[test]
+fn sarif_root_makes_uris_relative_to_it() {
+    let mut o = sarif_options();
+    o.root = PathBuf::from("/src");
+    let v: serde_json::Value =
+        serde_json::from_str(&sarif::render(&sample_report(false), &sample_rules(), &o).unwrap())
+            .unwrap();
+    assert_eq!(
+        v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "platform/examples/inference/cluster.yaml"
+    );
+}
+
+#[test]
+fn rules_table_and_json() {
+    let list = sample_rules();
+    let text = rules::render_table(&list, &TableOptions::default());
+    insta::assert_snapshot!("rules_table", text);
+    let json: serde_json::Value =
+        serde_json::from_str(&rules::render_json(&list).unwrap()).unwrap();
+    assert_eq!(json["schema"], "gpu-trust/rules/v1");
+    assert_eq!(json["rules"][0]["code"], "GT101");
+    assert_eq!(json["rules"].as_array().unwrap().len(), list.len());
+}
