@@ -1,0 +1,185 @@
+//! `gpu-trust plan`: exit codes, output, emitted artifacts and snapshot.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/plan/plan.yaml")
+}
+
+fn plan(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .arg("plan")
+        .args(args)
+        .args(["--today", "2026-03-01"])
+        .output()
+        .unwrap()
+}
+
+const SMALL: &str = "apiVersion: gpu-trust/v1
+kind: Plan
+policy:
+  tenants:
+    - {name: search, namespaces: [search]}
+    - {name: ads, namespaces: [ads]}
+inventory:
+  - {pool: h100, model: NVIDIA-H100-80GB-HBM3, gpusPerNode: 8, nodes: 2}
+workloads:
+  - {name: chat, tenant: search, kind: inference, replicas: 3, peakMemory: 18GiB}
+  - {name: rank, tenant: ads, kind: inference, replicas: 2, peakMemory: 9GiB}
+";
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn the_example_places_everything_and_exits_zero() {
+    let out = plan(&[example().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "gpu-trust/plan/v1");
+    assert!(doc["unplaced"].as_array().unwrap().is_empty());
+    let used = doc["gpusUsed"].as_u64().unwrap();
+    let bound = doc["lowerBound"].as_u64().unwrap();
+    assert!(bound <= used && used > 0);
+    // Every workload says what to request and why.
+    for w in doc["workloads"].as_array().unwrap() {
+        assert!(
+            w["resource"].as_str().unwrap().starts_with("nvidia.com/"),
+            "{w}"
+        );
+        assert!(!w["why"].as_str().unwrap().is_empty());
+    }
+    // The same input gives the same bytes.
+    let again = plan(&[example().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.stdout, again.stdout);
+}
+
+#[test]
+fn distrusting_tenants_get_separate_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "plan.yaml", SMALL);
+    let out = plan(&[file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for node in doc["nodes"].as_array().unwrap() {
+        assert_eq!(node["tenants"].as_array().unwrap().len(), 1, "{node}");
+    }
+    assert_eq!(doc["nodesUsed"], 2);
+}
+
+#[test]
+fn unplaceable_replicas_are_reported_and_exit_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL.replace(
+        "  - {name: rank",
+        "  - {name: big, tenant: search, kind: inference, replicas: 1, peakMemory: 90GiB}\n  - {name: rank",
+    );
+    let file = write(dir.path(), "plan.yaml", &text);
+    let out = plan(&[file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unplaced = doc["unplaced"].as_array().unwrap();
+    assert_eq!(unplaced.len(), 1);
+    assert_eq!(unplaced[0]["workload"], "big");
+    assert!(
+        unplaced[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("needs 90GiB"),
+        "{unplaced:?}"
+    );
+    // The rest is still placed.
+    let placed: u64 = doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["placed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(placed, 5);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("big#0 not placed"));
+}
+
+#[test]
+fn a_bad_plan_file_names_the_line_and_exits_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL.replace("replicas: 3, peakMemory", "replica: 3, peakMemory");
+    let file = write(dir.path(), "plan.yaml", &text);
+    let out = plan(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("plan.yaml:10:"), "{err}");
+    assert!(err.contains("replica"), "{err}");
+    // A policy error inside the plan file is located in the plan file too.
+    let text = SMALL.replace("namespaces: [ads]}", "namespaces: [ads], latency: urgent}");
+    let file = write(dir.path(), "plan.yaml", &text);
+    let out = plan(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("plan.yaml:6:"), "{err}");
+    // A missing policy file names the line that points at it.
+    let text = SMALL.replace("policy:\n  tenants:\n    - {name: search, namespaces: [search]}\n    - {name: ads, namespaces: [ads]}\n", "policyFile: nowhere.yaml\n");
+    let file = write(dir.path(), "plan.yaml", &text);
+    let out = plan(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("plan.yaml:3:") && err.contains("nowhere.yaml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn emit_writes_the_operator_artifacts_and_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let snapshot = dir.path().join("planned.yaml");
+    let out = plan(&[
+        example().to_str().unwrap(),
+        "--emit",
+        out_dir.to_str().unwrap(),
+        "--emit-snapshot",
+        snapshot.to_str().unwrap(),
+        "--output",
+        dir.path().join("plan.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mig = std::fs::read_to_string(out_dir.join("mig-parted-config.yaml")).unwrap();
+    assert!(
+        mig.contains("kind: ConfigMap") && mig.contains("mig-configs"),
+        "{mig}"
+    );
+    let dp = std::fs::read_to_string(out_dir.join("device-plugin-config.yaml")).unwrap();
+    assert!(dp.contains("mps") && dp.contains("exclusive"), "{dp}");
+    let nodes = std::fs::read_to_string(out_dir.join("nodes.sh")).unwrap();
+    assert!(
+        nodes.contains("nvidia.com/mig.config=")
+            && nodes.contains("nvidia.com/device-plugin.config=")
+    );
+    assert!(nodes.contains("kubectl taint node"));
+    let patch =
+        std::fs::read_to_string(out_dir.join("pod-patches/ads-prod.ads-rank.yaml")).unwrap();
+    assert!(
+        patch.contains("nvidia.com/mig-1g.10gb") && patch.contains("tolerations"),
+        "{patch}"
+    );
+    let snap = std::fs::read_to_string(&snapshot).unwrap();
+    assert!(snap.contains("kind: ClusterPolicy") && snap.contains("nodeName:"));
+    let table = std::fs::read_to_string(dir.path().join("plan.txt")).unwrap();
+    assert!(table.starts_with("Plan: "), "{table}");
+}

@@ -1,0 +1,221 @@
+//! Generated fleets for the benchmark and the property tests: tenants with random trust, workloads of
+//! every kind with peaks drawn from ranges that real inference, notebook and training jobs have, on
+//! one pool of a chosen GPU model. Deterministic: the same parameters give the same fleet.
+
+use crate::file::{OperatorSettings, PlanInput, Pool, TenantInfo, Workload};
+use gpu_trust_model::catalogue::{self, GpuModel};
+use gpu_trust_model::fleet::WorkloadClass;
+use gpu_trust_model::{Location, Trust};
+use gpu_trust_policy::{Contract, Latency, DEFAULT_MAX_REPLICAS};
+
+/// A small deterministic generator (SplitMix64).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        if hi <= lo {
+            return lo;
+        }
+        lo + self.next_u64() % (hi - lo + 1)
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+}
+
+/// What to generate.
+#[derive(Debug, Clone)]
+pub struct FleetSpec {
+    /// Replicas in total (approximately: the last workload is cut to fit).
+    pub replicas: usize,
+    pub seed: u64,
+    /// Catalogue id of the pool's GPU model.
+    pub model: String,
+    pub gpus_per_node: u32,
+    /// Replicas per tenant, on average.
+    pub replicas_per_tenant: usize,
+    /// Fraction of replicas that are training replicas.
+    pub training: f64,
+    /// Probability that a `none` pair is accepted to share nodes (GT207).
+    pub node_acceptance: f64,
+    /// Fraction of tenants that are confidential, and of those promised isolation.
+    pub confidential: f64,
+    pub isolation: f64,
+}
+
+impl FleetSpec {
+    /// The benchmark's fleet: H100 SXM nodes of 8 GPUs, 40 replicas per tenant, 5% training.
+    pub fn benchmark(replicas: usize, seed: u64) -> FleetSpec {
+        FleetSpec {
+            replicas,
+            seed,
+            model: "H100-SXM5-80GB".to_string(),
+            gpus_per_node: 8,
+            replicas_per_tenant: 40,
+            training: 0.05,
+            node_acceptance: 0.0,
+            confidential: 0.0,
+            isolation: 0.0,
+        }
+    }
+}
+
+fn mib(gib: u64) -> u64 {
+    gib * 1024
+}
+
+/// Builds the fleet. Trust between tenants: one in three pairs `full`, one in three `limited`, the rest
+/// `none`; workloads: inference (a third latency-critical), notebooks, batch and training.
+pub fn fleet(spec: &FleetSpec) -> PlanInput {
+    let mut rng = Rng::new(spec.seed);
+    let model: &'static GpuModel = catalogue::lookup(&spec.model)
+        .or_else(|| catalogue::all().first())
+        .unwrap_or(&catalogue::MODELS[0]);
+    let tenant_count = (spec.replicas / spec.replicas_per_tenant.max(1)).max(2);
+    let tenants: Vec<TenantInfo> = (0..tenant_count)
+        .map(|i| TenantInfo {
+            name: format!("tenant-{i:04}"),
+            latency: Latency::Standard,
+            confidential: rng.chance(spec.confidential),
+            contract: if rng.chance(spec.isolation) {
+                Contract::Isolation
+            } else {
+                Contract::ProportionalCompute
+            },
+            label: None,
+        })
+        .collect();
+    let n = tenants.len();
+    let mut trust = vec![vec![Trust::Full; n]; n];
+    let mut node_ok = vec![vec![true; n]; n];
+    // Trust within teams of four tenants is high, across teams mostly none.
+    for a in 0..n {
+        for b in a + 1..n {
+            let same_team = a / 4 == b / 4;
+            let t = if same_team {
+                match rng.range(0, 2) {
+                    0 => Trust::Full,
+                    1 => Trust::Limited,
+                    _ => Trust::None,
+                }
+            } else if rng.chance(0.02) {
+                Trust::Limited
+            } else {
+                Trust::None
+            };
+            trust[a][b] = t;
+            trust[b][a] = t;
+            let ok = t != Trust::None || rng.chance(spec.node_acceptance);
+            node_ok[a][b] = ok;
+            node_ok[b][a] = ok;
+        }
+    }
+    let mut workloads = Vec::new();
+    let mut left = spec.replicas;
+    let mut i = 0usize;
+    let max_gang = spec.gpus_per_node.max(1);
+    while left > 0 {
+        let tenant = (i / 3) % n;
+        let roll = rng.next_u64() % 1000;
+        let training_cut = (spec.training * 1000.0) as u64;
+        let (kind, replicas, peak, gpus, latency) = if roll < training_cut {
+            let g = [1u32, 2, 4, 8][rng.range(0, 3) as usize].min(max_gang);
+            (
+                WorkloadClass::Training,
+                rng.range(1, 4),
+                None,
+                g,
+                Latency::Standard,
+            )
+        } else if roll < training_cut + 150 {
+            (
+                WorkloadClass::Notebook,
+                rng.range(1, 12),
+                Some(mib(rng.range(2, 16))),
+                1,
+                Latency::Standard,
+            )
+        } else if roll < training_cut + 250 {
+            (
+                WorkloadClass::Batch,
+                rng.range(1, 10),
+                Some(mib(rng.range(4, 40))),
+                1,
+                Latency::Tolerant,
+            )
+        } else {
+            let critical = rng.chance(0.33);
+            // Peaks of served models: mostly small, some that need half or all of a GPU.
+            let peak = match rng.range(0, 9) {
+                0..=4 => rng.range(3, 9),
+                5..=6 => rng.range(10, 19),
+                7 => rng.range(20, 38),
+                8 => rng.range(40, 70),
+                _ => rng.range(4, 30),
+            };
+            (
+                WorkloadClass::Inference,
+                rng.range(1, 16),
+                Some(mib(peak)),
+                1,
+                if critical {
+                    Latency::Critical
+                } else {
+                    Latency::Standard
+                },
+            )
+        };
+        let replicas = (replicas as usize).min(left).max(1) as u32;
+        left -= replicas as usize;
+        workloads.push(Workload {
+            name: format!("w{i:05}"),
+            tenant,
+            namespace: tenants[tenant].name.clone(),
+            kind,
+            replicas,
+            peak_memory_mib: peak,
+            compute: None,
+            latency,
+            gpus,
+            image: None,
+            container: "main".to_string(),
+            pool: None,
+            location: Location::default(),
+        });
+        i += 1;
+    }
+    let nodes = u32::try_from(spec.replicas.max(1)).unwrap_or(u32::MAX);
+    PlanInput {
+        file: "generated".to_string(),
+        pools: vec![Pool {
+            name: "gpu".to_string(),
+            model,
+            gpus_per_node: spec.gpus_per_node,
+            nodes,
+            driver_version: None,
+            location: Location::default(),
+        }],
+        workloads,
+        tenants,
+        trust,
+        node_ok,
+        max_replicas: DEFAULT_MAX_REPLICAS,
+        operator: OperatorSettings::default(),
+    }
+}

@@ -1,0 +1,195 @@
+//! The plan: the `gpu-trust/plan/v1` wire format. Field names serialise in camelCase; every list is in
+//! a fixed order (nodes by pool then number, GPUs by index, workloads by name), so the same input gives
+//! byte-identical JSON.
+
+use gpu_trust_model::fleet::{SharingStrategy, WorkloadClass};
+use gpu_trust_model::isolation::Mechanism;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const SCHEMA: &str = "gpu-trust/plan/v1";
+
+/// Label every planned node carries with its inventory pool; pod patches select on it.
+pub const POOL_LABEL: &str = "gpu-trust.io/pool";
+/// Taint key of tenant node pools; its value names the pool of tenants a node is dedicated to.
+pub const TENANTS_TAINT: &str = "gpu-trust.io/tenants";
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub schema: &'static str,
+    /// GPUs with at least one assignment.
+    pub gpus_used: u32,
+    pub nodes_used: u32,
+    /// A lower bound on the GPUs any plan needs for the replicas placed (see [`Bound`]).
+    pub lower_bound: u32,
+    /// `(gpusUsed - lowerBound) / lowerBound`, in percent, two decimals; 0 when nothing is placed.
+    pub gap_percent: f64,
+    /// A lower bound on nodes for the same replicas, given which tenants may share a node.
+    pub nodes_lower_bound: u32,
+    /// The bound per pool and trust component (tenants connected by trust that allows sharing a GPU).
+    pub bounds: Vec<Bound>,
+    pub nodes: Vec<PlanNode>,
+    pub workloads: Vec<PlanWorkload>,
+    pub unplaced: Vec<Unplaced>,
+}
+
+impl Plan {
+    /// Whether every replica was placed.
+    pub fn complete(&self) -> bool {
+        self.unplaced.is_empty()
+    }
+}
+
+/// The lower bound of one trust component in one pool.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bound {
+    pub pool: String,
+    pub tenants: Vec<String>,
+    /// Whole GPUs the component needs (training gangs, exclusive and shared whole GPUs).
+    pub whole_gpus: u32,
+    /// MIG instances by profile (time-sliced instances counted once each).
+    pub instances: BTreeMap<String, u32>,
+    /// GPUs needed by memory slices alone.
+    pub by_memory_slices: u32,
+    /// GPUs needed by compute slices alone.
+    pub by_compute_slices: u32,
+    /// The half-GPU bound: full-GPU instances, plus the larger of each profile's most-per-GPU bound and
+    /// half the instances that take half a GPU or more (3g and 4g on 8-slice parts).
+    pub by_half_gpu: u32,
+    /// The configuration LP over the model's maximal layouts (its value, before rounding up).
+    pub by_layout_lp: f64,
+    /// The bound: whole GPUs plus the largest of the MIG bounds.
+    pub gpus: u32,
+    /// GPUs the plan uses for the component.
+    pub used: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanNode {
+    pub name: String,
+    pub pool: String,
+    /// Catalogue id of the GPU model.
+    pub model: String,
+    /// Tenants with replicas on the node, sorted.
+    pub tenants: Vec<String>,
+    /// The device plugin sharing config of the node (it applies to every GPU of the node).
+    pub sharing: NodeSharing,
+    /// Confidential computing on: whole GPUs of one confidential tenant only.
+    pub confidential: bool,
+    /// The taint value of the tenant node pool the node belongs to.
+    pub tenant_pool: String,
+    /// The mig-parted config the node is labelled with (`None` for models without MIG).
+    pub mig_config: Option<String>,
+    /// The key of the device plugin ConfigMap the node is labelled with.
+    pub device_plugin_config: String,
+    /// GPUs with assignments; the node's other GPUs stay idle with MIG disabled.
+    pub gpus: Vec<PlanGpu>,
+    /// GPUs the node has.
+    pub gpu_count: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSharing {
+    pub strategy: SharingStrategy,
+    /// Resource name to replicas advertised per device, for the shared resources only.
+    pub resources: BTreeMap<String, u32>,
+}
+
+/// How one GPU or MIG instance is handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceSharing {
+    Exclusive,
+    TimeSlicing,
+    Mps,
+}
+
+impl DeviceSharing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceSharing::Exclusive => "exclusive",
+            DeviceSharing::TimeSlicing => "time-slicing",
+            DeviceSharing::Mps => "mps",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanGpu {
+    pub index: u32,
+    /// MIG instances, by start; empty when MIG is disabled on the GPU.
+    pub mig: Vec<MigInstance>,
+    /// `time-slicing` when the whole GPU or any of its instances is time-sliced.
+    pub sharing: DeviceSharing,
+    /// Replicas the device plugin advertises for the whole GPU (1 when not shared or when MIG is on).
+    pub replicas: u32,
+    pub assignments: Vec<Assignment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigInstance {
+    pub profile: String,
+    pub start: u8,
+    pub sharing: DeviceSharing,
+    /// Replicas the device plugin advertises for the instance.
+    pub replicas: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Assignment {
+    pub workload: String,
+    pub replica: u32,
+    pub tenant: String,
+    /// The MIG instance (`None` for a whole GPU).
+    pub profile: Option<String>,
+    pub start: Option<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Toleration {
+    pub key: String,
+    pub operator: String,
+    pub value: String,
+    pub effect: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanWorkload {
+    pub name: String,
+    pub tenant: String,
+    pub namespace: String,
+    pub kind: WorkloadClass,
+    pub replicas: u32,
+    /// Replicas placed.
+    pub placed: u32,
+    pub pool: Option<String>,
+    pub mechanism: Option<Mechanism>,
+    /// The extended resource each pod requests, and how many.
+    pub resource: Option<String>,
+    pub count: u32,
+    /// The MIG profile, for MIG mechanisms.
+    pub profile: Option<String>,
+    /// For shared mechanisms: replicas per device.
+    pub share_replicas: Option<u32>,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+    /// Why this mechanism, in the terms of the isolation model.
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unplaced {
+    pub workload: String,
+    pub replica: u32,
+    pub reason: String,
+}

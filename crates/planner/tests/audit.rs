@@ -1,0 +1,162 @@
+//! The planner's main correctness test: the planned cluster, written as Kubernetes objects and read
+//! back by ingest, audits with no finding of severity high or above that the policy does not accept.
+//! The emitted configs also parse with the parsers ingest reads real clusters with.
+
+use gpu_trust_model::{Severity, Trust};
+use gpu_trust_planner::emit;
+use gpu_trust_planner::file::{self, PlanInput, PolicySource};
+use gpu_trust_planner::generate::{fleet, FleetSpec};
+use gpu_trust_planner::{check, snapshot, solve, Plan};
+use gpu_trust_policy::{Contract, Date, Policy};
+use gpu_trust_rules::{audit, AuditInput, AuditOptions};
+
+fn today() -> Date {
+    Date::parse("2026-03-01").unwrap()
+}
+
+/// High or critical findings the policy does not accept.
+fn serious(plan: &Plan, input: &PlanInput, policy: &Policy) -> Vec<String> {
+    let text = snapshot(plan, input);
+    let ingested = gpu_trust_ingest::ingest_text(&text, "snapshot.yaml");
+    let errors: Vec<String> = ingested
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the snapshot does not read back: {errors:#?}"
+    );
+    let tenancy = policy.resolve(&ingested.fleet.namespaces);
+    let options = AuditOptions::new(today());
+    let report = audit(&AuditInput {
+        fleet: &ingested.fleet,
+        tenancy: &tenancy,
+        options: &options,
+    });
+    report
+        .findings
+        .iter()
+        .filter(|f| f.severity >= Severity::High && f.accepted.is_none())
+        .map(|f| format!("{} {:?} {:?}: {}", f.rule, f.tenants, f.nodes, f.message))
+        .collect()
+}
+
+/// The policy of a generated fleet, as a policy file would state it.
+fn policy_of(input: &PlanInput) -> Policy {
+    let mut text = String::from("apiVersion: gpu-trust/v1\nkind: TenancyPolicy\ntenants:\n");
+    for t in &input.tenants {
+        text.push_str(&format!(
+            "  - name: {}\n    namespaces: [{}]\n",
+            t.name, t.name
+        ));
+        if t.confidential {
+            text.push_str("    confidential: true\n");
+        }
+        if t.contract == Contract::Isolation {
+            text.push_str("    contract: isolation\n");
+        }
+    }
+    text.push_str("trust:\n  default: none\n  relations:\n");
+    let n = input.tenants.len();
+    let mut accepts = String::new();
+    for a in 0..n {
+        for b in a + 1..n {
+            let (ta, tb) = (&input.tenants[a].name, &input.tenants[b].name);
+            let t = input.trust[a][b];
+            if t != Trust::None {
+                text.push_str(&format!(
+                    "    - {{tenants: [{ta}, {tb}], level: {}}}\n",
+                    t.as_str()
+                ));
+            } else if input.node_ok[a][b] {
+                for rule in ["GT207", "GT501"] {
+                    accepts.push_str(&format!(
+                        "  - {{rule: {rule}, tenants: [{ta}, {tb}], reason: one host by design}}\n"
+                    ));
+                }
+            }
+        }
+    }
+    if !accepts.is_empty() {
+        text.push_str("accept:\n");
+        text.push_str(&accepts);
+    }
+    gpu_trust_policy::parse(&text, "policy.yaml").unwrap()
+}
+
+fn example() -> (PlanInput, Policy) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/plan");
+    let text = std::fs::read_to_string(format!("{dir}/plan.yaml")).unwrap();
+    let plan_file = file::parse(&text, "plan.yaml").unwrap();
+    let PolicySource::File { path, .. } = &plan_file.policy else {
+        panic!("the example names its policy file")
+    };
+    let policy_text = std::fs::read_to_string(format!("{dir}/{path}")).unwrap();
+    let policy = gpu_trust_policy::parse(&policy_text, path).unwrap();
+    (plan_file.resolve(&policy, today()).unwrap(), policy)
+}
+
+#[test]
+fn the_example_plan_audits_clean() {
+    let (input, policy) = example();
+    let plan = solve(&input);
+    assert!(plan.complete(), "{:#?}", plan.unplaced);
+    assert!(check(&input, &plan).is_empty());
+    let found = serious(&plan, &input, &policy);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn generated_plans_audit_clean() {
+    for (seed, model, accept, conf) in [
+        (1u64, "H100-SXM5-80GB", 0.0, 0.0),
+        (2, "H100-SXM5-80GB", 0.5, 0.1),
+        (3, "A30", 0.0, 0.0),
+        (4, "L40S", 0.3, 0.0),
+        (5, "A100-SXM4-40GB", 1.0, 0.0),
+        (6, "H200-SXM-141GB", 0.0, 0.2),
+    ] {
+        let spec = FleetSpec {
+            model: model.to_string(),
+            node_acceptance: accept,
+            confidential: conf,
+            isolation: 0.1,
+            replicas_per_tenant: 12,
+            ..FleetSpec::benchmark(150, seed)
+        };
+        let input = fleet(&spec);
+        let policy = policy_of(&input);
+        let plan = solve(&input);
+        assert!(check(&input, &plan).is_empty());
+        let found = serious(&plan, &input, &policy);
+        assert!(found.is_empty(), "seed {seed} {model}: {found:#?}");
+    }
+}
+
+#[test]
+fn emitted_configs_parse_as_ingest_reads_them() {
+    let (input, _) = example();
+    let plan = solve(&input);
+    let mig = serde_saphyr::to_string(&emit::mig_parted_config(&plan)).unwrap();
+    let parsed = gpu_trust_ingest::mig_parted::parse(&mig, "mig.yaml", 0).unwrap();
+    assert!(parsed.mig_configs.contains_key(emit::ALL_DISABLED));
+    assert_eq!(
+        parsed.mig_configs.len(),
+        emit::mig_parted_config(&plan).mig_configs.len()
+    );
+    let configs = emit::device_plugin_configs(&plan);
+    assert!(configs.len() >= 2, "the example shares GPUs: {configs:?}");
+    for (key, config) in configs {
+        let text = serde_saphyr::to_string(&config).unwrap();
+        let (_, warnings) = gpu_trust_ingest::device_plugin::parse(
+            &text,
+            &key,
+            0,
+            gpu_trust_ingest::device_plugin::Strictness::Strict,
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{key}: {warnings:?}");
+    }
+}
