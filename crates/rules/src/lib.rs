@@ -1,3 +1,29 @@
 //! The audit: rules over the fleet model and the tenancy policy, pairs, blast radius, acceptances.
+//!
+//! - [`audit`]: the entry point, `audit(&AuditInput) -> AuditReport`.
+//! - [`registry()`] / [`rule`]: every rule with its code, name, layer, severity and documentation (the
+//!   rule file's doc comment), for `gpu-trust rules`, `gpu-trust explain` and SARIF.
+//! - [`colocation`]: which tenants are or may be on one GPU, MIG instance, MPS server or node, computed
+//!   once and read by the rules, the pairs and the blast radius.
+//! - [`advisories`]: known toolkit, operator and driver vulnerabilities with fixes per branch.
+//! - [`report`]: the `gpu-trust/audit/v1` wire format.
+//!
+//! Rules are pure functions over a [`Context`](context::Context) that push findings into a
+//! [`Sink`](sink::Sink); nothing here does I/O or reads the clock.
 
+pub mod advisories;
+mod audit;
+pub mod blast;
+pub mod colocation;
+pub mod context;
+pub mod layout;
+pub mod pairs;
+pub mod registry;
 pub mod report;
+mod rules;
+pub mod sink;
+mod text;
+
+pub use advisories::Advisories;
+pub use audit::{audit, AuditInput, AuditOptions};
+pub use registry::{registry, rule, RuleMeta, SeverityRule, DOC_SECTIONS};

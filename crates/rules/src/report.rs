@@ -98,6 +98,8 @@ pub struct Finding {
     pub tenants: Vec<String>,
     /// Sorted node names.
     pub nodes: Vec<String>,
+    /// The objects involved: the finding's own (nodes, bindings, policy entries) sorted, then its
+    /// workloads by namespace, kind and name; at most 50 (the message says how many workloads).
     pub objects: Vec<FindingObject>,
     pub message: String,
     pub remediation: String,
@@ -127,6 +129,8 @@ pub struct AcceptedEntry {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BlastRadiusEntry {
+    /// Every tenant whose workloads run or may run on GPU nodes has one entry per incident, sorted by
+    /// tenant then incident; `reaches` is empty when the incident reaches no one.
     pub tenant: String,
     pub incident: Incident,
     /// Sorted names of the tenants reached.
@@ -145,7 +149,8 @@ pub struct PairEntry {
     pub shares: Vec<String>,
     /// What separates them (`mig-instance`, `gpu`, `node`, `virtual-cluster`).
     pub separated_by: Vec<String>,
-    /// The strongest certainty of any co-location behind `shares`.
+    /// The strongest certainty of any co-location behind `shares` (a GPU, a MIG GPU or a node);
+    /// `None` when they share only the control plane.
     pub certainty: Option<Certainty>,
 }
 

@@ -1,0 +1,163 @@
+//! What every rule reads: the fleet, the tenancy, the co-location analysis, the date and the advisories,
+//! plus what is known about each workload once the policy's `workloads` entries are applied.
+
+use crate::advisories::Advisories;
+use crate::colocation::Colocation;
+use gpu_trust_model::fleet::{
+    Fleet, GpuNode, NamespaceInfo, NodeId, Workload, WorkloadClass, WorkloadId,
+};
+use gpu_trust_model::Trust;
+use gpu_trust_policy::{Date, Latency, Tenancy, TenantId, WorkloadOverrides};
+use std::collections::BTreeSet;
+
+/// The read-only world of one audit.
+pub struct Context<'a> {
+    pub fleet: &'a Fleet,
+    pub tenancy: &'a Tenancy,
+    pub colo: &'a Colocation,
+    pub today: Date,
+    pub advisories: &'a Advisories,
+    /// `tenant_of[w]`: the tenant of workload `w`; `None` for platform namespaces.
+    pub tenant_of: &'a [Option<TenantId>],
+    /// `overrides[w]`: what the policy's `workloads` entries say about workload `w`.
+    pub overrides: &'a [WorkloadOverrides],
+}
+
+/// Per workload: its tenant and the policy's overrides (computed once per audit).
+pub(crate) fn workload_facts(
+    fleet: &Fleet,
+    tenancy: &Tenancy,
+) -> (Vec<Option<TenantId>>, Vec<WorkloadOverrides>) {
+    let tenants = fleet
+        .workloads
+        .iter()
+        .map(|w| tenancy.tenant_of(&w.namespace))
+        .collect();
+    let overrides = fleet
+        .workloads
+        .iter()
+        .map(|w| tenancy.workload_overrides(&w.namespace, &w.labels))
+        .collect();
+    (tenants, overrides)
+}
+
+impl<'a> Context<'a> {
+    pub fn workload(&self, id: WorkloadId) -> Option<&'a Workload> {
+        self.fleet.workloads.get(id)
+    }
+
+    pub fn tenant(&self, id: WorkloadId) -> Option<TenantId> {
+        self.tenant_of.get(id).copied().flatten()
+    }
+
+    pub fn tenant_name(&self, id: TenantId) -> &'a str {
+        self.tenancy.name(id)
+    }
+
+    pub fn trust(&self, a: TenantId, b: TenantId) -> Trust {
+        self.tenancy.trust(a, b)
+    }
+
+    pub fn node_name(&self, id: NodeId) -> &'a str {
+        self.fleet.nodes.get(id).map_or("?", |n| n.name.as_str())
+    }
+
+    /// A namespace of the fleet by name (the fleet keeps them sorted).
+    pub fn namespace(&self, name: &str) -> Option<&'a NamespaceInfo> {
+        let ns = &self.fleet.namespaces;
+        match ns.binary_search_by(|n| n.name.as_str().cmp(name)) {
+            Ok(i) => ns.get(i),
+            Err(_) => ns.iter().find(|n| n.name == name),
+        }
+    }
+
+    pub fn gpu(&self, id: NodeId) -> Option<&'a GpuNode> {
+        self.fleet.nodes.get(id).and_then(|n| n.gpu.as_ref())
+    }
+
+    /// Tenant workloads, with their tenant.
+    pub fn tenant_workloads(
+        &self,
+    ) -> impl Iterator<Item = (WorkloadId, TenantId, &'a Workload)> + '_ {
+        self.fleet
+            .workloads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| self.tenant(i).map(|t| (i, t, w)))
+    }
+
+    /// Tenants that have at least one workload in the input, sorted.
+    pub fn tenants_with_workloads(&self) -> BTreeSet<TenantId> {
+        self.tenant_of.iter().flatten().copied().collect()
+    }
+
+    /// Tenants with a workload that runs or may run on a GPU node: the tenants of the GPU fleet, whose
+    /// pairs, shared API server and blast radius the audit reports. (RBAC rules judge every tenant.)
+    pub fn gpu_tenants(&self) -> BTreeSet<TenantId> {
+        self.tenant_workloads()
+            .filter(|(w, _, _)| self.colo.reaches_gpu(*w))
+            .map(|(_, t, _)| t)
+            .collect()
+    }
+
+    /// What the workload does: the policy's `workloads` kind, else what ingest classified, else
+    /// training for the training kinds.
+    pub fn class(&self, id: WorkloadId) -> WorkloadClass {
+        let over = self.overrides.get(id).and_then(|o| o.kind);
+        let Some(w) = self.workload(id) else {
+            return WorkloadClass::Unknown;
+        };
+        match over {
+            Some(k) => k,
+            None if w.class != WorkloadClass::Unknown => w.class,
+            None if w.kind.is_training_kind() => WorkloadClass::Training,
+            None => WorkloadClass::Unknown,
+        }
+    }
+
+    /// Peak device memory in MiB, from the policy's `workloads` entries or the objects.
+    pub fn peak_memory_mib(&self, id: WorkloadId) -> Option<u64> {
+        self.overrides
+            .get(id)
+            .and_then(|o| o.peak_memory_mib)
+            .or_else(|| self.workload(id).and_then(|w| w.peak_memory_mib))
+    }
+
+    /// Latency sensitivity: the workload's entry, else its tenant's.
+    pub fn latency(&self, id: WorkloadId) -> Latency {
+        if let Some(l) = self.overrides.get(id).and_then(|o| o.latency) {
+            return l;
+        }
+        self.tenant(id)
+            .map(|t| self.tenancy.tenant(t).latency)
+            .unwrap_or_default()
+    }
+}
+
+/// Labels and annotations vCluster's syncer puts on the pods it syncs into the host cluster (vCluster
+/// docs, "Syncing": synced objects carry `vcluster.loft.sh/*` metadata naming the virtual cluster and
+/// the object's virtual name and namespace).
+const VCLUSTER_KEYS: [&str; 3] = [
+    "vcluster.loft.sh/managed-by",
+    "vcluster.loft.sh/namespace",
+    "vcluster.loft.sh/object-name",
+];
+
+impl Context<'_> {
+    /// Tenants whose workloads all run in a virtual cluster (each has its own API server; nodes,
+    /// device plugins and drivers stay shared).
+    pub fn virtual_cluster_tenants(&self) -> BTreeSet<TenantId> {
+        let mut all: std::collections::BTreeMap<TenantId, bool> = std::collections::BTreeMap::new();
+        for (_, t, w) in self.tenant_workloads() {
+            let synced = VCLUSTER_KEYS
+                .iter()
+                .any(|k| w.labels.contains_key(*k) || w.annotations.contains_key(*k));
+            let e = all.entry(t).or_insert(true);
+            *e &= synced;
+        }
+        all.into_iter()
+            .filter(|(_, v)| *v)
+            .map(|(t, _)| t)
+            .collect()
+    }
+}

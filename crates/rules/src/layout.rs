@@ -1,0 +1,950 @@
+//! The GPU layout view: per GPU node, per physical GPU, how the GPU is shared and which tenants are (or
+//! may be) on it, with MIG instances at their placement in memory slices. The HTML report draws it.
+//!
+//! Nothing here decides isolation: the mechanism each workload gets, the unit it draws from and how many
+//! replicas it holds come from [`crate::colocation::device_use`]; which tenants are on a node, and
+//! whether they are scheduled there or only permitted, from [`Colocation`]. This module only spreads
+//! those workloads over the GPUs and instances they can be on:
+//!
+//! - GPUs HAMi pinned (`hami.io/vgpu-devices-allocated`) hold the workload for certain (`observed`).
+//! - Otherwise every GPU (or MIG instance of a profile the workload may get) that could hold it is a
+//!   candidate. When the workload needs as many GPUs or instances as there are candidates, it is on all
+//!   of them (`observed`); else on each one `possible`. A workload not scheduled on the node but permitted
+//!   there is `permitted` on every candidate.
+//!
+//! Profile sizes are the catalogue's. A MIG instance whose start slice the input does not give is put
+//! where the first valid layout of the model ([`gpu_trust_model::geometry`]) with the same profiles puts it.
+
+use crate::colocation::{device_use, plugin_profile, Colocation, DeviceUse, Unit};
+use crate::context::workload_facts;
+use gpu_trust_model::catalogue::{self, GpuModel};
+use gpu_trust_model::fleet::{
+    Fleet, GpuNode, MigSlot, NodeId, PhysicalGpu, SharingStrategy, Workload,
+};
+use gpu_trust_model::geometry;
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::Certainty;
+use gpu_trust_policy::Tenancy;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Workload names kept per tenant and GPU (the count is kept in full).
+pub const MAX_LISTED_WORKLOADS: usize = 8;
+
+/// One GPU node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeLayout {
+    pub name: String,
+    /// Where the Node object was read.
+    pub file: String,
+    pub line: u32,
+    /// `nvidia.com/gpu.product` as labelled.
+    pub product: Option<String>,
+    /// Catalogue id of the GPU model.
+    pub model: Option<String>,
+    /// The model's display name from the catalogue.
+    pub model_name: Option<String>,
+    /// Memory of one GPU, MiB (the catalogue's figure, else the node's label).
+    pub memory_mib: Option<u64>,
+    /// Memory and compute slices of the model's MIG geometry (`None` without MIG or an unknown model).
+    pub memory_slices: Option<u8>,
+    pub compute_slices: Option<u8>,
+    /// The device plugin sharing strategy configured for the node.
+    pub sharing_strategy: SharingStrategy,
+    /// The node is registered with HAMi.
+    pub hami: bool,
+    pub gpus: Vec<GpuLayout>,
+    /// Every tenant on the node, with the strongest certainty (also those on no GPU, e.g. CPU pods of a
+    /// DaemonSet, which still share the host).
+    pub tenants: Vec<TenantPresence>,
+}
+
+/// A tenant on a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantPresence {
+    pub tenant: String,
+    pub certainty: Certainty,
+}
+
+/// One physical GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuLayout {
+    pub index: u32,
+    pub uuid: Option<String>,
+    pub sharing: Sharing,
+    /// Mechanisms of the workloads on the GPU (or its instances), sorted.
+    pub mechanisms: Vec<Mechanism>,
+    /// Tenants on the whole GPU (empty for a MIG GPU: its tenants are on the instances).
+    pub tenants: Vec<Occupant>,
+    /// MIG instances, sorted by start slice (instances without a known start last, by profile).
+    pub instances: Vec<MigInstanceLayout>,
+}
+
+/// How a GPU (or a MIG instance) is handed out, as configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Sharing {
+    /// One workload per device.
+    Exclusive,
+    /// Device plugin time-slicing: `replicas` per device.
+    TimeSlicing { replicas: u32 },
+    /// Device plugin MPS: `replicas` clients per device.
+    Mps { replicas: u32 },
+    /// The GPU is partitioned into MIG instances.
+    Mig,
+}
+
+impl Sharing {
+    /// How the device plugin shares one device of `resource` on this node.
+    fn of(node: &GpuNode, resource: &str) -> Sharing {
+        let replicas = node.sharing.replicas_for(resource);
+        match node.sharing.strategy {
+            SharingStrategy::TimeSlicing if replicas > 1 => Sharing::TimeSlicing { replicas },
+            SharingStrategy::Mps if replicas > 1 => Sharing::Mps { replicas },
+            _ => Sharing::Exclusive,
+        }
+    }
+
+    /// Replicas advertised per device (1 when not shared, 0 for a MIG GPU).
+    pub fn replicas(self) -> u32 {
+        match self {
+            Sharing::Exclusive => 1,
+            Sharing::TimeSlicing { replicas } | Sharing::Mps { replicas } => replicas,
+            Sharing::Mig => 0,
+        }
+    }
+}
+
+/// One MIG GPU instance at its placement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigInstanceLayout {
+    /// Profile name as in the catalogue (`1g.10gb+me`), or as the input wrote it when unknown.
+    pub profile: String,
+    /// First memory slice; `None` when neither the input nor the catalogue's placements give one.
+    pub start: Option<u8>,
+    /// Memory slices occupied from `start`.
+    pub memory_slices: Option<u8>,
+    pub compute_slices: Option<u8>,
+    pub memory_mib: Option<u64>,
+    /// How the device plugin shares this instance (time-slicing or MPS replicas inside it).
+    pub sharing: Sharing,
+    pub tenants: Vec<Occupant>,
+}
+
+/// A tenant on a GPU or MIG instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Occupant {
+    pub tenant: String,
+    /// The strongest certainty of any of its workloads being there.
+    pub certainty: Certainty,
+    /// Mechanisms its workloads get there, sorted.
+    pub mechanisms: Vec<Mechanism>,
+    /// The first workloads (`Pod ns/name`), at most [`MAX_LISTED_WORKLOADS`].
+    pub workloads: Vec<String>,
+    /// How many workloads in all.
+    pub workload_count: usize,
+}
+
+/// The layout of every GPU node of the fleet, in node order.
+pub fn build(fleet: &Fleet, tenancy: &Tenancy) -> Vec<NodeLayout> {
+    let (tenant_of, _) = workload_facts(fleet, tenancy);
+    let colo = Colocation::compute(fleet, &tenant_of);
+    fleet
+        .gpu_nodes()
+        .filter_map(|(id, node)| {
+            let gpu = node.gpu.as_ref()?;
+            Some(node_layout(fleet, tenancy, &colo, id, gpu))
+        })
+        .collect()
+}
+
+/// Where one workload may be: a whole GPU, or one MIG instance of a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Seat {
+    Gpu(usize),
+    Instance(usize, usize),
+}
+
+/// What accumulates for one tenant on one seat.
+#[derive(Debug, Default)]
+struct Tally {
+    certainty: Option<Certainty>,
+    mechanisms: BTreeSet<Mechanism>,
+    workloads: Vec<String>,
+    count: usize,
+}
+
+impl Tally {
+    fn add(&mut self, certainty: Certainty, mechanism: Mechanism, workload: &Workload) {
+        self.certainty = Some(self.certainty.map_or(certainty, |c| c.min(certainty)));
+        self.mechanisms.insert(mechanism);
+        self.count += 1;
+        if self.workloads.len() < MAX_LISTED_WORKLOADS {
+            self.workloads.push(workload.object.to_string());
+        }
+    }
+}
+
+fn node_layout(
+    fleet: &Fleet,
+    tenancy: &Tenancy,
+    colo: &Colocation,
+    id: NodeId,
+    gpu: &GpuNode,
+) -> NodeLayout {
+    let node = &fleet.nodes[id];
+    let model = gpu.model.as_deref().and_then(catalogue::lookup);
+    let mig = model.and_then(|m| m.mig);
+    let gpus = physical_gpus(gpu);
+
+    // Tenant -> seat -> tally.
+    let mut seats: BTreeMap<Seat, BTreeMap<String, Tally>> = BTreeMap::new();
+    let mut tenants = Vec::new();
+    for (tenant, certainty) in colo.tenants_on(id) {
+        let name = tenancy.name(tenant).to_string();
+        tenants.push(TenantPresence {
+            tenant: name.clone(),
+            certainty,
+        });
+        for wid in colo.workloads_on(id, tenant) {
+            let Some(w) = fleet.workloads.get(wid) else {
+                continue;
+            };
+            let Some(du) = device_use(w, gpu) else {
+                continue;
+            };
+            let (reach, _) = colo.reach_of(wid);
+            let (candidates, certainty) = match seats_from_ingest(w, id, &gpus) {
+                Some(found) => found,
+                None => candidate_seats(w, &du, gpu, &gpus, reach),
+            };
+            for seat in candidates {
+                seats
+                    .entry(seat)
+                    .or_default()
+                    .entry(name.clone())
+                    .or_default()
+                    .add(certainty, du.mechanism, w);
+            }
+        }
+    }
+
+    let mut layouts = Vec::with_capacity(gpus.len());
+    for (g, pg) in gpus.iter().enumerate() {
+        let mut mechanisms: BTreeSet<Mechanism> = BTreeSet::new();
+        let mut take = |seat: Seat, mechanisms: &mut BTreeSet<Mechanism>| -> Vec<Occupant> {
+            seats
+                .remove(&seat)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(tenant, t)| {
+                    mechanisms.extend(t.mechanisms.iter().copied());
+                    Occupant {
+                        tenant,
+                        certainty: t.certainty.unwrap_or(Certainty::Permitted),
+                        mechanisms: t.mechanisms.into_iter().collect(),
+                        workloads: t.workloads,
+                        workload_count: t.count,
+                    }
+                })
+                .collect()
+        };
+        if is_mig_gpu(pg) {
+            let starts = place(&pg.mig, model);
+            let mut instances: Vec<MigInstanceLayout> = pg
+                .mig
+                .iter()
+                .enumerate()
+                .map(|(i, slot)| {
+                    let profile = mig.and_then(|geo| geo.profile(&slot.profile));
+                    let resource = format!("nvidia.com/mig-{}", plugin_profile(&slot.profile));
+                    MigInstanceLayout {
+                        profile: profile
+                            .map_or_else(|| slot.profile.clone(), |p| p.name.to_string()),
+                        start: starts.get(i).copied().flatten(),
+                        memory_slices: profile.map(|p| p.memory_slices),
+                        compute_slices: profile.map(|p| p.compute_slices),
+                        memory_mib: profile.map(|p| p.memory_mib),
+                        sharing: Sharing::of(gpu, &resource),
+                        tenants: take(Seat::Instance(g, i), &mut mechanisms),
+                    }
+                })
+                .collect();
+            instances.sort_by(|a, b| {
+                (a.start.is_none(), a.start, &a.profile).cmp(&(
+                    b.start.is_none(),
+                    b.start,
+                    &b.profile,
+                ))
+            });
+            layouts.push(GpuLayout {
+                index: pg.index,
+                uuid: pg.uuid.clone(),
+                sharing: Sharing::Mig,
+                mechanisms: mechanisms.into_iter().collect(),
+                tenants: Vec::new(),
+                instances,
+            });
+        } else {
+            let tenants = take(Seat::Gpu(g), &mut mechanisms);
+            layouts.push(GpuLayout {
+                index: pg.index,
+                uuid: pg.uuid.clone(),
+                sharing: Sharing::of(gpu, "nvidia.com/gpu"),
+                mechanisms: mechanisms.into_iter().collect(),
+                tenants,
+                instances: Vec::new(),
+            });
+        }
+    }
+
+    NodeLayout {
+        name: node.name.clone(),
+        file: node.object.location.file.clone(),
+        line: node.object.location.line,
+        product: gpu.product.clone(),
+        model: model
+            .map(|m| m.id.to_string())
+            .or_else(|| gpu.model.clone()),
+        model_name: model.map(|m| m.display_name.to_string()),
+        memory_mib: model.map(|m| m.memory_mib).or(gpu.memory_mib),
+        memory_slices: mig.map(|g| g.memory_slices),
+        compute_slices: mig.map(|g| g.compute_slices),
+        sharing_strategy: gpu.sharing.strategy,
+        hami: gpu.hami,
+        gpus: layouts,
+        tenants,
+    }
+}
+
+/// The devices ingest found a pod scheduled on `node` may be using, with `observed` when the evidence
+/// pins it to exactly those; `None` when ingest found none (a template, a pending pod, a node whose
+/// GPUs the input does not list).
+fn seats_from_ingest(
+    w: &Workload,
+    node: NodeId,
+    gpus: &[PhysicalGpu],
+) -> Option<(Vec<Seat>, Certainty)> {
+    if w.placement.node != Some(node) || w.placement.devices.is_empty() {
+        return None;
+    }
+    let seats: Vec<Seat> = w
+        .placement
+        .devices
+        .iter()
+        .filter_map(|d| {
+            let g = gpus.iter().position(|pg| pg.index == d.gpu)?;
+            match d.instance {
+                None => Some(Seat::Gpu(g)),
+                Some(i) => {
+                    let i = usize::try_from(i).ok()?;
+                    (i < gpus[g].mig.len()).then_some(Seat::Instance(g, i))
+                }
+            }
+        })
+        .collect();
+    if seats.is_empty() {
+        return None;
+    }
+    let certainty = if w.placement.observed {
+        Certainty::Observed
+    } else {
+        Certainty::Possible
+    };
+    Some((seats, certainty))
+}
+
+/// Every GPU or MIG instance of the node that could hold the workload's request, and how sure it is
+/// to be on each: `permitted` when it is not scheduled there, `observed` when HAMi pinned it or it needs
+/// every candidate, else `possible`.
+fn candidate_seats(
+    w: &Workload,
+    du: &DeviceUse,
+    gpu: &GpuNode,
+    gpus: &[PhysicalGpu],
+    reach: Certainty,
+) -> (Vec<Seat>, Certainty) {
+    let mut candidates: Vec<Seat> = if du.mechanism.is_mig() {
+        gpus.iter()
+            .enumerate()
+            .flat_map(|(g, pg)| {
+                pg.mig
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, slot)| {
+                        du.mig_profiles
+                            .as_ref()
+                            .is_none_or(|p| p.contains(&plugin_profile(&slot.profile)))
+                    })
+                    .map(move |(i, _)| Seat::Instance(g, i))
+            })
+            .collect()
+    } else {
+        gpus.iter()
+            .enumerate()
+            .filter(|(_, pg)| !is_mig_gpu(pg))
+            .map(|(g, _)| Seat::Gpu(g))
+            .collect()
+    };
+    let mut pinned = false;
+    if !w.placement.gpu_uuids.is_empty() {
+        let on_pinned: Vec<Seat> = candidates
+            .iter()
+            .copied()
+            .filter(|s| {
+                let g = match s {
+                    Seat::Gpu(g) | Seat::Instance(g, _) => *g,
+                };
+                gpus[g]
+                    .uuid
+                    .as_ref()
+                    .is_some_and(|u| w.placement.gpu_uuids.contains(u))
+            })
+            .collect();
+        if !on_pinned.is_empty() {
+            candidates = on_pinned;
+            pinned = true;
+        }
+    }
+    let needed = units_needed(&du.unit, du.demand, gpu);
+    let certainty = if reach == Certainty::Permitted {
+        Certainty::Permitted
+    } else if pinned || needed >= candidates.len() as u64 {
+        Certainty::Observed
+    } else {
+        Certainty::Possible
+    };
+    (candidates, certainty)
+}
+
+fn is_mig_gpu(gpu: &PhysicalGpu) -> bool {
+    gpu.mig_enabled || !gpu.mig.is_empty()
+}
+
+/// The node's GPUs by index: those listed, plus one plain entry for each index up to the node's count
+/// that the input does not list.
+fn physical_gpus(node: &GpuNode) -> Vec<PhysicalGpu> {
+    let mut gpus = node.gpus.clone();
+    let listed: BTreeSet<u32> = gpus.iter().map(|g| g.index).collect();
+    let mut next = 0u32;
+    while gpus.len() < node.count as usize {
+        if !listed.contains(&next) {
+            gpus.push(PhysicalGpu {
+                index: next,
+                uuid: None,
+                mig_enabled: false,
+                mig: Vec::new(),
+            });
+        }
+        match next.checked_add(1) {
+            Some(n) => next = n,
+            None => break,
+        }
+    }
+    gpus.sort_by_key(|g| g.index);
+    gpus
+}
+
+/// Devices of `unit` a workload holding `demand` replicas occupies.
+fn units_needed(unit: &Unit, demand: u64, node: &GpuNode) -> u64 {
+    let per_unit = match unit {
+        Unit::SharedGpu { resource } => node.sharing.replicas_for(resource),
+        Unit::SharedMigInstance { profile } => node
+            .sharing
+            .replicas_for(&format!("nvidia.com/mig-{profile}")),
+        Unit::Fraction(_) | Unit::Claim(_) => return 1,
+        Unit::Hami | Unit::Own => 1,
+    };
+    demand.max(1).div_ceil(u64::from(per_unit.max(1)))
+}
+
+/// The start slice of each instance: the input's where given; for the others, the first valid layout of
+/// the model (in the catalogue's enumeration order, lowest starts first) with the same profile counts
+/// that keeps every given start. `None` for an instance whose profile the catalogue does not know, or
+/// when no valid layout matches.
+fn place(slots: &[MigSlot], model: Option<&'static GpuModel>) -> Vec<Option<u8>> {
+    let mut starts: Vec<Option<u8>> = slots.iter().map(|s| s.start).collect();
+    if starts.iter().all(Option::is_some) {
+        return starts;
+    }
+    let Some((model, geo)) = model.and_then(|m| m.mig.map(|g| (m, g))) else {
+        return starts;
+    };
+    let Ok(layouts) = geometry::layouts(model) else {
+        return starts;
+    };
+    let mut names: Vec<&'static str> = Vec::with_capacity(slots.len());
+    for slot in slots {
+        match geo.profile(&slot.profile) {
+            Some(p) => names.push(p.name),
+            None => return starts,
+        }
+    }
+    let mut counts: BTreeMap<&'static str, u32> = BTreeMap::new();
+    for n in &names {
+        *counts.entry(n).or_default() += 1;
+    }
+    let fits = |layout: &geometry::Layout| {
+        layout.counts() == counts
+            && slots.iter().zip(&names).all(|(slot, name)| {
+                slot.start.is_none_or(|s| {
+                    layout
+                        .instances()
+                        .iter()
+                        .any(|i| i.profile().name == *name && i.start() == s)
+                })
+            })
+    };
+    let Some(layout) = layouts.iter().find(|l| fits(l)) else {
+        return starts;
+    };
+    let mut free: Vec<(&'static str, u8)> = layout
+        .instances()
+        .iter()
+        .map(|i| (i.profile().name, i.start()))
+        .filter(|(name, start)| {
+            !slots
+                .iter()
+                .zip(&names)
+                .any(|(slot, n)| n == name && slot.start == Some(*start))
+        })
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        if starts[i].is_some() {
+            continue;
+        }
+        if let Some(k) = free.iter().position(|(n, _)| n == name) {
+            starts[i] = Some(free.remove(k).1);
+        }
+    }
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_trust_model::fleet::{
+        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, Placement,
+        SharingConfig, Workload, WorkloadClass, WorkloadKind,
+    };
+    use gpu_trust_model::{Location, ObjectRef};
+    use gpu_trust_policy::Policy;
+
+    fn gpu_node(name: &str, model: &str, gpus: Vec<PhysicalGpu>, sharing: SharingConfig) -> Node {
+        Node {
+            object: ObjectRef {
+                kind: "Node".into(),
+                namespace: None,
+                name: name.into(),
+                location: Location::new("cluster.yaml", 3, 1),
+            },
+            name: name.into(),
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            gpu: Some(GpuNode {
+                product: Some(model.into()),
+                model: Some(model.into()),
+                count: gpus.len() as u32,
+                memory_mib: None,
+                driver_version: None,
+                toolkit_version: None,
+                operator_version: None,
+                cc_mode: None,
+                mig_strategy: if gpus.iter().any(|g| g.mig_enabled) {
+                    MigStrategy::Mixed
+                } else {
+                    MigStrategy::None
+                },
+                sharing,
+                gpus,
+                hami: false,
+                mig_source: None,
+            }),
+        }
+    }
+
+    fn plain_gpu(index: u32, uuid: &str) -> PhysicalGpu {
+        PhysicalGpu {
+            index,
+            uuid: Some(uuid.into()),
+            mig_enabled: false,
+            mig: Vec::new(),
+        }
+    }
+
+    fn mig_gpu(index: u32, slots: &[(&str, Option<u8>)]) -> PhysicalGpu {
+        PhysicalGpu {
+            index,
+            uuid: None,
+            mig_enabled: true,
+            mig: slots
+                .iter()
+                .map(|(p, s)| MigSlot {
+                    profile: (*p).into(),
+                    start: *s,
+                })
+                .collect(),
+        }
+    }
+
+    fn pod(ns: &str, name: &str, node: Option<NodeId>, resources: &[(&str, u64)]) -> Workload {
+        Workload {
+            object: ObjectRef {
+                kind: "Pod".into(),
+                namespace: Some(ns.into()),
+                name: name.into(),
+                location: Location::new("cluster.yaml", 40, 1),
+            },
+            namespace: ns.into(),
+            kind: WorkloadKind::Pod,
+            role: None,
+            replicas: 1,
+            class: WorkloadClass::Unknown,
+            labels: BTreeMap::new(),
+            annotations: BTreeMap::new(),
+            scheduler_name: None,
+            service_account: None,
+            gpu: GpuRequest {
+                resources: resources
+                    .iter()
+                    .map(|(k, v)| ((*k).to_string(), *v))
+                    .collect(),
+                ..GpuRequest::default()
+            },
+            containers: Vec::new(),
+            pod_security: Default::default(),
+            inference: None,
+            peak_memory_mib: None,
+            // Node set 1 is `[0]` in every fleet of these tests.
+            placement: Placement {
+                node,
+                gpu_uuids: Vec::new(),
+                devices: Vec::new(),
+                observed: false,
+                permitted: usize::from(node.is_some()),
+            },
+            owner: None,
+        }
+    }
+
+    fn fleet(nodes: Vec<Node>, workloads: Vec<Workload>) -> (Fleet, Tenancy) {
+        let mut names: Vec<String> = workloads.iter().map(|w| w.namespace.clone()).collect();
+        names.sort();
+        names.dedup();
+        let fleet = Fleet {
+            nodes,
+            workloads,
+            namespaces: names
+                .into_iter()
+                .map(|name| NamespaceInfo {
+                    name,
+                    ..NamespaceInfo::default()
+                })
+                .collect(),
+            node_sets: vec![Vec::new(), vec![0]],
+            ..Fleet::default()
+        };
+        let tenancy = Policy::default().resolve(&fleet.namespaces);
+        (fleet, tenancy)
+    }
+
+    fn time_sliced(replicas: u32) -> SharingConfig {
+        let mut s = SharingConfig {
+            strategy: SharingStrategy::TimeSlicing,
+            ..SharingConfig::default()
+        };
+        s.replicas.insert("nvidia.com/gpu".into(), replicas);
+        s
+    }
+
+    fn tenants(occupants: &[Occupant]) -> Vec<(&str, Certainty)> {
+        occupants
+            .iter()
+            .map(|o| (o.tenant.as_str(), o.certainty))
+            .collect()
+    }
+
+    #[test]
+    fn mig_instances_sit_at_their_placement_with_their_tenants() {
+        let node = gpu_node(
+            "h100-1",
+            "H100-SXM5-80GB",
+            vec![mig_gpu(
+                0,
+                &[
+                    ("3g.40gb", Some(0)),
+                    ("1g.10gb", None),
+                    ("2g.20gb", Some(4)),
+                ],
+            )],
+            SharingConfig::default(),
+        );
+        let mut waiting = pod("team-c", "batch", None, &[("nvidia.com/mig-2g.20gb", 1)]);
+        waiting.placement.permitted = 1;
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                pod("team-a", "embed", Some(0), &[("nvidia.com/mig-3g.40gb", 1)]),
+                pod(
+                    "team-b",
+                    "rerank",
+                    Some(0),
+                    &[("nvidia.com/mig-1g.10gb", 1)],
+                ),
+                waiting,
+            ],
+        );
+        let layout = build(&fleet, &tenancy);
+        assert_eq!(layout.len(), 1);
+        let n = &layout[0];
+        assert_eq!(n.memory_slices, Some(8));
+        assert_eq!(n.compute_slices, Some(7));
+        let gpu = &n.gpus[0];
+        assert_eq!(gpu.sharing, Sharing::Mig);
+        assert!(gpu.tenants.is_empty());
+        type Placed<'a> = (&'a str, Option<u8>, Option<u8>, Option<u8>);
+        let placed: Vec<Placed> = gpu
+            .instances
+            .iter()
+            .map(|i| {
+                (
+                    i.profile.as_str(),
+                    i.start,
+                    i.memory_slices,
+                    i.compute_slices,
+                )
+            })
+            .collect();
+        // The 1g.10gb had no start: the only slice left for it is 6 (or 7, which 1g cannot start at).
+        assert_eq!(
+            placed,
+            vec![
+                ("3g.40gb", Some(0), Some(4), Some(3)),
+                ("2g.20gb", Some(4), Some(2), Some(2)),
+                ("1g.10gb", Some(6), Some(1), Some(1)),
+            ]
+        );
+        assert_eq!(
+            tenants(&gpu.instances[0].tenants),
+            vec![("team-a", Certainty::Observed)]
+        );
+        assert_eq!(
+            tenants(&gpu.instances[1].tenants),
+            vec![("team-c", Certainty::Permitted)]
+        );
+        assert_eq!(
+            tenants(&gpu.instances[2].tenants),
+            vec![("team-b", Certainty::Observed)]
+        );
+        assert_eq!(
+            gpu.instances[0].tenants[0].workloads,
+            vec!["Pod team-a/embed"]
+        );
+        assert_eq!(gpu.mechanisms, vec![Mechanism::MigInstance]);
+        let on_node: Vec<(&str, Certainty)> = n
+            .tenants
+            .iter()
+            .map(|t| (t.tenant.as_str(), t.certainty))
+            .collect();
+        assert_eq!(
+            on_node,
+            vec![
+                ("team-a", Certainty::Observed),
+                ("team-b", Certainty::Observed),
+                ("team-c", Certainty::Permitted)
+            ]
+        );
+    }
+
+    #[test]
+    fn instances_of_a_shared_profile_are_each_possible() {
+        let node = gpu_node(
+            "a100-1",
+            "A100-SXM4-80GB",
+            vec![mig_gpu(0, &[("1g.10gb", Some(0)), ("1g.10gb", Some(1))])],
+            SharingConfig::default(),
+        );
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![pod(
+                "team-a",
+                "a",
+                Some(0),
+                &[("nvidia.com/mig-1g.10gb", 1)],
+            )],
+        );
+        let layout = build(&fleet, &tenancy);
+        for i in &layout[0].gpus[0].instances {
+            assert_eq!(tenants(&i.tenants), vec![("team-a", Certainty::Possible)]);
+        }
+    }
+
+    #[test]
+    fn devices_ingest_found_decide_the_instance() {
+        let node = gpu_node(
+            "a100-1",
+            "A100-SXM4-80GB",
+            vec![mig_gpu(0, &[("1g.10gb", Some(0)), ("1g.10gb", Some(1))])],
+            SharingConfig::default(),
+        );
+        let mut w = pod("team-a", "a", Some(0), &[("nvidia.com/mig-1g.10gb", 1)]);
+        w.placement.devices = vec![DeviceSlot {
+            gpu: 0,
+            instance: Some(1),
+        }];
+        w.placement.observed = true;
+        let (fleet, tenancy) = fleet(vec![node], vec![w]);
+        let layout = build(&fleet, &tenancy);
+        let instances = &layout[0].gpus[0].instances;
+        assert!(instances[0].tenants.is_empty());
+        assert_eq!(
+            tenants(&instances[1].tenants),
+            vec![("team-a", Certainty::Observed)]
+        );
+    }
+
+    #[test]
+    fn time_sliced_gpus_carry_replicas_and_pigeonhole_certainty() {
+        let node = gpu_node(
+            "a100-2",
+            "A100-SXM4-80GB",
+            vec![plain_gpu(0, "GPU-a"), plain_gpu(1, "GPU-b")],
+            time_sliced(4),
+        );
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                pod("team-a", "small", Some(0), &[("nvidia.com/gpu", 1)]),
+                // 8 replicas of 4 per GPU need both GPUs.
+                pod("team-b", "wide", Some(0), &[("nvidia.com/gpu", 8)]),
+            ],
+        );
+        let layout = build(&fleet, &tenancy);
+        let n = &layout[0];
+        assert_eq!(n.gpus.len(), 2);
+        for g in &n.gpus {
+            assert_eq!(g.sharing, Sharing::TimeSlicing { replicas: 4 });
+            assert_eq!(g.sharing.replicas(), 4);
+            assert_eq!(g.mechanisms, vec![Mechanism::TimeSlicing]);
+            assert_eq!(
+                tenants(&g.tenants),
+                vec![
+                    ("team-a", Certainty::Possible),
+                    ("team-b", Certainty::Observed)
+                ]
+            );
+            assert!(g.instances.is_empty());
+        }
+    }
+
+    #[test]
+    fn hami_pinned_uuids_decide_the_gpu() {
+        let mut node = gpu_node(
+            "l40s-1",
+            "L40S",
+            vec![plain_gpu(0, "GPU-a"), plain_gpu(1, "GPU-b")],
+            SharingConfig::default(),
+        );
+        if let Some(g) = node.gpu.as_mut() {
+            g.hami = true;
+        }
+        let mut w = pod("team-a", "vgpu", Some(0), &[]);
+        w.gpu.hami = Some(HamiRequest {
+            gpus: 1,
+            memory_mib: Some(8192),
+            ..HamiRequest::default()
+        });
+        w.placement.gpu_uuids = vec!["GPU-b".into()];
+        let (fleet, tenancy) = fleet(vec![node], vec![w]);
+        let layout = build(&fleet, &tenancy);
+        let n = &layout[0];
+        assert!(n.hami);
+        assert!(n.gpus[0].tenants.is_empty());
+        assert_eq!(
+            tenants(&n.gpus[1].tenants),
+            vec![("team-a", Certainty::Observed)]
+        );
+        assert_eq!(n.gpus[1].mechanisms, vec![Mechanism::HamiVgpu]);
+    }
+
+    #[test]
+    fn unlisted_gpus_are_drawn_from_the_count_and_cpu_pods_only_share_the_node() {
+        let mut node = gpu_node("t4-1", "T4", Vec::new(), SharingConfig::default());
+        if let Some(g) = node.gpu.as_mut() {
+            g.count = 2;
+        }
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                pod("team-a", "gpu", Some(0), &[("nvidia.com/gpu", 2)]),
+                pod("team-b", "cpu", Some(0), &[]),
+            ],
+        );
+        let layout = build(&fleet, &tenancy);
+        let n = &layout[0];
+        let indices: Vec<u32> = n.gpus.iter().map(|g| g.index).collect();
+        assert_eq!(indices, vec![0, 1]);
+        for g in &n.gpus {
+            assert_eq!(g.sharing, Sharing::Exclusive);
+            assert_eq!(tenants(&g.tenants), vec![("team-a", Certainty::Observed)]);
+        }
+        assert!(n.tenants.iter().any(|t| t.tenant == "team-b"));
+        assert_eq!(n.memory_slices, None);
+    }
+
+    #[test]
+    fn placement_keeps_given_starts_and_fails_soft() {
+        let model = catalogue::lookup("H100-SXM5-80GB");
+        let slots = |s: &[(&str, Option<u8>)]| -> Vec<MigSlot> {
+            s.iter()
+                .map(|(p, st)| MigSlot {
+                    profile: (*p).into(),
+                    start: *st,
+                })
+                .collect()
+        };
+        // Two 3g.40gb without starts go to 0 and 4.
+        assert_eq!(
+            place(&slots(&[("3g.40gb", None), ("3g.40gb", None)]), model),
+            vec![Some(0), Some(4)]
+        );
+        // Given starts are kept even when they are invalid (GT108 reports those).
+        assert_eq!(place(&slots(&[("3g.40gb", Some(1))]), model), vec![Some(1)]);
+        // An unknown profile, or more than fits, leaves the start unknown.
+        assert_eq!(place(&slots(&[("5g.50gb", None)]), model), vec![None]);
+        assert_eq!(
+            place(&slots(&[("7g.80gb", None), ("7g.80gb", None)]), model),
+            vec![None, None]
+        );
+        assert_eq!(place(&slots(&[("1g.10gb", None)]), None), vec![None]);
+    }
+
+    #[test]
+    fn layout_is_deterministic_and_serialises() {
+        let node = gpu_node(
+            "a100-2",
+            "A100-SXM4-80GB",
+            vec![plain_gpu(0, "GPU-a")],
+            time_sliced(2),
+        );
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                pod("team-b", "b", Some(0), &[("nvidia.com/gpu", 1)]),
+                pod("team-a", "a", Some(0), &[("nvidia.com/gpu", 1)]),
+            ],
+        );
+        let a = serde_json::to_string(&build(&fleet, &tenancy)).unwrap();
+        let b = serde_json::to_string(&build(&fleet, &tenancy)).unwrap();
+        assert_eq!(a, b);
+        assert!(
+            a.contains("\"sharing\":{\"kind\":\"time-slicing\",\"replicas\":2}"),
+            "{a}"
+        );
+    }
+}

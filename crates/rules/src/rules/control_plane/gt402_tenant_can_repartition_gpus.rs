@@ -1,0 +1,113 @@
+use super::{Grant, Scope, EDIT, WRITE};
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::{Certainty, Layer, Severity};
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// RBAC that lets a tenant's subjects (the ServiceAccounts of its namespaces and the users and groups
+    /// the policy lists under `subjects`) change how everyone's GPUs are cut and shared: patch nodes, edit
+    /// the ClusterPolicy, edit ConfigMaps in the GPU Operator namespace, or write DeviceClasses or
+    /// ResourceSlices.
+    ///
+    /// ## Why it matters
+    ///
+    /// GPU sharing is configuration. A node label `nvidia.com/mig.config` makes the MIG manager kill
+    /// every GPU pod of the node and re-partition it; `nvidia.com/device-plugin.config` switches the
+    /// node to time-slicing; `nvidia.com/cc.mode` resets the GPUs. The ClusterPolicy and the operator's
+    /// ConfigMaps hold the time-slicing and MIG configs of every node. A tenant that can write them can
+    /// put itself on another tenant's GPU, or take the GPU away.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// kind: ClusterRoleBinding
+    /// roleRef: {kind: ClusterRole, name: node-labeler}    # patch nodes
+    /// subjects: [{kind: ServiceAccount, name: ci, namespace: team-a}]
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// Remove the binding, or narrow the role: tenants never need write access to nodes,
+    /// clusterpolicies.nvidia.com, the GPU Operator namespace's ConfigMaps, DeviceClasses or
+    /// ResourceSlices. Node labelling belongs to the platform's own automation.
+    ///
+    /// ## References
+    ///
+    /// - NVIDIA GPU Operator: the MIG manager acts on `nvidia.com/mig.config` (stopping GPU clients), the
+    ///   device plugin on `nvidia.com/device-plugin.config`, the CC manager on `nvidia.com/cc.mode`;
+    ///   ClusterPolicy `mig.strategy`, `devicePlugin.config`, `ccManager`, `toolkit.env`.
+    /// - Kubernetes documentation, "Using RBAC Authorization".
+    pub struct TenantCanRepartitionGpus {
+        code: "GT402",
+        name: "tenant-can-repartition-gpus",
+        layer: Layer::ControlPlane,
+        severity: SeverityRule::Fixed(Severity::Critical),
+        summary: "a tenant's subjects may patch nodes, edit the ClusterPolicy or GPU Operator ConfigMaps, or write DeviceClasses/ResourceSlices",
+    }
+}
+
+/// Permissions that re-partition or re-share GPUs (sources in the doc comment above).
+pub(crate) const GRANTS: &[Grant] = &[
+    Grant {
+        group: "",
+        resource: "nodes",
+        verbs: EDIT,
+        scope: Scope::Cluster,
+        what: "patch nodes (nvidia.com/mig.config, nvidia.com/device-plugin.config, nvidia.com/cc.mode labels)",
+    },
+    Grant {
+        group: "nvidia.com",
+        resource: "clusterpolicies",
+        verbs: WRITE,
+        scope: Scope::Cluster,
+        what: "edit the ClusterPolicy (MIG strategy, device plugin config, CC manager, toolkit settings)",
+    },
+    Grant {
+        group: "",
+        resource: "configmaps",
+        verbs: WRITE,
+        scope: Scope::OperatorNamespace,
+        what: "write ConfigMaps in the GPU Operator namespace (time-slicing and mig-parted configs)",
+    },
+    Grant {
+        group: "resource.k8s.io",
+        resource: "deviceclasses",
+        verbs: WRITE,
+        scope: Scope::Cluster,
+        what: "write DeviceClasses",
+    },
+    Grant {
+        group: "resource.k8s.io",
+        resource: "resourceslices",
+        verbs: WRITE,
+        scope: Scope::Cluster,
+        what: "write ResourceSlices",
+    },
+];
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    for (tenant, held) in super::holdings(ctx, GRANTS) {
+        let lines = super::describe(&held);
+        let mut draft = sink
+            .draft(Severity::Critical, Certainty::Observed)
+            .tenants([tenant])
+            .message(format!(
+                "subjects of tenant {} can re-partition or re-share every tenant's GPUs: {}",
+                ctx.tenant_name(tenant),
+                lines.join("; ")
+            ))
+            .remediation(format!(
+                "Remove these bindings for {}'s subjects or narrow their roles: tenants need no write access to nodes, clusterpolicies.nvidia.com, the GPU Operator namespace's ConfigMaps, DeviceClasses or ResourceSlices ({})",
+                ctx.tenant_name(tenant),
+                text::list(&held.iter().map(|(b, _)| b.object.to_string()).collect::<std::collections::BTreeSet<_>>().into_iter().collect::<Vec<_>>())
+            ));
+        for (b, _) in &held {
+            draft = draft.object(b.object.clone());
+        }
+        sink.push(draft);
+    }
+}

@@ -1,0 +1,92 @@
+use super::super::common::{self, DeviceMeeting};
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::{Certainty, Layer, Severity, Trust};
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// Two tenants whose trust is below `full` share one physical GPU that the device plugin (or a DRA
+    /// claim's `TimeSlicing` strategy) time-slices: the plugin advertises several replicas of each GPU
+    /// and MIG is off.
+    ///
+    /// ## Why it matters
+    ///
+    /// Time-slicing is scheduling, not isolation. The replicas draw on one memory pool, so one tenant can
+    /// allocate the memory the other needs; a device-level fault (an Xid that needs a GPU reset) stops
+    /// every context on the GPU; and kernels are interleaved with no guaranteed execution quantum. The
+    /// replica count is how capacity is sold; it enforces nothing.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// # device plugin config on node gpu-1
+    /// sharing:
+    ///   timeSlicing:
+    ///     resources: [{name: nvidia.com/gpu, replicas: 4}]
+    /// # pods of tenants acme and globex (trust none) both request nvidia.com/gpu: 1 on gpu-1
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// Tenants that distrust each other (`none`) need different physical GPUs, best on different node
+    /// pools: taint each pool and give each tenant's workloads the toleration and a nodeSelector.
+    /// Tenants of `limited` trust need at least separate MIG instances: enable MIG on the node
+    /// (`nvidia.com/mig.config` label) and request `nvidia.com/mig-<profile>` instead of `nvidia.com/gpu`.
+    ///
+    /// ## References
+    ///
+    /// - NVIDIA GPU Operator docs, "Time-Slicing GPUs in Kubernetes": no memory or fault isolation
+    ///   between replicas.
+    /// - NVIDIA k8s-device-plugin README: time-sliced workloads run in one fault domain.
+    /// - gpu-trust isolation model (`gpu-trust mechanisms`), row time-slicing.
+    pub struct UntrustedShareTimeSlicedGpu {
+        code: "GT101",
+        name: "untrusted-share-time-sliced-gpu",
+        layer: Layer::Device,
+        severity: SeverityRule::ByTrust { none: Severity::Critical, limited: Severity::High },
+        summary: "two tenants with trust below full share a time-sliced physical GPU",
+    }
+}
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    common::untrusted_device_findings(
+        ctx,
+        sink,
+        |m| m == Mechanism::TimeSlicing,
+        |m, c| message(ctx, m, c),
+        |m| remediation(ctx, m),
+    );
+}
+
+fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> String {
+    format!(
+        "{}. {}; the replica count is accounting only",
+        common::meeting_opening(ctx, m, certainty, "a time-sliced GPU"),
+        text::enforcement(m.mechanism, &text::INCIDENT_PROPERTIES)
+    )
+}
+
+pub(crate) fn remediation(ctx: &Context<'_>, m: &DeviceMeeting<'_>) -> String {
+    let (a, b) = (ctx.tenant_name(m.a), ctx.tenant_name(m.b));
+    match m.trust {
+        Trust::None => format!(
+            "Give {a} and {b} different physical GPUs, on separate node pools: {}; or set `replicas: 1` for the resource in {}",
+            common::node_pool_advice(b),
+            m.share
+                .nodes()
+                .iter()
+                .next()
+                .and_then(|n| ctx.gpu(*n))
+                .map(common::config_source)
+                .unwrap_or_else(|| "the device plugin config".to_string())
+        ),
+        _ => format!(
+            "Separate {a} and {b} by MIG instances at least: {}",
+            super::mig_advice(ctx, &m.share.nodes())
+        ),
+    }
+}

@@ -1,0 +1,75 @@
+use super::super::common::{self, DeviceMeeting};
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::{Certainty, Layer, Severity};
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// Two tenants whose trust is below `full` are clients of one MPS server: the device plugin's MPS
+    /// sharing on a whole GPU, MPS inside one MIG instance, or HAMi's MPS mode.
+    ///
+    /// ## Why it matters
+    ///
+    /// MPS runs the clients' kernels concurrently in one server. On Volta and later each client has its
+    /// own address space, but a fatal fault in one client puts the server into FAULT and every client of
+    /// it fails, without being told who caused it; the pinned memory limit and the active thread
+    /// percentage are limits a daemon sets, not partitions, and memory bandwidth and L2 are contended.
+    /// MPS inside a MIG instance is reported here too: its clients share the instance's server.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// sharing:
+    ///   mps:
+    ///     resources: [{name: nvidia.com/gpu, replicas: 4}]
+    /// # tenants acme and globex (trust limited) both request nvidia.com/gpu on that node
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// Give tenants below full trust separate MPS servers at least by separate GPUs (trust `none`: separate
+    /// node pools) or separate MIG instances (trust `limited`): MIG gives each its own memory, SMs and
+    /// fault domain.
+    ///
+    /// ## References
+    ///
+    /// - NVIDIA MPS documentation, sections 2.3.3-2.3.7: Volta+ error containment, the server's FAULT
+    ///   state, `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT` and `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`.
+    /// - NVIDIA k8s-device-plugin, MPS support: pinned memory limit total/replicas, thread percentage
+    ///   100/replicas.
+    /// - gpu-trust isolation model (`gpu-trust mechanisms`), rows mps and mig-mps.
+    pub struct UntrustedShareMps {
+        code: "GT102",
+        name: "untrusted-share-mps",
+        layer: Layer::Device,
+        severity: SeverityRule::ByTrust { none: Severity::Critical, limited: Severity::High },
+        summary: "two tenants with trust below full are clients of one MPS server (one GPU or one MIG instance)",
+    }
+}
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    common::untrusted_device_findings(
+        ctx,
+        sink,
+        Mechanism::is_mps,
+        |m, c| message(ctx, m, c),
+        |m| super::gt101_untrusted_share_time_sliced_gpu::remediation(ctx, m),
+    );
+}
+
+fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> String {
+    let what = if m.mechanism.is_mig() {
+        "an MPS server inside one MIG instance"
+    } else {
+        "an MPS server on one GPU"
+    };
+    format!(
+        "{}. {}",
+        common::meeting_opening(ctx, m, certainty, what),
+        text::enforcement(m.mechanism, &text::INCIDENT_PROPERTIES)
+    )
+}

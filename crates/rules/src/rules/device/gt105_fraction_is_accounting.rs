@@ -1,0 +1,123 @@
+use super::super::common::{self, DeviceMeeting};
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::isolation::{Mechanism, Property};
+use gpu_trust_model::{Certainty, Layer, Severity, Trust};
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// Two tenants whose trust is below `full` share a GPU through a fractional scheduler: HAMi vGPU
+    /// (`nvidia.com/gpumem`, `nvidia.com/gpucores`), or KAI Scheduler / Run:ai fractions (`gpu-fraction`,
+    /// `gpu-memory` annotations).
+    ///
+    /// ## Why it matters
+    ///
+    /// A fraction describes how a GPU is sold and scheduled. Underneath, the workloads share one GPU the
+    /// way time-slicing does: one memory pool, one fault domain, interleaved compute. KAI does not enforce
+    /// the memory it accounts at all (its documentation says so); HAMi limits allocations with a library
+    /// preloaded into the container, which a container can switch off with `CUDA_DISABLE_CONTROL=true` or
+    /// bypass by calling the driver directly.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// metadata:
+    ///   annotations: {gpu-fraction: "0.5"}
+    /// spec:
+    ///   schedulerName: kai-scheduler
+    /// # pods of acme and globex with gpu-fraction 0.5 on one single-GPU node
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// Treat a fraction as accounting. Tenants of trust `none` need separate GPUs; tenants of trust
+    /// `limited` need at least MIG instances (HAMi can allocate MIG instances with
+    /// `nvidia.com/vgpu-mode: mig`; with KAI, request `nvidia.com/mig-<profile>` resources instead of a
+    /// fraction).
+    ///
+    /// ## References
+    ///
+    /// - KAI Scheduler docs: GPU sharing "does not enforce memory allocation limit or performs memory
+    ///   isolation".
+    /// - HAMi-core: limits through libvgpu.so in /etc/ld.so.preload; not enforced with
+    ///   `CUDA_DISABLE_CONTROL=true`, in nested containers, or for direct driver calls.
+    /// - gpu-trust isolation model (`gpu-trust mechanisms`), rows hami-vgpu, kai-fraction and
+    ///   runai-fraction.
+    pub struct FractionIsAccounting {
+        code: "GT105",
+        name: "fraction-is-accounting",
+        layer: Layer::Device,
+        severity: SeverityRule::ByTrust { none: Severity::Critical, limited: Severity::High },
+        summary: "two tenants with trust below full share a GPU through a fractional scheduler, which only accounts for capacity",
+    }
+}
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    common::untrusted_device_findings(
+        ctx,
+        sink,
+        Mechanism::is_fraction,
+        |m, c| message(ctx, m, c),
+        |m| remediation(ctx, m),
+    );
+}
+
+fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> String {
+    let inherited = m.mechanism.inherits();
+    let mut out = format!(
+        "{}. The fraction inherits {}: {}",
+        common::meeting_opening(
+            ctx,
+            m,
+            certainty,
+            &format!("GPUs through {}", m.mechanism.title())
+        ),
+        inherited.title(),
+        text::enforcement(
+            m.mechanism,
+            &[
+                Property::MemoryCapacity,
+                Property::FaultDomain,
+                Property::Compute
+            ]
+        )
+    );
+    let disabled: Vec<usize> = m
+        .share
+        .workloads()
+        .into_iter()
+        .filter(|w| {
+            ctx.workload(*w)
+                .and_then(|w| w.gpu.hami.as_ref())
+                .is_some_and(|h| h.control_disabled)
+        })
+        .collect();
+    if !disabled.is_empty() {
+        out.push_str(&format!(
+            "; {} sets CUDA_DISABLE_CONTROL=true, so HAMi-core limits nothing for it",
+            text::workloads(ctx, disabled)
+        ));
+    }
+    out
+}
+
+fn remediation(ctx: &Context<'_>, m: &DeviceMeeting<'_>) -> String {
+    let (a, b) = (ctx.tenant_name(m.a), ctx.tenant_name(m.b));
+    match (m.trust, m.mechanism) {
+        (Trust::None, _) => format!(
+            "A fraction is not a boundary: give {a} and {b} different GPUs, on separate node pools ({})",
+            common::node_pool_advice(b)
+        ),
+        (_, Mechanism::HamiVgpu) => format!(
+            "Give {a} and {b} separate MIG instances: annotate their pods `nvidia.com/vgpu-mode: mig` on MIG-capable GPUs, or {}",
+            super::mig_advice(ctx, &m.share.nodes())
+        ),
+        _ => format!(
+            "Give {a} and {b} separate MIG instances instead of fractions: {}",
+            super::mig_advice(ctx, &m.share.nodes())
+        ),
+    }
+}

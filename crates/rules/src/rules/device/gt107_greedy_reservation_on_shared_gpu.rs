@@ -1,0 +1,146 @@
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::fleet::InferenceEngine;
+use gpu_trust_model::isolation::{Enforcement, Mechanism, Property};
+use gpu_trust_model::{Certainty, Layer, Severity};
+use std::collections::BTreeSet;
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// An inference server that reserves most of the device's memory when it starts, on a GPU shared
+    /// without memory partitioning (time-slicing, time-slicing inside a MIG instance, a KAI fraction, or
+    /// HAMi with its limits switched off): vLLM (`--gpu-memory-utilization`, default 0.9), SGLang
+    /// (`--mem-fraction-static`, chosen automatically by default) or TGI (`--cuda-memory-fraction`, default
+    /// 1.0), with a fraction of 0.5 or more or the default.
+    ///
+    /// ## Why it matters
+    ///
+    /// These engines size their KV cache from the device's total memory, not from the share they were
+    /// scheduled on. On a shared memory pool the first replica to start takes most of the GPU and every
+    /// later neighbour fails to allocate, or the engine itself fails to start when a neighbour was first.
+    /// The failure looks like a model bug, not like the neighbour it is.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// containers:
+    ///   - image: vllm/vllm-openai:v0.8.4
+    ///     args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]   # default --gpu-memory-utilization 0.9
+    ///     resources: {limits: {nvidia.com/gpu: 1}}                 # on a node time-sliced 4 ways
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// Give the server a GPU or MIG instance of its own, sized for its peak; or set the reservation flag to
+    /// its share of the device (for 4 replicas, at most 0.25), knowing that the share is still not enforced.
+    ///
+    /// ## References
+    ///
+    /// - vLLM engine arguments: `--gpu-memory-utilization`, the fraction of GPU memory for the model
+    ///   executor, default 0.9.
+    /// - SGLang server arguments: `--mem-fraction-static`, the fraction for static allocation (weights and
+    ///   KV cache pool), chosen automatically when unset.
+    /// - Hugging Face text-generation-inference launcher: `--cuda-memory-fraction`, default 1.0.
+    /// - gpu-trust isolation model: memory capacity under each mechanism.
+    pub struct GreedyReservationOnSharedGpu {
+        code: "GT107",
+        name: "greedy-reservation-on-shared-gpu",
+        layer: Layer::Device,
+        severity: SeverityRule::Fixed(Severity::High),
+        summary: "an inference server reserves most of the device up front on a GPU shared without memory partitioning",
+    }
+}
+
+/// A reservation at or above this fraction of the device leaves too little for any neighbour
+/// (gpu-trust rule catalogue, GT107).
+const GREEDY_FRACTION: f64 = 0.5;
+
+/// Each engine's name and the flag that sets its reservation (sources in the doc comment above).
+const ENGINES: [(InferenceEngine, &str, &str); 3] = [
+    (InferenceEngine::Vllm, "vLLM", "--gpu-memory-utilization"),
+    (InferenceEngine::Sglang, "SGLang", "--mem-fraction-static"),
+    (InferenceEngine::Tgi, "TGI", "--cuda-memory-fraction"),
+];
+
+fn engine(e: InferenceEngine) -> (&'static str, &'static str) {
+    ENGINES
+        .iter()
+        .find(|(x, _, _)| *x == e)
+        .map(|(_, n, f)| (*n, *f))
+        .unwrap_or(("inference server", "its memory flag"))
+}
+
+/// Whether memory between workloads under `m` is one pool nothing partitions.
+fn unpartitioned(m: Mechanism, control_disabled: bool) -> bool {
+    match m.property(Property::MemoryCapacity).enforcement {
+        Enforcement::Shared | Enforcement::NotEnforced => true,
+        Enforcement::LimitedInSoftware => m == Mechanism::HamiVgpu && control_disabled,
+        Enforcement::Separate => false,
+    }
+}
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    for (wid, tenant, w) in ctx.tenant_workloads() {
+        let Some(server) = &w.inference else { continue };
+        if server
+            .reserved_fraction
+            .is_some_and(|f| f < GREEDY_FRACTION)
+        {
+            continue;
+        }
+        let control_disabled = w.gpu.hami.as_ref().is_some_and(|h| h.control_disabled);
+        let seats = ctx.colo.seats(ctx.fleet, wid);
+        let mut nodes = BTreeSet::new();
+        let mut mechanisms = BTreeSet::new();
+        let mut certainty = Certainty::Permitted;
+        for seat in &seats {
+            if unpartitioned(seat.mechanism, control_disabled) {
+                nodes.extend(seat.nodes.iter().copied());
+                mechanisms.insert(seat.mechanism);
+                certainty = certainty.min(seat.certainty);
+            }
+        }
+        let Some(&first) = mechanisms.iter().next() else {
+            continue;
+        };
+        let (name, flag) = engine(server.engine);
+        let reservation = match (server.reserved_fraction, &server.flag) {
+            (Some(f), Some(flag)) => format!("{:.0}% of device memory ({flag} {f})", f * 100.0),
+            (Some(f), None) => {
+                format!("{:.0}% of device memory (the default of {flag})", f * 100.0)
+            }
+            (None, _) => format!("most of device memory (the automatic default of {flag})"),
+        };
+        let share = nodes
+            .iter()
+            .filter_map(|n| ctx.gpu(*n))
+            .map(|g| g.sharing.replicas.values().copied().max().unwrap_or(1))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let draft = sink
+            .draft(Severity::High, certainty)
+            .tenants([tenant])
+            .workloads([wid])
+            .nodes(nodes.iter().copied())
+            .mechanisms_from(mechanisms.iter().copied())
+            .message(format!(
+                "{name} in {} (container {}) of tenant {} reserves {reservation} at start, on a GPU shared by {} on {}: {}; the first replica to start takes the memory of every other",
+                text::workload(ctx, wid),
+                server.container,
+                ctx.tenant_name(tenant),
+                first.title(),
+                text::nodes(ctx, nodes.iter().copied()),
+                text::enforcement(first, &[Property::MemoryCapacity])
+            ))
+            .remediation(format!(
+                "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (at most {:.2} with {share} replicas per GPU), knowing the share is still not enforced",
+                text::workload(ctx, wid),
+                1.0 / f64::from(share)
+            ));
+        sink.push(draft);
+    }
+}

@@ -1,0 +1,192 @@
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::fleet::{NodeId, Workload};
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::{Certainty, Layer, Severity};
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// A workload whose known peak device memory (a policy `workloads` entry's `peakMemory`, or HAMi's
+    /// `nvidia.com/gpumem` request when it runs on another mechanism) is larger than the memory it gets:
+    /// the memory of its MIG profile, its share of a time-sliced or MPS GPU (the GPU's memory divided by
+    /// the replicas), its HAMi `gpumem`, its KAI/Run:ai `gpu-memory` or fraction, or the whole GPU.
+    ///
+    /// ## Why it matters
+    ///
+    /// A slice is sized for the peak, never the average. A workload that outgrows a MIG instance fails
+    /// with out-of-memory; on a shared pool it takes the memory from its neighbours instead, which is
+    /// the interference the slice was meant to prevent.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// # policy
+    /// workloads:
+    ///   - selector: {namespace: search-prod, labels: {app: ranker}}
+    ///     peakMemory: 24GiB
+    /// # the ranker requests nvidia.com/mig-1g.10gb (9.75 GiB on an H100 80GB)
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// Request a profile whose memory covers the peak (`gpu-trust catalogue MODEL` lists the memory of
+    /// each profile), or fewer replicas per GPU, or measure the peak again if it changed.
+    ///
+    /// ## References
+    ///
+    /// - NVIDIA MIG User Guide: memory per GPU instance profile (`nvidia-smi mig -lgip`).
+    /// - NVIDIA k8s-device-plugin: MPS replicas get an equal share of memory (pinned limit
+    ///   total/replicas).
+    /// - gpu-trust GPU catalogue: real instance memory per profile.
+    pub struct SliceBelowPeak {
+        code: "GT109",
+        name: "slice-below-peak",
+        layer: Layer::Device,
+        severity: SeverityRule::Fixed(Severity::Medium),
+        summary: "a workload's known peak memory exceeds the memory of the MIG profile or share it gets",
+    }
+}
+
+/// The memory a workload gets on a node under a mechanism, and how it is described.
+fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Option<(u64, String)> {
+    let gpu = ctx.gpu(node)?;
+    let whole = super::gpu_memory_mib(ctx, node);
+    match m {
+        Mechanism::MigInstance | Mechanism::MigTimeSlicing | Mechanism::MigMps => {
+            let profile = super::requested_profile(ctx, w, node)?;
+            let mem = super::profile_memory_mib(ctx, node, &profile)?;
+            let replicas = u64::from(
+                gpu.sharing
+                    .replicas_for(&format!("nvidia.com/mig-{profile}")),
+            );
+            if m == Mechanism::MigInstance || replicas <= 1 {
+                Some((
+                    mem,
+                    format!("a MIG instance {profile} ({})", text::mib(mem)),
+                ))
+            } else {
+                Some((
+                    mem / replicas,
+                    format!(
+                        "1/{replicas} of a MIG instance {profile} ({})",
+                        text::mib(mem / replicas)
+                    ),
+                ))
+            }
+        }
+        Mechanism::TimeSlicing | Mechanism::Mps => {
+            let resource = w.gpu.resources.keys().find(|k| {
+                k.as_str() == "nvidia.com/gpu" || k.as_str() == "nvidia.com/gpu.shared"
+            })?;
+            let replicas = u64::from(gpu.sharing.replicas_for(resource));
+            let quantity = w.gpu.resources.get(resource).copied().unwrap_or(1).max(1);
+            let whole = whole?;
+            let mem = whole.saturating_mul(quantity) / replicas.max(1);
+            Some((
+                mem,
+                format!(
+                    "{quantity} of {replicas} replicas of a {} GPU ({})",
+                    text::mib(whole),
+                    text::mib(mem)
+                ),
+            ))
+        }
+        Mechanism::HamiVgpu => {
+            let h = w.gpu.hami.as_ref()?;
+            let mem = h
+                .memory_mib
+                .or_else(|| Some(whole? * h.memory_percentage? / 100))?;
+            Some((mem, format!("a HAMi vGPU of {}", text::mib(mem))))
+        }
+        Mechanism::KaiFraction | Mechanism::RunaiFraction => {
+            let f = w.gpu.fraction.as_ref()?;
+            let mem = match (f.memory_mib, f.fraction) {
+                (Some(m), _) => m,
+                (None, Some(frac)) if frac > 0.0 && frac <= 1.0 => (whole? as f64 * frac) as u64,
+                _ => return None,
+            };
+            Some((mem, format!("a {} of {}", m.title(), text::mib(mem))))
+        }
+        Mechanism::Exclusive => {
+            let quantity = w
+                .gpu
+                .resources
+                .get("nvidia.com/gpu")
+                .copied()
+                .unwrap_or(1)
+                .max(1);
+            let whole = whole?;
+            Some((
+                whole,
+                format!(
+                    "{} of {} each",
+                    text::plural(quantity, "whole GPU"),
+                    text::mib(whole)
+                ),
+            ))
+        }
+    }
+}
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    for (wid, tenant, w) in ctx.tenant_workloads() {
+        // HAMi's gpumem is both the peak ingest records and the share HAMi grants: only a policy
+        // peak can be compared with it.
+        let policy_peak = ctx.overrides.get(wid).and_then(|o| o.peak_memory_mib);
+        let Some(peak) = ctx.peak_memory_mib(wid) else {
+            continue;
+        };
+        let mut worst: Option<(u64, String, Mechanism, Certainty, Vec<NodeId>)> = None;
+        for seat in ctx.colo.seats(ctx.fleet, wid) {
+            if seat.mechanism == Mechanism::HamiVgpu && policy_peak.is_none() {
+                continue;
+            }
+            for n in &seat.nodes {
+                let Some((mem, what)) = share_of(ctx, w, seat.mechanism, *n) else {
+                    continue;
+                };
+                if mem >= peak {
+                    continue;
+                }
+                match &mut worst {
+                    Some((m, _, _, _, nodes)) if *m == mem => nodes.push(*n),
+                    Some((m, ..)) if *m < mem => {}
+                    _ => worst = Some((mem, what, seat.mechanism, seat.certainty, vec![*n])),
+                }
+            }
+        }
+        let Some((mem, what, mechanism, certainty, nodes)) = worst else {
+            continue;
+        };
+        let source = if policy_peak.is_some() {
+            "the policy's workloads entry"
+        } else if w.gpu.hami.is_some() {
+            "its nvidia.com/gpumem request"
+        } else {
+            "its recorded peak"
+        };
+        let draft = sink
+            .draft(Severity::Medium, certainty)
+            .tenants([tenant])
+            .workloads([wid])
+            .nodes(nodes.iter().copied())
+            .mechanism(mechanism)
+            .message(format!(
+                "{} of tenant {} peaks at {} ({source}) but gets {what} on {}: it runs out of memory, or takes it from its neighbours where nothing partitions the pool",
+                text::workload(ctx, wid),
+                ctx.tenant_name(tenant),
+                text::mib(peak),
+                text::nodes(ctx, nodes.iter().copied())
+            ))
+            .remediation(format!(
+                "Give {} at least {} of its own: a larger MIG profile (`gpu-trust catalogue` lists the memory of each), fewer replicas per GPU, or a whole GPU; the slice is {} short",
+                text::workload(ctx, wid),
+                text::mib(peak),
+                text::mib(peak - mem)
+            ));
+        sink.push(draft);
+    }
+}

@@ -1,0 +1,72 @@
+use super::super::common;
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::isolation::{Mechanism, Property};
+use gpu_trust_model::{Layer, Severity, Trust};
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// Tenants with trust `full` that are clients of one MPS server.
+    ///
+    /// ## Why it matters
+    ///
+    /// Full trust allows sharing, so this is not a violation. It is a note: on Volta and later a fatal
+    /// fault in one MPS client puts the server into FAULT; every client on that GPU gets the error,
+    /// without knowing who caused it, and new clients are refused until the faulting ones exit. A
+    /// misbehaving job of one team stops the other team's inference.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// trust:
+    ///   relations:
+    ///     - {tenants: [search, platform-ml], level: full}
+    /// # both run on an MPS-shared node
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// None required. If the shared fault domain is not wanted, give one tenant separate GPUs or MIG
+    /// instances; watch for `CUDA_ERROR_MPS_SERVER_NOT_READY` in both tenants' logs.
+    ///
+    /// ## References
+    ///
+    /// - NVIDIA MPS documentation, sections 2.3.3-2.3.7: Volta+ error containment and the server's FAULT
+    ///   state.
+    pub struct MpsClientFaultDomain {
+        code: "GT112",
+        name: "mps-client-fault-domain",
+        layer: Layer::Device,
+        severity: SeverityRule::Fixed(Severity::Info),
+        summary: "tenants with trust full share an MPS server: one client's fatal fault stops every client",
+    }
+}
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    for m in common::device_meetings(ctx, Mechanism::is_mps) {
+        if m.trust != Trust::Full {
+            continue;
+        }
+        let certainty = m.share.certainty();
+        let draft = sink
+            .draft(Severity::Info, certainty)
+            .tenants([m.a, m.b])
+            .nodes(m.share.nodes())
+            .workloads(m.share.workloads())
+            .mechanism(m.mechanism)
+            .message(format!(
+                "{}. Allowed by full trust, but {}",
+                common::meeting_opening(ctx, &m, certainty, "an MPS server"),
+                text::enforcement(m.mechanism, &[Property::FaultDomain])
+            ))
+            .remediation(format!(
+                "Nothing is required; to keep {}'s faults from stopping {}, give them separate GPUs or MIG instances",
+                ctx.tenant_name(m.a),
+                ctx.tenant_name(m.b)
+            ));
+        sink.push(draft);
+    }
+}

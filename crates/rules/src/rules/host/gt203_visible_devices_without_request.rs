@@ -1,0 +1,144 @@
+use crate::context::Context;
+use crate::registry::{declare_rule, SeverityRule};
+use crate::sink::Sink;
+use crate::text;
+use gpu_trust_model::{Layer, Severity};
+use std::collections::BTreeSet;
+
+declare_rule! {
+    /// ## What it detects
+    ///
+    /// A tenant container that asks the NVIDIA runtime for GPUs without requesting a GPU resource: it
+    /// sets `NVIDIA_VISIBLE_DEVICES` (to anything but `void` or `none`), uses `runtimeClassName: nvidia`
+    /// (CUDA base images set `NVIDIA_VISIBLE_DEVICES=all` themselves), or carries an
+    /// `nvidia.cdi.k8s.io/*` annotation, on GPU nodes where the toolkit honours the variable from
+    /// unprivileged containers (its default) or the device plugin passes devices by environment variable.
+    ///
+    /// ## Why it matters
+    ///
+    /// The scheduler and device plugin never see such a container, so it is never counted, never
+    /// isolated and never kept off a neighbour's GPU: with `NVIDIA_VISIBLE_DEVICES=all` it gets every GPU
+    /// of the node, including the ones allocated to other tenants. With the NRI plugin, a CDI annotation
+    /// injects any GPU by UUID from any namespace.
+    ///
+    /// ## Example
+    ///
+    /// ```yaml
+    /// spec:
+    ///   runtimeClassName: nvidia
+    ///   containers:
+    ///     - env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]
+    ///       # no nvidia.com/gpu in resources
+    /// ```
+    ///
+    /// ## Remediation
+    ///
+    /// Request GPUs only through resources. Harden the toolkit: set
+    /// `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false` and
+    /// `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `toolkit.env`, and
+    /// `deviceListStrategy: volume-mounts` in the device plugin config; a mutating webhook can set
+    /// `NVIDIA_VISIBLE_DEVICES=none` on tenant pods without a GPU request.
+    ///
+    /// ## References
+    ///
+    /// - NVIDIA Container Toolkit configuration: `accept-nvidia-visible-devices-envvar-when-unprivileged`
+    ///   (default true), `accept-nvidia-visible-devices-as-volume-mounts` (default false).
+    /// - NVIDIA k8s-device-plugin: `--device-list-strategy` (default envvar).
+    /// - NVIDIA k8s-device-plugin issue 1605, "Silent full-GPU exposure when pods omit nvidia.com/gpu
+    ///   request"; GPU Operator NRI plugin documentation.
+    pub struct VisibleDevicesWithoutRequest {
+        code: "GT203",
+        name: "visible-devices-without-request",
+        layer: Layer::Host,
+        severity: SeverityRule::Fixed(Severity::High),
+        summary: "a tenant container sets NVIDIA_VISIBLE_DEVICES, uses the nvidia runtime class or a CDI annotation without requesting a GPU",
+    }
+}
+
+/// Values of NVIDIA_VISIBLE_DEVICES that expose no GPU (NVIDIA Container Toolkit: `void` leaves the
+/// container unchanged, `none` injects no GPU).
+const NO_GPU_VALUES: [&str; 3] = ["", "void", "none"];
+
+/// The toolkit setting that decides whether unprivileged containers may pick GPUs by variable, as
+/// the GPU Operator names it under ClusterPolicy `toolkit.env` (default true).
+const ACCEPT_ENVVAR: &str = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED";
+
+/// The runtime class the GPU Operator creates for the NVIDIA runtime.
+const NVIDIA_RUNTIME_CLASS: &str = "nvidia";
+
+fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    let toolkit_accepts = ctx
+        .fleet
+        .cluster_policy
+        .as_ref()
+        .and_then(|c| c.toolkit_env.get(ACCEPT_ENVVAR))
+        .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
+    for (wid, tenant, w) in ctx.tenant_workloads() {
+        if w.requests_gpu() {
+            continue;
+        }
+        let mut ways = Vec::new();
+        let mut by_variable = false;
+        for c in &w.containers {
+            if let Some(v) = &c.nvidia_visible_devices {
+                if !NO_GPU_VALUES.contains(&v.trim().to_ascii_lowercase().as_str()) {
+                    ways.push(format!(
+                        "container {} sets NVIDIA_VISIBLE_DEVICES={v}",
+                        c.name
+                    ));
+                    by_variable = true;
+                }
+            }
+        }
+        if w.pod_security.runtime_class_name.as_deref() == Some(NVIDIA_RUNTIME_CLASS) {
+            ways.push("it uses runtimeClassName nvidia".to_string());
+            by_variable = true;
+        }
+        let cdi = !w.pod_security.cdi_annotations.is_empty();
+        if cdi {
+            ways.push(format!(
+                "it carries CDI annotation {}",
+                text::list(&w.pod_security.cdi_annotations)
+            ));
+        }
+        if ways.is_empty() {
+            continue;
+        }
+        let (certainty, nodes) = ctx.colo.reach_of(wid);
+        let nodes: BTreeSet<usize> = nodes
+            .into_iter()
+            .filter(|n| {
+                cdi || (by_variable
+                    && (toolkit_accepts
+                        || ctx.gpu(*n).is_some_and(|g| {
+                            g.sharing.device_list_strategy.iter().any(|s| s == "envvar")
+                        })))
+            })
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        let why = if toolkit_accepts {
+            "the toolkit accepts the variable from unprivileged containers (its default)"
+        } else {
+            "the device plugin passes devices by environment variable"
+        };
+        let draft = sink
+            .draft(Severity::High, certainty)
+            .tenants([tenant])
+            .workloads([wid])
+            .nodes(nodes.iter().copied())
+            .message(format!(
+                "{} of tenant {} requests no GPU, but {}; on {} {why}, so it can get GPUs the scheduler gave to other tenants",
+                text::workload(ctx, wid),
+                ctx.tenant_name(tenant),
+                text::list(&ways),
+                text::nodes(ctx, nodes.iter().copied())
+            ))
+            .remediation(format!(
+                "Remove the variable, runtime class or annotation from {} (or request `nvidia.com/gpu`); set `{ACCEPT_ENVVAR}=false` and `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `spec.toolkit.env` and `deviceListStrategy: volume-mounts` in the device plugin config",
+                text::workload(ctx, wid)
+            ));
+        sink.push(draft);
+    }
+}

@@ -1,0 +1,5 @@
+//! Input and policy rules (GT0xx).
+
+pub mod gt001_unknown_gpu_model;
+pub mod gt002_missing_sharing_config;
+pub mod gt003_expired_acceptance;

@@ -1,0 +1,119 @@
+//! Where rules put their findings. A rule fills a [`Draft`] in the terms of the model (tenant ids,
+//! node ids, workload ids); the audit turns drafts into the wire format, names them, applies
+//! acceptances and evidence, and sorts them.
+
+use crate::context::Context;
+use crate::registry::RuleMeta;
+use gpu_trust_model::fleet::{NodeId, WorkloadId};
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::{Certainty, ObjectRef, Severity};
+use gpu_trust_policy::TenantId;
+use std::collections::BTreeSet;
+
+/// A finding before it is written out.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    pub rule: &'static RuleMeta,
+    pub severity: Severity,
+    pub certainty: Certainty,
+    pub tenants: BTreeSet<TenantId>,
+    pub nodes: BTreeSet<NodeId>,
+    pub workloads: BTreeSet<WorkloadId>,
+    /// Objects other than workloads (Nodes, the ClusterPolicy, bindings, policy entries).
+    pub objects: BTreeSet<ObjectRef>,
+    pub message: String,
+    pub remediation: String,
+    /// Device mechanisms the finding is about, so probe evidence of the same mechanism can be attached.
+    pub mechanisms: BTreeSet<Mechanism>,
+}
+
+/// The findings of one audit, as rules push them.
+pub struct Sink<'a> {
+    rule: &'static RuleMeta,
+    out: &'a mut Vec<Draft>,
+}
+
+impl<'a> Sink<'a> {
+    pub(crate) fn new(rule: &'static RuleMeta, out: &'a mut Vec<Draft>) -> Sink<'a> {
+        Sink { rule, out }
+    }
+
+    /// A new draft of the running rule at `severity` as observed, adjusted for `certainty` (a
+    /// `permitted` finding is one step lower).
+    pub fn draft(&self, severity: Severity, certainty: Certainty) -> Draft {
+        Draft {
+            rule: self.rule,
+            severity: certainty.adjust(severity),
+            certainty,
+            tenants: BTreeSet::new(),
+            nodes: BTreeSet::new(),
+            workloads: BTreeSet::new(),
+            objects: BTreeSet::new(),
+            message: String::new(),
+            remediation: String::new(),
+            mechanisms: BTreeSet::new(),
+        }
+    }
+
+    pub fn push(&mut self, draft: Draft) {
+        self.out.push(draft);
+    }
+
+    pub fn rule(&self) -> &'static RuleMeta {
+        self.rule
+    }
+}
+
+impl Draft {
+    pub fn tenants(mut self, t: impl IntoIterator<Item = TenantId>) -> Self {
+        self.tenants.extend(t);
+        self
+    }
+
+    pub fn nodes(mut self, n: impl IntoIterator<Item = NodeId>) -> Self {
+        self.nodes.extend(n);
+        self
+    }
+
+    pub fn workloads(mut self, w: impl IntoIterator<Item = WorkloadId>) -> Self {
+        self.workloads.extend(w);
+        self
+    }
+
+    pub fn object(mut self, o: ObjectRef) -> Self {
+        self.objects.insert(o);
+        self
+    }
+
+    pub fn mechanism(mut self, m: Mechanism) -> Self {
+        self.mechanisms.insert(m);
+        self
+    }
+
+    pub fn message(mut self, m: impl Into<String>) -> Self {
+        self.message = m.into();
+        self
+    }
+
+    pub fn remediation(mut self, r: impl Into<String>) -> Self {
+        self.remediation = r.into();
+        self
+    }
+
+    /// Adds the Node objects of the draft's nodes (for node-level findings).
+    pub fn with_node_objects(mut self, ctx: &Context<'_>) -> Self {
+        for n in &self.nodes {
+            if let Some(node) = ctx.fleet.nodes.get(*n) {
+                self.objects.insert(node.object.clone());
+            }
+        }
+        self
+    }
+}
+
+impl Draft {
+    pub fn mechanisms_from(mut self, m: impl IntoIterator<Item = Mechanism>) -> Self {
+        self.mechanisms.extend(m);
+        self
+    }
+}

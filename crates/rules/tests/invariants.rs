@@ -1,0 +1,733 @@
+//! What must hold across fleets: blast radius and pairs follow the isolation model, certainty follows
+//! the evidence, acceptances suppress only what they match, evidence attaches where it was measured,
+//! and the same input gives the same bytes.
+
+mod common;
+
+use common::*;
+use gpu_trust_model::evidence::{
+    Comparison, DeviceEvidence, DriverEvidence, MeasuredMechanism, MechanismEvidence,
+    PhaseEvidence, ProbeEvidence, Scenario, ScenarioEvidence, Verdict, PROBE_SCHEMA,
+};
+use gpu_trust_model::fleet::WorkloadKind;
+use gpu_trust_model::{Certainty, Incident, Severity};
+use gpu_trust_rules::report::AuditReport;
+use gpu_trust_rules::{Advisories, AuditOptions};
+use std::collections::BTreeSet;
+
+fn reaches(report: &AuditReport, tenant: &str, incident: Incident) -> BTreeSet<String> {
+    report
+        .blast_radius
+        .iter()
+        .find(|e| e.tenant == tenant && e.incident == incident)
+        .map(|e| e.reaches.iter().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn three_tenants() -> String {
+    "tenants:\n  - {name: acme, namespaces: [cust-acme]}\n  - {name: globex, namespaces: [cust-globex]}\n  - {name: initech, namespaces: [cust-initech]}\n".to_string()
+}
+
+/// acme scheduled on gpu-1; globex and initech as templates permitted there.
+fn shared_node(replicas: u32, with_initech: bool) -> FleetSpec {
+    let mut node = NodeSpec::new("gpu-1", 1);
+    if replicas > 1 {
+        node = node.time_sliced(replicas);
+    }
+    let mut spec = FleetSpec::default()
+        .node(node)
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(
+            W::template(WorkloadKind::Deployment, "cust-globex", "chat")
+                .permitted(&["gpu-1"])
+                .gpu(1),
+        );
+    if with_initech {
+        spec = spec.workload(W::pod("cust-initech", "batch-0").on("gpu-1").gpu(1));
+    }
+    spec
+}
+
+#[test]
+fn time_slicing_replicas_grow_the_blast_radius() {
+    let policy = three_tenants();
+    let mut previous: Option<BTreeSet<String>> = None;
+    for replicas in 1..=8 {
+        let report = run(&shared_node(replicas, false), &policy);
+        let reached = reaches(&report, "acme", Incident::MemoryExhaustion);
+        if replicas == 1 {
+            assert!(
+                reached.is_empty(),
+                "an unshared GPU reaches no one: {reached:?}"
+            );
+        } else {
+            assert!(
+                reached.contains("globex"),
+                "{replicas} replicas: {reached:?}"
+            );
+        }
+        if let Some(p) = &previous {
+            assert!(
+                reached.is_superset(p),
+                "{replicas} replicas shrank the blast radius"
+            );
+        }
+        previous = Some(reached);
+    }
+}
+
+#[test]
+fn more_tenants_on_a_gpu_grow_the_blast_radius() {
+    let policy = three_tenants();
+    let two = run(&shared_node(4, false), &policy);
+    let three = run(&shared_node(4, true), &policy);
+    for incident in [
+        Incident::MemoryExhaustion,
+        Incident::DeviceFault,
+        Incident::ComputeContention,
+    ] {
+        let before = reaches(&two, "acme", incident);
+        let after = reaches(&three, "acme", incident);
+        assert!(
+            after.is_superset(&before) && after.len() > before.len(),
+            "{incident}"
+        );
+        assert!(after.contains("initech"));
+    }
+    assert!(reaches(&three, "initech", Incident::DeviceFault).contains("acme"));
+}
+
+#[test]
+fn own_mig_instance_leaves_device_reach_but_not_host_reach() {
+    let policy = two_tenants("limited");
+    let shared = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(2))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1));
+    let mig = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).mig(&["4g.40gb", "3g.40gb"]))
+        .workload(
+            W::pod("cust-acme", "infer-0")
+                .on("gpu-1")
+                .resource("nvidia.com/mig-4g.40gb", 1),
+        )
+        .workload(
+            W::pod("cust-globex", "train-0")
+                .on("gpu-1")
+                .resource("nvidia.com/mig-3g.40gb", 1),
+        );
+    let before = run(&shared, &policy);
+    let after = run(&mig, &policy);
+    for (t, other) in [("acme", "globex"), ("globex", "acme")] {
+        for i in [Incident::MemoryExhaustion, Incident::DeviceFault] {
+            assert!(reaches(&before, t, i).contains(other), "{t} {i} before");
+            assert!(
+                reaches(&after, t, i).is_empty(),
+                "{t} {i} after: MIG separates it"
+            );
+        }
+        assert!(
+            reaches(&after, t, Incident::HostEscape).contains(other),
+            "host stays shared"
+        );
+        assert!(reaches(&after, t, Incident::ControlPlane).contains(other));
+    }
+    assert!(of_rule(&after, "GT101").is_empty());
+    let pair = &after.pairs[0];
+    assert!(
+        pair.separated_by.contains(&"mig-instance".to_string()),
+        "{pair:?}"
+    );
+    assert!(pair.shares.contains(&"host".to_string()));
+    assert!(!pair.shares.contains(&"memory-pool".to_string()));
+}
+
+#[test]
+fn pairs_say_what_time_slicing_shares() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1));
+    let report = run(&spec, &two_tenants("none"));
+    assert_eq!(report.pairs.len(), 1);
+    let p = &report.pairs[0];
+    assert_eq!(p.tenants, ["acme".to_string(), "globex".to_string()]);
+    for s in [
+        "gpu",
+        "memory-pool",
+        "fault-domain",
+        "compute",
+        "host",
+        "control-plane",
+    ] {
+        assert!(p.shares.contains(&s.to_string()), "{s} in {:?}", p.shares);
+    }
+    assert_eq!(p.separated_by, ["address-space"]);
+    assert_eq!(p.certainty, Some(Certainty::Observed));
+}
+
+#[test]
+fn separate_nodes_share_only_the_control_plane() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1))
+        .node(NodeSpec::new("gpu-2", 1))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-2").gpu(1));
+    let report = run(&spec, &two_tenants("none"));
+    let p = &report.pairs[0];
+    assert_eq!(p.shares, ["control-plane"]);
+    assert_eq!(p.separated_by, ["node"]);
+    assert_eq!(p.certainty, None);
+    assert!(reaches(&report, "acme", Incident::HostEscape).is_empty());
+}
+
+#[test]
+fn tenants_off_the_gpu_fleet_are_not_paired() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1))
+        .node(NodeSpec::cpu("cpu-1"))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "web-0").on("cpu-1"));
+    let report = run(&spec, &two_tenants("none"));
+    assert!(
+        of_rule(&report, "GT401").is_empty(),
+        "globex never reaches a GPU node"
+    );
+    assert!(report.pairs.is_empty());
+    assert!(report
+        .blast_radius
+        .iter()
+        .all(|e| e.tenant == "acme" && e.reaches.is_empty()));
+    assert_eq!(report.tenants.len(), 2, "both are still listed as tenants");
+}
+
+#[test]
+fn one_tenant_on_a_time_sliced_gpu_is_no_trust_finding() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-acme", "infer-1").on("gpu-1").gpu(1))
+        .workload(
+            W::template(WorkloadKind::Deployment, "cust-acme", "chat")
+                .permitted(&["gpu-1"])
+                .gpu(1),
+        );
+    let report = run(&spec, &two_tenants("none"));
+    for f in &report.findings {
+        assert!(
+            f.tenants.len() < 2,
+            "{} names two tenants for one tenant's pods",
+            f.rule
+        );
+        assert!(
+            !["GT101", "GT102", "GT103", "GT104", "GT105", "GT112", "GT207", "GT501", "GT502"]
+                .contains(&f.rule.as_str()),
+            "{}: {}",
+            f.rule,
+            f.message
+        );
+    }
+    assert!(report.pairs.is_empty());
+}
+
+#[test]
+fn platform_daemonsets_are_not_tenant_findings() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(
+            W::template(
+                WorkloadKind::DaemonSet,
+                "gpu-operator",
+                "nvidia-device-plugin-daemonset",
+            )
+            .permitted(&["gpu-1"])
+            .privileged()
+            .host_path("/var/lib/kubelet/device-plugins")
+            .host_path("/run/nvidia/mps")
+            .host_ipc(),
+        )
+        .workload(
+            W::pod("gpu-operator", "nvidia-dcgm-exporter-abc")
+                .on("gpu-1")
+                .privileged()
+                .owner("DaemonSet/nvidia-dcgm-exporter"),
+        )
+        .workload(
+            W::pod("kube-system", "nvidia-driver-installer-xyz")
+                .on("gpu-1")
+                .privileged()
+                .host_path("/dev"),
+        );
+    let report = run(&spec, "");
+    for f in &report.findings {
+        for o in &f.objects {
+            assert!(
+                !matches!(o.namespace.as_deref(), Some("gpu-operator" | "kube-system")),
+                "{} names platform object {}",
+                f.rule,
+                o.name
+            );
+        }
+        assert!(!f
+            .tenants
+            .iter()
+            .any(|t| t == "gpu-operator" || t == "kube-system"));
+    }
+    assert!(report.tenants.iter().all(|t| t.name == "cust-acme"));
+}
+
+#[test]
+fn a_template_permitted_beside_a_pod_is_one_step_lower() {
+    let report = run(&shared_node(4, false), &two_tenants("none"));
+    let f = of_rule(&report, "GT101");
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].certainty, Certainty::Permitted);
+    assert_eq!(f[0].severity, Severity::High, "critical, one step lower");
+    assert!(f[0].objects.iter().any(|o| o.kind == "Deployment"));
+}
+
+#[test]
+fn templates_that_may_meet_are_permitted_pairs() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 2).time_sliced(2))
+        .node(NodeSpec::new("gpu-2", 2).time_sliced(2))
+        .node(NodeSpec::new("gpu-3", 2))
+        .workload(
+            W::template(WorkloadKind::Deployment, "cust-acme", "chat")
+                .permitted(&["gpu-1", "gpu-2", "gpu-3"])
+                .gpu(1),
+        )
+        .workload(
+            W::template(WorkloadKind::Deployment, "cust-globex", "batch")
+                .permitted(&["gpu-2", "gpu-3"])
+                .gpu(1),
+        );
+    let report = run(&spec, &two_tenants("limited"));
+    let f = of_rule(&report, "GT101");
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        f[0].nodes,
+        ["gpu-2"],
+        "only where both may go and the GPU is time-sliced"
+    );
+    assert_eq!(
+        f[0].severity,
+        Severity::Medium,
+        "limited: high, one step lower"
+    );
+    let host = of_rule(&report, "GT207");
+    assert!(host.is_empty(), "GT207 is for trust none");
+    assert_eq!(report.pairs[0].certainty, Some(Certainty::Permitted));
+}
+
+#[test]
+fn pigeonhole_makes_a_multi_gpu_share_observed() {
+    let spec = |acme_pods: usize| {
+        let mut s = FleetSpec::default().node(NodeSpec::new("gpu-1", 2).time_sliced(2));
+        for i in 0..acme_pods {
+            s = s.workload(
+                W::pod("cust-acme", &format!("infer-{i}"))
+                    .on("gpu-1")
+                    .gpu(1),
+            );
+        }
+        s.workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1))
+    };
+    let two = run(&spec(2), &two_tenants("none"));
+    assert_eq!(of_rule(&two, "GT101")[0].certainty, Certainty::Possible);
+    let three = run(&spec(3), &two_tenants("none"));
+    let f = of_rule(&three, "GT101");
+    assert_eq!(f[0].certainty, Certainty::Observed);
+    assert!(
+        f[0].message.contains("cannot fit on separate GPUs"),
+        "{}",
+        f[0].message
+    );
+}
+
+#[test]
+fn resolved_devices_decide_the_gpu() {
+    let spec = |globex_gpu: u32, observed: bool| {
+        FleetSpec::default()
+            .node(NodeSpec::new("gpu-1", 2).time_sliced(4))
+            .workload(
+                W::pod("cust-acme", "infer-0")
+                    .on("gpu-1")
+                    .gpu(1)
+                    .devices(&[(0, None)], observed),
+            )
+            .workload(
+                W::pod("cust-globex", "train-0")
+                    .on("gpu-1")
+                    .gpu(1)
+                    .devices(&[(globex_gpu, None)], observed),
+            )
+    };
+    let same = run(&spec(0, true), &two_tenants("none"));
+    assert_eq!(of_rule(&same, "GT101")[0].certainty, Certainty::Observed);
+    let apart = run(&spec(1, true), &two_tenants("none"));
+    assert!(
+        of_rule(&apart, "GT101").is_empty(),
+        "pinned to different GPUs"
+    );
+    assert_eq!(of_rule(&apart, "GT207").len(), 1, "still one node");
+}
+
+#[test]
+fn acceptances_suppress_exactly_what_they_match() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 8))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-initech", "batch-0").on("gpu-1").gpu(1));
+    let policy = format!(
+        "{}accept:\n  - rule: GT207\n    tenants: [globex, acme]\n    reason: shared inference pool\n    until: 2026-12-31\n",
+        three_tenants()
+    );
+    let report = run(&spec, &policy);
+    let host = of_rule(&report, "GT207");
+    assert_eq!(host.len(), 3);
+    let accepted: Vec<_> = host.iter().filter(|f| f.accepted.is_some()).collect();
+    assert_eq!(accepted.len(), 1);
+    assert_eq!(accepted[0].tenants, ["acme", "globex"]);
+    let a = accepted[0].accepted.as_ref().unwrap();
+    assert_eq!(a.reason, "shared inference pool");
+    assert_eq!(a.until.as_deref(), Some("2026-12-31"));
+    assert_eq!(report.summary.accepted, 1);
+    let counted: usize = report
+        .findings
+        .iter()
+        .filter(|f| f.accepted.is_none())
+        .count();
+    assert_eq!(
+        Severity::ALL
+            .iter()
+            .map(|s| report.summary.findings.get(*s))
+            .sum::<usize>(),
+        counted
+    );
+    assert!(of_rule(&report, "GT003").is_empty());
+
+    // Expired: GT003, and GT207 counts again.
+    let expired = policy.replace("2026-12-31", "2026-05-31");
+    let report = run(&spec, &expired);
+    assert!(of_rule(&report, "GT207")
+        .iter()
+        .all(|f| f.accepted.is_none()));
+    assert_eq!(of_rule(&report, "GT003").len(), 1);
+    assert_eq!(report.summary.accepted, 0);
+}
+
+fn evidence(node: Option<&str>) -> ProbeEvidence {
+    ProbeEvidence {
+        schema: PROBE_SCHEMA.into(),
+        tool_version: "0.1.0".into(),
+        node: node.map(str::to_string),
+        victim: DeviceEvidence::default(),
+        aggressor: DeviceEvidence::default(),
+        driver: DriverEvidence::default(),
+        mechanism: MechanismEvidence {
+            kind: MeasuredMechanism::TimeSlicing,
+            mig_mode: Some(false),
+            mps: false,
+            mps_pipe_directory: None,
+            compute_mode: None,
+            cc_mode: None,
+            notes: vec![],
+        },
+        scenarios: vec![ScenarioEvidence {
+            scenario: Scenario::MemoryExhaustion,
+            verdict: Verdict::NotIsolated,
+            summary: "victim allocation of 4096 MiB failed".into(),
+            threshold: None,
+            baseline: PhaseEvidence::default(),
+            contended: PhaseEvidence::default(),
+            comparison: Comparison::default(),
+        }],
+    }
+}
+
+#[test]
+fn evidence_attaches_to_device_findings_of_its_node_and_mechanism() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
+        .node(NodeSpec::new("gpu-2", 1).time_sliced(4))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-acme", "infer-9").on("gpu-2").gpu(1))
+        .workload(W::pod("cust-initech", "batch-0").on("gpu-2").gpu(1));
+    let mut options = AuditOptions::new(today());
+    options.evidence = vec![evidence(Some("gpu-1"))];
+    let report = run_with(&spec, &three_tenants(), options);
+    for f in of_rule(&report, "GT101") {
+        if f.nodes == ["gpu-1"] {
+            assert_eq!(
+                f.evidence,
+                ["measured on gpu-1: victim allocation of 4096 MiB failed under time-slicing (not-isolated)"]
+            );
+        } else {
+            assert!(f.evidence.is_empty(), "evidence of gpu-1 on {:?}", f.nodes);
+        }
+    }
+    for f in of_rule(&report, "GT207") {
+        assert!(
+            f.evidence.is_empty(),
+            "host findings carry no device evidence"
+        );
+    }
+    // Evidence naming no node speaks for every node of the mechanism.
+    let mut options = AuditOptions::new(today());
+    options.evidence = vec![evidence(None)];
+    let report = run_with(&spec, &three_tenants(), options);
+    assert!(of_rule(&report, "GT101")
+        .iter()
+        .all(|f| !f.evidence.is_empty()));
+}
+
+#[test]
+fn a_newer_advisory_file_is_used() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).toolkit("1.19.1"))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1));
+    assert!(of_rule(&run(&spec, ""), "GT201").is_empty());
+    let newer = "version: 1\nadvisories:\n  - id: CVE-2027-00001\n    summary: a future escape\n    bulletin: NVIDIA security bulletin 9999\n    published: 2027-01-15\n    cvss: 8.8\n    affects:\n      - {component: container-toolkit, fixed: [\"1.20.0\"]}\n";
+    let mut options = AuditOptions::new(today());
+    options.advisories = Advisories::parse(newer, "advisories.yaml").unwrap();
+    let report = run_with(&spec, "", options);
+    let f = of_rule(&report, "GT201");
+    assert_eq!(f.len(), 1);
+    assert!(f[0].message.contains("CVE-2027-00001"), "{}", f[0].message);
+    assert_eq!(f[0].severity, Severity::High, "one tenant on the node");
+}
+
+#[test]
+fn the_patch_window_counts_from_today() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).driver(Some("580.82.07")))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1));
+    // CVE-2025-23280, bulletin of October 2025, fixed in 580.95.05.
+    let at = |d: &str| {
+        let mut o = AuditOptions::new(gpu_trust_policy::Date::parse(d).unwrap());
+        o.advisories = Advisories::builtin().clone();
+        of_rule(&run_with(&spec, "", o), "GT205").len()
+    };
+    assert_eq!(at("2025-11-15"), 0, "inside the 30-day window");
+    assert_eq!(at("2025-12-15"), 1, "past it");
+    let policy = "host:\n  patchWindowDays: 90\n";
+    let mut o = AuditOptions::new(gpu_trust_policy::Date::parse("2025-12-15").unwrap());
+    o.advisories = Advisories::builtin().clone();
+    assert!(of_rule(&run_with(&spec, policy, o), "GT205").is_empty());
+}
+
+#[test]
+fn the_same_input_gives_the_same_bytes() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 2).time_sliced(4))
+        .node(NodeSpec::new("gpu-2", 1).mig(&["3g.40gb", "3g.40gb"]))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1).vllm(None))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1))
+        .workload(
+            W::template(WorkloadKind::Deployment, "cust-initech", "chat")
+                .permitted(&["gpu-1", "gpu-2"])
+                .resource("nvidia.com/mig-3g.40gb", 1),
+        )
+        .workload(
+            W::pod("cust-acme", "embed-0")
+                .on("gpu-2")
+                .resource("nvidia.com/mig-3g.40gb", 1),
+        );
+    let a = serde_json::to_string_pretty(&run(&spec, &three_tenants())).unwrap();
+    let b = serde_json::to_string_pretty(&run(&spec, &three_tenants())).unwrap();
+    assert_eq!(a, b);
+    let report = run(&spec, &three_tenants());
+    // Sorted: most severe first, then by code.
+    for w in report.findings.windows(2) {
+        assert!(
+            w[0].severity > w[1].severity
+                || (w[0].severity == w[1].severity && w[0].rule <= w[1].rule),
+            "{} {} before {} {}",
+            w[0].rule,
+            w[0].severity,
+            w[1].rule,
+            w[1].severity
+        );
+    }
+    for f in &report.findings {
+        let mut t = f.tenants.clone();
+        t.sort();
+        assert_eq!(t, f.tenants);
+    }
+}
+
+#[test]
+fn a_large_fleet_is_grouped_not_paired() {
+    // 200 time-sliced nodes, 20 tenants, 4000 pods and a template per tenant permitted everywhere.
+    let mut spec = FleetSpec::default();
+    let nodes: Vec<String> = (0..200).map(|i| format!("gpu-{i:03}")).collect();
+    for n in &nodes {
+        spec = spec.node(NodeSpec::new(n, 8).time_sliced(4));
+    }
+    let all: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    for t in 0..20 {
+        let ns = format!("team-{t:02}");
+        for p in 0..200 {
+            let node = &nodes[(t * 7 + p) % nodes.len()];
+            spec = spec.workload(W::pod(&ns, &format!("pod-{p}")).on(node).gpu(1));
+        }
+        spec = spec.workload(
+            W::template(WorkloadKind::Deployment, &ns, "serve")
+                .permitted(&all)
+                .gpu(1),
+        );
+    }
+    let started = std::time::Instant::now();
+    let report = run(&spec, "");
+    let elapsed = started.elapsed();
+    // 20 tenants: at most 190 pairs, each reported once per rule.
+    assert_eq!(report.pairs.len(), 190);
+    assert!(of_rule(&report, "GT101").len() <= 190);
+    assert!(of_rule(&report, "GT207").len() <= 190);
+    eprintln!("audit of 200 nodes, 4020 workloads, 20 tenants: {elapsed:?}");
+}
+
+/// The benchmark shape of the product spec: 2,000 nodes and 60,000 pods (run with `--ignored --release`).
+#[test]
+#[ignore]
+fn scale_2000_nodes_60000_pods() {
+    let mut spec = FleetSpec::default();
+    let nodes: Vec<String> = (0..2000).map(|i| format!("gpu-{i:04}")).collect();
+    for (i, n) in nodes.iter().enumerate() {
+        let node = NodeSpec::new(n, 8);
+        spec = spec.node(if i % 2 == 0 {
+            node.time_sliced(4)
+        } else {
+            node
+        });
+    }
+    let pools: Vec<Vec<&str>> = (0..10)
+        .map(|p| {
+            nodes
+                .iter()
+                .skip(p * 200)
+                .take(200)
+                .map(String::as_str)
+                .collect()
+        })
+        .collect();
+    for t in 0..100 {
+        let ns = format!("team-{t:03}");
+        for p in 0..600 {
+            let node = &nodes[(t * 13 + p * 7) % nodes.len()];
+            spec = spec.workload(W::pod(&ns, &format!("pod-{p}")).on(node).gpu(1));
+        }
+        spec = spec.workload(
+            W::template(WorkloadKind::Deployment, &ns, "serve")
+                .permitted(&pools[t % 10])
+                .gpu(1),
+        );
+    }
+    let fleet = spec.build();
+    let tenancy = tenancy(&fleet, "");
+    let options = AuditOptions::new(today());
+    let started = std::time::Instant::now();
+    let report = gpu_trust_rules::audit(&gpu_trust_rules::AuditInput {
+        fleet: &fleet,
+        tenancy: &tenancy,
+        options: &options,
+    });
+    eprintln!(
+        "audit of {} nodes, {} workloads, 100 tenants: {:?}, {} findings, {} pairs",
+        fleet.nodes.len(),
+        fleet.workloads.len(),
+        started.elapsed(),
+        report.findings.len(),
+        report.pairs.len()
+    );
+}
+
+mod random {
+    use super::common::*;
+    use gpu_trust_model::fleet::WorkloadKind;
+    use proptest::prelude::*;
+
+    const PROFILES: [&str; 6] = [
+        "1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "9g.99gb",
+    ];
+
+    fn node_strategy() -> impl Strategy<Value = (u32, u8, Vec<usize>, bool)> {
+        (
+            0u32..3,
+            0u8..4,
+            proptest::collection::vec(0usize..6, 0..3),
+            any::<bool>(),
+        )
+    }
+
+    fn workload_strategy() -> impl Strategy<Value = (usize, usize, u8, u8, bool, u64)> {
+        (0usize..3, 0usize..3, 0u8..6, 0u8..3, any::<bool>(), 0u64..3)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn any_fleet_audits_without_panic_and_sorted(
+            nodes in proptest::collection::vec(node_strategy(), 1..4),
+            workloads in proptest::collection::vec(workload_strategy(), 0..12),
+            trust in 0usize..3,
+        ) {
+            let mut spec = FleetSpec::default();
+            let names: Vec<String> = (0..nodes.len()).map(|i| format!("gpu-{i}")).collect();
+            for (i, (count, mode, mig, cc)) in nodes.iter().enumerate() {
+                let mut n = NodeSpec::new(&names[i], *count);
+                n = match mode {
+                    1 => n.time_sliced(4),
+                    2 => n.mps(2),
+                    3 if !mig.is_empty() => n.mig(&mig.iter().map(|p| PROFILES[*p]).collect::<Vec<_>>()),
+                    _ => n,
+                };
+                if *cc {
+                    n = n.cc("on");
+                }
+                spec = spec.node(n);
+            }
+            for (i, (tenant, node, request, place, privileged, quantity)) in workloads.iter().enumerate() {
+                let ns = ["cust-acme", "cust-globex", "gpu-operator"][*tenant];
+                let node = &names[*node % names.len()];
+                let mut w = match place {
+                    0 => W::pod(ns, &format!("p{i}")).on(node),
+                    1 => W::template(WorkloadKind::Deployment, ns, &format!("d{i}")).permitted(&[node]),
+                    _ => W::template(WorkloadKind::DaemonSet, ns, &format!("ds{i}")).permitted(&[node]),
+                };
+                w = match request {
+                    0 => w.gpu(*quantity),
+                    1 => w.resource(&format!("nvidia.com/mig-{}", PROFILES[i % 6]), 1),
+                    2 => w.kai(0.5),
+                    3 => w.hami(1024, &[]),
+                    4 => w.gpu(1).vllm(None).peak(100_000),
+                    _ => w.visible_devices("all"),
+                };
+                if *privileged {
+                    w = w.privileged().host_ipc();
+                }
+                spec = spec.workload(w);
+            }
+            let policy = two_tenants(["none", "limited", "full"][trust]);
+            let a = run(&spec, &policy);
+            let b = run(&spec, &policy);
+            prop_assert_eq!(
+                serde_json::to_string(&a).unwrap(),
+                serde_json::to_string(&b).unwrap()
+            );
+            for w in a.findings.windows(2) {
+                prop_assert!(w[0].severity >= w[1].severity);
+            }
+            for f in &a.findings {
+                prop_assert!(!f.message.is_empty() && !f.remediation.is_empty(), "{}", f.rule);
+                prop_assert!(f.tenants.iter().all(|t| t != "gpu-operator"));
+                prop_assert!(f.tenants.len() <= 2);
+            }
+        }
+    }
+}
