@@ -14,17 +14,23 @@
 //! 5. The findings, grouped by layer, with filters by tenant, layer and severity.
 //! 6. The documentation of every rule that fired, from the registry (the text `gpu-trust explain` prints).
 //!
-//! Every text of the input is escaped. The report and the layout are embedded as JSON (with `<`, `>` and
-//! `&` written as `\u003c`, `\u003e`, `\u0026`, so no `</script>` or `<!--` can occur in it); the page's
-//! script counts what it drew against that data and writes the result into the hidden `#self-check`
-//! element, with every script error and blocked request it saw. The same inputs give the same bytes.
+//! Every text of the input is escaped. The page embeds, as JSON (with `<`, `>` and `&` written as
+//! `\u003c`, `\u003e`, `\u0026`, so no `</script>` or `<!--` can occur in it), the report's summary and
+//! tenants and the counts of what it should show, computed from the report and the layout; its script
+//! counts what was drawn against them and writes the result into the hidden `#self-check` element,
+//! with every script error and blocked request it saw. The same inputs give the same bytes.
+//!
+//! A large fleet stays a page a browser opens quickly: past fixed limits (the `MAX_*` constants) the
+//! page shows the most telling part (the busiest nodes, the pairs that share a device, the tenants
+//! with the widest blast radius, the first findings of each rule) and says how much more the JSON
+//! report holds.
 
 mod markdown;
 
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::{Certainty, Incident, Layer, Severity};
 use gpu_trust_rules::layout::{GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing};
-use gpu_trust_rules::report::{BlastRadiusEntry, Finding, SeverityCounts, Summary};
+use gpu_trust_rules::report::{BlastRadiusEntry, Finding, PairEntry, SeverityCounts, Summary};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -51,6 +57,13 @@ pub const MAX_FINDINGS_PER_RULE: usize = 100;
 
 /// Objects listed per finding; the others are counted.
 pub const MAX_OBJECTS: usize = 12;
+
+/// Tenants and nodes named per finding; the others are counted.
+pub const MAX_NAMES: usize = 20;
+
+/// Pairs of tenants listed: those that share a device first (memory pool, then GPU), then by
+/// certainty, then in the report's order.
+pub const MAX_PAIRS: usize = 500;
 
 /// Tenants on the axes of the blast-radius matrix: beyond it, those whose incidents reach the most
 /// tenants (ties by the report's order).
@@ -148,6 +161,8 @@ pub struct Plan<'a> {
     pub matrix_tenants: Vec<String>,
     pub drawn: Vec<&'a NodeLayout>,
     pub listed: Vec<&'a NodeLayout>,
+    /// Pairs listed (at most [`MAX_PAIRS`]), in the report's order.
+    pub pairs: Vec<&'a PairEntry>,
 }
 
 impl<'a> Plan<'a> {
@@ -204,17 +219,36 @@ impl<'a> Plan<'a> {
                 .collect()
         };
         let (drawn, listed) = drawn_nodes(layout);
+        let pairs = if report.pairs.len() <= MAX_PAIRS {
+            report.pairs.iter().collect()
+        } else {
+            let rank = |p: &PairEntry| {
+                let has = |s: &str| p.shares.iter().any(|x| x == s);
+                (
+                    !has("memory-pool"),
+                    !has("gpu"),
+                    p.certainty.unwrap_or(Certainty::Permitted),
+                    p.certainty.is_none(),
+                )
+            };
+            let mut order: Vec<usize> = (0..report.pairs.len()).collect();
+            order.sort_by_key(|i| (rank(&report.pairs[*i]), *i));
+            let mut chosen: Vec<usize> = order.into_iter().take(MAX_PAIRS).collect();
+            chosen.sort_unstable();
+            chosen.into_iter().map(|i| &report.pairs[i]).collect()
+        };
         Plan {
             findings,
             hidden,
             matrix_tenants,
             drawn,
             listed,
+            pairs,
         }
     }
 
     /// The counts the page's self-check expects.
-    pub fn expect(&self, report: &AuditReport) -> Expect {
+    pub fn expect(&self) -> Expect {
         let mut by_severity = SeverityCounts::default();
         for f in self.findings.iter().filter(|f| f.accepted.is_none()) {
             by_severity.add(f.severity);
@@ -238,7 +272,7 @@ impl<'a> Plan<'a> {
                 .flat_map(|n| &n.gpus)
                 .map(|g| g.instances.len())
                 .sum(),
-            pairs: report.pairs.len(),
+            pairs: self.pairs.len(),
         }
     }
 }
@@ -252,14 +286,16 @@ pub fn drawn_nodes(layout: &[NodeLayout]) -> (Vec<&NodeLayout>, Vec<&NodeLayout>
     let mut order: Vec<usize> = (0..layout.len()).collect();
     order.sort_by_key(|i| (std::cmp::Reverse(layout[*i].tenants.len()), *i));
     let chosen: BTreeSet<usize> = order.into_iter().take(MAX_DRAWN_NODES).collect();
-    let (drawn, listed): (Vec<(usize, &NodeLayout)>, Vec<(usize, &NodeLayout)>) = layout
-        .iter()
-        .enumerate()
-        .partition(|(i, _)| chosen.contains(i));
-    (
-        drawn.into_iter().map(|(_, n)| n).collect(),
-        listed.into_iter().map(|(_, n)| n).collect(),
-    )
+    let mut drawn = Vec::with_capacity(MAX_DRAWN_NODES);
+    let mut listed = Vec::with_capacity(layout.len() - MAX_DRAWN_NODES);
+    for (i, node) in layout.iter().enumerate() {
+        if chosen.contains(&i) {
+            drawn.push(node);
+        } else {
+            listed.push(node);
+        }
+    }
+    (drawn, listed)
 }
 
 /// The report as one HTML document.
@@ -292,7 +328,13 @@ pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]
     let _ = writeln!(out, "<style>\n{CSS}</style>");
     out.push_str("</head>\n<body>\n");
     out.push_str("<a class=\"skip\" href=\"#findings\">Skip to the findings</a>\n");
-    out.push_str(&hatch_defs());
+    let slice_counts: BTreeSet<u32> = plan
+        .drawn
+        .iter()
+        .filter(|n| n.gpus.iter().any(|g| g.sharing == Sharing::Mig))
+        .map(|n| slice_count(n))
+        .collect();
+    out.push_str(&svg_defs(&slice_counts));
 
     summary_band(&mut out, report);
     out.push_str(
@@ -302,7 +344,7 @@ pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]
     );
     out.push_str("<main>\n");
     blast_radius(&mut out, report, &tenants, &plan.matrix_tenants);
-    pairs(&mut out, report, &tenants);
+    pairs(&mut out, report, &plan, &tenants);
     gpu_layouts(&mut out, &plan.drawn, &plan.listed, &tenants);
     findings(&mut out, report, &plan, &tenants, rules);
     rule_docs(&mut out, report, rules);
@@ -319,7 +361,7 @@ pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]
         schema: report.schema,
         summary: &report.summary,
         tenants: &tenants.names,
-        expect: plan.expect(report),
+        expect: plan.expect(),
         hidden_findings: plan.hidden.values().sum(),
         listed_nodes: plan.listed.len(),
         incidents: &Incident::ALL,
@@ -346,10 +388,12 @@ struct TenantIndex {
 
 impl TenantIndex {
     fn new(report: &AuditReport, layout: &[NodeLayout]) -> TenantIndex {
-        let mut names: Vec<String> = report.tenants.iter().map(|t| t.name.clone()).collect();
-        let mut ids: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, n) in names.iter().enumerate() {
-            ids.entry(n.clone()).or_insert(i);
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut names: Vec<String> = Vec::new();
+        for t in &report.tenants {
+            if seen.insert(&t.name) {
+                names.push(t.name.clone());
+            }
         }
         let mut extra: BTreeSet<&str> = BTreeSet::new();
         for b in &report.blast_radius {
@@ -372,14 +416,10 @@ impl TenantIndex {
             }
         }
         for n in extra {
-            if !ids.contains_key(n) {
-                ids.insert(n.to_string(), names.len());
+            if seen.insert(n) {
                 names.push(n.to_string());
             }
         }
-        // Duplicate names in the report's list keep their first id; the axis lists each name once.
-        let mut seen = BTreeSet::new();
-        names.retain(|n| seen.insert(n.clone()));
         let ids = names
             .iter()
             .enumerate()
@@ -425,6 +465,20 @@ fn more(n: usize, one: &str, many: &str) -> String {
     format!("{n} more {}", if n == 1 { one } else { many })
 }
 
+/// The first [`MAX_NAMES`] names, joined, and how many more there are.
+fn names_text(names: &[String], one: &str, many: &str) -> String {
+    let mut s = names
+        .iter()
+        .take(MAX_NAMES)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX_NAMES {
+        let _ = write!(s, " and {}", more(names.len() - MAX_NAMES, one, many));
+    }
+    s
+}
+
 fn findings_phrase(report: &AuditReport) -> String {
     let open = report
         .findings
@@ -458,7 +512,7 @@ fn share_phrase(share: &str) -> String {
 }
 
 /// The sentence that matters: how many pairs of tenants share a memory pool (or, when none does, the
-/// closest thing they share), and which tenant contracts the findings say are broken.
+/// closest thing they share), and which contracts the findings say are not kept.
 pub fn headline(report: &AuditReport) -> String {
     let mut parts: Vec<String> = Vec::new();
     let count = |share: &str| {
@@ -488,33 +542,26 @@ pub fn headline(report: &AuditReport) -> String {
             parts.push("no tenant pair shares a memory pool or a node".to_string());
         }
     }
-    // Broken contracts: open findings of the contract layer at high or above, per rule.
-    let mut by_rule: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    // Broken contracts: open findings of the contract layer at high or above, per rule (a finding
+    // names the tenants involved, not which of them holds the contract, so findings are counted).
+    let mut by_rule: BTreeMap<&str, usize> = BTreeMap::new();
     for f in report.findings.iter().filter(|f| {
         f.layer == Layer::Contract && f.severity >= Severity::High && f.accepted.is_none()
     }) {
-        let e = by_rule.entry(f.name.as_str()).or_default();
-        match f.tenants.first() {
-            Some(t) => {
-                e.insert(t.as_str());
-            }
-            None => {
-                e.insert("");
-            }
-        }
+        *by_rule.entry(f.name.as_str()).or_default() += 1;
     }
-    for (name, tenants) in by_rule {
-        let n = tenants.len();
-        parts.push(format!(
-            "{} {}: {}",
-            plural(n, "tenant contract", "tenant contracts"),
-            if n == 1 {
-                "is not kept"
-            } else {
-                "are not kept"
-            },
-            name.replace('-', " ")
-        ));
+    if !by_rule.is_empty() {
+        let rules: Vec<String> = by_rule
+            .iter()
+            .map(|(name, n)| {
+                format!(
+                    "{} ({})",
+                    name.replace('-', " "),
+                    plural(*n, "finding", "findings")
+                )
+            })
+            .collect();
+        parts.push(format!("contracts not kept: {}", rules.join(", ")));
     }
     if !report.skipped.is_empty() {
         parts.push(format!(
@@ -682,8 +729,9 @@ fn blast_radius(out: &mut String, report: &AuditReport, tenants: &TenantIndex, a
             );
             let entry = index.get(&(from.as_str(), incident));
             for to in axis {
-                let (class, symbol, label) = if from == to {
-                    ("c-self", "–", format!("{from}: the same tenant"))
+                // The cell's name is the certainty in words; its title adds the two tenants.
+                let (class, symbol, word) = if from == to {
+                    ("c-self", "–", "same tenant")
                 } else {
                     match entry.filter(|e| e.reaches.iter().any(|r| r == to)) {
                         Some(e) => match e.certainty.get(to.as_str()) {
@@ -694,19 +742,21 @@ fn blast_radius(out: &mut String, report: &AuditReport, tenants: &TenantIndex, a
                                     Certainty::Permitted => "c-permitted",
                                 },
                                 certainty_symbol(*c),
-                                format!("{from} → {to}: {c}"),
+                                c.as_str(),
                             ),
-                            None => ("c-observed", "●", format!("{from} → {to}: reached")),
+                            None => ("c-observed", "●", "reached"),
                         },
-                        None => ("c-none", "·", format!("{from} → {to}: not reached")),
+                        None => ("c-none", "·", "not reached"),
                     }
+                };
+                let label = if from == to {
+                    format!("{from}: the same tenant")
+                } else {
+                    format!("{from} → {to}: {word}")
                 };
                 let _ = write!(
                     out,
-                    "<td class=\"cell {class}\" data-row=\"{}\" data-col=\"{}\" title=\"{}\" aria-label=\"{}\">{symbol}</td>",
-                    tenants.id(from),
-                    tenants.id(to),
-                    escape(&label),
+                    "<td class=\"cell {class}\" title=\"{}\" aria-label=\"{word}\">{symbol}</td>",
                     escape(&label)
                 );
             }
@@ -717,7 +767,7 @@ fn blast_radius(out: &mut String, report: &AuditReport, tenants: &TenantIndex, a
     out.push_str("</div>\n</section>\n");
 }
 
-fn pairs(out: &mut String, report: &AuditReport, tenants: &TenantIndex) {
+fn pairs(out: &mut String, report: &AuditReport, plan: &Plan<'_>, tenants: &TenantIndex) {
     out.push_str("<section id=\"pairs\" aria-labelledby=\"h-pairs\">\n<h2 id=\"h-pairs\">Tenant pairs</h2>\n");
     if report.pairs.is_empty() {
         out.push_str("<p>No two tenants share anything the audit can see.</p>\n</section>\n");
@@ -728,7 +778,7 @@ fn pairs(out: &mut String, report: &AuditReport, tenants: &TenantIndex) {
          <th scope=\"col\">Shares</th><th scope=\"col\">Separated by</th><th scope=\"col\">Certainty</th>\
          </tr></thead>\n<tbody>\n",
     );
-    for p in &report.pairs {
+    for p in &plan.pairs {
         let join = |items: &[String]| {
             if items.is_empty() {
                 "nothing".to_string()
@@ -752,16 +802,47 @@ fn pairs(out: &mut String, report: &AuditReport, tenants: &TenantIndex) {
             join(&p.separated_by)
         );
     }
-    out.push_str("</tbody></table>\n</section>\n");
+    out.push_str("</tbody></table>\n");
+    if plan.pairs.len() < report.pairs.len() {
+        let _ = writeln!(
+            out,
+            "<p>{} of {} pairs listed: those that share a device first; the JSON report has them all.</p>",
+            plan.pairs.len(),
+            report.pairs.len()
+        );
+    }
+    out.push_str("</section>\n");
 }
 
-/// The hatch pattern empty instances are filled with, defined once for every drawing.
-fn hatch_defs() -> String {
-    "<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\" focusable=\"false\">\
-     <defs><pattern id=\"gt-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" \
-     patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f3f4f6\"/>\
-     <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#9ca3af\" stroke-width=\"2\"/></pattern></defs></svg>\n"
-        .to_string()
+/// What every drawing shares, defined once: the hatch pattern free instances are filled with, and a
+/// memory-slice ruler per slice count in use (`<use>` refers to them within the page).
+fn svg_defs(slice_counts: &BTreeSet<u32>) -> String {
+    let mut out = String::from(
+        "<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\" focusable=\"false\">\
+         <defs><pattern id=\"gt-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" \
+         patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f3f4f6\"/>\
+         <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#9ca3af\" stroke-width=\"2\"/></pattern>",
+    );
+    for slices in slice_counts {
+        let _ = write!(out, "<g id=\"gt-ruler-{slices}\">");
+        for k in 0..*slices {
+            let x = MARGIN + k * SLICE_W;
+            let _ = write!(
+                out,
+                "<rect x=\"{x}\" y=\"4\" width=\"{SLICE_W}\" height=\"14\" fill=\"#e5e7eb\" stroke=\"#9ca3af\"/>\
+                 <text x=\"{}\" y=\"14\" text-anchor=\"middle\" font-size=\"9\" fill=\"#4a4a4a\">{k}</text>",
+                x + SLICE_W / 2
+            );
+        }
+        out.push_str("</g>");
+    }
+    out.push_str("</defs></svg>\n");
+    out
+}
+
+/// Memory slices drawn for a GPU of `node` (8 when the model's geometry is unknown).
+fn slice_count(node: &NodeLayout) -> u32 {
+    u32::from(node.memory_slices.unwrap_or(8).max(1))
 }
 
 fn gib(mib: u64) -> String {
@@ -1080,7 +1161,7 @@ fn gpu_figure(
     same_as: Option<u32>,
     tenants: &TenantIndex,
 ) {
-    let slices = u32::from(node.memory_slices.unwrap_or(8).max(1));
+    let slices = slice_count(node);
     let width = MARGIN * 2 + slices * SLICE_W;
     let is_mig = gpu.sharing == Sharing::Mig;
     let unplaced: Vec<&MigInstanceLayout> = gpu
@@ -1143,16 +1224,10 @@ fn gpu_figure(
 
     if is_mig {
         // Memory slice ruler, and the slices no instance occupies.
-        out.push_str("<g class=\"ruler\" aria-hidden=\"true\">");
-        for k in 0..slices {
-            let x = MARGIN + k * SLICE_W;
-            let _ = write!(
-                out,
-                "<rect x=\"{x}\" y=\"4\" width=\"{SLICE_W}\" height=\"14\"/><text x=\"{}\" y=\"14\" text-anchor=\"middle\">{k}</text>",
-                x + SLICE_W / 2
-            );
-        }
-        out.push_str("</g>");
+        let _ = write!(
+            out,
+            "<use class=\"ruler\" href=\"#gt-ruler-{slices}\" aria-hidden=\"true\"/>"
+        );
         for k in unallocated(gpu, slices) {
             let _ = write!(
                 out,
@@ -1560,14 +1635,14 @@ fn finding(out: &mut String, f: &Finding, n: usize, tenants: &TenantIndex, docum
         let _ = writeln!(
             out,
             "<dt>Tenants</dt><dd>{}</dd>",
-            escape(&f.tenants.join(", "))
+            escape(&names_text(&f.tenants, "tenant", "tenants"))
         );
     }
     if !f.nodes.is_empty() {
         let _ = writeln!(
             out,
             "<dt>Nodes</dt><dd>{}</dd>",
-            escape(&f.nodes.join(", "))
+            escape(&names_text(&f.nodes, "node", "nodes"))
         );
     }
     if !f.objects.is_empty() {
@@ -1710,6 +1785,53 @@ mod tests {
         assert_eq!(share_phrase("fault-domain"), "a fault domain");
         assert_eq!(share_phrase("gpu"), "a GPU");
         assert_eq!(share_phrase("host"), "a node");
+    }
+
+    /// WCAG 2 relative luminance of `#rrggbb`.
+    fn luminance(hex: &str) -> f64 {
+        let channel = |i: usize| {
+            let v = f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap()) / 255.0;
+            if v <= 0.03928 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5)
+    }
+
+    fn contrast(a: &str, b: &str) -> f64 {
+        let (x, y) = (luminance(a), luminance(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    #[test]
+    fn tenant_colours_keep_text_readable() {
+        for c in PALETTE {
+            assert!(
+                contrast(c, "#1a1a1a") >= 7.0,
+                "{c}: {}",
+                contrast(c, "#1a1a1a")
+            );
+        }
+        // The certainty and severity fills of the style sheet, with the text colour used on each.
+        for (fill, text) in [
+            ("#9f1239", "#ffffff"),
+            ("#f59e0b", "#1a1a1a"),
+            ("#fde68a", "#1a1a1a"),
+            ("#7f1d1d", "#ffffff"),
+            ("#b42318", "#ffffff"),
+            ("#fcd34d", "#1a1a1a"),
+            ("#bfdbfe", "#1a1a1a"),
+            ("#4a4a4a", "#ffffff"),
+        ] {
+            assert!(CSS.contains(fill), "{fill} is not in the style sheet");
+            assert!(
+                contrast(fill, text) >= 4.5,
+                "{fill}/{text}: {}",
+                contrast(fill, text)
+            );
+        }
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn headline_counts_pairs_and_broken_contracts() {
     report.findings.push(contract);
     assert_eq!(
         headline(&report),
-        "2 tenant pairs share a memory pool; 1 tenant contract is not kept: isolation promised not enforced."
+        "2 tenant pairs share a memory pool; contracts not kept: isolation promised not enforced (1 finding)."
     );
     // No memory pool shared: the next closest thing is said instead; partial input is always said.
     let mut report = sample_report(true);
@@ -121,12 +121,15 @@ fn matrix_has_a_cell_per_tenant_pair_and_incident() {
     // acme's memory exhaustion reaches globex, possibly; its host escape reaches initech, observed.
     let mem = between(&p, "data-incident=\"memory-exhaustion\"", "</table>");
     assert!(mem.contains(
-        "<td class=\"cell c-possible\" data-row=\"t0\" data-col=\"t1\" \
-         title=\"acme → globex: possible\""
+        "<tr><th scope=\"row\" data-row=\"t0\">acme</th>\
+         <td class=\"cell c-self\" title=\"acme: the same tenant\" aria-label=\"same tenant\">–</td>\
+         <td class=\"cell c-possible\" title=\"acme → globex: possible\" aria-label=\"possible\">◐</td>\
+         <td class=\"cell c-none\" title=\"acme → initech: not reached\" aria-label=\"not reached\">·</td></tr>"
     ));
-    assert!(mem.contains("<td class=\"cell c-none\" data-row=\"t0\" data-col=\"t2\""));
     let host = between(&p, "data-incident=\"host-escape\"", "</table>");
-    assert!(host.contains("<td class=\"cell c-observed\" data-row=\"t0\" data-col=\"t2\""));
+    assert!(host.contains(
+        "<td class=\"cell c-observed\" title=\"acme → initech: observed\" aria-label=\"observed\">●</td>"
+    ));
     assert_eq!(count(host, "c-self"), n);
 }
 
@@ -466,4 +469,31 @@ fn gpus_with_the_same_tenants_share_one_list() {
         ),
         1
     );
+}
+
+#[test]
+fn many_pairs_list_those_sharing_a_device_first() {
+    let mut report = sample_report(false);
+    let template = report.pairs[1].clone();
+    for i in 0..600 {
+        let mut p = template.clone();
+        p.tenants = [format!("a-{i:03}"), format!("b-{i:03}")];
+        report.pairs.push(p);
+    }
+    let plan = html::Plan::new(&report, &[]);
+    assert_eq!(plan.pairs.len(), html::MAX_PAIRS);
+    // The one pair sharing a memory pool is kept, and listing keeps the report's order.
+    assert_eq!(plan.pairs[0].tenants, report.pairs[0].tenants);
+    let p = html::render(&report, &[], &sample_rules());
+    assert_eq!(count(&p, "<tr class=\"pair\""), html::MAX_PAIRS);
+    assert!(p.contains("<p>500 of 602 pairs listed: those that share a device first;"));
+}
+
+#[test]
+fn long_node_lists_are_counted_not_spelled_out() {
+    let mut report = sample_report(false);
+    report.findings[0].nodes = (0..45).map(|i| format!("gpu-{i:02}")).collect();
+    let p = html::render(&report, &[], &sample_rules());
+    assert!(p.contains("gpu-18, gpu-19 and 25 more nodes</dd>"));
+    assert!(!p.contains("gpu-20"));
 }

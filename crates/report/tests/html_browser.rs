@@ -50,8 +50,11 @@ fn browser_or_skip() -> Option<PathBuf> {
             panic!("CI is set but no Chromium was found (install Debian's `chromium` or set GPU_TRUST_CHROMIUM)")
         }
         None => {
-            eprintln!(
-                "SKIPPED html_browser: no Chromium found (install Debian's `chromium` or set GPU_TRUST_CHROMIUM)"
+            // Written to the stream itself, not through the test harness's captured `eprintln!`, so
+            // that the skip shows in a plain `cargo test` run.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"SKIPPED html_browser: no Chromium found (install Debian's `chromium` or set GPU_TRUST_CHROMIUM)\n",
             );
             None
         }
@@ -196,7 +199,9 @@ fn expected(report: &AuditReport, layout: &[NodeLayout]) -> Value {
     let n = tenants.len();
     // These pages are small enough to show everything: the counts are the JSON report's own.
     assert!(n <= html::MAX_MATRIX_TENANTS);
-    assert!(html::Plan::new(report, layout).hidden.is_empty());
+    let plan = html::Plan::new(report, layout);
+    assert!(plan.hidden.is_empty());
+    assert_eq!(plan.pairs.len(), report.pairs.len());
     assert_eq!(drawn.len(), layout.len());
     serde_json::json!({
         "findings": findings.len(),
@@ -390,6 +395,7 @@ fn filters_and_incident_switch_work_in_chromium() {
   set('filter-tenant', 't2');
   out.tenant = shown('article.finding', 'data-rule');
   out.tenantNodes = shown('.node', 'data-node');
+  out.highlighted = document.querySelectorAll('table.matrix[data-incident="memory-exhaustion"] td.hl').length;
   set('filter-tenant', '');
   set('filter-severity', 'high');
   out.severity = shown('article.finding', 'data-rule');
@@ -434,6 +440,8 @@ fn filters_and_incident_switch_work_in_chromium() {
         serde_json::json!({
             "tenant": ["GT104", "GT207"],
             "tenantNodes": ["gpu-h100-1"],
+            // initech's row and column: three cells each, one shared.
+            "highlighted": 5,
             "severity": ["GT101", "GT104", "GT207"],
             "withoutAccepted": ["GT101", "GT104", "GT207", "GT502"],
             "layer": ["GT207"],

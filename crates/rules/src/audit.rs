@@ -86,6 +86,17 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
             .then_with(|| a.objects.cmp(&b.objects))
             .then_with(|| a.message.cmp(&b.message))
     });
+    // Several templates of one workload (a PyTorchJob's Master and Worker) can yield the same finding:
+    // the user has one thing to fix, so it is reported once.
+    findings.dedup_by(|a, b| {
+        a.rule == b.rule
+            && a.severity == b.severity
+            && a.certainty == b.certainty
+            && a.tenants == b.tenants
+            && a.nodes == b.nodes
+            && a.objects == b.objects
+            && a.message == b.message
+    });
 
     let mut summary = Summary {
         tenants: tenancy.tenants().len(),

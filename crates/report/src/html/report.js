@@ -71,9 +71,20 @@
     all('svg.gpu [data-tenant], li[data-tenant]').forEach(function (el) {
       el.classList.toggle('dim', tenant !== '' && el.getAttribute('data-tenant') !== tenant);
     });
-    all('table.matrix [data-row], table.matrix [data-col]').forEach(function (el) {
-      el.classList.toggle('hl', tenant !== '' &&
-        (el.getAttribute('data-row') === tenant || el.getAttribute('data-col') === tenant));
+    // The selected tenant's row and column in every matrix (headers carry the ids, cells their position).
+    all('table.matrix').forEach(function (table) {
+      var columns = all('thead th', table).map(function (th) { return th.getAttribute('data-col'); });
+      all('tbody tr', table).forEach(function (row) {
+        var header = one('th', row);
+        var inRow = tenant !== '' && header.getAttribute('data-row') === tenant;
+        header.classList.toggle('hl', inRow);
+        all('td', row).forEach(function (td) {
+          td.classList.toggle('hl', inRow || (tenant !== '' && columns[td.cellIndex] === tenant));
+        });
+      });
+      all('thead th', table).forEach(function (th) {
+        th.classList.toggle('hl', tenant !== '' && th.getAttribute('data-col') === tenant);
+      });
     });
     var status = one('#filter-status');
     if (status) {
