@@ -1,1 +1,1169 @@
-//! gpu-trust-ingest
+//! From Kubernetes manifests and cluster dumps to the fleet model.
+//!
+//! [`ingest`] reads inputs (files, directories and standard input come through
+//! [`gpu_trust_source::gather`]) of YAML or JSON, multi-document streams and `kind: List` / `*List`
+//! dumps, and returns the [`Fleet`] with every problem it found as a [`Diagnostic`]. One bad document
+//! never hides the others: a malformed document is an error diagnostic (file, line, column) and the
+//! rest of the input is read as if it were absent; an object of a known kind with a wrong shape is an
+//! error for that object only. Unknown kinds are ignored. Platform namespaces are not special here.
+//!
+//! What it reads: Node, Pod and the pod-owning kinds (Deployment, StatefulSet, DaemonSet, ReplicaSet,
+//! Job, CronJob, Kubeflow PyTorchJob/TFJob/MPIJob, JobSet, Volcano Job), Namespace, ConfigMap (device
+//! plugin and mig-parted configs), ClusterPolicy (`nvidia.com/v1`), RuntimeClass, ResourceClaim,
+//! ResourceClaimTemplate, DeviceClass, Role, ClusterRole, RoleBinding, ClusterRoleBinding.
+//!
+//! - [`device_plugin`] and [`mig_parted`] parse the two NVIDIA configuration formats with the rules
+//!   their tools apply; the planner checks the files it writes with them.
+//! - Node resolution follows the GPU Operator (see the `nodes` module): sharing in force per node,
+//!   MIG geometry from the mig-parted config and the catalogue, GPU Feature Discovery labels as the
+//!   fallback, versions from labels, operand images and the ClusterPolicy.
+//! - Placement: the devices a scheduled pod may be on (pinned by HAMi's allocation, one GPU on the
+//!   node, one instance of a profile), and the node set its constraints permit, shared between
+//!   workloads with equal constraints.
+//!
+//! ```
+//! let text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels:\n    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n    nvidia.com/gpu.count: \"8\"\n";
+//! let ingested = gpu_trust_ingest::ingest_text(text, "cluster.yaml");
+//! let node = &ingested.fleet.nodes[0];
+//! assert_eq!(node.object.location.line, 1);
+//! assert_eq!(node.gpu.as_ref().unwrap().count, 8);
+//! assert!(ingested.diagnostics.is_empty());
+//! ```
+
+mod cluster;
+mod crd;
+pub mod device_plugin;
+mod dra;
+mod inference;
+pub mod inventory;
+mod kinds;
+pub mod mig_parted;
+mod nodes;
+mod placement;
+mod rbac;
+mod util;
+mod workloads;
+
+use crate::kinds::{Dispatch, Dispatched, Kind, Typed};
+use crate::nodes::{ConfigMapDraft, NodeDraft};
+use crate::placement::{Constraints, NodeSets};
+use gpu_trust_model::fleet::{
+    DeviceSlot, DraClaimUse, Fleet, GpuNode, Ingested, MigStrategy, NamespaceInfo, Node, NodeId,
+    RuntimeClassInfo, Unresolved, UnresolvedKind, Workload, WorkloadKind,
+};
+use gpu_trust_model::{Diagnostic, ObjectRef, Version};
+use gpu_trust_source::tree::{ScalarStyle, Value};
+use gpu_trust_source::{read_stream, Entry, Format, Input, Limits, Object, ReadOptions};
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::PathBuf;
+
+pub use gpu_trust_source::Input as SourceInput;
+
+/// How to read the input.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    pub limits: Limits,
+}
+
+/// Reads every input into the fleet model.
+pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
+    let mut c = Collector::default();
+    let read = ReadOptions {
+        limits: options.limits,
+        split_key: Some("items".to_string()),
+        format: Format::Auto,
+    };
+    for (i, input) in inputs.iter().enumerate() {
+        read_stream(&input.text, &input.name, &read, &mut |e| c.accept(i, e));
+        c.end_document();
+    }
+    c.finish()
+}
+
+/// Reads command-line paths (files, directories walked for `.yaml`, `.yml` and `.json`, `-` for
+/// `stdin`) into the fleet model; unreadable paths are error diagnostics like malformed documents.
+pub fn ingest_paths(paths: &[PathBuf], stdin: &mut dyn Read, options: &Options) -> Ingested {
+    let (inputs, gathered) = gpu_trust_source::gather(paths, stdin, &options.limits);
+    let mut ingested = ingest(&inputs, options);
+    ingested.diagnostics.extend(gathered);
+    ingested.diagnostics.sort();
+    ingested.diagnostics.dedup();
+    ingested
+}
+
+/// Applies what a tenancy policy's `workloads` entries say (class, peak memory) to every workload:
+/// `overrides` is asked per workload and its answers replace what ingest inferred.
+pub fn apply_overrides(
+    fleet: &mut Fleet,
+    overrides: &dyn Fn(&Workload) -> (Option<gpu_trust_model::fleet::WorkloadClass>, Option<u64>),
+) {
+    for w in &mut fleet.workloads {
+        let (class, peak) = overrides(w);
+        if let Some(c) = class {
+            w.class = c;
+        }
+        if let Some(p) = peak {
+            w.peak_memory_mib = Some(p);
+        }
+    }
+}
+
+/// Reads one text (named `file` in locations).
+pub fn ingest_text(text: &str, file: &str) -> Ingested {
+    ingest(
+        &[Input {
+            name: file.to_string(),
+            text: text.to_string(),
+        }],
+        &Options::default(),
+    )
+}
+
+/// The type of a list document (`kind: PodList`), which names the kind of items without one.
+#[derive(Default, Deserialize)]
+struct ListHeader {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
+    kind: Option<String>,
+}
+
+/// A workload read from a Pod or a template, before nodes are known.
+struct WorkloadDraft {
+    workload: Workload,
+    node_name: Option<String>,
+    constraints: Constraints,
+    claims: Vec<(String, Option<String>, Option<String>)>,
+    allocated: Vec<String>,
+}
+
+/// Lengths of the collections at the start of a document, to drop what a bad document added.
+#[derive(Default, Clone, Copy)]
+struct Checkpoint {
+    nodes: usize,
+    workloads: usize,
+    namespaces: usize,
+    config_maps: usize,
+    policies: usize,
+    runtime_classes: usize,
+    roles: usize,
+    bindings: usize,
+    claims: usize,
+    classes: usize,
+    operands: usize,
+    operator_pods: usize,
+}
+
+#[derive(Default)]
+struct Collector<'a> {
+    nodes: Vec<NodeDraft>,
+    workloads: Vec<WorkloadDraft>,
+    namespaces: Vec<(String, Option<(BTreeMap<String, String>, ObjectRef)>)>,
+    config_maps: Vec<(String, String, ConfigMapDraft)>,
+    policies: Vec<(ObjectRef, crd::ClusterPolicy)>,
+    runtime_classes: Vec<RuntimeClassInfo>,
+    roles: Vec<rbac::RoleDraft>,
+    bindings: Vec<rbac::BindingDraft>,
+    claims: Vec<dra::ClaimDraft>,
+    classes: Vec<dra::DeviceClassDraft>,
+    /// Operand images of pods: (node, operand).
+    operands: Vec<(Option<String>, cluster::Operand)>,
+    /// Namespaces of pods and Deployments running the GPU Operator itself.
+    operator_pods: Vec<String>,
+    diagnostics: Vec<Diagnostic>,
+    current: Option<(usize, usize)>,
+    checkpoint: Checkpoint,
+    /// Items of the current document without apiVersion/kind, waiting for the list's own kind.
+    pending: Vec<Object<'a>>,
+}
+
+impl<'a> Collector<'a> {
+    fn mark(&self) -> Checkpoint {
+        Checkpoint {
+            nodes: self.nodes.len(),
+            workloads: self.workloads.len(),
+            namespaces: self.namespaces.len(),
+            config_maps: self.config_maps.len(),
+            policies: self.policies.len(),
+            runtime_classes: self.runtime_classes.len(),
+            roles: self.roles.len(),
+            bindings: self.bindings.len(),
+            claims: self.claims.len(),
+            classes: self.classes.len(),
+            operands: self.operands.len(),
+            operator_pods: self.operator_pods.len(),
+        }
+    }
+
+    fn rollback(&mut self) {
+        let c = self.checkpoint;
+        self.nodes.truncate(c.nodes);
+        self.workloads.truncate(c.workloads);
+        self.namespaces.truncate(c.namespaces);
+        self.config_maps.truncate(c.config_maps);
+        self.policies.truncate(c.policies);
+        self.runtime_classes.truncate(c.runtime_classes);
+        self.roles.truncate(c.roles);
+        self.bindings.truncate(c.bindings);
+        self.claims.truncate(c.claims);
+        self.classes.truncate(c.classes);
+        self.operands.truncate(c.operands);
+        self.operator_pods.truncate(c.operator_pods);
+        self.pending.clear();
+    }
+
+    fn end_document(&mut self) {
+        for o in std::mem::take(&mut self.pending) {
+            self.diagnostics.push(Diagnostic::error(
+                o.location(),
+                "list item without apiVersion and kind, in a list that does not name its item kind",
+            ));
+        }
+        self.current = None;
+    }
+
+    fn accept(&mut self, input: usize, entry: Entry<'a>) {
+        let document = match &entry {
+            Entry::Object(o) | Entry::Container { object: o, .. } => o.document(),
+            Entry::Invalid { document, .. } => *document,
+        };
+        if self.current != Some((input, document)) {
+            self.end_document();
+            self.current = Some((input, document));
+            self.checkpoint = self.mark();
+        }
+        match entry {
+            Entry::Object(o) => self.object(o, None),
+            Entry::Container { object, .. } => self.container(object),
+            Entry::Invalid {
+                item: None,
+                diagnostic,
+                ..
+            } => {
+                self.rollback();
+                self.diagnostics.push(diagnostic);
+            }
+            Entry::Invalid { diagnostic, .. } => self.diagnostics.push(diagnostic),
+        }
+    }
+
+    /// The rest of a list document: its kind names the kind of items that do not say theirs.
+    fn container(&mut self, object: Object<'a>) {
+        let header: ListHeader = object.deserialize().unwrap_or_default();
+        let pending = std::mem::take(&mut self.pending);
+        let kind = header.kind.as_deref().unwrap_or("");
+        let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+        match (item_kind, header.api_version.as_deref()) {
+            (Some(k), Some(api)) => {
+                for o in pending {
+                    self.object(o, Some((api, k)));
+                }
+            }
+            _ => {
+                self.pending = pending;
+                self.end_document();
+            }
+        }
+    }
+
+    fn object(&mut self, o: Object<'a>, supplied: Option<(&str, &str)>) {
+        let dispatched = match o.deserialize_seed(Dispatch { supplied }) {
+            Ok(d) => d,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return;
+            }
+        };
+        match dispatched {
+            Dispatched::Known { kind, object } => {
+                // Workloads add their namespace when the fleet is built; the other namespaced
+                // kinds add theirs here.
+                if let Some(ns) = object.config_namespace() {
+                    self.namespaces.push((ns.to_string(), None));
+                }
+                if let Err(d) = self.known(&o, object, &kind) {
+                    self.diagnostics.push(d);
+                }
+            }
+            Dispatched::Unknown { namespace } => {
+                if let Some(ns) = namespace.filter(|n| !n.is_empty()) {
+                    self.namespaces.push((ns, None));
+                }
+            }
+            Dispatched::NoKind if o.item().is_some() && supplied.is_none() => self.pending.push(o),
+            // As kubectl refuses them: an input that is not made of objects is not a cluster.
+            Dispatched::NoKind => self.diagnostics.push(Diagnostic::error(
+                o.location(),
+                "not a Kubernetes object: apiVersion and kind are missing",
+            )),
+            Dispatched::NotAnObject => self.diagnostics.push(Diagnostic::error(
+                o.location(),
+                "not a Kubernetes object: expected a mapping with string apiVersion and kind",
+            )),
+            Dispatched::BadList => self.diagnostics.push(Diagnostic::error(
+                o.location(),
+                "the items of a list must be a sequence of objects",
+            )),
+        }
+    }
+
+    fn known(&mut self, o: &Object<'a>, typed: Typed, kind: &str) -> Result<(), Diagnostic> {
+        let reference = |meta: &ObjectMeta, default_ns: bool| ObjectRef {
+            kind: kind.to_string(),
+            namespace: if default_ns {
+                Some(
+                    meta.namespace
+                        .clone()
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or_else(|| "default".to_string()),
+                )
+            } else {
+                None
+            },
+            name: meta.name.clone().unwrap_or_default(),
+            location: o.location(),
+        };
+        match typed {
+            Typed::Node(n) => {
+                let r = reference(&n.metadata, false);
+                self.nodes.push(nodes::draft(&n, r));
+            }
+            Typed::Pod(p) => {
+                self.pod(*p, reference)?;
+            }
+            Typed::Namespace(n) => {
+                let r = reference(&n.metadata, false);
+                let labels = n.metadata.labels.clone().unwrap_or_default();
+                self.namespaces.push((r.name.clone(), Some((labels, r))));
+            }
+            Typed::ConfigMap(cm) => {
+                let r = reference(&cm.metadata, true);
+                let mut key_lines = BTreeMap::new();
+                if let Some(data) = o
+                    .node()
+                    .and_then(|n| n.get("data"))
+                    .and_then(|d| d.as_map())
+                {
+                    for (k, v) in data {
+                        let (Some(key), Value::Scalar(s)) = (k.as_scalar_text(), &v.value) else {
+                            continue;
+                        };
+                        // The node's position is its first non-empty line; a literal block keeps
+                        // the lines of the file, so text line n is file line offset + n.
+                        let leading =
+                            u32::try_from(s.text.chars().take_while(|c| *c == '\n').count())
+                                .unwrap_or(0);
+                        let offset = match s.style {
+                            ScalarStyle::Literal | ScalarStyle::Plain => {
+                                v.pos.line.saturating_sub(1).saturating_sub(leading)
+                            }
+                            // Folded and quoted text does not keep the file's lines: point at the key.
+                            _ => 0,
+                        };
+                        key_lines.insert(key.to_string(), offset);
+                    }
+                }
+                let ns = r.namespace.clone().unwrap_or_default();
+                let name = r.name.clone();
+                self.config_maps.push((
+                    ns,
+                    name,
+                    ConfigMapDraft {
+                        object: r,
+                        data: cm.data.unwrap_or_default(),
+                        key_lines,
+                    },
+                ));
+            }
+            Typed::Deployment(d) => {
+                let r = reference(&d.metadata, true);
+                if let Some(spec) = d.spec {
+                    self.template(
+                        r,
+                        WorkloadKind::Deployment,
+                        None,
+                        spec.replicas.unwrap_or(1),
+                        &spec.template,
+                    );
+                }
+            }
+            Typed::StatefulSet(d) => {
+                let r = reference(&d.metadata, true);
+                if let Some(spec) = d.spec {
+                    self.template(
+                        r,
+                        WorkloadKind::StatefulSet,
+                        None,
+                        spec.replicas.unwrap_or(1),
+                        &spec.template,
+                    );
+                }
+            }
+            Typed::DaemonSet(d) => {
+                let r = reference(&d.metadata, true);
+                if let Some(spec) = d.spec {
+                    self.template(r, WorkloadKind::DaemonSet, None, 0, &spec.template);
+                }
+            }
+            Typed::ReplicaSet(d) => {
+                let r = reference(&d.metadata, true);
+                if let Some(spec) = d.spec {
+                    if let Some(t) = &spec.template {
+                        self.template(
+                            r,
+                            WorkloadKind::ReplicaSet,
+                            None,
+                            spec.replicas.unwrap_or(1),
+                            t,
+                        );
+                    }
+                }
+            }
+            Typed::Job(j) => {
+                let r = reference(&j.metadata, true);
+                if let Some(spec) = j.spec {
+                    self.template(
+                        r,
+                        WorkloadKind::Job,
+                        None,
+                        spec.parallelism.unwrap_or(1),
+                        &spec.template,
+                    );
+                }
+            }
+            Typed::CronJob(j) => {
+                let r = reference(&j.metadata, true);
+                if let Some(job) = j.spec.and_then(|s| s.job_template.spec) {
+                    self.template(
+                        r,
+                        WorkloadKind::CronJob,
+                        None,
+                        job.parallelism.unwrap_or(1),
+                        &job.template,
+                    );
+                }
+            }
+            Typed::RuntimeClass(rc) => {
+                let r = reference(&rc.metadata, false);
+                self.runtime_classes.push(RuntimeClassInfo {
+                    name: r.name.clone(),
+                    object: r,
+                    handler: rc.handler,
+                });
+            }
+            Typed::Role(_) | Typed::ClusterRole(_) => {
+                let cluster = matches!(typed, Typed::ClusterRole(_));
+                let (metadata, rules, aggregation) = match typed {
+                    Typed::Role(role) => {
+                        (role.metadata, rbac::rules(role.rules.as_ref()), Vec::new())
+                    }
+                    Typed::ClusterRole(role) => {
+                        let agg = role
+                            .aggregation_rule
+                            .and_then(|a| a.cluster_role_selectors)
+                            .unwrap_or_default();
+                        (role.metadata, rbac::rules(role.rules.as_ref()), agg)
+                    }
+                    _ => return Ok(()),
+                };
+                self.roles.push(rbac::RoleDraft {
+                    namespace: (!cluster).then(|| {
+                        metadata
+                            .namespace
+                            .clone()
+                            .unwrap_or_else(|| "default".into())
+                    }),
+                    name: metadata.name.clone().unwrap_or_default(),
+                    labels: metadata.labels.clone().unwrap_or_default(),
+                    rules,
+                    aggregation,
+                });
+            }
+            Typed::RoleBinding(b) => {
+                let r = reference(&b.metadata, true);
+                let ns = r.namespace.clone();
+                self.bindings.push(rbac::BindingDraft {
+                    subjects: rbac::subjects(b.subjects.as_ref(), ns.as_deref()),
+                    object: r,
+                    namespace: ns,
+                    role_kind: b.role_ref.kind,
+                    role: b.role_ref.name,
+                });
+            }
+            Typed::ClusterRoleBinding(b) => {
+                let r = reference(&b.metadata, false);
+                self.bindings.push(rbac::BindingDraft {
+                    subjects: rbac::subjects(b.subjects.as_ref(), None),
+                    object: r,
+                    namespace: None,
+                    role_kind: b.role_ref.kind,
+                    role: b.role_ref.name,
+                });
+            }
+            Typed::ClusterPolicy(cp) => {
+                let r = reference(&cp.metadata, false);
+                self.policies.push((r, *cp));
+            }
+            Typed::Kubeflow(k, j) => {
+                let r = reference(&j.metadata, true);
+                let wk = match k {
+                    Kind::PyTorchJob => WorkloadKind::PyTorchJob,
+                    Kind::TfJob => WorkloadKind::TFJob,
+                    _ => WorkloadKind::MPIJob,
+                };
+                for (role, spec) in &j.spec.pytorch_replica_specs {
+                    self.template(
+                        r.clone(),
+                        wk,
+                        Some(role.clone()),
+                        spec.replicas.unwrap_or(1),
+                        &spec.template,
+                    );
+                }
+            }
+            Typed::JobSet(j) => {
+                let r = reference(&j.metadata, true);
+                for rj in &j.spec.replicated_jobs {
+                    let Some(job) = &rj.template.spec else {
+                        continue;
+                    };
+                    let replicas = rj
+                        .replicas
+                        .unwrap_or(1)
+                        .saturating_mul(job.parallelism.unwrap_or(1));
+                    self.template(
+                        r.clone(),
+                        WorkloadKind::JobSet,
+                        Some(rj.name.clone()),
+                        replicas,
+                        &job.template,
+                    );
+                }
+            }
+            Typed::VolcanoJob(j) => {
+                let r = reference(&j.metadata, true);
+                for (i, t) in j.spec.tasks.iter().enumerate() {
+                    let mut template = t.template.clone();
+                    if let (Some(s), Some(spec)) = (&j.spec.scheduler_name, template.spec.as_mut())
+                    {
+                        if spec.scheduler_name.is_none() {
+                            spec.scheduler_name = Some(s.clone());
+                        }
+                    }
+                    let role = t.name.clone().unwrap_or_else(|| format!("task-{i}"));
+                    self.template(
+                        r.clone(),
+                        WorkloadKind::VolcanoJob,
+                        Some(role),
+                        t.replicas.unwrap_or(1),
+                        &template,
+                    );
+                }
+            }
+            Typed::ResourceClaim(c) => {
+                let r = reference(&c.metadata, true);
+                self.claims.push(dra::claim_draft(
+                    r.clone(),
+                    r.namespace.clone().unwrap_or_default(),
+                    r.name.clone(),
+                    false,
+                    &c.spec,
+                    c.status.as_ref(),
+                ));
+            }
+            Typed::ResourceClaimTemplate(c) => {
+                let r = reference(&c.metadata, true);
+                self.claims.push(dra::claim_draft(
+                    r.clone(),
+                    r.namespace.clone().unwrap_or_default(),
+                    r.name.clone(),
+                    true,
+                    &c.spec.spec,
+                    None,
+                ));
+            }
+            Typed::DeviceClass(c) => {
+                self.classes.push(dra::class_draft(&c));
+            }
+        }
+        Ok(())
+    }
+
+    fn pod(
+        &mut self,
+        mut p: kinds::PodObject,
+        reference: impl Fn(&ObjectMeta, bool) -> ObjectRef,
+    ) -> Result<(), Diagnostic> {
+        let r = reference(&p.metadata, true);
+        let Some(spec) = p.spec else {
+            return Ok(());
+        };
+        let labels = p.metadata.labels.take().unwrap_or_default();
+        let annotations = p.metadata.annotations.take().unwrap_or_default();
+        let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        // A pod that has finished holds no device and will not run again; its owner (a Job, a
+        // CronJob) is what may run next.
+        if matches!(phase, Some("Succeeded" | "Failed")) {
+            return Ok(());
+        }
+        let node_name = spec.node_name.clone().filter(|n| !n.is_empty());
+        for c in spec
+            .containers
+            .iter()
+            .chain(spec.init_containers.iter().flatten())
+        {
+            if let Some(image) = &c.image {
+                match cluster::operand(image) {
+                    Some(cluster::Operand::Operator(v)) => {
+                        self.operator_pods
+                            .push(r.namespace.clone().unwrap_or_default());
+                        self.operands.push((None, cluster::Operand::Operator(v)));
+                    }
+                    Some(op) => self.operands.push((node_name.clone(), op)),
+                    None => {}
+                }
+            }
+        }
+        let owner = p
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| format!("{}/{}", o.kind, o.name));
+        let mut draft = self.draft(r, WorkloadKind::Pod, None, 1, &spec, labels, annotations)?;
+        draft.workload.owner = owner;
+        draft.node_name = node_name;
+        self.workloads.push(draft);
+        Ok(())
+    }
+
+    fn template(
+        &mut self,
+        r: ObjectRef,
+        kind: WorkloadKind,
+        role: Option<String>,
+        replicas: i32,
+        t: &core::PodTemplateSpec,
+    ) {
+        let Some(spec) = &t.spec else { return };
+        let meta = t.metadata.as_ref();
+        let labels = meta.and_then(|m| m.labels.clone()).unwrap_or_default();
+        let annotations = meta.and_then(|m| m.annotations.clone()).unwrap_or_default();
+        if spec.containers.iter().any(|c| {
+            c.image
+                .as_deref()
+                .is_some_and(|i| matches!(cluster::operand(i), Some(cluster::Operand::Operator(_))))
+        }) {
+            self.operator_pods
+                .push(r.namespace.clone().unwrap_or_default());
+        }
+        let mut draft = match self.draft(
+            r,
+            kind,
+            role,
+            u32::try_from(replicas).unwrap_or(0),
+            spec,
+            labels,
+            annotations,
+        ) {
+            Ok(d) => d,
+            Err(e) => {
+                self.diagnostics.push(e);
+                return;
+            }
+        };
+        if kind == WorkloadKind::DaemonSet {
+            draft
+                .constraints
+                .add_daemonset_tolerations(spec.host_network.unwrap_or(false));
+        }
+        self.workloads.push(draft);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn draft(
+        &self,
+        object: ObjectRef,
+        kind: WorkloadKind,
+        role: Option<String>,
+        replicas: u32,
+        spec: &core::PodSpec,
+        labels: BTreeMap<String, String>,
+        annotations: BTreeMap<String, String>,
+    ) -> Result<WorkloadDraft, Diagnostic> {
+        let parts = workloads::pod_parts(spec, &labels, &annotations);
+        if !parts.invalid.is_empty() {
+            return Err(Diagnostic::error(
+                object.location.clone(),
+                format!(
+                    "{} {}: resource quantities that are not quantities ({}); the API server would reject it",
+                    object.kind,
+                    object.name,
+                    parts.invalid.join(", ")
+                ),
+            ));
+        }
+        let class = workloads::classify(kind, &parts);
+        let namespace = object
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_string());
+        Ok(WorkloadDraft {
+            workload: Workload {
+                object,
+                namespace,
+                kind,
+                role,
+                replicas,
+                class,
+                labels,
+                annotations,
+                scheduler_name: parts.scheduler_name,
+                service_account: parts.service_account,
+                gpu: parts.gpu,
+                containers: parts.containers,
+                pod_security: parts.pod_security,
+                inference: parts.inference,
+                peak_memory_mib: parts.peak_memory_mib,
+                placement: Default::default(),
+                owner: None,
+            },
+            node_name: None,
+            constraints: parts.constraints,
+            claims: parts.claims,
+            allocated: parts.allocated,
+        })
+    }
+
+    fn finish(mut self) -> Ingested {
+        self.end_document();
+        let mut diagnostics = std::mem::take(&mut self.diagnostics);
+        let mut unresolved: Vec<Unresolved> = Vec::new();
+
+        // Nodes, by name; a node read twice keeps its first reading.
+        let mut drafts = std::mem::take(&mut self.nodes);
+        drafts.sort_by(|a, b| {
+            a.name
+                .cmp(&b.name)
+                .then(a.object.location.cmp(&b.object.location))
+        });
+        let mut kept: Vec<NodeDraft> = Vec::with_capacity(drafts.len());
+        for d in drafts {
+            match kept.last() {
+                Some(prev) if prev.name == d.name => diagnostics.push(Diagnostic::warning(
+                    d.object.location.clone(),
+                    format!(
+                        "Node {} is also at {}; this one is ignored",
+                        d.name, prev.object.location
+                    ),
+                )),
+                _ => kept.push(d),
+            }
+        }
+        let drafts = kept;
+
+        // The ClusterPolicy the operator uses (the first by name when there are several).
+        let mut policies = std::mem::take(&mut self.policies);
+        policies.sort_by(|a, b| a.0.cmp(&b.0));
+        if policies.len() > 1 {
+            diagnostics.push(Diagnostic::warning(
+                policies[1].0.location.clone(),
+                format!(
+                    "more than one ClusterPolicy; the GPU Operator uses one, taken here as {}",
+                    policies[0].0.name
+                ),
+            ));
+        }
+        let mut config_maps: BTreeMap<(String, String), ConfigMapDraft> = BTreeMap::new();
+        for (ns, name, cm) in std::mem::take(&mut self.config_maps) {
+            config_maps.entry((ns, name)).or_insert(cm);
+        }
+        let policy = policies.first();
+        let operator_namespace =
+            operator_namespace(&self.operator_pods, policy.map(|p| &p.1), &config_maps);
+        let info = policy.map(|(r, cp)| cluster::info(cp, r.clone(), operator_namespace.clone()));
+
+        let mut operands: BTreeMap<String, cluster::Operands> = BTreeMap::new();
+        let mut operator_version: Option<Version> = None;
+        for (node, op) in std::mem::take(&mut self.operands) {
+            match (node, op) {
+                (_, cluster::Operand::Operator(v)) => {
+                    operator_version = Some(match operator_version {
+                        Some(old) if old >= v => old,
+                        _ => v,
+                    })
+                }
+                (Some(n), cluster::Operand::Toolkit(v)) => {
+                    operands.entry(n).or_default().toolkit = Some(v)
+                }
+                (Some(n), cluster::Operand::Driver(v)) => {
+                    operands.entry(n).or_default().driver = Some(v)
+                }
+                (None, _) => {}
+            }
+        }
+
+        let mut ctx = nodes::Context {
+            policy: policy.map(|p| &p.1),
+            info: info.as_ref(),
+            operator_namespace: &operator_namespace,
+            config_maps: &config_maps,
+            operands: &operands,
+            operator_version,
+            dp_cache: BTreeMap::new(),
+            mig_cache: BTreeMap::new(),
+        };
+        let mut fleet_nodes: Vec<Node> = Vec::with_capacity(drafts.len());
+        let mut mig_requests = Vec::new();
+        for (id, d) in drafts.iter().enumerate() {
+            let r = ctx.resolve(d, id);
+            unresolved.extend(r.unresolved);
+            diagnostics.extend(r.diagnostics);
+            mig_requests.extend(r.mig_requests);
+            fleet_nodes.push(Node {
+                object: d.object.clone(),
+                name: d.name.clone(),
+                labels: d.labels.clone(),
+                taints: d.taints.clone(),
+                gpu: r.gpu,
+            });
+        }
+        drop(ctx);
+
+        // DRA claims and their strategies.
+        let claims = dra::resolve(&self.claims, &self.classes);
+        let claim_index: BTreeMap<(String, String, bool), usize> = claims
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (
+                    (
+                        c.object.namespace.clone().unwrap_or_default(),
+                        c.object.name.clone(),
+                        c.template,
+                    ),
+                    i,
+                )
+            })
+            .collect();
+        let allocations: BTreeMap<(String, String), Vec<(String, String)>> = self
+            .claims
+            .iter()
+            .filter(|c| !c.template)
+            .map(|c| ((c.namespace.clone(), c.name.clone()), c.allocated.clone()))
+            .collect();
+
+        // Workloads, sorted; node ids, devices and permitted node sets.
+        let mut wdrafts = std::mem::take(&mut self.workloads);
+        fn key(w: &WorkloadDraft) -> (&str, WorkloadKind, &str, Option<&str>) {
+            let w = &w.workload;
+            (
+                w.namespace.as_str(),
+                w.kind,
+                w.object.name.as_str(),
+                w.role.as_deref(),
+            )
+        }
+        wdrafts.sort_by(|a, b| {
+            key(a)
+                .cmp(&key(b))
+                .then_with(|| a.workload.object.location.cmp(&b.workload.object.location))
+        });
+        let by_name: BTreeMap<&str, NodeId> = fleet_nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let mut sets = NodeSets::new();
+        let mut missing_nodes: BTreeMap<String, (ObjectRef, usize)> = BTreeMap::new();
+        let mut workloads_out: Vec<Workload> = Vec::with_capacity(wdrafts.len());
+        for d in wdrafts {
+            let mut w = d.workload;
+            // DRA claims the pod uses.
+            for (_, claim, template) in &d.claims {
+                let (name, is_template) = match (claim, template) {
+                    (Some(c), _) => (c.clone(), false),
+                    (None, Some(t)) => (t.clone(), true),
+                    (None, None) => continue,
+                };
+                if let Some(&i) = claim_index.get(&(w.namespace.clone(), name.clone(), is_template))
+                {
+                    let c = &claims[i];
+                    w.gpu.dra.push(DraClaimUse {
+                        claim: (!is_template).then(|| format!("{}/{}", w.namespace, name)),
+                        template: is_template.then(|| name.clone()),
+                        device_class: c.device_class.clone(),
+                        strategy: c.strategy,
+                    });
+                }
+            }
+            let offers = |node: NodeId, resource: &str| -> bool {
+                nodes::offers(&drafts[node], fleet_nodes[node].gpu.as_ref(), resource)
+            };
+            w.placement.permitted = sets.permitted(&d.constraints, &fleet_nodes, &by_name, &offers);
+            if w.kind == WorkloadKind::DaemonSet {
+                w.replicas =
+                    u32::try_from(sets.sets[w.placement.permitted].len()).unwrap_or(u32::MAX);
+            }
+            w.placement.gpu_uuids = d.allocated.clone();
+            if let Some(node_name) = &d.node_name {
+                match by_name.get(node_name.as_str()) {
+                    Some(&id) => {
+                        w.placement.node = Some(id);
+                        if let Some(g) = &fleet_nodes[id].gpu {
+                            let dra_devices: Vec<String> = d
+                                .claims
+                                .iter()
+                                .filter_map(|(_, c, _)| c.as_ref())
+                                .filter_map(|c| allocations.get(&(w.namespace.clone(), c.clone())))
+                                .flatten()
+                                .filter(|(pool, _)| pool == node_name)
+                                .map(|(_, dev)| dev.clone())
+                                .collect();
+                            let (devices, observed) = devices(&w, g, &dra_devices);
+                            w.placement.devices = devices;
+                            w.placement.observed = observed;
+                        }
+                    }
+                    None => {
+                        let e = missing_nodes
+                            .entry(node_name.clone())
+                            .or_insert_with(|| (w.object.clone(), 0));
+                        e.1 += 1;
+                    }
+                }
+            }
+            workloads_out.push(w);
+        }
+        for (node, (object, count)) in missing_nodes {
+            unresolved.push(Unresolved {
+                object,
+                node: Some(node.clone()),
+                what: UnresolvedKind::Other,
+                message: format!(
+                    "{count} pod(s) are scheduled on node {node}, which is not in the input: their devices and neighbours are unknown"
+                ),
+            });
+        }
+
+        // Namespaces: from Namespace objects and every namespaced object.
+        let mut namespaces: BTreeMap<String, NamespaceInfo> = BTreeMap::new();
+        for w in &workloads_out {
+            if !namespaces.contains_key(&w.namespace) {
+                namespaces.insert(
+                    w.namespace.clone(),
+                    NamespaceInfo {
+                        name: w.namespace.clone(),
+                        ..NamespaceInfo::default()
+                    },
+                );
+            }
+        }
+        for (name, object) in std::mem::take(&mut self.namespaces) {
+            if !namespaces.contains_key(&name) {
+                namespaces.insert(
+                    name.clone(),
+                    NamespaceInfo {
+                        name: name.clone(),
+                        ..NamespaceInfo::default()
+                    },
+                );
+            }
+            let Some(e) = namespaces.get_mut(&name) else {
+                continue;
+            };
+            if let Some((labels, r)) = object {
+                if e.object.is_none() {
+                    e.labels = labels;
+                    e.object = Some(r);
+                }
+            }
+        }
+        for b in &self.bindings {
+            if let Some(ns) = &b.namespace {
+                namespaces
+                    .entry(ns.clone())
+                    .or_insert_with(|| NamespaceInfo {
+                        name: ns.clone(),
+                        ..NamespaceInfo::default()
+                    });
+            }
+        }
+
+        let rbac = rbac::resolve(&self.roles, std::mem::take(&mut self.bindings));
+        let mut runtime_classes = std::mem::take(&mut self.runtime_classes);
+        runtime_classes.sort_by(|a, b| a.name.cmp(&b.name).then(a.object.cmp(&b.object)));
+        runtime_classes.dedup_by(|a, b| a.name == b.name);
+
+        unresolved.sort();
+        unresolved.dedup();
+        diagnostics.sort();
+        diagnostics.dedup();
+        mig_requests.sort_by(|a: &gpu_trust_model::fleet::MigRequest, b| {
+            (a.node, &a.gpus).cmp(&(b.node, &b.gpus))
+        });
+        Ingested {
+            fleet: Fleet {
+                nodes: fleet_nodes,
+                workloads: workloads_out,
+                namespaces: namespaces.into_values().collect(),
+                runtime_classes,
+                cluster_policy: info,
+                rbac,
+                resource_claims: claims,
+                unresolved,
+                node_sets: sets.sets,
+                mig_requests,
+            },
+            diagnostics,
+        }
+    }
+}
+
+/// The operator's namespace: where its own pods run; else the namespace holding the ConfigMap the
+/// ClusterPolicy names (when exactly one does); else the default.
+fn operator_namespace(
+    operator_pods: &[String],
+    policy: Option<&crd::ClusterPolicy>,
+    config_maps: &BTreeMap<(String, String), ConfigMapDraft>,
+) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for ns in operator_pods {
+        *counts.entry(ns.as_str()).or_default() += 1;
+    }
+    if let Some((ns, _)) = counts
+        .iter()
+        .max_by_key(|(ns, n)| (**n, std::cmp::Reverse(**ns)))
+    {
+        return (*ns).to_string();
+    }
+    let named: Vec<String> = policy
+        .into_iter()
+        .flat_map(|cp| {
+            [
+                cp.spec
+                    .device_plugin
+                    .as_ref()
+                    .and_then(|d| d.config.as_ref())
+                    .and_then(|c| c.name.clone()),
+                cp.spec
+                    .mig_manager
+                    .as_ref()
+                    .and_then(|d| d.config.as_ref())
+                    .and_then(|c| c.name.clone()),
+            ]
+        })
+        .flatten()
+        .chain(std::iter::once(cluster::DEFAULT_MIG_CONFIGMAP.to_string()))
+        .collect();
+    let holders: BTreeSet<&str> = config_maps
+        .keys()
+        .filter(|(_, name)| named.contains(name))
+        .map(|(ns, _)| ns.as_str())
+        .collect();
+    if holders.len() == 1 {
+        if let Some(ns) = holders.iter().next() {
+            return (*ns).to_string();
+        }
+    }
+    cluster::DEFAULT_OPERATOR_NAMESPACE.to_string()
+}
+
+/// The devices of its node a scheduled pod may be on, and whether the evidence pins it to exactly
+/// those.
+fn devices(w: &Workload, g: &GpuNode, dra_devices: &[String]) -> (Vec<DeviceSlot>, bool) {
+    if !w.requests_gpu() || g.gpus.is_empty() {
+        return (Vec::new(), false);
+    }
+    let gpu = |i: u32| DeviceSlot {
+        gpu: i,
+        instance: None,
+    };
+    // HAMi's allocation annotation names the GPUs.
+    if !w.placement.gpu_uuids.is_empty() {
+        let pinned: Vec<DeviceSlot> = g
+            .gpus
+            .iter()
+            .filter(|p| {
+                p.uuid
+                    .as_ref()
+                    .is_some_and(|u| w.placement.gpu_uuids.contains(u))
+            })
+            .map(|p| gpu(p.index))
+            .collect();
+        if pinned.len() == w.placement.gpu_uuids.len() {
+            return (pinned, true);
+        }
+    }
+    // An allocated DRA claim names its devices (`gpu-<index>`).
+    if !dra_devices.is_empty() {
+        let pinned: Vec<DeviceSlot> = dra_devices
+            .iter()
+            .filter_map(|d| d.strip_prefix("gpu-").and_then(|i| i.parse::<u32>().ok()))
+            .filter(|i| g.gpus.iter().any(|p| p.index == *i))
+            .map(gpu)
+            .collect();
+        if pinned.len() == dra_devices.len() {
+            let mut pinned = pinned;
+            pinned.sort();
+            pinned.dedup();
+            return (pinned, true);
+        }
+    }
+    let mig_slots = |filter: &dyn Fn(&str) -> bool| -> Vec<DeviceSlot> {
+        g.gpus
+            .iter()
+            .filter(|p| p.mig_enabled)
+            .flat_map(|p| {
+                p.mig
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| filter(&s.profile))
+                    .map(move |(i, _)| DeviceSlot {
+                        gpu: p.index,
+                        instance: Some(u32::try_from(i).unwrap_or(u32::MAX)),
+                    })
+            })
+            .collect()
+    };
+    let requested_mig: Vec<(String, u64)> = w
+        .gpu
+        .mig_profiles()
+        .map(|(p, n)| (p.strip_suffix(".shared").unwrap_or(p).to_string(), n))
+        .collect();
+    let (candidates, wanted) = if !requested_mig.is_empty() {
+        let names: Vec<&str> = requested_mig.iter().map(|(p, _)| p.as_str()).collect();
+        let wanted: u64 = requested_mig.iter().map(|(_, n)| *n).sum();
+        (
+            mig_slots(&|profile| names.contains(&profile.replace('+', ".").as_str())),
+            wanted,
+        )
+    } else {
+        let wanted = w
+            .gpu
+            .resources
+            .get("nvidia.com/gpu")
+            .or_else(|| w.gpu.resources.get("nvidia.com/gpu.shared"))
+            .copied()
+            .unwrap_or(1)
+            .max(1);
+        if g.mig_strategy == MigStrategy::Single && g.mig_enabled() {
+            (mig_slots(&|_| true), wanted)
+        } else {
+            let whole: Vec<DeviceSlot> = g
+                .gpus
+                .iter()
+                .filter(|p| !(p.mig_enabled && g.mig_strategy == MigStrategy::Mixed))
+                .map(|p| gpu(p.index))
+                .collect();
+            // A fractional or HAMi request gets one GPU per requested device.
+            (whole, wanted)
+        }
+    };
+    let observed = !candidates.is_empty() && (candidates.len() as u64) <= wanted;
+    (candidates, observed)
+}

@@ -3,7 +3,10 @@
 //! beyond small lookups, and no I/O.
 //!
 //! Indices (`NodeId`, `WorkloadId`) are positions in `Fleet::nodes` / `Fleet::workloads`; ingest sorts
-//! both by name so that the same input always gives the same indices.
+//! both by name so that the same input always gives the same indices. The nodes a workload is
+//! permitted on are a shared, deduplicated set (`Fleet::node_sets`, `Placement::permitted`): a
+//! large cluster has few distinct scheduling constraints, and a list per workload would grow with
+//! pods x nodes.
 
 use crate::location::{Diagnostic, ObjectRef};
 use crate::version::Version;
@@ -14,6 +17,8 @@ use std::collections::BTreeMap;
 pub type NodeId = usize;
 /// Position of a workload in `Fleet::workloads`.
 pub type WorkloadId = usize;
+/// Position of a node set in `Fleet::node_sets`.
+pub type NodeSetId = usize;
 
 /// Everything ingest learnt from the input.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -31,6 +36,14 @@ pub struct Fleet {
     pub resource_claims: Vec<ResourceClaimInfo>,
     /// What could not be resolved (a referenced ConfigMap that is absent, a label naming a missing key...).
     pub unresolved: Vec<Unresolved>,
+    /// Distinct sets of nodes, each sorted; `Placement::permitted` indexes them. Set 0 is the empty
+    /// set whenever ingest built the fleet.
+    #[serde(default)]
+    pub node_sets: Vec<Vec<NodeId>>,
+    /// The mig-parted configuration each MIG node asks for, per group of GPUs, with the geometry
+    /// check of the GPU model (GT108 reads these), sorted by node.
+    #[serde(default)]
+    pub mig_requests: Vec<MigRequest>,
 }
 
 impl Fleet {
@@ -38,6 +51,16 @@ impl Fleet {
         self.nodes
             .binary_search_by(|n| n.name.as_str().cmp(name))
             .ok()
+    }
+
+    /// The nodes of a node set (empty for an unknown id).
+    pub fn node_set(&self, id: NodeSetId) -> &[NodeId] {
+        self.node_sets.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    /// The nodes a workload's scheduling constraints permit, sorted.
+    pub fn permitted_nodes(&self, workload: &Workload) -> &[NodeId] {
+        self.node_set(workload.placement.permitted)
     }
 
     pub fn gpu_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
@@ -486,12 +509,52 @@ pub struct InferenceServer {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Placement {
-    /// `spec.nodeName` of a scheduled pod.
+    /// `spec.nodeName` of a scheduled pod (`None` for templates and pending pods). Pods that have
+    /// finished (Succeeded, Failed) hold no device and are not in the fleet.
     pub node: Option<NodeId>,
     /// GPU UUIDs pinned by the evidence (HAMi `hami.io/vgpu-devices-allocated`).
     pub gpu_uuids: Vec<String>,
-    /// Nodes the pod's constraints allow (resources, nodeSelector, required affinity, taints), sorted.
-    pub permitted_nodes: Vec<NodeId>,
+    /// For a scheduled pod that requests GPUs: the devices (GPUs, or MIG instances) of its node it may
+    /// be using, sorted. Empty when it requests none or its node has no GPU model in the input.
+    pub devices: Vec<DeviceSlot>,
+    /// The evidence pins the pod to exactly `devices` (HAMi's allocation annotation, one GPU on the
+    /// node, one instance of the requested profile): co-location on them is `observed`, not `possible`.
+    pub observed: bool,
+    /// The nodes the constraints allow (resources, nodeSelector, required node affinity, taints and
+    /// tolerations): an index into `Fleet::node_sets`, shared by every workload with the same
+    /// constraints. See `Fleet::permitted_nodes`.
+    pub permitted: NodeSetId,
+}
+
+/// One device a pod may be on: a physical GPU, or one MIG instance of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceSlot {
+    /// `PhysicalGpu::index`.
+    pub gpu: u32,
+    /// Position in that GPU's `PhysicalGpu::mig`, for a MIG instance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<u32>,
+}
+
+/// What the mig-parted configuration in force asks of some GPUs of a node, and whether the GPU model
+/// can do it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigRequest {
+    pub node: NodeId,
+    /// The GPU indices the entry applies to.
+    pub gpus: Vec<u32>,
+    /// The mig-parted config name (`nvidia.com/mig.config`).
+    pub config: String,
+    /// The ConfigMap holding it, located at the config's entry.
+    pub object: ObjectRef,
+    pub mig_enabled: bool,
+    /// `mig-devices`, profile name as written to count.
+    pub mig_devices: BTreeMap<String, u32>,
+    /// Why the model cannot hold this layout (unknown profile, too many instances, no placement, no
+    /// MIG on this model); `None` when it is valid or the GPU model is unknown.
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

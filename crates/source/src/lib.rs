@@ -1,23 +1,51 @@
 //! Reading input text into typed values, with bounds on what the input may cost and a location on
-//! every error.
+//! every error. This crate knows YAML, JSON and positions; it knows nothing of Kubernetes.
 //!
-//! [`parse_document`] reads one YAML (or JSON) document into a serde type: the policy file and the plan
-//! file use it. Errors come back as a [`Diagnostic`] naming file, line and column. Duplicate keys are an
-//! error (which value would the cluster have used?), and so is input over the [`Limits`].
+//! - [`parse_document`] reads one YAML (or JSON) document into a serde type: the policy file and the
+//!   plan file use it. Errors come back as a [`Diagnostic`] naming file, line and column. Duplicate
+//!   keys are an error (which value would the cluster have used?), and so is input over the [`Limits`].
+//! - [`read_stream`] reads a whole input (a multi-document YAML stream, or JSON) and hands on one
+//!   [`Object`] at a time, each with its file, line and column, splitting a root mapping's sequence
+//!   (Kubernetes `items`) into one object per item. One bad document never hides the others.
+//! - [`parse_value`] reads a single document through the same located reader (for configurations
+//!   embedded in other objects, such as a ConfigMap's keys).
+//! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs.
+//! - [`tree`] and [`de`]: the located value tree and the serde deserializer over it.
+//!
+//! Architecture invariant: reading never panics and never stops at the first error; it returns
+//! what it could read plus a diagnostic for each document or object it could not.
+
+pub mod de;
+mod inputs;
+mod json;
+mod stream;
+pub mod tree;
+mod yaml;
+
+pub use inputs::{gather, Input};
+pub use stream::{read_all, read_stream, Entry, Format, Object, ReadOptions};
+pub use tree::{Node, Pos, Value};
 
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::DeserializeOwned;
 use serde_saphyr::{budget::Budget, options::DuplicateKeyPolicy, Options};
 
-/// What one input may cost. The defaults suit policy and plan files and cluster dumps alike.
+/// What one input may cost. The defaults suit policy and plan files and cluster dumps alike; an
+/// error for a broken bound names the bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest input file, in bytes.
+    /// Largest input file, in bytes (a `kubectl get -o yaml` dump of a large cluster is one file).
     pub max_file_bytes: usize,
-    /// Deepest nesting of mappings and sequences.
+    /// Largest single object: a document, or one item of a document's split sequence. Kubernetes
+    /// itself stores objects of at most about 1.5 MiB (etcd's default request size).
+    pub max_object_bytes: usize,
+    /// Deepest nesting of mappings and sequences in YAML (JSON nesting is bounded by the JSON parser
+    /// at 128 levels, named in its error).
     pub max_depth: usize,
-    /// Most alias references (`*name`) in one stream; alias bombs stop here.
+    /// Most alias references (`*name`) in one document.
     pub max_aliases: usize,
+    /// Most nodes that aliases may add to one document; alias bombs stop here.
+    pub max_alias_expansion: usize,
     /// Largest single scalar, in bytes.
     pub max_scalar_bytes: usize,
 }
@@ -26,8 +54,10 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_file_bytes: 1 << 30,
+            max_object_bytes: 32 << 20,
             max_depth: 64,
             max_aliases: 1_000,
+            max_alias_expansion: 10_000,
             max_scalar_bytes: 1 << 20,
         }
     }
@@ -77,6 +107,50 @@ pub fn parse_document<T: DeserializeOwned>(
     }
     serde_saphyr::from_str_with_options::<T>(text, limits.options(text.len()))
         .map_err(|e| saphyr_error(&e, file))
+}
+
+/// Reads a single document of `text` through the located reader into `T`; errors name the line and
+/// column of the offending value, shifted down by `line_offset` lines (for text embedded in another
+/// file, such as a ConfigMap key written as a block scalar). A stream of several documents, or an
+/// empty one, is an error.
+pub fn parse_value<T: DeserializeOwned>(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+    line_offset: u32,
+) -> Result<T, Diagnostic> {
+    let options = ReadOptions {
+        limits: *limits,
+        split_key: None,
+        format: Format::Auto,
+    };
+    let shift = |mut d: Diagnostic| {
+        if d.location.line > 0 {
+            d.location.line = d.location.line.saturating_add(line_offset);
+        }
+        d
+    };
+    let mut entries = read_all(text, file, &options).into_iter();
+    let first = entries.next();
+    if let Some(extra) = entries.next() {
+        let location = match &extra {
+            Entry::Object(o) | Entry::Container { object: o, .. } => o.location(),
+            Entry::Invalid { diagnostic, .. } => diagnostic.location.clone(),
+        };
+        return Err(shift(Diagnostic::error(
+            location,
+            "expected one document, found several",
+        )));
+    }
+    match first {
+        Some(Entry::Object(o)) => o.deserialize::<T>().map_err(shift),
+        Some(Entry::Container { object, .. }) => object.deserialize::<T>().map_err(shift),
+        Some(Entry::Invalid { diagnostic, .. }) => Err(shift(diagnostic)),
+        None => Err(Diagnostic::error(
+            Location::new(file, line_offset.saturating_add(1), 1),
+            "the document is empty",
+        )),
+    }
 }
 
 /// Turns a serde-saphyr error into a located diagnostic.

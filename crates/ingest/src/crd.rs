@@ -1,0 +1,321 @@
+//! Typed structs of our own for the custom resources ingest reads: the GPU Operator's ClusterPolicy,
+//! the training operators' jobs (Kubeflow PyTorchJob/TFJob/MPIJob, JobSet, Volcano Job) and the DRA
+//! objects (read across `resource.k8s.io/v1`, `v1beta1` and `v1beta2`, whose shapes differ).
+//!
+//! Only the fields ingest uses are declared; other fields are ignored, as the API server's own
+//! clients ignore fields they do not know. A declared field of the wrong type is an input error.
+
+use k8s_openapi::api::batch::v1::JobTemplateSpec;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// `nvidia.com/v1` ClusterPolicy (GPU Operator `api/nvidia/v1/clusterpolicy_types.go`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterPolicy {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ClusterPolicySpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterPolicySpec {
+    #[serde(default)]
+    pub operator: Option<OperatorSpec>,
+    #[serde(default)]
+    pub device_plugin: Option<DevicePluginSpec>,
+    #[serde(default)]
+    pub mig: Option<MigSpec>,
+    #[serde(default)]
+    pub mig_manager: Option<MigManagerSpec>,
+    #[serde(default)]
+    pub driver: Option<ComponentSpec>,
+    #[serde(default)]
+    pub toolkit: Option<ComponentSpec>,
+    #[serde(default)]
+    pub cc_manager: Option<CcManagerSpec>,
+    #[serde(default)]
+    pub cdi: Option<CdiSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorSpec {
+    pub default_runtime: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DevicePluginSpec {
+    pub version: Option<String>,
+    pub config: Option<NamedConfig>,
+    #[serde(default)]
+    pub env: Vec<EnvVar>,
+}
+
+/// `{name, default}`: a ConfigMap and the key (or named config) used when a node's label names none.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamedConfig {
+    pub name: Option<String>,
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigSpec {
+    pub strategy: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigManagerSpec {
+    pub config: Option<NamedConfig>,
+}
+
+/// The shape the driver and toolkit sections share (the fields read here).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComponentSpec {
+    pub enabled: Option<bool>,
+    pub version: Option<String>,
+    #[serde(default)]
+    pub env: Vec<EnvVar>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CcManagerSpec {
+    pub enabled: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CdiSpec {
+    pub enabled: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: Option<String>,
+}
+
+/// Kubeflow `kubeflow.org/v1` PyTorchJob, TFJob and MPIJob, and `kubeflow.org/v2beta1` MPIJob: a map
+/// of replica types (`Master`, `Worker`, `Chief`, `PS`, `Launcher`...) to pod templates.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeflowJob {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: KubeflowJobSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeflowJobSpec {
+    #[serde(default, alias = "tfReplicaSpecs", alias = "mpiReplicaSpecs")]
+    pub pytorch_replica_specs: BTreeMap<String, ReplicaSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaSpec {
+    pub replicas: Option<i32>,
+    #[serde(default)]
+    pub template: PodTemplateSpec,
+}
+
+/// `jobset.x-k8s.io` JobSet: replicated Jobs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSet {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: JobSetSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSetSpec {
+    #[serde(default)]
+    pub replicated_jobs: Vec<ReplicatedJob>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicatedJob {
+    pub name: String,
+    pub replicas: Option<i32>,
+    #[serde(default)]
+    pub template: JobTemplateSpec,
+}
+
+/// Volcano `batch.volcano.sh/v1alpha1` Job: gang-scheduled tasks.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolcanoJob {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: VolcanoJobSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolcanoJobSpec {
+    pub scheduler_name: Option<String>,
+    #[serde(default)]
+    pub tasks: Vec<VolcanoTask>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolcanoTask {
+    pub name: Option<String>,
+    pub replicas: Option<i32>,
+    #[serde(default)]
+    pub template: PodTemplateSpec,
+}
+
+/// `resource.k8s.io` ResourceClaim (v1, v1beta1, v1beta2).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaim {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ClaimSpec,
+    pub status: Option<ClaimStatus>,
+}
+
+/// `resource.k8s.io` ResourceClaimTemplate: `spec.spec` is a claim spec.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceClaimTemplate {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ClaimTemplateSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimTemplateSpec {
+    #[serde(default)]
+    pub spec: ClaimSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimSpec {
+    #[serde(default)]
+    pub devices: ClaimDevices,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimDevices {
+    #[serde(default)]
+    pub requests: Vec<DeviceRequest>,
+    #[serde(default)]
+    pub config: Vec<DeviceConfig>,
+}
+
+/// A request: `deviceClassName` directly (v1beta1) or under `exactly` / `firstAvailable` (v1, v1beta2).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceRequest {
+    pub device_class_name: Option<String>,
+    pub exactly: Option<ExactRequest>,
+    #[serde(default)]
+    pub first_available: Vec<ExactRequest>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExactRequest {
+    pub device_class_name: Option<String>,
+}
+
+impl DeviceRequest {
+    /// The device class the request names (the first alternative of `firstAvailable`).
+    pub fn device_class(&self) -> Option<&str> {
+        self.device_class_name
+            .as_deref()
+            .or_else(|| {
+                self.exactly
+                    .as_ref()
+                    .and_then(|e| e.device_class_name.as_deref())
+            })
+            .or_else(|| {
+                self.first_available
+                    .iter()
+                    .find_map(|e| e.device_class_name.as_deref())
+            })
+    }
+}
+
+/// `config[]` of a claim or a DeviceClass: opaque, driver-specific parameters.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceConfig {
+    pub opaque: Option<OpaqueConfig>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpaqueConfig {
+    pub driver: Option<String>,
+    pub parameters: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimStatus {
+    pub allocation: Option<Allocation>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Allocation {
+    pub devices: Option<AllocatedDevices>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocatedDevices {
+    #[serde(default)]
+    pub results: Vec<AllocationResult>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocationResult {
+    pub driver: Option<String>,
+    pub pool: Option<String>,
+    pub device: Option<String>,
+}
+
+/// `resource.k8s.io` DeviceClass.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceClass {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: DeviceClassSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceClassSpec {
+    #[serde(default)]
+    pub config: Vec<DeviceConfig>,
+}

@@ -1,0 +1,486 @@
+//! The object kinds ingest reads, recognised by `apiVersion` and `kind`, and read in one pass: the
+//! dispatcher reads keys until it knows the kind, then hands the rest of the same mapping to that
+//! kind's type. Everything else is ignored (only its namespace is kept).
+//!
+//! Pods and Nodes read `metadata` and `spec` as k8s-openapi types and, of `status`, only the pod's
+//! phase and the node's allocatable resources: conditions, container statuses and image lists are
+//! skipped unread, which is most of a large dump.
+
+use crate::crd;
+use k8s_openapi::api::{
+    apps::v1 as apps, batch::v1 as batch, core::v1 as core, node::v1 as nodev1, rbac::v1 as rbacv1,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::de::{self, DeserializeSeed, IgnoredAny, IntoDeserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Node,
+    Pod,
+    Namespace,
+    ConfigMap,
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    ReplicaSet,
+    Job,
+    CronJob,
+    RuntimeClass,
+    Role,
+    ClusterRole,
+    RoleBinding,
+    ClusterRoleBinding,
+    ClusterPolicy,
+    PyTorchJob,
+    TfJob,
+    MpiJob,
+    JobSet,
+    VolcanoJob,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    DeviceClass,
+}
+
+/// The kind of an object, from its `apiVersion` and `kind`.
+pub(crate) fn classify(api_version: &str, kind: &str) -> Option<Kind> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    Some(match (group, version, kind) {
+        ("", "v1", "Node") => Kind::Node,
+        ("", "v1", "Pod") => Kind::Pod,
+        ("", "v1", "Namespace") => Kind::Namespace,
+        ("", "v1", "ConfigMap") => Kind::ConfigMap,
+        ("apps", "v1", "Deployment") => Kind::Deployment,
+        ("apps", "v1", "StatefulSet") => Kind::StatefulSet,
+        ("apps", "v1", "DaemonSet") => Kind::DaemonSet,
+        ("apps", "v1", "ReplicaSet") => Kind::ReplicaSet,
+        ("batch", "v1", "Job") => Kind::Job,
+        ("batch", "v1", "CronJob") => Kind::CronJob,
+        ("node.k8s.io", "v1", "RuntimeClass") => Kind::RuntimeClass,
+        ("rbac.authorization.k8s.io", "v1", "Role") => Kind::Role,
+        ("rbac.authorization.k8s.io", "v1", "ClusterRole") => Kind::ClusterRole,
+        ("rbac.authorization.k8s.io", "v1", "RoleBinding") => Kind::RoleBinding,
+        ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => Kind::ClusterRoleBinding,
+        ("nvidia.com", "v1", "ClusterPolicy") => Kind::ClusterPolicy,
+        ("kubeflow.org", "v1", "PyTorchJob") => Kind::PyTorchJob,
+        ("kubeflow.org", "v1", "TFJob") => Kind::TfJob,
+        ("kubeflow.org", "v1" | "v2beta1", "MPIJob") => Kind::MpiJob,
+        ("jobset.x-k8s.io", _, "JobSet") => Kind::JobSet,
+        ("batch.volcano.sh", _, "Job") => Kind::VolcanoJob,
+        ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaim") => Kind::ResourceClaim,
+        ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaimTemplate") => {
+            Kind::ResourceClaimTemplate
+        }
+        ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "DeviceClass") => Kind::DeviceClass,
+        _ => return None,
+    })
+}
+
+/// A Pod, without the parts of its status ingest does not read.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct PodObject {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    pub spec: Option<core::PodSpec>,
+    pub status: Option<PodPhase>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct PodPhase {
+    pub phase: Option<String>,
+}
+
+/// A Node, without the parts of its status ingest does not read.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct NodeObject {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    pub spec: Option<core::NodeSpec>,
+    pub status: Option<NodeResources>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct NodeResources {
+    pub allocatable: Option<BTreeMap<String, Quantity>>,
+    pub capacity: Option<BTreeMap<String, Quantity>>,
+}
+
+/// An object of a known kind, typed.
+pub(crate) enum Typed {
+    Node(Box<NodeObject>),
+    Pod(Box<PodObject>),
+    Namespace(Box<core::Namespace>),
+    ConfigMap(Box<core::ConfigMap>),
+    Deployment(Box<apps::Deployment>),
+    StatefulSet(Box<apps::StatefulSet>),
+    DaemonSet(Box<apps::DaemonSet>),
+    ReplicaSet(Box<apps::ReplicaSet>),
+    Job(Box<batch::Job>),
+    CronJob(Box<batch::CronJob>),
+    RuntimeClass(Box<nodev1::RuntimeClass>),
+    Role(Box<rbacv1::Role>),
+    ClusterRole(Box<rbacv1::ClusterRole>),
+    RoleBinding(Box<rbacv1::RoleBinding>),
+    ClusterRoleBinding(Box<rbacv1::ClusterRoleBinding>),
+    ClusterPolicy(Box<crd::ClusterPolicy>),
+    Kubeflow(Kind, Box<crd::KubeflowJob>),
+    JobSet(Box<crd::JobSet>),
+    VolcanoJob(Box<crd::VolcanoJob>),
+    ResourceClaim(Box<crd::ResourceClaim>),
+    ResourceClaimTemplate(Box<crd::ResourceClaimTemplate>),
+    DeviceClass(Box<crd::DeviceClass>),
+}
+
+impl Typed {
+    /// The namespace of a namespaced object that is not a workload (ConfigMap, Role, RoleBinding,
+    /// ResourceClaim, ResourceClaimTemplate).
+    pub(crate) fn config_namespace(&self) -> Option<&str> {
+        let meta = match self {
+            Typed::ConfigMap(o) => &o.metadata,
+            Typed::Role(o) => &o.metadata,
+            Typed::RoleBinding(o) => &o.metadata,
+            Typed::ResourceClaim(o) => &o.metadata,
+            Typed::ResourceClaimTemplate(o) => &o.metadata,
+            _ => return None,
+        };
+        meta.namespace.as_deref().filter(|n| !n.is_empty())
+    }
+}
+
+/// What the dispatcher found.
+pub(crate) enum Dispatched {
+    /// A known kind; `kind` is the object's `kind` as written.
+    Known { kind: String, object: Typed },
+    /// Another kind: only its namespace matters.
+    Unknown { namespace: Option<String> },
+    /// A mapping without `apiVersion` and `kind` (an item of a typed list such as `PodList`).
+    NoKind,
+    /// Not a mapping.
+    NotAnObject,
+    /// A list (`kind: List`, `*List`) whose `items` is not a sequence.
+    BadList,
+}
+
+/// Reads one object. `supplied` gives the type of items that do not say theirs.
+pub(crate) struct Dispatch<'k> {
+    pub supplied: Option<(&'k str, &'k str)>,
+}
+
+impl<'de> DeserializeSeed<'de> for Dispatch<'_> {
+    type Value = Dispatched;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Dispatched, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+macro_rules! not_an_object {
+    ($($name:ident: $t:ty),*) => {
+        $(fn $name<E: de::Error>(self, _: $t) -> Result<Dispatched, E> {
+            Ok(Dispatched::NotAnObject)
+        })*
+    };
+}
+
+impl<'de> Visitor<'de> for Dispatch<'_> {
+    type Value = Dispatched;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    not_an_object!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
+
+    fn visit_unit<E: de::Error>(self) -> Result<Dispatched, E> {
+        Ok(Dispatched::NotAnObject)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Dispatched, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Dispatched::NotAnObject)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Dispatched, A::Error> {
+        let (mut api, mut kind) = match self.supplied {
+            Some((a, k)) => (Some(a.to_string()), Some(k.to_string())),
+            None => (None, None),
+        };
+        let mut buffered: Vec<(String, serde_json::Value)> = Vec::new();
+        let mut not_strings = false;
+        while api.is_none() || kind.is_none() {
+            let Some(key) = map.next_key::<Cow<'de, str>>()? else {
+                break;
+            };
+            match key.as_ref() {
+                "apiVersion" | "kind" => {
+                    let v = map.next_value::<serde_json::Value>()?;
+                    let Some(s) = v.as_str() else {
+                        not_strings = true;
+                        continue;
+                    };
+                    if key == "apiVersion" {
+                        api = Some(s.to_string());
+                    } else {
+                        kind = Some(s.to_string());
+                    }
+                }
+                _ => buffered.push((key.into_owned(), map.next_value::<serde_json::Value>()?)),
+            }
+        }
+        let (Some(api), Some(kind)) = (api, kind) else {
+            return Ok(if not_strings {
+                Dispatched::NotAnObject
+            } else {
+                Dispatched::NoKind
+            });
+        };
+        let Some(k) = classify(&api, &kind) else {
+            let list = kind.ends_with("List");
+            if list
+                && buffered
+                    .iter()
+                    .any(|(k, v)| k == "items" && !v.is_array() && !v.is_null())
+            {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                return Ok(Dispatched::BadList);
+            }
+            // Unknown kind: keep its namespace, skip the rest.
+            let mut namespace = buffered
+                .iter()
+                .find(|(k, _)| k == "metadata")
+                .and_then(|(_, m)| m.get("namespace"))
+                .and_then(|n| n.as_str())
+                .map(str::to_string);
+            let mut bad_list = false;
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                if key == "metadata" && namespace.is_none() {
+                    let m: MetaNamespace = map.next_value()?;
+                    namespace = m.namespace;
+                } else if list && key == "items" {
+                    bad_list |= !map.next_value::<SequenceOrNull>()?.0;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            if bad_list {
+                return Ok(Dispatched::BadList);
+            }
+            return Ok(Dispatched::Unknown { namespace });
+        };
+        let replay = Replay {
+            prefix: [("apiVersion", api), ("kind", kind.clone())],
+            next: 0,
+            buffered: buffered.into_iter(),
+            pending: None,
+            inner: map,
+        };
+        let object = typed(k, replay)?;
+        Ok(Dispatched::Known { kind, object })
+    }
+}
+
+/// Whether a value is a sequence (or null), read without keeping it.
+struct SequenceOrNull(bool);
+
+impl<'de> Deserialize<'de> for SequenceOrNull {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SequenceOrNull;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<SequenceOrNull, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(SequenceOrNull(true))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<SequenceOrNull, E> {
+                Ok(SequenceOrNull(true))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SequenceOrNull, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(SequenceOrNull(false))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<SequenceOrNull, E> {
+                Ok(SequenceOrNull(false))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<SequenceOrNull, E> {
+                Ok(SequenceOrNull(false))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<SequenceOrNull, E> {
+                Ok(SequenceOrNull(false))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<SequenceOrNull, E> {
+                Ok(SequenceOrNull(false))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<SequenceOrNull, E> {
+                Ok(SequenceOrNull(false))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize)]
+struct MetaNamespace {
+    namespace: Option<String>,
+}
+
+fn read<'de, T: Deserialize<'de>, A: MapAccess<'de>>(replay: Replay<A>) -> Result<T, A::Error> {
+    T::deserialize(de::value::MapAccessDeserializer::new(replay))
+}
+
+fn typed<'de, A: MapAccess<'de>>(k: Kind, r: Replay<A>) -> Result<Typed, A::Error> {
+    Ok(match k {
+        Kind::Node => Typed::Node(Box::new(read(r)?)),
+        Kind::Pod => Typed::Pod(Box::new(read(r)?)),
+        Kind::Namespace => Typed::Namespace(Box::new(read(r)?)),
+        Kind::ConfigMap => Typed::ConfigMap(Box::new(read(r)?)),
+        Kind::Deployment => Typed::Deployment(Box::new(read(r)?)),
+        Kind::StatefulSet => Typed::StatefulSet(Box::new(read(r)?)),
+        Kind::DaemonSet => Typed::DaemonSet(Box::new(read(r)?)),
+        Kind::ReplicaSet => Typed::ReplicaSet(Box::new(read(r)?)),
+        Kind::Job => Typed::Job(Box::new(read(r)?)),
+        Kind::CronJob => Typed::CronJob(Box::new(read(r)?)),
+        Kind::RuntimeClass => Typed::RuntimeClass(Box::new(read(r)?)),
+        Kind::Role => Typed::Role(Box::new(read(r)?)),
+        Kind::ClusterRole => Typed::ClusterRole(Box::new(read(r)?)),
+        Kind::RoleBinding => Typed::RoleBinding(Box::new(read(r)?)),
+        Kind::ClusterRoleBinding => Typed::ClusterRoleBinding(Box::new(read(r)?)),
+        Kind::ClusterPolicy => Typed::ClusterPolicy(Box::new(read(r)?)),
+        Kind::PyTorchJob | Kind::TfJob | Kind::MpiJob => Typed::Kubeflow(k, Box::new(read(r)?)),
+        Kind::JobSet => Typed::JobSet(Box::new(read(r)?)),
+        Kind::VolcanoJob => Typed::VolcanoJob(Box::new(read(r)?)),
+        Kind::ResourceClaim => Typed::ResourceClaim(Box::new(read(r)?)),
+        Kind::ResourceClaimTemplate => Typed::ResourceClaimTemplate(Box::new(read(r)?)),
+        Kind::DeviceClass => Typed::DeviceClass(Box::new(read(r)?)),
+    })
+}
+
+/// The rest of a mapping, with the entries the dispatcher already read put back in front.
+struct Replay<A> {
+    prefix: [(&'static str, String); 2],
+    next: usize,
+    buffered: std::vec::IntoIter<(String, serde_json::Value)>,
+    pending: Option<serde_json::Value>,
+    inner: A,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        if let Some((k, _)) = self.prefix.get(self.next) {
+            let key: de::value::StrDeserializer<'_, A::Error> = (*k).into_deserializer();
+            return seed.deserialize(key).map(Some);
+        }
+        if let Some((k, v)) = self.buffered.next() {
+            self.pending = Some(v);
+            let key: de::value::StringDeserializer<A::Error> = k.into_deserializer();
+            return seed.deserialize(key).map(Some);
+        }
+        self.inner.next_key_seed(seed)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        if let Some((_, v)) = self.prefix.get(self.next) {
+            self.next += 1;
+            let value: de::value::StrDeserializer<'_, A::Error> = v.as_str().into_deserializer();
+            return seed.deserialize(value);
+        }
+        if let Some(v) = self.pending.take() {
+            return seed.deserialize(v).map_err(de::Error::custom);
+        }
+        self.inner.next_value_seed(seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_group_and_version() {
+        assert_eq!(classify("v1", "Pod"), Some(Kind::Pod));
+        assert_eq!(classify("apps/v1", "Deployment"), Some(Kind::Deployment));
+        assert_eq!(
+            classify("batch.volcano.sh/v1alpha1", "Job"),
+            Some(Kind::VolcanoJob)
+        );
+        assert_eq!(classify("batch/v1", "Job"), Some(Kind::Job));
+        assert_eq!(
+            classify("kubeflow.org/v2beta1", "MPIJob"),
+            Some(Kind::MpiJob)
+        );
+        assert_eq!(
+            classify("resource.k8s.io/v1beta1", "ResourceClaim"),
+            Some(Kind::ResourceClaim)
+        );
+        assert_eq!(classify("v1", "Service"), None);
+        assert_eq!(classify("apps/v1beta1", "Deployment"), None);
+    }
+
+    fn dispatch(text: &str, supplied: Option<(&str, &str)>) -> Dispatched {
+        let entries = gpu_trust_source::read_all(text, "t.yaml", &Default::default());
+        let gpu_trust_source::Entry::Object(o) = &entries[0] else {
+            panic!()
+        };
+        o.deserialize_seed(Dispatch { supplied }).unwrap()
+    }
+
+    #[test]
+    fn keys_before_the_kind_are_put_back() {
+        let d = dispatch("metadata: {name: p, namespace: x}\nkind: Pod\napiVersion: v1\nspec: {containers: []}\n", None);
+        let Dispatched::Known {
+            object: Typed::Pod(p),
+            ..
+        } = d
+        else {
+            panic!()
+        };
+        assert_eq!(p.metadata.name.as_deref(), Some("p"));
+        assert!(p.spec.is_some());
+    }
+
+    #[test]
+    fn typed_list_items_get_their_type() {
+        let d = dispatch("metadata: {name: p}\nspec: {containers: []}\n", None);
+        assert!(matches!(d, Dispatched::NoKind));
+        let d = dispatch(
+            "metadata: {name: p}\nspec: {containers: []}\n",
+            Some(("v1", "Pod")),
+        );
+        let Dispatched::Known {
+            object: Typed::Pod(p),
+            ..
+        } = d
+        else {
+            panic!()
+        };
+        assert_eq!(p.metadata.name.as_deref(), Some("p"));
+    }
+
+    #[test]
+    fn unknown_kinds_keep_their_namespace() {
+        let d = dispatch(
+            "apiVersion: v1\nkind: Service\nmetadata: {namespace: web}\nspec: {ports: []}\n",
+            None,
+        );
+        assert!(matches!(d, Dispatched::Unknown { namespace: Some(n) } if n == "web"));
+        let d = dispatch("kind: [odd]\n", None);
+        assert!(matches!(d, Dispatched::NotAnObject));
+    }
+}
