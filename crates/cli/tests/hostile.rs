@@ -95,7 +95,12 @@ fn skip_invalid_still_lists_the_hostile_document() {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("alias-bomb.yaml"), "{stdout}");
 }
