@@ -95,12 +95,12 @@ pub fn ingest_paths(paths: &[PathBuf], stdin: &mut dyn Read, options: &Options) 
     ingested
 }
 
+/// What a policy's `workloads` entries say of one workload: its class and its peak memory in MiB.
+pub type Override = (Option<gpu_trust_model::fleet::WorkloadClass>, Option<u64>);
+
 /// Applies what a tenancy policy's `workloads` entries say (class, peak memory) to every workload:
 /// `overrides` is asked per workload and its answers replace what ingest inferred.
-pub fn apply_overrides(
-    fleet: &mut Fleet,
-    overrides: &dyn Fn(&Workload) -> (Option<gpu_trust_model::fleet::WorkloadClass>, Option<u64>),
-) {
+pub fn apply_overrides(fleet: &mut Fleet, overrides: &dyn Fn(&Workload) -> Override) {
     for w in &mut fleet.workloads {
         let (class, peak) = overrides(w);
         if let Some(c) = class {
@@ -157,11 +157,14 @@ struct Checkpoint {
     operator_pods: usize,
 }
 
+/// A Namespace object's labels and where it was read.
+type NamespaceObject = (BTreeMap<String, String>, ObjectRef);
+
 #[derive(Default)]
 struct Collector<'a> {
     nodes: Vec<NodeDraft>,
     workloads: Vec<WorkloadDraft>,
-    namespaces: Vec<(String, Option<(BTreeMap<String, String>, ObjectRef)>)>,
+    namespaces: Vec<(String, Option<NamespaceObject>)>,
     config_maps: Vec<(String, String, ConfigMapDraft)>,
     policies: Vec<(ObjectRef, crd::ClusterPolicy)>,
     runtime_classes: Vec<RuntimeClassInfo>,

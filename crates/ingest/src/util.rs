@@ -61,7 +61,7 @@ pub(crate) fn image_name(image: &str) -> &str {
 /// separators: `GPU-3c7d...,NVIDIA,20000,30:;`).
 pub(crate) fn uuids(text: &str) -> Vec<String> {
     let mut out: Vec<String> = text
-        .split(|c: char| matches!(c, ',' | ':' | ';' | '"' | ' ' | '[' | ']' | '{' | '}'))
+        .split([',', ':', ';', '"', ' ', '[', ']', '{', '}'])
         .filter(|t| (t.starts_with("GPU-") || t.starts_with("MIG-")) && t.len() > 4)
         .map(str::to_string)
         .collect();
