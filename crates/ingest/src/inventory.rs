@@ -223,8 +223,8 @@ pub fn inventory(
                 let (Some(view), Some(node)) = (nodes.get_mut(id), fleet.nodes.get(id)) else {
                     continue;
                 };
-                if let Some(t) = &tenant {
-                    node_tenants[id].insert(t.clone());
+                if let (Some(t), Some(set)) = (&tenant, node_tenants.get_mut(id)) {
+                    set.insert(t.clone());
                 }
                 if w.placement.devices.is_empty() {
                     if w.requests_gpu() {
@@ -241,7 +241,10 @@ pub fn inventory(
                     Certainty::Possible
                 };
                 for slot in &w.placement.devices {
-                    let found = slot_index[id].get(&(slot.gpu, slot.instance)).copied();
+                    let found = slot_index
+                        .get(id)
+                        .and_then(|m| m.get(&(slot.gpu, slot.instance)))
+                        .copied();
                     if let Some(d) = found.and_then(|i| view.devices.get_mut(i)) {
                         d.occupants.push(Occupant {
                             pod: format!("{}/{}", w.namespace, w.object.name),
@@ -385,6 +388,19 @@ fn device_views(g: &GpuNode) -> Vec<DeviceView> {
                     occupants: Vec::new(),
                 });
             }
+        } else if p.mig_enabled {
+            // MIG is on but the layout is not known (no valid placement for the config in force).
+            out.push(DeviceView {
+                id: slot_id(&DeviceSlot {
+                    gpu: p.index,
+                    instance: None,
+                }),
+                uuid: p.uuid.clone(),
+                instance: Some("MIG enabled, layout unknown".to_string()),
+                mechanism: Mechanism::MigInstance,
+                replicas: 1,
+                occupants: Vec::new(),
+            });
         } else {
             let replicas = g.sharing.replicas_for("nvidia.com/gpu");
             let mechanism = if g.hami {

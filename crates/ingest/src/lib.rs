@@ -5,7 +5,10 @@
 //! dumps, and returns the [`Fleet`] with every problem it found as a [`Diagnostic`]. One bad document
 //! never hides the others: a malformed document is an error diagnostic (file, line, column) and the
 //! rest of the input is read as if it were absent; an object of a known kind with a wrong shape is an
-//! error for that object only. Unknown kinds are ignored. Platform namespaces are not special here.
+//! error for that object only. Unknown kinds are ignored; a document that is not an object (no
+//! `apiVersion` and `kind`) is an error, as kubectl makes it. Platform namespaces are not special
+//! here. An object without a namespace is in `default`. Pods that have finished (`Succeeded`,
+//! `Failed`) hold no device and are left out. The same object read twice counts once.
 //!
 //! What it reads: Node, Pod and the pod-owning kinds (Deployment, StatefulSet, DaemonSet, ReplicaSet,
 //! Job, CronJob, Kubeflow PyTorchJob/TFJob/MPIJob, JobSet, Volcano Job), Namespace, ConfigMap (device
@@ -78,11 +81,46 @@ pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
         format: Format::Auto,
     };
     for (i, input) in inputs.iter().enumerate() {
-        read_stream(&input.text, &input.name, &read, &mut |e| c.accept(i, e));
+        if input.text.len() < PIPELINE_BYTES {
+            read_stream(&input.text, &input.name, &read, &mut |e| c.accept(i, e));
+        } else {
+            // A large input: parse on one thread while the objects are typed and converted on
+            // this one. Batches keep the order of the input.
+            std::thread::scope(|scope| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Entry<'_>>>(PIPELINE_DEPTH);
+                let read = &read;
+                scope.spawn(move || {
+                    let mut batch = Vec::with_capacity(PIPELINE_BATCH);
+                    read_stream(&input.text, &input.name, read, &mut |e| {
+                        batch.push(e);
+                        if batch.len() == PIPELINE_BATCH {
+                            let full =
+                                std::mem::replace(&mut batch, Vec::with_capacity(PIPELINE_BATCH));
+                            // The receiver only stops early if this thread's owner is gone.
+                            let _ = tx.send(full);
+                        }
+                    });
+                    if !batch.is_empty() {
+                        let _ = tx.send(batch);
+                    }
+                });
+                for batch in rx {
+                    for e in batch {
+                        c.accept(i, e);
+                    }
+                }
+            });
+        }
         c.end_document();
     }
     c.finish()
 }
+
+/// Inputs at least this large are read on a second thread.
+const PIPELINE_BYTES: usize = 4 << 20;
+/// Objects handed from the reading thread at a time, and batches in flight.
+const PIPELINE_BATCH: usize = 256;
+const PIPELINE_DEPTH: usize = 8;
 
 /// Reads command-line paths (files, directories walked for `.yaml`, `.yml` and `.json`, `-` for
 /// `stdin`) into the fleet model; unreadable paths are error diagnostics like malformed documents.
@@ -95,18 +133,22 @@ pub fn ingest_paths(paths: &[PathBuf], stdin: &mut dyn Read, options: &Options) 
     ingested
 }
 
-/// What a policy's `workloads` entries say of one workload: its class and its peak memory in MiB.
-pub type Override = (Option<gpu_trust_model::fleet::WorkloadClass>, Option<u64>);
+/// What a tenancy policy's `workloads` entries say about one workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Override {
+    pub class: Option<gpu_trust_model::fleet::WorkloadClass>,
+    pub peak_memory_mib: Option<u64>,
+}
 
-/// Applies what a tenancy policy's `workloads` entries say (class, peak memory) to every workload:
-/// `overrides` is asked per workload and its answers replace what ingest inferred.
+/// Applies the policy's `workloads` entries to every workload: `overrides` is asked per workload
+/// and what it sets replaces what ingest inferred.
 pub fn apply_overrides(fleet: &mut Fleet, overrides: &dyn Fn(&Workload) -> Override) {
     for w in &mut fleet.workloads {
-        let (class, peak) = overrides(w);
-        if let Some(c) = class {
+        let o = overrides(w);
+        if let Some(c) = o.class {
             w.class = c;
         }
-        if let Some(p) = peak {
+        if let Some(p) = o.peak_memory_mib {
             w.peak_memory_mib = Some(p);
         }
     }
@@ -140,6 +182,9 @@ struct WorkloadDraft {
     allocated: Vec<String>,
 }
 
+/// A namespace named by an object, with the labels and reference of a Namespace object.
+type NamespaceRecord = (String, Option<(BTreeMap<String, String>, ObjectRef)>);
+
 /// Lengths of the collections at the start of a document, to drop what a bad document added.
 #[derive(Default, Clone, Copy)]
 struct Checkpoint {
@@ -157,14 +202,11 @@ struct Checkpoint {
     operator_pods: usize,
 }
 
-/// A Namespace object's labels and where it was read.
-type NamespaceObject = (BTreeMap<String, String>, ObjectRef);
-
 #[derive(Default)]
 struct Collector<'a> {
     nodes: Vec<NodeDraft>,
     workloads: Vec<WorkloadDraft>,
-    namespaces: Vec<(String, Option<NamespaceObject>)>,
+    namespaces: Vec<NamespaceRecord>,
     config_maps: Vec<(String, String, ConfigMapDraft)>,
     policies: Vec<(ObjectRef, crd::ClusterPolicy)>,
     runtime_classes: Vec<RuntimeClassInfo>,
@@ -876,6 +918,24 @@ impl<'a> Collector<'a> {
                 .cmp(&key(b))
                 .then_with(|| a.workload.object.location.cmp(&b.workload.object.location))
         });
+        // The same object read twice (a dump and the manifests it came from) counts once.
+        let mut unique: Vec<WorkloadDraft> = Vec::with_capacity(wdrafts.len());
+        for d in wdrafts {
+            match unique.last() {
+                Some(prev) if key(prev) == key(&d) => diagnostics.push(Diagnostic::warning(
+                    d.workload.object.location.clone(),
+                    format!(
+                        "{} {}/{} is also at {}; this one is ignored",
+                        d.workload.object.kind,
+                        d.workload.namespace,
+                        d.workload.object.name,
+                        prev.workload.object.location
+                    ),
+                )),
+                _ => unique.push(d),
+            }
+        }
+        let wdrafts = unique;
         let by_name: BTreeMap<&str, NodeId> = fleet_nodes
             .iter()
             .enumerate()

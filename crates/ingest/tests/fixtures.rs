@@ -539,3 +539,27 @@ fn documents_that_are_not_objects_are_errors_but_unknown_kinds_are_not() {
     assert_eq!(ing.fleet.namespaces.len(), 1);
     assert_eq!(ing.fleet.namespaces[0].name, "shop");
 }
+
+#[test]
+fn an_object_read_twice_counts_once() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: [{name: c, image: i}]}\n";
+    let inputs = [
+        Input {
+            name: "dump.yaml".into(),
+            text: pod.into(),
+        },
+        Input {
+            name: "manifests/p.yaml".into(),
+            text: pod.into(),
+        },
+    ];
+    let ing = ingest(&inputs, &Options::default());
+    assert_eq!(ing.fleet.workloads.len(), 1);
+    assert_eq!(ing.fleet.workloads[0].object.location.file, "dump.yaml");
+    assert_eq!(ing.diagnostics.len(), 1);
+    assert!(
+        ing.diagnostics[0].message.contains("also at dump.yaml:1:1"),
+        "{}",
+        ing.diagnostics[0]
+    );
+}

@@ -6,7 +6,9 @@
 //!   keys are an error (which value would the cluster have used?), and so is input over the [`Limits`].
 //! - [`read_stream`] reads a whole input (a multi-document YAML stream, or JSON) and hands on one
 //!   [`Object`] at a time, each with its file, line and column, splitting a root mapping's sequence
-//!   (Kubernetes `items`) into one object per item. One bad document never hides the others.
+//!   (Kubernetes `items`) into one object per item. One bad document never hides the others. JSON
+//!   items are found as raw slices and typed straight from their text; a large YAML list in
+//!   `kubectl` layout is parsed on several threads, its items handed on in input order.
 //! - [`parse_value`] reads a single document through the same located reader (for configurations
 //!   embedded in other objects, such as a ConfigMap's keys).
 //! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs.
@@ -18,6 +20,7 @@
 pub mod de;
 mod inputs;
 mod json;
+mod parallel;
 mod stream;
 pub mod tree;
 mod yaml;

@@ -135,6 +135,20 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// The same object no longer borrowing the text it was read from (trees only), named `file`.
+    pub(crate) fn into_owned<'b>(self, file: &'b str) -> Option<Object<'b>> {
+        match self.body {
+            Body::Tree(node) => Some(Object {
+                file,
+                document: self.document,
+                item: self.item,
+                pos: self.pos,
+                body: Body::Tree(node.into_owned()),
+            }),
+            Body::Json(_) | Body::JsonFields(_) => None,
+        }
+    }
+
     pub fn file(&self) -> &'a str {
         self.file
     }

@@ -29,6 +29,92 @@ struct Reader<'a, 'o> {
     expanded: usize,
     /// Byte offset where the current object starts (for the object size bound).
     object_start: usize,
+    /// Lines before the text this reader parses (a slice of a larger input).
+    line_offset: u32,
+}
+
+fn parser_options(limits: &Limits) -> gp::Options {
+    let mut parser_options = gp::Options::default();
+    parser_options.set_emit_comments(false);
+    // Our own depth bound is reported per object; the parser's (which fails the document, as it
+    // counts while scanning ahead) stays above it.
+    let nesting = parser_nesting(limits);
+    parser_options.flow_nesting_limit = nesting;
+    parser_options.block_nesting_limit = nesting;
+    parser_options
+}
+
+fn reader<'a, 'o>(
+    text: &'a str,
+    file: &'a str,
+    limits: &'o Limits,
+    line_offset: u32,
+) -> Reader<'a, 'o> {
+    Reader {
+        parser: Parser::new_from_str_with_options(text, parser_options(limits)),
+        file,
+        limits,
+        depth: 0,
+        anchors: HashMap::new(),
+        aliases: 0,
+        expanded: 0,
+        object_start: 0,
+        line_offset,
+    }
+}
+
+/// Reads the items of one chunk of a large list (a slice of the input holding whole items of the
+/// root mapping's split sequence, as a block sequence at column 0). `first` is the index of its
+/// first item. On a syntax error, returns what it read before it and the error.
+pub(crate) fn read_chunk<'a>(
+    text: &'a str,
+    file: &'a str,
+    limits: &Limits,
+    line_offset: u32,
+    first: usize,
+) -> Result<Vec<Entry<'a>>, (Vec<Entry<'a>>, Diagnostic)> {
+    let mut reader = reader(text, file, limits, line_offset);
+    let mut out = Vec::new();
+    let mut index = first;
+    let result = (|| -> Result<(), Diagnostic> {
+        loop {
+            let (event, span) = reader.next_raw()?;
+            match event {
+                Event::StreamStart | Event::DocumentStart(..) => continue,
+                Event::SequenceStart(..) => break,
+                _ => {
+                    return Err(Diagnostic::error(
+                        reader.loc(reader.pos(&span)),
+                        "expected the items of a list",
+                    ))
+                }
+            }
+        }
+        loop {
+            let (event, span) = reader.next_raw()?;
+            if matches!(event, Event::SequenceEnd) {
+                return Ok(());
+            }
+            reader.object_start = span.start.byte_offset().unwrap_or(0);
+            match reader.build(event, span) {
+                Ok(node) => out.push(Entry::Object(Object::tree(file, 1, Some(index), node))),
+                Err(Fail::Syntax(d)) => return Err(*d),
+                Err(Fail::Object(d)) => {
+                    out.push(Entry::Invalid {
+                        document: 1,
+                        item: Some(index),
+                        diagnostic: *d,
+                    });
+                    reader.skip_to(1)?;
+                }
+            }
+            index += 1;
+        }
+    })();
+    match result {
+        Ok(()) => Ok(out),
+        Err(d) => Err((out, d)),
+    }
 }
 
 pub(crate) fn read<'a>(
@@ -37,23 +123,19 @@ pub(crate) fn read<'a>(
     options: &ReadOptions,
     sink: &mut dyn FnMut(Entry<'a>),
 ) {
-    let mut parser_options = gp::Options::default();
-    parser_options.set_emit_comments(false);
-    // Our own depth bound is reported per object; the parser's (which fails the document, as it
-    // counts while scanning ahead) stays above it.
-    let nesting = parser_nesting(&options.limits);
-    parser_options.flow_nesting_limit = nesting;
-    parser_options.block_nesting_limit = nesting;
-    let mut reader = Reader {
-        parser: Parser::new_from_str_with_options(text, parser_options),
-        file,
-        limits: &options.limits,
-        depth: 0,
-        anchors: HashMap::new(),
-        aliases: 0,
-        expanded: 0,
-        object_start: 0,
-    };
+    if !crate::parallel::read(text, file, options, sink) {
+        read_sequential(text, file, options, sink);
+    }
+}
+
+/// Reads a YAML stream document by document on this thread.
+pub(crate) fn read_sequential<'a>(
+    text: &'a str,
+    file: &'a str,
+    options: &ReadOptions,
+    sink: &mut dyn FnMut(Entry<'a>),
+) {
+    let mut reader = reader(text, file, &options.limits, 0);
     let mut document = 0usize;
     loop {
         let (event, _span) = match reader.next_raw() {
@@ -109,6 +191,19 @@ pub(crate) fn read<'a>(
 }
 
 impl<'a> Reader<'a, '_> {
+    fn pos(&self, span: &Span) -> Pos {
+        let p = pos(span);
+        Pos::new(p.line.saturating_add(self.line_offset), p.column)
+    }
+
+    fn scan_error(&self, e: &gp::ScanError) -> Diagnostic {
+        let mut d = scan_error(e, self.file);
+        if d.location.line > 0 {
+            d.location.line = d.location.line.saturating_add(self.line_offset);
+        }
+        d
+    }
+
     fn loc(&self, pos: Pos) -> Location {
         Location::new(self.file, pos.line, pos.column)
     }
@@ -122,7 +217,7 @@ impl<'a> Reader<'a, '_> {
                 sink(Entry::Invalid {
                     document: document.max(1),
                     item: None,
-                    diagnostic: scan_error(&e, self.file),
+                    diagnostic: self.scan_error(&e),
                 });
                 false
             }
@@ -142,7 +237,7 @@ impl<'a> Reader<'a, '_> {
                 }
                 Ok((event, span))
             }
-            Some(Err(e)) => Err(scan_error(&e, self.file)),
+            Some(Err(e)) => Err(self.scan_error(&e)),
             None => Err(Diagnostic::error(
                 Location::new(self.file, 0, 0),
                 "unexpected end of the YAML stream",
@@ -157,7 +252,7 @@ impl<'a> Reader<'a, '_> {
         let size = end.saturating_sub(self.object_start);
         if size > self.limits.max_object_bytes {
             return Err(Fail::Object(Box::new(Diagnostic::error(
-                self.loc(pos(&span)),
+                self.loc(self.pos(&span)),
                 format!(
                     "object is over the size limit of {} bytes (max_object_bytes)",
                     self.limits.max_object_bytes
@@ -211,7 +306,7 @@ impl<'a> Reader<'a, '_> {
         match self.next_raw()? {
             (Event::DocumentEnd, _) => Ok(()),
             (_, span) => Err(Diagnostic::error(
-                self.loc(pos(&span)),
+                self.loc(self.pos(&span)),
                 "expected the end of the document",
             )),
         }
@@ -226,7 +321,7 @@ impl<'a> Reader<'a, '_> {
         span: Span,
         sink: &mut dyn FnMut(Entry<'a>),
     ) -> Result<(), Diagnostic> {
-        let root_pos = pos(&span);
+        let root_pos = self.pos(&span);
         if let Event::MappingStart(_, anchor, _) = &event {
             if *anchor != 0 {
                 // An anchored root could be aliased from inside itself; read it whole.
@@ -368,7 +463,7 @@ impl<'a> Reader<'a, '_> {
 
     /// Builds the node that starts with `event`.
     fn build(&mut self, event: Event<'a>, span: Span) -> Result<Node<'a>, Fail> {
-        let p = pos(&span);
+        let p = self.pos(&span);
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 if text.len() > self.limits.max_scalar_bytes {

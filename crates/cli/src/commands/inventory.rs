@@ -111,7 +111,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     gpu_trust_ingest::apply_overrides(&mut fleet, &|w| {
         let o = tenancy.workload_overrides(&w.namespace, &w.labels);
-        (o.kind, o.peak_memory_mib)
+        gpu_trust_ingest::Override {
+            class: o.kind,
+            peak_memory_mib: o.peak_memory_mib,
+        }
     });
     let tenant_of = |ns: &str| tenancy.tenant_of(ns).map(|t| tenancy.name(t).to_string());
     let inv = inventory(
