@@ -712,8 +712,13 @@ fn tenant_rbac(t: usize) -> Vec<Value> {
 
 fn policy(tenants: usize) -> String {
     let mut s = String::from(
-        "apiVersion: gpu-trust/v1\nkind: TenancyPolicy\ntenantLabel: tenant.example.com/name\ntrust:\n  default: none\n  relations:\n",
+        "apiVersion: gpu-trust/v1\nkind: TenancyPolicy\ntenantLabel: tenant.example.com/name\ntenants:\n",
     );
+    // Relations may only name declared tenants; the tenant label fills in their namespaces.
+    for t in 0..tenants {
+        s.push_str(&format!("  - name: {}\n", tenant_name(t)));
+    }
+    s.push_str("trust:\n  default: none\n  relations:\n");
     for t in (0..tenants.saturating_sub(1)).step_by(2) {
         s.push_str(&format!(
             "    - tenants: [{}, {}]\n      level: limited\n",
