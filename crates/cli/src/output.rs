@@ -1,7 +1,8 @@
 //! Where command output goes: standard output or `--output FILE`, and the exit codes shared by commands.
 
+use anyhow::Context as _;
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -49,5 +50,30 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Reads a UTF-8 file (or standard input for `-`) of at most `limit` bytes: policy, plan, evidence and
+/// advisory files all go through here, so none of them can make the tool read without bound.
+pub fn read_text(path: &Path, limit: usize) -> anyhow::Result<String> {
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        io::stdin().lock().take(cap).read_to_end(&mut bytes)?;
+    } else {
+        File::open(path)
+            .context("cannot open")?
+            .take(cap)
+            .read_to_end(&mut bytes)
+            .context("cannot read")?;
+    }
+    if bytes.len() > limit {
+        anyhow::bail!("larger than {limit} bytes");
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
     })
 }

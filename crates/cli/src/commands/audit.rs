@@ -12,7 +12,6 @@ use gpu_trust_report::sarif::SarifOptions;
 use gpu_trust_report::table::TableOptions;
 use gpu_trust_report::{html, json, registry_docs, sarif, table};
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -123,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let advisories = match &args.advisories {
         Some(path) => {
             let name = path.display().to_string();
-            let text = match read_text(path, MAX_POLICY_BYTES) {
+            let text = match output::read_text(path, MAX_POLICY_BYTES) {
                 Ok(t) => t,
                 Err(e) => return input_error(format!("{name}: {e:#}")),
             };
@@ -246,7 +245,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Reads and validates the policy; on failure prints every error and returns the exit code.
 fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
     let name = path.display().to_string();
-    let text = match read_text(path, MAX_POLICY_BYTES) {
+    let text = match output::read_text(path, MAX_POLICY_BYTES) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("gpu-trust: error: {name}: {e:#}");
@@ -267,7 +266,7 @@ fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
 /// Probe evidence (`gpu-trust/probe/v1` JSON); an error names the file, line and column.
 fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
     let name = path.display().to_string();
-    let text = read_text(path, MAX_POLICY_BYTES)
+    let text = output::read_text(path, MAX_POLICY_BYTES)
         .map_err(|e| Diagnostic::error(Location::new(&name, 0, 0), format!("{e:#}")))?;
     let evidence: ProbeEvidence = serde_json::from_str(&text).map_err(|e| {
         let line = u32::try_from(e.line()).unwrap_or(u32::MAX);
@@ -288,25 +287,6 @@ fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
         ));
     }
     Ok(evidence)
-}
-
-/// A UTF-8 file (or standard input for `-`) of at most `limit` bytes.
-fn read_text(path: &Path, limit: usize) -> anyhow::Result<String> {
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin().lock().take(cap).read_to_end(&mut bytes)?;
-    } else {
-        std::fs::File::open(path)
-            .context("cannot open")?
-            .take(cap)
-            .read_to_end(&mut bytes)
-            .context("cannot read")?;
-    }
-    if bytes.len() > limit {
-        anyhow::bail!("larger than {limit} bytes");
-    }
-    String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("not UTF-8 text: {e}"))
 }
 
 /// Reads every path (`-` is standard input) and builds the fleet model; every problem comes back as a

@@ -3,12 +3,10 @@
 //! this module only reads files, applies the policy's tenants and renders.
 
 use crate::output::{self, write_output};
-use anyhow::Context as _;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use gpu_trust_ingest::inventory::{inventory, Inventory, NodeView};
 use gpu_trust_model::Diagnostic;
 use gpu_trust_policy::{Policy, MAX_POLICY_BYTES};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -134,7 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Reads and validates the policy; on failure prints every error and returns the exit code.
 fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
     let name = path.display().to_string();
-    let text = match read_text(path, MAX_POLICY_BYTES) {
+    let text = match output::read_text(path, MAX_POLICY_BYTES) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("gpu-trust: error: {name}: {e:#}");
@@ -152,24 +150,6 @@ fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
         );
         output::exit(output::INPUT_ERROR)
     })
-}
-
-fn read_text(path: &Path, limit: usize) -> anyhow::Result<String> {
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin().lock().take(cap).read_to_end(&mut bytes)?;
-    } else {
-        std::fs::File::open(path)
-            .context("cannot open")?
-            .take(cap)
-            .read_to_end(&mut bytes)
-            .context("cannot read")?;
-    }
-    if bytes.len() > limit {
-        anyhow::bail!("larger than {limit} bytes");
-    }
-    String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("not UTF-8 text: {e}"))
 }
 
 fn table(terminal: bool, header: &[&str]) -> Table {

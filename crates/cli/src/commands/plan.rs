@@ -8,7 +8,6 @@ use gpu_trust_planner::file::{self, PolicySource, MAX_PLAN_BYTES};
 use gpu_trust_planner::plan::{DeviceSharing, Plan};
 use gpu_trust_planner::{emit, snapshot, solve, PlanInput};
 use gpu_trust_policy::{Date, Policy, MAX_POLICY_BYTES};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -61,29 +60,6 @@ fn parse_date(s: &str) -> Result<Date, String> {
     Date::parse(s).map_err(|e| e.to_string())
 }
 
-fn read_limited(path: &Path, limit: usize) -> anyhow::Result<String> {
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin().lock().take(cap).read_to_end(&mut bytes)?;
-    } else {
-        std::fs::File::open(path)
-            .context("cannot open")?
-            .take(cap)
-            .read_to_end(&mut bytes)
-            .context("cannot read")?;
-    }
-    if bytes.len() > limit {
-        anyhow::bail!("larger than {limit} bytes");
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
 fn input_error(diagnostics: &[Diagnostic], what: &str) -> ExitCode {
     for d in diagnostics {
         eprintln!("{d}");
@@ -99,7 +75,7 @@ fn input_error(diagnostics: &[Diagnostic], what: &str) -> ExitCode {
 /// Reads the plan file and its policy into a plan input, or the exit code of the input error.
 fn load(args: &Args) -> Result<PlanInput, ExitCode> {
     let name = args.file.display().to_string();
-    let text = match read_limited(&args.file, MAX_PLAN_BYTES) {
+    let text = match output::read_text(&args.file, MAX_PLAN_BYTES) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("gpu-trust: error: {name}: {e:#}");
@@ -119,7 +95,7 @@ fn load(args: &Args) -> Result<PlanInput, ExitCode> {
                 base.join(path)
             };
             let policy_name = full.display().to_string();
-            let policy_text = match read_limited(&full, MAX_POLICY_BYTES) {
+            let policy_text = match output::read_text(&full, MAX_POLICY_BYTES) {
                 Ok(t) => t,
                 Err(e) => {
                     eprintln!(
