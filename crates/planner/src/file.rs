@@ -246,10 +246,6 @@ fn limits() -> Limits {
     }
 }
 
-fn clamp(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
-}
-
 /// Reads and checks a plan file. Syntax errors and unknown fields stop the reading (with their
 /// location); after that every validation error is collected, sorted by position.
 pub fn parse(text: &str, file: &str) -> Result<PlanFile, Vec<Diagnostic>> {
@@ -285,11 +281,7 @@ struct Validator {
 
 impl Validator {
     fn loc<T>(&self, s: &S<T>) -> Location {
-        Location::new(
-            self.file.clone(),
-            clamp(s.referenced.line()),
-            clamp(s.referenced.column()),
-        )
+        gpu_trust_source::spanned_location(&self.file, s)
     }
 
     fn error(&mut self, location: Location, message: impl Into<String>) {
@@ -319,7 +311,7 @@ impl Validator {
                     self.loc(f),
                     format!(
                         "give the policy inline (`policy:` on line {}) or by `policyFile:`, not both",
-                        clamp(p.referenced.line())
+                        gpu_trust_source::position(p.referenced.line())
                     ),
                 );
                 PolicySource::Default
@@ -327,8 +319,8 @@ impl Validator {
             (Some(p), None) => PolicySource::Inline {
                 text: inline_policy_text(
                     text,
-                    clamp(p.referenced.line()),
-                    clamp(p.referenced.column()),
+                    gpu_trust_source::position(p.referenced.line()),
+                    gpu_trust_source::position(p.referenced.column()),
                 ),
             },
             (None, Some(f)) => {

@@ -319,11 +319,7 @@ struct Validator {
 
 impl Validator {
     fn loc<T>(&self, s: &S<T>) -> Location {
-        Location::new(
-            self.file.clone(),
-            clamp(s.referenced.line()),
-            clamp(s.referenced.column()),
-        )
+        gpu_trust_source::spanned_location(&self.file, s)
     }
 
     fn error(&mut self, location: Location, message: impl Into<String>) {
@@ -909,10 +905,6 @@ impl Validator {
 fn is_rule_code(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 5 && b.starts_with(b"GT") && b[2..].iter().all(u8::is_ascii_digit)
-}
-
-fn clamp(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

@@ -160,13 +160,24 @@ pub fn parse_value<T: DeserializeOwned>(
 pub fn saphyr_error(e: &serde_saphyr::Error, file: &str) -> Diagnostic {
     let (line, column) = e
         .location()
-        .map(|l| (clamp(l.line()), clamp(l.column())))
+        .map(|l| (position(l.line()), position(l.column())))
         .unwrap_or((0, 0));
     Diagnostic::error(Location::new(file, line, column), error_message(e))
 }
 
-fn clamp(v: u64) -> u32 {
+/// A line or column from the parser as the model stores it (saturating at `u32::MAX`).
+pub fn position(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Where a value read as `serde_saphyr::Spanned` stands in `file`: policy and plan validation point
+/// their errors here.
+pub fn spanned_location<T>(file: &str, value: &serde_saphyr::Spanned<T>) -> Location {
+    Location::new(
+        file,
+        position(value.referenced.line()),
+        position(value.referenced.column()),
+    )
 }
 
 /// The message of a serde-saphyr error without its own location prefix or snippet.
