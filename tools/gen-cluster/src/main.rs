@@ -220,9 +220,13 @@ fn generate(args: Args) -> Result<()> {
     for (_, node) in &nodes {
         objects.push(node.clone());
     }
+    // The nodes of each pool, found once (a pod's node is drawn from its tenant's preferred pool).
+    let by_pool: Vec<Vec<&(usize, Value)>> = (0..POOLS.len())
+        .map(|pool| nodes.iter().filter(|(pi, _)| *pi == pool).collect())
+        .collect();
     for p in 0..args.pods {
         let tenant = pick_tenant(&mut rng, tenants);
-        objects.push(pod(p, tenant, &nodes, &mut rng));
+        objects.push(pod(p, tenant, &nodes, &by_pool, &mut rng));
     }
 
     match args.format {
@@ -481,7 +485,13 @@ fn node(i: usize, pool: &Pool, rng: &mut Rng) -> Value {
     })
 }
 
-fn pod(p: usize, tenant: usize, nodes: &[(usize, Value)], rng: &mut Rng) -> Value {
+fn pod(
+    p: usize,
+    tenant: usize,
+    nodes: &[(usize, Value)],
+    by_pool: &[Vec<&(usize, Value)>],
+    rng: &mut Rng,
+) -> Value {
     let namespaces = tenant_namespaces(tenant);
     let ns = namespaces[rng.below(namespaces.len())].clone();
     // Each tenant prefers one pool, so tenants meet on some nodes and not on others.
@@ -489,8 +499,7 @@ fn pod(p: usize, tenant: usize, nodes: &[(usize, Value)], rng: &mut Rng) -> Valu
         (0, None)
     } else {
         let preferred = tenant % POOLS.len();
-        let candidates: Vec<&(usize, Value)> =
-            nodes.iter().filter(|(pi, _)| *pi == preferred).collect();
+        let candidates = &by_pool[preferred];
         let (pi, n) = if candidates.is_empty() || rng.below(10) == 0 {
             let (pi, n) = &nodes[rng.below(nodes.len())];
             (*pi, n)
