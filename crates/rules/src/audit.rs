@@ -4,6 +4,7 @@
 use crate::advisories::Advisories;
 use crate::colocation::{gpu_count, Colocation};
 use crate::context::{workload_facts, Context};
+use crate::parallel;
 use crate::registry::registry;
 use crate::report::{
     AcceptedEntry, AuditReport, Finding, FindingObject, SkippedEntry, Summary, TenantEntry, SCHEMA,
@@ -67,16 +68,24 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         overrides: &overrides,
     };
 
-    let mut drafts: Vec<Draft> = Vec::new();
-    for rule in registry() {
-        let mut sink = Sink::new(rule, &mut drafts);
-        (rule.check)(&ctx, &mut sink);
-    }
-
-    let mut findings: Vec<Finding> = drafts
-        .into_iter()
-        .map(|d| finding(&ctx, d, &options.evidence))
-        .collect();
+    // The rules, the blast radius and the pairs are pure functions of the context: they run on every
+    // core, and the findings are put back in rule order, so the report is the same on any machine.
+    let (findings, blast_radius, pairs) = parallel::run(
+        || {
+            parallel::each(registry(), |rule| {
+                let mut drafts: Vec<Draft> = Vec::new();
+                let mut sink = Sink::new(rule, &mut drafts);
+                (rule.check)(&ctx, &mut sink);
+                drafts
+                    .into_iter()
+                    .map(|d| finding(&ctx, d, &options.evidence))
+                    .collect::<Vec<Finding>>()
+            })
+        },
+        || crate::blast::blast_radius(&ctx),
+        || crate::pairs::pairs(&ctx),
+    );
+    let mut findings: Vec<Finding> = findings.into_iter().flatten().collect();
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -145,8 +154,8 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         summary,
         tenants,
         findings,
-        blast_radius: crate::blast::blast_radius(&ctx),
-        pairs: crate::pairs::pairs(&ctx),
+        blast_radius,
+        pairs,
         skipped,
     }
 }

@@ -21,7 +21,7 @@
 
 use gpu_trust_model::fleet::{
     DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy, NodeId, NodeSetId,
-    SharingStrategy, Workload, WorkloadId, WorkloadKind,
+    PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
 };
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::Certainty;
@@ -1147,53 +1147,37 @@ fn mig_gpu_certainty(
     a: &Option<BTreeSet<String>>,
     b: &Option<BTreeSet<String>>,
 ) -> Option<Judged> {
-    let offers = |profiles: &Option<BTreeSet<String>>| -> BTreeSet<usize> {
-        node.gpus
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| g.mig_enabled || !g.mig.is_empty())
-            .filter(|(_, g)| match profiles {
-                None => !g.mig.is_empty(),
-                Some(p) => g
+    // Runs for every pair of MIG workloads on a node, so it allocates nothing.
+    let may_get = |profiles: &Option<BTreeSet<String>>, instance: &str| {
+        profiles
+            .as_ref()
+            .is_none_or(|set| set.iter().any(|p| is_plugin_profile(instance, p)))
+    };
+    let offers = |profiles: &Option<BTreeSet<String>>, g: &PhysicalGpu| {
+        (g.mig_enabled || !g.mig.is_empty()) && g.mig.iter().any(|s| may_get(profiles, &s.profile))
+    };
+    // A GPU holds both when it has two different instances, one each may get (of one profile when
+    // the GPU has two of it).
+    let holds_both = |gpu: &PhysicalGpu| {
+        gpu.mig.iter().enumerate().any(|(i, x)| {
+            may_get(a, &x.profile)
+                && gpu
                     .mig
                     .iter()
-                    .any(|s| p.contains(&plugin_profile(&s.profile))),
-            })
-            .map(|(i, _)| i)
-            .collect()
-    };
-    let (ga, gb) = (offers(a), offers(b));
-    let both: Vec<usize> = ga
-        .intersection(&gb)
-        .copied()
-        .filter(|i| {
-            let g = &node.gpus[*i];
-            let count = |p: &str| {
-                g.mig
-                    .iter()
-                    .filter(|s| plugin_profile(&s.profile) == p)
-                    .count()
-            };
-            let pa: Vec<String> = g
-                .mig
-                .iter()
-                .map(|s| plugin_profile(&s.profile))
-                .filter(|p| a.as_ref().is_none_or(|set| set.contains(p)))
-                .collect();
-            let pb: Vec<String> = g
-                .mig
-                .iter()
-                .map(|s| plugin_profile(&s.profile))
-                .filter(|p| b.as_ref().is_none_or(|set| set.contains(p)))
-                .collect();
-            pa.iter()
-                .any(|p| pb.iter().any(|q| p != q || count(p) >= 2))
+                    .enumerate()
+                    .any(|(j, y)| i != j && may_get(b, &y.profile))
         })
-        .collect();
-    if both.is_empty() {
+    };
+    let count = |p| node.gpus.iter().filter(|g| offers(p, g)).count();
+    let both = node
+        .gpus
+        .iter()
+        .any(|g| offers(a, g) && offers(b, g) && holds_both(g));
+    if !both {
         return None;
     }
-    if ga.len() == 1 && gb.len() == 1 {
+    let (count_a, count_b) = (count(a), count(b));
+    if count_a == 1 && count_b == 1 {
         Some((
             Certainty::Observed,
             "one GPU of the node carries the instances both can get",
@@ -1201,4 +1185,14 @@ fn mig_gpu_certainty(
     } else {
         Some((Certainty::Possible, POSSIBLE))
     }
+}
+
+/// Whether the catalogue profile `catalogue` is spelled `plugin` by the device plugin
+/// (`1g.10gb+me` is `1g.10gb.me`), without building the plugin spelling.
+fn is_plugin_profile(catalogue: &str, plugin: &str) -> bool {
+    catalogue.len() == plugin.len()
+        && catalogue
+            .bytes()
+            .zip(plugin.bytes())
+            .all(|(c, p)| c == p || (c == b'+' && p == b'.'))
 }

@@ -18,6 +18,7 @@ pub mod colocation;
 pub mod context;
 pub mod layout;
 pub mod pairs;
+mod parallel;
 pub mod registry;
 pub mod report;
 mod rules;

@@ -72,18 +72,6 @@ pub fn workloads(ctx: &Context<'_>, ids: impl IntoIterator<Item = WorkloadId>) -
     list_of(&shown, keys.len())
 }
 
-/// The workloads of one tenant among `ids`.
-pub fn workloads_of(
-    ctx: &Context<'_>,
-    ids: &BTreeSet<WorkloadId>,
-    tenant: TenantId,
-) -> BTreeSet<WorkloadId> {
-    ids.iter()
-        .copied()
-        .filter(|w| ctx.tenant(*w) == Some(tenant))
-        .collect()
-}
-
 fn enforcement_word(e: Enforcement) -> &'static str {
     match e {
         Enforcement::Separate => "separate",

@@ -49,7 +49,10 @@ pub fn who(ctx: &Context<'_>, workloads: &BTreeSet<WorkloadId>, tenants: &[Tenan
     tenants
         .iter()
         .map(|t| {
-            let ws = text::workloads_of(ctx, workloads, *t);
+            let ws = workloads
+                .iter()
+                .copied()
+                .filter(|w| ctx.tenant(*w) == Some(*t));
             format!("{}: {}", ctx.tenant_name(*t), text::workloads(ctx, ws))
         })
         .collect::<Vec<_>>()
