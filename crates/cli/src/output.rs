@@ -19,17 +19,28 @@ pub fn exit(code: u8) -> ExitCode {
 
 /// Writes `text` to the file, or to standard output when `path` is `None`.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    stream_output(path, |w| Ok(w.write_all(text.as_bytes())?))
+}
+
+/// Hands `write` a buffered writer to the file, or to standard output when `path` is `None`, and
+/// flushes it: a large report is written as it is rendered, never held whole in memory.
+pub fn stream_output(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     match path {
         Some(p) => {
-            let mut w = BufWriter::new(
+            let mut w = BufWriter::with_capacity(
+                1 << 16,
                 File::create(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
             );
-            w.write_all(text.as_bytes())?;
-            w.flush()?;
+            write(&mut w)?;
+            w.flush()
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
         }
         None => {
-            let mut out = io::stdout().lock();
-            out.write_all(text.as_bytes())?;
+            let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            write(&mut out)?;
             out.flush()?;
         }
     }

@@ -6,7 +6,15 @@ use crate::AuditReport;
 
 /// The report as pretty-printed JSON, ending in a newline.
 pub fn render(report: &AuditReport) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(report)?;
-    text.push('\n');
-    Ok(text)
+    let mut bytes = Vec::new();
+    write(report, &mut bytes)?;
+    // serde_json writes only UTF-8.
+    Ok(String::from_utf8(bytes).unwrap_or_default())
+}
+
+/// Writes the report as pretty-printed JSON, ending in a newline, to `out` as it is serialized (a
+/// large fleet's report is never held whole in memory). The bytes are those of [`render`].
+pub fn write(report: &AuditReport, out: &mut dyn std::io::Write) -> Result<(), serde_json::Error> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    out.write_all(b"\n").map_err(serde_json::Error::io)
 }
