@@ -104,3 +104,119 @@ fn skip_invalid_still_lists_the_hostile_document() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("alias-bomb.yaml"), "{stdout}");
 }
+
+/// One field of `typed/fields.yaml` given a value of the wrong type: the text, and the line of the
+/// field.
+struct Mutation {
+    line: usize,
+    text: String,
+    what: String,
+}
+
+/// Every wrong-type mutation of a block-style YAML text: a scalar value becomes a mapping, a
+/// sequence item a mapping, and a block collection (the lines indented under its key) a string.
+fn wrong_type_mutations(base: &str) -> Vec<Mutation> {
+    let lines: Vec<&str> = base.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed == "---" {
+            continue;
+        }
+        let body = trimmed.strip_prefix("- ").unwrap_or(trimmed);
+        // The column of the key (or of the item's scalar): a block value's lines are indented further.
+        let column = line.len() - body.len();
+        let prefix = &line[..column];
+        let with = |new_line: String, drop_block: bool| {
+            let mut text: Vec<String> = lines[..i].iter().map(|l| l.to_string()).collect();
+            text.push(new_line);
+            let mut j = i + 1;
+            while drop_block && j < lines.len() && indent(lines[j]) > column {
+                j += 1;
+            }
+            text.extend(lines[j..].iter().map(|l| l.to_string()));
+            text.join("\n") + "\n"
+        };
+        let (line_no, text, what) = match body.split_once(':') {
+            Some((key, value)) if value.trim().is_empty() => (
+                i + 1,
+                with(format!("{prefix}{key}: wrong-type"), true),
+                format!("`{key}` as a string"),
+            ),
+            Some((key, _)) => (
+                i + 1,
+                with(format!("{prefix}{key}: {{wrong: [type]}}"), false),
+                format!("`{key}` as a mapping"),
+            ),
+            None => (
+                i + 1,
+                with(format!("{prefix}{{wrong: [type]}}"), false),
+                format!("sequence item `{body}` as a mapping"),
+            ),
+        };
+        out.push(Mutation {
+            line: line_no,
+            text,
+            what,
+        });
+    }
+    out
+}
+
+/// "Wrong types in every field we read": each field of a valid cluster, one at a time, with a value
+/// of the wrong type. The run must exit 2, without a panic, naming the file and the field's line.
+#[test]
+fn wrong_type_in_every_field_read_is_located() {
+    let base_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/typed/fields.yaml");
+    let base = std::fs::read_to_string(&base_path).unwrap();
+    // The base itself is valid.
+    let ok = Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .arg("inventory")
+        .arg(&base_path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    let mutations = wrong_type_mutations(&base);
+    assert!(mutations.len() > 100, "{} mutations", mutations.len());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fields.yaml");
+    let mut failures = Vec::new();
+    for m in &mutations {
+        std::fs::write(&file, &m.text).unwrap();
+        let out = Command::cargo_bin("gpu-trust")
+            .unwrap()
+            .arg("inventory")
+            .arg(&file)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = format!("fields.yaml:{}:", m.line);
+        if stderr.contains("panicked")
+            || out.status.code() != Some(2)
+            || !stderr.contains(&expected)
+        {
+            failures.push(format!(
+                "line {} ({}): exit {:?}\n{stderr}",
+                m.line,
+                m.what,
+                out.status.code()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} wrong-type inputs were not refused at their line:\n{}",
+        failures.len(),
+        mutations.len(),
+        failures.join("\n")
+    );
+}

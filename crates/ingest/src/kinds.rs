@@ -213,33 +213,19 @@ impl<'de> Visitor<'de> for Dispatch<'_> {
             None => (None, None),
         };
         let mut buffered: Vec<(String, serde_json::Value)> = Vec::new();
-        let mut not_strings = false;
         while api.is_none() || kind.is_none() {
             let Some(key) = map.next_key::<Cow<'de, str>>()? else {
                 break;
             };
             match key.as_ref() {
-                "apiVersion" | "kind" => {
-                    let v = map.next_value::<serde_json::Value>()?;
-                    let Some(s) = v.as_str() else {
-                        not_strings = true;
-                        continue;
-                    };
-                    if key == "apiVersion" {
-                        api = Some(s.to_string());
-                    } else {
-                        kind = Some(s.to_string());
-                    }
-                }
+                // Anything but a string is an error at the value: which kind would it be?
+                "apiVersion" => api = Some(map.next_value_seed(TypeField("apiVersion"))?),
+                "kind" => kind = Some(map.next_value_seed(TypeField("kind"))?),
                 _ => buffered.push((key.into_owned(), map.next_value::<serde_json::Value>()?)),
             }
         }
         let (Some(api), Some(kind)) = (api, kind) else {
-            return Ok(if not_strings {
-                Dispatched::NotAnObject
-            } else {
-                Dispatched::NoKind
-            });
+            return Ok(Dispatched::NoKind);
         };
         let Some(k) = classify(&api, &kind) else {
             let list = kind.ends_with("List");
@@ -283,6 +269,29 @@ impl<'de> Visitor<'de> for Dispatch<'_> {
         };
         let object = typed(k, replay)?;
         Ok(Dispatched::Known { kind, object })
+    }
+}
+
+/// The `apiVersion` or `kind` of an object, which must be a string.
+struct TypeField(&'static str);
+
+impl<'de> DeserializeSeed<'de> for TypeField {
+    type Value = String;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypeField {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a string {}", self.0)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_string())
     }
 }
 
@@ -480,7 +489,15 @@ mod tests {
             None,
         );
         assert!(matches!(d, Dispatched::Unknown { namespace: Some(n) } if n == "web"));
-        let d = dispatch("kind: [odd]\n", None);
-        assert!(matches!(d, Dispatched::NotAnObject));
+        // A kind that is not a string is an error at the value.
+        let entries = gpu_trust_source::read_all("kind: [odd]\n", "t.yaml", &Default::default());
+        let gpu_trust_source::Entry::Object(o) = &entries[0] else {
+            panic!()
+        };
+        let Err(err) = o.deserialize_seed(Dispatch { supplied: None }) else {
+            panic!("a kind that is a sequence must be an error")
+        };
+        assert_eq!((err.location.line, err.location.column), (1, 7), "{err}");
+        assert!(err.message.contains("expected a string kind"), "{err}");
     }
 }
