@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Audit benchmark: wall time, CPU time and peak memory of `gpu-trust audit` on synthetic clusters.
+
+Reproduces the audit figures in docs/benchmarks.md:
+
+    python3 tools/bench/audit.py                 # everything (about 20 minutes on two cores)
+    python3 tools/bench/audit.py --only sizes    # one section: sizes, pods, tenants or checkov
+    python3 tools/bench/audit.py --quick         # smaller clusters and one run each, to try the script
+
+Sections:
+  sizes    200 nodes / 6,000 pods, 2,000 / 60,000 and 5,000 / 150,000, as a YAML and a JSON List;
+           each beside a plain `json.load` of the same JSON file in Python.
+  pods     growth with cluster size: 30 pods per node, the same 50 tenants at every size.
+  tenants  growth with tenants per GPU: one cluster size, more and more tenants sharing its GPUs.
+  checkov  the same folder of manifests (a few hundred files) through gpu-trust and through checkov,
+           which this script installs from PyPI into a virtualenv under the work folder.
+
+Clusters come from tools/gen-cluster (deterministic: the same arguments give the same bytes) and
+are written under the work folder (default target/bench). Each measurement is one child process
+timed with os.wait4, so its peak RSS is its own (and its children's). Times are medians of --runs
+runs; peak RSS is the largest seen. Results are printed as Markdown tables and written as JSON.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RELEASE = ROOT / "target" / "release"
+GPU_TRUST = RELEASE / "gpu-trust"
+GEN = RELEASE / "gen-cluster"
+
+# Checkov as the peer that scans the same manifests (its own version pinned for comparable figures).
+CHECKOV_VERSION = "3.3.30"
+
+
+def measure(cmd, stdout=subprocess.DEVNULL, env=None):
+    """Runs `cmd` once; returns wall seconds, CPU seconds (user + system), peak RSS in MiB, exit code."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
+    # Read stderr before waiting so that a chatty child cannot block on a full pipe.
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024.0,
+        "code": proc.returncode,
+        "stderr": err.decode("utf-8", "replace")[-2000:],
+    }
+
+
+def repeat(cmd, runs, ok_codes=(0, 1), stdout=subprocess.DEVNULL, env=None):
+    """Median wall and CPU time and the largest peak RSS over `runs` runs of `cmd`."""
+    samples = []
+    for _ in range(runs):
+        m = measure(cmd, stdout=stdout, env=env)
+        if m["code"] not in ok_codes:
+            sys.exit(f"{' '.join(map(str, cmd))} exited {m['code']}:\n{m['stderr']}")
+        samples.append(m)
+    return {
+        "wall_s": statistics.median(s["wall_s"] for s in samples),
+        "cpu_s": statistics.median(s["cpu_s"] for s in samples),
+        "rss_mib": max(s["rss_mib"] for s in samples),
+        "runs": runs,
+        "code": samples[-1]["code"],
+    }
+
+
+def build():
+    subprocess.run(
+        ["cargo", "build", "--release", "--locked", "-p", "gpu-trust", "-p", "gpu-trust-gen"],
+        cwd=ROOT,
+        check=True,
+    )
+
+
+def generate(work, nodes, pods, tenants, fmt, seed=1):
+    """Writes a cluster (and its policy) unless the same one is already there; returns the paths."""
+    stem = f"n{nodes}-p{pods}-t{tenants}-s{seed}"
+    out = work / (f"{stem}.{fmt}" if fmt != "dir" else stem)
+    policy = work / f"{stem}-policy.yaml"
+    if not out.exists() or not policy.exists():
+        cmd = [GEN, "--nodes", str(nodes), "--pods", str(pods), "--tenants", str(tenants),
+               "--seed", str(seed), "--format", fmt, "--out", out, "--policy", policy]
+        subprocess.run(cmd, check=True)
+    return out, policy
+
+
+def audit_cmd(inputs, policy, report):
+    return [GPU_TRUST, "audit", inputs, "--policy", policy, "--format", "json",
+            "--output", report, "--today", "2026-12-01"]
+
+
+def helper(code, *args):
+    """Runs `code` in a separate Python process and returns the JSON it prints. Large reports are
+    read there, never in this process: a child's peak RSS as the kernel reports it includes the
+    peak of the process it was forked from, so this one must stay small."""
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True,
+                         capture_output=True).stdout
+    return json.loads(out)
+
+
+REPORT_COUNTS = """
+import json, os, sys
+with open(sys.argv[1], "rb") as f:
+    r = json.load(f)
+print(json.dumps({"findings": len(r.get("findings", [])), "pairs": len(r.get("pairs", [])),
+                  "report_mib": os.path.getsize(sys.argv[1]) / 2**20}))
+"""
+
+# Mean and largest number of distinct tenants on one GPU or MIG instance, as `gpu-trust inventory`
+# reads the cluster (pods that may land on the device count).
+TENANTS_PER_GPU = """
+import json, subprocess, sys
+inv = json.loads(subprocess.run(sys.argv[1:], check=True, capture_output=True).stdout)
+counts = [len(t) for n in inv.get("nodes", []) for d in n.get("devices", [])
+          for t in [{o.get("tenant") for o in d.get("occupants", [])}] if t]
+print(json.dumps([sum(counts) / len(counts) if counts else 0.0, max(counts, default=0)]))
+"""
+
+
+def report_counts(report):
+    return helper(REPORT_COUNTS, report)
+
+
+def tenants_per_gpu(cluster, policy):
+    mean, largest = helper(TENANTS_PER_GPU, GPU_TRUST, "inventory", cluster, "--policy", policy,
+                           "--format", "json")
+    return mean, largest
+
+
+def python_json_load(path, runs):
+    code = "import json, sys\nwith open(sys.argv[1], 'rb') as f:\n    json.load(f)\n"
+    return repeat([sys.executable, "-c", code, path], runs, ok_codes=(0,))
+
+
+def section_sizes(work, runs, quick):
+    shapes = [(200, 6000, 20), (2000, 60000, 200), (5000, 150000, 500)]
+    if quick:
+        shapes = [(20, 600, 4), (200, 6000, 20)]
+    rows = []
+    for nodes, pods, tenants in shapes:
+        for fmt in ("yaml", "json"):
+            cluster, policy = generate(work, nodes, pods, tenants, fmt)
+            report = work / f"report-{cluster.stem}-{cluster.suffix[1:] or 'dir'}.json"
+            m = repeat(audit_cmd(cluster, policy, report), runs)
+            row = {"nodes": nodes, "pods": pods, "tenants": tenants, "format": fmt,
+                   "input_mib": cluster.stat().st_size / 2**20, **m, **report_counts(report)}
+            if fmt == "json":
+                row["python_json_load"] = python_json_load(cluster, runs)
+            rows.append(row)
+            print(f"  sizes: {nodes} nodes / {pods} pods {fmt}: {m['wall_s']:.2f} s, "
+                  f"{m['rss_mib']:.0f} MiB", file=sys.stderr)
+    return rows
+
+
+def section_pods(work, runs, quick):
+    # The same tenants at every size, so the pairs of tenants that meet stay the same while pods and
+    # nodes grow 100-fold: the time per pod must stay flat.
+    pods_list = [1500, 3000, 6000, 15000, 30000, 60000, 150000]
+    tenants = 50
+    if quick:
+        pods_list, tenants = [300, 600, 1500], 5
+    rows = []
+    for pods in pods_list:
+        nodes = pods // 30
+        cluster, policy = generate(work, nodes, pods, tenants, "json")
+        report = work / f"report-{cluster.stem}-{cluster.suffix[1:] or 'dir'}.json"
+        m = repeat(audit_cmd(cluster, policy, report), runs)
+        mean, largest = tenants_per_gpu(cluster, policy)
+        rows.append({"nodes": nodes, "pods": pods, "tenants": tenants, **m,
+                     "tenants_per_gpu_mean": mean, "tenants_per_gpu_max": largest,
+                     **report_counts(report)})
+        print(f"  pods: {pods}: {m['wall_s']:.2f} s", file=sys.stderr)
+    return rows
+
+
+def section_tenants(work, runs, quick):
+    nodes, pods = (500, 15000) if not quick else (50, 1500)
+    tenant_list = [1, 3, 10, 30, 100, 300, 1000] if not quick else [1, 10, 100]
+    rows = []
+    for tenants in tenant_list:
+        cluster, policy = generate(work, nodes, pods, tenants, "json")
+        report = work / f"report-{cluster.stem}-{cluster.suffix[1:] or 'dir'}.json"
+        m = repeat(audit_cmd(cluster, policy, report), runs)
+        mean, largest = tenants_per_gpu(cluster, policy)
+        rows.append({"nodes": nodes, "pods": pods, "tenants": tenants, **m,
+                     "tenants_per_gpu_mean": mean, "tenants_per_gpu_max": largest,
+                     **report_counts(report)})
+        print(f"  tenants: {tenants}: {m['wall_s']:.2f} s, {mean:.1f} tenants per GPU",
+              file=sys.stderr)
+    return rows
+
+
+def checkov_bin(work):
+    venv = work / "checkov-venv"
+    exe = venv / "bin" / "checkov"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([venv / "bin" / "pip", "install", "--quiet", f"checkov=={CHECKOV_VERSION}"],
+                       check=True)
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+    return exe, version
+
+
+def section_checkov(work, runs, quick):
+    nodes, pods, tenants = (60, 2000, 20) if not quick else (10, 200, 4)
+    folder, policy = generate(work, nodes, pods, tenants, "dir")
+    files = sorted(folder.glob("*.yaml"))
+    exe, version = checkov_bin(work)
+    report = work / "report-checkov-folder.json"
+    ours = repeat(audit_cmd(folder, policy, report), runs)
+    # Offline: no download of external checks or of severities; JSON to a file as we write ours.
+    env = dict(os.environ, BC_SKIP_MAPPING="TRUE")
+    with open(work / "checkov.json", "wb") as out:
+        theirs = repeat([exe, "-d", folder, "--framework", "kubernetes", "-o", "json",
+                         "--skip-download", "--quiet"], runs, ok_codes=(0, 1), stdout=out,
+                        env=env)
+    objects = sum(f.read_text().count("\n---\n") + 1 for f in files)
+    return {"files": len(files), "objects": objects, "nodes": nodes, "pods": pods,
+            "checkov_version": version, "gpu_trust": ours, "checkov": theirs,
+            "ratio": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] else None}
+
+
+def fmt_mib(v):
+    return f"{v:,.0f} MiB"
+
+
+def markdown(results):
+    lines = []
+    if "sizes" in results:
+        lines += ["| input | size | audit wall | CPU (user+sys) | peak RSS | findings | report | "
+                  "Python `json.load` (wall, peak RSS) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in results["sizes"]:
+            py = r.get("python_json_load")
+            py_text = f"{py['wall_s']:.2f} s, {fmt_mib(py['rss_mib'])}" if py else "-"
+            lines.append(
+                f"| {r['nodes']:,} nodes / {r['pods']:,} pods / {r['tenants']} tenants, "
+                f"{r['format'].upper()} | {r['input_mib']:,.0f} MiB | {r['wall_s']:.2f} s | "
+                f"{r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | {r['findings']:,} | "
+                f"{r['report_mib']:,.0f} MiB | {py_text} |")
+        lines.append("")
+    if "pods" in results:
+        lines += ["| nodes | pods | tenants | tenants per GPU (mean / max) | wall | CPU | "
+                  "µs per pod | peak RSS | findings |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in results["pods"]:
+            lines.append(
+                f"| {r['nodes']:,} | {r['pods']:,} | {r['tenants']} | "
+                f"{r['tenants_per_gpu_mean']:.1f} / {r['tenants_per_gpu_max']} | "
+                f"{r['wall_s']:.2f} s | {r['cpu_s']:.2f} s | "
+                f"{1e6 * r['wall_s'] / r['pods']:.0f} | {fmt_mib(r['rss_mib'])} | "
+                f"{r['findings']:,} |")
+        lines.append("")
+    if "tenants" in results:
+        lines += ["| nodes | pods | tenants | tenants per GPU (mean / max) | wall | CPU | peak RSS | "
+                  "pairs | findings |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in results["tenants"]:
+            lines.append(
+                f"| {r['nodes']:,} | {r['pods']:,} | {r['tenants']} | "
+                f"{r['tenants_per_gpu_mean']:.1f} / {r['tenants_per_gpu_max']} | "
+                f"{r['wall_s']:.2f} s | {r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | "
+                f"{r['pairs']:,} | {r['findings']:,} |")
+        lines.append("")
+    if "checkov" in results:
+        c = results["checkov"]
+        lines += [f"{c['files']} files, {c['objects']:,} objects ({c['nodes']} nodes, {c['pods']:,} "
+                  f"pods); checkov {c['checkov_version']}.", "",
+                  "| tool | wall | CPU | peak RSS |", "|---|---:|---:|---:|"]
+        for name, key in (("gpu-trust audit", "gpu_trust"), ("checkov --framework kubernetes",
+                                                              "checkov")):
+            m = c[key]
+            lines.append(f"| {name} | {m['wall_s']:.2f} s | {m['cpu_s']:.2f} s | "
+                         f"{fmt_mib(m['rss_mib'])} |")
+        lines += ["", f"checkov takes {c['ratio']:.0f}x the wall time of gpu-trust."]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", action="append",
+                        choices=["sizes", "pods", "tenants", "checkov"],
+                        help="run only this section (repeatable)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--quick", action="store_true", help="small clusters, one run each")
+    parser.add_argument("--work", type=Path, default=ROOT / "target" / "bench",
+                        help="folder for clusters, reports and the checkov virtualenv")
+    parser.add_argument("--no-build", action="store_true", help="use the binaries as built")
+    args = parser.parse_args()
+    runs = 1 if args.quick else max(1, args.runs)
+    args.work.mkdir(parents=True, exist_ok=True)
+    if not args.no_build:
+        build()
+    sections = args.only or ["sizes", "pods", "tenants", "checkov"]
+    results = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor() or
+                           platform.machine(), "python": platform.python_version()},
+               "runs": runs}
+    for name in sections:
+        print(f"== {name}", file=sys.stderr)
+        results[name] = globals()[f"section_{name}"](args.work, runs, args.quick)
+    (args.work / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()
