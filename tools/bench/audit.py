@@ -52,6 +52,7 @@ def measure(cmd, stdout=subprocess.DEVNULL, env=None):
     return {
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
+        "sys_s": usage.ru_stime,
         "rss_mib": usage.ru_maxrss / 1024.0,
         "code": proc.returncode,
         "stderr": err.decode("utf-8", "replace")[-2000:],
@@ -69,6 +70,8 @@ def repeat(cmd, runs, ok_codes=(0, 1), stdout=subprocess.DEVNULL, env=None):
     return {
         "wall_s": statistics.median(s["wall_s"] for s in samples),
         "cpu_s": statistics.median(s["cpu_s"] for s in samples),
+        "sys_s": statistics.median(s["sys_s"] for s in samples),
+        "wall_all_s": [round(s["wall_s"], 3) for s in samples],
         "rss_mib": max(s["rss_mib"] for s in samples),
         "runs": runs,
         "code": samples[-1]["code"],
