@@ -49,7 +49,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    alloc::keep_freed_memory();
+    alloc::configure();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
