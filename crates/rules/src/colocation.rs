@@ -67,7 +67,22 @@ pub struct DeviceUse {
 
 /// The device plugin's spelling of a catalogue MIG profile (`1g.10gb+me` -> `1g.10gb.me`).
 pub fn plugin_profile(profile: &str) -> String {
-    profile.replace('+', ".")
+    profile.chars().map(plugin_char).collect()
+}
+
+/// Whether the catalogue profile `catalogue` is spelled `plugin` by the device plugin, without
+/// building the spelling (it runs for every pair of MIG workloads on a node).
+fn is_plugin_profile(catalogue: &str, plugin: &str) -> bool {
+    catalogue.chars().map(plugin_char).eq(plugin.chars())
+}
+
+/// One character of a catalogue profile as the device plugin writes it.
+fn plugin_char(c: char) -> char {
+    if c == '+' {
+        '.'
+    } else {
+        c
+    }
 }
 
 /// How `workload` gets its GPU on `node`; `None` when it requests no GPU.
@@ -1185,14 +1200,4 @@ fn mig_gpu_certainty(
     } else {
         Some((Certainty::Possible, POSSIBLE))
     }
-}
-
-/// Whether the catalogue profile `catalogue` is spelled `plugin` by the device plugin
-/// (`1g.10gb+me` is `1g.10gb.me`), without building the plugin spelling.
-fn is_plugin_profile(catalogue: &str, plugin: &str) -> bool {
-    catalogue.len() == plugin.len()
-        && catalogue
-            .bytes()
-            .zip(plugin.bytes())
-            .all(|(c, p)| c == p || (c == b'+' && p == b'.'))
 }

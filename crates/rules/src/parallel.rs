@@ -5,7 +5,6 @@
 //! carried to the caller as it would be without threads.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// How many threads to use: the cores the process may run on.
 fn threads() -> usize {
@@ -20,32 +19,33 @@ pub fn each<'i, T: Sync, R: Send>(items: &'i [T], f: impl Fn(&'i T) -> R + Sync)
         return items.iter().map(f).collect();
     }
     let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
+    // Each worker keeps its results with their items' indices; they are put in order at the end.
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    // A poisoned lock means another worker panicked; its panic is re-raised below.
-                    if let Ok(mut done) = done.lock() {
-                        done[i] = Some(r);
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, f(item)));
                     }
                 })
             })
             .collect();
+        let mut all = Vec::with_capacity(items.len());
         for h in handles {
-            if let Err(panic) = h.join() {
-                std::panic::resume_unwind(panic);
+            match h.join() {
+                Ok(mine) => all.extend(mine),
+                Err(panic) => std::panic::resume_unwind(panic),
             }
         }
+        all
     });
-    done.into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .flatten()
-        .collect()
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Runs `a` on this thread while `b` and `c` run on another (when there is more than one core).
