@@ -8,8 +8,8 @@ use crate::AuditReport;
 pub fn render(report: &AuditReport) -> Result<String, serde_json::Error> {
     let mut bytes = Vec::new();
     write(report, &mut bytes)?;
-    // serde_json writes only UTF-8.
-    Ok(String::from_utf8(bytes).unwrap_or_default())
+    // serde_json writes only UTF-8; were it not to, that is an error, not an empty report.
+    String::from_utf8(bytes).map_err(<serde_json::Error as serde::ser::Error>::custom)
 }
 
 /// Writes the report as pretty-printed JSON, ending in a newline, to `out` as it is serialized (a
