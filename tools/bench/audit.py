@@ -146,6 +146,18 @@ def python_json_load(path, runs):
     return repeat([sys.executable, "-c", code, path], runs, ok_codes=(0,))
 
 
+def audit_row(work, nodes, pods, tenants, fmt, runs, per_gpu=False):
+    """Generates one cluster, times its audit and returns the table row (and the cluster's path)."""
+    cluster, policy = generate(work, nodes, pods, tenants, fmt)
+    report = work / f"report-{cluster.stem}-{fmt}.json"
+    m = repeat(audit_cmd(cluster, policy, report), runs)
+    row = {"nodes": nodes, "pods": pods, "tenants": tenants, "format": fmt,
+           "input_mib": cluster.stat().st_size / 2**20, **m, **report_counts(report)}
+    if per_gpu:
+        row["tenants_per_gpu_mean"], row["tenants_per_gpu_max"] = tenants_per_gpu(cluster, policy)
+    return row, cluster
+
+
 def section_sizes(work, runs, quick):
     shapes = [(200, 6000, 20), (2000, 60000, 200), (5000, 150000, 500)]
     if quick:
@@ -153,16 +165,12 @@ def section_sizes(work, runs, quick):
     rows = []
     for nodes, pods, tenants in shapes:
         for fmt in ("yaml", "json"):
-            cluster, policy = generate(work, nodes, pods, tenants, fmt)
-            report = work / f"report-{cluster.stem}-{cluster.suffix[1:] or 'dir'}.json"
-            m = repeat(audit_cmd(cluster, policy, report), runs)
-            row = {"nodes": nodes, "pods": pods, "tenants": tenants, "format": fmt,
-                   "input_mib": cluster.stat().st_size / 2**20, **m, **report_counts(report)}
+            row, cluster = audit_row(work, nodes, pods, tenants, fmt, runs)
             if fmt == "json":
                 row["python_json_load"] = python_json_load(cluster, runs)
             rows.append(row)
-            print(f"  sizes: {nodes} nodes / {pods} pods {fmt}: {m['wall_s']:.2f} s, "
-                  f"{m['rss_mib']:.0f} MiB", file=sys.stderr)
+            print(f"  sizes: {nodes} nodes / {pods} pods {fmt}: {row['wall_s']:.2f} s, "
+                  f"{row['rss_mib']:.0f} MiB", file=sys.stderr)
     return rows
 
 
@@ -175,15 +183,9 @@ def section_pods(work, runs, quick):
         pods_list, tenants = [300, 600, 1500], 5
     rows = []
     for pods in pods_list:
-        nodes = pods // 30
-        cluster, policy = generate(work, nodes, pods, tenants, "json")
-        report = work / f"report-{cluster.stem}-{cluster.suffix[1:] or 'dir'}.json"
-        m = repeat(audit_cmd(cluster, policy, report), runs)
-        mean, largest = tenants_per_gpu(cluster, policy)
-        rows.append({"nodes": nodes, "pods": pods, "tenants": tenants, **m,
-                     "tenants_per_gpu_mean": mean, "tenants_per_gpu_max": largest,
-                     **report_counts(report)})
-        print(f"  pods: {pods}: {m['wall_s']:.2f} s", file=sys.stderr)
+        row, _ = audit_row(work, pods // 30, pods, tenants, "json", runs, per_gpu=True)
+        rows.append(row)
+        print(f"  pods: {pods}: {row['wall_s']:.2f} s", file=sys.stderr)
     return rows
 
 
@@ -192,15 +194,10 @@ def section_tenants(work, runs, quick):
     tenant_list = [1, 3, 10, 30, 100, 300, 1000] if not quick else [1, 10, 100]
     rows = []
     for tenants in tenant_list:
-        cluster, policy = generate(work, nodes, pods, tenants, "json")
-        report = work / f"report-{cluster.stem}-{cluster.suffix[1:] or 'dir'}.json"
-        m = repeat(audit_cmd(cluster, policy, report), runs)
-        mean, largest = tenants_per_gpu(cluster, policy)
-        rows.append({"nodes": nodes, "pods": pods, "tenants": tenants, **m,
-                     "tenants_per_gpu_mean": mean, "tenants_per_gpu_max": largest,
-                     **report_counts(report)})
-        print(f"  tenants: {tenants}: {m['wall_s']:.2f} s, {mean:.1f} tenants per GPU",
-              file=sys.stderr)
+        row, _ = audit_row(work, nodes, pods, tenants, "json", runs, per_gpu=True)
+        rows.append(row)
+        print(f"  tenants: {tenants}: {row['wall_s']:.2f} s, "
+              f"{row['tenants_per_gpu_mean']:.1f} tenants per GPU", file=sys.stderr)
     return rows
 
 
@@ -253,28 +250,24 @@ def markdown(results):
                 f"{r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | {r['findings']:,} | "
                 f"{r['report_mib']:,.0f} MiB | {py_text} |")
         lines.append("")
-    if "pods" in results:
-        lines += ["| nodes | pods | tenants | tenants per GPU (mean / max) | wall | CPU | "
-                  "µs per pod | peak RSS | findings |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in results["pods"]:
-            lines.append(
-                f"| {r['nodes']:,} | {r['pods']:,} | {r['tenants']} | "
+    # The growth tables share their first columns.
+    def growth(r):
+        return (f"| {r['nodes']:,} | {r['pods']:,} | {r['tenants']} | "
                 f"{r['tenants_per_gpu_mean']:.1f} / {r['tenants_per_gpu_max']} | "
-                f"{r['wall_s']:.2f} s | {r['cpu_s']:.2f} s | "
-                f"{1e6 * r['wall_s'] / r['pods']:.0f} | {fmt_mib(r['rss_mib'])} | "
-                f"{r['findings']:,} |")
+                f"{r['wall_s']:.2f} s | {r['cpu_s']:.2f} s | ")
+
+    growth_head = "| nodes | pods | tenants | tenants per GPU (mean / max) | wall | CPU | "
+    if "pods" in results:
+        lines += [growth_head + "µs per pod | peak RSS | findings |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [growth(r) + f"{1e6 * r['wall_s'] / r['pods']:.0f} | {fmt_mib(r['rss_mib'])} | "
+                  f"{r['findings']:,} |" for r in results["pods"]]
         lines.append("")
     if "tenants" in results:
-        lines += ["| nodes | pods | tenants | tenants per GPU (mean / max) | wall | CPU | peak RSS | "
-                  "pairs | findings |",
+        lines += [growth_head + "peak RSS | pairs | findings |",
                   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in results["tenants"]:
-            lines.append(
-                f"| {r['nodes']:,} | {r['pods']:,} | {r['tenants']} | "
-                f"{r['tenants_per_gpu_mean']:.1f} / {r['tenants_per_gpu_max']} | "
-                f"{r['wall_s']:.2f} s | {r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | "
-                f"{r['pairs']:,} | {r['findings']:,} |")
+        lines += [growth(r) + f"{fmt_mib(r['rss_mib'])} | {r['pairs']:,} | {r['findings']:,} |"
+                  for r in results["tenants"]]
         lines.append("")
     if "checkov" in results:
         c = results["checkov"]
