@@ -56,8 +56,9 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
 /// device 0: time-slicing, or MPS when CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) holds a
 /// running control daemon's socket. The mechanism in force is detected through NVML and reported.
 ///
-/// The probe loads the CUDA driver, NVRTC and NVML at run time. Without them it says so and exits 2.
-/// It never changes MIG mode, compute mode or clocks, and never resets a GPU.
+/// The probe needs only the NVIDIA driver: it loads libcuda and NVML at run time, and its kernels are PTX
+/// inside the binary, compiled by the driver. Without a driver it says so and exits 2. It never changes
+/// MIG mode, compute mode, clocks or persistence, and never resets a GPU.
 ///
 /// Exit status: 0 when no scenario is not-isolated, 1 when one is, 2 when the probe cannot run.
 ///
@@ -106,7 +107,8 @@ pub struct Args {
     /// With --emit-job: the shared resource each pod requests one replica of.
     #[arg(long, value_name = "NAME", default_value = "nvidia.com/gpu")]
     pub resource: String,
-    /// With --emit-job: the image holding the gpu-trust binary and the CUDA runtime libraries.
+    /// With --emit-job: the image holding the gpu-trust binary (no CUDA libraries needed: the node's
+    /// container toolkit mounts the driver's).
     #[arg(long, value_name = "IMAGE", default_value = concat!("gpu-trust:", env!("CARGO_PKG_VERSION")))]
     pub image: String,
     /// With --emit-job: the namespace of the Job.
