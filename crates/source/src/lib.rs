@@ -11,13 +11,15 @@
 //!   `kubectl` layout is parsed on several threads, its items handed on in input order.
 //! - [`parse_value`] reads a single document through the same located reader (for configurations
 //!   embedded in other objects, such as a ConfigMap's keys).
-//! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs.
+//! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs,
+//!   and [`read_file`] reads one file: every file the tool reads comes through these, bounded.
 //! - [`tree`] and [`de`]: the located value tree and the serde deserializer over it.
 //!
 //! Architecture invariant: reading never panics and never stops at the first error; it returns
 //! what it could read plus a diagnostic for each document or object it could not.
 
 pub mod de;
+mod file;
 mod inputs;
 mod json;
 mod parallel;
@@ -25,7 +27,8 @@ mod stream;
 pub mod tree;
 mod yaml;
 
-pub use inputs::{gather, Input};
+pub use file::{decode, read_file, read_stdin};
+pub use inputs::{gather, gather_with, GatherOptions, Input, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
 pub use stream::{read_all, read_stream, Entry, Format, Object, ReadOptions};
 pub use tree::{Node, Pos, Value};
 
