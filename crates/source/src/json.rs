@@ -105,14 +105,20 @@ fn emit<'a>(
             // A duplicate root key, or a problem in a root field's value, makes the document
             // invalid before any of its items is handed on.
             let mut problem = duplicate.map(|(key, value)| {
-                let at = key_start(text, offset(text, value.get()));
-                let first = fields
-                    .iter()
-                    .find(|(k, _)| *k == key)
-                    .map(|(_, r)| key_start(text, offset(text, r.get())));
-                let first = first.map(|f| lines.pos(f).line);
-                let p = lines.pos(at);
-                duplicate_key(file, p, &key, first)
+                // The whole document's scan finds the first problem in text order, with both
+                // places of the duplicate (linear, and only on this error path).
+                let start = offset(text, raw);
+                match scan(raw, usize::MAX) {
+                    Some(Problem::DuplicateKey { at, first, key }) => {
+                        let first = lines.pos(start + first).line;
+                        let p = lines.pos(start + at);
+                        duplicate_key(file, p, &key, Some(first))
+                    }
+                    _ => {
+                        let p = lines.pos(key_start(text, offset(text, value.get())));
+                        duplicate_key(file, p, &key, None)
+                    }
+                }
             });
             if problem.is_none() {
                 problem = fields

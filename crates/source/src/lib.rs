@@ -196,10 +196,26 @@ pub fn parse_value<T: DeserializeOwned>(
     limits: &Limits,
     line_offset: u32,
 ) -> Result<T, Diagnostic> {
+    parse_one(text, file, limits, line_offset, Format::Auto)
+}
+
+/// Reads one JSON document into `T` through the JSON reader: a duplicate key, a string over the
+/// scalar bound or a value of the wrong type is an error naming its line and column.
+pub fn parse_json<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Diagnostic> {
+    parse_one(text, file, &Limits::default(), 0, Format::Json)
+}
+
+fn parse_one<T: DeserializeOwned>(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+    line_offset: u32,
+    format: Format,
+) -> Result<T, Diagnostic> {
     let options = ReadOptions {
         limits: *limits,
         split_key: None,
-        format: Format::Auto,
+        format,
     };
     let shift = |mut d: Diagnostic| {
         if d.location.line > 0 {
