@@ -776,7 +776,7 @@ impl Validator {
         };
         let peak_memory_mib = match &w.peak_memory {
             None => None,
-            Some(m) => match parse_memory_mib(&m.value) {
+            Some(m) => match parse_memory_mib(&m.value.0) {
                 Ok(mib) => Some(mib),
                 Err(e) => {
                     self.error(self.loc(m), format!("peakMemory: {e}"));

@@ -161,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return emit_job(&args);
     }
     if args.timeout == 0 {
-        eprintln!("gpu-trust: error: --timeout must be at least 1 second");
+        output::eprint_error("--timeout must be at least 1 second");
         return Ok(output::exit(output::INPUT_ERROR));
     }
     let backend: Arc<dyn Backend> = match &args.fake {
@@ -169,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => match RealBackend::new() {
             Ok(b) => Arc::new(b),
             Err(e) if e.is_environment() => {
-                eprintln!("gpu-trust: {e}");
+                output::eprint_line(&format!("gpu-trust: {e}"));
                 return Ok(output::exit(output::INPUT_ERROR));
             }
             Err(e) => return Err(e.into()),
@@ -203,24 +203,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let show_progress = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
         if show_progress {
-            eprintln!("gpu-trust probe: {line}");
+            output::eprint_line(&format!("gpu-trust probe: {line}"));
         }
     };
     let result = run_probe(backend.as_ref(), launcher.as_ref(), &opts, &mut progress);
     if let Some(addr) = &args.aggressor_remote {
         // The aggressor pod waits for this to finish; it also ends at its own deadline.
         if let Err(e) = request_shutdown(addr) {
-            eprintln!("gpu-trust: warning: could not stop the remote aggressor at {addr}: {e}");
+            output::eprint_line(&format!(
+                "gpu-trust: warning: could not stop the remote aggressor at {addr}: {e}"
+            ));
         }
     }
     let evidence = match result {
         Ok(ev) => ev,
         Err(e) if e.is_environment() => {
-            eprintln!("gpu-trust: {e}");
+            output::eprint_line(&format!("gpu-trust: {e}"));
             return Ok(output::exit(output::INPUT_ERROR));
         }
         Err(ProbeError::Device(msg)) | Err(ProbeError::Usage(msg)) => {
-            eprintln!("gpu-trust: error: {msg}");
+            output::eprint_error(msg);
             return Ok(output::exit(output::INPUT_ERROR));
         }
         Err(e) => return Err(e.into()),
@@ -229,16 +231,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Json => gpu_trust_probe::render::to_json(&evidence),
         Format::Table => gpu_trust_probe::render::to_table(&evidence),
     };
-    output::write_output(args.output.as_deref(), &text)?;
     let harmed = evidence
         .scenarios
         .iter()
         .any(|s| s.verdict == Verdict::NotIsolated);
-    Ok(output::exit(if harmed {
-        output::FINDINGS
-    } else {
-        output::CLEAN
-    }))
+    output::verdict(
+        output::write_output(args.output.as_deref(), &text),
+        if harmed {
+            output::FINDINGS
+        } else {
+            output::CLEAN
+        },
+    )
 }
 
 fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
@@ -247,7 +251,7 @@ fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
         match parse_selector(s) {
             Ok(kv) => node_selector.push(kv),
             Err(e) => {
-                eprintln!("gpu-trust: error: {e}");
+                output::eprint_error(e);
                 return Ok(output::exit(output::INPUT_ERROR));
             }
         }
@@ -269,7 +273,7 @@ fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
             Ok(output::exit(output::CLEAN))
         }
         Err(e) => {
-            eprintln!("gpu-trust: error: {e}");
+            output::eprint_error(e);
             Ok(output::exit(output::INPUT_ERROR))
         }
     }
@@ -299,7 +303,7 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             worker_args,
         };
         serve_remote(&opts, &mut |line| {
-            eprintln!("gpu-trust probe-worker: {line}")
+            output::eprint_line(&format!("gpu-trust probe-worker: {line}"))
         })?;
         return Ok(output::exit(output::CLEAN));
     }
