@@ -883,7 +883,7 @@ fn apply_mig_config(
             continue;
         }
         let counts: Vec<(&str, u32)> = entry
-            .mig_devices
+            .devices()
             .iter()
             .filter(|(_, n)| **n > 0)
             .map(|(p, n)| (p.as_str(), *n))
@@ -899,7 +899,7 @@ fn apply_mig_config(
             config: name.to_string(),
             object: object.clone(),
             mig_enabled: entry.mig_enabled,
-            mig_devices: entry.mig_devices.clone(),
+            mig_devices: entry.devices().clone(),
             error,
         });
         for g in gpus.iter_mut().filter(|g| indices.contains(&g.index)) {
