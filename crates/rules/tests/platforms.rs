@@ -183,3 +183,27 @@ fn gke_partitions_are_mig_instances() {
     let gt104 = on_node(&report, "GT104", "gke-a100-partitioned");
     assert_eq!(gt104.len(), 1, "separate instances of one GPU: {gt104:#?}");
 }
+
+/// KAI's MPS sharing: fraction pods that mount the MPS pipe directory are clients of one MPS server,
+/// not time-sliced; GT105 names the MPS the fraction inherits, and GT102 does not repeat it.
+#[test]
+fn kai_fractions_on_mps_inherit_mps() {
+    let (ing, report) = load("kai-mps.yaml");
+    let node = gpu(&ing.fleet, "h100-kai");
+    for w in &ing.fleet.workloads {
+        assert_eq!(
+            gpu_trust_model::isolation::Mechanism::of_workload(w, node),
+            Some(gpu_trust_model::isolation::Mechanism::KaiMps),
+            "{}",
+            w.object
+        );
+    }
+    let gt105 = findings(&report, "GT105");
+    assert_eq!(gt105.len(), 1, "{gt105:#?}");
+    assert!(
+        gt105[0].message.contains("inherits MPS"),
+        "{}",
+        gt105[0].message
+    );
+    assert!(findings(&report, "GT102").is_empty());
+}
