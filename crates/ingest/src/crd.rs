@@ -51,6 +51,7 @@ pub struct OperatorSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DevicePluginSpec {
+    pub enabled: Option<bool>,
     pub version: Option<String>,
     pub config: Option<NamedConfig>,
     #[serde(default)]

@@ -43,6 +43,7 @@ mod kinds;
 pub mod mig_parted;
 mod nodes;
 mod placement;
+mod platforms;
 mod rbac;
 mod util;
 mod workloads;
@@ -200,6 +201,7 @@ struct Checkpoint {
     classes: usize,
     operands: usize,
     operator_pods: usize,
+    plugin_daemonsets: usize,
 }
 
 #[derive(Default)]
@@ -218,6 +220,8 @@ struct Collector<'a> {
     operands: Vec<(Option<String>, cluster::Operand)>,
     /// Namespaces of pods and Deployments running the GPU Operator itself.
     operator_pods: Vec<String>,
+    /// Device plugins installed without the GPU Operator (Helm chart, static manifests).
+    plugin_daemonsets: Vec<platforms::plugin_daemonset::PluginDaemonSet>,
     diagnostics: Vec<Diagnostic>,
     current: Option<(usize, usize)>,
     checkpoint: Checkpoint,
@@ -240,6 +244,7 @@ impl<'a> Collector<'a> {
             classes: self.classes.len(),
             operands: self.operands.len(),
             operator_pods: self.operator_pods.len(),
+            plugin_daemonsets: self.plugin_daemonsets.len(),
         }
     }
 
@@ -257,6 +262,7 @@ impl<'a> Collector<'a> {
         self.classes.truncate(c.classes);
         self.operands.truncate(c.operands);
         self.operator_pods.truncate(c.operator_pods);
+        self.plugin_daemonsets.truncate(c.plugin_daemonsets);
         self.pending.clear();
     }
 
@@ -449,6 +455,8 @@ impl<'a> Collector<'a> {
             }
             Typed::DaemonSet(d) => {
                 let r = reference(&d.metadata, true);
+                self.plugin_daemonsets
+                    .extend(platforms::plugin_daemonset::read(&d, r.clone()));
                 if let Some(spec) = d.spec {
                     self.template(r, WorkloadKind::DaemonSet, None, 0, &spec.template);
                 }
@@ -828,8 +836,12 @@ impl<'a> Collector<'a> {
             config_maps.entry((ns, name)).or_insert(cm);
         }
         let policy = policies.first();
-        let operator_namespace =
-            operator_namespace(&self.operator_pods, policy.map(|p| &p.1), &config_maps);
+        let operator_namespace = operator_namespace(
+            &self.operator_pods,
+            policy.map(|p| &p.1),
+            &config_maps,
+            &drafts,
+        );
         let info = policy.map(|(r, cp)| cluster::info(cp, r.clone(), operator_namespace.clone()));
 
         let mut operands: BTreeMap<String, cluster::Operands> = BTreeMap::new();
@@ -852,9 +864,15 @@ impl<'a> Collector<'a> {
             }
         }
 
+        let operator = policy.zip(info.as_ref()).and_then(|((r, cp), info)| {
+            platforms::gpu_operator::plugin_selection(cp, info, r, &operator_namespace)
+        });
+        let mut plugin_daemonsets = std::mem::take(&mut self.plugin_daemonsets);
+        plugin_daemonsets.sort_by(|a, b| a.selection.owner.cmp(&b.selection.owner));
         let mut ctx = nodes::Context {
-            policy: policy.map(|p| &p.1),
             info: info.as_ref(),
+            operator,
+            daemonsets: &plugin_daemonsets,
             operator_namespace: &operator_namespace,
             config_maps: &config_maps,
             operands: &operands,
@@ -1093,6 +1111,7 @@ fn operator_namespace(
     operator_pods: &[String],
     policy: Option<&crd::ClusterPolicy>,
     config_maps: &BTreeMap<(String, String), ConfigMapDraft>,
+    nodes: &[NodeDraft],
 ) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for ns in operator_pods {
@@ -1121,7 +1140,9 @@ fn operator_namespace(
             ]
         })
         .flatten()
-        .chain(std::iter::once(cluster::DEFAULT_MIG_CONFIGMAP.to_string()))
+        .chain(std::iter::once(
+            platforms::gpu_operator::DEFAULT_MIG_CONFIGMAP.to_string(),
+        ))
         .collect();
     let holders: BTreeSet<&str> = config_maps
         .keys()
@@ -1133,7 +1154,7 @@ fn operator_namespace(
             return (*ns).to_string();
         }
     }
-    cluster::DEFAULT_OPERATOR_NAMESPACE.to_string()
+    platforms::gpu_operator::default_namespace(nodes).to_string()
 }
 
 /// The devices of its node a scheduled pod may be on, and whether the evidence pins it to exactly
@@ -1196,21 +1217,25 @@ fn devices(w: &Workload, g: &GpuNode, dra_devices: &[String]) -> (Vec<DeviceSlot
     let requested_mig: Vec<(String, u64)> = w
         .gpu
         .mig_profiles()
-        .map(|(p, n)| (p.strip_suffix(".shared").unwrap_or(p).to_string(), n))
+        .map(|(p, n)| (p.to_string(), n))
         .collect();
     let (candidates, wanted) = if !requested_mig.is_empty() {
         let names: Vec<&str> = requested_mig.iter().map(|(p, _)| p.as_str()).collect();
         let wanted: u64 = requested_mig.iter().map(|(_, n)| *n).sum();
         (
-            mig_slots(&|profile| names.contains(&profile.replace('+', ".").as_str())),
+            mig_slots(&|profile| {
+                names
+                    .iter()
+                    .any(|n| gpu_trust_model::catalogue::is_plugin_spelling(profile, n))
+            }),
             wanted,
         )
     } else {
         let wanted = w
             .gpu
             .resources
-            .get("nvidia.com/gpu")
-            .or_else(|| w.gpu.resources.get("nvidia.com/gpu.shared"))
+            .get(gpu_trust_model::resource::GPU)
+            .or_else(|| w.gpu.resources.get(gpu_trust_model::resource::GPU_SHARED))
             .copied()
             .unwrap_or(1)
             .max(1);

@@ -3,7 +3,6 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::{Certainty, Layer, Severity};
 
 declare_rule! {
@@ -55,7 +54,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     common::untrusted_device_findings(
         ctx,
         sink,
-        Mechanism::is_mps,
+        // A fraction on an MPS server is GT105's: it names the MPS it inherits.
+        |m| m.is_mps() && !m.is_fraction(),
         |m, c| message(ctx, m, c),
         |m| super::gt101_untrusted_share_time_sliced_gpu::remediation(ctx, m),
     );
