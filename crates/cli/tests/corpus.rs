@@ -92,3 +92,88 @@ fn fragments_of_documentation_say_so() {
         }
     }
 }
+
+/// The scenarios (`tests/corpus/scenarios/<name>/files.txt`): real manifests of two or more
+/// tenants from `real-world/`, on nodes written to match what they ask for (`nodes-*.yaml`), under
+/// `scenarios/policy.yaml`. Their findings are snapshot-tested.
+#[test]
+fn scenarios_of_real_manifests() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let scenarios = base.join("scenarios");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&scenarios)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 10, "{dirs:?}");
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let list = std::fs::read_to_string(dir.join("files.txt")).unwrap();
+        let files: Vec<PathBuf> = list
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                if l.starts_with("nodes-") {
+                    scenarios.join(l)
+                } else {
+                    base.join("real-world").join(l)
+                }
+            })
+            .collect();
+        let out = assert_cmd::Command::cargo_bin("gpu-trust")
+            .unwrap()
+            .env("NO_COLOR", "1")
+            .arg("audit")
+            .args(&files)
+            .arg("--policy")
+            .arg(scenarios.join("policy.yaml"))
+            .args(["--format", "json", "--today", "2026-11-15"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr)
+            .replace(&format!("{}/", base.join("real-world").display()), "")
+            .replace(&format!("{}/", scenarios.display()), "");
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{name}: exit {:?}\n{stderr}",
+            out.status.code()
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut summary = String::new();
+        let tenants: Vec<&str> = report["tenants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        summary.push_str(&format!("tenants {tenants:?}\n"));
+        for f in report["findings"].as_array().unwrap() {
+            let objects: Vec<String> = f["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| {
+                    format!(
+                        "{} {}/{}",
+                        o["kind"].as_str().unwrap_or(""),
+                        o["namespace"].as_str().unwrap_or("-"),
+                        o["name"].as_str().unwrap_or("")
+                    )
+                })
+                .collect();
+            summary.push_str(&format!(
+                "{} {} {} tenants={} nodes={} objects={objects:?}\n",
+                f["rule"].as_str().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["certainty"].as_str().unwrap(),
+                f["tenants"],
+                f["nodes"],
+            ));
+        }
+        for line in stderr.lines() {
+            summary.push_str(&format!("stderr {line}\n"));
+        }
+        insta::assert_snapshot!(format!("scenario_{name}"), summary);
+    }
+}
