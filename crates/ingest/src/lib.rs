@@ -5,15 +5,21 @@
 //! dumps, and returns the [`Fleet`] with every problem it found as a [`Diagnostic`]. One bad document
 //! never hides the others: a malformed document is an error diagnostic (file, line, column) and the
 //! rest of the input is read as if it were absent; an object of a known kind with a wrong shape is an
-//! error for that object only. Unknown kinds are ignored; a document that is not an object (no
-//! `apiVersion` and `kind`) is an error, as kubectl makes it. Platform namespaces are not special
+//! error for that object only. A document that is not an object (no `apiVersion` and `kind`) is an
+//! error, as kubectl makes it, and so is a kind or version the API server would refuse (`kind:
+//! node`, a Node at `v2`); lists inside lists are flattened. Platform namespaces are not special
 //! here. An object without a namespace is in `default`. Pods that have finished (`Succeeded`,
 //! `Failed`) hold no device and are left out. The same object read twice counts once.
 //!
-//! What it reads: Node, Pod and the pod-owning kinds (Deployment, StatefulSet, DaemonSet, ReplicaSet,
-//! Job, CronJob, Kubeflow PyTorchJob/TFJob/MPIJob, JobSet, Volcano Job), Namespace, ConfigMap (device
-//! plugin and mig-parted configs), ClusterPolicy (`nvidia.com/v1`), RuntimeClass, ResourceClaim,
-//! ResourceClaimTemplate, DeviceClass, Role, ClusterRole, RoleBinding, ClusterRoleBinding.
+//! What it reads: Node, Pod and the built-in pod-owning kinds (Deployment, StatefulSet, DaemonSet,
+//! ReplicaSet, Job, CronJob), the workload controllers of the controllers table (`controllers.rs`:
+//! Kubeflow, Trainer, JobSet, Volcano, LeaderWorkerSet, KubeRay, KServe, Knative, Argo, vLLM
+//! production-stack...), Namespace, ConfigMap (device plugin and mig-parted configs), ClusterPolicy
+//! (`nvidia.com/v1`), RuntimeClass, ResourceClaim, ResourceClaimTemplate, DeviceClass, Role,
+//! ClusterRole, RoleBinding, ClusterRoleBinding. Any other kind is searched for pod templates by
+//! their shape (`discover.rs`); one that names a GPU resource outside a readable template is an
+//! error. Kinds that never run pods (Services, Secrets, quotas, scheduler queues) are read for their
+//! namespace only.
 //!
 //! - [`device_plugin`] and [`mig_parted`] parse the two NVIDIA configuration formats with the rules
 //!   their tools apply; the planner checks the files it writes with them.
