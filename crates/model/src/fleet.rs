@@ -430,6 +430,10 @@ pub enum WorkloadKind {
     MPIJob,
     JobSet,
     VolcanoJob,
+    /// Any other object that carries pod templates: a controller of ingest's controllers table
+    /// (LeaderWorkerSet, KubeRay, Kubeflow Trainer, KServe, Knative, Argo...) or a kind found to hold
+    /// pod templates by their shape. Its kind is `object.kind`.
+    Custom,
 }
 
 impl WorkloadKind {
