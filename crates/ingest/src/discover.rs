@@ -1279,11 +1279,8 @@ pub(crate) fn read_shaped(s: &Shaped<'_, '_>, object: &Location) -> Result<Found
 /// outside any pod template ingest can read: the first such mention and where it is.
 pub(crate) fn gpu_mention(root: At<'_, '_>) -> Option<(String, Option<Pos>)> {
     fn is_gpu(s: &str) -> bool {
-        s == "nvidia.com/gpu"
-            || s == "nvidia.com/gpu.shared"
-            || s.starts_with("nvidia.com/mig-")
-            || s == "nvidia.com/gpumem"
-            || s == "nvidia.com/gpucores"
+        use gpu_trust_model::resource;
+        resource::is_gpu_resource(s) || resource::HAMI_RESOURCES.contains(&s)
     }
     fn walk(
         at: At<'_, '_>,
