@@ -56,7 +56,7 @@ pub(crate) fn read_path(
         ));
     }
     // A regular file's size is known: read into a buffer of that size, never a doubled one.
-    let size = meta.is_file().then(|| meta.len());
+    let size = meta.is_file().then_some(meta.len());
     let bytes = read_bounded(&mut &file, &name, limit, size)?;
     Ok((decode(&name, bytes, limit)?, meta))
 }
