@@ -30,7 +30,7 @@ pub fn read_file(path: &Path, stdin: &mut dyn Read, limit: usize) -> Result<Stri
 
 /// Reads standard input as UTF-8 text of at most `limit` bytes.
 pub fn read_stdin(stdin: &mut dyn Read, limit: usize) -> Result<String, Diagnostic> {
-    let bytes = read_bounded(stdin, "-", limit)?;
+    let bytes = read_bounded(stdin, "-", limit, None)?;
     decode("-", bytes, limit)
 }
 
@@ -55,7 +55,9 @@ pub(crate) fn read_path(
             ),
         ));
     }
-    let bytes = read_bounded(&mut &file, &name, limit)?;
+    // A regular file's size is known: read into a buffer of that size, never a doubled one.
+    let size = meta.is_file().then_some(meta.len());
+    let bytes = read_bounded(&mut &file, &name, limit, size)?;
     Ok((decode(&name, bytes, limit)?, meta))
 }
 
@@ -147,9 +149,18 @@ pub(crate) fn special_kind(meta: &Metadata) -> SpecialKind {
     SpecialKind::Other
 }
 
-/// Reads at most `limit + 1` bytes: one more than allowed tells an oversized input apart.
-fn read_bounded(reader: &mut dyn Read, name: &str, limit: usize) -> Result<Vec<u8>, Diagnostic> {
+/// Reads at most `limit + 1` bytes: one more than allowed tells an oversized input apart. `size`,
+/// when known, is what the input should hold.
+fn read_bounded(
+    reader: &mut dyn Read,
+    name: &str,
+    limit: usize,
+    size: Option<u64>,
+) -> Result<Vec<u8>, Diagnostic> {
     let mut bytes = Vec::new();
+    if let Some(size) = size.and_then(|s| usize::try_from(s).ok()) {
+        bytes.reserve_exact(size.min(limit));
+    }
     reader
         .take(as_u64(limit).saturating_add(1))
         .read_to_end(&mut bytes)
