@@ -78,7 +78,7 @@ pub(crate) struct Rep {
 
 /// How a device (whole GPU or MIG instance) is handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Share {
+pub(crate) enum Share {
     Exclusive,
     TimeSliced { group: usize, replicas: u32 },
     Mps { group: usize, replicas: u32 },
@@ -103,7 +103,7 @@ impl Share {
 
 /// A device plugin resource of a node: whole GPUs, or one MIG profile (index into the spec).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Res {
+pub(crate) enum Res {
     Gpu,
     Mig(usize),
 }
@@ -135,7 +135,7 @@ enum Miss {
 }
 
 /// A MIG instance to place: profile (index into the spec), how it is handed out, and its replicas.
-type Payload = (usize, Share, Vec<Rep>);
+pub(crate) type Payload = (usize, Share, Vec<Rep>);
 /// A tentative state of a GPU during consolidation: counts, resource keys, tenants.
 type Trial = (Vec<u32>, BTreeMap<Res, Share>, BTreeSet<usize>);
 /// A node's MIG layouts: GPU index to (profile, start) list.
@@ -143,17 +143,17 @@ type LayoutSet = Vec<(u32, Vec<(String, u8)>)>;
 
 /// One GPU-sized (or gang-sized) unit for node packing.
 #[derive(Debug, Clone)]
-struct Unit {
-    gpus: u32,
-    clique: usize,
-    tenants: BTreeSet<usize>,
-    keys: BTreeMap<Res, Share>,
-    cc: bool,
-    kind: UnitKind,
+pub(crate) struct Unit {
+    pub(crate) gpus: u32,
+    pub(crate) clique: usize,
+    pub(crate) tenants: BTreeSet<usize>,
+    pub(crate) keys: BTreeMap<Res, Share>,
+    pub(crate) cc: bool,
+    pub(crate) kind: UnitKind,
 }
 
 #[derive(Debug, Clone)]
-enum UnitKind {
+pub(crate) enum UnitKind {
     /// Whole GPUs (a gang, an exclusive GPU, or a shared GPU's replicas).
     Whole { share: Share, members: Vec<Rep> },
     /// One MIG GPU: instance counts and the instances' payloads.
@@ -655,24 +655,47 @@ impl PoolCtx<'_> {
         // instances onto others where trust and the layout allow (never adds a GPU).
         if let (Some(spec), Method::Best | Method::Exact { .. }) = (self.spec, self.method) {
             consolidate(input, spec, &mut units);
+            // Then rearrangements across the cliques of each trust component.
+            crate::improve::improve(input, spec, &mut units);
         }
 
         // Nodes: best-fit decreasing.
+        let members_of: Vec<Vec<Rep>> = units.iter().map(Unit::members).collect();
         let mut order: Vec<usize> = (0..units.len()).collect();
         order.sort_by(|&a, &b| {
             let (ua, ub) = (&units[a], &units[b]);
             ub.gpus
                 .cmp(&ua.gpus)
                 .then(ua.clique.cmp(&ub.clique))
-                .then(ua.members().cmp(&ub.members()))
+                .then(members_of[a].cmp(&members_of[b]))
         });
         let cap = self.pool.gpus_per_node;
         let mut nodes: Vec<NodeFill> = Vec::new();
+        // Nodes with a free GPU (a full node takes nothing more), by the tenants on them: a unit only
+        // ever joins a node whose tenants all may share a node with its own, so the candidates are the
+        // open nodes of those tenants, visited in the order the nodes were opened.
+        let mut open_by_tenant: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+        let mut allowed_for: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
         for u in order {
             let unit = &units[u];
-            let members = unit.members();
+            let allowed = allowed_for
+                .entry(unit.tenants.iter().copied().collect())
+                .or_insert_with(|| {
+                    tenants
+                        .iter()
+                        .copied()
+                        .filter(|&x| unit.tenants.iter().all(|&b| input.may_share_node(x, b)))
+                        .collect()
+                });
+            let mut candidates: BTreeSet<usize> = BTreeSet::new();
+            for x in allowed.iter() {
+                if let Some(open) = open_by_tenant.get(x) {
+                    candidates.extend(open.iter().copied());
+                }
+            }
             let mut best: Option<(u32, bool, usize)> = None;
-            for (ni, n) in nodes.iter().enumerate() {
+            for &ni in &candidates {
+                let n = &nodes[ni];
                 if !self.compatible(n, unit, cap) {
                     continue;
                 }
@@ -713,13 +736,21 @@ impl PoolCtx<'_> {
                     n.has_mig |= unit.has_mig();
                     n.has_mps |= unit.has_mps();
                     n.cc = Some(unit.cc);
+                    for t in &n.tenants {
+                        let open = open_by_tenant.entry(*t).or_default();
+                        if n.used >= cap {
+                            open.remove(&ni);
+                        } else {
+                            open.insert(ni);
+                        }
+                    }
                 }
                 None => {
                     let reason = format!(
                         "pool {} has no room: its {} nodes are in use by replicas they cannot be mixed with",
                         self.pool.name, self.pool.nodes
                     );
-                    for r in members {
+                    for &r in &members_of[u] {
                         misses.push((r, Miss::Capacity(reason.clone())));
                     }
                 }
@@ -1522,8 +1553,27 @@ fn consolidate(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) {
                 if t == c || removed.contains(&t) {
                     continue;
                 }
-                let (counts, keys, tenants) = match trial.get(&t) {
-                    Some(x) => x.clone(),
+                let fits = {
+                    let (counts, keys, tenants) = match trial.get(&t) {
+                        Some((c, k, ts)) => (c, k, ts),
+                        None => match &units[t].kind {
+                            UnitKind::Mig { counts, .. } => {
+                                (counts, &units[t].keys, &units[t].tenants)
+                            }
+                            UnitKind::Whole { .. } => continue,
+                        },
+                    };
+                    spec.can_add(counts, *p)
+                        && keys.get(&Res::Mig(*p)).is_none_or(|k| k == share)
+                        && tenants
+                            .iter()
+                            .all(|&a| inst_tenants.iter().all(|&b| input.may_share_gpu(a, b)))
+                };
+                if !fits {
+                    continue;
+                }
+                let (counts, keys, tenants) = match trial.remove(&t) {
+                    Some(x) => x,
                     None => match &units[t].kind {
                         UnitKind::Mig { counts, .. } => (
                             counts.clone(),
@@ -1533,18 +1583,6 @@ fn consolidate(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) {
                         UnitKind::Whole { .. } => continue,
                     },
                 };
-                if !spec.can_add(&counts, *p) {
-                    continue;
-                }
-                if keys.get(&Res::Mig(*p)).is_some_and(|k| k != share) {
-                    continue;
-                }
-                if !tenants
-                    .iter()
-                    .all(|&a| inst_tenants.iter().all(|&b| input.may_share_gpu(a, b)))
-                {
-                    continue;
-                }
                 let mut counts = counts;
                 counts[*p] += 1;
                 let mut keys = keys;
