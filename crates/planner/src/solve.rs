@@ -347,11 +347,18 @@ impl PoolCtx<'_> {
     /// Plans the pool both with and without moving conflicting time-sliced bundles to other
     /// profiles, and keeps the better: fewer unplaced replicas, then fewer GPUs, then fewer nodes.
     fn plan(&self, workloads: &[usize]) -> PoolResult {
-        let plain = self.plan_once(workloads, false);
-        if self.spec.is_none() || self.method == Method::FirstFitDecreasing {
-            return plain;
+        let mut best = self.plan_once(workloads, false, false);
+        let mut variants: Vec<(bool, bool)> = Vec::new();
+        let mig = self.spec.is_some() && self.method != Method::FirstFitDecreasing;
+        if mig {
+            variants.push((true, false));
         }
-        let moved = self.plan_once(workloads, true);
+        if self.method != Method::FirstFitDecreasing && self.uneven_shares(workloads) {
+            variants.push((false, true));
+            if mig {
+                variants.push((true, true));
+            }
+        }
         let score = |r: &PoolResult| {
             let gpus: u32 = r
                 .nodes
@@ -361,14 +368,37 @@ impl PoolCtx<'_> {
                 .sum();
             (r.misses.len(), gpus, r.nodes.len())
         };
-        if score(&moved) < score(&plain) {
-            moved
-        } else {
-            plain
+        for (remap, split) in variants {
+            let other = self.plan_once(workloads, remap, split);
+            if score(&other) < score(&best) {
+                best = other;
+            }
         }
+        best
     }
 
-    fn plan_once(&self, workloads: &[usize], remap: bool) -> PoolResult {
+    /// Whether two workloads ask for whole GPUs shared the same way (time-sliced, or MPS) with
+    /// different replicas per GPU: then bundling them all at the smaller count is not the only plan
+    /// worth trying.
+    fn uneven_shares(&self, workloads: &[usize]) -> bool {
+        let mut seen: BTreeMap<bool, u32> = BTreeMap::new();
+        for &w in workloads {
+            let (mps, r) = match self.decide(&self.input.workloads[w]) {
+                Ok(Need::Whole(Mode::TimeSliced(r))) => (false, r),
+                Ok(Need::Whole(Mode::Mps(r))) => (true, r),
+                _ => continue,
+            };
+            if *seen.entry(mps).or_insert(r) != r {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// One plan of the pool. `remap` moves time-sliced bundles off profiles another use claims;
+    /// `split` bundles the replicas of shared whole GPUs by their own replicas per GPU instead of all at
+    /// the smallest, so that one replica that needs a larger share does not shrink everyone's.
+    fn plan_once(&self, workloads: &[usize], remap: bool, split: bool) -> PoolResult {
         let input = self.input;
         let mut misses: Vec<(Rep, Miss)> = Vec::new();
         let mut needs: BTreeMap<usize, Need> = BTreeMap::new();
@@ -485,23 +515,36 @@ impl PoolCtx<'_> {
         }
         for ((group, res, mps), mut reps) in bundles {
             reps.sort();
-            let r = reps.iter().map(|(_, r)| *r).min().unwrap_or(1).max(1);
-            let share = if r < 2 {
-                Share::Exclusive
-            } else if mps {
-                Share::Mps { group, replicas: r }
-            } else {
-                Share::TimeSliced { group, replicas: r }
-            };
+            // Classes of replicas per GPU: one at the smallest of the bundle, or (whole GPUs, when
+            // `split`) one per count the workloads ask for, each workload in its own class.
+            let mut classes: BTreeMap<u32, Vec<Rep>> = BTreeMap::new();
+            let least = reps.iter().map(|(_, r)| *r).min().unwrap_or(1).max(1);
+            for (rep, r) in &reps {
+                let class = if split && res == Res::Gpu {
+                    (*r).max(1)
+                } else {
+                    least
+                };
+                classes.entry(class).or_default().push(*rep);
+            }
             let t = groups[group].first().copied().unwrap_or(0);
-            for chunk in reps.chunks(r as usize) {
-                let members: Vec<Rep> = chunk.iter().map(|(rep, _)| *rep).collect();
-                match res {
-                    Res::Gpu => units.push(whole_unit(1, share, members, t)),
-                    Res::Mig(p) => mig_items
-                        .entry(clique_of_group[group])
-                        .or_default()
-                        .push((p, share, members)),
+            for (r, members) in classes {
+                let share = if r < 2 {
+                    Share::Exclusive
+                } else if mps {
+                    Share::Mps { group, replicas: r }
+                } else {
+                    Share::TimeSliced { group, replicas: r }
+                };
+                for chunk in members.chunks(r as usize) {
+                    let members: Vec<Rep> = chunk.to_vec();
+                    match res {
+                        Res::Gpu => units.push(whole_unit(1, share, members, t)),
+                        Res::Mig(p) => mig_items
+                            .entry(clique_of_group[group])
+                            .or_default()
+                            .push((p, share, members)),
+                    }
                 }
             }
         }
@@ -662,11 +705,14 @@ impl PoolCtx<'_> {
         // Nodes: best-fit decreasing.
         let members_of: Vec<Vec<Rep>> = units.iter().map(Unit::members).collect();
         let mut order: Vec<usize> = (0..units.len()).collect();
+        // Larger units first; within a clique, those that carry more replicas (when nodes run out,
+        // the replicas left over are the fewest).
         order.sort_by(|&a, &b| {
             let (ua, ub) = (&units[a], &units[b]);
             ub.gpus
                 .cmp(&ua.gpus)
                 .then(ua.clique.cmp(&ub.clique))
+                .then(members_of[b].len().cmp(&members_of[a].len()))
                 .then(members_of[a].cmp(&members_of[b]))
         });
         let cap = self.pool.gpus_per_node;
@@ -1292,6 +1338,8 @@ fn workload_entry(
     let mut gpu_set: BTreeSet<(usize, u32)> = BTreeSet::new();
     let mut placed = 0;
     let mut share_replicas: Option<u32> = None;
+    // How the device of the first placed replica is handed out, and how many times it is advertised.
+    let mut device: Option<(DeviceSharing, u32)> = None;
     for i in 0..wl.replicas {
         if unplaced.contains(&(wl.name.clone(), i)) {
             continue;
@@ -1300,10 +1348,10 @@ fn workload_entry(
             placed += 1;
             node_set.insert(n);
             gpu_set.insert((n, g));
-            if share_replicas.is_none() {
-                share_replicas = nodes[n].gpus.iter().find(|x| x.index == g).and_then(|x| {
+            if device.is_none() {
+                device = nodes[n].gpus.iter().find(|x| x.index == g).and_then(|x| {
                     if x.mig.is_empty() {
-                        (x.replicas > 1).then_some(x.replicas)
+                        Some((x.sharing, x.replicas))
                     } else {
                         x.mig
                             .iter()
@@ -1314,9 +1362,10 @@ fn workload_entry(
                                         && a.start == Some(m.start)
                                 })
                             })
-                            .and_then(|m| (m.replicas > 1).then_some(m.replicas))
+                            .map(|m| (m.sharing, m.replicas))
                     }
                 });
+                share_replicas = device.and_then(|(_, r)| (r > 1).then_some(r));
             }
         }
     }
@@ -1363,6 +1412,14 @@ fn workload_entry(
     entry
         .node_selector
         .insert(POOL_LABEL.to_string(), pool.name.clone());
+    // Only nodes where the device plugin hands the resource out the way the plan does: one pool may
+    // offer `nvidia.com/gpu` whole on some nodes and time-sliced on others, a MIG profile whole on one
+    // node and time-sliced four ways on the next.
+    if let (Some((sharing, replicas)), Some(resource)) = (device, &entry.resource) {
+        entry
+            .node_selector
+            .extend(crate::emit::mechanism_selector(resource, sharing, replicas));
+    }
     let taints: BTreeSet<&str> = node_set
         .iter()
         .map(|&n| nodes[n].tenant_pool.as_str())
@@ -1435,7 +1492,9 @@ fn why(
             gib(ctx.pool.model.memory_mib / u64::from(share_replicas.unwrap_or(1).max(1)))
         ),
         Need::Whole(Mode::Mps(_)) => format!(
-            "an MPS share of a {model}, {} clients of one trust group, pinned memory limit {} each",
+            "an MPS share of a {model}, {} clients of one trust group, pinned memory limit {} each, \
+             on nodes whose device plugin config sets migStrategy none (the plugin refuses MPS with \
+             mixed; the ClusterPolicy leaves mig.strategy unset so that each node's config decides)",
             share_replicas.unwrap_or(1),
             gib(ctx.pool.model.memory_mib / u64::from(share_replicas.unwrap_or(1).max(1)))
         ),
