@@ -344,29 +344,7 @@ fn components(input: &PlanInput, units: &[Unit], mig: &[usize]) -> Vec<Vec<usize
         .iter()
         .flat_map(|&u| units[u].tenants.iter().copied())
         .collect();
-    let list: Vec<usize> = tenants.into_iter().collect();
-    let mut parent: Vec<usize> = (0..list.len()).collect();
-    fn find(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
-        }
-        x
-    }
-    for i in 0..list.len() {
-        for j in i + 1..list.len() {
-            if input.may_share_gpu(list[i], list[j]) {
-                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
-                if a != b {
-                    parent[a.max(b)] = a.min(b);
-                }
-            }
-        }
-    }
-    let mut root_of: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, &t) in list.iter().enumerate() {
-        root_of.insert(t, find(&mut parent, i));
-    }
+    let root_of = crate::bound::components(&tenants, |a, b| input.may_share_gpu(a, b));
     let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &u in mig {
         if let Some(root) = units[u].tenants.iter().next().and_then(|t| root_of.get(t)) {
