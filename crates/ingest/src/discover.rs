@@ -1052,7 +1052,7 @@ impl VllmResources {
                 .gpu_type
                 .clone()
                 .filter(|t| !t.is_empty())
-                .unwrap_or_else(|| "nvidia.com/gpu".to_string());
+                .unwrap_or_else(|| gpu_trust_model::resource::GPU.to_string());
             list.insert(kind, Quantity(g.clone()));
         }
         core::ResourceRequirements {

@@ -8,24 +8,24 @@ use gpu_trust_model::fleet::{
     ContainerInfo, FractionRequest, FractionScheduler, GpuRequest, HamiRequest, PodSecurity,
     WorkloadClass, WorkloadKind,
 };
+use gpu_trust_model::resource;
 use k8s_openapi::api::core::v1 as core;
 use std::collections::BTreeMap;
 
-/// HAMi resource names (defaults of the HAMi device plugin: `resourceName`, `resourceMem`,
-/// `resourceMemPercentage`, `resourceCores`).
-const HAMI_MEM: &str = "nvidia.com/gpumem";
-const HAMI_MEM_PERCENT: &str = "nvidia.com/gpumem-percentage";
-const HAMI_CORES: &str = "nvidia.com/gpucores";
+/// HAMi's resource names are in `gpu_trust_model::resource`; its task priority resource
+/// (Project-HAMi/HAMi `docs/config.md`, `resourcePriority`) is read only here.
 const HAMI_PRIORITY: &str = "nvidia.com/priority";
 /// Written by HAMi's scheduler: the devices a pod got, per container.
 pub(crate) const HAMI_ALLOCATED: &str = "hami.io/vgpu-devices-allocated";
 /// HAMi pod annotations that only mean something under HAMi.
+/// HAMi's annotation choosing a vGPU's mode (Project-HAMi/HAMi `docs/config.md`).
+const HAMI_VGPU_MODE: &str = "nvidia.com/vgpu-mode";
 const HAMI_ANNOTATIONS: &[&str] = &[
     "nvidia.com/use-gpuuuid",
     "nvidia.com/nouse-gpuuuid",
     "nvidia.com/use-gputype",
     "nvidia.com/nouse-gputype",
-    "nvidia.com/vgpu-mode",
+    HAMI_VGPU_MODE,
     HAMI_ALLOCATED,
 ];
 const HAMI_SCHEDULER: &str = "hami-scheduler";
@@ -130,7 +130,7 @@ pub(crate) fn pod_parts(
         .get(HAMI_ALLOCATED)
         .map(|a| uuids(a))
         .unwrap_or_default();
-    let hami_resources = [HAMI_MEM, HAMI_MEM_PERCENT, HAMI_CORES]
+    let hami_resources = resource::HAMI_RESOURCES
         .iter()
         .any(|r| resources.contains_key(*r));
     let hami_marked = scheduler_name.as_deref() == Some(HAMI_SCHEDULER)
@@ -138,11 +138,11 @@ pub(crate) fn pod_parts(
             .iter()
             .any(|a| annotations.contains_key(*a));
     let hami = (hami_resources || hami_marked).then(|| HamiRequest {
-        gpus: resources.get("nvidia.com/gpu").copied().unwrap_or(0),
-        memory_mib: resources.get(HAMI_MEM).copied(),
-        memory_percentage: resources.get(HAMI_MEM_PERCENT).copied(),
-        cores_percent: resources.get(HAMI_CORES).copied(),
-        mode: annotations.get("nvidia.com/vgpu-mode").cloned(),
+        gpus: resources.get(resource::GPU).copied().unwrap_or(0),
+        memory_mib: resources.get(resource::HAMI_MEMORY).copied(),
+        memory_percentage: resources.get(resource::HAMI_MEMORY_PERCENTAGE).copied(),
+        cores_percent: resources.get(resource::HAMI_CORES).copied(),
+        mode: annotations.get(HAMI_VGPU_MODE).cloned(),
         control_disabled,
     });
     let fraction = fraction(annotations, labels, scheduler_name.as_deref());
@@ -200,7 +200,7 @@ pub(crate) fn pod_parts(
     // HAMi's memory and core shares are accounted by its scheduler, not advertised by nodes.
     let requested: Vec<String> = resources
         .keys()
-        .filter(|k| ![HAMI_MEM, HAMI_MEM_PERCENT, HAMI_CORES, HAMI_PRIORITY].contains(&k.as_str()))
+        .filter(|k| !resource::HAMI_RESOURCES.contains(&k.as_str()) && k.as_str() != HAMI_PRIORITY)
         .cloned()
         .collect();
     let constraints = Constraints::from_spec(spec, requested);

@@ -12,6 +12,7 @@ use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{SharingStrategy, WorkloadClass};
 use gpu_trust_model::geometry;
 use gpu_trust_model::Trust;
+use gpu_trust_model::{labels, resource};
 use gpu_trust_policy::Latency;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -56,11 +57,11 @@ fn device_capacity(model: &GpuModel, profile: Option<&str>) -> Option<(u64, f64)
 
 fn resource_of(model: &GpuModel, profile: Option<&str>) -> String {
     match profile {
-        None => "nvidia.com/gpu".to_string(),
+        None => resource::GPU.to_string(),
         Some(name) => model
             .profile(name)
             .map(|p| p.resource_name())
-            .unwrap_or_else(|| format!("nvidia.com/mig-{name}")),
+            .unwrap_or_else(|| catalogue::mig_resource(name)),
     }
 }
 
@@ -515,8 +516,8 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
             devices.iter().next(),
             pw.and_then(|p| p.resource.as_ref()),
         ) {
-            let strategy = format!("{resource}{}", crate::emit::SHARING_STRATEGY_SUFFIX);
-            let count = format!("{resource}{}", crate::emit::REPLICAS_SUFFIX);
+            let strategy = labels::of_resource(resource, labels::RESOURCE_SHARING);
+            let count = labels::of_resource(resource, labels::RESOURCE_REPLICAS);
             if pw.node_selector.get(&strategy).map(String::as_str)
                 != Some(crate::emit::gfd_strategy(sharing))
                 || pw.node_selector.get(&count) != Some(&replicas.to_string())
@@ -537,7 +538,7 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
                     .and_then(|p| input.pools.iter().find(|x| x.name == p)),
             ) {
                 (Some(profile), Some(pool)) => resource_of(pool.model, Some(profile)),
-                _ => "nvidia.com/gpu".to_string(),
+                _ => resource::GPU.to_string(),
             };
             if pw.resource.as_deref() != Some(expected.as_str()) {
                 c.bad(format!(

@@ -38,6 +38,8 @@ use crate::file::PlanInput;
 use crate::plan::{DeviceSharing, Plan, PlanNode, PlanWorkload, POOL_LABEL, TENANTS_TAINT};
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::SharingStrategy;
+use gpu_trust_model::labels;
+use gpu_trust_model::resource;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -52,12 +54,6 @@ pub const MIG_CONFIG_KEY: &str = "config.yaml";
 pub const DEVICE_PLUGIN_CONFIGMAP: &str = "gpu-trust-device-plugin-config";
 /// The ClusterPolicy the GPU Operator's Helm chart creates.
 pub const CLUSTER_POLICY: &str = "cluster-policy";
-/// Node labels the GPU Operator reads (NVIDIA GPU Operator docs: MIG manager and device plugin
-/// per-node configuration).
-pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
-pub const DEVICE_PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
-/// The CC manager's node label (NVIDIA GPU Operator confidential computing docs).
-pub const CC_MODE_LABEL: &str = "nvidia.com/cc.mode";
 
 /// MIG strategies the emitted device plugin configs use: `mixed` everywhere but on MPS nodes.
 pub const MIG_STRATEGY_MIXED: &str = "mixed";
@@ -74,21 +70,14 @@ pub const DEVICE_LIST_STRATEGY_ENV: &str = "DEVICE_LIST_STRATEGY";
 pub const DEVICE_PLUGIN_IMAGE: (&str, &str) = ("nvcr.io/nvidia", "k8s-device-plugin");
 pub const TOOLKIT_IMAGE: (&str, &str) = ("nvcr.io/nvidia/k8s", "container-toolkit");
 
-/// The label GPU Feature Discovery writes per advertised resource for how it is shared, and for how
-/// many replicas each device is advertised: `<resource>.sharing-strategy` (`none`, `time-slicing`,
-/// `mps`) and `<resource>.replicas` (NVIDIA/k8s-device-plugin `internal/lm/resource.go` lines 153-178,
-/// `baseLabeler`; full GPUs as `nvidia.com/gpu`, mixed-strategy MIG devices as
-/// `nvidia.com/mig-<profile>`, `internal/lm/mig-strategy.go` lines 266-297). Pod patches select on both,
-/// so that a pod only lands where the device plugin hands its resource out the way the plan does.
-pub const SHARING_STRATEGY_SUFFIX: &str = ".sharing-strategy";
-pub const REPLICAS_SUFFIX: &str = ".replicas";
-
 /// GPU Feature Discovery's value of `<resource>.sharing-strategy` for a way of handing devices out.
+/// Pod patches select on `<resource>.sharing-strategy` and `<resource>.replicas`, so that a pod only
+/// lands where the device plugin hands its resource out the way the plan does.
 pub fn gfd_strategy(sharing: DeviceSharing) -> &'static str {
     match sharing {
-        DeviceSharing::Exclusive => "none",
-        DeviceSharing::TimeSlicing => "time-slicing",
-        DeviceSharing::Mps => "mps",
+        DeviceSharing::Exclusive => labels::SHARING_NONE,
+        DeviceSharing::TimeSlicing => labels::SHARING_TIME_SLICING,
+        DeviceSharing::Mps => labels::SHARING_MPS,
     }
 }
 
@@ -106,10 +95,13 @@ pub fn mechanism_selector(
     };
     BTreeMap::from([
         (
-            format!("{resource}{SHARING_STRATEGY_SUFFIX}"),
+            labels::of_resource(resource, labels::RESOURCE_SHARING),
             gfd_strategy(sharing).to_string(),
         ),
-        (format!("{resource}{REPLICAS_SUFFIX}"), replicas.to_string()),
+        (
+            labels::of_resource(resource, labels::RESOURCE_REPLICAS),
+            replicas.to_string(),
+        ),
     ])
 }
 
@@ -144,11 +136,17 @@ pub fn gfd_resource_labels(node: &PlanNode) -> BTreeMap<String, String> {
     };
     let mut put = |resource: &str, count: Option<usize>, replicas: u32| {
         if let Some(count) = count {
-            out.insert(format!("{resource}.count"), count.to_string());
+            out.insert(
+                labels::of_resource(resource, labels::RESOURCE_COUNT),
+                count.to_string(),
+            );
         }
-        out.insert(format!("{resource}{REPLICAS_SUFFIX}"), replicas.to_string());
         out.insert(
-            format!("{resource}{SHARING_STRATEGY_SUFFIX}"),
+            labels::of_resource(resource, labels::RESOURCE_REPLICAS),
+            replicas.to_string(),
+        );
+        out.insert(
+            labels::of_resource(resource, labels::RESOURCE_SHARING),
             strategy(replicas).to_string(),
         );
     };
@@ -159,7 +157,7 @@ pub fn gfd_resource_labels(node: &PlanNode) -> BTreeMap<String, String> {
         .count();
     if whole > 0 {
         // `nvidia.com/gpu.count` counts every GPU of the model, MIG or not (the snapshot writes it).
-        let resource = "nvidia.com/gpu";
+        let resource = resource::GPU;
         let replicas = node.sharing.resources.get(resource).copied().unwrap_or(1);
         put(resource, None, replicas);
     }
@@ -169,7 +167,7 @@ pub fn gfd_resource_labels(node: &PlanNode) -> BTreeMap<String, String> {
             let resource = match catalogue::lookup(&node.model).and_then(|x| x.profile(&m.profile))
             {
                 Some(p) => p.resource_name(),
-                None => format!("nvidia.com/mig-{}", m.profile.replace('+', ".")),
+                None => catalogue::mig_resource(&m.profile),
             };
             *per_profile.entry(resource).or_default() += 1;
         }
@@ -486,15 +484,15 @@ pub fn cluster_policy_patch(input: &PlanInput) -> Value {
 pub fn node_labels(node: &PlanNode) -> BTreeMap<String, String> {
     let mut labels = BTreeMap::new();
     if let Some(c) = &node.mig_config {
-        labels.insert(MIG_CONFIG_LABEL.to_string(), c.clone());
+        labels.insert(labels::MIG_CONFIG.to_string(), c.clone());
     }
     labels.insert(
-        DEVICE_PLUGIN_CONFIG_LABEL.to_string(),
+        labels::DEVICE_PLUGIN_CONFIG.to_string(),
         node.device_plugin_config.clone(),
     );
     labels.insert(POOL_LABEL.to_string(), node.pool.clone());
     if node.confidential {
-        labels.insert(CC_MODE_LABEL.to_string(), "on".to_string());
+        labels.insert(labels::CC_MODE.to_string(), "on".to_string());
     }
     labels
 }
@@ -597,7 +595,7 @@ pub fn node_resources(node: &PlanNode) -> BTreeMap<String, u64> {
     let whole_replicas = u64::from(
         node.sharing
             .resources
-            .get("nvidia.com/gpu")
+            .get(resource::GPU)
             .copied()
             .unwrap_or(1),
     );
@@ -608,16 +606,15 @@ pub fn node_resources(node: &PlanNode) -> BTreeMap<String, u64> {
                     let name =
                         match catalogue::lookup(&node.model).and_then(|x| x.profile(&m.profile)) {
                             Some(p) => p.resource_name(),
-                            None => format!("nvidia.com/mig-{}", m.profile.replace('+', ".")),
+                            None => catalogue::mig_resource(&m.profile),
                         };
                     *out.entry(name).or_default() += u64::from(m.replicas.max(1));
                 }
             }
             Some(g) if g.sharing != DeviceSharing::Exclusive => {
-                *out.entry("nvidia.com/gpu".to_string()).or_default() +=
-                    u64::from(g.replicas.max(1));
+                *out.entry(resource::GPU.to_string()).or_default() += u64::from(g.replicas.max(1));
             }
-            _ => *out.entry("nvidia.com/gpu".to_string()).or_default() += whole_replicas,
+            _ => *out.entry(resource::GPU.to_string()).or_default() += whole_replicas,
         }
     }
     out

@@ -9,56 +9,51 @@ use crate::file::PlanInput;
 use crate::plan::{Plan, TENANTS_TAINT};
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::SharingStrategy;
+use gpu_trust_model::labels as names;
+use gpu_trust_model::resource;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The Pod Security admission level the snapshot's tenant namespaces enforce.
 pub const POD_SECURITY_LEVEL: &str = "baseline";
 
-/// GPU Feature Discovery's `-SHARED` suffix on `nvidia.com/gpu.product` for nodes whose whole GPUs
-/// are shared without renaming the resource (k8s-device-plugin README, shared access to GPUs).
-const SHARED_SUFFIX: &str = "-SHARED";
-
 fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
     let model = catalogue::lookup(&node.model);
     let product = model
         .and_then(|m| m.product_labels.first().copied())
         .unwrap_or(node.model.as_str());
-    let whole_shared = node.sharing.resources.contains_key("nvidia.com/gpu");
+    let whole_shared = node.sharing.resources.contains_key(resource::GPU);
     let mut labels: BTreeMap<String, String> = emit::node_labels(node);
-    labels.insert("nvidia.com/gpu.present".into(), "true".into());
+    labels.insert(names::PRESENT.into(), "true".into());
     labels.insert(
-        "nvidia.com/gpu.product".into(),
+        names::PRODUCT.into(),
         if whole_shared {
-            format!("{product}{SHARED_SUFFIX}")
+            format!("{product}{}", names::SHARED_PRODUCT_SUFFIX)
         } else {
             product.to_string()
         },
     );
-    labels.insert("nvidia.com/gpu.count".into(), node.gpu_count.to_string());
+    labels.insert(names::COUNT.into(), node.gpu_count.to_string());
     if let Some(m) = model {
-        labels.insert("nvidia.com/gpu.memory".into(), m.memory_mib.to_string());
-        labels.insert(
-            "nvidia.com/mig.capable".into(),
-            m.supports_mig().to_string(),
-        );
+        labels.insert(names::MEMORY.into(), m.memory_mib.to_string());
+        labels.insert(names::MIG_CAPABLE.into(), m.supports_mig().to_string());
     }
     // The node-wide MIG strategy label only under a MIG strategy (GPU Feature Discovery,
     // `internal/lm/mig-strategy.go` lines 62-64 and 105-108).
     if emit::node_mig_strategy(node) != emit::MIG_STRATEGY_NONE {
         labels.insert(
-            "nvidia.com/mig.strategy".into(),
+            names::MIG_STRATEGY.into(),
             emit::node_mig_strategy(node).into(),
         );
     }
     if node.mig_config.is_some() {
-        labels.insert("nvidia.com/mig.config.state".into(), "success".into());
+        labels.insert(names::MIG_CONFIG_STATE.into(), "success".into());
     }
     if node.sharing.strategy == SharingStrategy::Mps {
-        labels.insert("nvidia.com/mps.capable".into(), "true".into());
+        labels.insert(names::MPS_CAPABLE.into(), "true".into());
     }
     if node.confidential {
-        labels.insert("nvidia.com/cc.mode.state".into(), "on".into());
+        labels.insert(names::CC_MODE_STATE.into(), "on".into());
     }
     // Per resource: count, replicas and sharing strategy, as GPU Feature Discovery labels them.
     labels.extend(emit::gfd_resource_labels(node));
@@ -68,13 +63,9 @@ fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
         .find(|p| p.name == node.pool)
         .and_then(|p| p.driver_version.as_ref())
     {
-        labels.insert("nvidia.com/cuda.driver-version.full".into(), v.text.clone());
-        let parts = ["major", "minor", "revision"];
-        for (name, value) in parts.iter().zip(&v.parts) {
-            labels.insert(
-                format!("nvidia.com/cuda.driver-version.{name}"),
-                value.to_string(),
-            );
+        labels.insert(names::DRIVER_FULL.into(), v.text.clone());
+        for (name, value) in names::DRIVER_PARTS.iter().zip(&v.parts) {
+            labels.insert(name.to_string(), value.to_string());
         }
     }
     let resources: Map<String, Value> = emit::node_resources(node)

@@ -27,6 +27,7 @@ use crate::plan::*;
 use crate::spec::MigSpec;
 use gpu_trust_model::fleet::{SharingStrategy, WorkloadClass};
 use gpu_trust_model::isolation::{Mechanism, Property};
+use gpu_trust_model::resource;
 use gpu_trust_model::Trust;
 use gpu_trust_policy::{Contract, Latency};
 use std::collections::{BTreeMap, BTreeSet};
@@ -1075,7 +1076,7 @@ fn assemble(
                         if *share != Share::Exclusive {
                             sharing
                                 .resources
-                                .insert("nvidia.com/gpu".to_string(), share.replicas());
+                                .insert(resource::GPU.to_string(), share.replicas());
                             sharing.strategy = match share {
                                 Share::Mps { .. } => SharingStrategy::Mps,
                                 _ => SharingStrategy::TimeSlicing,
@@ -1372,23 +1373,18 @@ fn workload_entry(
     entry.placed = placed;
     entry.pool = Some(pool.name.clone());
     let (mechanism, resource, count, profile) = match need {
-        Need::Gang(g) => (Mechanism::Exclusive, "nvidia.com/gpu".to_string(), g, None),
-        Need::Whole(Mode::Exclusive) => {
-            (Mechanism::Exclusive, "nvidia.com/gpu".to_string(), 1, None)
+        Need::Gang(g) => (Mechanism::Exclusive, resource::GPU.to_string(), g, None),
+        Need::Whole(Mode::Exclusive) => (Mechanism::Exclusive, resource::GPU.to_string(), 1, None),
+        Need::Whole(Mode::TimeSliced(_)) => {
+            (Mechanism::TimeSlicing, resource::GPU.to_string(), 1, None)
         }
-        Need::Whole(Mode::TimeSliced(_)) => (
-            Mechanism::TimeSlicing,
-            "nvidia.com/gpu".to_string(),
-            1,
-            None,
-        ),
-        Need::Whole(Mode::Mps(_)) => (Mechanism::Mps, "nvidia.com/gpu".to_string(), 1, None),
+        Need::Whole(Mode::Mps(_)) => (Mechanism::Mps, resource::GPU.to_string(), 1, None),
         Need::Instance(p, mode) => {
             let prof = ctx.spec.map(|s| s.profiles[p]);
             let name = prof.map(|p| p.name.to_string());
             let res = prof
                 .map(|p| p.resource_name())
-                .unwrap_or_else(|| "nvidia.com/gpu".to_string());
+                .unwrap_or_else(|| resource::GPU.to_string());
             let mech = match (mode, share_replicas) {
                 (Mode::Exclusive, _) | (_, None) => Mechanism::MigInstance,
                 _ => Mechanism::MigTimeSlicing,

@@ -1,55 +1,27 @@
-//! NVIDIA GPU Feature Discovery (GFD) and the GPU Operator's node labels: the `nvidia.com/*` labels
-//! both the GPU Operator and the device plugin's Helm chart put on GPU nodes.
+//! Reading NVIDIA GPU Feature Discovery (GFD) and the GPU Operator's node labels: the `nvidia.com/*`
+//! labels both the GPU Operator and the device plugin's Helm chart put on GPU nodes. The label names and
+//! their sources are in `gpu_trust_model::labels`.
 //!
-//! Sources:
-//! - k8s-device-plugin `internal/lm/resource.go`: `<resource>.product`, `.count`, `.replicas`,
-//!   `.sharing-strategy`, `.memory` for `nvidia.com/gpu` and each `nvidia.com/mig-<profile>`; the
-//!   product gets `-SHARED` when shared without a rename. MIG-enabled GPUs are labelled without
-//!   sharing (`NewGPUResourceLabelerWithoutSharing`: `nvidia.com/gpu.replicas=0`,
-//!   `sharing-strategy=none`), so those two labels say nothing about sharing on such a node.
-//! - k8s-device-plugin `internal/lm/mig-strategy.go`: `nvidia.com/mig.strategy`, and under the mixed
-//!   strategy one set of `nvidia.com/mig-<profile>.*` labels per profile present.
-//! - k8s-device-plugin `internal/lm/nvml.go`: `nvidia.com/cuda.driver-version.{major,minor,revision,full}`
-//!   and the deprecated `nvidia.com/cuda.driver.{major,minor,rev}`.
-//! - NVIDIA/gpu-operator: `nvidia.com/gpu.present` (`internal/consts`), `nvidia.com/mig.config` and
-//!   `nvidia.com/mig.config.state` (mig-manager), `nvidia.com/device-plugin.config` (config-manager),
-//!   `nvidia.com/cc.mode` and `nvidia.com/cc.mode.state` (cc-manager).
-//! - Node Feature Discovery: `feature.node.kubernetes.io/pci-10de.present` (PCI vendor 0x10DE).
+//! How they are read (k8s-device-plugin `internal/lm/resource.go`, `internal/lm/mig-strategy.go`):
+//! MIG-enabled GPUs are labelled without sharing (`NewGPUResourceLabelerWithoutSharing`:
+//! `nvidia.com/gpu.replicas=0`, `sharing-strategy=none`), so those two labels say nothing about
+//! sharing on such a node; under the mixed strategy there is one set of `nvidia.com/mig-<profile>.*`
+//! labels per profile present.
 
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::SharingStrategy;
+use gpu_trust_model::labels::{
+    self as names, RESOURCE_COUNT, RESOURCE_PRODUCT, RESOURCE_REPLICAS, RESOURCE_SHARING,
+};
 use gpu_trust_model::resource::{self, MIG_PREFIX};
 use gpu_trust_model::Version;
 use std::collections::BTreeMap;
 
-pub(crate) const PRODUCT: &str = "nvidia.com/gpu.product";
-pub(crate) const COUNT: &str = "nvidia.com/gpu.count";
-pub(crate) const MEMORY: &str = "nvidia.com/gpu.memory";
-pub(crate) const PRESENT: &str = "nvidia.com/gpu.present";
-pub(crate) const REPLICAS: &str = "nvidia.com/gpu.replicas";
-pub(crate) const SHARING: &str = "nvidia.com/gpu.sharing-strategy";
-pub(crate) const MIG_STRATEGY: &str = "nvidia.com/mig.strategy";
-pub(crate) const MIG_CONFIG: &str = "nvidia.com/mig.config";
-pub(crate) const MIG_CONFIG_STATE: &str = "nvidia.com/mig.config.state";
-pub(crate) const DEVICE_PLUGIN_CONFIG: &str = "nvidia.com/device-plugin.config";
-pub(crate) const CC_MODE_STATE: &str = "nvidia.com/cc.mode.state";
-pub(crate) const CC_MODE: &str = "nvidia.com/cc.mode";
-pub(crate) const NFD_NVIDIA_PCI: &str = "feature.node.kubernetes.io/pci-10de.present";
-/// The suffix GFD appends to a product shared without a rename.
-pub(crate) const SHARED_PRODUCT_SUFFIX: &str = "-SHARED";
-/// The infix of the single MIG strategy's product (`NVIDIA-A100-SXM4-40GB-MIG-1g.5gb`).
-pub(crate) const SINGLE_MIG_PRODUCT_INFIX: &str = "-MIG-";
-const DRIVER_FULL: &str = "nvidia.com/cuda.driver-version.full";
-const DRIVER_PARTS: [&str; 3] = [
-    "nvidia.com/cuda.driver-version.major",
-    "nvidia.com/cuda.driver-version.minor",
-    "nvidia.com/cuda.driver-version.revision",
-];
-const DRIVER_DEPRECATED: [&str; 3] = [
-    "nvidia.com/cuda.driver.major",
-    "nvidia.com/cuda.driver.minor",
-    "nvidia.com/cuda.driver.rev",
-];
+pub(crate) use gpu_trust_model::labels::{
+    CC_MODE, CC_MODE_STATE, COUNT, DEVICE_PLUGIN_CONFIG, DRIVER_DEPRECATED, DRIVER_FULL,
+    DRIVER_PARTS, MEMORY, MIG_CONFIG, MIG_CONFIG_STATE, MIG_STRATEGY, NFD_NVIDIA_PCI, PRESENT,
+    PRODUCT, REPLICAS, SHARED_PRODUCT_SUFFIX, SHARING, SINGLE_MIG_PRODUCT_INFIX,
+};
 
 /// Whether GFD or the operator labelled the node as having NVIDIA GPUs.
 pub(crate) fn says_gpu(labels: &BTreeMap<String, String>) -> bool {
@@ -95,7 +67,7 @@ pub(crate) fn mig_counts(labels: &BTreeMap<String, String>) -> BTreeMap<String, 
     labels
         .iter()
         .filter_map(|(k, v)| {
-            let profile = k.strip_prefix(MIG_PREFIX)?.strip_suffix(".count")?;
+            let profile = k.strip_prefix(MIG_PREFIX)?.strip_suffix(RESOURCE_COUNT)?;
             let n = v.parse::<u32>().ok().filter(|n| *n > 0)?;
             Some((catalogue::profile_from_plugin(profile), n))
         })
@@ -133,8 +105,8 @@ pub(crate) fn sharing(labels: &BTreeMap<String, String>) -> BTreeMap<String, Lab
             return;
         }
         let strategy = match strategy.map(|s| s.trim()) {
-            Some("time-slicing") => SharingStrategy::TimeSlicing,
-            Some("mps") => SharingStrategy::Mps,
+            Some(names::SHARING_TIME_SLICING) => SharingStrategy::TimeSlicing,
+            Some(names::SHARING_MPS) => SharingStrategy::Mps,
             Some(_) => SharingStrategy::None,
             None if shared_suffix || replicas.is_some_and(|r| r > 1) => {
                 SharingStrategy::TimeSlicing
@@ -157,17 +129,18 @@ pub(crate) fn sharing(labels: &BTreeMap<String, String>) -> BTreeMap<String, Lab
         .keys()
         .filter_map(|k| {
             let rest = k.strip_prefix(MIG_PREFIX)?;
-            rest.strip_suffix(".replicas")
-                .or_else(|| rest.strip_suffix(".sharing-strategy"))
+            rest.strip_suffix(RESOURCE_REPLICAS)
+                .or_else(|| rest.strip_suffix(RESOURCE_SHARING))
         })
         .collect();
     for p in profiles {
-        let key = |suffix: &str| labels.get(&format!("{MIG_PREFIX}{p}.{suffix}"));
-        let shared = key("product").is_some_and(|v| v.ends_with(SHARED_PRODUCT_SUFFIX));
+        let key =
+            |suffix: &str| labels.get(&names::of_resource(&format!("{MIG_PREFIX}{p}"), suffix));
+        let shared = key(RESOURCE_PRODUCT).is_some_and(|v| v.ends_with(SHARED_PRODUCT_SUFFIX));
         read(
             format!("{MIG_PREFIX}{p}"),
-            key("sharing-strategy"),
-            key("replicas"),
+            key(RESOURCE_SHARING),
+            key(RESOURCE_REPLICAS),
             shared,
         );
     }

@@ -1,0 +1,102 @@
+//! The node labels NVIDIA's components write on GPU nodes and read back, written once: ingest reads
+//! them from real nodes, the planner writes them on the nodes of its snapshot and selects on them in
+//! its pod patches.
+//!
+//! Sources:
+//! - NVIDIA/k8s-device-plugin `internal/lm/resource.go` (GPU Feature Discovery): per advertised
+//!   resource (`nvidia.com/gpu` and each `nvidia.com/mig-<profile>`) the labels `<resource>.product`,
+//!   `.count`, `.replicas`, `.sharing-strategy` and `.memory`; a product shared without a rename gets
+//!   `-SHARED` appended.
+//! - NVIDIA/k8s-device-plugin `internal/lm/mig-strategy.go`: `nvidia.com/mig.strategy`; under the
+//!   single strategy the product reads `<model>-MIG-<profile>`.
+//! - NVIDIA/k8s-device-plugin `internal/lm/nvml.go`: `nvidia.com/cuda.driver-version.{major,minor,
+//!   revision,full}` and the deprecated `nvidia.com/cuda.driver.{major,minor,rev}`;
+//!   `nvidia.com/mig.capable`.
+//! - NVIDIA/k8s-device-plugin README (shared access to GPUs, MPS): `nvidia.com/mps.capable`, the node
+//!   selector of the MPS control daemon.
+//! - NVIDIA/gpu-operator: `nvidia.com/gpu.present` (`internal/consts`), `nvidia.com/mig.config` and
+//!   `nvidia.com/mig.config.state` (MIG manager), `nvidia.com/device-plugin.config` (the device
+//!   plugin's config manager), `nvidia.com/cc.mode` and `nvidia.com/cc.mode.state` (CC manager).
+//! - Node Feature Discovery: `feature.node.kubernetes.io/pci-10de.present` (PCI vendor 0x10DE).
+
+/// The GPU model's product name, as GFD spells it (`NVIDIA-A100-SXM4-80GB`).
+pub const PRODUCT: &str = "nvidia.com/gpu.product";
+/// The number of GPUs on the node.
+pub const COUNT: &str = "nvidia.com/gpu.count";
+/// Memory per GPU, MiB.
+pub const MEMORY: &str = "nvidia.com/gpu.memory";
+/// The GPU Operator's mark of a node with NVIDIA GPUs.
+pub const PRESENT: &str = "nvidia.com/gpu.present";
+/// How many times each whole GPU is advertised.
+pub const REPLICAS: &str = "nvidia.com/gpu.replicas";
+/// How whole GPUs are shared: `none`, `time-slicing` or `mps`.
+pub const SHARING: &str = "nvidia.com/gpu.sharing-strategy";
+/// The device plugin's MIG strategy on the node: `none`, `single` or `mixed`.
+pub const MIG_STRATEGY: &str = "nvidia.com/mig.strategy";
+/// Whether the node's GPUs support MIG.
+pub const MIG_CAPABLE: &str = "nvidia.com/mig.capable";
+/// Whether the node may run the device plugin's MPS control daemon.
+pub const MPS_CAPABLE: &str = "nvidia.com/mps.capable";
+/// The mig-parted layout the MIG manager applies to the node.
+pub const MIG_CONFIG: &str = "nvidia.com/mig.config";
+/// The MIG manager's state for that layout (`success`, `pending`, `failed`, `rebooting`).
+pub const MIG_CONFIG_STATE: &str = "nvidia.com/mig.config.state";
+/// The device plugin config (a key of its ConfigMap) the node uses.
+pub const DEVICE_PLUGIN_CONFIG: &str = "nvidia.com/device-plugin.config";
+/// The confidential-computing mode the CC manager applies, and the mode in force.
+pub const CC_MODE: &str = "nvidia.com/cc.mode";
+pub const CC_MODE_STATE: &str = "nvidia.com/cc.mode.state";
+/// Node Feature Discovery's mark of an NVIDIA PCI device.
+pub const NFD_NVIDIA_PCI: &str = "feature.node.kubernetes.io/pci-10de.present";
+
+/// The full driver version, and its parts (the current and the deprecated spelling).
+pub const DRIVER_FULL: &str = "nvidia.com/cuda.driver-version.full";
+pub const DRIVER_PARTS: [&str; 3] = [
+    "nvidia.com/cuda.driver-version.major",
+    "nvidia.com/cuda.driver-version.minor",
+    "nvidia.com/cuda.driver-version.revision",
+];
+pub const DRIVER_DEPRECATED: [&str; 3] = [
+    "nvidia.com/cuda.driver.major",
+    "nvidia.com/cuda.driver.minor",
+    "nvidia.com/cuda.driver.rev",
+];
+
+/// The suffix GFD appends to a product shared without a rename.
+pub const SHARED_PRODUCT_SUFFIX: &str = "-SHARED";
+/// The infix of the single MIG strategy's product (`NVIDIA-A100-SXM4-40GB-MIG-1g.5gb`).
+pub const SINGLE_MIG_PRODUCT_INFIX: &str = "-MIG-";
+
+/// The per-resource labels GFD writes, as suffixes of the resource name.
+pub const RESOURCE_COUNT: &str = ".count";
+pub const RESOURCE_REPLICAS: &str = ".replicas";
+pub const RESOURCE_SHARING: &str = ".sharing-strategy";
+pub const RESOURCE_PRODUCT: &str = ".product";
+
+/// The label GFD writes for `resource` with one of the `RESOURCE_*` suffixes
+/// (`nvidia.com/mig-1g.10gb` and `.replicas` give `nvidia.com/mig-1g.10gb.replicas`).
+pub fn of_resource(resource: &str, suffix: &str) -> String {
+    format!("{resource}{suffix}")
+}
+
+/// GFD's value of `<resource>.sharing-strategy` for a way of sharing devices: `none`, `time-slicing`,
+/// `mps` (`internal/lm/resource.go`).
+pub const SHARING_NONE: &str = "none";
+pub const SHARING_TIME_SLICING: &str = "time-slicing";
+pub const SHARING_MPS: &str = "mps";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_gpu_labels_are_the_resource_labels_of_nvidia_com_gpu() {
+        assert_eq!(
+            of_resource(crate::resource::GPU, RESOURCE_REPLICAS),
+            REPLICAS
+        );
+        assert_eq!(of_resource(crate::resource::GPU, RESOURCE_SHARING), SHARING);
+        assert_eq!(of_resource(crate::resource::GPU, RESOURCE_COUNT), COUNT);
+        assert_eq!(of_resource(crate::resource::GPU, RESOURCE_PRODUCT), PRODUCT);
+    }
+}
