@@ -452,9 +452,9 @@ fn an_alias_bomb_is_refused_quickly_and_the_rest_is_read() {
         text.push_str(&format!("  a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
     }
     text.push_str("---\napiVersion: v1\nkind: Namespace\nmetadata: {name: after-the-bomb}\n");
-    let started = std::time::Instant::now();
+    // 10^24 nodes if expanded: the refusal at the alias limit is what keeps this finite (no clock
+    // here: how long it takes is a benchmark's business, not a test's).
     let ing = ingest_text(&text, "bomb.yaml");
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
     let e = ing.diagnostics.iter().find(|d| d.is_error()).unwrap();
     assert!(e.message.contains("alias expansion limit"), "{e}");
     assert_eq!(e.location.file, "bomb.yaml");
