@@ -337,6 +337,7 @@ pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]
     out.push_str(&svg_defs(&slice_counts));
 
     summary_band(&mut out, report);
+    out.push_str(&crate::coverage::html_banner(&report.coverage));
     out.push_str(
         "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#blast-radius\">Blast radius</a>\
          <a href=\"#pairs\">Tenant pairs</a><a href=\"#gpus\">GPU layouts</a>\
@@ -349,6 +350,7 @@ pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]
     findings(&mut out, report, &plan, &tenants, rules);
     rule_docs(&mut out, report, rules);
     skipped(&mut out, report);
+    out.push_str(&crate::coverage::html_section(&report.coverage));
     out.push_str("</main>\n");
     let _ = writeln!(
         out,

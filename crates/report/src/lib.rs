@@ -11,6 +11,7 @@
 //! [`AuditReport`] or from the rule registry, handed over as [`RuleDoc`]s. They do no I/O: each returns
 //! a `String` that the caller writes where it wants.
 
+pub mod coverage;
 pub mod html;
 pub mod json;
 pub mod rules;

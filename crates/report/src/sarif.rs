@@ -98,7 +98,7 @@ pub fn render(
         })
         .collect();
 
-    let notifications = report
+    let mut notifications: Vec<serde_json::Value> = report
         .skipped
         .iter()
         .map(|s| Notification {
@@ -111,7 +111,9 @@ pub fn render(
                 message: None,
             }],
         })
-        .collect();
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()?;
+    notifications.extend(crate::coverage::sarif_notifications(&report.coverage));
 
     let log = Log {
         schema: SARIF_SCHEMA,
@@ -132,6 +134,7 @@ pub fn render(
             }],
             column_kind: "unicodeCodePoints",
             results,
+            properties: crate::coverage::sarif_properties(&report.coverage),
         }],
     };
     let mut text = serde_json::to_string_pretty(&log)?;
@@ -388,6 +391,7 @@ struct Run<'a> {
     invocations: Vec<Invocation>,
     column_kind: &'static str,
     results: Vec<SarifResult<'a>>,
+    properties: serde_json::Value,
 }
 
 #[derive(Serialize)]
@@ -448,7 +452,7 @@ struct DescriptorProperties {
 struct Invocation {
     execution_successful: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tool_execution_notifications: Vec<Notification>,
+    tool_execution_notifications: Vec<serde_json::Value>,
 }
 
 #[derive(Serialize)]

@@ -83,13 +83,19 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         colour: options.colour,
     };
     let width = options.width;
-    let mut out = String::new();
+    let mut out =
+        crate::coverage::table_notice(&report.coverage, width, |t| p.severity(Severity::High, t));
 
     render_tenants(&mut out, report, &p, width);
     render_findings(&mut out, report, &p, width);
     render_pairs(&mut out, &report.pairs, &p, width);
     render_blast_radius(&mut out, &report.blast_radius, &p, width);
     render_skipped(&mut out, report, &p, width);
+    out.push_str(&crate::coverage::table_section(
+        &report.coverage,
+        width,
+        |t| p.heading(t),
+    ));
     out.push_str(&p.bold(&summary_line(&report.summary, report.skipped.len())));
     out.push('\n');
     out

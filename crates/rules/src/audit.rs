@@ -4,6 +4,7 @@
 use crate::advisories::Advisories;
 use crate::colocation::{gpu_count, Colocation};
 use crate::context::{workload_facts, Context};
+use crate::coverage::CoverageInput;
 use crate::parallel;
 use crate::registry::registry;
 use crate::report::{
@@ -28,6 +29,8 @@ pub struct AuditOptions {
     pub evidence: Vec<ProbeEvidence>,
     /// Input documents that could not be used (with `--skip-invalid`), listed in the report.
     pub skipped: Vec<Diagnostic>,
+    /// The user accepts a partial audit (`--accept-partial`); the report says so.
+    pub accept_partial: bool,
 }
 
 impl AuditOptions {
@@ -38,6 +41,7 @@ impl AuditOptions {
             advisories: Advisories::builtin().clone(),
             evidence: Vec::new(),
             skipped: Vec::new(),
+            accept_partial: false,
         }
     }
 }
@@ -149,9 +153,19 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         (&a.file, a.line, a.column, &a.error).cmp(&(&b.file, b.line, b.column, &b.error))
     });
 
+    let coverage = crate::coverage::coverage(
+        fleet,
+        tenancy,
+        CoverageInput {
+            skipped_documents: options.skipped.len(),
+            accept_partial: options.accept_partial,
+        },
+    );
+
     AuditReport {
         schema: SCHEMA,
         summary,
+        coverage,
         tenants,
         findings,
         blast_radius,

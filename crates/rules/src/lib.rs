@@ -7,6 +7,7 @@
 //!   once and read by the rules, the pairs and the blast radius.
 //! - [`advisories`]: known toolkit, operator and driver vulnerabilities with fixes per branch.
 //! - [`report`]: the `gpu-trust/audit/v1` wire format.
+//! - [`coverage`]: per layer, whether the input puts it in play and whether it was evaluated whole.
 //!
 //! Rules are pure functions over a [`Context`](context::Context) that push findings into a
 //! [`Sink`](sink::Sink); nothing here does I/O or reads the clock.
@@ -16,6 +17,7 @@ mod audit;
 pub mod blast;
 pub mod colocation;
 pub mod context;
+pub mod coverage;
 pub mod layout;
 pub mod pairs;
 mod parallel;

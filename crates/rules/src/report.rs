@@ -2,6 +2,7 @@
 //! `gpu-trust/audit/v1` wire format; field names serialise in camelCase and every list is sorted, so the
 //! same input gives byte-identical JSON.
 
+pub use crate::coverage::Coverage;
 use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -13,6 +14,8 @@ pub const SCHEMA: &str = "gpu-trust/audit/v1";
 pub struct AuditReport {
     pub schema: &'static str,
     pub summary: Summary,
+    /// Per layer: in play or not, evaluated whole, in part or not at all, and why.
+    pub coverage: Coverage,
     pub tenants: Vec<TenantEntry>,
     /// Sorted: severity (most severe first), rule code, tenants, nodes, first object.
     pub findings: Vec<Finding>,

@@ -24,9 +24,25 @@ use std::time::SystemTime;
 /// different tenants do not trust each other.
 ///
 /// Exit status: 0 when no finding that is not accepted is at or above --fail-on, 1 when one is, 2 for
-/// a usage error or unusable input. A malformed document is reported as file:line:column and exits 2
-/// unless --skip-invalid is given (then it is listed under "skipped" in the report): an audit over a
-/// partial input must never look clean.
+/// a usage error, unusable input or a partial audit. A malformed document is reported as
+/// file:line:column and exits 2 unless --skip-invalid is given (then it is listed under "skipped" in
+/// the report): an audit over a partial input must never look clean.
+///
+/// Coverage: every report says, per layer (device, host, confidentiality, control plane, contract),
+/// whether the input puts it in play and whether it was evaluated, partly evaluated or not evaluated,
+/// and why. GPU nodes, or workloads that request GPUs, put the device, host and contract layers in
+/// play; tenant namespaces put the control plane in play; a confidential tenant or a GPU with CC mode
+/// on puts confidentiality in play. A layer in play is partial when the input lacks what its checks
+/// need: no Node objects (manifests only), pods bound to nodes absent from the input, no RoleBinding
+/// or ClusterRoleBinding. Such a run writes its report and exits 2, naming each gap on standard error,
+/// unless --accept-partial is given; then the report says at the top that it is partial. Facts a
+/// platform hides (GKE's driver version) and configs absent from the input are listed too, but do not
+/// make the run partial: rules GT001, GT002 and GT208 report them as findings.
+///
+/// Manifests alone (`helm template`) still get the checks that need no node: a privileged container
+/// requesting a GPU, NVIDIA_VISIBLE_DEVICES without a GPU request, training or a greedy inference
+/// server on a shared resource name (`nvidia.com/gpu.shared`, a fraction). --nodes FILE adds the
+/// cluster's nodes and their GPU configuration so that co-location is judged as well.
 ///
 /// Examples:
 ///   gpu-trust audit cluster.yaml --policy tenancy.yaml
@@ -35,6 +51,7 @@ use std::time::SystemTime;
 ///   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
 ///   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer=="device")'
 ///   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
+///   helm template chart/ | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -72,6 +89,15 @@ pub struct Args {
     /// unread input).
     #[arg(long)]
     pub follow_symlinks: bool,
+    /// The cluster's nodes and their GPU configuration (`kubectl get nodes -o yaml`, plus the
+    /// ClusterPolicy, device plugin and mig-parted ConfigMaps), so that manifests are judged against
+    /// the nodes they would run on; repeatable. It must hold a Node and no workload but DaemonSets.
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Vec<PathBuf>,
+    /// Accept a partial audit: a layer in play that the input does not let the audit evaluate (see
+    /// Coverage above) no longer makes the run exit 2; the report says at the top that it is partial.
+    #[arg(long)]
+    pub accept_partial: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -153,8 +179,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
 
+    if let Err(message) = crate::coverage::check_nodes_files(&args.nodes, args.follow_symlinks) {
+        return input_error(message);
+    }
+
     // The cluster: every problem is reported before deciding whether the run can go on.
-    let ingested = load_cluster(&args.paths, args.follow_symlinks);
+    let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
+    let ingested = load_cluster(&paths, args.follow_symlinks);
     let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
         .diagnostics
         .into_iter()
@@ -178,7 +209,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let fleet = ingested.fleet;
-    if fleet.nodes.is_empty() && fleet.workloads.is_empty() && fleet.namespaces.is_empty() {
+    // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
+    if fleet.nodes.is_empty()
+        && fleet.workloads.is_empty()
+        && fleet.namespaces.iter().all(|n| n.object.is_none())
+    {
         return input_error(
             "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
              (an empty audit must not pass for a clean one)",
@@ -198,6 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         advisories,
         evidence,
         skipped: errors,
+        accept_partial: args.accept_partial,
     };
     let report = audit(&AuditInput {
         fleet: &fleet,
@@ -214,7 +250,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     // The verdict is known before a byte is written: a reader that goes away cannot change it.
     let failing = report.summary.findings.at_or_above(args.fail_on);
-    let code = if failing > 0 {
+    let code = if !crate::coverage::passes(&report.coverage) {
+        output::INPUT_ERROR
+    } else if failing > 0 {
         output::FINDINGS
     } else {
         output::CLEAN

@@ -5,11 +5,72 @@
 
 use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use gpu_trust_report::RuleDoc;
+use gpu_trust_rules::coverage::{Coverage, CoverageStatus, Gap, GapReason, LayerCoverage};
 use gpu_trust_rules::report::{
     AcceptedEntry, AuditReport, BlastRadiusEntry, Finding, FindingObject, PairEntry,
     SeverityCounts, SkippedEntry, Summary, TenantEntry, SCHEMA,
 };
 use std::collections::BTreeMap;
+
+/// A coverage with every status: device and contract evaluated, host partial on facts a platform hides
+/// (not blocking), confidentiality not in play, and the control plane partial for want of RBAC
+/// (blocking) when `partial`.
+pub fn sample_coverage(partial: bool, accepted: bool) -> Coverage {
+    let layer = |layer, status, in_play: &str, gaps: Vec<Gap>| LayerCoverage {
+        layer,
+        status,
+        in_play: in_play.into(),
+        gaps,
+    };
+    let gpus = "the input has 2 GPU nodes";
+    Coverage {
+        complete: !partial,
+        accepted_partial: accepted,
+        layers: vec![
+            layer(Layer::Device, CoverageStatus::Evaluated, gpus, vec![]),
+            layer(
+                Layer::Host,
+                CoverageStatus::Partial,
+                gpus,
+                vec![Gap {
+                    reason: GapReason::HiddenFacts,
+                    blocking: false,
+                    message: "driver-version (GKE labels the driver branch, not its version) not given for 1 node; the checks that need it cannot judge those nodes".into(),
+                    reported_by: vec!["GT208".into()],
+                    nodes: vec!["gke-l4-1".into()],
+                }],
+            ),
+            layer(
+                Layer::Confidentiality,
+                CoverageStatus::NotInPlay,
+                "no tenant is marked confidential and no GPU node has CC mode on",
+                vec![],
+            ),
+            if partial {
+                layer(
+                    Layer::ControlPlane,
+                    CoverageStatus::Partial,
+                    "3 tenants have namespaces in the input, on one API server",
+                    vec![Gap {
+                        reason: GapReason::NoRbac,
+                        blocking: true,
+                        message: "the input has no RoleBinding or ClusterRoleBinding".into(),
+                        reported_by: vec![],
+                        nodes: vec![],
+                    }],
+                )
+            } else {
+                layer(
+                    Layer::ControlPlane,
+                    CoverageStatus::Evaluated,
+                    "3 tenants have namespaces in the input, on one API server",
+                    vec![],
+                )
+            },
+            layer(Layer::Contract, CoverageStatus::Evaluated, gpus, vec![]),
+        ],
+    }
+}
 
 fn pod(ns: &str, name: &str, line: u32) -> FindingObject {
     FindingObject {
@@ -142,6 +203,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             findings: counts,
             accepted: 1,
         },
+        coverage: sample_coverage(false, false),
         tenants: vec![
             TenantEntry {
                 name: "acme".into(),
