@@ -210,7 +210,7 @@ fn standard_input_is_read_for_dash() {
     let text = std::fs::read_to_string(data("two-tenants-time-sliced.yaml")).unwrap();
     let out = gpu_trust()
         .args(["-", "--format", "json", "--today", "2026-11-15"])
-        .write_stdin(text)
+        .write_stdin(text.clone())
         .assert()
         .code(1)
         .get_output()
@@ -218,7 +218,23 @@ fn standard_input_is_read_for_dash() {
     let report = json_of(&out);
     assert!(rules_of(&report).contains(&"GT101".to_string()));
     let objects = report["findings"][0]["objects"].as_array().unwrap();
-    assert!(objects.iter().all(|o| o["file"] == "-"), "{objects:?}");
+    assert!(objects.iter().all(|o| o["file"] == "stdin"), "{objects:?}");
+
+    // Named: the objects, and the SARIF URIs, point where the input came from.
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpu_trust()
+        .current_dir(dir.path())
+        .args(["-", "--format", "sarif", "--today", "2026-11-15"])
+        .args(["--stdin-filename", "chart/rendered.yaml"])
+        .write_stdin(text)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let sarif = json_of(&out);
+    let location = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "chart/rendered.yaml");
+    assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
 }
 
 #[test]
@@ -355,7 +371,7 @@ fn output_file_gets_the_report() {
         .code(1)
         .stdout(predicate::str::is_empty());
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(report["schema"], "gpu-trust/audit/v1");
+    assert_eq!(report["schema"], "gpu-trust/audit/v2");
 }
 
 #[test]
