@@ -40,7 +40,8 @@ struct Args {
     /// Seed for the deterministic generator.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// yaml: one `kind: List` document; json: the same List as JSON; dir: a folder of manifests.
+    /// yaml: one `kind: List` document; json: the same List as JSON (indented); json-min: without
+    /// whitespace; dir: a folder of manifests.
     #[arg(long, value_enum, default_value_t = Format::Yaml)]
     format: Format,
     /// Output file (yaml, json) or folder (dir); standard output when absent (yaml, json).
@@ -66,6 +67,8 @@ enum Shape {
 enum Format {
     Yaml,
     Json,
+    /// The same List as JSON without whitespace (what `kubectl get -o json | jq -c` gives).
+    JsonMin,
     Dir,
 }
 
@@ -269,10 +272,14 @@ fn generate(args: Args) -> Result<()> {
             write_yaml_list(&mut w, &list)?;
             w.flush()?;
         }
-        Format::Json => {
+        Format::Json | Format::JsonMin => {
             let list = list(objects);
             let mut w = open(args.out.as_ref())?;
-            serde_json::to_writer_pretty(&mut w, &list)?;
+            if args.format == Format::Json {
+                serde_json::to_writer_pretty(&mut w, &list)?;
+            } else {
+                serde_json::to_writer(&mut w, &list)?;
+            }
             w.write_all(b"\n")?;
             w.flush()?;
         }
