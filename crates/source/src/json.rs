@@ -197,12 +197,20 @@ fn offset(text: &str, slice: &str) -> usize {
     (slice.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
 }
 
-/// Byte offsets to line and column, moving a cursor (cheap for offsets in increasing order).
+/// Byte offsets to line and column, moving a cursor (cheap for offsets in increasing order: the
+/// column is carried along, so a minified file of one long line costs no more than an indented one).
 struct Lines<'a> {
     text: &'a str,
     offset: usize,
     line: u32,
     line_start: usize,
+    /// Characters from `line_start` to `offset`.
+    column: usize,
+}
+
+/// Characters in UTF-8 bytes that start and end on character boundaries.
+fn chars_in(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| (**b & 0xC0) != 0x80).count()
 }
 
 impl<'a> Lines<'a> {
@@ -212,6 +220,7 @@ impl<'a> Lines<'a> {
             offset: 0,
             line: 1,
             line_start: 0,
+            column: 0,
         }
     }
 
@@ -221,13 +230,15 @@ impl<'a> Lines<'a> {
         if offset >= self.offset {
             let seg = &bytes[self.offset..offset];
             let n = memchr::memchr_iter(b'\n', seg).count();
-            if n > 0 {
-                self.line = self
-                    .line
-                    .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
-                if let Some(last) = memchr::memrchr(b'\n', seg) {
+            match memchr::memrchr(b'\n', seg) {
+                Some(last) => {
+                    self.line = self
+                        .line
+                        .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
                     self.line_start = self.offset + last + 1;
+                    self.column = chars_in(&bytes[self.line_start..offset]);
                 }
+                None => self.column += chars_in(seg),
             }
         } else {
             let seg = &bytes[offset..self.offset];
@@ -237,13 +248,13 @@ impl<'a> Lines<'a> {
                 .saturating_sub(u32::try_from(n).unwrap_or(u32::MAX))
                 .max(1);
             self.line_start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
+            self.column = chars_in(&bytes[self.line_start..offset]);
         }
         self.offset = offset;
-        let column = self
-            .text
-            .get(self.line_start..offset)
-            .map_or(0, |s| s.chars().count());
-        Pos::new(self.line, u32::try_from(column + 1).unwrap_or(u32::MAX))
+        Pos::new(
+            self.line,
+            u32::try_from(self.column + 1).unwrap_or(u32::MAX),
+        )
     }
 }
 
@@ -385,6 +396,27 @@ mod tests {
         assert_eq!(l.pos(3), Pos::new(2, 1));
         assert_eq!(l.pos(0), Pos::new(1, 1));
         assert_eq!(l.pos(4), Pos::new(2, 2));
+    }
+
+    #[test]
+    fn columns_are_carried_along_one_long_line() {
+        // A minified List: every item on line 1, its column in characters (ü is two bytes).
+        let text = "[{\"a\":\"ü\"},{\"b\":1},\n{\"c\":2}]";
+        let mut l = Lines::new(text);
+        assert_eq!(l.pos(1), Pos::new(1, 2));
+        assert_eq!(l.pos(text.find("{\"b").unwrap()), Pos::new(1, 12));
+        assert_eq!(l.pos(text.find("{\"c").unwrap()), Pos::new(2, 1));
+        assert_eq!(l.pos(text.find("{\"b").unwrap()), Pos::new(1, 12));
+        // Many items on one line cost one pass, not one pass each (a quadratic cursor would take
+        // minutes here).
+        let items: Vec<String> = (0..200_000).map(|i| format!("{{\"i\":{i}}}")).collect();
+        let line = format!("[{}]", items.join(","));
+        let mut l = Lines::new(&line);
+        let mut at = 1;
+        for (k, item) in items.iter().enumerate() {
+            assert_eq!(l.pos(at).column as usize, at + 1, "item {k}");
+            at += item.len() + 1;
+        }
     }
 
     #[test]
