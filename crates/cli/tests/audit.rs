@@ -11,8 +11,51 @@ fn data(name: &str) -> String {
 
 fn gpu_trust() -> Command {
     let mut cmd = Command::cargo_bin("gpu-trust").unwrap();
-    cmd.env("NO_COLOR", "1").arg("audit");
+    cmd.env("NO_COLOR", "1").env_remove("COLUMNS").arg("audit");
     cmd
+}
+
+/// The table wraps at COLUMNS (else the terminal's width, else 100), between words.
+#[test]
+fn the_table_uses_the_width_it_is_given() {
+    let table = |columns: Option<&str>| {
+        let mut cmd = gpu_trust();
+        if let Some(c) = columns {
+            cmd.env("COLUMNS", c);
+        }
+        let out = cmd
+            .args([
+                &data("two-tenants-time-sliced.yaml"),
+                "--today",
+                "2026-11-15",
+            ])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let default = table(None);
+    assert!(widest(&default) <= 100, "{default}");
+    let narrow = table(Some("60"));
+    for line in narrow.lines() {
+        // Only a word longer than the width, or a table row's fixed columns, may pass it.
+        assert!(
+            line.chars().count() <= 60
+                || line.split_whitespace().count() <= 2
+                || line.contains("  "),
+            "{line:?}"
+        );
+    }
+    assert!(narrow.lines().count() > default.lines().count());
+    let wide = table(Some("160"));
+    assert!(widest(&wide) > 100, "a wide terminal is used");
+    // The same words in the same order, whatever the width.
+    let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(words(&narrow), words(&default));
+    assert_eq!(words(&wide), words(&default));
 }
 
 fn json_of(output: &std::process::Output) -> Value {

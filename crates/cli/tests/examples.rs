@@ -20,6 +20,7 @@ fn audit(example: &str, format: &str) -> (i32, String) {
         .unwrap()
         .current_dir(workspace())
         .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
         .args(["audit", &format!("examples/{example}/cluster.yaml")])
         .args(["--policy", &format!("examples/{example}/policy.yaml")])
         .args(["--format", format, "--today", TODAY])

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &docs,
             &TableOptions {
                 colour: colour_enabled(args.output.as_deref()),
-                ..TableOptions::default()
+                width: crate::output::text_width(args.output.as_deref()),
             },
         ),
     };
