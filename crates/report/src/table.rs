@@ -150,7 +150,7 @@ fn render_tenants(out: &mut String, report: &AuditReport, p: &Palette, width: us
         if t.unassigned {
             line.push_str(" (unassigned: a tenant of its own, default trust)");
         }
-        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(2), "      "));
+        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(6), "      "));
     }
     if report.tenants.len() > MAX_TENANTS {
         let _ = writeln!(
@@ -246,25 +246,34 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         } else {
             esc(&o.file)
         };
-        let _ = writeln!(out, "{indent}{label}{name}  {}", p.dim(&place));
+        // An object and its file on one line when they fit, else the file under the object.
+        let fits = indent.len() + label.len() + name.chars().count() + 2 + place.chars().count();
+        if fits <= width {
+            let _ = writeln!(out, "{indent}{label}{name}  {}", p.dim(&place));
+        } else {
+            let _ = writeln!(out, "{indent}{label}{name}");
+            let _ = writeln!(out, "{field_indent}  {}", p.dim(&place));
+        }
     }
     let _ = writeln!(
         out,
         "{indent}{}",
         wrap(&esc(&f.message), width.saturating_sub(indent.len()), indent)
     );
+    // Continuation lines line up under the text after the label; no line passes the width.
     let fix = format!("fix: {}", esc(&f.remediation));
     let _ = writeln!(
         out,
         "{indent}{}",
-        wrap(&fix, width.saturating_sub(indent.len()), "         ")
+        wrap(&fix, width.saturating_sub(9), "         ")
     );
+    let labelled = " ".repeat(14);
     for e in &f.evidence {
         let line = format!("evidence: {}", esc(e));
         let _ = writeln!(
             out,
             "{indent}{}",
-            wrap(&line, width.saturating_sub(indent.len()), "              ")
+            wrap(&line, width.saturating_sub(14), &labelled)
         );
     }
     if let Some(a) = &f.accepted {
@@ -277,11 +286,7 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         let _ = writeln!(
             out,
             "{indent}{}",
-            p.accepted(&wrap(
-                &line,
-                width.saturating_sub(indent.len()),
-                "              "
-            ))
+            p.accepted(&wrap(&line, width.saturating_sub(14), &labelled))
         );
     }
     for a in f.accepted_pairs.iter().take(MAX_LISTED) {
@@ -299,11 +304,7 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         let _ = writeln!(
             out,
             "{indent}{}",
-            p.accepted(&wrap(
-                &line,
-                width.saturating_sub(indent.len()),
-                "              "
-            ))
+            p.accepted(&wrap(&line, width.saturating_sub(14), &labelled))
         );
     }
     if f.accepted_pairs.len() > MAX_LISTED {
@@ -513,7 +514,7 @@ fn render_skipped(out: &mut String, report: &AuditReport, p: &Palette, width: us
             s.column,
             esc(&s.error)
         );
-        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(2), "    "));
+        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(4), "    "));
     }
     out.push('\n');
 }
