@@ -1813,6 +1813,13 @@ fn finding(out: &mut String, f: &Finding, n: usize, tenants: &TenantIndex, docum
             );
         }
         let _ = writeln!(out, "<dt>Pairs</dt><dd>{}</dd>", escape(&text));
+        if !f.open_pairs.is_empty() {
+            let _ = writeln!(
+                out,
+                "<dt>Open pairs</dt><dd>{}</dd>",
+                escape(&crate::table::open_pairs_text(f, |s| s.to_string()))
+            );
+        }
     }
     if !f.nodes.is_empty() {
         let _ = writeln!(

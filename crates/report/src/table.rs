@@ -231,6 +231,9 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
             );
         }
         field(out, "pairs", &text);
+        if !f.open_pairs.is_empty() {
+            field(out, "open", &open_pairs_text(f, esc));
+        }
     }
     if !f.nodes.is_empty() {
         field(out, "nodes", &listed(&f.nodes, MAX_LISTED));
@@ -318,6 +321,21 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         );
     }
     out.push('\n');
+}
+
+/// A partly accepted finding's open pairs: `globex and initech; acme and initech, and 3 more`.
+pub(crate) fn open_pairs_text(f: &Finding, name: impl Fn(&str) -> String) -> String {
+    let mut text = f
+        .open_pairs
+        .iter()
+        .map(|[a, b]| format!("{} and {}", name(a), name(b)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let open = f.pairs.unwrap_or(0).saturating_sub(f.accepted_pairs.len());
+    if open > f.open_pairs.len() {
+        let _ = write!(text, "; and {} more", open - f.open_pairs.len());
+    }
+    text
 }
 
 /// What a group is, in a few words: `time-slicing GPU`, `MIG GPU`, `node`, `API server`.

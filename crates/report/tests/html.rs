@@ -150,6 +150,7 @@ fn pairs_are_listed_riskiest_first_and_groups_with_their_tenants() {
     // Findings link to their groups.
     let gt207 = between(&p, "data-rule=\"GT207\"", "</article>");
     assert!(gt207.contains("<dt>Pairs</dt><dd>2 pairs, 1 accepted, 1 open</dd>"));
+    assert!(gt207.contains("<dt>Open pairs</dt><dd>globex and initech</dd>"));
     assert!(
         gt207.contains("<a href=\"#g2\"><code>g2</code></a>, <a href=\"#g5\"><code>g5</code></a>")
     );

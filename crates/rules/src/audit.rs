@@ -368,6 +368,7 @@ fn finding(
         .acceptance_for(d.rule.code, &tenants, ctx.today)
         .map(entry);
     let mut accepted_pairs: Vec<AcceptedPair> = Vec::new();
+    let mut open_pairs: Vec<[String; 2]> = Vec::new();
     if let (None, Some(pairs)) = (&accepted, &d.pairs) {
         let pair_entry = |(a, b): (TenantId, TenantId), i: usize| {
             let e = acceptances.get(i).map(entry);
@@ -399,6 +400,19 @@ fn finding(
         } else {
             accepted_pairs = listed;
             accepted_pairs.sort_by(|a, b| a.tenants.cmp(&b.tenants));
+            open_pairs = pairs
+                .open
+                .iter()
+                .map(|(a, b)| {
+                    let mut names = [
+                        ctx.tenant_name(*a).to_string(),
+                        ctx.tenant_name(*b).to_string(),
+                    ];
+                    names.sort();
+                    names
+                })
+                .collect();
+            open_pairs.sort();
         }
     }
     let mut statements: BTreeSet<String> = BTreeSet::new();
@@ -434,6 +448,7 @@ fn finding(
         accepted,
         pairs: d.pairs.map(|p| p.count),
         accepted_pairs,
+        open_pairs,
         groups: d.sites.iter().map(|i| crate::blast::group_id(*i)).collect(),
         key,
         evidence: statements.into_iter().collect(),

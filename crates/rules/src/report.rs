@@ -127,6 +127,10 @@ pub struct Finding {
     /// that of the open pairs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub accepted_pairs: Vec<AcceptedPair>,
+    /// With `acceptedPairs`: the first open pairs by tenant name, at most 20 (`pairs` less the
+    /// accepted pairs counts them all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub open_pairs: Vec<[String; 2]>,
     /// The shared things the finding is about (ids of `groups`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,

@@ -46,7 +46,13 @@ pub struct DraftPairs {
     pub accepted: Vec<((TenantId, TenantId), usize)>,
     /// Every pair is accepted by such acceptances.
     pub all_accepted: bool,
+    /// When some pairs are accepted and others stay open: the first open pairs by tenant name (at
+    /// most [`OPEN_PAIRS_LISTED`]).
+    pub open: Vec<(TenantId, TenantId)>,
 }
+
+/// How many of a partly accepted finding's open pairs it names.
+pub const OPEN_PAIRS_LISTED: usize = 20;
 
 /// The findings of one audit, as rules push them.
 pub struct Sink<'a> {

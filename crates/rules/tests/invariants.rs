@@ -452,6 +452,14 @@ fn acceptances_suppress_exactly_what_they_match() {
     assert_eq!(a.tenants, ["acme".to_string(), "globex".to_string()]);
     assert_eq!(a.reason, "shared inference pool");
     assert_eq!(a.until.as_deref(), Some("2026-12-31"));
+    assert_eq!(
+        host[0].open_pairs,
+        [
+            ["acme".to_string(), "initech".to_string()],
+            ["globex".to_string(), "initech".to_string()]
+        ],
+        "the pairs that stay open are named"
+    );
     assert_eq!(report.summary.accepted, 0);
     let counted: usize = report
         .findings
@@ -779,6 +787,18 @@ fn a_pool_open_to_many_tenants_is_one_finding_per_rule() {
     assert_eq!(m.pairs.len(), 60 * 59 / 2);
     let json = serde_json::to_string(&report).unwrap();
     assert!(json.len() < 2_000_000, "{} bytes", json.len());
+
+    // One pair accepted: the finding stays open for the others and names the first 20 of them.
+    let policy = "tenants:\n  - {name: team-000, namespaces: [team-000]}\n  - {name: team-001, namespaces: [team-001]}\naccept:\n  - {rule: GT207, tenants: [team-000, team-001], reason: pilot}\n";
+    let report = run(&spec, policy);
+    let f = of_rule(&report, "GT207");
+    assert!(f[0].accepted.is_none());
+    assert_eq!(f[0].accepted_pairs.len(), 1);
+    assert_eq!(f[0].open_pairs.len(), 20);
+    assert_eq!(
+        f[0].open_pairs[0],
+        ["team-000".to_string(), "team-002".to_string()]
+    );
 }
 
 /// The benchmark shape of the product spec: 2,000 nodes and 60,000 pods (run with `--ignored --release`).
@@ -920,6 +940,12 @@ mod random {
                 // A pairwise finding covers at least one pair, and its accepted pairs are some of them.
                 if let Some(pairs) = f.pairs {
                     prop_assert!(pairs >= 1 && f.accepted_pairs.len() < pairs.max(2));
+                    // Open pairs are named when some are accepted, and none of them is.
+                    prop_assert_eq!(
+                        f.open_pairs.len(),
+                        if f.accepted_pairs.is_empty() { 0 } else { (pairs - f.accepted_pairs.len()).min(20) }
+                    );
+                    prop_assert!(f.open_pairs.iter().all(|p| f.accepted_pairs.iter().all(|a| a.tenants != *p)));
                 }
             }
             // Every pair a group counts is a pair of its tenants.

@@ -49,6 +49,7 @@ fn finding(
         accepted: None,
         pairs: None,
         accepted_pairs: vec![],
+        open_pairs: vec![],
         groups: vec![],
         key: objects_key(rule, tenants),
         evidence: vec![],
@@ -189,6 +190,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
         reason: "one pool for the pilot".into(),
         until: Some("2027-01-31".into()),
     }];
+    findings[2].open_pairs = vec![["globex".into(), "initech".into()]];
     findings[3].key = "api-server".into();
     findings[3].accepted = Some(AcceptedEntry {
         reason: "one cluster per region by design".into(),

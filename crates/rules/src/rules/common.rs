@@ -8,7 +8,7 @@
 use crate::colocation::{Judged, Level, Member, Site};
 use crate::context::Context;
 use crate::registry::RuleMeta;
-use crate::sink::{DraftPairs, Sink};
+use crate::sink::{DraftPairs, Sink, OPEN_PAIRS_LISTED};
 use crate::text;
 use gpu_trust_model::fleet::{ConfigSource, GpuNode, NodeId, WorkloadId};
 use gpu_trust_model::isolation::Mechanism;
@@ -442,6 +442,11 @@ pub fn pair_finding(
         worst(&open, base)
     };
     let Some(severity) = severity else { return };
+    let open = if accepted.is_empty() || all_accepted {
+        Vec::new()
+    } else {
+        open_pairs(ctx, &tally, relevant, &accepted)
+    };
     let matrix = matrix_severities(ctx, &tally, relevant, base, &accepted);
     let Wording {
         message,
@@ -463,8 +468,41 @@ pub fn pair_finding(
         count: tally.pairs(),
         accepted,
         all_accepted,
+        open,
     });
     sink.push(draft);
+}
+
+/// The first open pairs of a partly accepted finding, by tenant name: pairs of the tally's tenants
+/// that meet in its sites and that no acceptance names. The search stops after a bounded number of
+/// pairs tried, so a group of many tenants whose pairs are few costs no more than the matrix.
+fn open_pairs(
+    ctx: &Context<'_>,
+    tally: &Tally,
+    relevant: &Relevant<'_>,
+    accepted: &[((TenantId, TenantId), usize)],
+) -> Vec<(TenantId, TenantId)> {
+    const TRIES: usize = 100_000;
+    let mut by_name: Vec<TenantId> = tally.tenants.clone();
+    by_name.sort_by(|a, b| ctx.tenant_name(*a).cmp(ctx.tenant_name(*b)));
+    let mut out = Vec::new();
+    let mut tries = 0usize;
+    for (i, a) in by_name.iter().enumerate() {
+        for b in &by_name[i + 1..] {
+            if out.len() == OPEN_PAIRS_LISTED || tries == TRIES {
+                return out;
+            }
+            tries += 1;
+            let pair = ((*a).min(*b), (*a).max(*b));
+            if accepted.iter().any(|(p, _)| *p == pair) {
+                continue;
+            }
+            if pair_certainty(ctx, &tally.sites, *a, *b, relevant).is_some() {
+                out.push((*a, *b));
+            }
+        }
+    }
+    out
 }
 
 /// The severity of every open pair of the matrix's tenants among the tally's pairs.
