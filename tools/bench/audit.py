@@ -3,8 +3,9 @@
 
 Reproduces the audit figures in docs/benchmarks.md:
 
-    python3 tools/bench/audit.py                 # everything (about 30 minutes on two cores)
-    python3 tools/bench/audit.py --only pool     # one section: sizes, pool, policy, pods, tenants, checkov
+    python3 tools/bench/audit.py                 # everything (about 35 minutes on two cores)
+    python3 tools/bench/audit.py --only pool     # one section: sizes, pool, policy, pods, tenants,
+                                                 # checkov, minified
     python3 tools/bench/audit.py --quick         # smaller clusters and one run each, to try the script
 
 Sections:
@@ -18,6 +19,8 @@ Sections:
   tenants  growth with tenants per GPU: one cluster size, more and more tenants sharing its GPUs.
   checkov  the same folder of manifests (a few hundred files) through gpu-trust and through checkov,
            which this script installs from PyPI into a virtualenv under the work folder.
+  minified the 60,000-pod JSON List as gen-cluster indents it and minified to one line (as an API
+           response or `jq -c` gives it): positions must cost the same on one long line.
 
 Clusters come from tools/gen-cluster (deterministic: the same arguments give the same bytes) and
 are written under the work folder (default target/bench). Each measurement is one child process
@@ -271,6 +274,37 @@ def section_tenants(work, runs, quick):
     return rows
 
 
+# Rewrites a JSON file on one line, in a child process (the parse is large).
+MINIFY = """
+import json, sys
+with open(sys.argv[1], "rb") as f:
+    doc = json.load(f)
+with open(sys.argv[2], "w") as f:
+    json.dump(doc, f, separators=(",", ":"))
+print("null")
+"""
+
+
+def section_minified(work, runs, quick):
+    nodes, pods, tenants = (2000, 60000, 200) if not quick else (200, 6000, 20)
+    rows = []
+    for layout in ("indented", "minified"):
+        cluster, policy = generate(work, nodes, pods, tenants, "json")
+        if layout == "minified":
+            one_line = cluster.with_name(f"{cluster.stem}-minified.json")
+            if not one_line.exists():
+                helper(MINIFY, cluster, one_line)
+            cluster = one_line
+        report = work / f"report-{cluster.stem}-{layout}.json"
+        m = repeat(audit_cmd(cluster, policy, report), runs)
+        lines = sum(1 for _ in open(cluster, "rb"))
+        rows.append({"layout": layout, "nodes": nodes, "pods": pods, "tenants": tenants,
+                     "lines": lines, "input_mib": cluster.stat().st_size / 2**20, **m,
+                     **report_counts(report)})
+        print(f"  minified: {layout}: {m['wall_s']:.2f} s", file=sys.stderr)
+    return rows
+
+
 def checkov_bin(work):
     venv = work / "checkov-venv"
     exe = venv / "bin" / "checkov"
@@ -363,6 +397,15 @@ def markdown(results):
                   f"{r['findings']:,} | {r['report_mib']:.1f} MiB |"
                   for r in results["tenants"]]
         lines.append("")
+    if "minified" in results:
+        lines += ["| input | lines | size | audit wall | CPU (user+sys) | peak RSS | findings |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in results["minified"]:
+            lines.append(
+                f"| {r['nodes']:,} nodes / {r['pods']:,} pods / {r['tenants']} tenants, JSON "
+                f"{r['layout']} | {r['lines']:,} | {r['input_mib']:,.0f} MiB | {r['wall_s']:.2f} s | "
+                f"{r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | {r['findings']:,} |")
+        lines.append("")
     if "checkov" in results:
         c = results["checkov"]
         lines += [f"{c['files']} files, {c['objects']:,} objects ({c['nodes']} nodes, {c['pods']:,} "
@@ -381,7 +424,8 @@ def markdown(results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append",
-                        choices=["sizes", "pool", "policy", "pods", "tenants", "checkov"],
+                        choices=["sizes", "pool", "policy", "pods", "tenants", "checkov",
+                                 "minified"],
                         help="run only this section (repeatable)")
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement (median)")
     parser.add_argument("--quick", action="store_true", help="small clusters, one run each")
@@ -393,7 +437,7 @@ def main():
     args.work.mkdir(parents=True, exist_ok=True)
     if not args.no_build:
         build()
-    sections = args.only or ["sizes", "pool", "policy", "pods", "tenants", "checkov"]
+    sections = args.only or ["sizes", "pool", "policy", "pods", "tenants", "checkov", "minified"]
     results = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor() or
                            platform.machine(), "python": platform.python_version()},
                "runs": runs}

@@ -76,10 +76,13 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
+            // Commands with a verdict (audit, plan, probe) return it even when the reader went
+            // away; what reaches here is informational output (rules, catalogue, explain), whose
+            // verdict is 0.
             if output::is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("gpu-trust: error: {e:#}");
+            output::eprint_error(format!("{e:#}"));
             ExitCode::from(2)
         }
     }

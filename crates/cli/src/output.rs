@@ -1,8 +1,16 @@
-//! Where command output goes: standard output or `--output FILE`, and the exit codes shared by commands.
+//! Where command output goes: standard output or `--output FILE`, the exit codes shared by commands,
+//! the messages on standard error, and the one way the commands read a file.
+//!
+//! Text from the input reaches a terminal only through here or through [`escaped`]: diagnostics and
+//! messages on standard error are escaped whole ([`gpu_trust_model::terminal::escape`]), so a file
+//! or object name cannot move the cursor, set a window title or forge a line.
 
 use anyhow::Context as _;
+use gpu_trust_model::terminal::escape;
+use gpu_trust_model::Diagnostic;
+use std::borrow::Cow;
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -17,34 +25,76 @@ pub fn exit(code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Text from the input, made safe for a terminal (control characters written out visibly).
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    escape(text)
+}
+
+/// Writes one line to standard error, escaped. A closed standard error is not an error: the exit
+/// code still tells the outcome.
+pub fn eprint_line(line: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(escape(line).as_bytes());
+    let _ = err.write_all(b"\n");
+}
+
+/// `gpu-trust: error: MESSAGE` on standard error.
+pub fn eprint_error(message: impl std::fmt::Display) {
+    eprint_line(&format!("gpu-trust: error: {message}"));
+}
+
+/// Diagnostics on standard error, one per line, as `file:line:column: level: message`.
+pub fn eprint_diagnostics<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) {
+    for d in diagnostics {
+        eprint_line(&d.to_string());
+    }
+}
+
+/// Reads a file of at most `limit` bytes (standard input for `-`): policy, plan, evidence and
+/// advisory files all come through the same bounded reader as the cluster input, so none of them
+/// can make the tool read without bound, block on a device, or pass UTF-16 unnoticed.
+pub fn read_text(path: &Path, limit: usize) -> Result<String, Diagnostic> {
+    gpu_trust_source::read_file(path, &mut io::stdin().lock(), limit)
+}
+
 /// Writes `text` to the file, or to standard output when `path` is `None`.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
     stream_output(path, |w| Ok(w.write_all(text.as_bytes())?))
 }
 
 /// Hands `write` a buffered writer to the file, or to standard output when `path` is `None`, and
-/// flushes it: a large report is written as it is rendered, never held whole in memory.
+/// flushes it: a large report is written as it is rendered, never held whole in memory. An error
+/// names the file (or standard output).
 pub fn stream_output(
     path: Option<&Path>,
     write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     match path {
         Some(p) => {
-            let mut w = BufWriter::with_capacity(
-                1 << 16,
-                File::create(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
-            );
-            write(&mut w)?;
-            w.flush()
-                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            let name = || format!("{}: cannot write", escape(&p.display().to_string()));
+            let file = File::create(p).with_context(name)?;
+            let mut w = BufWriter::with_capacity(1 << 16, file);
+            write(&mut w).with_context(name)?;
+            w.flush().with_context(name)?;
         }
         None => {
             let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-            write(&mut out)?;
-            out.flush()?;
+            write(&mut out).context("standard output: cannot write")?;
+            out.flush().context("standard output: cannot write")?;
         }
     }
     Ok(())
+}
+
+/// The exit code of a command whose verdict is `code`, once its output was written (`written`).
+/// A reader that went away (`gpu-trust audit ... | head`) does not change the verdict: the command
+/// exits with `code`, never 0 in its place; any other write error is an error (exit 2).
+pub fn verdict(written: anyhow::Result<()>, code: u8) -> anyhow::Result<ExitCode> {
+    match written {
+        Ok(()) => Ok(exit(code)),
+        Err(e) if is_broken_pipe(&e) => Ok(exit(code)),
+        Err(e) => Err(e),
+    }
 }
 
 /// Whether colour and terminal tables suit the destination (a terminal, and NO_COLOR unset).
@@ -75,35 +125,13 @@ pub fn colour_enabled(path: Option<&Path>) -> bool {
     stdout_is_terminal(path) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// A closed pipe (`gpu-trust rules | head`) is not an error.
+/// Whether the error is a closed pipe on output (the reader went away), as an I/O error or
+/// inside a JSON serializer's error.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
-    })
-}
-
-/// Reads a UTF-8 file (or standard input for `-`) of at most `limit` bytes: policy, plan, evidence and
-/// advisory files all go through here, so none of them can make the tool read without bound.
-pub fn read_text(path: &Path, limit: usize) -> anyhow::Result<String> {
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        io::stdin().lock().take(cap).read_to_end(&mut bytes)?;
-    } else {
-        File::open(path)
-            .context("cannot open")?
-            .take(cap)
-            .read_to_end(&mut bytes)
-            .context("cannot read")?;
-    }
-    if bytes.len() > limit {
-        anyhow::bail!("larger than {limit} bytes");
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
     })
 }

@@ -7,7 +7,13 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const EXAMPLES: [&str; 3] = ["inference-platform", "ml-platform", "hami-kai"];
+const EXAMPLES: [&str; 5] = [
+    "inference-platform",
+    "ml-platform",
+    "hami-kai",
+    "gke",
+    "helm-device-plugin",
+];
 /// A fixed date, so that acceptances and patch windows give the same answer every day.
 const TODAY: &str = "2026-11-15";
 

@@ -274,3 +274,21 @@ fn output_file_gets_the_json() {
         vec![("memory-exhaustion".to_string(), "isolated".to_string())]
     );
 }
+
+#[test]
+fn the_binary_carries_its_kernels_and_needs_no_nvrtc() {
+    // The kernels are PTX inside the binary, loaded by the driver: nothing in it names NVRTC, so nothing
+    // in it can load libnvrtc, and the PTX entry points are there.
+    let binary = std::fs::read(assert_cmd::cargo::cargo_bin("gpu-trust")).unwrap();
+    assert!(
+        !binary.windows(5).any(|w| w.eq_ignore_ascii_case(b"nvrtc")),
+        "the binary names NVRTC"
+    );
+    for name in gpu_trust_probe::kernels::ENTRY_POINTS {
+        let entry = format!(".visible .entry {name}(");
+        assert!(
+            binary.windows(entry.len()).any(|w| w == entry.as_bytes()),
+            "the binary lacks the PTX entry point {name}"
+        );
+    }
+}

@@ -8,18 +8,6 @@ use gpu_trust_model::fleet::ClusterPolicyInfo;
 use gpu_trust_model::{ObjectRef, Version};
 use std::collections::BTreeMap;
 
-/// The namespace the GPU Operator installs into when nothing in the input says otherwise (its Helm
-/// chart's documented `--namespace gpu-operator`).
-pub(crate) const DEFAULT_OPERATOR_NAMESPACE: &str = "gpu-operator";
-/// The mig-parted ConfigMap the operator ships (`MigPartedDefaultConfigMapName`) and its key.
-pub(crate) const DEFAULT_MIG_CONFIGMAP: &str = "default-mig-parted-config";
-pub(crate) const MIG_CONFIG_KEY: &str = "config.yaml";
-/// When `spec.cdi.enabled` is set and nothing else chooses, the operator passes the device plugin
-/// `DEVICE_LIST_STRATEGY=envvar,cdi-annotations` (older releases; newer ones use
-/// `cdi-annotations,cdi-cri`). Without the operator's release the older value is kept, so that the
-/// `envvar` strategy is never assumed away on a guess.
-pub(crate) const CDI_DEVICE_LIST_STRATEGY: &[&str] = &["envvar", "cdi-annotations"];
-
 /// Container images of the GPU Operator's operands, by repository name.
 pub(crate) const TOOLKIT_IMAGE: &str = "container-toolkit";
 pub(crate) const DRIVER_IMAGES: &[&str] = &["driver", "vgpu-guest-driver"];
@@ -114,24 +102,6 @@ pub(crate) fn info(
             .as_ref()
             .and_then(|o| o.default_runtime.clone()),
     }
-}
-
-/// `DEVICE_LIST_STRATEGY` set on the device plugin through the ClusterPolicy (the environment beats
-/// the config file in the plugin's order of precedence).
-pub(crate) fn device_list_env(cp: &crd::ClusterPolicy) -> Option<Vec<String>> {
-    cp.spec
-        .device_plugin
-        .as_ref()?
-        .env
-        .iter()
-        .find(|e| e.name == "DEVICE_LIST_STRATEGY")
-        .and_then(|e| e.value.as_deref())
-        .map(|v| {
-            v.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
 }
 
 #[cfg(test)]

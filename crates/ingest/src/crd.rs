@@ -1,15 +1,13 @@
-//! Typed structs of our own for the custom resources ingest reads: the GPU Operator's ClusterPolicy,
-//! the training operators' jobs (Kubeflow PyTorchJob/TFJob/MPIJob, JobSet, Volcano Job) and the DRA
-//! objects (read across `resource.k8s.io/v1`, `v1beta1` and `v1beta2`, whose shapes differ).
+//! Typed structs of our own for the custom resources ingest reads field by field: the GPU
+//! Operator's ClusterPolicy and the DRA objects (read across `resource.k8s.io/v1`, `v1beta1` and
+//! `v1beta2`, whose shapes differ). Workload controllers are read through the controllers table
+//! (`controllers.rs`) instead.
 //!
 //! Only the fields ingest uses are declared; other fields are ignored, as the API server's own
 //! clients ignore fields they do not know. A declared field of the wrong type is an input error.
 
-use k8s_openapi::api::batch::v1::JobTemplateSpec;
-use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
-use std::collections::BTreeMap;
 
 /// `nvidia.com/v1` ClusterPolicy (GPU Operator `api/nvidia/v1/clusterpolicy_types.go`).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -51,6 +49,7 @@ pub struct OperatorSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DevicePluginSpec {
+    pub enabled: Option<bool>,
     pub version: Option<String>,
     pub config: Option<NamedConfig>,
     #[serde(default)]
@@ -103,85 +102,6 @@ pub struct CdiSpec {
 pub struct EnvVar {
     pub name: String,
     pub value: Option<String>,
-}
-
-/// Kubeflow `kubeflow.org/v1` PyTorchJob, TFJob and MPIJob, and `kubeflow.org/v2beta1` MPIJob: a map
-/// of replica types (`Master`, `Worker`, `Chief`, `PS`, `Launcher`...) to pod templates.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KubeflowJob {
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: KubeflowJobSpec,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KubeflowJobSpec {
-    #[serde(default, alias = "tfReplicaSpecs", alias = "mpiReplicaSpecs")]
-    pub pytorch_replica_specs: BTreeMap<String, ReplicaSpec>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplicaSpec {
-    pub replicas: Option<i32>,
-    #[serde(default)]
-    pub template: PodTemplateSpec,
-}
-
-/// `jobset.x-k8s.io` JobSet: replicated Jobs.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobSet {
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: JobSetSpec,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobSetSpec {
-    #[serde(default)]
-    pub replicated_jobs: Vec<ReplicatedJob>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplicatedJob {
-    pub name: String,
-    pub replicas: Option<i32>,
-    #[serde(default)]
-    pub template: JobTemplateSpec,
-}
-
-/// Volcano `batch.volcano.sh/v1alpha1` Job: gang-scheduled tasks.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VolcanoJob {
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: VolcanoJobSpec,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VolcanoJobSpec {
-    pub scheduler_name: Option<String>,
-    #[serde(default)]
-    pub tasks: Vec<VolcanoTask>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VolcanoTask {
-    pub name: Option<String>,
-    pub replicas: Option<i32>,
-    #[serde(default)]
-    pub template: PodTemplateSpec,
 }
 
 /// `resource.k8s.io` ResourceClaim (v1, v1beta1, v1beta2).

@@ -14,6 +14,7 @@
 //! [`Strictness::Plugin`] (for a cluster's own config, which the plugin would load).
 
 use gpu_trust_model::fleet::{ConfigSource, MigStrategy, SharingConfig, SharingStrategy};
+use gpu_trust_model::resource::{self, DeviceResource};
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::tree::{Node, Value};
 use gpu_trust_source::{read_all, Entry, Format, Limits, ReadOptions};
@@ -296,11 +297,16 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
     Ok(())
 }
 
+/// Only `nvidia.com/gpu` and `nvidia.com/mig-<profile>` can be shared (`api/config/v1/replicas.go`).
 fn is_sharable_resource(name: &str) -> bool {
-    name == "nvidia.com/gpu"
-        || name
-            .strip_prefix("nvidia.com/mig-")
-            .is_some_and(|p| !p.is_empty())
+    match DeviceResource::parse(name) {
+        Some(DeviceResource::Gpu { shared: false }) => true,
+        Some(DeviceResource::Mig {
+            profile,
+            shared: false,
+        }) => !profile.is_empty(),
+        _ => false,
+    }
 }
 
 fn check_devices(devices: &serde_json::Value) -> Result<(), String> {
@@ -414,7 +420,7 @@ impl DevicePluginConfig {
                     return rename.clone();
                 }
                 if s.rename_by_default {
-                    return format!("{resource}.shared");
+                    return format!("{resource}{}", resource::SHARED_SUFFIX);
                 }
             }
         }

@@ -1,10 +1,17 @@
 //! Dynamic Resource Allocation: which claims are NVIDIA GPU claims, and how each shares its device.
 //!
-//! NVIDIA's DRA driver (k8s-dra-driver-gpu) publishes the DeviceClasses `gpu.nvidia.com`,
-//! `mig.nvidia.com` and `vfio.gpu.nvidia.com`; a claim's or DeviceClass's opaque config for driver
-//! `gpu.nvidia.com` carries `GpuConfig` or `MigDeviceConfig` parameters with `sharing.strategy`
-//! `TimeSlicing` or `MPS`. Without a config, the driver's default `GpuConfig` time-slices a GPU
-//! among the pods that share one ResourceClaim; a claim made from a template belongs to one pod.
+//! NVIDIA's DRA driver (NVIDIA/k8s-dra-driver-gpu, now kubernetes-sigs/dra-driver-nvidia-gpu) publishes
+//! the DeviceClasses `gpu.nvidia.com`, `mig.nvidia.com` and `vfio.gpu.nvidia.com`; a claim's or
+//! DeviceClass's opaque config for driver `gpu.nvidia.com` carries parameters of group
+//! `resource.nvidia.com/v1beta1` (`api/nvidia.com/resource/v1beta1/api.go`): `GpuConfig` (a whole
+//! GPU) or `MigDeviceConfig` (one MIG instance), each with `sharing.strategy` `TimeSlicing` or `MPS`
+//! (`sharing.go`), and `VfioDeviceConfig` (a GPU passed through to a VM, `vfiodeviceconfig.go`). The
+//! move to kubernetes-sigs kept the driver name, the group, the kinds and the DeviceClasses; its
+//! `gpu.nvidia.com` DeviceClass also maps the extended resource `nvidia.com/gpu` under
+//! `resource.k8s.io/v1` (`deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml`).
+//! Sharing inside a MIG instance is MIG time-slicing or MIG MPS, never whole-GPU sharing. Without a
+//! config, the pods that share one ResourceClaim share its device (time-slicing); a claim made from a
+//! template belongs to one pod.
 
 use crate::crd;
 use gpu_trust_model::fleet::{DraStrategy, ResourceClaimInfo};
@@ -13,6 +20,9 @@ use std::collections::BTreeMap;
 
 pub(crate) const NVIDIA_DRIVER: &str = "gpu.nvidia.com";
 const MIG_CLASS: &str = "mig.nvidia.com";
+const MIG_CONFIG_KIND: &str = "MigDeviceConfig";
+const TIME_SLICING: &str = "TimeSlicing";
+const MPS: &str = "MPS";
 const NVIDIA_CLASSES: &[&str] = &["gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"];
 
 #[derive(Debug, Clone)]
@@ -48,9 +58,11 @@ pub(crate) fn config_strategy(configs: &[crd::DeviceConfig]) -> Option<DraStrate
             .and_then(|s| s.get("strategy"))
             .and_then(|s| s.as_str());
         Some(match (kind, sharing) {
-            (_, Some("MPS")) => DraStrategy::Mps,
-            (_, Some("TimeSlicing")) => DraStrategy::TimeSlicing,
-            ("MigDeviceConfig", _) => DraStrategy::Mig,
+            (MIG_CONFIG_KIND, Some(MPS)) => DraStrategy::MigMps,
+            (MIG_CONFIG_KIND, Some(TIME_SLICING)) => DraStrategy::MigTimeSlicing,
+            (MIG_CONFIG_KIND, _) => DraStrategy::Mig,
+            (_, Some(MPS)) => DraStrategy::Mps,
+            (_, Some(TIME_SLICING)) => DraStrategy::TimeSlicing,
             _ => DraStrategy::Exclusive,
         })
     })
@@ -143,5 +155,46 @@ pub(crate) fn class_draft(dc: &crd::DeviceClass) -> DeviceClassDraft {
             }),
         config: config_strategy(&dc.spec.config),
         name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(kind: &str, strategy: Option<&str>) -> Vec<crd::DeviceConfig> {
+        let mut parameters =
+            serde_json::json!({"apiVersion": "resource.nvidia.com/v1beta1", "kind": kind});
+        if let Some(s) = strategy {
+            parameters["sharing"] = serde_json::json!({"strategy": s});
+        }
+        let v =
+            serde_json::json!([{"opaque": {"driver": "gpu.nvidia.com", "parameters": parameters}}]);
+        serde_json::from_value(v).unwrap_or_default()
+    }
+
+    /// A `MigDeviceConfig` with a sharing strategy shares one MIG instance, not a whole GPU.
+    #[test]
+    fn sharing_inside_a_mig_instance_is_mig_sharing() {
+        assert_eq!(
+            config_strategy(&config("MigDeviceConfig", Some("TimeSlicing"))),
+            Some(DraStrategy::MigTimeSlicing)
+        );
+        assert_eq!(
+            config_strategy(&config("MigDeviceConfig", Some("MPS"))),
+            Some(DraStrategy::MigMps)
+        );
+        assert_eq!(
+            config_strategy(&config("MigDeviceConfig", None)),
+            Some(DraStrategy::Mig)
+        );
+        assert_eq!(
+            config_strategy(&config("GpuConfig", Some("TimeSlicing"))),
+            Some(DraStrategy::TimeSlicing)
+        );
+        assert_eq!(
+            config_strategy(&config("VfioDeviceConfig", None)),
+            Some(DraStrategy::Exclusive)
+        );
     }
 }

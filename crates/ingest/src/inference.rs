@@ -19,13 +19,16 @@ struct Engine {
     override_flags: &'static [&'static str],
     /// The fraction reserved when nothing is set.
     default_fraction: f64,
+    /// Whether the server's parser reads `_` as `-` in flag names (`--gpu_memory_utilization`).
+    underscores: bool,
 }
 
 /// Sources: vLLM engine arguments (`--gpu-memory-utilization`, default 0.9, "0.92 in newer
 /// versions"; startup fails if less than utilization x total is free; `--kv-cache-memory-bytes`
 /// overrides); SGLang server arguments (`--mem-fraction-static`, default chosen automatically with a
 /// fixed headroom, about 0.88 as the fallback); Hugging Face TGI launcher (`--cuda-memory-fraction`,
-/// env `CUDA_MEMORY_FRACTION`, default 1.0).
+/// env `CUDA_MEMORY_FRACTION`, default 1.0). vLLM's `FlexibleArgumentParser`
+/// (vllm-project/vllm `vllm/utils/argparse_utils.py`) turns underscores in flag names into dashes.
 const ENGINES: &[Engine] = &[
     Engine {
         engine: InferenceEngine::Vllm,
@@ -35,6 +38,7 @@ const ENGINES: &[Engine] = &[
         fraction_env: None,
         override_flags: &["--kv-cache-memory-bytes", "--kv-cache-memory"],
         default_fraction: 0.9,
+        underscores: true,
     },
     Engine {
         engine: InferenceEngine::Sglang,
@@ -44,6 +48,7 @@ const ENGINES: &[Engine] = &[
         fraction_env: None,
         override_flags: &[],
         default_fraction: 0.88,
+        underscores: false,
     },
     Engine {
         engine: InferenceEngine::Tgi,
@@ -53,6 +58,7 @@ const ENGINES: &[Engine] = &[
         fraction_env: Some("CUDA_MEMORY_FRACTION"),
         override_flags: &[],
         default_fraction: 1.0,
+        underscores: false,
     },
 ];
 
@@ -106,11 +112,11 @@ fn reservation(e: &Engine, c: &ContainerInfo) -> InferenceServer {
     if let Some(flag) = e
         .override_flags
         .iter()
-        .find(|f| flag_value(&c.argv, f).is_some())
+        .find(|f| flag_value(&c.argv, f, e.underscores).is_some())
     {
         return server(None, Some((*flag).to_string()));
     }
-    if let Some(v) = flag_value(&c.argv, e.fraction_flag) {
+    if let Some(v) = flag_value(&c.argv, e.fraction_flag, e.underscores) {
         return server(v.parse::<f64>().ok(), Some(e.fraction_flag.to_string()));
     }
     if let Some(name) = e.fraction_env {
@@ -123,10 +129,23 @@ fn reservation(e: &Engine, c: &ContainerInfo) -> InferenceServer {
 
 /// The value of `--flag value` or `--flag=value`; the argument may also be one shell string
 /// (`sh -c "vllm serve ... --flag 0.5"`).
-fn flag_value(argv: &[String], flag: &str) -> Option<String> {
+fn flag_value(argv: &[String], flag: &str, underscores: bool) -> Option<String> {
     let words: Vec<&str> = argv.iter().flat_map(|a| a.split_whitespace()).collect();
     for (i, w) in words.iter().enumerate() {
-        if let Some(rest) = w.strip_prefix(flag) {
+        let (name, value) = match w.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (*w, None),
+        };
+        let name = if underscores && name.starts_with("--") {
+            std::borrow::Cow::Owned(name.replace('_', "-"))
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
+        let normalized = match value {
+            Some(v) => format!("{name}={v}"),
+            None => name.to_string(),
+        };
+        if let Some(rest) = normalized.strip_prefix(flag) {
             if let Some(v) = rest.strip_prefix('=') {
                 return Some(v.trim_matches(['"', '\'']).to_string());
             }
@@ -195,6 +214,20 @@ mod tests {
             (InferenceEngine::Tgi, Some(0.5))
         );
         assert!(detect(&[c("nginx:1.27", &["nginx"])]).is_none());
+    }
+
+    #[test]
+    fn vllm_reads_underscores_as_dashes() {
+        let s = detect(&[c(
+            "lmcache/vllm-openai:2025-05-27-v1",
+            &["m", "--gpu_memory_utilization", "0.8"],
+        )])
+        .unwrap();
+        assert_eq!(s.reserved_fraction, Some(0.8));
+        assert_eq!(s.flag.as_deref(), Some("--gpu-memory-utilization"));
+        // SGLang's parser does not: its flag must be written as documented.
+        let g = detect(&[c("lmsysorg/sglang", &["--mem_fraction_static", "0.5"])]).unwrap();
+        assert_eq!(g.reserved_fraction, Some(0.88));
     }
 
     #[test]

@@ -3,10 +3,13 @@
 //! may go, and everything that could not be resolved. This is the `gpu-trust/inventory/v1` wire
 //! format (camelCase keys, sorted lists, so the same input gives byte-identical JSON).
 
+use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
-    ConfigSource, DeviceSlot, Fleet, GpuNode, MigStrategy, SharingStrategy, Workload, WorkloadClass,
+    ConfigSource, DeviceSlot, Fleet, GpuNode, MigStrategy, Platform, SharingStrategy, UnknownFact,
+    Workload, WorkloadClass,
 };
 use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::resource;
 use gpu_trust_model::{Certainty, Diagnostic};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -60,6 +63,12 @@ pub struct NodeView {
     pub sharing_source: Option<String>,
     pub mig_source: Option<String>,
     pub hami: bool,
+    /// The installers and platforms whose labels and configs gave the node's GPU facts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub platforms: Vec<Platform>,
+    /// Facts the input does not give for the node, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<UnknownFact>,
     pub taints: Vec<String>,
     /// Tenants with pods on the node, sorted.
     pub tenants: Vec<String>,
@@ -179,6 +188,16 @@ pub fn inventory(
                 .and_then(|g| g.mig_source.as_ref())
                 .map(source_text),
             hami: n.gpu.as_ref().is_some_and(|g| g.hami),
+            platforms: n
+                .gpu
+                .as_ref()
+                .map(|g| g.platforms.clone())
+                .unwrap_or_default(),
+            unknown: n
+                .gpu
+                .as_ref()
+                .map(|g| g.unknown.clone())
+                .unwrap_or_default(),
             taints: n
                 .taints
                 .iter()
@@ -362,17 +381,13 @@ fn device_views(g: &GpuNode) -> Vec<DeviceView> {
     for p in &g.gpus {
         if p.mig_enabled && !p.mig.is_empty() {
             for (i, s) in p.mig.iter().enumerate() {
-                let resource = format!("nvidia.com/mig-{}", s.profile.replace('+', "."));
-                let replicas = if g.mig_strategy == MigStrategy::Single {
-                    g.sharing.replicas_for("nvidia.com/gpu")
+                let name = if g.mig_strategy == MigStrategy::Single {
+                    resource::GPU.to_string()
                 } else {
-                    g.sharing.replicas_for(&resource)
+                    catalogue::mig_resource(&s.profile)
                 };
-                let mechanism = match (g.sharing.strategy, replicas > 1) {
-                    (SharingStrategy::TimeSlicing, true) => Mechanism::MigTimeSlicing,
-                    (SharingStrategy::Mps, true) => Mechanism::MigMps,
-                    _ => Mechanism::MigInstance,
-                };
+                let replicas = g.sharing.replicas_for(&name);
+                let mechanism = Mechanism::from_sharing(g.sharing.strategy, replicas, true);
                 out.push(DeviceView {
                     id: slot_id(&DeviceSlot {
                         gpu: p.index,
@@ -389,28 +404,25 @@ fn device_views(g: &GpuNode) -> Vec<DeviceView> {
                 });
             }
         } else if p.mig_enabled {
-            // MIG is on but the layout is not known (no valid placement for the config in force).
+            // MIG is on without instances: a config that creates none (`mig-devices: {}`), or one
+            // the geometry cannot place.
             out.push(DeviceView {
                 id: slot_id(&DeviceSlot {
                     gpu: p.index,
                     instance: None,
                 }),
                 uuid: p.uuid.clone(),
-                instance: Some("MIG enabled, layout unknown".to_string()),
+                instance: Some("MIG enabled, no instances".to_string()),
                 mechanism: Mechanism::MigInstance,
                 replicas: 1,
                 occupants: Vec::new(),
             });
         } else {
-            let replicas = g.sharing.replicas_for("nvidia.com/gpu");
+            let replicas = g.sharing.replicas_for(resource::GPU);
             let mechanism = if g.hami {
                 Mechanism::HamiVgpu
             } else {
-                match (g.sharing.strategy, replicas > 1) {
-                    (SharingStrategy::TimeSlicing, true) => Mechanism::TimeSlicing,
-                    (SharingStrategy::Mps, true) => Mechanism::Mps,
-                    _ => Mechanism::Exclusive,
-                }
+                Mechanism::from_sharing(g.sharing.strategy, replicas, false)
             };
             out.push(DeviceView {
                 id: slot_id(&DeviceSlot {

@@ -36,11 +36,6 @@ pub(crate) enum Kind {
     RoleBinding,
     ClusterRoleBinding,
     ClusterPolicy,
-    PyTorchJob,
-    TfJob,
-    MpiJob,
-    JobSet,
-    VolcanoJob,
     ResourceClaim,
     ResourceClaimTemplate,
     DeviceClass,
@@ -66,17 +61,136 @@ pub(crate) fn classify(api_version: &str, kind: &str) -> Option<Kind> {
         ("rbac.authorization.k8s.io", "v1", "RoleBinding") => Kind::RoleBinding,
         ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => Kind::ClusterRoleBinding,
         ("nvidia.com", "v1", "ClusterPolicy") => Kind::ClusterPolicy,
-        ("kubeflow.org", "v1", "PyTorchJob") => Kind::PyTorchJob,
-        ("kubeflow.org", "v1", "TFJob") => Kind::TfJob,
-        ("kubeflow.org", "v1" | "v2beta1", "MPIJob") => Kind::MpiJob,
-        ("jobset.x-k8s.io", _, "JobSet") => Kind::JobSet,
-        ("batch.volcano.sh", _, "Job") => Kind::VolcanoJob,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaim") => Kind::ResourceClaim,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaimTemplate") => {
             Kind::ResourceClaimTemplate
         }
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "DeviceClass") => Kind::DeviceClass,
         _ => return None,
+    })
+}
+
+/// The built-in kinds ingest reads, with their API group and the versions it reads them at: the
+/// versions current API servers serve (Kubernetes API reference; the "Deprecated API Migration
+/// Guide" lists the ones removed: `extensions/v1beta1`, `apps/v1beta1` and `apps/v1beta2` workloads
+/// in 1.16, `rbac.authorization.k8s.io/v1beta1` in 1.22, `batch/v1beta1` CronJob and
+/// `node.k8s.io/v1beta1` RuntimeClass in 1.25). DRA's `resource.k8s.io` also had alpha versions
+/// that older servers still serve.
+const BUILT_IN: &[(&str, &str, &[&str])] = &[
+    ("", "Node", &["v1"]),
+    ("", "Pod", &["v1"]),
+    ("", "Namespace", &["v1"]),
+    ("", "ConfigMap", &["v1"]),
+    ("apps", "Deployment", &["v1"]),
+    ("apps", "StatefulSet", &["v1"]),
+    ("apps", "DaemonSet", &["v1"]),
+    ("apps", "ReplicaSet", &["v1"]),
+    ("batch", "Job", &["v1"]),
+    ("batch", "CronJob", &["v1"]),
+    ("node.k8s.io", "RuntimeClass", &["v1"]),
+    ("rbac.authorization.k8s.io", "Role", &["v1"]),
+    ("rbac.authorization.k8s.io", "ClusterRole", &["v1"]),
+    ("rbac.authorization.k8s.io", "RoleBinding", &["v1"]),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", &["v1"]),
+    (
+        "resource.k8s.io",
+        "ResourceClaim",
+        &["v1", "v1beta1", "v1beta2"],
+    ),
+    (
+        "resource.k8s.io",
+        "ResourceClaimTemplate",
+        &["v1", "v1beta1", "v1beta2"],
+    ),
+    (
+        "resource.k8s.io",
+        "DeviceClass",
+        &["v1", "v1beta1", "v1beta2"],
+    ),
+];
+
+/// The built-in API groups of the kinds above, and `extensions`, where old manifests put workloads.
+const BUILT_IN_GROUPS: &[&str] = &[
+    "",
+    "apps",
+    "batch",
+    "extensions",
+    "node.k8s.io",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+];
+
+/// Why an object of a built-in group that ingest did not classify cannot be read as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// The field the message is about: `kind` or `apiVersion`.
+    pub field: &'static str,
+    pub message: String,
+    /// An error (the API server refuses such an object); else a warning (a version older servers
+    /// serve, which ingest does not read).
+    pub error: bool,
+}
+
+/// Whether `apiVersion`/`kind` (which [`classify`] did not recognise) names a kind ingest reads in
+/// a way the API server refuses: a kind in the wrong letter case (`kind: node`), a version that is
+/// not served (`apiVersion: v2` for a Node), or a kind in a group that does not have it (`apps/v1`
+/// Node). Dropping such an object would hide a node or a workload from the audit.
+pub(crate) fn refusal(api_version: &str, kind: &str) -> Option<Refusal> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    if !BUILT_IN_GROUPS.contains(&group) {
+        return None;
+    }
+    let served = |g: &str, versions: &[&str]| {
+        let api = |v: &&str| {
+            if g.is_empty() {
+                (*v).to_string()
+            } else {
+                format!("{g}/{v}")
+            }
+        };
+        versions.iter().map(api).collect::<Vec<_>>().join(", ")
+    };
+    if let Some((g, k, versions)) = BUILT_IN.iter().find(|(_, k, _)| *k == kind) {
+        if *g == group && versions.contains(&version) {
+            return None;
+        }
+        if *g == group {
+            let dra = *g == "resource.k8s.io";
+            return Some(Refusal {
+                field: "apiVersion",
+                message: if dra {
+                    format!(
+                        "{k} is read at apiVersion {}; this one at {api_version}, an older DRA version, is not read, and the claims it describes are not resolved",
+                        served(g, versions)
+                    )
+                } else {
+                    format!(
+                        "{k} is served at apiVersion {}; the API server would refuse {api_version}, and this object is not read",
+                        served(g, versions)
+                    )
+                },
+                error: !dra,
+            });
+        }
+        return Some(Refusal {
+            field: "apiVersion",
+            message: format!(
+                "{k} is in API group {} (apiVersion {}), not {api_version}: the API server would refuse this object",
+                if g.is_empty() { "core" } else { g },
+                served(g, versions)
+            ),
+            error: true,
+        });
+    }
+    let (_, k, _) = BUILT_IN
+        .iter()
+        .find(|(_, k, _)| k.eq_ignore_ascii_case(kind))?;
+    Some(Refusal {
+        field: "kind",
+        message: format!(
+            "kind {kind:?} does not exist (kinds are case-sensitive) and the API server would refuse this object; did you mean {k:?}?"
+        ),
+        error: true,
     })
 }
 
@@ -127,9 +241,6 @@ pub(crate) enum Typed {
     RoleBinding(Box<rbacv1::RoleBinding>),
     ClusterRoleBinding(Box<rbacv1::ClusterRoleBinding>),
     ClusterPolicy(Box<crd::ClusterPolicy>),
-    Kubeflow(Kind, Box<crd::KubeflowJob>),
-    JobSet(Box<crd::JobSet>),
-    VolcanoJob(Box<crd::VolcanoJob>),
     ResourceClaim(Box<crd::ResourceClaim>),
     ResourceClaimTemplate(Box<crd::ResourceClaimTemplate>),
     DeviceClass(Box<crd::DeviceClass>),
@@ -155,8 +266,13 @@ impl Typed {
 pub(crate) enum Dispatched {
     /// A known kind; `kind` is the object's `kind` as written.
     Known { kind: String, object: Typed },
-    /// Another kind: only its namespace matters.
-    Unknown { namespace: Option<String> },
+    /// Another kind, with its `apiVersion` and `kind` as written: read through the controllers
+    /// table or searched for pod templates, or only its namespace kept.
+    Unknown {
+        namespace: Option<String>,
+        api_version: String,
+        kind: String,
+    },
     /// A mapping without `apiVersion` and `kind` (an item of a typed list such as `PodList`).
     NoKind,
     /// Not a mapping.
@@ -258,7 +374,11 @@ impl<'de> Visitor<'de> for Dispatch<'_> {
             if bad_list {
                 return Ok(Dispatched::BadList);
             }
-            return Ok(Dispatched::Unknown { namespace });
+            return Ok(Dispatched::Unknown {
+                namespace,
+                api_version: api,
+                kind,
+            });
         };
         let replay = Replay {
             prefix: [("apiVersion", api), ("kind", kind.clone())],
@@ -367,9 +487,6 @@ fn typed<'de, A: MapAccess<'de>>(k: Kind, r: Replay<A>) -> Result<Typed, A::Erro
         Kind::RoleBinding => Typed::RoleBinding(Box::new(read(r)?)),
         Kind::ClusterRoleBinding => Typed::ClusterRoleBinding(Box::new(read(r)?)),
         Kind::ClusterPolicy => Typed::ClusterPolicy(Box::new(read(r)?)),
-        Kind::PyTorchJob | Kind::TfJob | Kind::MpiJob => Typed::Kubeflow(k, Box::new(read(r)?)),
-        Kind::JobSet => Typed::JobSet(Box::new(read(r)?)),
-        Kind::VolcanoJob => Typed::VolcanoJob(Box::new(read(r)?)),
         Kind::ResourceClaim => Typed::ResourceClaim(Box::new(read(r)?)),
         Kind::ResourceClaimTemplate => Typed::ResourceClaimTemplate(Box::new(read(r)?)),
         Kind::DeviceClass => Typed::DeviceClass(Box::new(read(r)?)),
@@ -422,18 +539,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kinds_the_api_server_refuses() {
+        let r = refusal("v1", "node").unwrap();
+        assert_eq!((r.field, r.error), ("kind", true));
+        assert!(r.message.contains("did you mean \"Node\""), "{}", r.message);
+        let r = refusal("v2", "Node").unwrap();
+        assert_eq!((r.field, r.error), ("apiVersion", true));
+        assert!(r.message.contains("apiVersion v1"), "{}", r.message);
+        let r = refusal("extensions/v1beta1", "Deployment").unwrap();
+        assert!(r.error && r.message.contains("apps/v1"), "{}", r.message);
+        assert!(refusal("apps/v1", "Node").unwrap().error);
+        // Older DRA versions: not read, said so.
+        assert!(
+            !refusal("resource.k8s.io/v1alpha3", "ResourceClaim")
+                .unwrap()
+                .error
+        );
+        // Kinds ingest does not read, and custom resources, are not its business.
+        assert_eq!(refusal("v1", "Service"), None);
+        assert_eq!(refusal("v1", "service"), None);
+        assert_eq!(refusal("example.com/v1", "Node"), None);
+    }
+
+    #[test]
     fn kinds_by_group_and_version() {
         assert_eq!(classify("v1", "Pod"), Some(Kind::Pod));
         assert_eq!(classify("apps/v1", "Deployment"), Some(Kind::Deployment));
-        assert_eq!(
-            classify("batch.volcano.sh/v1alpha1", "Job"),
-            Some(Kind::VolcanoJob)
-        );
+        assert_eq!(classify("batch.volcano.sh/v1alpha1", "Job"), None);
         assert_eq!(classify("batch/v1", "Job"), Some(Kind::Job));
-        assert_eq!(
-            classify("kubeflow.org/v2beta1", "MPIJob"),
-            Some(Kind::MpiJob)
-        );
         assert_eq!(
             classify("resource.k8s.io/v1beta1", "ResourceClaim"),
             Some(Kind::ResourceClaim)
@@ -488,7 +621,9 @@ mod tests {
             "apiVersion: v1\nkind: Service\nmetadata: {namespace: web}\nspec: {ports: []}\n",
             None,
         );
-        assert!(matches!(d, Dispatched::Unknown { namespace: Some(n) } if n == "web"));
+        assert!(
+            matches!(d, Dispatched::Unknown { namespace: Some(n), kind, .. } if n == "web" && kind == "Service")
+        );
         // A kind that is not a string is an error at the value.
         let entries = gpu_trust_source::read_all("kind: [odd]\n", "t.yaml", &Default::default());
         let gpu_trust_source::Entry::Object(o) = &entries[0] else {

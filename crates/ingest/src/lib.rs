@@ -5,15 +5,21 @@
 //! dumps, and returns the [`Fleet`] with every problem it found as a [`Diagnostic`]. One bad document
 //! never hides the others: a malformed document is an error diagnostic (file, line, column) and the
 //! rest of the input is read as if it were absent; an object of a known kind with a wrong shape is an
-//! error for that object only. Unknown kinds are ignored; a document that is not an object (no
-//! `apiVersion` and `kind`) is an error, as kubectl makes it. Platform namespaces are not special
+//! error for that object only. A document that is not an object (no `apiVersion` and `kind`) is an
+//! error, as kubectl makes it, and so is a kind or version the API server would refuse (`kind:
+//! node`, a Node at `v2`); lists inside lists are flattened. Platform namespaces are not special
 //! here. An object without a namespace is in `default`. Pods that have finished (`Succeeded`,
 //! `Failed`) hold no device and are left out. The same object read twice counts once.
 //!
-//! What it reads: Node, Pod and the pod-owning kinds (Deployment, StatefulSet, DaemonSet, ReplicaSet,
-//! Job, CronJob, Kubeflow PyTorchJob/TFJob/MPIJob, JobSet, Volcano Job), Namespace, ConfigMap (device
-//! plugin and mig-parted configs), ClusterPolicy (`nvidia.com/v1`), RuntimeClass, ResourceClaim,
-//! ResourceClaimTemplate, DeviceClass, Role, ClusterRole, RoleBinding, ClusterRoleBinding.
+//! What it reads: Node, Pod and the built-in pod-owning kinds (Deployment, StatefulSet, DaemonSet,
+//! ReplicaSet, Job, CronJob), the workload controllers of the controllers table (`controllers.rs`:
+//! Kubeflow, Trainer, JobSet, Volcano, LeaderWorkerSet, KubeRay, KServe, Knative, Argo, vLLM
+//! production-stack...), Namespace, ConfigMap (device plugin and mig-parted configs), ClusterPolicy
+//! (`nvidia.com/v1`), RuntimeClass, ResourceClaim, ResourceClaimTemplate, DeviceClass, Role,
+//! ClusterRole, RoleBinding, ClusterRoleBinding. Any other kind is searched for pod templates by
+//! their shape (`discover.rs`); one that names a GPU resource outside a readable template is an
+//! error. Kinds that never run pods (Services, Secrets, quotas, scheduler queues) are read for their
+//! namespace only.
 //!
 //! - [`device_plugin`] and [`mig_parted`] parse the two NVIDIA configuration formats with the rules
 //!   their tools apply; the planner checks the files it writes with them.
@@ -34,8 +40,10 @@
 //! ```
 
 mod cluster;
+mod controllers;
 mod crd;
 pub mod device_plugin;
+mod discover;
 mod dra;
 mod inference;
 pub mod inventory;
@@ -43,18 +51,21 @@ mod kinds;
 pub mod mig_parted;
 mod nodes;
 mod placement;
+mod platforms;
 mod rbac;
 mod util;
 mod workloads;
 
-use crate::kinds::{Dispatch, Dispatched, Kind, Typed};
+use crate::controllers::{Controller, Reads};
+use crate::discover::{At, Embedded, RuntimeDraft, TrainJobDraft};
+use crate::kinds::{Dispatch, Dispatched, Typed};
 use crate::nodes::{ConfigMapDraft, NodeDraft};
 use crate::placement::{Constraints, NodeSets};
 use gpu_trust_model::fleet::{
     DeviceSlot, DraClaimUse, Fleet, GpuNode, Ingested, MigStrategy, NamespaceInfo, Node, NodeId,
-    RuntimeClassInfo, Unresolved, UnresolvedKind, Workload, WorkloadKind,
+    RuntimeClassInfo, Unresolved, UnresolvedKind, Workload, WorkloadClass, WorkloadKind,
 };
-use gpu_trust_model::{Diagnostic, ObjectRef, Version};
+use gpu_trust_model::{Diagnostic, Location, ObjectRef, Version};
 use gpu_trust_source::tree::{ScalarStyle, Value};
 use gpu_trust_source::{read_stream, Entry, Format, Input, Limits, Object, ReadOptions};
 use k8s_openapi::api::core::v1 as core;
@@ -74,7 +85,10 @@ pub struct Options {
 
 /// Reads every input into the fleet model.
 pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
-    let mut c = Collector::default();
+    let mut c = Collector {
+        limits: options.limits,
+        ..Collector::default()
+    };
     let read = ReadOptions {
         limits: options.limits,
         split_key: Some("items".to_string()),
@@ -113,7 +127,9 @@ pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
         }
         c.end_document();
     }
-    c.finish()
+    let mut ingested = c.finish();
+    hint_fragments(&mut ingested.diagnostics, inputs);
+    ingested
 }
 
 /// Inputs at least this large are read on a second thread.
@@ -173,6 +189,83 @@ struct ListHeader {
     kind: Option<String>,
 }
 
+/// One object to read: where it starts and its body (a located YAML tree, a JSON value, or JSON
+/// text not parsed yet).
+struct Doc<'t, 'a> {
+    location: Location,
+    object: Option<&'t Object<'a>>,
+    node: Option<&'t gpu_trust_source::Node<'a>>,
+    json: Option<&'t serde_json::Value>,
+    /// An item of a list that is itself an item.
+    nested: bool,
+}
+
+impl<'t, 'a> Doc<'t, 'a> {
+    fn of(o: &'t Object<'a>) -> Self {
+        Doc {
+            location: o.location(),
+            object: Some(o),
+            node: o.node(),
+            json: None,
+            nested: false,
+        }
+    }
+
+    fn nested(parent: &Doc<'_, '_>, item: At<'t, 'a>) -> Self {
+        let (node, json) = match item {
+            At::Yaml(n) => (Some(n), None),
+            At::Json(v) => (None, Some(v)),
+        };
+        Doc {
+            location: item.location(&parent.location),
+            object: None,
+            node,
+            json,
+            nested: true,
+        }
+    }
+
+    /// The body as a tree, when it is one already.
+    fn root(&self) -> Option<At<'t, 'a>> {
+        match (self.node, self.json) {
+            (Some(n), _) => Some(At::Yaml(n)),
+            (None, Some(v)) => Some(At::Json(v)),
+            (None, None) => None,
+        }
+    }
+
+    /// The body of a JSON object as a value.
+    fn json_value(&self) -> Result<serde_json::Value, Diagnostic> {
+        match self.object {
+            Some(o) => o.deserialize(),
+            None => Ok(serde_json::Value::Null),
+        }
+    }
+
+    fn dispatch(&self, supplied: Option<(&str, &str)>) -> Result<Dispatched, Diagnostic> {
+        let seed = Dispatch { supplied };
+        if let Some(n) = self.node {
+            return gpu_trust_source::de::seed_from_node(seed, n).map_err(|e| {
+                let pos = if e.pos.line == 0 { n.pos } else { e.pos };
+                Diagnostic::error(
+                    Location::new(self.location.file.clone(), pos.line, pos.column),
+                    e.message,
+                )
+            });
+        }
+        if let Some(v) = self.json {
+            use serde::de::DeserializeSeed;
+            return seed
+                .deserialize(v)
+                .map_err(|e| Diagnostic::error(self.location.clone(), e.to_string()));
+        }
+        match self.object {
+            Some(o) => o.deserialize_seed(seed),
+            None => Ok(Dispatched::NotAnObject),
+        }
+    }
+}
+
 /// A workload read from a Pod or a template, before nodes are known.
 struct WorkloadDraft {
     workload: Workload,
@@ -200,6 +293,9 @@ struct Checkpoint {
     classes: usize,
     operands: usize,
     operator_pods: usize,
+    plugin_daemonsets: usize,
+    runtimes: usize,
+    train_jobs: usize,
 }
 
 #[derive(Default)]
@@ -218,11 +314,20 @@ struct Collector<'a> {
     operands: Vec<(Option<String>, cluster::Operand)>,
     /// Namespaces of pods and Deployments running the GPU Operator itself.
     operator_pods: Vec<String>,
+    /// Device plugins installed without the GPU Operator (Helm chart, static manifests).
+    plugin_daemonsets: Vec<platforms::plugin_daemonset::PluginDaemonSet>,
     diagnostics: Vec<Diagnostic>,
     current: Option<(usize, usize)>,
     checkpoint: Checkpoint,
     /// Items of the current document without apiVersion/kind, waiting for the list's own kind.
     pending: Vec<Object<'a>>,
+    /// Kubeflow Trainer runtimes and the TrainJobs that reference them, joined at the end.
+    runtimes: Vec<RuntimeDraft>,
+    train_jobs: Vec<TrainJobDraft>,
+    /// While objects embedded in another (an Argo resource template's manifest) are read: that
+    /// object, and the namespace its objects default to.
+    embedding: Option<(ObjectRef, String)>,
+    limits: Limits,
 }
 
 impl<'a> Collector<'a> {
@@ -240,6 +345,9 @@ impl<'a> Collector<'a> {
             classes: self.classes.len(),
             operands: self.operands.len(),
             operator_pods: self.operator_pods.len(),
+            plugin_daemonsets: self.plugin_daemonsets.len(),
+            runtimes: self.runtimes.len(),
+            train_jobs: self.train_jobs.len(),
         }
     }
 
@@ -257,6 +365,9 @@ impl<'a> Collector<'a> {
         self.classes.truncate(c.classes);
         self.operands.truncate(c.operands);
         self.operator_pods.truncate(c.operator_pods);
+        self.plugin_daemonsets.truncate(c.plugin_daemonsets);
+        self.runtimes.truncate(c.runtimes);
+        self.train_jobs.truncate(c.train_jobs);
         self.pending.clear();
     }
 
@@ -318,10 +429,44 @@ impl<'a> Collector<'a> {
         let dispatched = match o.deserialize_seed(Dispatch { supplied }) {
             Ok(d) => d,
             Err(d) => {
-                self.diagnostics.push(d);
+                self.report(d);
                 return;
             }
         };
+        if matches!(dispatched, Dispatched::NoKind) && o.item().is_some() && supplied.is_none() {
+            self.pending.push(o);
+            return;
+        }
+        let doc = Doc::of(&o);
+        self.dispatched(&doc, dispatched);
+    }
+
+    /// Reads an object of any input (embedded manifests are read from text of their own).
+    fn object_any(&mut self, o: &Object<'_>) {
+        match o.deserialize_seed(Dispatch { supplied: None }) {
+            Ok(d) => self.dispatched(&Doc::of(o), d),
+            Err(d) => self.report(d),
+        }
+    }
+
+    /// A diagnostic; inside an embedded manifest, errors become warnings (the text is a template
+    /// its controller fills in at run time, such as Argo's `{{inputs.parameters.x}}`).
+    fn report(&mut self, mut d: Diagnostic) {
+        if let Some((owner, _)) = &self.embedding {
+            if d.is_error() {
+                d = Diagnostic::warning(
+                    d.location.clone(),
+                    format!(
+                        "{} (in a resource manifest of {owner}, filled in when it runs: this object is not audited)",
+                        d.message
+                    ),
+                );
+            }
+        }
+        self.diagnostics.push(d);
+    }
+
+    fn dispatched(&mut self, doc: &Doc<'_, '_>, dispatched: Dispatched) {
         match dispatched {
             Dispatched::Known { kind, object } => {
                 // Workloads add their namespace when the fleet is built; the other namespaced
@@ -329,33 +474,290 @@ impl<'a> Collector<'a> {
                 if let Some(ns) = object.config_namespace() {
                     self.namespaces.push((ns.to_string(), None));
                 }
-                if let Err(d) = self.known(&o, object, &kind) {
-                    self.diagnostics.push(d);
+                if let Err(d) = self.known(doc, object, &kind) {
+                    self.report(d);
                 }
             }
-            Dispatched::Unknown { namespace } => {
+            Dispatched::Unknown {
+                namespace,
+                api_version,
+                kind,
+            } => {
                 if let Some(ns) = namespace.filter(|n| !n.is_empty()) {
                     self.namespaces.push((ns, None));
                 }
+                if let Err(d) = self.unknown(doc, &api_version, &kind) {
+                    self.report(d);
+                }
             }
-            Dispatched::NoKind if o.item().is_some() && supplied.is_none() => self.pending.push(o),
             // As kubectl refuses them: an input that is not made of objects is not a cluster.
-            Dispatched::NoKind => self.diagnostics.push(Diagnostic::error(
-                o.location(),
-                "not a Kubernetes object: apiVersion and kind are missing",
-            )),
-            Dispatched::NotAnObject => self.diagnostics.push(Diagnostic::error(
-                o.location(),
+            Dispatched::NoKind => {
+                let message = if doc.nested {
+                    "list item without apiVersion and kind, in a list that does not name its item kind".to_string()
+                } else {
+                    let owned = match doc.root() {
+                        Some(_) => None,
+                        None => doc.json_value().ok(),
+                    };
+                    let root = doc.root().or(owned.as_ref().map(At::Json));
+                    not_an_object(root)
+                };
+                self.report(Diagnostic::error(doc.location.clone(), message))
+            }
+            Dispatched::NotAnObject => self.report(Diagnostic::error(
+                doc.location.clone(),
                 "not a Kubernetes object: expected a mapping with string apiVersion and kind",
             )),
-            Dispatched::BadList => self.diagnostics.push(Diagnostic::error(
-                o.location(),
+            Dispatched::BadList => self.report(Diagnostic::error(
+                doc.location.clone(),
                 "the items of a list must be a sequence of objects",
             )),
         }
     }
 
-    fn known(&mut self, o: &Object<'a>, typed: Typed, kind: &str) -> Result<(), Diagnostic> {
+    /// An object of a kind without a typed reader: a list inside a list, a kind the API server
+    /// would refuse, a controller of the table, or any other kind searched for pod templates.
+    fn unknown(&mut self, doc: &Doc<'_, '_>, api: &str, kind: &str) -> Result<(), Diagnostic> {
+        let (group, _) = api.split_once('/').unwrap_or(("", api));
+        let owned;
+        let root = match doc.root() {
+            Some(r) => r,
+            None => {
+                owned = doc.json_value()?;
+                At::Json(&owned)
+            }
+        };
+        // A list inside a list: kubectl flattens nested lists (cli-runtime
+        // `resource.FlattenListVisitor`), and so does ingest.
+        if kind.ends_with("List") {
+            if let Some(items) = root.get("items").and_then(At::items) {
+                let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+                let supplied = item_kind.map(|k| (api, k));
+                for item in items {
+                    let d = Doc::nested(doc, item);
+                    match d.dispatch(supplied) {
+                        Ok(x) => self.dispatched(&d, x),
+                        Err(e) => self.report(e),
+                    }
+                }
+                return Ok(());
+            }
+        }
+        let field_location = |field: &str| {
+            root.get(field)
+                .map_or(doc.location.clone(), |a| a.location(&doc.location))
+        };
+        if let Some(r) = kinds::refusal(api, kind) {
+            let loc = field_location(r.field);
+            return Err(if r.error {
+                Diagnostic::error(loc, r.message)
+            } else {
+                Diagnostic::warning(loc, r.message)
+            });
+        }
+        if let Some(c) = controllers::misspelled(group, kind) {
+            return Err(Diagnostic::error(
+                field_location("kind"),
+                format!(
+                    "kind {kind:?} does not exist in {group} (kinds are case-sensitive) and the API server would refuse this object; did you mean {:?}?",
+                    c.kind
+                ),
+            ));
+        }
+        let reference = self.reference_at(root, kind, &doc.location);
+        match controllers::lookup(group, kind) {
+            Some(c) => self.controller(c, root, reference),
+            None if controllers::inert(group, kind) => Ok(()),
+            None => self.generic(root, reference),
+        }
+    }
+
+    /// The reference of an object read as a tree.
+    fn reference_at(&self, root: At<'_, '_>, kind: &str, location: &Location) -> ObjectRef {
+        let name = discover::meta_text(root, "name")
+            .or_else(|| discover::meta_text(root, "generateName"))
+            .unwrap_or_default();
+        let namespace = discover::meta_text(root, "namespace")
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| self.default_namespace());
+        ObjectRef {
+            kind: kind.to_string(),
+            namespace: Some(namespace),
+            name,
+            location: location.clone(),
+        }
+    }
+
+    /// The namespace of an object that names none.
+    fn default_namespace(&self) -> String {
+        self.embedding
+            .as_ref()
+            .map_or_else(|| "default".to_string(), |(_, ns)| ns.clone())
+    }
+
+    /// An object of the controllers table.
+    fn controller(
+        &mut self,
+        c: &'static Controller,
+        root: At<'_, '_>,
+        r: ObjectRef,
+    ) -> Result<(), Diagnostic> {
+        let loc = r.location.clone();
+        match c.reads {
+            Reads::Holder if c.kind.ends_with("TrainingRuntime") => {
+                let namespace = (c.kind == "TrainingRuntime")
+                    .then(|| r.namespace.clone())
+                    .flatten();
+                let runtime = discover::read_runtime(c.kind, namespace, &r.name, root, &loc)?;
+                self.runtimes.push(runtime);
+            }
+            Reads::Holder => {}
+            Reads::VllmRuntime => {
+                for f in discover::read_vllm_runtime(root, &loc, &r.name)? {
+                    self.template(
+                        r.clone(),
+                        c.workload,
+                        f.role,
+                        f.replicas,
+                        &f.template,
+                        c.class,
+                        false,
+                    );
+                }
+            }
+            Reads::TrainJob => {
+                let job = discover::read_train_job(r, root)?;
+                self.train_jobs.push(job);
+            }
+            Reads::Groups(_) => {
+                let read = discover::read_groups(c, root, &loc)?;
+                for f in read.found {
+                    self.template(
+                        r.clone(),
+                        c.workload,
+                        f.role,
+                        f.replicas,
+                        &f.template,
+                        c.class,
+                        f.unknown_constraints,
+                    );
+                }
+                for w in read.warnings {
+                    self.report(w);
+                }
+                self.embedded(read.embedded, &r);
+            }
+        }
+        Ok(())
+    }
+
+    /// Objects written as text inside another (Argo resource templates), read as objects of its
+    /// namespace. Their own embedded objects are not read further.
+    fn embedded(&mut self, items: Vec<Embedded>, owner: &ObjectRef) {
+        if items.is_empty() {
+            return;
+        }
+        if self.embedding.is_some() {
+            self.report(Diagnostic::warning(
+                owner.location.clone(),
+                format!("{owner}: resource manifests inside a resource manifest are not read"),
+            ));
+            return;
+        }
+        let namespace = owner
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_string());
+        let file = owner.location.file.clone();
+        let options = ReadOptions {
+            limits: self.limits,
+            split_key: None,
+            format: Format::Yaml,
+        };
+        self.embedding = Some((owner.clone(), namespace));
+        for e in items {
+            // Blank lines in front keep the file's line numbers in what is read.
+            let mut text =
+                "\n".repeat(usize::try_from(e.first_line.saturating_sub(1)).unwrap_or(0));
+            text.push_str(&e.text);
+            read_stream(&text, &file, &options, &mut |entry| match entry {
+                Entry::Object(o) | Entry::Container { object: o, .. } => self.object_any(&o),
+                Entry::Invalid { diagnostic, .. } => self.report(diagnostic),
+            });
+        }
+        self.embedding = None;
+    }
+
+    /// Any other kind: pod templates found by their shape are audited; a GPU resource named
+    /// outside any template is an error, since what the object runs cannot be read.
+    fn generic(&mut self, root: At<'_, '_>, r: ObjectRef) -> Result<(), Diagnostic> {
+        let loc = r.location.clone();
+        let (shaped, truncated) = discover::discover(root);
+        let mut gpu_paths = Vec::new();
+        for s in &shaped {
+            let found = match discover::read_shaped(s, &loc) {
+                Ok(f) => f,
+                Err(e) => {
+                    self.report(Diagnostic::warning(
+                        e.location,
+                        format!(
+                            "{r}: {} is shaped like a pod template but is not one ({}); not read",
+                            s.path, e.message
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            let before = self.workloads.len();
+            self.template(
+                r.clone(),
+                WorkloadKind::Custom,
+                found.role,
+                found.replicas,
+                &found.template,
+                None,
+                false,
+            );
+            if self.workloads[before..]
+                .iter()
+                .any(|w| w.workload.requests_gpu())
+            {
+                gpu_paths.push(found.path);
+            }
+        }
+        if truncated {
+            self.report(Diagnostic::warning(
+                loc.clone(),
+                format!("{r}: the search for pod templates stopped at its bounds; what is deeper is not read"),
+            ));
+        }
+        if !gpu_paths.is_empty() {
+            self.report(Diagnostic::warning(
+                loc,
+                format!(
+                    "{r}: a kind gpu-trust has no controller for; the pod templates found by their shape at {} request GPUs and are audited, each counted as the `replicas` beside it, or one",
+                    gpu_paths.join(", ")
+                ),
+            ));
+        } else if shaped.is_empty() {
+            if let Some((path, pos)) = discover::gpu_mention(root) {
+                let at = match pos {
+                    Some(p) => Location::new(loc.file.clone(), p.line, p.column),
+                    None => loc,
+                };
+                return Err(Diagnostic::error(
+                    at,
+                    format!(
+                        "{r} names a GPU resource at {path} but holds no pod template gpu-trust can read: what it runs would not be audited"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn known(&mut self, doc: &Doc<'_, '_>, typed: Typed, kind: &str) -> Result<(), Diagnostic> {
+        let default_namespace = self.default_namespace();
         let reference = |meta: &ObjectMeta, default_ns: bool| ObjectRef {
             kind: kind.to_string(),
             namespace: if default_ns {
@@ -363,13 +765,18 @@ impl<'a> Collector<'a> {
                     meta.namespace
                         .clone()
                         .filter(|n| !n.is_empty())
-                        .unwrap_or_else(|| "default".to_string()),
+                        .unwrap_or_else(|| default_namespace.clone()),
                 )
             } else {
                 None
             },
-            name: meta.name.clone().unwrap_or_default(),
-            location: o.location(),
+            // Objects created by a controller may have only a name prefix.
+            name: meta
+                .name
+                .clone()
+                .or_else(|| meta.generate_name.clone())
+                .unwrap_or_default(),
+            location: doc.location.clone(),
         };
         match typed {
             Typed::Node(n) => {
@@ -387,8 +794,8 @@ impl<'a> Collector<'a> {
             Typed::ConfigMap(cm) => {
                 let r = reference(&cm.metadata, true);
                 let mut key_lines = BTreeMap::new();
-                if let Some(data) = o
-                    .node()
+                if let Some(data) = doc
+                    .node
                     .and_then(|n| n.get("data"))
                     .and_then(|d| d.as_map())
                 {
@@ -430,8 +837,10 @@ impl<'a> Collector<'a> {
                         r,
                         WorkloadKind::Deployment,
                         None,
-                        spec.replicas.unwrap_or(1),
+                        i64::from(spec.replicas.unwrap_or(1)),
                         &spec.template,
+                        None,
+                        false,
                     );
                 }
             }
@@ -442,15 +851,27 @@ impl<'a> Collector<'a> {
                         r,
                         WorkloadKind::StatefulSet,
                         None,
-                        spec.replicas.unwrap_or(1),
+                        i64::from(spec.replicas.unwrap_or(1)),
                         &spec.template,
+                        None,
+                        false,
                     );
                 }
             }
             Typed::DaemonSet(d) => {
                 let r = reference(&d.metadata, true);
+                self.plugin_daemonsets
+                    .extend(platforms::plugin_daemonset::read(&d, r.clone()));
                 if let Some(spec) = d.spec {
-                    self.template(r, WorkloadKind::DaemonSet, None, 0, &spec.template);
+                    self.template(
+                        r,
+                        WorkloadKind::DaemonSet,
+                        None,
+                        0,
+                        &spec.template,
+                        None,
+                        false,
+                    );
                 }
             }
             Typed::ReplicaSet(d) => {
@@ -461,8 +882,10 @@ impl<'a> Collector<'a> {
                             r,
                             WorkloadKind::ReplicaSet,
                             None,
-                            spec.replicas.unwrap_or(1),
+                            i64::from(spec.replicas.unwrap_or(1)),
                             t,
+                            None,
+                            false,
                         );
                     }
                 }
@@ -474,8 +897,10 @@ impl<'a> Collector<'a> {
                         r,
                         WorkloadKind::Job,
                         None,
-                        spec.parallelism.unwrap_or(1),
+                        i64::from(spec.parallelism.unwrap_or(1)),
                         &spec.template,
+                        None,
+                        false,
                     );
                 }
             }
@@ -486,8 +911,10 @@ impl<'a> Collector<'a> {
                         r,
                         WorkloadKind::CronJob,
                         None,
-                        job.parallelism.unwrap_or(1),
+                        i64::from(job.parallelism.unwrap_or(1)),
                         &job.template,
+                        None,
+                        false,
                     );
                 }
             }
@@ -551,62 +978,6 @@ impl<'a> Collector<'a> {
             Typed::ClusterPolicy(cp) => {
                 let r = reference(&cp.metadata, false);
                 self.policies.push((r, *cp));
-            }
-            Typed::Kubeflow(k, j) => {
-                let r = reference(&j.metadata, true);
-                let wk = match k {
-                    Kind::PyTorchJob => WorkloadKind::PyTorchJob,
-                    Kind::TfJob => WorkloadKind::TFJob,
-                    _ => WorkloadKind::MPIJob,
-                };
-                for (role, spec) in &j.spec.pytorch_replica_specs {
-                    self.template(
-                        r.clone(),
-                        wk,
-                        Some(role.clone()),
-                        spec.replicas.unwrap_or(1),
-                        &spec.template,
-                    );
-                }
-            }
-            Typed::JobSet(j) => {
-                let r = reference(&j.metadata, true);
-                for rj in &j.spec.replicated_jobs {
-                    let Some(job) = &rj.template.spec else {
-                        continue;
-                    };
-                    let replicas = rj
-                        .replicas
-                        .unwrap_or(1)
-                        .saturating_mul(job.parallelism.unwrap_or(1));
-                    self.template(
-                        r.clone(),
-                        WorkloadKind::JobSet,
-                        Some(rj.name.clone()),
-                        replicas,
-                        &job.template,
-                    );
-                }
-            }
-            Typed::VolcanoJob(j) => {
-                let r = reference(&j.metadata, true);
-                for (i, t) in j.spec.tasks.iter().enumerate() {
-                    let mut template = t.template.clone();
-                    if let (Some(s), Some(spec)) = (&j.spec.scheduler_name, template.spec.as_mut())
-                    {
-                        if spec.scheduler_name.is_none() {
-                            spec.scheduler_name = Some(s.clone());
-                        }
-                    }
-                    let role = t.name.clone().unwrap_or_else(|| format!("task-{i}"));
-                    self.template(
-                        r.clone(),
-                        WorkloadKind::VolcanoJob,
-                        Some(role),
-                        t.replicas.unwrap_or(1),
-                        &template,
-                    );
-                }
             }
             Typed::ResourceClaim(c) => {
                 let r = reference(&c.metadata, true);
@@ -686,13 +1057,19 @@ impl<'a> Collector<'a> {
         Ok(())
     }
 
+    /// A pod template of a workload: `replicas` pods of `kind`; `class` when the controller says
+    /// what its pods do; `unknown_constraints` when where it may run is not known (every taint is
+    /// then taken as tolerated).
+    #[allow(clippy::too_many_arguments)]
     fn template(
         &mut self,
         r: ObjectRef,
         kind: WorkloadKind,
         role: Option<String>,
-        replicas: i32,
+        replicas: i64,
         t: &core::PodTemplateSpec,
+        class: Option<WorkloadClass>,
+        unknown_constraints: bool,
     ) {
         let Some(spec) = &t.spec else { return };
         let meta = t.metadata.as_ref();
@@ -706,25 +1083,29 @@ impl<'a> Collector<'a> {
             self.operator_pods
                 .push(r.namespace.clone().unwrap_or_default());
         }
-        let mut draft = match self.draft(
-            r,
-            kind,
-            role,
-            u32::try_from(replicas).unwrap_or(0),
-            spec,
-            labels,
-            annotations,
-        ) {
+        let replicas = u32::try_from(replicas.max(0)).unwrap_or(u32::MAX);
+        let mut draft = match self.draft(r, kind, role, replicas, spec, labels, annotations) {
             Ok(d) => d,
             Err(e) => {
-                self.diagnostics.push(e);
+                self.report(e);
                 return;
             }
         };
+        if let Some(c) = class {
+            draft.workload.class = c;
+        }
         if kind == WorkloadKind::DaemonSet {
             draft
                 .constraints
                 .add_daemonset_tolerations(spec.host_network.unwrap_or(false));
+        }
+        if unknown_constraints {
+            draft.constraints.tolerate_everything();
+        }
+        // `nodeName` binds every pod of the template to that node without the scheduler: they
+        // are on it as soon as they exist.
+        if replicas > 0 || kind == WorkloadKind::DaemonSet {
+            draft.node_name = spec.node_name.clone().filter(|n| !n.is_empty());
         }
         self.workloads.push(draft);
     }
@@ -784,8 +1165,45 @@ impl<'a> Collector<'a> {
         })
     }
 
+    /// TrainJobs, with the runtimes they reference: the runtime's jobs with the TrainJob's trainer
+    /// settings and patches applied; without the runtime, the trainer nodes alone, permitted
+    /// wherever what they request is offered.
+    fn train_jobs(&mut self) {
+        let jobs = std::mem::take(&mut self.train_jobs);
+        for job in jobs {
+            let ns = job.object.namespace.clone();
+            let runtime = self.runtimes.iter().find(|r| {
+                r.kind == job.runtime_kind
+                    && r.name == job.runtime_name
+                    && (r.kind == "ClusterTrainingRuntime" || r.namespace == ns)
+            });
+            if runtime.is_none() {
+                self.diagnostics.push(Diagnostic::warning(
+                    job.object.location.clone(),
+                    format!(
+                        "{}: its {} {} is not in the input; its trainer nodes are read from the TrainJob alone and taken to tolerate every taint (the runtime's scheduling constraints are unknown)",
+                        job.object, job.runtime_kind, job.runtime_name
+                    ),
+                ));
+            }
+            let found = discover::resolve_train_job(&job, runtime);
+            for f in found {
+                self.template(
+                    job.object.clone(),
+                    WorkloadKind::Custom,
+                    f.role,
+                    f.replicas,
+                    &f.template,
+                    Some(WorkloadClass::Training),
+                    f.unknown_constraints,
+                );
+            }
+        }
+    }
+
     fn finish(mut self) -> Ingested {
         self.end_document();
+        self.train_jobs();
         let mut diagnostics = std::mem::take(&mut self.diagnostics);
         let mut unresolved: Vec<Unresolved> = Vec::new();
 
@@ -828,8 +1246,12 @@ impl<'a> Collector<'a> {
             config_maps.entry((ns, name)).or_insert(cm);
         }
         let policy = policies.first();
-        let operator_namespace =
-            operator_namespace(&self.operator_pods, policy.map(|p| &p.1), &config_maps);
+        let operator_namespace = operator_namespace(
+            &self.operator_pods,
+            policy.map(|p| &p.1),
+            &config_maps,
+            &drafts,
+        );
         let info = policy.map(|(r, cp)| cluster::info(cp, r.clone(), operator_namespace.clone()));
 
         let mut operands: BTreeMap<String, cluster::Operands> = BTreeMap::new();
@@ -852,9 +1274,15 @@ impl<'a> Collector<'a> {
             }
         }
 
+        let operator = policy.zip(info.as_ref()).and_then(|((r, cp), info)| {
+            platforms::gpu_operator::plugin_selection(cp, info, r, &operator_namespace)
+        });
+        let mut plugin_daemonsets = std::mem::take(&mut self.plugin_daemonsets);
+        plugin_daemonsets.sort_by(|a, b| a.selection.owner.cmp(&b.selection.owner));
         let mut ctx = nodes::Context {
-            policy: policy.map(|p| &p.1),
             info: info.as_ref(),
+            operator,
+            daemonsets: &plugin_daemonsets,
             operator_namespace: &operator_namespace,
             config_maps: &config_maps,
             operands: &operands,
@@ -904,11 +1332,12 @@ impl<'a> Collector<'a> {
 
         // Workloads, sorted; node ids, devices and permitted node sets.
         let mut wdrafts = std::mem::take(&mut self.workloads);
-        fn key(w: &WorkloadDraft) -> (&str, WorkloadKind, &str, Option<&str>) {
+        fn key(w: &WorkloadDraft) -> (&str, WorkloadKind, &str, &str, Option<&str>) {
             let w = &w.workload;
             (
                 w.namespace.as_str(),
                 w.kind,
+                w.object.kind.as_str(),
                 w.object.name.as_str(),
                 w.role.as_deref(),
             )
@@ -1087,12 +1516,92 @@ impl<'a> Collector<'a> {
     }
 }
 
+/// Why a mapping without `apiVersion` or `kind` is not an object, with what it looks like when it
+/// is a file of another tool (so a user knows what to give instead).
+fn not_an_object(root: Option<At<'_, '_>>) -> String {
+    let has = |k: &str| root.and_then(|r| r.get(k)).is_some();
+    let missing = match (has("apiVersion"), has("kind")) {
+        (true, false) => "kind is missing",
+        (false, true) => "apiVersion is missing",
+        _ => "apiVersion and kind are missing",
+    };
+    // Shapes of the files that sit next to manifests: mig-parted's config (`mig-configs`,
+    // NVIDIA/mig-parted `pkg/types/v1`), the device plugin's config (`version` with `flags`,
+    // `sharing` or `resources`, NVIDIA/k8s-device-plugin `api/config/v1`), a Helm chart's
+    // Chart.yaml (`apiVersion`, `name`, `version`), a kustomization (`resources` with
+    // `namespace`, `patches`, `images` or `namePrefix`).
+    let looks = if has("mig-configs") {
+        Some("a mig-parted config: gpu-trust reads it inside the ConfigMap the GPU Operator's MIG manager uses")
+    } else if has("version") && (has("flags") || has("sharing") || has("resources")) {
+        Some("an NVIDIA device plugin config: gpu-trust reads it inside the ConfigMap the device plugin uses")
+    } else if has("apiVersion") && has("name") && has("version") && !has("kind") {
+        Some("a Helm chart's Chart.yaml: audit what `helm template` renders")
+    } else if has("resources")
+        && (has("namespace") || has("patches") || has("images") || has("namePrefix"))
+    {
+        Some("a kustomization: audit what `kustomize build` renders")
+    } else {
+        None
+    };
+    match looks {
+        Some(l) => format!("not a Kubernetes object: {missing}; this looks like {l}"),
+        None => format!("not a Kubernetes object: {missing}"),
+    }
+}
+
+/// What makes a document that does not read a fragment of documentation rather than a broken
+/// manifest: a line `...` standing for text left out, or a shell command in front of its output.
+/// `line` is the line of the error, 1-based, in `text`.
+fn fragment_hint(text: &str, line: u32) -> Option<String> {
+    let line = usize::try_from(line).ok()?.checked_sub(1)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.get(line)?.trim();
+    if at == "..." || at == "\u{2026}" {
+        return Some(format!(
+            "line {} ({at:?}) stands for text left out, as documentation writes it: this is a fragment of a document, not a manifest",
+            line + 1
+        ));
+    }
+    // The document's lines up to the error (a document starts after a `---`).
+    let start = lines[..=line]
+        .iter()
+        .rposition(|l| l.starts_with("---"))
+        .map_or(0, |i| i + 1);
+    let (i, command) = lines[start..=line].iter().enumerate().find(|(_, l)| {
+        let l = l.trim_start();
+        l.starts_with("$ ") || l.starts_with("kubectl ") || l.starts_with("helm ")
+    })?;
+    Some(format!(
+        "line {} is a shell command ({:?}), as documentation shows before its output: this is a fragment of a document, not a manifest",
+        start + i + 1,
+        command.trim()
+    ))
+}
+
+/// Adds [`fragment_hint`] to errors of documents that could not be read.
+fn hint_fragments(diagnostics: &mut [Diagnostic], inputs: &[Input]) {
+    for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
+        if !(d.message.starts_with("invalid YAML")
+            || d.message.starts_with("not a Kubernetes object"))
+        {
+            continue;
+        }
+        let Some(input) = inputs.iter().find(|i| i.name == d.location.file) else {
+            continue;
+        };
+        if let Some(h) = fragment_hint(&input.text, d.location.line) {
+            d.message = format!("{}; {h}", d.message);
+        }
+    }
+}
+
 /// The operator's namespace: where its own pods run; else the namespace holding the ConfigMap the
 /// ClusterPolicy names (when exactly one does); else the default.
 fn operator_namespace(
     operator_pods: &[String],
     policy: Option<&crd::ClusterPolicy>,
     config_maps: &BTreeMap<(String, String), ConfigMapDraft>,
+    nodes: &[NodeDraft],
 ) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for ns in operator_pods {
@@ -1121,7 +1630,9 @@ fn operator_namespace(
             ]
         })
         .flatten()
-        .chain(std::iter::once(cluster::DEFAULT_MIG_CONFIGMAP.to_string()))
+        .chain(std::iter::once(
+            platforms::gpu_operator::DEFAULT_MIG_CONFIGMAP.to_string(),
+        ))
         .collect();
     let holders: BTreeSet<&str> = config_maps
         .keys()
@@ -1133,7 +1644,7 @@ fn operator_namespace(
             return (*ns).to_string();
         }
     }
-    cluster::DEFAULT_OPERATOR_NAMESPACE.to_string()
+    platforms::gpu_operator::default_namespace(nodes).to_string()
 }
 
 /// The devices of its node a scheduled pod may be on, and whether the evidence pins it to exactly
@@ -1196,21 +1707,25 @@ fn devices(w: &Workload, g: &GpuNode, dra_devices: &[String]) -> (Vec<DeviceSlot
     let requested_mig: Vec<(String, u64)> = w
         .gpu
         .mig_profiles()
-        .map(|(p, n)| (p.strip_suffix(".shared").unwrap_or(p).to_string(), n))
+        .map(|(p, n)| (p.to_string(), n))
         .collect();
     let (candidates, wanted) = if !requested_mig.is_empty() {
         let names: Vec<&str> = requested_mig.iter().map(|(p, _)| p.as_str()).collect();
         let wanted: u64 = requested_mig.iter().map(|(_, n)| *n).sum();
         (
-            mig_slots(&|profile| names.contains(&profile.replace('+', ".").as_str())),
+            mig_slots(&|profile| {
+                names
+                    .iter()
+                    .any(|n| gpu_trust_model::catalogue::is_plugin_spelling(profile, n))
+            }),
             wanted,
         )
     } else {
         let wanted = w
             .gpu
             .resources
-            .get("nvidia.com/gpu")
-            .or_else(|| w.gpu.resources.get("nvidia.com/gpu.shared"))
+            .get(gpu_trust_model::resource::GPU)
+            .or_else(|| w.gpu.resources.get(gpu_trust_model::resource::GPU_SHARED))
             .copied()
             .unwrap_or(1)
             .max(1);

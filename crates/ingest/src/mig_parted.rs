@@ -4,7 +4,10 @@
 //! `mig-configs` maps a config name to a non-empty list of entries; an entry has an optional
 //! `device-filter` (one PCI id or a list, `device << 16 | vendor` as in `0x233010DE`), a required
 //! `devices` (`all` or a list of GPU indices), a required `mig-enabled`, and `mig-devices` (profile to
-//! count), required when MIG is enabled and empty when it is not. Unknown keys are rejected.
+//! count). With MIG enabled `mig-devices` must be present, but may be empty (`{}`: MIG mode on, no
+//! instances, as the GPU Operator's stock `all-enabled` config has it); with MIG disabled it must be
+//! absent or empty. A non-empty `mig-devices` whose counts are all 0 is rejected
+//! (`pkg/types/mig_config.go`, `AssertValidFormat`). Unknown keys are rejected.
 
 use gpu_trust_model::catalogue::{GpuModel, PciDeviceId};
 use gpu_trust_model::{Diagnostic, Location};
@@ -33,8 +36,17 @@ pub struct MigConfigEntry {
     pub devices: Devices,
     #[serde(rename = "mig-enabled")]
     pub mig_enabled: bool,
+    /// `None` when absent (or `null`); `Some` of an empty map for `{}`.
     #[serde(rename = "mig-devices", default)]
-    pub mig_devices: BTreeMap<String, u32>,
+    pub mig_devices: Option<BTreeMap<String, u32>>,
+}
+
+impl MigConfigEntry {
+    /// The instances asked for (none when MIG is disabled or `mig-devices` is empty).
+    pub fn devices(&self) -> &BTreeMap<String, u32> {
+        static EMPTY: BTreeMap<String, u32> = BTreeMap::new();
+        self.mig_devices.as_ref().unwrap_or(&EMPTY)
+    }
 }
 
 /// `devices: all` or a list of GPU indices.
@@ -157,17 +169,26 @@ pub fn parse(text: &str, file: &str, line_offset: u32) -> Result<MigPartedConfig
         }
         for (i, e) in entries.iter().enumerate() {
             let idx = i.to_string();
-            if e.mig_enabled && e.mig_devices.is_empty() {
-                return Err(Diagnostic::error(
-                    loc(pos_of(&["mig-configs", name, &idx])),
-                    format!("mig-parted config `{name}` enables MIG without mig-devices"),
-                ));
-            }
-            if !e.mig_enabled && e.mig_devices.values().any(|&n| n > 0) {
-                return Err(Diagnostic::error(
-                    loc(pos_of(&["mig-configs", name, &idx, "mig-devices"])),
-                    format!("mig-parted config `{name}` lists mig-devices with MIG disabled"),
-                ));
+            match (&e.mig_devices, e.mig_enabled) {
+                (None, true) => {
+                    return Err(Diagnostic::error(
+                        loc(pos_of(&["mig-configs", name, &idx])),
+                        format!("mig-parted config `{name}` enables MIG without mig-devices"),
+                    ))
+                }
+                (Some(d), false) if !d.is_empty() => {
+                    return Err(Diagnostic::error(
+                        loc(pos_of(&["mig-configs", name, &idx, "mig-devices"])),
+                        format!("mig-parted config `{name}` lists mig-devices with MIG disabled"),
+                    ))
+                }
+                (Some(d), true) if !d.is_empty() && d.values().all(|&n| n == 0) => {
+                    return Err(Diagnostic::error(
+                        loc(pos_of(&["mig-configs", name, &idx, "mig-devices"])),
+                        format!("mig-parted config `{name}`: all counts in mig-devices are 0"),
+                    ))
+                }
+                _ => {}
             }
             if let Some(bad) = e
                 .device_filter
@@ -214,13 +235,26 @@ mod tests {
         let split = &c.mig_configs["tenant-split"];
         assert_eq!(split.len(), 2);
         assert_eq!(split[0].devices, Devices::Indices(vec![0, 1]));
-        assert_eq!(split[0].mig_devices["1g.10gb"], 2);
+        assert_eq!(split[0].devices()["1g.10gb"], 2);
         assert_eq!(c.lines["tenant-split"], 6);
         let h100 = gpu_trust_model::catalogue::lookup("0x233010DE");
         assert_eq!(split[0].matches_model(h100), Some(true));
         let a100 = gpu_trust_model::catalogue::lookup("0x20B010DE");
         assert_eq!(split[0].matches_model(a100), Some(false));
         assert_eq!(split[1].matches_model(None), Some(true));
+    }
+
+    /// The GPU Operator's stock `default-mig-parted-config` has `all-enabled` with `mig-devices: {}`,
+    /// which mig-parted accepts: MIG mode on, no instances. It must not reject the whole config.
+    #[test]
+    fn mig_enabled_with_empty_devices_is_valid() {
+        let stock = "version: v1\nmig-configs:\n  all-disabled:\n    - devices: all\n      mig-enabled: false\n\n  all-enabled:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {}\n\n  all-1g.10gb:\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n        \"1g.10gb\": 7\n";
+        let c = parse(stock, "cm.yaml", 0).expect("the stock config parses");
+        let enabled = &c.mig_configs["all-enabled"][0];
+        assert!(enabled.mig_enabled);
+        assert_eq!(enabled.mig_devices, Some(BTreeMap::new()));
+        assert!(enabled.devices().is_empty());
+        assert_eq!(c.mig_configs["all-1g.10gb"][0].devices()["1g.10gb"], 7);
     }
 
     #[test]
@@ -234,6 +268,13 @@ mod tests {
             .unwrap_err()
             .message
             .contains("without mig-devices"));
+        let zeros = "version: v1\nmig-configs:\n  x:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"1g.10gb\": 0}\n";
+        assert!(parse(zeros, "cm.yaml", 0)
+            .unwrap_err()
+            .message
+            .contains("are 0"));
+        let disabled = "version: v1\nmig-configs:\n  x:\n    - devices: all\n      mig-enabled: false\n      mig-devices: {\"1g.10gb\": 0}\n";
+        assert!(parse(disabled, "cm.yaml", 0).is_err());
         let v2 = "version: v2\nmig-configs: {}\n";
         assert!(parse(v2, "cm.yaml", 0).is_err());
         let bad =

@@ -1,60 +1,46 @@
-//! Nodes: labels, taints, and the GPU side resolved the way the GPU Operator resolves it.
+//! Nodes: labels, taints, and the GPU side, read from whichever installer or platform configured it
+//! (see [`crate::platforms`]).
 //!
-//! Device plugin sharing: the ClusterPolicy's `spec.devicePlugin.config.name` names a ConfigMap in
-//! the operator's namespace; the node label `nvidia.com/device-plugin.config` picks one of its keys,
-//! else `spec.devicePlugin.config.default` does; with neither, the plugin runs its defaults (no
-//! sharing). A ConfigMap or key that is named but absent, or a config the plugin would reject, is
-//! recorded as unresolved (GT002) and the GPU Feature Discovery labels (`nvidia.com/gpu.sharing-strategy`,
-//! `nvidia.com/gpu.replicas`, the `-SHARED` product suffix) stand in as evidence.
+//! Device plugin sharing: the plugin that serves a node finds its config through its installer. The
+//! GPU Operator's ClusterPolicy names a ConfigMap of named configs (`spec.devicePlugin.config`); a
+//! device plugin installed by its Helm chart or static manifests names one in its DaemonSet (a
+//! mounted ConfigMap, or config-manager's ConfigMap of named configs). Config-manager picks a key by
+//! the node label `nvidia.com/device-plugin.config`, else the default, else its fallbacks. A
+//! ConfigMap or key that is named but absent, or a config the plugin would reject, is recorded as
+//! unresolved (GT002). Managed platforms state their own sharing in labels (GKE time-sharing); GPU
+//! Feature Discovery labels (`nvidia.com/gpu.sharing-strategy`, `nvidia.com/gpu.replicas`, the
+//! `-SHARED` product suffix) stand in as evidence when no config is in force.
 //!
 //! MIG: the node label `nvidia.com/mig.config` names a config in the mig-parted ConfigMap
 //! (`spec.migManager.config.name`, default `default-mig-parted-config`, key `config.yaml`; since
 //! operator v26.3.0 also a per-node `<node>-mig-config`). Its entries apply, by `device-filter` (the
 //! PCI id of the node's GPU model) and `devices`, to each GPU; the catalogue's geometry places the
 //! instances. The mixed-strategy labels `nvidia.com/mig-<profile>.count` are evidence, and the
-//! fallback when the config is not in the input.
+//! fallback when the config is not in the input; a platform's partition size (GKE) cuts every GPU
+//! into as many instances of one profile as fit.
+//!
+//! What the input does not say (a driver version GKE does not label) is recorded per node as an
+//! unknown fact with its reason.
 
-use crate::cluster::{
-    self, Operands, CDI_DEVICE_LIST_STRATEGY, DEFAULT_MIG_CONFIGMAP, MIG_CONFIG_KEY,
-};
-use crate::crd;
+use crate::cluster::Operands;
 use crate::device_plugin::{self, parse_mig_strategy, DevicePluginConfig, Strictness};
 use crate::mig_parted::{self, MigPartedConfig};
+use crate::placement::Constraints;
+use crate::platforms::gpu_operator::MIG_CONFIG_KEY;
+use crate::platforms::plugin_daemonset::PluginDaemonSet;
+use crate::platforms::{self, gfd, Choice, LabelFacts, PluginSelection};
 use crate::util::{quantity_u64, uuids};
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{
-    ClusterPolicyInfo, ConfigSource, GpuNode, MigRequest, MigSlot, MigStrategy, NodeId,
-    PhysicalGpu, SharingConfig, SharingStrategy, Taint, TaintEffect, Unresolved, UnresolvedKind,
+    ClusterPolicyInfo, ConfigSource, GpuNode, MigRequest, MigSlot, MigStrategy, Node, NodeFact,
+    NodeId, PhysicalGpu, Platform, SharingConfig, SharingStrategy, Taint, TaintEffect, UnknownFact,
+    Unresolved, UnresolvedKind,
 };
 use gpu_trust_model::geometry;
+use gpu_trust_model::resource;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef, Version};
 use std::collections::BTreeMap;
 
-pub(crate) const LABEL_PRODUCT: &str = "nvidia.com/gpu.product";
-const LABEL_COUNT: &str = "nvidia.com/gpu.count";
-const LABEL_MEMORY: &str = "nvidia.com/gpu.memory";
-const LABEL_PRESENT: &str = "nvidia.com/gpu.present";
-const LABEL_REPLICAS: &str = "nvidia.com/gpu.replicas";
-const LABEL_SHARING: &str = "nvidia.com/gpu.sharing-strategy";
-const LABEL_MIG_STRATEGY: &str = "nvidia.com/mig.strategy";
-pub(crate) const LABEL_MIG_CONFIG: &str = "nvidia.com/mig.config";
-const LABEL_MIG_STATE: &str = "nvidia.com/mig.config.state";
-pub(crate) const LABEL_DP_CONFIG: &str = "nvidia.com/device-plugin.config";
-const LABEL_CC_STATE: &str = "nvidia.com/cc.mode.state";
-const LABEL_CC_MODE: &str = "nvidia.com/cc.mode";
-const LABEL_NFD_NVIDIA: &str = "feature.node.kubernetes.io/pci-10de.present";
-/// Driver version labels of GPU Feature Discovery, and the deprecated ones it still writes.
-const DRIVER_FULL: &str = "nvidia.com/cuda.driver-version.full";
-const DRIVER_PARTS: [&str; 3] = [
-    "nvidia.com/cuda.driver-version.major",
-    "nvidia.com/cuda.driver-version.minor",
-    "nvidia.com/cuda.driver-version.revision",
-];
-const DRIVER_DEPRECATED: [&str; 3] = [
-    "nvidia.com/cuda.driver.major",
-    "nvidia.com/cuda.driver.minor",
-    "nvidia.com/cuda.driver.rev",
-];
 /// HAMi's node annotation listing the node's devices.
 pub(crate) const HAMI_REGISTER: &str = "hami.io/node-nvidia-register";
 
@@ -141,8 +127,11 @@ pub(crate) struct ConfigMapDraft {
 
 /// Everything node resolution reads besides the node.
 pub(crate) struct Context<'c> {
-    pub policy: Option<&'c crd::ClusterPolicy>,
     pub info: Option<&'c ClusterPolicyInfo>,
+    /// How the GPU Operator's device plugin finds its config (from the ClusterPolicy).
+    pub operator: Option<PluginSelection>,
+    /// Device plugins installed without the operator.
+    pub daemonsets: &'c [PluginDaemonSet],
     pub operator_namespace: &'c str,
     pub config_maps: &'c BTreeMap<(String, String), ConfigMapDraft>,
     pub operands: &'c BTreeMap<String, Operands>,
@@ -160,52 +149,146 @@ pub(crate) struct Resolved {
     pub mig_requests: Vec<MigRequest>,
 }
 
-pub(crate) fn is_gpu_node(d: &NodeDraft) -> bool {
-    let l = &d.labels;
-    l.get(LABEL_PRESENT).is_some_and(|v| v == "true")
-        || l.contains_key(LABEL_PRODUCT)
-        || l.contains_key(LABEL_COUNT)
-        || l.contains_key(LABEL_MIG_CONFIG)
-        || l.contains_key(LABEL_DP_CONFIG)
-        || l.get(LABEL_NFD_NVIDIA).is_some_and(|v| v == "true")
+impl Resolved {
+    fn unresolved(&mut self, d: &NodeDraft, what: UnresolvedKind, message: String) {
+        self.unresolved.push(Unresolved {
+            object: d.object.clone(),
+            node: Some(d.name.clone()),
+            what,
+            message,
+        });
+    }
+
+    fn warn(&mut self, d: &NodeDraft, message: String) {
+        self.diagnostics
+            .push(Diagnostic::warning(d.object.location.clone(), message));
+    }
+}
+
+pub(crate) fn is_gpu_node(d: &NodeDraft, platform_facts: &[LabelFacts]) -> bool {
+    gfd::says_gpu(&d.labels)
         || d.hami_register.is_some()
+        || platform_facts.iter().any(|p| p.has_gpu)
         || d.extended.as_ref().is_some_and(|e| {
-            e.iter().any(|(k, v)| {
-                *v > 0 && (k.starts_with("nvidia.com/gpu") || k.starts_with("nvidia.com/mig-"))
-            })
+            e.iter()
+                .any(|(k, v)| *v > 0 && resource::is_nvidia_gpu_resource(k))
         })
+}
+
+/// The plugin config the node's installer selects: the GPU Operator's, else the one device plugin
+/// DaemonSet that runs on the node. `Err` when several DaemonSets that disagree run there.
+fn selection_for<'s>(
+    operator: Option<&'s PluginSelection>,
+    daemonsets: &'s [PluginDaemonSet],
+    d: &NodeDraft,
+) -> Result<Option<&'s PluginSelection>, String> {
+    if let Some(op) = operator {
+        return Ok(Some(op));
+    }
+    let node = Node {
+        object: d.object.clone(),
+        name: d.name.clone(),
+        labels: d.labels.clone(),
+        taints: d.taints.clone(),
+        gpu: None,
+    };
+    let runs_here = |c: &Constraints| c.permits(&node, &|_| true);
+    let found: Vec<&PluginSelection> = daemonsets
+        .iter()
+        .filter(|p| runs_here(&p.constraints))
+        .map(|p| &p.selection)
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        [first, rest @ ..] if rest.iter().all(|s| s.config == first.config && s.env == first.env) => {
+            Ok(Some(first))
+        }
+        many => Err(format!(
+            "{} device plugin DaemonSets run on the node with different configs ({}): which one advertises its GPUs is unknown",
+            many.len(),
+            many.iter()
+                .map(|s| s.owner.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 impl Context<'_> {
     pub(crate) fn resolve(&mut self, d: &NodeDraft, id: NodeId) -> Resolved {
         let mut out = Resolved::default();
-        if !is_gpu_node(d) {
+        let platform_facts = platforms::read_labels(&d.labels);
+        if !is_gpu_node(d, &platform_facts) {
             return out;
         }
         let labels = &d.labels;
-        let product = labels.get(LABEL_PRODUCT).cloned();
-        let model = product.as_deref().and_then(catalogue::lookup);
+        let gfd_product = labels.get(gfd::PRODUCT).cloned();
+        let platform_product = platform_facts.iter().find_map(|p| p.product.clone());
+        let product = gfd_product.clone().or(platform_product);
+        let model = match &gfd_product {
+            Some(p) => catalogue::lookup(p),
+            None => platform_facts.iter().find_map(|p| p.model),
+        };
+        let hidden = |fact: NodeFact| {
+            platform_facts
+                .iter()
+                .flat_map(|p| &p.hidden)
+                .find(|h| h.fact == fact)
+                .map(|h| h.reason.clone())
+        };
+        let mut unknown: Vec<UnknownFact> = Vec::new();
+        let mut unknown_fact = |fact: NodeFact, reason: String| {
+            unknown.push(UnknownFact { fact, reason });
+        };
         match (&product, model) {
-            (Some(p), None) => out.unresolved.push(Unresolved {
-                object: d.object.clone(),
-                node: Some(d.name.clone()),
-                what: UnresolvedKind::GpuModel,
-                message: format!("GPU product `{p}` is not in the GPU catalogue: MIG geometry and CC support unknown"),
-            }),
-            (None, _) => out.unresolved.push(Unresolved {
-                object: d.object.clone(),
-                node: Some(d.name.clone()),
-                what: UnresolvedKind::GpuModel,
-                message: format!("no `{LABEL_PRODUCT}` label: the GPU model is unknown"),
-            }),
+            (Some(p), None) => {
+                let message = if gfd_product.is_some() {
+                    format!("GPU product `{p}` is not in the GPU catalogue: MIG geometry and CC support unknown")
+                } else {
+                    format!("the platform names the GPU `{p}`, which the GPU catalogue does not know: MIG geometry and CC support unknown")
+                };
+                unknown_fact(NodeFact::GpuModel, message.clone());
+                out.unresolved(d, UnresolvedKind::GpuModel, message);
+            }
+            (None, _) => {
+                let message = match hidden(NodeFact::GpuModel) {
+                    Some(reason) => format!("{reason}: the GPU model is unknown"),
+                    None => format!("no `{}` label: the GPU model is unknown", gfd::PRODUCT),
+                };
+                unknown_fact(NodeFact::GpuModel, message.clone());
+                out.unresolved(d, UnresolvedKind::GpuModel, message);
+            }
             _ => {}
         }
 
-        let (sharing, dp_config) = self.sharing(d, &mut out);
-        let mig_strategy = self.mig_strategy(d, dp_config.as_ref(), &mut out);
+        let selection = match selection_for(self.operator.as_ref(), self.daemonsets, d) {
+            Ok(s) => s.cloned(),
+            Err(message) => {
+                out.unresolved(d, UnresolvedKind::DevicePluginConfig, message);
+                None
+            }
+        };
+        let (sharing, dp_config) = self.sharing(d, selection.as_ref(), &platform_facts, &mut out);
+        let mig_strategy = self.mig_strategy(
+            d,
+            selection.as_ref(),
+            dp_config.as_ref(),
+            &platform_facts,
+            &mut out,
+        );
 
         let hami_uuids = d.hami_register.as_deref().map(uuids).unwrap_or_default();
-        let count = gpu_count(d, &sharing, hami_uuids.len());
+        let platform_mig = platform_facts.iter().find_map(|p| p.mig.clone());
+        let instances_per_gpu = platform_mig
+            .as_ref()
+            .and_then(|(profile, _)| model?.profile(profile))
+            .map_or(1, |p| u32::from(p.max_count.max(1)));
+        let count = labels
+            .get(gfd::COUNT)
+            .and_then(|c| c.trim().parse::<u32>().ok())
+            .or_else(|| platform_facts.iter().find_map(|p| p.count))
+            .unwrap_or_else(|| advertised_gpus(d, &sharing, instances_per_gpu, hami_uuids.len()));
         let mut gpus: Vec<PhysicalGpu> = (0..count)
             .map(|i| PhysicalGpu {
                 index: i,
@@ -214,27 +297,89 @@ impl Context<'_> {
                 mig: Vec::new(),
             })
             .collect();
-        let mig_source = self.mig_layout(d, id, model, mig_strategy, &mut gpus, &mut out);
+        let mut mig_source = self.mig_layout(d, id, model, mig_strategy, &mut gpus, &mut out);
+        if mig_source.is_none() {
+            if let Some((profile, _)) = &platform_mig {
+                mig_source =
+                    platform_partitions(d, model, profile, instances_per_gpu, &mut gpus, &mut out);
+            }
+        }
+        if gpus.is_empty() {
+            unknown_fact(
+                NodeFact::GpuCount,
+                format!(
+                    "no `{}` label, platform GPU count or advertised GPU resource in the input",
+                    gfd::COUNT
+                ),
+            );
+        }
 
         let memory_mib = labels
-            .get(LABEL_MEMORY)
+            .get(gfd::MEMORY)
             .and_then(|m| m.parse::<u64>().ok())
+            .or_else(|| platform_facts.iter().find_map(|p| p.memory_mib))
             .or(model.map(|m| m.memory_mib));
         let operands = self.operands.get(&d.name);
-        let driver_version = driver_label(labels)
+        let driver_version = gfd::driver_version(labels)
             .or_else(|| operands.and_then(|o| o.driver.clone()))
             .or_else(|| self.info.and_then(|i| i.driver_version.clone()));
+        if driver_version.is_none() {
+            unknown_fact(
+                NodeFact::DriverVersion,
+                hidden(NodeFact::DriverVersion).unwrap_or_else(|| {
+                    "no GPU Feature Discovery driver label, driver operand image or ClusterPolicy driver version in the input".to_string()
+                }),
+            );
+        }
         let toolkit_version = operands
             .and_then(|o| o.toolkit.clone())
             .or_else(|| self.info.and_then(|i| i.toolkit_version.clone()));
-        let cc_mode = labels
-            .get(LABEL_CC_STATE)
-            .or_else(|| labels.get(LABEL_CC_MODE))
-            .cloned();
+        if toolkit_version.is_none() {
+            unknown_fact(
+                NodeFact::ToolkitVersion,
+                hidden(NodeFact::ToolkitVersion).unwrap_or_else(|| {
+                    "no container toolkit operand image or ClusterPolicy toolkit version in the input (no node label carries it)".to_string()
+                }),
+            );
+        }
+        let cc_mode = gfd::cc_mode(labels);
+        if cc_mode.is_none() && model.is_some_and(GpuModel::cc_capable) {
+            unknown_fact(
+                NodeFact::CcMode,
+                format!(
+                    "the GPU supports confidential computing, but no `{}` label says its mode",
+                    gfd::CC_MODE_STATE
+                ),
+            );
+        }
+        for u in &out.unresolved {
+            match u.what {
+                UnresolvedKind::DevicePluginConfig => {
+                    unknown_fact(NodeFact::SharingConfig, u.message.clone())
+                }
+                UnresolvedKind::MigConfig => unknown_fact(NodeFact::MigLayout, u.message.clone()),
+                UnresolvedKind::GpuModel | UnresolvedKind::Other => {}
+            }
+        }
+        unknown.sort();
+        unknown.dedup_by(|a, b| a.fact == b.fact);
+
+        let mut node_platforms: Vec<Platform> = platform_facts.iter().map(|p| p.platform).collect();
+        if gfd::labelled(labels) {
+            node_platforms.push(Platform::GpuFeatureDiscovery);
+        }
+        if let Some(s) = &selection {
+            node_platforms.push(s.platform);
+        } else if self.info.is_some() {
+            node_platforms.push(Platform::GpuOperator);
+        }
+        node_platforms.sort();
+        node_platforms.dedup();
+
         out.gpu = Some(GpuNode {
             product,
             model: model.map(|m| m.id.to_string()),
-            count,
+            count: u32::try_from(gpus.len()).unwrap_or(u32::MAX),
             memory_mib,
             driver_version,
             toolkit_version,
@@ -245,6 +390,9 @@ impl Context<'_> {
             gpus,
             hami: d.hami_register.is_some(),
             mig_source,
+            advertised: d.extended.clone(),
+            platforms: node_platforms,
+            unknown,
         });
         out
     }
@@ -253,129 +401,165 @@ impl Context<'_> {
     fn sharing(
         &mut self,
         d: &NodeDraft,
+        selection: Option<&PluginSelection>,
+        platform_facts: &[LabelFacts],
         out: &mut Resolved,
     ) -> (SharingConfig, Option<DevicePluginConfig>) {
-        let label = d.labels.get(LABEL_DP_CONFIG).filter(|v| !v.is_empty());
-        let named = self.info.and_then(|i| i.device_plugin_config.clone());
-        let mut unresolved = |message: String| {
-            out.unresolved.push(Unresolved {
-                object: d.object.clone(),
-                node: Some(d.name.clone()),
-                what: UnresolvedKind::DevicePluginConfig,
-                message,
-            });
-        };
-        let mut resolved: Option<(SharingConfig, DevicePluginConfig)> = None;
-        match (named, label) {
-            (Some((cm_name, default)), label) => {
-                let key = label.cloned().or(default.clone());
-                if let Some(key) = key {
-                    let ns = self.operator_namespace.to_string();
-                    match self.config_maps.get(&(ns.clone(), cm_name.clone())) {
-                        None => unresolved(format!(
-                            "the ClusterPolicy names device plugin ConfigMap {ns}/{cm_name}, which is not in the input"
-                        )),
-                        Some(cm) if !cm.data.contains_key(&key) => unresolved(format!(
-                            "device plugin ConfigMap {ns}/{cm_name} has no key `{key}` (selected by {})",
-                            if label.is_some() {
-                                format!("the node label {LABEL_DP_CONFIG}")
-                            } else {
-                                "the ClusterPolicy default".to_string()
-                            }
-                        )),
-                        Some(cm) => match self.device_plugin_config(cm, &ns, &cm_name, &key, &mut out.diagnostics) {
+        let mut resolved: Option<(SharingConfig, Option<DevicePluginConfig>)> = None;
+        match selection {
+            Some(sel) => {
+                let keys: Option<Vec<&str>> = self
+                    .config_maps
+                    .get(&(sel.namespace.clone(), configmap_of(sel)))
+                    .map(|cm| cm.data.keys().map(String::as_str).collect());
+                match sel.choose(&d.labels, keys.as_deref()) {
+                    Choice::Defaults => {
+                        resolved = Some((SharingConfig::default(), None));
+                    }
+                    Choice::Key { configmap, key } => {
+                        let ns = sel.namespace.clone();
+                        let cm = self
+                            .config_maps
+                            .get(&(ns.clone(), configmap.clone()))
+                            .cloned();
+                        match cm.and_then(|cm| {
+                            self.device_plugin_config(&cm, &ns, &configmap, &key, &mut out.diagnostics)
+                        }) {
                             Some(config) => {
                                 let source = ConfigSource::ConfigMap {
-                                    namespace: ns.clone(),
-                                    name: cm_name.clone(),
-                                    key: key.clone(),
+                                    namespace: ns,
+                                    name: configmap,
+                                    key,
                                     config: None,
                                 };
-                                resolved = Some((config.sharing_config(source), config));
+                                resolved = Some((config.sharing_config(source), Some(config)));
                             }
-                            None => unresolved(format!(
-                                "device plugin config {ns}/{cm_name} key `{key}` is invalid: the plugin would not start with it"
-                            )),
-                        },
+                            None => out.unresolved(
+                                d,
+                                UnresolvedKind::DevicePluginConfig,
+                                format!(
+                                    "device plugin config {ns}/{configmap} key `{key}` is invalid: the plugin would not start with it"
+                                ),
+                            ),
+                        }
+                    }
+                    Choice::Missing(message) => {
+                        out.unresolved(d, UnresolvedKind::DevicePluginConfig, message)
                     }
                 }
             }
-            (None, Some(label)) => unresolved(format!(
-                "the node selects device plugin config `{label}`, but no ClusterPolicy in the input names its ConfigMap"
-            )),
-            (None, None) => {}
+            None => {
+                if let Some(label) = d
+                    .labels
+                    .get(gfd::DEVICE_PLUGIN_CONFIG)
+                    .filter(|v| !v.is_empty())
+                {
+                    out.unresolved(
+                        d,
+                        UnresolvedKind::DevicePluginConfig,
+                        format!(
+                            "the node selects device plugin config `{label}`, but no ClusterPolicy or device plugin DaemonSet in the input names its ConfigMap"
+                        ),
+                    );
+                }
+            }
         }
-        let from_labels = sharing_from_labels(d);
+        let labelled = gfd::sharing(&d.labels);
         let had_unresolved = out
             .unresolved
             .iter()
             .any(|u| u.what == UnresolvedKind::DevicePluginConfig);
         let (mut sharing, config) = match resolved {
             Some((s, c)) => {
-                if let Some(l) = &from_labels {
-                    if l.strategy != s.strategy
-                        || l.replicas_for("nvidia.com/gpu") != s.replicas_for("nvidia.com/gpu")
-                    {
-                        out.diagnostics.push(Diagnostic::warning(
-                            d.object.location.clone(),
-                            format!(
-                                "node {}: its GPU Feature Discovery labels say {} x{}, the config in force says {} x{}; the labels may predate a config change",
-                                d.name,
-                                strategy_name(l.strategy),
-                                l.replicas_for("nvidia.com/gpu"),
-                                strategy_name(s.strategy),
-                                s.replicas_for("nvidia.com/gpu")
-                            ),
-                        ));
-                    }
-                }
-                (s, Some(c))
+                self.compare_labels(d, &s, &labelled, out);
+                (s, c)
             }
-            None => match from_labels {
-                Some(mut s) => {
-                    if s.strategy != SharingStrategy::None && s.replicas.is_empty() {
-                        // The plugin never shares with fewer than 2 replicas.
-                        s.replicas.insert("nvidia.com/gpu".to_string(), 2);
-                        out.diagnostics.push(Diagnostic::warning(
-                            d.object.location.clone(),
-                            format!(
-                                "node {}: its labels say the GPUs are shared but not how many ways; taken as at least 2",
-                                d.name
-                            ),
-                        ));
+            None => {
+                let platform = platform_facts.iter().find_map(|p| p.sharing);
+                match (platform, from_labels(&labelled)) {
+                    (Some((strategy, replicas)), _) => (platform_sharing(strategy, replicas), None),
+                    (None, Some(mut s)) => {
+                        if s.strategy != SharingStrategy::None && s.replicas.is_empty() {
+                            // The plugin never shares with fewer than 2 replicas.
+                            s.replicas.insert(resource::GPU.to_string(), 2);
+                            out.warn(
+                                d,
+                                format!(
+                                    "node {}: its labels say the GPUs are shared but not how many ways; taken as at least 2",
+                                    d.name
+                                ),
+                            );
+                        }
+                        (s, None)
                     }
-                    (s, None)
+                    (None, None) if had_unresolved => (
+                        SharingConfig {
+                            source: ConfigSource::Unknown,
+                            ..SharingConfig::default()
+                        },
+                        None,
+                    ),
+                    (None, None) => (SharingConfig::default(), None),
                 }
-                None if had_unresolved => (
-                    SharingConfig {
-                        source: ConfigSource::Unknown,
-                        ..SharingConfig::default()
-                    },
-                    None,
-                ),
-                None => (SharingConfig::default(), None),
-            },
+            }
         };
-        if let Some(env) = self.policy.and_then(cluster::device_list_env) {
-            sharing.device_list_strategy = env;
-        } else if config
+        let configured = config
             .as_ref()
             .and_then(|c| c.flags.plugin.as_ref())
-            .and_then(|p| p.device_list_strategy.as_ref())
-            .is_none()
-            && self.info.and_then(|i| i.cdi_enabled) == Some(true)
-        {
-            sharing.device_list_strategy = CDI_DEVICE_LIST_STRATEGY
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+            .and_then(|p| p.device_list_strategy.clone());
+        if let Some(env) = selection.and_then(|s| s.env.device_list_strategy.clone()) {
+            sharing.device_list_strategy = env;
+        } else if configured.is_none() {
+            if let Some(default) =
+                selection.and_then(|s| s.env.default_device_list_strategy.clone())
+            {
+                sharing.device_list_strategy = default;
+            }
         }
         if let Some(ext) = &d.extended {
-            if ext.get("nvidia.com/gpu.shared").is_some_and(|v| *v > 0) {
+            if ext.get(resource::GPU_SHARED).is_some_and(|v| *v > 0) {
                 sharing.rename_by_default = true;
             }
         }
         (sharing, config)
+    }
+
+    /// Warns when GPU Feature Discovery's labels describe another sharing than the config in force,
+    /// resource by resource (labels that carry no sharing information are not compared).
+    fn compare_labels(
+        &self,
+        d: &NodeDraft,
+        config: &SharingConfig,
+        labelled: &BTreeMap<String, gfd::LabelledSharing>,
+        out: &mut Resolved,
+    ) {
+        for (name, l) in labelled {
+            let replicas = config.replicas_for(name);
+            let strategy = if replicas > 1 {
+                config.strategy
+            } else {
+                SharingStrategy::None
+            };
+            let label_replicas = l.replicas.unwrap_or(1).max(1);
+            let label_strategy = if label_replicas > 1 || l.replicas.is_none() {
+                l.strategy
+            } else {
+                SharingStrategy::None
+            };
+            if label_strategy != strategy || (l.replicas.is_some() && label_replicas != replicas) {
+                out.warn(
+                    d,
+                    format!(
+                        "node {}: its GPU Feature Discovery labels say {} x{} for {name}, the config in force says {} x{}; the labels may predate a config change",
+                        d.name,
+                        strategy_name(label_strategy),
+                        label_replicas,
+                        strategy_name(strategy),
+                        replicas
+                    ),
+                );
+            }
+        }
     }
 
     fn device_plugin_config(
@@ -416,31 +600,38 @@ impl Context<'_> {
     fn mig_strategy(
         &self,
         d: &NodeDraft,
+        selection: Option<&PluginSelection>,
         config: Option<&DevicePluginConfig>,
+        platform_facts: &[LabelFacts],
         out: &mut Resolved,
     ) -> MigStrategy {
         let label = d
             .labels
-            .get(LABEL_MIG_STRATEGY)
+            .get(gfd::MIG_STRATEGY)
             .and_then(|s| parse_mig_strategy(s));
-        let chosen = self
-            .info
-            .and_then(|i| i.mig_strategy)
+        let chosen = selection
+            .and_then(|s| s.env.mig_strategy)
             .or_else(|| config.and_then(DevicePluginConfig::mig_strategy))
             .or(label)
-            .or_else(|| (!mig_count_labels(&d.labels).is_empty()).then_some(MigStrategy::Mixed))
+            .or_else(|| {
+                platform_facts
+                    .iter()
+                    .find_map(|p| p.mig.as_ref().map(|m| m.1))
+            })
+            .or_else(|| (!gfd::mig_counts(&d.labels).is_empty()).then_some(MigStrategy::Mixed))
             .unwrap_or_default();
         if let Some(l) = label {
             if l != chosen {
-                out.diagnostics.push(Diagnostic::warning(
-                    d.object.location.clone(),
+                out.warn(
+                    d,
                     format!(
-                        "node {}: label {LABEL_MIG_STRATEGY} says {}, the configuration says {}",
+                        "node {}: label {} says {}, the configuration says {}",
                         d.name,
+                        gfd::MIG_STRATEGY,
                         mig_strategy_name(l),
                         mig_strategy_name(chosen)
                     ),
-                ));
+                );
             }
         }
         chosen
@@ -456,14 +647,14 @@ impl Context<'_> {
         gpus: &mut Vec<PhysicalGpu>,
         out: &mut Resolved,
     ) -> Option<ConfigSource> {
-        let label_counts = mig_count_labels(&d.labels);
+        let label_counts = gfd::mig_counts(&d.labels);
         let config_name = d
             .labels
-            .get(LABEL_MIG_CONFIG)
+            .get(gfd::MIG_CONFIG)
             .filter(|v| !v.is_empty())
             .cloned();
         if let Some(name) = &config_name {
-            if let Some(state) = d.labels.get(LABEL_MIG_STATE) {
+            if let Some(state) = d.labels.get(gfd::MIG_CONFIG_STATE) {
                 if state != "success" {
                     out.diagnostics.push(Diagnostic::warning(
                         d.object.location.clone(),
@@ -503,16 +694,15 @@ impl Context<'_> {
             }
         }
         let single_profile = (strategy == MigStrategy::Single)
-            .then(|| d.labels.get(LABEL_PRODUCT))
-            .flatten()
-            .and_then(|p| p.split_once("-MIG-").map(|(_, prof)| prof.to_string()));
+            .then(|| gfd::single_mig_profile(&d.labels))
+            .flatten();
         let counts = if !label_counts.is_empty() {
             label_counts
         } else if let Some(profile) = single_profile {
             // Single strategy: every GPU carries one profile; the count label counts instances.
             let n = d
                 .labels
-                .get(LABEL_COUNT)
+                .get(gfd::COUNT)
                 .and_then(|c| c.parse::<u32>().ok())
                 .unwrap_or(0);
             let per_gpu = model
@@ -562,13 +752,8 @@ impl Context<'_> {
         out: &mut Resolved,
     ) -> Option<(String, ConfigMapDraft, MigPartedConfig)> {
         let ns = self.operator_namespace.to_string();
-        let per_node = format!("{}-mig-config", d.name);
-        let named = self
-            .info
-            .and_then(|i| i.mig_manager_config.as_ref())
-            .map(|(n, _)| n.clone())
-            .unwrap_or_else(|| DEFAULT_MIG_CONFIGMAP.to_string());
-        let candidates = [per_node, named.clone()];
+        let candidates = platforms::gpu_operator::mig_configmaps(self.info, &d.name);
+        let named = candidates[1].clone();
         let found = candidates.iter().find_map(|c| {
             self.config_maps
                 .get(&(ns.clone(), c.clone()))
@@ -620,7 +805,8 @@ impl Context<'_> {
         };
         if !config.mig_configs.contains_key(name) {
             unresolved(format!(
-                "MIG config `{name}` (label {LABEL_MIG_CONFIG}) is not in the mig-parted ConfigMap {ns}/{cm_name}"
+                "MIG config `{name}` (label {}) is not in the mig-parted ConfigMap {ns}/{cm_name}",
+                gfd::MIG_CONFIG
             ));
             return None;
         }
@@ -697,7 +883,7 @@ fn apply_mig_config(
             continue;
         }
         let counts: Vec<(&str, u32)> = entry
-            .mig_devices
+            .devices()
             .iter()
             .filter(|(_, n)| **n > 0)
             .map(|(p, n)| (p.as_str(), *n))
@@ -713,7 +899,7 @@ fn apply_mig_config(
             config: name.to_string(),
             object: object.clone(),
             mig_enabled: entry.mig_enabled,
-            mig_devices: entry.mig_devices.clone(),
+            mig_devices: entry.devices().clone(),
             error,
         });
         for g in gpus.iter_mut().filter(|g| indices.contains(&g.index)) {
@@ -826,26 +1012,6 @@ fn distribute(
     }
 }
 
-/// `nvidia.com/mig-<profile>.count` labels of the mixed strategy.
-fn mig_count_labels(labels: &BTreeMap<String, String>) -> BTreeMap<String, u32> {
-    labels
-        .iter()
-        .filter_map(|(k, v)| {
-            let profile = k.strip_prefix("nvidia.com/mig-")?.strip_suffix(".count")?;
-            let n = v.parse::<u32>().ok().filter(|n| *n > 0)?;
-            Some((catalogue_name(profile), n))
-        })
-        .collect()
-}
-
-/// A profile as the device plugin writes it (`1g.10gb.me`) in the catalogue's form (`1g.10gb+me`).
-fn catalogue_name(profile: &str) -> String {
-    match profile.split_once("gb.") {
-        Some((head, attr)) => format!("{head}gb+{attr}"),
-        None => profile.to_string(),
-    }
-}
-
 fn total_counts(gpus: &[PhysicalGpu]) -> BTreeMap<String, u32> {
     let mut m = BTreeMap::new();
     for g in gpus {
@@ -861,94 +1027,113 @@ fn describe(counts: &BTreeMap<String, u32>) -> String {
     parts.join(", ")
 }
 
-/// Sharing as GPU Feature Discovery labels report it; `None` when they say nothing.
-fn sharing_from_labels(d: &NodeDraft) -> Option<SharingConfig> {
-    let l = &d.labels;
-    let strategy_label = l.get(LABEL_SHARING).map(String::as_str);
-    let replicas = l.get(LABEL_REPLICAS).and_then(|r| r.parse::<u32>().ok());
-    let shared_suffix = l.get(LABEL_PRODUCT).is_some_and(|p| p.ends_with("-SHARED"));
-    let mut per_resource = BTreeMap::new();
-    let mut mig_strategy_label = None;
-    for (k, v) in l {
-        let Some(rest) = k.strip_prefix("nvidia.com/mig-") else {
-            continue;
-        };
-        if let Some(profile) = rest.strip_suffix(".replicas") {
-            if let Ok(n) = v.parse::<u32>() {
-                if n > 1 {
-                    per_resource.insert(format!("nvidia.com/mig-{profile}"), n);
-                }
-            }
-        } else if rest.ends_with(".sharing-strategy") {
-            mig_strategy_label = Some(v.as_str());
-        }
+/// Every GPU cut into `per_gpu` instances of the platform's partition profile (GKE's
+/// `gke-gpu-partition-size`: the device plugin lists the partitions as its devices).
+fn platform_partitions(
+    d: &NodeDraft,
+    model: Option<&'static GpuModel>,
+    profile: &str,
+    per_gpu: u32,
+    gpus: &mut [PhysicalGpu],
+    out: &mut Resolved,
+) -> Option<ConfigSource> {
+    let known = model.and_then(|m| m.profile(profile));
+    let name = known.map_or_else(|| profile.to_string(), |p| p.name.to_string());
+    if model.is_some() && known.is_none() {
+        out.warn(
+            d,
+            format!(
+                "node {}: the platform partitions its GPUs into `{profile}`, a profile the {} does not have",
+                d.name,
+                model.map_or("GPU", |m| m.display_name)
+            ),
+        );
     }
-    let strategy = match strategy_label.or(mig_strategy_label) {
-        Some("time-slicing") => SharingStrategy::TimeSlicing,
-        Some("mps") => SharingStrategy::Mps,
-        Some(_) => SharingStrategy::None,
-        None if shared_suffix || replicas.is_some_and(|r| r > 1) || !per_resource.is_empty() => {
-            SharingStrategy::TimeSlicing
-        }
-        None => return None,
-    };
-    if strategy == SharingStrategy::None && replicas.is_none_or(|r| r <= 1) {
-        return Some(SharingConfig {
-            source: ConfigSource::NodeLabels,
-            ..SharingConfig::default()
-        });
+    let counts = [(name.as_str(), per_gpu)];
+    let (slots, _) = layout_slots(model.filter(|_| known.is_some()), &counts);
+    for g in gpus.iter_mut() {
+        g.mig_enabled = true;
+        g.mig = slots.clone();
     }
-    if let Some(r) = replicas.filter(|r| *r > 1) {
-        per_resource.insert("nvidia.com/gpu".to_string(), r);
-    }
-    Some(SharingConfig {
-        source: ConfigSource::NodeLabels,
-        strategy,
-        rename_by_default: false,
-        fail_requests_greater_than_one: strategy == SharingStrategy::Mps,
-        replicas: per_resource,
-        device_list_strategy: vec!["envvar".to_string()],
-    })
+    Some(ConfigSource::NodeLabels)
 }
 
-/// Physical GPUs: the count label; else what the node advertises divided by the replicas; else
-/// HAMi's device list.
-fn gpu_count(d: &NodeDraft, sharing: &SharingConfig, hami_devices: usize) -> u32 {
-    if let Some(n) = d
-        .labels
-        .get(LABEL_COUNT)
-        .and_then(|c| c.parse::<u32>().ok())
-    {
-        return n;
-    }
+/// Physical GPUs from what the node advertises: `nvidia.com/gpu` (or `.shared`) divided by the
+/// replicas and the instances per GPU; else HAMi's device list.
+fn advertised_gpus(
+    d: &NodeDraft,
+    sharing: &SharingConfig,
+    per_gpu: u32,
+    hami_devices: usize,
+) -> u32 {
     if let Some(ext) = &d.extended {
-        let replicas = u64::from(sharing.replicas_for("nvidia.com/gpu"));
+        let replicas = u64::from(sharing.replicas_for(resource::GPU));
         let advertised = ext
-            .get("nvidia.com/gpu")
-            .or_else(|| ext.get("nvidia.com/gpu.shared"))
+            .get(resource::GPU)
+            .or_else(|| ext.get(resource::GPU_SHARED))
             .copied()
             .unwrap_or(0);
         if advertised > 0 {
-            return u32::try_from(advertised.div_ceil(replicas.max(1))).unwrap_or(u32::MAX);
+            let per_physical = replicas.max(1).saturating_mul(u64::from(per_gpu.max(1)));
+            return u32::try_from(advertised.div_ceil(per_physical)).unwrap_or(u32::MAX);
         }
     }
     u32::try_from(hami_devices).unwrap_or(u32::MAX)
 }
 
-fn driver_label(labels: &BTreeMap<String, String>) -> Option<Version> {
-    if let Some(v) = labels.get(DRIVER_FULL).and_then(|v| Version::parse(v)) {
-        return Some(v);
+/// Sharing as GPU Feature Discovery labels report it; `None` when they say nothing.
+fn from_labels(labelled: &BTreeMap<String, gfd::LabelledSharing>) -> Option<SharingConfig> {
+    if labelled.is_empty() {
+        return None;
     }
-    for keys in [DRIVER_PARTS, DRIVER_DEPRECATED] {
-        let parts: Option<Vec<&String>> = keys.iter().map(|k| labels.get(*k)).collect();
-        if let Some(p) = parts {
-            let text = format!("{}.{}.{}", p[0], p[1], p[2]);
-            if let Some(v) = Version::parse(&text) {
-                return Some(v);
-            }
-        }
+    let strategy = labelled
+        .values()
+        .map(|l| l.strategy)
+        .find(|s| *s != SharingStrategy::None)
+        .unwrap_or(SharingStrategy::None);
+    let replicas: BTreeMap<String, u32> = labelled
+        .iter()
+        .filter_map(|(name, l)| Some((name.clone(), l.replicas.filter(|r| *r > 1)?)))
+        .collect();
+    Some(SharingConfig {
+        source: ConfigSource::NodeLabels,
+        strategy,
+        rename_by_default: false,
+        fail_requests_greater_than_one: strategy == SharingStrategy::Mps,
+        replicas,
+        device_list_strategy: vec!["envvar".to_string()],
+    })
+}
+
+/// A managed platform's sharing of every device (GKE: each GPU or partition advertised `replicas`
+/// times; its plugin refuses requests for more than one shared GPU).
+fn platform_sharing(strategy: SharingStrategy, replicas: u32) -> SharingConfig {
+    let shared = strategy != SharingStrategy::None && replicas > 1;
+    SharingConfig {
+        source: ConfigSource::NodeLabels,
+        strategy: if shared {
+            strategy
+        } else {
+            SharingStrategy::None
+        },
+        rename_by_default: false,
+        fail_requests_greater_than_one: shared,
+        replicas: if shared {
+            BTreeMap::from([(resource::GPU.to_string(), replicas)])
+        } else {
+            BTreeMap::new()
+        },
+        device_list_strategy: vec!["envvar".to_string()],
     }
-    None
+}
+
+/// The ConfigMap a selection reads (empty when none).
+fn configmap_of(sel: &PluginSelection) -> String {
+    match &sel.config {
+        platforms::PluginConfig::File { configmap, .. }
+        | platforms::PluginConfig::Named { configmap, .. } => configmap.clone(),
+        platforms::PluginConfig::None | platforms::PluginConfig::Unreadable(_) => String::new(),
+    }
 }
 
 fn strategy_name(s: SharingStrategy) -> &'static str {
@@ -969,51 +1154,19 @@ fn mig_strategy_name(s: MigStrategy) -> &'static str {
 
 /// Whether a node offers a resource to the scheduler: what its status advertises; for a node written
 /// without status, what its GPU configuration makes the device plugin advertise.
-pub(crate) fn offers(d: &NodeDraft, gpu: Option<&GpuNode>, resource: &str) -> bool {
-    if let Some(ext) = &d.extended {
-        return ext.get(resource).is_some_and(|v| *v > 0);
-    }
-    if !resource.starts_with("nvidia.com/") {
-        return true;
-    }
-    let Some(g) = gpu else { return false };
-    match resource {
-        "nvidia.com/gpu" | "nvidia.com/gpu.shared" => {
-            let renamed =
-                g.sharing.rename_by_default && g.sharing.strategy != SharingStrategy::None;
-            let wants_shared = resource.ends_with(".shared");
-            if g.mig_strategy == MigStrategy::Mixed
-                && g.gpus.iter().all(|p| p.mig_enabled)
-                && !g.gpus.is_empty()
-            {
-                return false;
-            }
-            renamed == wants_shared
-        }
-        r if r.starts_with("nvidia.com/mig-") => {
-            let profile = r.trim_start_matches("nvidia.com/mig-");
-            let profile = profile.strip_suffix(".shared").unwrap_or(profile);
-            g.mig_strategy == MigStrategy::Mixed
-                && g.gpus
-                    .iter()
-                    .flat_map(|p| &p.mig)
-                    .any(|s| s.profile.replace('+', ".") == profile)
-        }
-        // HAMi's resources exist on HAMi nodes.
-        "nvidia.com/gpumem" | "nvidia.com/gpumem-percentage" | "nvidia.com/gpucores" => g.hami,
-        _ => true,
+pub(crate) fn offers(d: &NodeDraft, gpu: Option<&GpuNode>, name: &str) -> bool {
+    match gpu {
+        Some(g) => g.advertises(name),
+        None => match &d.extended {
+            Some(ext) => ext.get(name).is_some_and(|v| *v > 0),
+            None => !name.starts_with("nvidia.com/"),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn profile_names_from_labels() {
-        assert_eq!(catalogue_name("1g.10gb.me"), "1g.10gb+me");
-        assert_eq!(catalogue_name("3g.40gb"), "3g.40gb");
-    }
 
     #[test]
     fn uneven_label_counts_are_spread_within_the_geometry() {

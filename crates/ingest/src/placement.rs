@@ -123,6 +123,17 @@ impl Constraints {
         self.tolerations.dedup();
     }
 
+    /// Takes every taint as tolerated: for a template whose tolerations are not in the input (a
+    /// TrainJob whose runtime is missing), so that it is not kept off nodes it may reach.
+    pub(crate) fn tolerate_everything(&mut self) {
+        self.tolerations = vec![Tol {
+            key: None,
+            exists: true,
+            value: None,
+            effect: None,
+        }];
+    }
+
     /// Whether `node` passes every constraint. `offers` says whether the node offers a resource.
     pub(crate) fn permits(&self, node: &Node, offers: &dyn Fn(&str) -> bool) -> bool {
         if let Some(n) = &self.node_name {

@@ -563,3 +563,28 @@ fn an_object_read_twice_counts_once() {
         ing.diagnostics[0]
     );
 }
+
+/// One fixture per group of workload controllers (`tests/fixtures/controllers/`): every pod
+/// template each controller would run, with its role, replicas, class and constraints.
+#[test]
+fn workload_controllers_read_through_the_table() {
+    let dir = format!("{}/tests/fixtures/controllers", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "{files:?}");
+    for f in files {
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        let name = format!("controllers/{stem}.yaml");
+        let ing = ingest_text(&std::fs::read_to_string(&f).unwrap(), &name);
+        assert!(
+            ing.diagnostics.iter().all(|d| !d.is_error()),
+            "{name}: {:?}",
+            ing.diagnostics
+        );
+        insta::assert_snapshot!(format!("controllers_{stem}"), summary(&ing));
+    }
+}

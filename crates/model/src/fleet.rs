@@ -8,7 +8,9 @@
 //! large cluster has few distinct scheduling constraints, and a list per workload would grow with
 //! pods x nodes.
 
+use crate::isolation::Mechanism;
 use crate::location::{Diagnostic, ObjectRef};
+use crate::resource::{self, DeviceResource};
 use crate::version::Version;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -164,6 +166,17 @@ pub struct GpuNode {
     pub hami: bool,
     /// Where the MIG layout came from.
     pub mig_source: Option<ConfigSource>,
+    /// The extended resources the node's status advertises (`status.allocatable`, else `capacity`);
+    /// `None` for a node written without status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advertised: Option<BTreeMap<String, u64>>,
+    /// The installers and platforms whose labels and configs gave these facts, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub platforms: Vec<Platform>,
+    /// Facts about the node the input does not give, and why (a platform that hides the driver
+    /// version, a product label the catalogue does not know), sorted by fact.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<UnknownFact>,
 }
 
 impl GpuNode {
@@ -171,6 +184,137 @@ impl GpuNode {
     pub fn mig_enabled(&self) -> bool {
         self.gpus.iter().any(|g| g.mig_enabled)
     }
+
+    /// Whether every GPU of the node is MIG-enabled (and there is at least one).
+    pub fn all_mig(&self) -> bool {
+        !self.gpus.is_empty() && self.gpus.iter().all(|g| g.mig_enabled)
+    }
+
+    /// Whether the node offers `resource` (an NVIDIA resource) to the scheduler: what its status
+    /// advertises; for a node written without status, what its configuration makes the device plugin
+    /// advertise (`nvidia.com/gpu` unless the mixed strategy turned every GPU into MIG instances, a
+    /// MIG resource only under the mixed strategy for a profile the node has, `.shared` only when
+    /// renamed, HAMi's resources on HAMi nodes).
+    pub fn advertises(&self, name: &str) -> bool {
+        if let Some(ext) = &self.advertised {
+            return ext.get(name).is_some_and(|v| *v > 0);
+        }
+        // `renameByDefault` renames the resources the sharing config shares, and only those.
+        let renamed = |base: &str| {
+            self.sharing.rename_by_default
+                && self.sharing.strategy != SharingStrategy::None
+                && self.sharing.replicas.get(base).is_some_and(|r| *r > 1)
+        };
+        match DeviceResource::parse(name) {
+            Some(DeviceResource::Gpu { shared }) => {
+                !(self.mig_strategy == MigStrategy::Mixed && self.all_mig())
+                    && renamed(resource::GPU) == shared
+            }
+            Some(DeviceResource::Mig { profile, shared }) => {
+                self.mig_strategy == MigStrategy::Mixed
+                    && renamed(resource::base(name)) == shared
+                    && self
+                        .gpus
+                        .iter()
+                        .flat_map(|p| &p.mig)
+                        .any(|s| crate::catalogue::is_plugin_spelling(&s.profile, profile))
+            }
+            None if resource::HAMI_RESOURCES.contains(&name) => self.hami,
+            None => true,
+        }
+    }
+
+    /// Whether the node advertises a resource of the sharing config (`nvidia.com/gpu`) under its own
+    /// name or renamed with `.shared`.
+    pub fn advertises_shared(&self, config_name: &str) -> bool {
+        self.advertises(config_name)
+            || self.advertises(&format!("{config_name}{}", resource::SHARED_SUFFIX))
+    }
+
+    /// The mechanism the node's configuration puts on one device of `name` (`nvidia.com/gpu`,
+    /// `nvidia.com/mig-1g.10gb`): a MIG resource, or `nvidia.com/gpu` on a node whose single strategy
+    /// advertises MIG instances, is a MIG instance.
+    pub fn mechanism_for(&self, name: &str) -> Mechanism {
+        let mig = resource::is_mig_resource(name)
+            || (self.mig_strategy == MigStrategy::Single && self.mig_enabled());
+        Mechanism::from_sharing(self.sharing.strategy, self.sharing.replicas_for(name), mig)
+    }
+
+    /// Whether the input left `fact` unknown for this node.
+    pub fn is_unknown(&self, fact: NodeFact) -> bool {
+        self.unknown.iter().any(|u| u.fact == fact)
+    }
+}
+
+/// The installers and managed platforms a node's GPU facts are read from; each is one adapter of
+/// ingest (`crates/ingest/src/platforms/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Platform {
+    /// The NVIDIA GPU Operator: its ClusterPolicy names the device plugin and mig-parted configs.
+    GpuOperator,
+    /// The NVIDIA k8s-device-plugin installed by its Helm chart or static manifests: its config is
+    /// found through its DaemonSet.
+    DevicePlugin,
+    /// NVIDIA GPU Feature Discovery labels (`nvidia.com/gpu.*`), whichever installer runs it.
+    GpuFeatureDiscovery,
+    /// Google Kubernetes Engine's managed GPU node pools (`cloud.google.com/gke-*` labels).
+    Gke,
+    /// Amazon EKS (Auto Mode labels) and Karpenter's AWS provider.
+    Eks,
+    /// Azure Kubernetes Service and Karpenter's Azure provider.
+    Aks,
+    /// Red Hat OpenShift (Node Feature Discovery and the certified GPU Operator).
+    OpenShift,
+}
+
+impl Platform {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::GpuOperator => "gpu-operator",
+            Platform::DevicePlugin => "device-plugin",
+            Platform::GpuFeatureDiscovery => "gpu-feature-discovery",
+            Platform::Gke => "gke",
+            Platform::Eks => "eks",
+            Platform::Aks => "aks",
+            Platform::OpenShift => "openshift",
+        }
+    }
+}
+
+/// A fact about a GPU node that the audit needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeFact {
+    GpuModel,
+    GpuCount,
+    DriverVersion,
+    ToolkitVersion,
+    SharingConfig,
+    MigLayout,
+    CcMode,
+}
+
+impl NodeFact {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeFact::GpuModel => "gpu-model",
+            NodeFact::GpuCount => "gpu-count",
+            NodeFact::DriverVersion => "driver-version",
+            NodeFact::ToolkitVersion => "toolkit-version",
+            NodeFact::SharingConfig => "sharing-config",
+            NodeFact::MigLayout => "mig-layout",
+            NodeFact::CcMode => "cc-mode",
+        }
+    }
+}
+
+/// A fact the input does not give for a node, and why; never filled in with a guess.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnknownFact {
+    pub fact: NodeFact,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
@@ -242,9 +386,12 @@ impl Default for SharingConfig {
 
 impl SharingConfig {
     /// Replicas advertised per device for a resource (1 when the resource is not shared).
-    pub fn replicas_for(&self, resource: &str) -> u32 {
-        let base = resource.strip_suffix(".shared").unwrap_or(resource);
-        self.replicas.get(base).copied().unwrap_or(1).max(1)
+    pub fn replicas_for(&self, name: &str) -> u32 {
+        self.replicas
+            .get(resource::base(name))
+            .copied()
+            .unwrap_or(1)
+            .max(1)
     }
 }
 
@@ -283,6 +430,10 @@ pub enum WorkloadKind {
     MPIJob,
     JobSet,
     VolcanoJob,
+    /// Any other object that carries pod templates: a controller of ingest's controllers table
+    /// (LeaderWorkerSet, KubeRay, Kubeflow Trainer, KServe, Knative, Argo...) or a kind found to hold
+    /// pod templates by their shape. Its kind is `object.kind`.
+    Custom,
 }
 
 impl WorkloadKind {
@@ -367,7 +518,28 @@ impl Workload {
     pub fn requests_gpu(&self) -> bool {
         self.gpu.requests_gpu()
     }
+
+    /// Whether the pod mounts an MPS server's pipe directory from the host, so it runs as a client of
+    /// that server: a hostPath at KAI Scheduler's documented `CUDA_MPS_PIPE_DIRECTORY`, or at the
+    /// directory one of its containers sets in `CUDA_MPS_PIPE_DIRECTORY`.
+    pub fn uses_mps_pipe(&self) -> bool {
+        let paths = &self.pod_security.host_paths;
+        let trimmed = |p: &str| p.trim_end_matches('/').to_string();
+        paths.iter().any(|p| trimmed(p) == KAI_MPS_PIPE_DIRECTORY)
+            || self.containers.iter().any(|c| {
+                c.env.get(MPS_PIPE_ENV).is_some_and(|dir| {
+                    !dir.is_empty() && paths.iter().any(|p| trimmed(p) == trimmed(dir))
+                })
+            })
+    }
 }
+
+/// The MPS pipe directory KAI Scheduler's MPS guide has the node's MPS server use and pods mount
+/// (NVIDIA/KAI-Scheduler `docs/gpu-sharing/mps/README.md`).
+pub const KAI_MPS_PIPE_DIRECTORY: &str = "/tmp/nvidia-mps";
+/// The variable that points a CUDA client at its MPS server (NVIDIA MPS documentation, "Environment
+/// variables").
+pub const MPS_PIPE_ENV: &str = "CUDA_MPS_PIPE_DIRECTORY";
 
 /// What a workload requests of GPUs.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -383,20 +555,27 @@ pub struct GpuRequest {
 
 impl GpuRequest {
     pub fn requests_gpu(&self) -> bool {
-        self.resources.keys().any(|k| {
-            k == "nvidia.com/gpu"
-                || k == "nvidia.com/gpu.shared"
-                || k.starts_with("nvidia.com/mig-")
-        }) || self.hami.is_some()
+        self.resources.keys().any(|k| resource::is_gpu_resource(k))
+            || self.hami.is_some()
             || self.fraction.is_some()
             || !self.dra.is_empty()
     }
 
-    /// MIG resources requested (`nvidia.com/mig-<profile>`), profile names with `.` as the plugin writes them.
+    /// The device plugin resource requested (`nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`...) with its
+    /// quantity: the first in name order.
+    pub fn device_resource(&self) -> Option<(&str, u64)> {
+        self.resources
+            .iter()
+            .find(|(k, _)| resource::is_gpu_resource(k))
+            .map(|(k, v)| (k.as_str(), *v))
+    }
+
+    /// MIG resources requested (`nvidia.com/mig-<profile>`), profile names with `.` as the plugin
+    /// writes them, without a `.shared` suffix.
     pub fn mig_profiles(&self) -> impl Iterator<Item = (&str, u64)> {
         self.resources
             .iter()
-            .filter_map(|(k, v)| k.strip_prefix("nvidia.com/mig-").map(|p| (p, *v)))
+            .filter_map(|(k, v)| resource::mig_profile(k).map(|p| (p, *v)))
     }
 }
 
@@ -432,14 +611,29 @@ pub struct FractionRequest {
     pub mps: bool,
 }
 
-/// How a DRA claim shares its device (`GpuConfig.sharing.strategy`).
+/// How a DRA claim shares its device: the `sharing.strategy` of a `GpuConfig` (a whole GPU) or a
+/// `MigDeviceConfig` (one MIG instance).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DraStrategy {
     Exclusive,
     TimeSlicing,
     Mps,
+    /// A MIG instance for the claim alone.
     Mig,
+    /// Time-slicing among the pods sharing one claim's MIG instance.
+    MigTimeSlicing,
+    /// MPS among the pods sharing one claim's MIG instance.
+    MigMps,
+}
+
+impl DraStrategy {
+    pub fn is_mig(self) -> bool {
+        matches!(
+            self,
+            DraStrategy::Mig | DraStrategy::MigTimeSlicing | DraStrategy::MigMps
+        )
+    }
 }
 
 /// A pod's use of a DRA ResourceClaim (directly or through a template).

@@ -8,6 +8,7 @@
 use crate::fleet::{
     DraStrategy, FractionScheduler, GpuNode, MigStrategy, SharingStrategy, Workload,
 };
+use crate::resource::{self, DeviceResource};
 use crate::vocab::{Incident, Layer};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -32,12 +33,15 @@ pub enum Mechanism {
     HamiVgpu,
     /// KAI Scheduler `gpu-fraction` / `gpu-memory`.
     KaiFraction,
+    /// KAI Scheduler fractions whose pods are clients of an MPS server on the node (KAI's
+    /// `docs/gpu-sharing/mps`: the pod mounts the server's `CUDA_MPS_PIPE_DIRECTORY`).
+    KaiMps,
     /// Run:ai `gpu-fraction` / `gpu-memory`.
     RunaiFraction,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 9] = [
+    pub const ALL: [Mechanism; 10] = [
         Mechanism::Exclusive,
         Mechanism::TimeSlicing,
         Mechanism::Mps,
@@ -46,6 +50,7 @@ impl Mechanism {
         Mechanism::MigMps,
         Mechanism::HamiVgpu,
         Mechanism::KaiFraction,
+        Mechanism::KaiMps,
         Mechanism::RunaiFraction,
     ];
 
@@ -59,6 +64,7 @@ impl Mechanism {
             Mechanism::MigMps => "mig-mps",
             Mechanism::HamiVgpu => "hami-vgpu",
             Mechanism::KaiFraction => "kai-fraction",
+            Mechanism::KaiMps => "kai-mps",
             Mechanism::RunaiFraction => "runai-fraction",
         }
     }
@@ -78,6 +84,7 @@ impl Mechanism {
             Mechanism::MigMps => "MPS inside a MIG instance",
             Mechanism::HamiVgpu => "HAMi vGPU",
             Mechanism::KaiFraction => "KAI Scheduler fraction",
+            Mechanism::KaiMps => "KAI Scheduler fraction on MPS",
             Mechanism::RunaiFraction => "Run:ai fraction",
         }
     }
@@ -89,6 +96,22 @@ impl Mechanism {
             DraStrategy::TimeSlicing => Mechanism::TimeSlicing,
             DraStrategy::Mps => Mechanism::Mps,
             DraStrategy::Mig => Mechanism::MigInstance,
+            DraStrategy::MigTimeSlicing => Mechanism::MigTimeSlicing,
+            DraStrategy::MigMps => Mechanism::MigMps,
+        }
+    }
+
+    /// The mechanism of one device the device plugin (or a platform's plugin) advertises: its sharing
+    /// strategy, the replicas advertised per device, and whether the device is a MIG instance. Fewer
+    /// than two replicas is no sharing, whatever the strategy says (the plugin rejects `replicas: 1`).
+    pub fn from_sharing(strategy: SharingStrategy, replicas: u32, mig: bool) -> Mechanism {
+        match (mig, strategy, replicas > 1) {
+            (true, SharingStrategy::TimeSlicing, true) => Mechanism::MigTimeSlicing,
+            (true, SharingStrategy::Mps, true) => Mechanism::MigMps,
+            (true, _, _) => Mechanism::MigInstance,
+            (false, SharingStrategy::TimeSlicing, true) => Mechanism::TimeSlicing,
+            (false, SharingStrategy::Mps, true) => Mechanism::Mps,
+            (false, _, _) => Mechanism::Exclusive,
         }
     }
 
@@ -98,6 +121,7 @@ impl Mechanism {
             Mechanism::HamiVgpu | Mechanism::KaiFraction | Mechanism::RunaiFraction => {
                 Mechanism::TimeSlicing
             }
+            Mechanism::KaiMps => Mechanism::Mps,
             m => m,
         }
     }
@@ -120,13 +144,16 @@ impl Mechanism {
     pub fn is_fraction(self) -> bool {
         matches!(
             self,
-            Mechanism::HamiVgpu | Mechanism::KaiFraction | Mechanism::RunaiFraction
+            Mechanism::HamiVgpu
+                | Mechanism::KaiFraction
+                | Mechanism::KaiMps
+                | Mechanism::RunaiFraction
         )
     }
 
     /// Whether the workloads are clients of one MPS server.
     pub fn is_mps(self) -> bool {
-        matches!(self, Mechanism::Mps | Mechanism::MigMps)
+        matches!(self, Mechanism::Mps | Mechanism::MigMps | Mechanism::KaiMps)
     }
 
     /// The fact for one property.
@@ -167,6 +194,7 @@ impl Mechanism {
         }
         if let Some(f) = &gpu.fraction {
             return Some(match f.scheduler {
+                FractionScheduler::Kai if f.mps || workload.uses_mps_pipe() => Mechanism::KaiMps,
                 FractionScheduler::Kai => Mechanism::KaiFraction,
                 FractionScheduler::RunAi => Mechanism::RunaiFraction,
             });
@@ -178,22 +206,17 @@ impl Mechanism {
                 _ => Mechanism::HamiVgpu,
             });
         }
-        let (resource, _) = gpu.resources.iter().find(|(k, _)| {
-            k.as_str() == "nvidia.com/gpu"
-                || k.as_str() == "nvidia.com/gpu.shared"
-                || k.starts_with("nvidia.com/mig-")
-        })?;
-        let replicas = node.sharing.replicas_for(resource);
-        let on_mig = resource.starts_with("nvidia.com/mig-")
+        let (name, _) = gpu
+            .resources
+            .iter()
+            .find(|(k, _)| resource::is_gpu_resource(k))?;
+        let on_mig = DeviceResource::parse(name).is_some_and(DeviceResource::is_mig)
             || (node.mig_strategy == MigStrategy::Single && node.mig_enabled());
-        Some(match (on_mig, node.sharing.strategy, replicas > 1) {
-            (true, SharingStrategy::TimeSlicing, true) => Mechanism::MigTimeSlicing,
-            (true, SharingStrategy::Mps, true) => Mechanism::MigMps,
-            (true, _, _) => Mechanism::MigInstance,
-            (false, SharingStrategy::TimeSlicing, true) => Mechanism::TimeSlicing,
-            (false, SharingStrategy::Mps, true) => Mechanism::Mps,
-            (false, _, _) => Mechanism::Exclusive,
-        })
+        Some(Mechanism::from_sharing(
+            node.sharing.strategy,
+            node.sharing.replicas_for(name),
+            on_mig,
+        ))
     }
 }
 
@@ -326,6 +349,8 @@ const SRC_HAMI: &str =
     "HAMi-core: libvgpu.so preload; void with CUDA_DISABLE_CONTROL=true or direct driver calls";
 const SRC_KAI: &str =
     "KAI Scheduler docs: does not enforce memory allocation limit or memory isolation";
+const SRC_KAI_MPS: &str =
+    "KAI Scheduler docs/gpu-sharing/mps: pods connect to an MPS server the node runs; KAI sets no MPS limits";
 const SRC_RUNAI: &str =
     "Run:ai docs: fractions enforced inside the container by Run:ai's software, not by the GPU";
 const SRC_CUDA_CTX: &str = "CUDA programming model: each context has its own virtual address space";
@@ -456,6 +481,26 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
         fact(Shared, "one memory system", SRC_KAI),
         fact(Shared, "same SMs, caches and memory", SRC_KAI),
     ];
+    static KAI_MPS: [PropertyFact; 6] = [
+        fact(
+            NotEnforced,
+            "the fraction is accounting only; KAI pins no memory limit at the MPS server",
+            SRC_KAI_MPS,
+        ),
+        fact(Separate, "isolated address spaces on Volta+", SRC_MPS_DOC),
+        fact(
+            Shared,
+            "every client of the MPS server (the server enters FAULT)",
+            SRC_MPS_DOC,
+        ),
+        fact(
+            NotEnforced,
+            "concurrent; KAI sets no active thread percentage",
+            SRC_KAI_MPS,
+        ),
+        fact(Shared, "contended memory bandwidth and L2", SRC_MPS_DOC),
+        fact(Shared, "same SMs, caches and memory", SRC_MPS_DOC),
+    ];
     static RUNAI: [PropertyFact; 6] = [
         fact(
             Soft,
@@ -477,6 +522,7 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
         Mechanism::MigMps => &MIG_MPS,
         Mechanism::HamiVgpu => &HAMI,
         Mechanism::KaiFraction => &KAI,
+        Mechanism::KaiMps => &KAI_MPS,
         Mechanism::RunaiFraction => &RUNAI,
     }
 }
@@ -579,6 +625,40 @@ mod tests {
             Scope::Instance
         );
         assert!(Mechanism::Mps.is_mps());
+    }
+
+    #[test]
+    fn sharing_gives_the_mechanism_of_a_device() {
+        use SharingStrategy as S;
+        assert_eq!(
+            Mechanism::from_sharing(S::TimeSlicing, 4, false),
+            Mechanism::TimeSlicing
+        );
+        assert_eq!(
+            Mechanism::from_sharing(S::TimeSlicing, 1, false),
+            Mechanism::Exclusive
+        );
+        assert_eq!(Mechanism::from_sharing(S::Mps, 2, true), Mechanism::MigMps);
+        assert_eq!(
+            Mechanism::from_sharing(S::None, 8, true),
+            Mechanism::MigInstance
+        );
+    }
+
+    #[test]
+    fn kai_on_mps_inherits_mps() {
+        let m = Mechanism::KaiMps;
+        assert!(m.is_fraction() && m.is_mps());
+        assert_eq!(m.inherits(), Mechanism::Mps);
+        assert_eq!(
+            m.property(Property::MemoryCapacity).enforcement,
+            NotEnforced
+        );
+        assert_eq!(m.reach(Incident::DeviceFault), Scope::Gpu);
+        assert_eq!(
+            Mechanism::for_dra(DraStrategy::MigTimeSlicing),
+            Mechanism::MigTimeSlicing
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! - [`catalogue`]: GPU models, their memory, CC support and MIG profiles, looked up by label or PCI id.
 //! - [`geometry`]: valid MIG layouts of a model: placement checks, count placement, enumeration.
 //! - [`isolation`]: mechanisms, what each keeps separate or shares, and how far incidents reach.
+//! - [`resource`]: the NVIDIA extended resource names (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`).
 //! - [`terminal`]: input text made safe to print on a terminal (control characters escaped).
 //!
 //! This crate does no I/O: it is data and pure functions over data.
@@ -17,6 +18,7 @@ pub mod fleet;
 pub mod geometry;
 pub mod isolation;
 pub mod location;
+pub mod resource;
 pub mod terminal;
 pub mod version;
 pub mod vocab;

@@ -100,8 +100,8 @@ pub fn mig_bound(spec: &MigSpec, counts: &[u32]) -> MigBound {
     }
 }
 
-/// Union-find over tenant indices.
-fn components(
+/// Union-find over tenant indices: each tenant mapped to the root tenant of its component.
+pub(crate) fn components(
     tenants: &BTreeSet<usize>,
     joined: impl Fn(usize, usize) -> bool,
 ) -> BTreeMap<usize, usize> {

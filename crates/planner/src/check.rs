@@ -21,8 +21,10 @@ pub type Violation = String;
 /// Users of each device of a GPU (the whole GPU, or a MIG instance by profile and start): workload,
 /// tenant and replica.
 type DeviceUsers = BTreeMap<Option<(String, u8)>, Vec<(usize, usize, u32)>>;
-/// Where each replica is: node, GPU index and MIG profile.
-type Placements<'a> = BTreeMap<(&'a str, u32), Vec<(&'a str, u32, Option<&'a str>)>>;
+/// Where each replica is: node, GPU index, MIG profile, and how its device is handed out (sharing and
+/// replicas advertised).
+type Placements<'a> =
+    BTreeMap<(&'a str, u32), Vec<(&'a str, u32, Option<&'a str>, (DeviceSharing, u32))>>;
 
 struct Ctx<'a> {
     input: &'a PlanInput,
@@ -420,10 +422,19 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
     for n in &plan.nodes {
         for g in &n.gpus {
             for a in &g.assignments {
+                let device = match (&a.profile, a.start) {
+                    (Some(p), Some(s)) => g
+                        .mig
+                        .iter()
+                        .find(|m| &m.profile == p && m.start == s)
+                        .map(|m| (m.sharing, m.replicas))
+                        .unwrap_or((g.sharing, g.replicas)),
+                    _ => (g.sharing, g.replicas),
+                };
                 placed
                     .entry((a.workload.as_str(), a.replica))
                     .or_default()
-                    .push((n.name.as_str(), g.index, a.profile.as_deref()));
+                    .push((n.name.as_str(), g.index, a.profile.as_deref(), device));
             }
         }
     }
@@ -436,6 +447,7 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
     for w in &input.workloads {
         let pw = plan.workloads.iter().find(|x| x.name == w.name);
         let mut resources = BTreeSet::new();
+        let mut devices: BTreeSet<(DeviceSharing, u32)> = BTreeSet::new();
         for i in 0..w.replicas {
             let key = (w.name.as_str(), i);
             let on = placed.get(&key);
@@ -473,6 +485,13 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
                     }
                     for x in list {
                         resources.insert(x.2.map(str::to_string));
+                        let (sharing, replicas) = x.3;
+                        let replicas = if sharing == DeviceSharing::Exclusive {
+                            1
+                        } else {
+                            replicas
+                        };
+                        devices.insert((sharing, replicas));
                     }
                 }
             }
@@ -482,6 +501,33 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
                 "{}: replicas use different resources {resources:?}",
                 w.name
             ));
+        }
+        // One pod spec serves every replica, so its node selector can name one way of handing the
+        // resource out: every replica's device must be handed out that way.
+        if devices.len() > 1 {
+            c.bad(format!(
+                "{}: replicas on devices handed out differently {devices:?}",
+                w.name
+            ));
+        }
+        if let (Some(pw), Some(&(sharing, replicas)), Some(resource)) = (
+            pw,
+            devices.iter().next(),
+            pw.and_then(|p| p.resource.as_ref()),
+        ) {
+            let strategy = format!("{resource}{}", crate::emit::SHARING_STRATEGY_SUFFIX);
+            let count = format!("{resource}{}", crate::emit::REPLICAS_SUFFIX);
+            if pw.node_selector.get(&strategy).map(String::as_str)
+                != Some(crate::emit::gfd_strategy(sharing))
+                || pw.node_selector.get(&count) != Some(&replicas.to_string())
+            {
+                c.bad(format!(
+                    "{}: node selector {:?} does not name {resource} {} x{replicas}",
+                    w.name,
+                    pw.node_selector,
+                    crate::emit::gfd_strategy(sharing)
+                ));
+            }
         }
         if let (Some(pw), Some(res)) = (pw, resources.iter().next()) {
             let expected = match (

@@ -11,6 +11,28 @@
 //!
 //! The formats: mig-parted `api/spec/v1` (unknown keys are rejected, so only its keys are written) and
 //! the k8s-device-plugin `api/config/v1`, as the GPU Operator documentation configures them.
+//!
+//! How the GPU Operator turns them into running operands decides three things here:
+//!
+//! - **MIG strategy per node.** The operator gives the device plugin, GPU Feature Discovery and the MPS
+//!   daemon `MIG_STRATEGY` from `spec.mig.strategy` of the ClusterPolicy when it is set, and leaves it
+//!   unset otherwise "to let plugin decide this per node" (NVIDIA/gpu-operator
+//!   `controllers/object_controls.go`, `applyMIGConfiguration`, lines 2787-2797); the plugin takes the
+//!   environment over its config file (NVIDIA/k8s-device-plugin `api/config/v1/config.go` lines 42-56,
+//!   `flags.go` lines 31-51), and refuses MPS with `mixed` (`cmd/nvidia-device-plugin/main.go` lines
+//!   227-229). A plan with MIG on some nodes and MPS on others is therefore one ClusterPolicy without
+//!   `spec.mig.strategy` (the merge patch removes it; the Helm chart leaves it out when
+//!   `mig.strategy` is empty, `deployments/gpu-operator/templates/clusterpolicy.yaml` lines 139-142),
+//!   and each node's config says `mixed` or, on MPS nodes, `none`.
+//! - **Device list strategy.** The operator sets `DEVICE_LIST_STRATEGY` on the device plugin container
+//!   (`envvar` in `assets/state-device-plugin/0500_daemonset.yaml` lines 77-78, `cdi-annotations,cdi-cri`
+//!   with CDI on, `object_controls.go` line 1529), which beats the file's `deviceListStrategy`; the
+//!   ClusterPolicy's `devicePlugin.env` is applied after both (`object_controls.go` lines 1599-1624), so
+//!   `volume-mounts` is set there, paired with the toolkit's refusal of `NVIDIA_VISIBLE_DEVICES` from
+//!   unprivileged containers.
+//! - **Images.** The operator builds `repository/image:version` and refuses a version without the other
+//!   two (`api/nvidia/v1/clusterpolicy_types.go` lines 2054-2073); NVIDIA publishes the device plugin and
+//!   toolkit with `v`-prefixed tags (`deployments/gpu-operator/values.yaml` lines 229-245).
 
 use crate::file::PlanInput;
 use crate::plan::{DeviceSharing, Plan, PlanNode, PlanWorkload, POOL_LABEL, TENANTS_TAINT};
@@ -36,6 +58,135 @@ pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 pub const DEVICE_PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
 /// The CC manager's node label (NVIDIA GPU Operator confidential computing docs).
 pub const CC_MODE_LABEL: &str = "nvidia.com/cc.mode";
+
+/// MIG strategies the emitted device plugin configs use: `mixed` everywhere but on MPS nodes.
+pub const MIG_STRATEGY_MIXED: &str = "mixed";
+pub const MIG_STRATEGY_NONE: &str = "none";
+/// How the device plugin passes devices to the runtime: as volume mounts only, so that no container
+/// gets a GPU by setting `NVIDIA_VISIBLE_DEVICES` (k8s-device-plugin README, `deviceListStrategy`).
+pub const DEVICE_LIST_STRATEGY: &str = "volume-mounts";
+/// The device plugin's environment variable for it (NVIDIA/k8s-device-plugin
+/// `cmd/nvidia-device-plugin/main.go`, flag `device-list-strategy`, `EnvVars: DEVICE_LIST_STRATEGY`).
+pub const DEVICE_LIST_STRATEGY_ENV: &str = "DEVICE_LIST_STRATEGY";
+/// The images the GPU Operator's Helm chart deploys for the device plugin and the container
+/// toolkit (NVIDIA/gpu-operator `deployments/gpu-operator/values.yaml` lines 229-245), as
+/// (repository, image).
+pub const DEVICE_PLUGIN_IMAGE: (&str, &str) = ("nvcr.io/nvidia", "k8s-device-plugin");
+pub const TOOLKIT_IMAGE: (&str, &str) = ("nvcr.io/nvidia/k8s", "container-toolkit");
+
+/// The label GPU Feature Discovery writes per advertised resource for how it is shared, and for how
+/// many replicas each device is advertised: `<resource>.sharing-strategy` (`none`, `time-slicing`,
+/// `mps`) and `<resource>.replicas` (NVIDIA/k8s-device-plugin `internal/lm/resource.go` lines 153-178,
+/// `baseLabeler`; full GPUs as `nvidia.com/gpu`, mixed-strategy MIG devices as
+/// `nvidia.com/mig-<profile>`, `internal/lm/mig-strategy.go` lines 266-297). Pod patches select on both,
+/// so that a pod only lands where the device plugin hands its resource out the way the plan does.
+pub const SHARING_STRATEGY_SUFFIX: &str = ".sharing-strategy";
+pub const REPLICAS_SUFFIX: &str = ".replicas";
+
+/// GPU Feature Discovery's value of `<resource>.sharing-strategy` for a way of handing devices out.
+pub fn gfd_strategy(sharing: DeviceSharing) -> &'static str {
+    match sharing {
+        DeviceSharing::Exclusive => "none",
+        DeviceSharing::TimeSlicing => "time-slicing",
+        DeviceSharing::Mps => "mps",
+    }
+}
+
+/// The node selector that admits only nodes where `resource` is handed out as `sharing`, each device
+/// advertised `replicas` times (1 when not shared), as GPU Feature Discovery labels the node.
+pub fn mechanism_selector(
+    resource: &str,
+    sharing: DeviceSharing,
+    replicas: u32,
+) -> BTreeMap<String, String> {
+    let replicas = if sharing == DeviceSharing::Exclusive {
+        1
+    } else {
+        replicas
+    };
+    BTreeMap::from([
+        (
+            format!("{resource}{SHARING_STRATEGY_SUFFIX}"),
+            gfd_strategy(sharing).to_string(),
+        ),
+        (format!("{resource}{REPLICAS_SUFFIX}"), replicas.to_string()),
+    ])
+}
+
+/// The device plugin MIG strategy of a planned node's config: `none` on MPS nodes, else `mixed`.
+pub fn node_mig_strategy(node: &PlanNode) -> &'static str {
+    if node.sharing.strategy == SharingStrategy::Mps {
+        MIG_STRATEGY_NONE
+    } else {
+        MIG_STRATEGY_MIXED
+    }
+}
+
+/// The per-resource labels GPU Feature Discovery writes on a planned node for the resources its
+/// pods request, from the node's device plugin config: for whole GPUs (`nvidia.com/gpu`, on nodes
+/// with whole GPUs in use) and, under the mixed strategy, for each MIG profile of the node,
+/// `<resource>.replicas` and `<resource>.sharing-strategy` (`none` unless the resource is advertised
+/// more than once per device), and `<resource>.count` for the profiles; `internal/lm/resource.go` lines 159-178,
+/// `internal/lm/mig-strategy.go` lines 266-297). Idle GPUs, which GPU Feature Discovery labels too,
+/// are left out: no planned pod selects them.
+pub fn gfd_resource_labels(node: &PlanNode) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let strategy = |replicas: u32| -> &'static str {
+        if replicas > 1 {
+            match node.sharing.strategy {
+                SharingStrategy::None => "none",
+                SharingStrategy::TimeSlicing => gfd_strategy(DeviceSharing::TimeSlicing),
+                SharingStrategy::Mps => gfd_strategy(DeviceSharing::Mps),
+            }
+        } else {
+            "none"
+        }
+    };
+    let mut put = |resource: &str, count: Option<usize>, replicas: u32| {
+        if let Some(count) = count {
+            out.insert(format!("{resource}.count"), count.to_string());
+        }
+        out.insert(format!("{resource}{REPLICAS_SUFFIX}"), replicas.to_string());
+        out.insert(
+            format!("{resource}{SHARING_STRATEGY_SUFFIX}"),
+            strategy(replicas).to_string(),
+        );
+    };
+    let whole = node
+        .gpus
+        .iter()
+        .filter(|g| g.mig.is_empty() && !g.assignments.is_empty())
+        .count();
+    if whole > 0 {
+        // `nvidia.com/gpu.count` counts every GPU of the model, MIG or not (the snapshot writes it).
+        let resource = "nvidia.com/gpu";
+        let replicas = node.sharing.resources.get(resource).copied().unwrap_or(1);
+        put(resource, None, replicas);
+    }
+    if node_mig_strategy(node) == MIG_STRATEGY_MIXED {
+        let mut per_profile: BTreeMap<String, usize> = BTreeMap::new();
+        for m in node.gpus.iter().flat_map(|g| &g.mig) {
+            let resource = match catalogue::lookup(&node.model).and_then(|x| x.profile(&m.profile))
+            {
+                Some(p) => p.resource_name(),
+                None => format!("nvidia.com/mig-{}", m.profile.replace('+', ".")),
+            };
+            *per_profile.entry(resource).or_default() += 1;
+        }
+        for (resource, count) in per_profile {
+            let replicas = node.sharing.resources.get(&resource).copied().unwrap_or(1);
+            put(&resource, Some(count), replicas);
+        }
+    }
+    out
+}
+
+/// The tag NVIDIA publishes for a version: `v` and the version as written, without a leading `v` of
+/// its own (`0.18.1` and `v0.18.1` both give `v0.18.1`; a suffix such as `-ubi9` stays).
+pub fn image_tag(version: &str) -> String {
+    let v = version.trim();
+    format!("v{}", v.strip_prefix(['v', 'V']).unwrap_or(v))
+}
 
 /// A mig-parted config file (`api/spec/v1`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,6 +235,8 @@ pub struct DevicePluginConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PluginFlags {
+    /// `mixed` (MIG instances as `nvidia.com/mig-<profile>`), or `none` on MPS nodes, where the plugin
+    /// refuses `mixed`.
     pub mig_strategy: String,
     pub fail_on_init_error: bool,
     pub plugin: PluginSettings,
@@ -212,10 +365,17 @@ pub fn device_plugin_configs(plan: &Plan) -> BTreeMap<String, DevicePluginConfig
     let base = |sharing: Option<Sharing>| DevicePluginConfig {
         version: "v1".to_string(),
         flags: PluginFlags {
-            mig_strategy: "mixed".to_string(),
+            // The plugin refuses MPS with the mixed strategy; MPS nodes have no MIG (the solver keeps
+            // MPS off nodes with MIG), so `none` loses nothing there.
+            mig_strategy: if sharing.as_ref().is_some_and(|s| s.mps.is_some()) {
+                MIG_STRATEGY_NONE
+            } else {
+                MIG_STRATEGY_MIXED
+            }
+            .to_string(),
             fail_on_init_error: true,
             plugin: PluginSettings {
-                device_list_strategy: "volume-mounts".to_string(),
+                device_list_strategy: DEVICE_LIST_STRATEGY.to_string(),
             },
         },
         sharing,
@@ -282,13 +442,18 @@ pub fn device_plugin_config_map(plan: &Plan, input: &PlanInput) -> Value {
     config_map(DEVICE_PLUGIN_CONFIGMAP, &input.operator.namespace, data)
 }
 
-/// The `spec` of the ClusterPolicy that uses the emitted configs (as a merge patch, and in the
-/// snapshot): mixed MIG strategy, both ConfigMaps with their defaults, and the toolkit's hardened
-/// device-list settings (no GPU by `NVIDIA_VISIBLE_DEVICES` for unprivileged containers).
+/// The `spec` of the ClusterPolicy that uses the emitted configs (in the snapshot; the merge patch is
+/// [`cluster_policy_patch`]): no `mig.strategy`, so that each node's device plugin config decides it
+/// (`mixed`, or `none` on MPS nodes); both ConfigMaps with their defaults; the device plugin passing
+/// devices as volume mounts only, and the toolkit refusing `NVIDIA_VISIBLE_DEVICES` from unprivileged
+/// containers (the two settings work only as a pair); and, where the plan file gives them, the
+/// toolkit and device plugin images with NVIDIA's `v`-prefixed tags.
 pub fn cluster_policy_spec(input: &PlanInput) -> Value {
     let mut spec = json!({
-        "mig": {"strategy": "mixed"},
-        "devicePlugin": {"config": {"name": DEVICE_PLUGIN_CONFIGMAP, "default": EXCLUSIVE_CONFIG}},
+        "devicePlugin": {
+            "config": {"name": DEVICE_PLUGIN_CONFIGMAP, "default": EXCLUSIVE_CONFIG},
+            "env": [{"name": DEVICE_LIST_STRATEGY_ENV, "value": DEVICE_LIST_STRATEGY}],
+        },
         "migManager": {"config": {"name": MIG_CONFIGMAP, "default": ALL_DISABLED}},
         "toolkit": {"env": [
             {"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", "value": "false"},
@@ -296,12 +461,25 @@ pub fn cluster_policy_spec(input: &PlanInput) -> Value {
         ]},
     });
     if let Some(v) = &input.operator.toolkit_version {
-        spec["toolkit"]["version"] = json!(v.text);
+        spec["toolkit"]["repository"] = json!(TOOLKIT_IMAGE.0);
+        spec["toolkit"]["image"] = json!(TOOLKIT_IMAGE.1);
+        spec["toolkit"]["version"] = json!(image_tag(&v.text));
     }
     if let Some(v) = &input.operator.device_plugin_version {
-        spec["devicePlugin"]["version"] = json!(v.text);
+        spec["devicePlugin"]["repository"] = json!(DEVICE_PLUGIN_IMAGE.0);
+        spec["devicePlugin"]["image"] = json!(DEVICE_PLUGIN_IMAGE.1);
+        spec["devicePlugin"]["version"] = json!(image_tag(&v.text));
     }
     spec
+}
+
+/// The merge patch of the ClusterPolicy: [`cluster_policy_spec`], with `mig.strategy` set to null,
+/// which a JSON merge patch reads as "remove the field" (RFC 7386), so that a strategy the Helm chart
+/// wrote (`mig.strategy: single` by default) no longer overrides the nodes' configs.
+pub fn cluster_policy_patch(input: &PlanInput) -> Value {
+    let mut spec = cluster_policy_spec(input);
+    spec["mig"] = json!({"strategy": null});
+    json!({"spec": spec})
 }
 
 /// The node labels a node gets.
@@ -373,8 +551,11 @@ pub fn artifacts(plan: &Plan, input: &PlanInput) -> Vec<Artifact> {
         Artifact {
             path: "cluster-policy-patch.yaml".to_string(),
             content: format!(
-                "# kubectl patch clusterpolicies.nvidia.com {CLUSTER_POLICY} --type merge --patch-file cluster-policy-patch.yaml\n{}",
-                yaml(&json!({"spec": cluster_policy_spec(input)}))
+                "# kubectl patch clusterpolicies.nvidia.com {CLUSTER_POLICY} --type merge --patch-file cluster-policy-patch.yaml\n\
+                 # mig.strategy is removed so that each node's device plugin config sets it (MPS nodes need\n\
+                 # `none`, MIG nodes `mixed`): install or upgrade the Helm chart with --set mig.strategy=\"\".\n\
+                 # The images are NVIDIA's; replace the repository if you pull from a mirror.\n{}",
+                yaml(&cluster_policy_patch(input))
             ),
         },
         Artifact {

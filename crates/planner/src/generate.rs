@@ -3,7 +3,7 @@
 //! one pool of a chosen GPU model. Deterministic: the same parameters give the same fleet.
 
 use crate::file::{OperatorSettings, PlanInput, Pool, TenantInfo, Workload};
-use gpu_trust_model::catalogue::{self, GpuModel};
+use gpu_trust_model::catalogue::{self, GpuModel, MigProfile, ProfileVariant};
 use gpu_trust_model::fleet::WorkloadClass;
 use gpu_trust_model::{Location, Trust};
 use gpu_trust_policy::{Contract, Latency, DEFAULT_MAX_REPLICAS};
@@ -208,6 +208,137 @@ pub fn fleet(spec: &FleetSpec) -> PlanInput {
             model,
             gpus_per_node: spec.gpus_per_node,
             nodes,
+            driver_version: None,
+            location: Location::default(),
+        }],
+        workloads,
+        tenants,
+        trust,
+        node_ok,
+        max_replicas: DEFAULT_MAX_REPLICAS,
+        operator: OperatorSettings::default(),
+    }
+}
+
+/// A small fleet of latency-critical inference on one pool of MIG GPUs: 2-5 tenants with random
+/// trust (`full`, `limited` or `none` for each pair, a third each), 2-7 workloads of 1-4 replicas whose
+/// peaks and compute needs fall on every profile of the model, from a whole-GPU instance down to the
+/// smallest. Every replica needs an instance of its own, so the fleet is a packing of MIG instances
+/// into GPU layouts under trust: the case the benchmark compares with an exact solver.
+pub fn small_mig_fleet(seed: u64, model: &str) -> PlanInput {
+    mig_fleet(seed, model, 7, 4)
+}
+
+/// Like [`small_mig_fleet`], with 2 to `max_workloads` workloads of 1 to `max_replicas` replicas.
+pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) -> PlanInput {
+    let mut rng = Rng::new(seed ^ 0x5A5A_0F0F_1234_5678);
+    let model: &'static GpuModel = catalogue::lookup(model)
+        .filter(|m| m.supports_mig())
+        .or_else(|| catalogue::lookup("H100-SXM5-80GB"))
+        .unwrap_or(&catalogue::MODELS[0]);
+    let n = rng.range(2, 5) as usize;
+    let tenants: Vec<TenantInfo> = (0..n)
+        .map(|i| TenantInfo {
+            name: format!("tenant-{i}"),
+            latency: Latency::Critical,
+            confidential: false,
+            contract: Contract::ProportionalCompute,
+            label: None,
+        })
+        .collect();
+    let mut trust = vec![vec![Trust::Full; n]; n];
+    let pairs: Vec<(usize, usize)> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect();
+    for (a, b) in pairs {
+        let t = match rng.range(0, 2) {
+            0 => Trust::Full,
+            1 => Trust::Limited,
+            _ => Trust::None,
+        };
+        trust[a][b] = t;
+        trust[b][a] = t;
+    }
+    let node_ok: Vec<Vec<bool>> = trust
+        .iter()
+        .map(|row| row.iter().map(|&t| t != Trust::None).collect())
+        .collect();
+    // Peaks and compute needs that land on each profile: the memory of the profile (less a little), and
+    // for profiles that share their memory with a smaller one (2g next to 1g with two memory slices,
+    // 4g next to 3g), a compute need the smaller one cannot meet.
+    let mig = model.mig;
+    let profiles: Vec<&'static MigProfile> = mig
+        .map(|g| {
+            g.standard_profiles()
+                .chain(
+                    g.profiles
+                        .iter()
+                        .filter(|p| p.variant == ProfileVariant::ExtraMemory),
+                )
+                .collect()
+        })
+        .unwrap_or_default();
+    let whole_sms = profiles
+        .iter()
+        .filter(|p| Some(p.compute_slices) == mig.map(|g| g.compute_slices))
+        .find_map(|p| p.sms);
+    let fraction = |p: &MigProfile| -> f64 {
+        match (p.sms, whole_sms) {
+            (Some(s), Some(w)) if w > 0 => f64::from(s) / f64::from(w),
+            _ => {
+                f64::from(p.compute_slices)
+                    / f64::from(mig.map(|g| g.compute_slices).unwrap_or(1).max(1))
+            }
+        }
+    };
+    let mut by_size = profiles.clone();
+    by_size.sort_by_key(|p| (p.memory_slices, p.compute_slices, p.memory_mib));
+    let workload_count = rng.range(2, max_workloads.max(2)) as usize;
+    let mut workloads = Vec::with_capacity(workload_count);
+    for i in 0..workload_count {
+        let tenant = rng.range(0, n as u64 - 1) as usize;
+        // Small instances more often than large ones, as served models are.
+        let pick = match rng.range(0, 9) {
+            0..=3 => 0,
+            4..=5 => 1,
+            6 => 2,
+            7 => 3,
+            8 => 4,
+            _ => 5,
+        };
+        let p = by_size[pick.min(by_size.len().saturating_sub(1))];
+        let peak = p.memory_mib.saturating_sub(rng.range(256, 2048));
+        // A compute need just above the next smaller profile of the same memory, so that the profile
+        // itself is the smallest fit.
+        let compute = by_size
+            .iter()
+            .filter(|q| q.memory_mib == p.memory_mib && q.compute_slices < p.compute_slices)
+            .map(|q| fraction(q))
+            .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))))
+            .map(|f| ((f + fraction(p)) / 2.0 * 1000.0).round() / 1000.0);
+        workloads.push(Workload {
+            name: format!("w{i:02}"),
+            tenant,
+            namespace: tenants[tenant].name.clone(),
+            kind: WorkloadClass::Inference,
+            replicas: rng.range(1, max_replicas.max(1)) as u32,
+            peak_memory_mib: Some(peak.max(1)),
+            compute,
+            latency: Latency::Critical,
+            gpus: 1,
+            image: None,
+            container: "main".to_string(),
+            pool: None,
+            location: Location::default(),
+        });
+    }
+    PlanInput {
+        file: "generated".to_string(),
+        pools: vec![Pool {
+            name: "gpu".to_string(),
+            model,
+            gpus_per_node: 8,
+            nodes: 8,
             driver_version: None,
             location: Location::default(),
         }],

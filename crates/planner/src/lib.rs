@@ -35,6 +35,7 @@ pub mod emit;
 pub mod exact;
 pub mod file;
 pub mod generate;
+mod improve;
 pub mod pack;
 pub mod plan;
 pub mod snapshot;

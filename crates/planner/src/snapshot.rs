@@ -43,20 +43,16 @@ fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
             m.supports_mig().to_string(),
         );
     }
-    labels.insert("nvidia.com/mig.strategy".into(), "mixed".into());
+    // The node-wide MIG strategy label only under a MIG strategy (GPU Feature Discovery,
+    // `internal/lm/mig-strategy.go` lines 62-64 and 105-108).
+    if emit::node_mig_strategy(node) != emit::MIG_STRATEGY_NONE {
+        labels.insert(
+            "nvidia.com/mig.strategy".into(),
+            emit::node_mig_strategy(node).into(),
+        );
+    }
     if node.mig_config.is_some() {
         labels.insert("nvidia.com/mig.config.state".into(), "success".into());
-    }
-    let strategy = match node.sharing.strategy {
-        SharingStrategy::None => "none",
-        SharingStrategy::TimeSlicing => "time-slicing",
-        SharingStrategy::Mps => "mps",
-    };
-    labels.insert("nvidia.com/gpu.sharing-strategy".into(), strategy.into());
-    if whole_shared {
-        if let Some(r) = node.sharing.resources.get("nvidia.com/gpu") {
-            labels.insert("nvidia.com/gpu.replicas".into(), r.to_string());
-        }
     }
     if node.sharing.strategy == SharingStrategy::Mps {
         labels.insert("nvidia.com/mps.capable".into(), "true".into());
@@ -64,18 +60,8 @@ fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
     if node.confidential {
         labels.insert("nvidia.com/cc.mode.state".into(), "on".into());
     }
-    // Mixed-strategy counts per profile, as GPU Feature Discovery labels them.
-    let mut profile_counts: BTreeMap<String, u32> = BTreeMap::new();
-    for g in &node.gpus {
-        for m in &g.mig {
-            *profile_counts
-                .entry(m.profile.replace('+', "."))
-                .or_default() += 1;
-        }
-    }
-    for (p, c) in profile_counts {
-        labels.insert(format!("nvidia.com/mig-{p}.count"), c.to_string());
-    }
+    // Per resource: count, replicas and sharing strategy, as GPU Feature Discovery labels them.
+    labels.extend(emit::gfd_resource_labels(node));
     if let Some(v) = input
         .pools
         .iter()

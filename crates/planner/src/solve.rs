@@ -78,7 +78,7 @@ pub(crate) struct Rep {
 
 /// How a device (whole GPU or MIG instance) is handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Share {
+pub(crate) enum Share {
     Exclusive,
     TimeSliced { group: usize, replicas: u32 },
     Mps { group: usize, replicas: u32 },
@@ -103,7 +103,7 @@ impl Share {
 
 /// A device plugin resource of a node: whole GPUs, or one MIG profile (index into the spec).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Res {
+pub(crate) enum Res {
     Gpu,
     Mig(usize),
 }
@@ -135,7 +135,7 @@ enum Miss {
 }
 
 /// A MIG instance to place: profile (index into the spec), how it is handed out, and its replicas.
-type Payload = (usize, Share, Vec<Rep>);
+pub(crate) type Payload = (usize, Share, Vec<Rep>);
 /// A tentative state of a GPU during consolidation: counts, resource keys, tenants.
 type Trial = (Vec<u32>, BTreeMap<Res, Share>, BTreeSet<usize>);
 /// A node's MIG layouts: GPU index to (profile, start) list.
@@ -143,17 +143,17 @@ type LayoutSet = Vec<(u32, Vec<(String, u8)>)>;
 
 /// One GPU-sized (or gang-sized) unit for node packing.
 #[derive(Debug, Clone)]
-struct Unit {
-    gpus: u32,
-    clique: usize,
-    tenants: BTreeSet<usize>,
-    keys: BTreeMap<Res, Share>,
-    cc: bool,
-    kind: UnitKind,
+pub(crate) struct Unit {
+    pub(crate) gpus: u32,
+    pub(crate) clique: usize,
+    pub(crate) tenants: BTreeSet<usize>,
+    pub(crate) keys: BTreeMap<Res, Share>,
+    pub(crate) cc: bool,
+    pub(crate) kind: UnitKind,
 }
 
 #[derive(Debug, Clone)]
-enum UnitKind {
+pub(crate) enum UnitKind {
     /// Whole GPUs (a gang, an exclusive GPU, or a shared GPU's replicas).
     Whole { share: Share, members: Vec<Rep> },
     /// One MIG GPU: instance counts and the instances' payloads.
@@ -347,11 +347,18 @@ impl PoolCtx<'_> {
     /// Plans the pool both with and without moving conflicting time-sliced bundles to other
     /// profiles, and keeps the better: fewer unplaced replicas, then fewer GPUs, then fewer nodes.
     fn plan(&self, workloads: &[usize]) -> PoolResult {
-        let plain = self.plan_once(workloads, false);
-        if self.spec.is_none() || self.method == Method::FirstFitDecreasing {
-            return plain;
+        let mut best = self.plan_once(workloads, false, false);
+        let mut variants: Vec<(bool, bool)> = Vec::new();
+        let mig = self.spec.is_some() && self.method != Method::FirstFitDecreasing;
+        if mig {
+            variants.push((true, false));
         }
-        let moved = self.plan_once(workloads, true);
+        if self.method != Method::FirstFitDecreasing && self.uneven_shares(workloads) {
+            variants.push((false, true));
+            if mig {
+                variants.push((true, true));
+            }
+        }
         let score = |r: &PoolResult| {
             let gpus: u32 = r
                 .nodes
@@ -361,14 +368,37 @@ impl PoolCtx<'_> {
                 .sum();
             (r.misses.len(), gpus, r.nodes.len())
         };
-        if score(&moved) < score(&plain) {
-            moved
-        } else {
-            plain
+        for (remap, split) in variants {
+            let other = self.plan_once(workloads, remap, split);
+            if score(&other) < score(&best) {
+                best = other;
+            }
         }
+        best
     }
 
-    fn plan_once(&self, workloads: &[usize], remap: bool) -> PoolResult {
+    /// Whether two workloads ask for whole GPUs shared the same way (time-sliced, or MPS) with
+    /// different replicas per GPU: then bundling them all at the smaller count is not the only plan
+    /// worth trying.
+    fn uneven_shares(&self, workloads: &[usize]) -> bool {
+        let mut seen: BTreeMap<bool, u32> = BTreeMap::new();
+        for &w in workloads {
+            let (mps, r) = match self.decide(&self.input.workloads[w]) {
+                Ok(Need::Whole(Mode::TimeSliced(r))) => (false, r),
+                Ok(Need::Whole(Mode::Mps(r))) => (true, r),
+                _ => continue,
+            };
+            if *seen.entry(mps).or_insert(r) != r {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// One plan of the pool. `remap` moves time-sliced bundles off profiles another use claims;
+    /// `split` bundles the replicas of shared whole GPUs by their own replicas per GPU instead of all at
+    /// the smallest, so that one replica that needs a larger share does not shrink everyone's.
+    fn plan_once(&self, workloads: &[usize], remap: bool, split: bool) -> PoolResult {
         let input = self.input;
         let mut misses: Vec<(Rep, Miss)> = Vec::new();
         let mut needs: BTreeMap<usize, Need> = BTreeMap::new();
@@ -485,23 +515,36 @@ impl PoolCtx<'_> {
         }
         for ((group, res, mps), mut reps) in bundles {
             reps.sort();
-            let r = reps.iter().map(|(_, r)| *r).min().unwrap_or(1).max(1);
-            let share = if r < 2 {
-                Share::Exclusive
-            } else if mps {
-                Share::Mps { group, replicas: r }
-            } else {
-                Share::TimeSliced { group, replicas: r }
-            };
+            // Classes of replicas per GPU: one at the smallest of the bundle, or (whole GPUs, when
+            // `split`) one per count the workloads ask for, each workload in its own class.
+            let mut classes: BTreeMap<u32, Vec<Rep>> = BTreeMap::new();
+            let least = reps.iter().map(|(_, r)| *r).min().unwrap_or(1).max(1);
+            for (rep, r) in &reps {
+                let class = if split && res == Res::Gpu {
+                    (*r).max(1)
+                } else {
+                    least
+                };
+                classes.entry(class).or_default().push(*rep);
+            }
             let t = groups[group].first().copied().unwrap_or(0);
-            for chunk in reps.chunks(r as usize) {
-                let members: Vec<Rep> = chunk.iter().map(|(rep, _)| *rep).collect();
-                match res {
-                    Res::Gpu => units.push(whole_unit(1, share, members, t)),
-                    Res::Mig(p) => mig_items
-                        .entry(clique_of_group[group])
-                        .or_default()
-                        .push((p, share, members)),
+            for (r, members) in classes {
+                let share = if r < 2 {
+                    Share::Exclusive
+                } else if mps {
+                    Share::Mps { group, replicas: r }
+                } else {
+                    Share::TimeSliced { group, replicas: r }
+                };
+                for chunk in members.chunks(r as usize) {
+                    let members: Vec<Rep> = chunk.to_vec();
+                    match res {
+                        Res::Gpu => units.push(whole_unit(1, share, members, t)),
+                        Res::Mig(p) => mig_items
+                            .entry(clique_of_group[group])
+                            .or_default()
+                            .push((p, share, members)),
+                    }
                 }
             }
         }
@@ -655,24 +698,50 @@ impl PoolCtx<'_> {
         // instances onto others where trust and the layout allow (never adds a GPU).
         if let (Some(spec), Method::Best | Method::Exact { .. }) = (self.spec, self.method) {
             consolidate(input, spec, &mut units);
+            // Then rearrangements across the cliques of each trust component.
+            crate::improve::improve(input, spec, &mut units);
         }
 
         // Nodes: best-fit decreasing.
+        let members_of: Vec<Vec<Rep>> = units.iter().map(Unit::members).collect();
         let mut order: Vec<usize> = (0..units.len()).collect();
+        // Larger units first; within a clique, those that carry more replicas (when nodes run out,
+        // the replicas left over are the fewest).
         order.sort_by(|&a, &b| {
             let (ua, ub) = (&units[a], &units[b]);
             ub.gpus
                 .cmp(&ua.gpus)
                 .then(ua.clique.cmp(&ub.clique))
-                .then(ua.members().cmp(&ub.members()))
+                .then(members_of[b].len().cmp(&members_of[a].len()))
+                .then(members_of[a].cmp(&members_of[b]))
         });
         let cap = self.pool.gpus_per_node;
         let mut nodes: Vec<NodeFill> = Vec::new();
+        // Nodes with a free GPU (a full node takes nothing more), by the tenants on them: a unit only
+        // ever joins a node whose tenants all may share a node with its own, so the candidates are the
+        // open nodes of those tenants, visited in the order the nodes were opened.
+        let mut open_by_tenant: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+        let mut allowed_for: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
         for u in order {
             let unit = &units[u];
-            let members = unit.members();
+            let allowed = allowed_for
+                .entry(unit.tenants.iter().copied().collect())
+                .or_insert_with(|| {
+                    tenants
+                        .iter()
+                        .copied()
+                        .filter(|&x| unit.tenants.iter().all(|&b| input.may_share_node(x, b)))
+                        .collect()
+                });
+            let mut candidates: BTreeSet<usize> = BTreeSet::new();
+            for x in allowed.iter() {
+                if let Some(open) = open_by_tenant.get(x) {
+                    candidates.extend(open.iter().copied());
+                }
+            }
             let mut best: Option<(u32, bool, usize)> = None;
-            for (ni, n) in nodes.iter().enumerate() {
+            for &ni in &candidates {
+                let n = &nodes[ni];
                 if !self.compatible(n, unit, cap) {
                     continue;
                 }
@@ -713,13 +782,21 @@ impl PoolCtx<'_> {
                     n.has_mig |= unit.has_mig();
                     n.has_mps |= unit.has_mps();
                     n.cc = Some(unit.cc);
+                    for t in &n.tenants {
+                        let open = open_by_tenant.entry(*t).or_default();
+                        if n.used >= cap {
+                            open.remove(&ni);
+                        } else {
+                            open.insert(ni);
+                        }
+                    }
                 }
                 None => {
                     let reason = format!(
                         "pool {} has no room: its {} nodes are in use by replicas they cannot be mixed with",
                         self.pool.name, self.pool.nodes
                     );
-                    for r in members {
+                    for &r in &members_of[u] {
                         misses.push((r, Miss::Capacity(reason.clone())));
                     }
                 }
@@ -1261,6 +1338,8 @@ fn workload_entry(
     let mut gpu_set: BTreeSet<(usize, u32)> = BTreeSet::new();
     let mut placed = 0;
     let mut share_replicas: Option<u32> = None;
+    // How the device of the first placed replica is handed out, and how many times it is advertised.
+    let mut device: Option<(DeviceSharing, u32)> = None;
     for i in 0..wl.replicas {
         if unplaced.contains(&(wl.name.clone(), i)) {
             continue;
@@ -1269,10 +1348,10 @@ fn workload_entry(
             placed += 1;
             node_set.insert(n);
             gpu_set.insert((n, g));
-            if share_replicas.is_none() {
-                share_replicas = nodes[n].gpus.iter().find(|x| x.index == g).and_then(|x| {
+            if device.is_none() {
+                device = nodes[n].gpus.iter().find(|x| x.index == g).and_then(|x| {
                     if x.mig.is_empty() {
-                        (x.replicas > 1).then_some(x.replicas)
+                        Some((x.sharing, x.replicas))
                     } else {
                         x.mig
                             .iter()
@@ -1283,9 +1362,10 @@ fn workload_entry(
                                         && a.start == Some(m.start)
                                 })
                             })
-                            .and_then(|m| (m.replicas > 1).then_some(m.replicas))
+                            .map(|m| (m.sharing, m.replicas))
                     }
                 });
+                share_replicas = device.and_then(|(_, r)| (r > 1).then_some(r));
             }
         }
     }
@@ -1332,6 +1412,14 @@ fn workload_entry(
     entry
         .node_selector
         .insert(POOL_LABEL.to_string(), pool.name.clone());
+    // Only nodes where the device plugin hands the resource out the way the plan does: one pool may
+    // offer `nvidia.com/gpu` whole on some nodes and time-sliced on others, a MIG profile whole on one
+    // node and time-sliced four ways on the next.
+    if let (Some((sharing, replicas)), Some(resource)) = (device, &entry.resource) {
+        entry
+            .node_selector
+            .extend(crate::emit::mechanism_selector(resource, sharing, replicas));
+    }
     let taints: BTreeSet<&str> = node_set
         .iter()
         .map(|&n| nodes[n].tenant_pool.as_str())
@@ -1404,7 +1492,9 @@ fn why(
             gib(ctx.pool.model.memory_mib / u64::from(share_replicas.unwrap_or(1).max(1)))
         ),
         Need::Whole(Mode::Mps(_)) => format!(
-            "an MPS share of a {model}, {} clients of one trust group, pinned memory limit {} each",
+            "an MPS share of a {model}, {} clients of one trust group, pinned memory limit {} each, \
+             on nodes whose device plugin config sets migStrategy none (the plugin refuses MPS with \
+             mixed; the ClusterPolicy leaves mig.strategy unset so that each node's config decides)",
             share_replicas.unwrap_or(1),
             gib(ctx.pool.model.memory_mib / u64::from(share_replicas.unwrap_or(1).max(1)))
         ),
@@ -1522,8 +1612,27 @@ fn consolidate(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) {
                 if t == c || removed.contains(&t) {
                     continue;
                 }
-                let (counts, keys, tenants) = match trial.get(&t) {
-                    Some(x) => x.clone(),
+                let fits = {
+                    let (counts, keys, tenants) = match trial.get(&t) {
+                        Some((c, k, ts)) => (c, k, ts),
+                        None => match &units[t].kind {
+                            UnitKind::Mig { counts, .. } => {
+                                (counts, &units[t].keys, &units[t].tenants)
+                            }
+                            UnitKind::Whole { .. } => continue,
+                        },
+                    };
+                    spec.can_add(counts, *p)
+                        && keys.get(&Res::Mig(*p)).is_none_or(|k| k == share)
+                        && tenants
+                            .iter()
+                            .all(|&a| inst_tenants.iter().all(|&b| input.may_share_gpu(a, b)))
+                };
+                if !fits {
+                    continue;
+                }
+                let (counts, keys, tenants) = match trial.remove(&t) {
+                    Some(x) => x,
                     None => match &units[t].kind {
                         UnitKind::Mig { counts, .. } => (
                             counts.clone(),
@@ -1533,18 +1642,6 @@ fn consolidate(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) {
                         UnitKind::Whole { .. } => continue,
                     },
                 };
-                if !spec.can_add(&counts, *p) {
-                    continue;
-                }
-                if keys.get(&Res::Mig(*p)).is_some_and(|k| k != share) {
-                    continue;
-                }
-                if !tenants
-                    .iter()
-                    .all(|&a| inst_tenants.iter().all(|&b| input.may_share_gpu(a, b)))
-                {
-                    continue;
-                }
                 let mut counts = counts;
                 counts[*p] += 1;
                 let mut keys = keys;

@@ -85,9 +85,28 @@ impl MigSpec {
 
     /// Whether one more instance of `profile` fits next to `counts`.
     pub fn can_add(&self, counts: &[u32], profile: usize) -> bool {
-        let mut c = counts.to_vec();
-        c[profile] += 1;
-        self.is_valid(&c)
+        let limit = (1 << KEY_BITS) - 1;
+        counts.get(profile).is_some_and(|&c| c < limit)
+            && counts.iter().all(|&c| c <= limit)
+            && self
+                .valid
+                .contains(&(self.key(counts) + self.unit_key(profile)))
+    }
+
+    /// The packed key of one instance of `profile` (keys of counts add up).
+    pub fn unit_key(&self, profile: usize) -> u64 {
+        1u64 << (KEY_BITS * profile as u32)
+    }
+
+    /// Whether the counts packed in `key` fit one GPU (every count below 16, as [`MigSpec::key`]
+    /// keeps them when each addition is checked with [`MigSpec::count_room`]).
+    pub fn is_valid_key(&self, key: u64) -> bool {
+        self.valid.contains(&key)
+    }
+
+    /// Whether a count may grow by one without overflowing its packed field.
+    pub fn count_room(count: u32) -> bool {
+        count < (1 << KEY_BITS) - 1
     }
 
     pub fn profile_index(&self, name: &str) -> Option<usize> {

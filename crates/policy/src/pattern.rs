@@ -68,6 +68,81 @@ impl NamespacePattern {
     }
 }
 
+impl NamespacePattern {
+    /// A name that both patterns match, when there is one (the shortest the search finds): two
+    /// globs of different tenants that share a name can tie over a namespace of the cluster.
+    pub fn common_match(&self, other: &NamespacePattern) -> Option<String> {
+        common_match(self.pattern.as_bytes(), other.pattern.as_bytes())
+    }
+}
+
+/// A breadth-first search over pairs of positions in the two patterns: `*` may be skipped or
+/// swallow a character the other pattern needs; two literals must agree. At most
+/// `(|p| + 1) * (|q| + 1)` states.
+fn common_match(p: &[u8], q: &[u8]) -> Option<String> {
+    use std::collections::VecDeque;
+    let (m, n) = (p.len(), q.len());
+    // For each state, the state it was reached from and the character emitted on the way.
+    let mut parent: Vec<Option<(usize, Option<u8>)>> = vec![None; (m + 1) * (n + 1)];
+    let index = |i: usize, j: usize| i * (n + 1) + j;
+    let start = index(0, 0);
+    parent[start] = Some((start, None));
+    let mut queue = VecDeque::from([(0usize, 0usize)]);
+    while let Some((i, j)) = queue.pop_front() {
+        if i == m && j == n {
+            let mut out = Vec::new();
+            let mut at = index(i, j);
+            while at != start {
+                let (from, c) = parent[at]?;
+                out.extend(c);
+                at = from;
+            }
+            out.reverse();
+            let text = String::from_utf8(out).ok()?;
+            // Two runs of `*` alone match anything: name something.
+            return Some(if text.is_empty() {
+                "x".to_string()
+            } else {
+                text
+            });
+        }
+        let mut next: Vec<(usize, usize, Option<u8>)> = Vec::new();
+        if i < m && p[i] == b'*' {
+            next.push((i + 1, j, None));
+        }
+        if j < n && q[j] == b'*' {
+            next.push((i, j + 1, None));
+        }
+        let mut chars: Vec<u8> = Vec::new();
+        if i < m && p[i] != b'*' {
+            chars.push(p[i]);
+        }
+        if j < n && q[j] != b'*' {
+            chars.push(q[j]);
+        }
+        for c in chars {
+            let step = |pat: &[u8], k: usize| -> Option<usize> {
+                match pat.get(k) {
+                    Some(b'*') => Some(k),
+                    Some(x) if *x == c => Some(k + 1),
+                    _ => None,
+                }
+            };
+            if let (Some(a), Some(b)) = (step(p, i), step(q, j)) {
+                next.push((a, b, Some(c)));
+            }
+        }
+        for (a, b, c) in next {
+            let k = index(a, b);
+            if parent[k].is_none() {
+                parent[k] = Some((index(i, j), c));
+                queue.push_back((a, b));
+            }
+        }
+    }
+    None
+}
+
 /// `*` matches any run of bytes (including none); every other byte matches itself.
 fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0usize, 0usize);
@@ -99,6 +174,20 @@ mod tests {
 
     fn pat(s: &str) -> NamespacePattern {
         NamespacePattern::new(s, Location::default())
+    }
+
+    #[test]
+    fn common_matches() {
+        let both = |a: &str, b: &str| pat(a).common_match(&pat(b));
+        assert_eq!(both("team-*", "*-prod").as_deref(), Some("team-prod"));
+        assert_eq!(both("ads-*", "ads-*").as_deref(), Some("ads-"));
+        assert_eq!(both("a*", "b*"), None);
+        assert_eq!(both("*", "*").as_deref(), Some("x"));
+        assert_eq!(both("*-a", "*-b"), None);
+        for (a, b) in [("team-*", "*-prod"), ("a*b*c", "*bc"), ("x*", "*y*")] {
+            let w = both(a, b).unwrap();
+            assert!(pat(a).matches(&w) && pat(b).matches(&w), "{a} {b} {w}");
+        }
     }
 
     #[test]

@@ -26,6 +26,18 @@ pub const DEFAULT_TENANT_LABELS: &[&str] = &["capsule.clastix.io/tenant"];
 /// namespaces (kube-system, kube-public, kube-node-lease, created by every cluster) and the NVIDIA GPU
 /// Operator's namespace as its install guide names it (`gpu-operator`), as vendors rename it
 /// (`nvidia-gpu-operator` on OpenShift, `*-gpu-operator`), and NVIDIA's other components (`nvidia-*`).
+///
+/// Then the namespaces the schedulers and workload operators install into by default, which run
+/// their controllers and device plugins, never a tenant's pods:
+/// - `volcano-system`: volcano-sh/volcano `installer/volcano-development.yaml`;
+/// - `kai-scheduler` and `kai-resource-reservation` (the reservation pods that hold the GPUs KAI
+///   shares in fractions): NVIDIA/KAI-Scheduler `pkg/common/constants` (`DefaultKAINamespace`,
+///   `DefaultResourceReservationName`);
+/// - `hami-system`: Project-HAMi/HAMi `hack/deploy.sh` (`TARGET_NS`, default `hami-system`);
+/// - `lws-system`: kubernetes-sigs/lws `config/default/kustomization.yaml`;
+/// - `jobset-system`: kubernetes-sigs/jobset `config/default/kustomization.yaml`;
+/// - `ray-system`: ray-project/kuberay `ray-operator/config/default/kustomization.yaml` (the KubeRay
+///   operator's namespace).
 pub const DEFAULT_PLATFORM_NAMESPACES: &[&str] = &[
     "kube-system",
     "kube-public",
@@ -33,6 +45,13 @@ pub const DEFAULT_PLATFORM_NAMESPACES: &[&str] = &[
     "gpu-operator",
     "nvidia-*",
     "*-gpu-operator",
+    "volcano-system",
+    "kai-scheduler",
+    "kai-resource-reservation",
+    "hami-system",
+    "lws-system",
+    "jobset-system",
+    "ray-system",
 ];
 
 /// The largest policy file read, in bytes (a policy is a few kilobytes; this bounds a wrong path).
@@ -776,7 +795,7 @@ impl Validator {
         };
         let peak_memory_mib = match &w.peak_memory {
             None => None,
-            Some(m) => match parse_memory_mib(&m.value) {
+            Some(m) => match parse_memory_mib(&m.value.0) {
                 Ok(mib) => Some(mib),
                 Err(e) => {
                     self.error(self.loc(m), format!("peakMemory: {e}"));

@@ -81,8 +81,39 @@ pub(crate) struct RawRelation {
 pub(crate) struct RawWorkload {
     pub selector: Option<S<RawSelector>>,
     pub kind: Option<S<String>>,
-    pub peak_memory: Option<S<String>>,
+    pub peak_memory: Option<S<QuantityText>>,
     pub latency: Option<S<String>>,
+}
+
+/// A memory quantity as written: a string (`18GiB`), or a plain number (`60`), which validation
+/// then refuses for its missing unit with the value's line, as Kubernetes quantities may be
+/// written as numbers.
+#[derive(Debug)]
+pub(crate) struct QuantityText(pub String);
+
+impl<'de> Deserialize<'de> for QuantityText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = QuantityText;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a memory quantity such as 18GiB")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<QuantityText, E> {
+                Ok(QuantityText(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize)]

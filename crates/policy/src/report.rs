@@ -9,7 +9,7 @@ use crate::tenancy::TenantOrigin;
 use crate::{Date, Policy, Tenancy, Tenant};
 use gpu_trust_model::{Diagnostic, Trust};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The JSON schema name of [`CheckReport`].
 pub const CHECK_SCHEMA: &str = "gpu-trust/policy-check/v2";
@@ -31,12 +31,17 @@ pub struct CheckReport {
     /// The pairs `trust.relations` names, sorted by tenant names.
     pub relations: Vec<PairReport>,
     pub platform_namespaces: Vec<String>,
+    /// Platform namespaces that a tenant names, so that they are the tenant's (namespace ->
+    /// tenant); absent when there are none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub platform_claimed: BTreeMap<String, String>,
     pub tenant_labels: Vec<String>,
     pub workloads: Vec<crate::WorkloadRule>,
     pub patch_window_days: u32,
     pub max_replicas: u32,
     pub acceptances: Vec<AcceptanceReport>,
-    /// Warnings and errors of resolution (see [`Tenancy::diagnostics`]).
+    /// Warnings and errors of resolution (see [`Tenancy::diagnostics`]) and of the checks that
+    /// need no cluster (see [`Policy::static_diagnostics`]).
     pub diagnostics: Vec<DiagnosticReport>,
 }
 
@@ -131,12 +136,29 @@ impl CheckReport {
                 .iter()
                 .map(|p| p.pattern.clone())
                 .collect(),
+            platform_claimed: policy
+                .tenants
+                .iter()
+                .flat_map(|t| {
+                    t.namespaces
+                        .iter()
+                        .filter(|n| !n.is_glob())
+                        .filter(|n| policy.platform.iter().any(|p| p.matches(&n.pattern)))
+                        .map(|n| (n.pattern.clone(), t.name.clone()))
+                })
+                .collect(),
             tenant_labels: tenancy.tenant_labels().to_vec(),
             workloads: tenancy.workload_rules().to_vec(),
             patch_window_days: tenancy.patch_window_days(),
             max_replicas: tenancy.max_replicas(),
             acceptances,
-            diagnostics: tenancy.diagnostics().iter().map(Into::into).collect(),
+            diagnostics: {
+                let mut all: Vec<Diagnostic> = tenancy.diagnostics().to_vec();
+                all.extend(policy.static_diagnostics());
+                all.sort();
+                all.dedup();
+                all.iter().map(Into::into).collect()
+            },
         }
     }
 

@@ -373,6 +373,89 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// What the policy does to some cluster, found without one (`gpu-trust policy check`):
+    ///
+    /// - errors for two tenants' globs that are equally specific and share a namespace that
+    ///   nothing else decides (`team-*` and `*-prod` both match `team-prod`): the audit refuses a
+    ///   cluster holding such a namespace, so the policy is not valid as written;
+    /// - warnings for platform namespaces a tenant takes: a tenant naming a default platform
+    ///   namespace (`kube-system`), or a tenant glob over a platform glob, makes those namespaces
+    ///   the tenant's, not infrastructure.
+    pub fn static_diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let mut witnesses: BTreeMap<String, ()> = BTreeMap::new();
+        for (i, a) in self.tenants.iter().enumerate() {
+            for b in &self.tenants[i + 1..] {
+                for ga in a.namespaces.iter().filter(|p| p.is_glob()) {
+                    for gb in b.namespaces.iter().filter(|p| p.is_glob()) {
+                        if ga.specificity() != gb.specificity() {
+                            continue;
+                        }
+                        if let Some(w) = ga.common_match(gb) {
+                            witnesses.insert(w, ());
+                        }
+                    }
+                }
+            }
+        }
+        for name in witnesses.into_keys() {
+            let ns = NamespaceInfo {
+                name: name.clone(),
+                ..NamespaceInfo::default()
+            };
+            let mut ties = Vec::new();
+            self.place(&ns, &mut ties);
+            for d in ties {
+                out.push(Diagnostic::error(
+                    d.location,
+                    format!(
+                        "{}; the audit refuses a cluster that has such a namespace",
+                        d.message
+                            .replacen("namespace `", "a namespace such as `", 1)
+                    ),
+                ));
+            }
+        }
+        for t in &self.tenants {
+            for claim in &t.namespaces {
+                for p in &self.platform {
+                    let taken = if claim.is_glob() {
+                        // An explicit platform name beats a tenant glob; a platform glob does not.
+                        if !p.is_glob() {
+                            continue;
+                        }
+                        claim.common_match(p)
+                    } else if p.matches(&claim.pattern) {
+                        Some(claim.pattern.clone())
+                    } else {
+                        None
+                    };
+                    let Some(ns) = taken else { continue };
+                    let what = match (claim.is_glob(), p.is_glob()) {
+                        (false, false) => "a platform namespace".to_string(),
+                        (false, true) => format!("platform glob `{}`", p.pattern),
+                        (true, _) => format!(
+                            "platform glob `{}` (both match `{ns}`, for example)",
+                            p.pattern
+                        ),
+                    };
+                    out.push(Diagnostic::warning(
+                        claim.location.clone(),
+                        format!(
+                            "tenant `{}` claims `{}`, which is also {what}: a tenant's claim comes first, so the audit judges such namespaces as the tenant's, not as infrastructure",
+                            t.name, claim.pattern
+                        ),
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
 fn declared_tenant(decl: &TenantDecl) -> Tenant {
     Tenant {
         name: decl.name.clone(),

@@ -94,6 +94,29 @@ fn platform_namespaces_are_not_tenants() {
 }
 
 #[test]
+fn scheduler_and_operator_namespaces_are_platform_by_default() {
+    // The namespaces the batch schedulers and workload operators install into run their
+    // controllers and device plugins (HAMi's, privileged on every GPU node), not a tenant's pods.
+    let names = [
+        "volcano-system",
+        "kai-scheduler",
+        "kai-resource-reservation",
+        "hami-system",
+        "lws-system",
+        "jobset-system",
+        "ray-system",
+    ];
+    let t = Policy::default().resolve(&names.map(ns));
+    for name in names {
+        assert_eq!(t.role(name), Some(NamespaceRole::Platform), "{name}");
+    }
+    assert!(t.tenants().is_empty(), "{:?}", t.tenants());
+    // Namespaces where users run their own jobs stay tenants.
+    let t = Policy::default().resolve(&[ns("kubeflow-user"), ns("ray-jobs")]);
+    assert_eq!(t.tenants().len(), 2);
+}
+
+#[test]
 fn unassigned_namespaces_are_own_tenants_without_trust() {
     let t = valid().resolve(&cluster());
     let forgotten = t.tenant_of("forgotten").unwrap();

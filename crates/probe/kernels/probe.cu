@@ -1,7 +1,13 @@
-// Kernels of gpu-trust probe, compiled at run time with NVRTC (no CUDA headers needed).
+// Kernels of gpu-trust probe, in CUDA C.
+//
+// The binary does not compile this file: it embeds probe.ptx, generated from it by regenerate.sh (beside
+// this file), and hands that PTX to the driver's module loader, which compiles it for the GPU it runs on.
+// The file uses only CUDA built-ins, so nvcc or NVRTC compile it as it is; clang, which regenerate.sh
+// uses, gets the few built-ins it lacks without a CUDA install from clang-cuda-shim.h.
 //
 // Every entry point is `extern "C"` so that its name in the PTX is the name the loader asks for; the list of
-// names lives in src/kernels.rs (ENTRY_POINTS) and a test checks that both agree.
+// names lives in src/kernels.rs (ENTRY_POINTS), and tests/kernels.rs checks that it, this file and
+// probe.ptx agree (names and parameter types) and that probe.ptx was generated from this very text.
 
 typedef unsigned long long u64;
 
@@ -20,7 +26,7 @@ extern "C" __global__ void gt_work(float *out, unsigned int iters)
 }
 
 // The GPU's global nanosecond timer.
-__device__ u64 gt_now()
+static __device__ u64 gt_now()
 {
     u64 t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -60,7 +66,7 @@ extern "C" __global__ void gt_fault(unsigned int *bad)
 
 // The value word `i` holds under a pattern: mode 0 is the constant `seed` (the marker), mode 1 a
 // position-dependent mix of `seed` and `i` (the victim's checksum pattern).
-__device__ u64 gt_pattern(u64 seed, u64 i, unsigned int mode)
+static __device__ u64 gt_pattern(u64 seed, u64 i, unsigned int mode)
 {
     if (mode == 0u) {
         return seed;

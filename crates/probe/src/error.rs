@@ -8,9 +8,6 @@ pub enum ProbeError {
     /// No usable NVIDIA driver on this machine (libcuda or NVML missing, or NVML refused to start).
     #[error("no NVIDIA driver found: {0}; the probe needs a GPU node")]
     NoDriver(String),
-    /// A library the probe loads at run time is missing (NVRTC).
-    #[error("{0}")]
-    MissingLibrary(String),
     /// A `--victim` / `--aggressor` value that names no device.
     #[error("{0}")]
     Device(String),
@@ -31,10 +28,7 @@ pub enum ProbeError {
 impl ProbeError {
     /// Whether the error means this machine cannot run the probe at all (exit 2 with the message).
     pub fn is_environment(&self) -> bool {
-        matches!(
-            self,
-            ProbeError::NoDriver(_) | ProbeError::MissingLibrary(_)
-        )
+        matches!(self, ProbeError::NoDriver(_))
     }
 
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {

@@ -13,6 +13,12 @@ use gpu_trust_model::evidence::Scenario;
 
 /// The container port the aggressor pod serves on.
 pub const DEFAULT_PORT: u16 = 7077;
+/// The driver libraries the probe needs in its container, and nothing else: `compute` (libcuda) and
+/// `utility` (NVML). The image needs no CUDA library of its own: the kernels are PTX inside the binary.
+/// Also the NVIDIA Container Toolkit's default when the variable is unset; set so that an image's own value
+/// cannot narrow it. Source: NVIDIA/nvidia-container-toolkit, internal/config/image/capabilities.go
+/// (`DefaultDriverCapabilities`, and the `compute` and `utility` capabilities).
+pub const DRIVER_CAPABILITIES: &str = "compute,utility";
 /// Slack on top of the scenarios' time bounds, for image pulls, scheduling and connecting.
 const SLACK_SECS: u64 = 600;
 
@@ -175,6 +181,10 @@ pub fn render_job(o: &JobOptions) -> Result<String, ProbeError> {
     y.push_str(
         "          env:\n            - name: NODE_NAME\n              valueFrom:\n                fieldRef:\n                  fieldPath: spec.nodeName\n",
     );
+    y.push_str(&format!(
+        "            - name: NVIDIA_DRIVER_CAPABILITIES\n              value: {}\n",
+        q(DRIVER_CAPABILITIES)
+    ));
     y.push_str(&format!(
         "          ports:\n            - name: probe\n              containerPort: {}\n",
         o.port

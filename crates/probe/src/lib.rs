@@ -10,9 +10,10 @@
 //!
 //! - [`device`]: the [`device::GpuSession`] and [`device::Backend`] traits every device access goes
 //!   through, and device names.
-//! - [`real`]: the CUDA driver API, NVRTC and NVML, loaded at run time (cudarc, nvml-wrapper).
+//! - [`real`]: the CUDA driver API and NVML, loaded at run time (cudarc, nvml-wrapper).
 //! - [`fake`]: a simulated device whose profiles behave like time-slicing, MPS, MIG and failure cases.
-//! - [`kernels`]: the CUDA C source compiled at run time.
+//! - [`kernels`]: the kernels as PTX embedded in the binary (JIT-compiled by the driver), and their
+//!   CUDA C source.
 //! - [`protocol`], [`transport`]: the JSON-lines protocol and the links that carry it (child process,
 //!   TCP to a remote aggressor, thread in tests), each bounded in time and reaped on drop.
 //! - [`worker`]: what a worker process does per request.

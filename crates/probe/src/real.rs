@@ -1,6 +1,8 @@
-//! The real device: the CUDA driver API and NVRTC through cudarc, NVML through nvml-wrapper, all loaded
-//! at run time. Nothing here is called before [`driver_present`] said libcuda loads, since cudarc's
-//! dynamically loaded entry points panic without it.
+//! The real device: the CUDA driver API through cudarc, NVML through nvml-wrapper, both loaded at run
+//! time, and nothing else: the kernels are PTX embedded in the binary ([`kernels::PTX`]), JIT-compiled by
+//! the driver's module loader, so a node with only the NVIDIA driver (what the GPU Operator's container
+//! toolkit gives a container) runs the probe. Nothing here is called before [`driver_present`] said libcuda
+//! loads, since cudarc's dynamically loaded entry points panic without it.
 
 use crate::detect::{classify, format_uuid, HostFacts, RoleIdentity};
 use crate::device::{
@@ -30,6 +32,8 @@ const MPS_COMM_PREFIX: &str = "nvidia-cuda-mps";
 const NVML_DEVICE_MIG_ENABLE: u32 = 1;
 /// An address no allocation ever gets (the first page stays unmapped), for the illegal access.
 const INVALID_ADDRESS: u64 = 0x10;
+/// Bytes kept of the JIT compiler's error log when the PTX does not load.
+const JIT_LOG_BYTES: usize = 4096;
 
 /// Whether libcuda can be loaded.
 pub fn driver_present() -> Result<(), ProbeError> {
@@ -41,18 +45,6 @@ pub fn driver_present() -> Result<(), ProbeError> {
             "libcuda (the CUDA driver library) could not be loaded".into(),
         ))
     }
-}
-
-/// Whether libnvrtc can be loaded.
-pub fn nvrtc_present() -> bool {
-    // SAFETY: as above.
-    unsafe { cudarc::nvrtc::sys::is_culib_present() }
-}
-
-fn nvrtc_missing() -> String {
-    "libnvrtc (NVRTC) could not be loaded: the probe compiles its kernels at run time, so it needs the CUDA \
-     runtime libraries (an image such as nvidia/cuda:12.x-runtime, or LD_LIBRARY_PATH pointing to libnvrtc)"
-        .into()
 }
 
 fn compute_mode_name(m: ComputeMode) -> &'static str {
@@ -101,14 +93,11 @@ pub struct RealBackend {
 }
 
 impl RealBackend {
-    /// For the parent: libcuda, NVML and NVRTC must all be there.
+    /// For the parent: libcuda and NVML must both be there.
     pub fn new() -> Result<RealBackend, ProbeError> {
         driver_present()?;
         let nvml = Nvml::init()
             .map_err(|e| ProbeError::NoDriver(format!("NVML could not start ({e})")))?;
-        if !nvrtc_present() {
-            return Err(ProbeError::MissingLibrary(nvrtc_missing()));
-        }
         Ok(RealBackend {
             nvml: Some(nvml),
             inherited_visible: std::env::var("CUDA_VISIBLE_DEVICES").ok(),
@@ -308,6 +297,30 @@ fn drv(e: result::DriverError) -> DeviceError {
     }
 }
 
+/// A module load that failed, with what the JIT compiler logged (up to its first NUL).
+fn jit_failure(error: DeviceError, log: &[u8]) -> DeviceError {
+    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+    let text = String::from_utf8_lossy(&log[..end]);
+    let text = text.trim();
+    let what = format!(
+        "the driver could not load the probe's PTX (.target {}, PTX ISA {})",
+        kernels::PTX_TARGET,
+        kernels::PTX_ISA
+    );
+    let with = |msg: String| {
+        if text.is_empty() {
+            format!("{what}: {msg}")
+        } else {
+            format!("{what}: {msg}; JIT log: {text}")
+        }
+    };
+    match error {
+        DeviceError::OutOfMemory(msg) => DeviceError::OutOfMemory(with(msg)),
+        DeviceError::Driver(msg) => DeviceError::Driver(with(msg)),
+        DeviceError::Unavailable(msg) => DeviceError::Unavailable(with(msg)),
+    }
+}
+
 fn usize_of(bytes: u64) -> Result<usize, DeviceError> {
     usize::try_from(bytes).map_err(|_| DeviceError::OutOfMemory(format!("{bytes} bytes")))
 }
@@ -333,9 +346,6 @@ pub struct CudaSession {
 impl CudaSession {
     pub fn open(nvml: Option<&Nvml>) -> Result<CudaSession, DeviceError> {
         driver_present().map_err(|e| DeviceError::Unavailable(e.to_string()))?;
-        if !nvrtc_present() {
-            return Err(DeviceError::Unavailable(nvrtc_missing()));
-        }
         result::init().map_err(drv)?;
         let dev = result::device::get(0).map_err(drv)?;
         let mut s = CudaSession {
@@ -373,21 +383,35 @@ impl CudaSession {
         Ok(s)
     }
 
+    /// Loads the embedded PTX with the driver's module loader, which JIT-compiles it for this device; on
+    /// failure the error carries the JIT compiler's log.
     fn load_module(&mut self) -> Result<(), DeviceError> {
-        let opts = cudarc::nvrtc::CompileOptions {
-            name: Some("gpu-trust-probe.cu".into()),
-            ..Default::default()
-        };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(kernels::SOURCE, opts).map_err(|e| {
-            DeviceError::Driver(format!("NVRTC could not compile the probe kernels: {e}"))
-        })?;
-        let bytes = ptx
-            .as_bytes()
-            .ok_or_else(|| DeviceError::Driver("NVRTC returned no PTX".into()))?;
-        let text: Vec<u8> = bytes.iter().copied().take_while(|&b| b != 0).collect();
-        let image = CString::new(text).map_err(|e| DeviceError::Driver(format!("PTX: {e}")))?;
-        // SAFETY: a NUL-terminated PTX image; the module is unloaded in `Drop`.
-        let module = unsafe { result::module::load_data(image.as_ptr().cast()) }.map_err(drv)?;
+        let mut log = vec![0u8; JIT_LOG_BYTES];
+        let mut options = [
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        // The size travels in the pointer-sized slot itself, as the driver API defines for integer options.
+        let mut values: [*mut c_void; 2] = [
+            log.as_mut_ptr().cast(),
+            std::ptr::without_provenance_mut(JIT_LOG_BYTES),
+        ];
+        let mut raw = std::mem::MaybeUninit::<sys::CUmodule>::uninit();
+        // SAFETY: `PTX` is a NUL-terminated PTX image; `options` and `values` have the same length, and the
+        // log buffer outlives the call and is as long as its size option says. The module is unloaded in
+        // `Drop`.
+        let module = unsafe {
+            sys::cuModuleLoadDataEx(
+                raw.as_mut_ptr(),
+                kernels::PTX.as_ptr().cast(),
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+            .result()
+            .map(|()| raw.assume_init())
+        }
+        .map_err(|e| jit_failure(drv(e), &log))?;
         self.module = Some(module);
         for name in kernels::ENTRY_POINTS {
             let c = CString::new(name).map_err(|e| DeviceError::Driver(e.to_string()))?;
@@ -639,5 +663,43 @@ impl Drop for CudaSession {
             // SAFETY: balances the retain in `open`.
             let _ = unsafe { result::primary_ctx::release(self.dev) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_module_load_names_the_ptx_and_carries_the_jit_log() {
+        let mut log = b"ptxas application ptx input, line 12; error : Unknown symbol\n".to_vec();
+        log.resize(JIT_LOG_BYTES, 0);
+        let e = jit_failure(
+            DeviceError::Driver("CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed".into()),
+            &log,
+        );
+        assert_eq!(
+            e,
+            DeviceError::Driver(
+                "the driver could not load the probe's PTX (.target sm_70, PTX ISA 6.0): \
+                 CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed; JIT log: ptxas application \
+                 ptx input, line 12; error : Unknown symbol"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn an_empty_jit_log_is_left_out_and_out_of_memory_stays_out_of_memory() {
+        let e = jit_failure(
+            DeviceError::OutOfMemory("CUDA_ERROR_OUT_OF_MEMORY: out of memory".into()),
+            &[0u8; 16],
+        );
+        assert!(e.is_out_of_memory());
+        assert_eq!(
+            e.to_string(),
+            "the driver could not load the probe's PTX (.target sm_70, PTX ISA 6.0): \
+             CUDA_ERROR_OUT_OF_MEMORY: out of memory"
+        );
     }
 }

@@ -51,6 +51,9 @@ fn indexed_job_with_two_pods_each_requesting_one_replica() {
         c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
         "spec.nodeName"
     );
+    // The container toolkit mounts libcuda (compute) and NVML (utility): all the probe loads.
+    assert_eq!(c["env"][1]["name"], "NVIDIA_DRIVER_CAPABILITIES");
+    assert_eq!(c["env"][1]["value"], "compute,utility");
     let script = c["args"][0].as_str().unwrap();
     assert!(
         script.contains("\"$JOB_COMPLETION_INDEX\" = \"0\""),

@@ -68,10 +68,7 @@ fn the_real_backend_reports_a_missing_driver_instead_of_panicking() {
         Err(e) => {
             assert!(e.is_environment(), "{e}");
             let msg = e.to_string();
-            assert!(
-                msg.starts_with("no NVIDIA driver found: ") || msg.contains("libnvrtc"),
-                "{msg}"
-            );
+            assert!(msg.starts_with("no NVIDIA driver found: "), "{msg}");
         }
     }
 }

@@ -150,6 +150,9 @@ fn render_tenants(out: &mut String, report: &AuditReport, p: &Palette, width: us
         if t.unassigned {
             line.push_str(" (unassigned: a tenant of its own, default trust)");
         }
+        if t.virtual_cluster {
+            line.push_str(" (in a virtual cluster: an API server of its own)");
+        }
         let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(6), "      "));
     }
     if report.tenants.len() > MAX_TENANTS {

@@ -145,6 +145,11 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         }
     }
 
+    let virtual_clusters: BTreeSet<&str> = ctx
+        .virtual_cluster_tenants()
+        .into_iter()
+        .map(|t| ctx.tenant_name(t))
+        .collect();
     let tenants = tenancy
         .tenants()
         .iter()
@@ -152,6 +157,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
             name: t.name.clone(),
             namespaces: t.namespaces.clone(),
             unassigned: t.is_unassigned(),
+            virtual_cluster: virtual_clusters.contains(t.name.as_str()),
         })
         .collect();
 

@@ -24,11 +24,13 @@
 //! and nodes split into atoms by the sets that admit them, never compared per pair of pods or of
 //! tenants. Two workloads of one tenant are never a pair.
 
+use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
     DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy, NodeId, NodeSetId,
     PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
 };
 use gpu_trust_model::isolation::{Mechanism, Scope};
+use gpu_trust_model::resource;
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
@@ -71,26 +73,6 @@ pub struct DeviceUse {
     pub mig_profiles: Option<BTreeSet<String>>,
 }
 
-/// The device plugin's spelling of a catalogue MIG profile (`1g.10gb+me` -> `1g.10gb.me`).
-pub fn plugin_profile(profile: &str) -> String {
-    profile.chars().map(plugin_char).collect()
-}
-
-/// Whether the catalogue profile `catalogue` is spelled `plugin` by the device plugin, without
-/// building the spelling (it runs for every pair of MIG workloads on a node).
-fn is_plugin_profile(catalogue: &str, plugin: &str) -> bool {
-    catalogue.chars().map(plugin_char).eq(plugin.chars())
-}
-
-/// One character of a catalogue profile as the device plugin writes it.
-fn plugin_char(c: char) -> char {
-    if c == '+' {
-        '.'
-    } else {
-        c
-    }
-}
-
 /// How `workload` gets its GPU on `node`; `None` when it requests no GPU.
 pub fn device_use(workload: &Workload, node: &GpuNode) -> Option<DeviceUse> {
     let mechanism = Mechanism::of_workload(workload, node)?;
@@ -115,22 +97,15 @@ pub fn device_use(workload: &Workload, node: &GpuNode) -> Option<DeviceUse> {
             Unit::Hami
         }
     } else {
-        let (resource, quantity) = gpu.resources.iter().find(|(k, _)| {
-            k.as_str() == "nvidia.com/gpu"
-                || k.as_str() == "nvidia.com/gpu.shared"
-                || k.starts_with("nvidia.com/mig-")
-        })?;
-        demand = (*quantity).max(1);
-        let profile = resource.strip_prefix("nvidia.com/mig-").map(str::to_string);
+        let (resource, quantity) = gpu.device_resource()?;
+        demand = quantity.max(1);
+        let profile = resource::mig_profile(resource).map(str::to_string);
         if let Some(p) = &profile {
             mig_profiles = Some(BTreeSet::from([p.clone()]));
         }
         match mechanism {
             Mechanism::TimeSlicing | Mechanism::Mps => Unit::SharedGpu {
-                resource: resource
-                    .strip_suffix(".shared")
-                    .unwrap_or(resource)
-                    .to_string(),
+                resource: resource::base(resource).to_string(),
             },
             Mechanism::MigTimeSlicing | Mechanism::MigMps => Unit::SharedMigInstance {
                 profile: profile
@@ -164,7 +139,7 @@ fn single_strategy_profile(node: &GpuNode) -> Option<String> {
     node.gpus
         .iter()
         .flat_map(|g| g.mig.iter())
-        .map(|s| plugin_profile(&s.profile))
+        .map(|s| catalogue::plugin_profile(&s.profile))
         .next()
 }
 
@@ -173,7 +148,7 @@ fn instances_of(node: &GpuNode, profile: &str) -> u64 {
     node.gpus
         .iter()
         .flat_map(|g| g.mig.iter())
-        .filter(|s| plugin_profile(&s.profile) == profile)
+        .filter(|s| catalogue::is_plugin_spelling(&s.profile, profile))
         .count() as u64
 }
 
@@ -487,15 +462,7 @@ impl RequestKey {
             dra: gpu.dra.first().map(|c| (c.strategy, c.claim.clone())),
             fraction: gpu.fraction.as_ref().map(|f| f.scheduler),
             hami: gpu.hami.as_ref().map(|h| h.mode.clone()),
-            resource: gpu
-                .resources
-                .keys()
-                .find(|k| {
-                    k.as_str() == "nvidia.com/gpu"
-                        || k.as_str() == "nvidia.com/gpu.shared"
-                        || k.starts_with("nvidia.com/mig-")
-                })
-                .cloned(),
+            resource: gpu.device_resource().map(|(k, _)| k.to_string()),
         }
     }
 }
@@ -599,9 +566,10 @@ impl Members {
 
 /// Whether `profiles` (plugin spelling; `None` for any) may get an instance of `gpu`.
 fn may_get(profiles: &Option<BTreeSet<String>>, instance: &str) -> bool {
-    profiles
-        .as_ref()
-        .is_none_or(|set| set.iter().any(|p| is_plugin_profile(instance, p)))
+    profiles.as_ref().is_none_or(|set| {
+        set.iter()
+            .any(|p| catalogue::is_plugin_spelling(instance, p))
+    })
 }
 
 /// Whether a MIG GPU carries an instance of a profile in `profiles`.
@@ -1232,10 +1200,7 @@ fn unit_certainty(unit: &Unit, node: &GpuNode, a: u64, b: u64) -> Judged {
             judge(pigeonhole(a, b, replicas, gpus), reason)
         }
         Unit::SharedMigInstance { profile } => {
-            let replicas = u64::from(
-                node.sharing
-                    .replicas_for(&format!("nvidia.com/mig-{profile}")),
-            );
+            let replicas = u64::from(node.sharing.replicas_for(&catalogue::mig_resource(profile)));
             let instances = instances_of(node, profile);
             let reason = if instances == 1 {
                 ONE_INSTANCE

@@ -149,6 +149,26 @@ const VCLUSTER_KEYS: [&str; 3] = [
     "vcluster.loft.sh/object-name",
 ];
 
+/// The `app` label of vCluster's own control plane in its host namespace, with a `release` label
+/// naming the virtual cluster: the syncer StatefulSet (or Deployment) and its pods are `vcluster`,
+/// the optional external etcd is `vcluster-etcd` (loft-sh/vcluster `chart/templates/statefulset.yaml`,
+/// `chart/templates/etcd-statefulset.yaml`).
+const VCLUSTER_CONTROL_PLANE: [&str; 2] = ["vcluster", "vcluster-etcd"];
+
+/// Whether a workload is a virtual cluster: a pod its syncer put in the host namespace, or the
+/// virtual cluster's control plane there.
+fn in_virtual_cluster(w: &gpu_trust_model::fleet::Workload) -> bool {
+    let synced = VCLUSTER_KEYS
+        .iter()
+        .any(|k| w.labels.contains_key(*k) || w.annotations.contains_key(*k));
+    let control_plane = w
+        .labels
+        .get("app")
+        .is_some_and(|a| VCLUSTER_CONTROL_PLANE.contains(&a.as_str()))
+        && w.labels.contains_key("release");
+    synced || control_plane
+}
+
 impl Context<'_> {
     /// Tenants that share the cluster's API server: every tenant with a namespace in the input, GPU
     /// workloads or not, except those whose workloads all run in a virtual cluster.
@@ -163,15 +183,13 @@ impl Context<'_> {
     }
 
     /// Tenants whose workloads all run in a virtual cluster (each has its own API server; nodes,
-    /// device plugins and drivers stay shared).
+    /// device plugins and drivers stay shared): pods the vCluster syncer put in the host namespace,
+    /// and the virtual cluster's own control plane beside them.
     pub fn virtual_cluster_tenants(&self) -> BTreeSet<TenantId> {
         let mut all: std::collections::BTreeMap<TenantId, bool> = std::collections::BTreeMap::new();
         for (_, t, w) in self.tenant_workloads() {
-            let synced = VCLUSTER_KEYS
-                .iter()
-                .any(|k| w.labels.contains_key(*k) || w.annotations.contains_key(*k));
             let e = all.entry(t).or_insert(true);
-            *e &= synced;
+            *e &= in_virtual_cluster(w);
         }
         all.into_iter()
             .filter(|(_, v)| *v)

@@ -15,7 +15,7 @@
 //! Profile sizes are the catalogue's. A MIG instance whose start slice the input does not give is put
 //! where the first valid layout of the model ([`gpu_trust_model::geometry`]) with the same profiles puts it.
 
-use crate::colocation::{device_use, plugin_profile, Colocation, DeviceUse, Unit};
+use crate::colocation::{device_use, Colocation, DeviceUse, Unit};
 use crate::context::workload_facts;
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{
@@ -23,6 +23,7 @@ use gpu_trust_model::fleet::{
 };
 use gpu_trust_model::geometry;
 use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::resource;
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::Tenancy;
 use serde::Serialize;
@@ -99,11 +100,11 @@ pub enum Sharing {
 
 impl Sharing {
     /// How the device plugin shares one device of `resource` on this node.
-    fn of(node: &GpuNode, resource: &str) -> Sharing {
-        let replicas = node.sharing.replicas_for(resource);
-        match node.sharing.strategy {
-            SharingStrategy::TimeSlicing if replicas > 1 => Sharing::TimeSlicing { replicas },
-            SharingStrategy::Mps if replicas > 1 => Sharing::Mps { replicas },
+    fn of(node: &GpuNode, name: &str) -> Sharing {
+        let replicas = node.sharing.replicas_for(name);
+        match Mechanism::from_sharing(node.sharing.strategy, replicas, false) {
+            Mechanism::TimeSlicing => Sharing::TimeSlicing { replicas },
+            Mechanism::Mps => Sharing::Mps { replicas },
             _ => Sharing::Exclusive,
         }
     }
@@ -262,7 +263,7 @@ fn node_layout(
                 .enumerate()
                 .map(|(i, slot)| {
                     let profile = mig.and_then(|geo| geo.profile(&slot.profile));
-                    let resource = format!("nvidia.com/mig-{}", plugin_profile(&slot.profile));
+                    let resource = catalogue::mig_resource(&slot.profile);
                     MigInstanceLayout {
                         profile: profile
                             .map_or_else(|| slot.profile.clone(), |p| p.name.to_string()),
@@ -295,7 +296,7 @@ fn node_layout(
             layouts.push(GpuLayout {
                 index: pg.index,
                 uuid: pg.uuid.clone(),
-                sharing: Sharing::of(gpu, "nvidia.com/gpu"),
+                sharing: Sharing::of(gpu, resource::GPU),
                 mechanisms: mechanisms.into_iter().collect(),
                 tenants,
                 instances: Vec::new(),
@@ -379,7 +380,7 @@ fn candidate_seats(
                     .filter(|(_, slot)| {
                         du.mig_profiles
                             .as_ref()
-                            .is_none_or(|p| p.contains(&plugin_profile(&slot.profile)))
+                            .is_none_or(|p| p.contains(&catalogue::plugin_profile(&slot.profile)))
                     })
                     .map(move |(i, _)| Seat::Instance(g, i))
             })
@@ -454,9 +455,9 @@ fn physical_gpus(node: &GpuNode) -> Vec<PhysicalGpu> {
 fn units_needed(unit: &Unit, demand: u64, node: &GpuNode) -> u64 {
     let per_unit = match unit {
         Unit::SharedGpu { resource } => node.sharing.replicas_for(resource),
-        Unit::SharedMigInstance { profile } => node
-            .sharing
-            .replicas_for(&format!("nvidia.com/mig-{profile}")),
+        Unit::SharedMigInstance { profile } => {
+            node.sharing.replicas_for(&catalogue::mig_resource(profile))
+        }
         Unit::Fraction(_) | Unit::Claim(_) => return 1,
         Unit::Hami | Unit::Own => 1,
     };
@@ -564,6 +565,9 @@ mod tests {
                 gpus,
                 hami: false,
                 mig_source: None,
+                advertised: None,
+                platforms: Vec::new(),
+                unknown: Vec::new(),
             }),
         }
     }

@@ -95,6 +95,10 @@ pub struct TenantEntry {
     pub namespaces: Vec<String>,
     /// A namespace no tenant claims: a tenant of its own with the default trust.
     pub unassigned: bool,
+    /// Every workload of the tenant runs in a virtual cluster: it has an API server of its own, so it
+    /// is in no control-plane group (nodes, device plugins and drivers stay shared).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub virtual_cluster: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,13 +1,23 @@
 //! Typed values from a located tree: a serde `Deserializer` over [`Node`] whose errors carry the
 //! line and column of the value that did not fit.
 //!
-//! Scalars read by the type asked for, the way Kubernetes' YAML reader converts YAML to JSON: a
-//! string field takes any scalar's text (`tag: 1.10` is the string `1.10`), a boolean field takes
-//! `true`/`false` and the YAML 1.1 words (`yes`, `on`...), a number field takes a plain number.
-//! Quoted scalars are strings only. `null` reads as an absent value, an empty collection, or the
-//! empty string, as Go's decoder leaves a zero value.
+//! Scalars read by the type asked for, as the Kubernetes API server reads the JSON that its YAML
+//! reader (YAML 1.1) makes of them:
+//!
+//! - A string field takes a string. A plain scalar that YAML 1.1 reads as a boolean or a number
+//!   (`gpu: on`, `count: 4`, `tag: 1.10`) becomes a JSON boolean or number, which the API server
+//!   refuses for a string field; so is it here, at the value, with the quoted form to write. A map
+//!   key may be a number written in decimal (the YAML reader turns it into the same text); a
+//!   key that is a boolean, a null or another number spelling is refused the same way.
+//! - A boolean field takes `true`/`false` and the YAML 1.1 words (`yes`, `on`...).
+//! - A number field takes a plain number; an integer field refuses a fraction or an exponent
+//!   (`4.0`), naming the integer to write, and a quoted number, naming the unquoted one.
+//! - `null` reads as an absent value, an empty collection, or the empty string, as Go's decoder
+//!   leaves a zero value.
 
-use crate::tree::{resolve_bool, resolve_float, resolve_int, Node, Pos, Resolved, Scalar, Value};
+use crate::tree::{
+    resolve_bool, resolve_float, resolve_int, Node, Pos, Resolved, Scalar, ScalarStyle, Value,
+};
 use serde::de::{
     self, DeserializeSeed, EnumAccess, Expected, IntoDeserializer, MapAccess, SeqAccess,
     Unexpected, VariantAccess, Visitor,
@@ -64,11 +74,54 @@ pub fn seed_from_node<'de, S: DeserializeSeed<'de>>(
 #[derive(Clone, Copy)]
 pub struct NodeDeserializer<'n, 'de> {
     node: &'n Node<'de>,
+    /// The node is a mapping key.
+    key: bool,
 }
 
 impl<'n, 'de> NodeDeserializer<'n, 'de> {
     pub fn new(node: &'n Node<'de>) -> Self {
-        NodeDeserializer { node }
+        NodeDeserializer { node, key: false }
+    }
+
+    fn key(node: &'n Node<'de>) -> Self {
+        NodeDeserializer { node, key: true }
+    }
+
+    /// Why a scalar cannot be read as a string, when YAML 1.1 makes it something else.
+    fn not_a_string(&self, s: &Scalar<'de>) -> Option<Error> {
+        let resolved = s.resolve();
+        let what = match resolved {
+            Resolved::Str(text) if s.style == ScalarStyle::Plain && s.tag.is_none() => {
+                if is_timestamp(text) {
+                    "a date"
+                } else if text.contains('_') && resolve_int(&text.replace('_', "")).is_some() {
+                    "an integer"
+                } else {
+                    return None;
+                }
+            }
+            Resolved::Str(_) => return None,
+            Resolved::Null if !self.key => return None,
+            Resolved::Int(i) if self.key && i.to_string() == s.text => return None,
+            Resolved::UInt(u) if self.key && u.to_string() == s.text => return None,
+            Resolved::Null => "null",
+            Resolved::Bool(_) => "a boolean",
+            Resolved::Int(_) | Resolved::UInt(_) => "an integer",
+            Resolved::Float(_) => "a number",
+        };
+        let quoted = if s.text.contains('"') {
+            format!("'{}'", s.text.replace('\'', "''"))
+        } else {
+            format!("\"{}\"", s.text)
+        };
+        Some(Error {
+            message: format!(
+                "`{}` is {what} in YAML as Kubernetes reads it, but this {} is a string: quote it, {quoted}",
+                s.text,
+                if self.key { "key" } else { "field" }
+            ),
+            pos: self.node.pos,
+        })
     }
 
     fn pos(&self) -> Pos {
@@ -112,6 +165,19 @@ impl<'n, 'de> NodeDeserializer<'n, 'de> {
         let Some(s) = self.scalar() else {
             return Err(self.invalid(&visitor));
         };
+        if s.style != crate::tree::ScalarStyle::Plain && s.tag.is_none() {
+            if let Some(n) = resolve_int(&s.text).or_else(|| resolve_float(&s.text)) {
+                if !matches!(n, Resolved::Float(_)) || float {
+                    return Err(Error {
+                        message: format!(
+                            "`{}` is quoted, so it is a string, but this field is a number: write it without quotes, {}",
+                            s.text, s.text
+                        ),
+                        pos: self.pos(),
+                    });
+                }
+            }
+        }
         let resolved = match s.resolve() {
             Resolved::Int(i) => Resolved::Int(i),
             Resolved::UInt(u) => Resolved::UInt(u),
@@ -125,6 +191,20 @@ impl<'n, 'de> NodeDeserializer<'n, 'de> {
             }
             _ => return Err(self.invalid(&visitor)),
         };
+        if let (Resolved::Float(f), false) = (resolved, float) {
+            let hint = if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 {
+                format!(": write {}", f as i64)
+            } else {
+                String::new()
+            };
+            return Err(Error {
+                message: format!(
+                    "`{}` is not an integer, and this field takes an integer{hint}",
+                    s.text
+                ),
+                pos: self.pos(),
+            });
+        }
         match resolved {
             Resolved::Int(i) if float => visitor.visit_f64(i as f64),
             Resolved::UInt(u) if float => visitor.visit_f64(u as f64),
@@ -134,6 +214,26 @@ impl<'n, 'de> NodeDeserializer<'n, 'de> {
             _ => Err(self.invalid(&visitor)),
         }
     }
+}
+
+/// A plain scalar that YAML 1.1 (the Go reader Kubernetes uses) takes for a timestamp: a date
+/// `YYYY-M-D`, alone or followed by a time.
+fn is_timestamp(text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return false;
+    }
+    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let month = digits(5);
+    if !(1..=2).contains(&month) || b.get(5 + month) != Some(&b'-') {
+        return false;
+    }
+    let day_at = 6 + month;
+    let day = digits(day_at);
+    if !(1..=2).contains(&day) {
+        return false;
+    }
+    matches!(b.get(day_at + day), None | Some(b'T' | b't' | b' '))
 }
 
 fn unexpected_scalar<'n>(s: &'n Scalar<'_>) -> Unexpected<'n> {
@@ -219,7 +319,10 @@ impl<'n, 'de> de::Deserializer<'de> for NodeDeserializer<'n, 'de> {
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let r = match self.scalar() {
-            Some(s) => self.visit_text(s, visitor),
+            Some(s) => match self.not_a_string(s) {
+                Some(e) => Err(e),
+                None => self.visit_text(s, visitor),
+            },
             None => Err(self.invalid(&visitor)),
         };
         r.map_err(|e| e.at(self.pos()))
@@ -341,8 +444,13 @@ impl<'n, 'de> de::Deserializer<'de> for NodeDeserializer<'n, 'de> {
         r.map_err(|e| e.at(self.pos()))
     }
 
+    /// Field and variant names: their text, as the struct or enum matches it.
     fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_str(visitor)
+        let r = match self.scalar() {
+            Some(s) => self.visit_text(s, visitor),
+            None => Err(self.invalid(&visitor)),
+        };
+        r.map_err(|e| e.at(self.pos()))
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -411,7 +519,7 @@ impl<'n, 'de> MapAccess<'de> for Map<'n, 'de> {
         match self.entries.next() {
             Some((k, v)) => {
                 self.value = Some(v);
-                seed.deserialize(NodeDeserializer::new(k))
+                seed.deserialize(NodeDeserializer::key(k))
                     .map(Some)
                     .map_err(|e| e.at(k.pos))
             }
@@ -562,10 +670,10 @@ mod tests {
         let n = map(
             1,
             vec![
-                ("name", s(2, "1.10")),
+                ("name", quoted(2, "1.10")),
                 ("count", s(3, "0x10")),
                 ("on", s(4, "yes")),
-                ("labels", map(5, vec![("a", s(6, "true"))])),
+                ("labels", map(5, vec![("a", quoted(6, "true"))])),
             ],
         );
         let t: T = from_node(&n).unwrap();
@@ -575,9 +683,79 @@ mod tests {
         assert_eq!(t.labels["a"], "true");
     }
 
+    fn quoted(line: u32, text: &str) -> Node<'static> {
+        Node::scalar(
+            Pos::new(line, 3),
+            text.to_string(),
+            ScalarStyle::DoubleQuoted,
+        )
+    }
+
+    #[test]
+    fn yaml_1_1_scalars_in_string_fields_are_refused_with_the_quoted_form() {
+        for (text, what) in [
+            ("on", "a boolean"),
+            ("yes", "a boolean"),
+            ("4", "an integer"),
+            ("1.10", "a number"),
+            ("y", "a boolean"),
+            ("1_000", "an integer"),
+            ("2026-01-31", "a date"),
+        ] {
+            let n = map(1, vec![("name", s(2, text))]);
+            let e = from_node::<T>(&n).unwrap_err();
+            assert_eq!(e.pos, Pos::new(2, 3), "{e}");
+            assert!(e.message.contains(what), "{e}");
+            assert!(e.message.contains(&format!("quote it, \"{text}\"")), "{e}");
+        }
+        // In a map of strings too: `gpu: on` is a label the API server refuses.
+        let n = map(
+            1,
+            vec![
+                ("name", quoted(2, "x")),
+                ("labels", map(3, vec![("gpu", s(4, "on"))])),
+            ],
+        );
+        let e = from_node::<T>(&n).unwrap_err();
+        assert_eq!(e.pos.line, 4, "{e}");
+        // Tagged `!!str` and null stay readable.
+        let mut tagged = s(2, "on");
+        if let Value::Scalar(sc) = &mut tagged.value {
+            sc.tag = Some(crate::tree::Tag::Str);
+        }
+        let t: T = from_node(&map(1, vec![("name", tagged)])).unwrap();
+        assert_eq!(t.name, "on");
+        let t: T = from_node(&map(1, vec![("name", s(2, "~"))])).unwrap();
+        assert_eq!(t.name, "");
+    }
+
+    #[test]
+    fn map_keys_keep_decimal_numbers_and_refuse_booleans() {
+        let m: BTreeMap<String, String> =
+            from_node(&map(1, vec![("8080", quoted(2, "http"))])).unwrap();
+        assert_eq!(m["8080"], "http");
+        let e = from_node::<BTreeMap<String, String>>(&map(1, vec![("on", quoted(2, "x"))]))
+            .unwrap_err();
+        assert!(e.message.contains("this key is a string"), "{e}");
+        let e = from_node::<BTreeMap<String, String>>(&map(1, vec![("0x10", quoted(2, "x"))]))
+            .unwrap_err();
+        assert!(e.message.contains("an integer"), "{e}");
+    }
+
+    #[test]
+    fn integers_refuse_fractions_and_quotes_with_what_to_write() {
+        let n = map(1, vec![("name", quoted(2, "x")), ("count", s(3, "4.0"))]);
+        let e = from_node::<T>(&n).unwrap_err();
+        assert_eq!(e.pos, Pos::new(3, 3), "{e}");
+        assert!(e.message.contains("takes an integer: write 4"), "{e}");
+        let n = map(1, vec![("name", quoted(2, "x")), ("count", quoted(3, "4"))]);
+        let e = from_node::<T>(&n).unwrap_err();
+        assert!(e.message.contains("without quotes, 4"), "{e}");
+    }
+
     #[test]
     fn wrong_type_names_the_value_position() {
-        let n = map(1, vec![("name", s(2, "x")), ("count", s(3, "many"))]);
+        let n = map(1, vec![("name", quoted(2, "x")), ("count", s(3, "many"))]);
         let e = from_node::<T>(&n).unwrap_err();
         assert_eq!(e.pos, Pos::new(3, 3), "{e}");
         assert!(e.message.contains("many"), "{e}");
@@ -585,7 +763,7 @@ mod tests {
 
     #[test]
     fn unknown_and_missing_fields_are_located() {
-        let n = map(1, vec![("name", s(2, "x")), ("cuont", s(3, "1"))]);
+        let n = map(1, vec![("name", quoted(2, "x")), ("cuont", s(3, "1"))]);
         let e = from_node::<T>(&n).unwrap_err();
         assert_eq!(e.pos.line, 3, "{e}");
         let n = map(7, vec![("count", s(8, "1"))]);
@@ -596,7 +774,7 @@ mod tests {
 
     #[test]
     fn negative_into_unsigned_fails() {
-        let n = map(1, vec![("name", s(2, "x")), ("count", s(3, "-1"))]);
+        let n = map(1, vec![("name", quoted(2, "x")), ("count", s(3, "-1"))]);
         assert!(from_node::<T>(&n).is_err());
     }
 

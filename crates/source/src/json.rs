@@ -2,11 +2,14 @@
 //! never as a value tree), the position comes from the slice's byte offset, and the object is
 //! deserialized from its own text when the sink asks for it.
 
+use crate::file::utf8_chars;
 use crate::stream::{json_error, Entry, Object, ReadOptions};
 use crate::tree::Pos;
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 /// serde_json's fixed nesting bound.
@@ -94,7 +97,42 @@ fn emit<'a>(
                 sink(Entry::Object(Object::json(file, document, None, raw, base)));
             }
         }
-        Doc::Split { fields, items } => {
+        Doc::Split {
+            fields,
+            items,
+            duplicate,
+        } => {
+            // A duplicate root key, or a problem in a root field's value, makes the document
+            // invalid before any of its items is handed on.
+            let mut problem = duplicate.map(|(key, value)| {
+                // The whole document's scan finds the first problem in text order, with both
+                // places of the duplicate (linear, and only on this error path).
+                let start = offset(text, raw);
+                match scan(raw, usize::MAX) {
+                    Some(Problem::DuplicateKey { at, first, key }) => {
+                        let first = lines.pos(start + first).line;
+                        let p = lines.pos(start + at);
+                        duplicate_key(file, p, &key, Some(first))
+                    }
+                    _ => {
+                        let p = lines.pos(key_start(text, offset(text, value.get())));
+                        duplicate_key(file, p, &key, None)
+                    }
+                }
+            });
+            if problem.is_none() {
+                problem = fields
+                    .iter()
+                    .find_map(|(_, r)| check(r.get(), base, file, options, lines, text));
+            }
+            if let Some(d) = problem {
+                sink(Entry::Invalid {
+                    document,
+                    item: None,
+                    diagnostic: d,
+                });
+                return;
+            }
             let count = items.len();
             let mut positioned_fields = Vec::with_capacity(fields.len());
             // Positions in text order: the fields before the items, then the items, then the rest.
@@ -155,50 +193,192 @@ fn check(
             ),
         ));
     }
-    let (at, message) = scan(raw.as_bytes(), limits.max_scalar_bytes)?;
-    let p = lines.pos(offset(text, raw) + at);
-    Some(Diagnostic::error(
-        Location::new(file, p.line, p.column),
-        message,
-    ))
+    let start = offset(text, raw);
+    match scan(raw, limits.max_scalar_bytes)? {
+        Problem::LongString { at, len } => {
+            let p = lines.pos(start + at);
+            Some(Diagnostic::error(
+                Location::new(file, p.line, p.column),
+                format!(
+                    "string of {len} bytes is over the scalar limit of {} bytes (max_scalar_bytes)",
+                    limits.max_scalar_bytes
+                ),
+            ))
+        }
+        Problem::DuplicateKey { at, first, key } => {
+            let first = lines.pos(start + first).line;
+            let p = lines.pos(start + at);
+            Some(duplicate_key(file, p, &key, Some(first)))
+        }
+    }
 }
 
-/// Finds the first string in JSON text longer than `max_string` bytes, jumping from quote to quote.
-/// (Nesting is bounded by the JSON parser itself, at [`JSON_DEPTH_LIMIT`].)
-fn scan(bytes: &[u8], max_string: usize) -> Option<(usize, String)> {
+/// The error for a key given twice in one object, worded as the YAML reader words it.
+fn duplicate_key(file: &str, at: Pos, key: &str, first_line: Option<u32>) -> Diagnostic {
+    Diagnostic::error(
+        Location::new(file, at.line, at.column),
+        match first_line {
+            Some(line) => format!(
+                "duplicate key `{key}` (first at line {line}): which value would the cluster use?"
+            ),
+            None => format!("duplicate key `{key}`: which value would the cluster use?"),
+        },
+    )
+}
+
+/// What [`scan`] finds wrong in an object's text.
+#[derive(Debug, PartialEq, Eq)]
+enum Problem<'a> {
+    /// A string (key or value) longer than the scalar bound, starting at byte `at`.
+    LongString { at: usize, len: usize },
+    /// A key given twice in one object: the second at byte `at`, the first at byte `first`.
+    DuplicateKey {
+        at: usize,
+        first: usize,
+        key: Cow<'a, str>,
+    },
+}
+
+/// An open object or array while scanning.
+struct Frame<'a> {
+    object: bool,
+    /// The next string of an object is a key.
+    expect_key: bool,
+    /// Where this object's keys start in the scanner's shared key list.
+    start: usize,
+    /// An object's keys once it has many: looked up by hash instead of one by one.
+    set: Option<HashMap<Cow<'a, str>, usize>>,
+}
+
+/// Keys of one object compared one by one up to this many, by hash beyond.
+const LINEAR_KEYS: usize = 32;
+
+/// Scans valid JSON text once, in linear time, for the first string longer than `max_string` bytes
+/// and the first key given twice in one object (keys compared after unescaping, so `"k\u0069nd"`
+/// is `kind`). Nesting is bounded by the JSON parser itself, at [`JSON_DEPTH_LIMIT`].
+fn scan(text: &str, max_string: usize) -> Option<Problem<'_>> {
+    let bytes = text.as_bytes();
+    let mut keys: Vec<(Cow<'_, str>, usize)> = Vec::new();
+    let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut i = 0usize;
-    while let Some(open) = memchr::memchr(b'"', &bytes[i..]).map(|p| p + i) {
-        // Find the closing quote: the next one not escaped by an odd run of backslashes.
-        let mut j = open + 1;
-        let close = loop {
-            let q = memchr::memchr2(b'"', b'\\', &bytes[j..]).map(|p| p + j)?;
-            if bytes[q] == b'\\' {
-                j = q + 2;
-                if j > bytes.len() {
-                    return None;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let close = closing_quote(bytes, i + 1)?;
+                let len = close - i - 1;
+                if len > max_string {
+                    return Some(Problem::LongString { at: i, len });
                 }
-                continue;
+                if let Some(frame) = stack.last_mut().filter(|f| f.object && f.expect_key) {
+                    frame.expect_key = false;
+                    let raw = &text[i + 1..close];
+                    let key = if raw.contains('\\') {
+                        serde_json::from_str::<String>(&text[i..=close])
+                            .map_or(Cow::Borrowed(raw), Cow::Owned)
+                    } else {
+                        Cow::Borrowed(raw)
+                    };
+                    let first = match &mut frame.set {
+                        Some(set) => match set.get(&key) {
+                            Some(first) => Some(*first),
+                            None => {
+                                set.insert(key.clone(), i);
+                                None
+                            }
+                        },
+                        None => {
+                            let first = keys[frame.start..]
+                                .iter()
+                                .find(|(k, _)| *k == key)
+                                .map(|(_, at)| *at);
+                            if first.is_none() {
+                                keys.push((key.clone(), i));
+                                if keys.len() - frame.start > LINEAR_KEYS {
+                                    frame.set = Some(keys.drain(frame.start..).collect());
+                                }
+                            }
+                            first
+                        }
+                    };
+                    if let Some(first) = first {
+                        return Some(Problem::DuplicateKey { at: i, first, key });
+                    }
+                }
+                i = close + 1;
             }
-            break q;
-        };
-        let len = close - open - 1;
-        if len > max_string {
-            return Some((
-                open,
-                format!("string of {len} bytes is over the scalar limit of {max_string} bytes (max_scalar_bytes)"),
-            ));
+            b'{' | b'[' => {
+                stack.push(Frame {
+                    object: bytes[i] == b'{',
+                    expect_key: true,
+                    start: keys.len(),
+                    set: None,
+                });
+                i += 1;
+            }
+            b'}' | b']' => {
+                if let Some(frame) = stack.pop() {
+                    keys.truncate(frame.start);
+                }
+                i += 1;
+            }
+            b',' => {
+                if let Some(frame) = stack.last_mut() {
+                    frame.expect_key = frame.object;
+                }
+                i += 1;
+            }
+            _ => i += 1,
         }
-        i = close + 1;
     }
     None
+}
+
+/// The closing quote of a string whose text starts at `from`: the next quote not escaped by an
+/// odd run of backslashes.
+fn closing_quote(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut j = from;
+    loop {
+        let q = memchr::memchr2(b'"', b'\\', bytes.get(j..)?)? + j;
+        if bytes[q] == b'\\' {
+            j = q + 2;
+            continue;
+        }
+        return Some(q);
+    }
+}
+
+/// The byte offset of the key whose value starts at `value` (in JSON text, the key's opening quote
+/// before the `:`).
+fn key_start(text: &str, value: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = value.min(bytes.len());
+    // Back over whitespace, the colon and whitespace to the key's closing quote.
+    while i > 0 && bytes[i - 1] != b'"' {
+        i -= 1;
+    }
+    if i == 0 {
+        return value;
+    }
+    // Back to the opening quote: the first quote before the closing one that no odd run of
+    // backslashes escapes.
+    let mut j = i - 1;
+    while let Some(q) = memchr::memrchr(b'"', &bytes[..j]) {
+        let slashes = bytes[..q].iter().rev().take_while(|b| **b == b'\\').count();
+        if slashes % 2 == 0 {
+            return q;
+        }
+        j = q;
+    }
+    value
 }
 
 fn offset(text: &str, slice: &str) -> usize {
     (slice.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
 }
 
-/// Byte offsets to line and column, moving a cursor (cheap for offsets in increasing order: the
-/// column is carried along, so a minified file of one long line costs no more than an indented one).
+/// Byte offsets to line and column, moving a cursor: the cost of a move is the distance moved, so
+/// positions in increasing order cost one pass over the text however long its lines (a minified
+/// document is one line).
 struct Lines<'a> {
     text: &'a str,
     offset: usize,
@@ -206,11 +386,6 @@ struct Lines<'a> {
     line_start: usize,
     /// Characters from `line_start` to `offset`.
     column: usize,
-}
-
-/// Characters in UTF-8 bytes that start and end on character boundaries.
-fn chars_in(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|b| (**b & 0xC0) != 0x80).count()
 }
 
 impl<'a> Lines<'a> {
@@ -229,26 +404,30 @@ impl<'a> Lines<'a> {
         let offset = offset.min(bytes.len());
         if offset >= self.offset {
             let seg = &bytes[self.offset..offset];
-            let n = memchr::memchr_iter(b'\n', seg).count();
             match memchr::memrchr(b'\n', seg) {
                 Some(last) => {
+                    let n = memchr::memchr_iter(b'\n', seg).count();
                     self.line = self
                         .line
                         .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
                     self.line_start = self.offset + last + 1;
-                    self.column = chars_in(&bytes[self.line_start..offset]);
+                    self.column = utf8_chars(&bytes[self.line_start..offset]);
                 }
-                None => self.column += chars_in(seg),
+                None => self.column += utf8_chars(seg),
             }
         } else {
             let seg = &bytes[offset..self.offset];
             let n = memchr::memchr_iter(b'\n', seg).count();
-            self.line = self
-                .line
-                .saturating_sub(u32::try_from(n).unwrap_or(u32::MAX))
-                .max(1);
-            self.line_start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
-            self.column = chars_in(&bytes[self.line_start..offset]);
+            if n == 0 {
+                self.column = self.column.saturating_sub(utf8_chars(seg));
+            } else {
+                self.line = self
+                    .line
+                    .saturating_sub(u32::try_from(n).unwrap_or(u32::MAX))
+                    .max(1);
+                self.line_start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
+                self.column = utf8_chars(&bytes[self.line_start..offset]);
+            }
         }
         self.offset = offset;
         Pos::new(
@@ -265,6 +444,8 @@ enum Doc<'a> {
     Split {
         fields: Vec<(String, &'a RawValue)>,
         items: Vec<&'a RawValue>,
+        /// A root key given twice (the first duplicate), and its second value.
+        duplicate: Option<(String, &'a RawValue)>,
     },
 }
 
@@ -292,14 +473,24 @@ impl<'de> Visitor<'de> for DocSeed<'_> {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             return Ok(Doc::Whole);
         };
-        let mut fields = Vec::new();
+        let mut fields: Vec<(String, &'de RawValue)> = Vec::new();
         let mut items: Option<Vec<&'de RawValue>> = None;
+        let mut seen = HashSet::new();
+        let mut duplicate = None;
         while let Some(key) = map.next_key::<String>()? {
-            if key == split && items.is_none() {
+            if !seen.insert(key.clone()) {
+                let value = map.next_value::<&'de RawValue>()?;
+                if duplicate.is_none() {
+                    duplicate = Some((key, value));
+                }
+                continue;
+            }
+            if key == split {
                 match map.next_value::<Items<'de>>()? {
                     Items(Some(list)) => items = Some(list),
                     Items(None) => {
-                        // Not a sequence: the document is read whole.
+                        // Not a sequence: the document is read whole (and checked whole, which
+                        // finds any duplicate key with its position).
                         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                         return Ok(Doc::Whole);
                     }
@@ -309,7 +500,12 @@ impl<'de> Visitor<'de> for DocSeed<'_> {
             }
         }
         Ok(match items {
-            Some(items) => Doc::Split { fields, items },
+            Some(items) => Doc::Split {
+                fields,
+                items,
+                duplicate,
+            },
+            // Checked whole, which finds a duplicate with its position.
             None => Doc::Whole,
         })
     }
@@ -398,6 +594,13 @@ mod tests {
         assert_eq!(l.pos(4), Pos::new(2, 2));
     }
 
+    fn long(text: &str, max: usize) -> Option<usize> {
+        match scan(text, max) {
+            Some(Problem::LongString { at, .. }) => Some(at),
+            _ => None,
+        }
+    }
+
     #[test]
     fn columns_are_carried_along_one_long_line() {
         // A minified List: every item on line 1, its column in characters (ü is two bytes).
@@ -421,13 +624,54 @@ mod tests {
 
     #[test]
     fn scan_finds_long_strings() {
-        assert!(scan(br#"{"a": [[1]]}"#, 10).is_none());
-        assert_eq!(scan(br#"{"a": "0123456789ab"}"#, 10).map(|x| x.0), Some(6));
-        assert!(scan(br#"{"a": "\"[[[[[["}"#, 100).is_none());
+        assert!(scan(r#"{"a": [[1]]}"#, 10).is_none());
+        assert_eq!(long(r#"{"a": "0123456789ab"}"#, 10), Some(6));
+        assert!(scan(r#"{"a": "\"[[[[[["}"#, 100).is_none());
+        assert_eq!(long(r#"{"a": "x\"yyyyyyyyyyyyyyyyyy"}"#, 10), Some(6));
+        assert!(scan(r#"{"unterminated"#, 3).is_none());
+    }
+
+    #[test]
+    fn scan_finds_duplicate_keys_after_unescaping() {
+        let text =
+            r#"{"kind": "Service", "spec": {"kind": 1, "a": {"kind": 2}}, "k\u0069nd": "Pod"}"#;
         assert_eq!(
-            scan(br#"{"a": "x\"yyyyyyyyyyyyyyyyyy"}"#, 10).map(|x| x.0),
-            Some(6)
+            scan(text, 100),
+            Some(Problem::DuplicateKey {
+                at: 59,
+                first: 1,
+                key: Cow::Borrowed("kind")
+            })
         );
-        assert!(scan(br#"{"unterminated"#, 3).is_none());
+        // The same key in sibling and nested objects is no duplicate.
+        assert!(scan(
+            r#"[{"a": 1}, {"a": 2, "b": {"a": 3}}, {"a": {"a": {}}}]"#,
+            100
+        )
+        .is_none());
+        // Objects with many keys are checked by hash.
+        let many: Vec<String> = (0..100).map(|i| format!("\"k{i}\": {i}")).collect();
+        let text = format!("{{{}, \"k7\": 0}}", many.join(", "));
+        assert!(matches!(
+            scan(&text, 100),
+            Some(Problem::DuplicateKey { key, .. }) if key == "k7"
+        ));
+        assert!(scan(&format!("{{{}}}", many.join(", ")), 100).is_none());
+    }
+
+    #[test]
+    fn key_start_finds_the_opening_quote() {
+        let text = r#"{"a\"b" : 1}"#;
+        assert_eq!(key_start(text, text.find('1').unwrap()), 1);
+    }
+
+    #[test]
+    fn positions_on_one_long_line_move_by_distance() {
+        let text = format!("{}é{}", "x".repeat(1000), "y".repeat(1000));
+        let mut l = Lines::new(&text);
+        assert_eq!(l.pos(500), Pos::new(1, 501));
+        assert_eq!(l.pos(1002), Pos::new(1, 1002));
+        assert_eq!(l.pos(1001 + 1000), Pos::new(1, 2001));
+        assert_eq!(l.pos(1000), Pos::new(1, 1001));
     }
 }

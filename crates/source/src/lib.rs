@@ -11,13 +11,15 @@
 //!   `kubectl` layout is parsed on several threads, its items handed on in input order.
 //! - [`parse_value`] reads a single document through the same located reader (for configurations
 //!   embedded in other objects, such as a ConfigMap's keys).
-//! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs.
+//! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs,
+//!   and [`read_file`] reads one file: every file the tool reads comes through these, bounded.
 //! - [`tree`] and [`de`]: the located value tree and the serde deserializer over it.
 //!
 //! Architecture invariant: reading never panics and never stops at the first error; it returns
 //! what it could read plus a diagnostic for each document or object it could not.
 
 pub mod de;
+mod file;
 mod inputs;
 mod json;
 mod parallel;
@@ -25,7 +27,8 @@ mod stream;
 pub mod tree;
 mod yaml;
 
-pub use inputs::{gather, Input};
+pub use file::{decode, read_file, read_stdin};
+pub use inputs::{gather, gather_with, GatherOptions, Input, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
 pub use stream::{read_all, read_stream, Entry, Format, Object, ReadOptions};
 pub use tree::{Node, Pos, Value};
 
@@ -82,6 +85,11 @@ impl Limits {
         options.duplicate_keys = DuplicateKeyPolicy::Error;
         // `defaultMode: 0644` reads as 420, as kubectl reads it.
         options.legacy_octal_numbers = true;
+        // A string field given a plain scalar that YAML 1.1 reads as a boolean or a number
+        // (`tenant: on`, `version: 1.10`) must be quoted, as the cluster reader requires; tags the
+        // reader does not know are errors, not dropped.
+        options.no_schema = true;
+        options.reject_unsupported_tags = true;
         options.with_snippet = false;
         options
     }
@@ -109,7 +117,73 @@ pub fn parse_document<T: DeserializeOwned>(
         return Err(d);
     }
     serde_saphyr::from_str_with_options::<T>(text, limits.options(text.len()))
-        .map_err(|e| saphyr_error(&e, file))
+        .map_err(|e| document_error(&e, text, file))
+}
+
+/// A serde-saphyr error on `text` as a located diagnostic, with the offending scalar quoted and
+/// what to write instead where serde-saphyr's own message names only a type.
+fn document_error(e: &serde_saphyr::Error, text: &str, file: &str) -> Diagnostic {
+    let mut d = saphyr_error(e, file);
+    let inner = unwrap_error(e);
+    match inner {
+        serde_saphyr::Error::InvalidScalar { ty, .. } => {
+            let value = scalar_at(text, d.location.line, d.location.column);
+            d.message = match expected(ty) {
+                Some(what) => format!("`{value}` is not {what}"),
+                None => format!("`{value}` is not a valid {ty}"),
+            };
+        }
+        serde_saphyr::Error::QuotingRequired { value, .. } => {
+            let quoted = if value.contains('"') {
+                format!("'{}'", value.replace('\'', "''"))
+            } else {
+                format!("\"{value}\"")
+            };
+            d.message = format!(
+                "`{value}` is a boolean, a number or null to YAML readers, but this field is a string: quote it, {quoted}"
+            );
+        }
+        _ => {}
+    }
+    d
+}
+
+fn unwrap_error(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    while let serde_saphyr::Error::WithSnippet { error, .. }
+    | serde_saphyr::Error::AliasError { error, .. } = e
+    {
+        e = error;
+    }
+    e
+}
+
+/// What a value of a primitive type must be, in words.
+fn expected(ty: &str) -> Option<String> {
+    let range = |min: i128, max: u128| format!("a whole number from {min} to {max}");
+    Some(match ty {
+        "u8" => range(0, u8::MAX.into()),
+        "u16" => range(0, u16::MAX.into()),
+        "u32" => range(0, u32::MAX.into()),
+        "u64" | "usize" => range(0, u64::MAX.into()),
+        "i8" => range(i8::MIN.into(), i8::MAX as u128),
+        "i16" => range(i16::MIN.into(), i16::MAX as u128),
+        "i32" => range(i32::MIN.into(), i32::MAX as u128),
+        "i64" | "isize" => range(i64::MIN.into(), i64::MAX as u128),
+        "f32" | "f64" => "a number".to_string(),
+        "bool" => "a boolean (true or false)".to_string(),
+        _ => return None,
+    })
+}
+
+/// The plain scalar that starts at `line`:`column` of `text` (up to the end of its line, a comment
+/// or a flow delimiter), for messages.
+fn scalar_at(text: &str, line: u32, column: u32) -> String {
+    let Some(l) = text.split('\n').nth(line.saturating_sub(1) as usize) else {
+        return String::new();
+    };
+    let rest: String = l.chars().skip(column.saturating_sub(1) as usize).collect();
+    let end = rest.find([',', ']', '}', '#', '\r']).unwrap_or(rest.len());
+    rest[..end].trim().chars().take(80).collect()
 }
 
 /// Reads a single document of `text` through the located reader into `T`; errors name the line and
@@ -122,10 +196,26 @@ pub fn parse_value<T: DeserializeOwned>(
     limits: &Limits,
     line_offset: u32,
 ) -> Result<T, Diagnostic> {
+    parse_one(text, file, limits, line_offset, Format::Auto)
+}
+
+/// Reads one JSON document into `T` through the JSON reader: a duplicate key, a string over the
+/// scalar bound or a value of the wrong type is an error naming its line and column.
+pub fn parse_json<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Diagnostic> {
+    parse_one(text, file, &Limits::default(), 0, Format::Json)
+}
+
+fn parse_one<T: DeserializeOwned>(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+    line_offset: u32,
+    format: Format,
+) -> Result<T, Diagnostic> {
     let options = ReadOptions {
         limits: *limits,
         split_key: None,
-        format: Format::Auto,
+        format,
     };
     let shift = |mut d: Diagnostic| {
         if d.location.line > 0 {
@@ -255,6 +345,42 @@ mod tests {
             .unwrap_err();
         assert!(started.elapsed().as_secs() < 5);
         assert!(err.is_error());
+    }
+
+    #[test]
+    fn strings_that_yaml_reads_as_other_types_must_be_quoted() {
+        let err = parse_document::<Doc>("name: on\n", "p.yaml", &Limits::default()).unwrap_err();
+        assert_eq!((err.location.line, err.location.column), (1, 7), "{err}");
+        assert!(err.message.contains("quote it, \"on\""), "{err}");
+        let err =
+            parse_document::<Doc>("name: \"x\"\nitems: [1.10]\n", "p.yaml", &Limits::default())
+                .unwrap_err();
+        assert_eq!(err.location.line, 2, "{err}");
+        let ok = parse_document::<Doc>("name: 'on'\n", "p.yaml", &Limits::default()).unwrap();
+        assert_eq!(ok.name, "on");
+    }
+
+    #[test]
+    fn unknown_tags_are_refused() {
+        let err =
+            parse_document::<Doc>("name: !secret x\n", "p.yaml", &Limits::default()).unwrap_err();
+        assert_eq!(err.location.line, 1, "{err}");
+    }
+
+    #[test]
+    fn out_of_range_numbers_say_what_is_allowed() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct N {
+            replicas: u32,
+        }
+        let err =
+            parse_document::<N>("replicas: -1 # two\n", "p.yaml", &Limits::default()).unwrap_err();
+        assert_eq!(err.location.line, 1, "{err}");
+        assert_eq!(
+            err.message, "`-1` is not a whole number from 0 to 4294967295",
+            "{err}"
+        );
     }
 
     #[test]

@@ -9,6 +9,14 @@ use gpu_trust_model::{Diagnostic, Location};
 use serde_saphyr::granit_parser::{self as gp, Event, Parser, Span, StrInput};
 use std::collections::HashMap;
 
+/// The kind of a node, for the tags it may carry.
+#[derive(Clone, Copy)]
+enum Kind {
+    Scalar,
+    Seq,
+    Map,
+}
+
 /// Why building stopped.
 enum Fail {
     /// The document is not valid YAML: skip to the next document.
@@ -322,6 +330,16 @@ impl<'a> Reader<'a, '_> {
         sink: &mut dyn FnMut(Entry<'a>),
     ) -> Result<(), Diagnostic> {
         let root_pos = self.pos(&span);
+        if let Event::MappingStart(_, _, Some(tag)) = &event {
+            if let Err(Fail::Object(d) | Fail::Syntax(d)) = self.tag(tag, Kind::Map, root_pos) {
+                sink(Entry::Invalid {
+                    document,
+                    item: None,
+                    diagnostic: *d,
+                });
+                return self.skip_to(0);
+            }
+        }
         if let Event::MappingStart(_, anchor, _) = &event {
             if *anchor != 0 {
                 // An anchored root could be aliased from inside itself; read it whole.
@@ -357,7 +375,7 @@ impl<'a> Reader<'a, '_> {
             };
             let (vev, vspan) = self.next_raw()?;
             let is_split = key_node.as_scalar_text() == Some(key)
-                && matches!(vev, Event::SequenceStart(..))
+                && matches!(vev, Event::SequenceStart(_, _, None))
                 && items.is_none();
             if is_split {
                 let seq_depth = self.depth;
@@ -476,18 +494,25 @@ impl<'a> Reader<'a, '_> {
                         ),
                     ))));
                 }
+                let tag = match tag {
+                    Some(t) => Some(self.tag(&t, Kind::Scalar, p)?),
+                    None => None,
+                };
                 let node = Node {
                     pos: p,
                     value: Value::Scalar(Scalar {
                         text,
                         style: scalar_style(style),
-                        tag: tag.map(|t| convert_tag(&t)),
+                        tag,
                     }),
                 };
                 self.anchor(anchor, &node);
                 Ok(node)
             }
-            Event::SequenceStart(_, anchor, _) => {
+            Event::SequenceStart(_, anchor, tag) => {
+                if let Some(t) = tag {
+                    self.tag(&t, Kind::Seq, p)?;
+                }
                 self.check_depth(p)?;
                 let mut items = Vec::new();
                 loop {
@@ -504,7 +529,10 @@ impl<'a> Reader<'a, '_> {
                 self.anchor(anchor, &node);
                 Ok(node)
             }
-            Event::MappingStart(_, anchor, _) => {
+            Event::MappingStart(_, anchor, tag) => {
+                if let Some(t) = tag {
+                    self.tag(&t, Kind::Map, p)?;
+                }
                 self.check_depth(p)?;
                 let mut entries = Vec::new();
                 loop {
@@ -561,6 +589,51 @@ impl<'a> Reader<'a, '_> {
                 "unexpected YAML event inside a node",
             )))),
         }
+    }
+
+    /// The tag written on a node, when the node may carry it: the core schema's scalar tags on
+    /// scalars (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, and `!` for a string), `!!seq` and
+    /// `!!map` on collections. Any other tag is an error at the node: Kubernetes reads YAML as
+    /// JSON, which has no tags, so an application's tag (`!secret`, `!!binary`) would be dropped
+    /// and its value read as something it was not meant to be.
+    fn tag(&self, tag: &gp::Tag, kind: Kind, p: Pos) -> Result<Tag, Fail> {
+        let converted = if tag.handle() == "!" && tag.suffix().is_empty() {
+            Tag::Str
+        } else {
+            convert_tag(tag)
+        };
+        let fits = match kind {
+            Kind::Scalar => !matches!(converted, Tag::Map | Tag::Seq | Tag::Other),
+            Kind::Seq => {
+                matches!(converted, Tag::Seq) || tag.handle() == "!" && tag.suffix().is_empty()
+            }
+            Kind::Map => {
+                matches!(converted, Tag::Map) || tag.handle() == "!" && tag.suffix().is_empty()
+            }
+        };
+        if fits {
+            return Ok(converted);
+        }
+        let what = match kind {
+            Kind::Scalar => "a scalar",
+            Kind::Seq => "a sequence",
+            Kind::Map => "a mapping",
+        };
+        let message = if matches!(converted, Tag::Other) {
+            format!(
+                "unsupported tag `{}` on {what}: Kubernetes reads YAML as JSON, which has no tags; remove the tag",
+                tag.original()
+            )
+        } else {
+            format!(
+                "tag `{}` does not fit {what}; remove the tag",
+                tag.original()
+            )
+        };
+        Err(Fail::Object(Box::new(Diagnostic::error(
+            self.loc(p),
+            message,
+        ))))
     }
 
     fn check_depth(&self, p: Pos) -> Result<(), Fail> {

@@ -208,7 +208,7 @@ fn object_size_bound_applies_per_item() {
 
 #[test]
 fn merge_keys_and_anchors_resolve() {
-    let text = "base: &b {name: x, replicas: 2}\nmetadata:\n  <<: *b\n  name: y\n";
+    let text = "base: &b {name: x, replicas: 2}\nmetadata:\n  <<: *b\n  name: z\n";
     let entries = read_all(text, "m.yaml", &options());
     let Entry::Object(o) = &entries[0] else {
         panic!()
@@ -217,7 +217,7 @@ fn merge_keys_and_anchors_resolve() {
     assert_eq!(
         m.metadata,
         Some(Name {
-            name: "y".into(),
+            name: "z".into(),
             replicas: Some(2)
         })
     );

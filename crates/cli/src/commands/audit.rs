@@ -68,6 +68,10 @@ pub struct Args {
     /// its objects are located there, and SARIF points at it (default: `stdin`).
     #[arg(long, value_name = "PATH")]
     pub stdin_filename: Option<String>,
+    /// Follow symbolic links that lead out of an input directory (by default they are reported as
+    /// unread input).
+    #[arg(long)]
+    pub follow_symlinks: bool,
 }
 
 /// Examples, shown after the options (lines clap keeps as written).
@@ -104,13 +108,11 @@ fn parse_date(s: &str) -> Result<Date, String> {
 
 /// Prints diagnostics to standard error, one per line, as `file:line:column: level: message`.
 fn print_diagnostics<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) {
-    for d in diagnostics {
-        eprintln!("{d}");
-    }
+    output::eprint_diagnostics(diagnostics);
 }
 
 fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("gpu-trust: error: {message}");
+    output::eprint_error(message);
     Ok(output::exit(output::INPUT_ERROR))
 }
 
@@ -135,7 +137,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let name = path.display().to_string();
             let text = match output::read_text(path, MAX_POLICY_BYTES) {
                 Ok(t) => t,
-                Err(e) => return input_error(format!("{name}: {e:#}")),
+                Err(d) => {
+                    print_diagnostics([&d]);
+                    return input_error(format!("{name}: the advisory data could not be read"));
+                }
             };
             match Advisories::parse(&text, &name) {
                 Ok(a) => a,
@@ -160,7 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // The cluster: every problem is reported before deciding whether the run can go on.
-    let ingested = load_cluster(&args.paths);
+    let ingested = load_cluster(&args.paths, args.follow_symlinks);
     let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
         .diagnostics
         .into_iter()
@@ -169,19 +174,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !errors.is_empty() {
         print_diagnostics(&errors);
         if !args.skip_invalid {
-            eprintln!(
+            output::eprint_line(&format!(
                 "gpu-trust: {} input document{} could not be used; fix {} or pass --skip-invalid to audit the rest",
                 errors.len(),
                 if errors.len() == 1 { "" } else { "s" },
                 if errors.len() == 1 { "it" } else { "them" },
-            );
+            ));
             return Ok(output::exit(output::INPUT_ERROR));
         }
-        eprintln!(
+        output::eprint_line(&format!(
             "gpu-trust: warning: skipping {} unusable input document{}: the report covers only part of the input",
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
-        );
+        ));
     }
     let fleet = ingested.fleet;
     if fleet.nodes.is_empty() && fleet.workloads.is_empty() && fleet.namespaces.is_empty() {
@@ -222,8 +227,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Vec::new()
     };
 
+    // The verdict is known before a byte is written: a reader that goes away cannot change it.
+    let failing = report.summary.findings.at_or_above(args.fail_on);
+    let code = if failing > 0 {
+        output::FINDINGS
+    } else {
+        output::CLEAN
+    };
     let path = args.output.as_deref();
-    stream_output(path, |w| {
+    let written = stream_output(path, |w| {
         match args.format {
             Format::Table => {
                 let options = TableOptions {
@@ -256,18 +268,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         Ok(())
-    })?;
+    });
 
-    let failing = report.summary.findings.at_or_above(args.fail_on);
     // The process ends here: freeing a large fleet and report object by object would only cost time
     // (about 4% of the instructions of a 60,000-pod audit); the system takes the memory back at exit.
     std::mem::forget(report);
     std::mem::forget(fleet);
-    Ok(output::exit(if failing > 0 {
-        output::FINDINGS
-    } else {
-        output::CLEAN
-    }))
+    output::verdict(written, code)
 }
 
 /// What standard input is called in the report without `--stdin-filename`.
@@ -290,22 +297,23 @@ fn name_standard_input(report: &mut gpu_trust_rules::report::AuditReport, name: 
 }
 
 /// Reads and validates the policy; on failure prints every error and returns the exit code.
-fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
+pub(crate) fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
     let name = path.display().to_string();
     let text = match output::read_text(path, MAX_POLICY_BYTES) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("gpu-trust: error: {name}: {e:#}");
+        Err(d) => {
+            print_diagnostics([&d]);
+            output::eprint_error(format!("{name}: the policy could not be read"));
             return Err(output::exit(output::INPUT_ERROR));
         }
     };
     gpu_trust_policy::parse(&text, &name).map_err(|errors| {
         print_diagnostics(&errors);
-        eprintln!(
-            "gpu-trust: error: {name}: {} error{} in the policy",
+        output::eprint_error(format!(
+            "{name}: {} error{} in the policy",
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
-        );
+        ));
         output::exit(output::INPUT_ERROR)
     })
 }
@@ -313,15 +321,10 @@ fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
 /// Probe evidence (`gpu-trust/probe/v1` JSON); an error names the file, line and column.
 fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
     let name = path.display().to_string();
-    let text = output::read_text(path, MAX_POLICY_BYTES)
-        .map_err(|e| Diagnostic::error(Location::new(&name, 0, 0), format!("{e:#}")))?;
-    let evidence: ProbeEvidence = serde_json::from_str(&text).map_err(|e| {
-        let line = u32::try_from(e.line()).unwrap_or(u32::MAX);
-        let column = u32::try_from(e.column()).unwrap_or(u32::MAX);
-        Diagnostic::error(
-            Location::new(&name, line, column),
-            format!("not probe evidence: {e}"),
-        )
+    let text = output::read_text(path, MAX_POLICY_BYTES)?;
+    let evidence: ProbeEvidence = gpu_trust_source::parse_json(&text, &name).map_err(|mut d| {
+        d.message = format!("not probe evidence: {}", d.message);
+        d
     })?;
     if !evidence.schema_supported() {
         return Err(Diagnostic::error(
@@ -337,9 +340,23 @@ fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
 }
 
 /// Reads every path (`-` is standard input) and builds the fleet model; every problem comes back as a
-/// diagnostic.
-fn load_cluster(paths: &[PathBuf]) -> gpu_trust_model::fleet::Ingested {
-    let stdin = std::io::stdin();
-    let mut lock = stdin.lock();
-    gpu_trust_ingest::ingest_paths(paths, &mut lock, &gpu_trust_ingest::Options::default())
+/// diagnostic, what the reader left out of a directory included.
+pub(crate) fn load_cluster(
+    paths: &[PathBuf],
+    follow_symlinks: bool,
+) -> gpu_trust_model::fleet::Ingested {
+    let options = gpu_trust_ingest::Options::default();
+    let (inputs, gathered) = gpu_trust_source::gather_with(
+        paths,
+        &mut std::io::stdin().lock(),
+        &gpu_trust_source::GatherOptions {
+            limits: options.limits,
+            follow_symlinks,
+        },
+    );
+    let mut ingested = gpu_trust_ingest::ingest(&inputs, &options);
+    ingested.diagnostics.extend(gathered);
+    ingested.diagnostics.sort();
+    ingested.diagnostics.dedup();
+    ingested
 }

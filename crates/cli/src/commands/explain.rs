@@ -31,12 +31,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(meta) = found else {
         let close = suggestions(wanted);
         if close.is_empty() {
-            eprintln!("gpu-trust: error: no rule `{wanted}`; `gpu-trust rules` lists them");
+            crate::output::eprint_error(format!(
+                "no rule `{wanted}`; `gpu-trust rules` lists them"
+            ));
         } else {
-            eprintln!(
-                "gpu-trust: error: no rule `{wanted}`; did you mean {}?",
+            crate::output::eprint_error(format!(
+                "no rule `{wanted}`; did you mean {}?",
                 close.join(", ")
-            );
+            ));
         }
         return Ok(ExitCode::from(INPUT_ERROR));
     };

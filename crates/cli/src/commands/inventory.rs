@@ -6,9 +6,18 @@ use crate::output::{self, write_output};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use gpu_trust_ingest::inventory::{inventory, Inventory, NodeView};
 use gpu_trust_model::Diagnostic;
-use gpu_trust_policy::{Policy, MAX_POLICY_BYTES};
+use gpu_trust_policy::Policy;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Text from the input, escaped for a terminal.
+fn e(text: &str) -> String {
+    output::escaped(text).into_owned()
+}
+
+fn joined(items: &[String], sep: &str) -> String {
+    items.iter().map(|s| e(s)).collect::<Vec<_>>().join(sep)
+}
 
 /// Show the fleet as gpu-trust reads it: per node, per GPU or MIG instance, the sharing mechanism in
 /// force and the tenants' pods on it, the workloads not yet scheduled with the nodes they may land on,
@@ -44,6 +53,10 @@ pub struct Args {
     /// Write to FILE instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Follow symbolic links that lead out of an input directory (by default they are reported as
+    /// unread input).
+    #[arg(long)]
+    pub follow_symlinks: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -58,47 +71,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.policy.as_deref() == Some(Path::new("-"))
         && args.paths.iter().any(|p| p == Path::new("-"))
     {
-        eprintln!("gpu-trust: error: standard input can hold the cluster or the policy, not both");
+        output::eprint_error("standard input can hold the cluster or the policy, not both");
         return Ok(output::exit(output::INPUT_ERROR));
     }
     let policy = match &args.policy {
-        Some(path) => match read_policy(path) {
+        Some(path) => match super::audit::read_policy(path) {
             Ok(p) => p,
             Err(code) => return Ok(code),
         },
         None => Policy::default(),
     };
-    let ingested = gpu_trust_ingest::ingest_paths(
-        &args.paths,
-        &mut std::io::stdin().lock(),
-        &gpu_trust_ingest::Options::default(),
-    );
+    let ingested = super::audit::load_cluster(&args.paths, args.follow_symlinks);
     let (errors, warnings): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
         ingested.diagnostics.iter().partition(|d| d.is_error());
-    for d in &warnings {
-        eprintln!("{d}");
-    }
+    output::eprint_diagnostics(warnings);
     if !errors.is_empty() {
-        for d in &errors {
-            eprintln!("{d}");
-        }
+        output::eprint_diagnostics(errors.iter().copied());
         if !args.skip_invalid {
-            eprintln!(
+            output::eprint_line(&format!(
                 "gpu-trust: {} input document{} could not be used; fix {} or pass --skip-invalid to see the rest",
                 errors.len(),
                 if errors.len() == 1 { "" } else { "s" },
                 if errors.len() == 1 { "it" } else { "them" },
-            );
+            ));
             return Ok(output::exit(output::INPUT_ERROR));
         }
     }
     let mut fleet = ingested.fleet;
     let tenancy = policy.resolve(&fleet.namespaces);
-    for d in tenancy.diagnostics() {
-        eprintln!("{d}");
-    }
+    output::eprint_diagnostics(tenancy.diagnostics());
     if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
-        eprintln!("gpu-trust: error: the policy does not fit the cluster's namespaces");
+        output::eprint_error("the policy does not fit the cluster's namespaces");
         return Ok(output::exit(output::INPUT_ERROR));
     }
     gpu_trust_ingest::apply_overrides(&mut fleet, &|w| {
@@ -119,31 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&inv)?),
         Format::Table => render(&inv, output::stdout_is_terminal(args.output.as_deref())),
     };
-    write_output(args.output.as_deref(), &text)?;
-    Ok(output::exit(output::CLEAN))
-}
-
-/// Reads and validates the policy; on failure prints every error and returns the exit code.
-fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
-    let name = path.display().to_string();
-    let text = match output::read_text(path, MAX_POLICY_BYTES) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("gpu-trust: error: {name}: {e:#}");
-            return Err(output::exit(output::INPUT_ERROR));
-        }
-    };
-    gpu_trust_policy::parse(&text, &name).map_err(|errors| {
-        for d in &errors {
-            eprintln!("{d}");
-        }
-        eprintln!(
-            "gpu-trust: error: {name}: {} error{} in the policy",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        );
-        output::exit(output::INPUT_ERROR)
-    })
+    output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
 }
 
 fn table(terminal: bool, header: &[&str]) -> Table {
@@ -196,9 +175,9 @@ fn render(inv: &Inventory, terminal: bool) -> String {
             .iter()
             .map(|n| {
                 if n.tenants.is_empty() {
-                    n.name.clone()
+                    e(&n.name)
                 } else {
-                    format!("{} (tenants: {})", n.name, n.tenants.join(", "))
+                    format!("{} (tenants: {})", e(&n.name), joined(&n.tenants, ", "))
                 }
             })
             .collect();
@@ -219,15 +198,19 @@ fn render(inv: &Inventory, terminal: bool) -> String {
         );
         for u in &inv.unscheduled {
             t.add_row(vec![
-                format!("{}\n{}", u.workload, u.location),
-                u.tenant.clone().unwrap_or_else(|| "(platform)".into()),
+                format!(
+                    "{}\n{}",
+                    e(&u.workload.to_string()),
+                    e(&u.location.to_string())
+                ),
+                u.tenant.as_deref().map_or_else(|| "(platform)".into(), e),
                 u.class.as_str().to_string(),
                 u.replicas.to_string(),
-                u.requests.join(", "),
+                joined(&u.requests, ", "),
                 if u.permitted_gpu_nodes.is_empty() {
                     "none".to_string()
                 } else {
-                    u.permitted_gpu_nodes.join(", ")
+                    joined(&u.permitted_gpu_nodes, ", ")
                 },
             ]);
         }
@@ -238,13 +221,17 @@ fn render(inv: &Inventory, terminal: bool) -> String {
         let mut t = table(terminal, &["object", "node", "what", "why"]);
         for u in &inv.unresolved {
             t.add_row(vec![
-                format!("{}\n{}", u.object, u.location),
-                u.node.clone().unwrap_or_default(),
+                format!(
+                    "{}\n{}",
+                    e(&u.object.to_string()),
+                    e(&u.location.to_string())
+                ),
+                u.node.as_deref().map(e).unwrap_or_default(),
                 serde_json::to_value(u.what)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
-                u.message.clone(),
+                e(&u.message),
             ]);
         }
         out.push_str(&format!("{t}\n"));
@@ -254,7 +241,10 @@ fn render(inv: &Inventory, terminal: bool) -> String {
         for d in &inv.skipped {
             out.push_str(&format!(
                 "  {}:{}:{}: {}\n",
-                d.file, d.line, d.column, d.error
+                e(&d.file),
+                d.line,
+                d.column,
+                e(&d.error)
             ));
         }
     }
@@ -264,21 +254,25 @@ fn render(inv: &Inventory, terminal: bool) -> String {
 fn node_section(n: &NodeView, terminal: bool) -> String {
     let mut out = format!(
         "{}  {} x{}  ({})\n",
-        n.name,
+        e(&n.name),
         n.model
-            .clone()
-            .or_else(|| n.product.clone().map(|p| format!("unknown model `{p}`")))
+            .as_deref()
+            .map(e)
+            .or_else(|| n
+                .product
+                .as_deref()
+                .map(|p| format!("unknown model `{}`", e(p))))
             .unwrap_or_else(|| "unknown model".to_string()),
         n.gpus,
-        n.location
+        e(&n.location.to_string())
     );
     let mut facts = vec![format!(
         "driver {}",
-        n.driver.as_deref().unwrap_or("unknown")
+        e(n.driver.as_deref().unwrap_or("unknown"))
     )];
     facts.push(format!(
         "toolkit {}",
-        n.toolkit.as_deref().unwrap_or("unknown")
+        e(n.toolkit.as_deref().unwrap_or("unknown"))
     ));
     if let Some(m) = n.mig_strategy {
         facts.push(format!(
@@ -290,7 +284,7 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
         ));
     }
     if let Some(cc) = &n.cc_mode {
-        facts.push(format!("CC mode {cc}"));
+        facts.push(format!("CC mode {}", e(&cc.to_string())));
     }
     if n.hami {
         facts.push("HAMi vGPU node".to_string());
@@ -298,21 +292,21 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
     out.push_str(&format!("  {}\n", facts.join(", ")));
     out.push_str(&format!(
         "  sharing: {} (from {})\n",
-        n.sharing.as_deref().unwrap_or("none"),
-        n.sharing_source.as_deref().unwrap_or("unknown")
+        e(n.sharing.as_deref().unwrap_or("none")),
+        e(n.sharing_source.as_deref().unwrap_or("unknown"))
     ));
     if let Some(m) = &n.mig_source {
-        out.push_str(&format!("  MIG layout from {m}\n"));
+        out.push_str(&format!("  MIG layout from {}\n", e(&m.to_string())));
     }
     if !n.taints.is_empty() {
-        out.push_str(&format!("  taints: {}\n", n.taints.join(", ")));
+        out.push_str(&format!("  taints: {}\n", joined(&n.taints, ", ")));
     }
     out.push_str(&format!(
         "  tenants: {}{}\n",
         if n.tenants.is_empty() {
             "none".to_string()
         } else {
-            n.tenants.join(", ")
+            joined(&n.tenants, ", ")
         },
         if n.other_pods > 0 {
             format!(" ({} without GPUs)", plural(n.other_pods, "pod", "pods"))
@@ -339,8 +333,8 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
             .map(|o| {
                 format!(
                     "{} ({}, {})",
-                    o.pod,
-                    o.tenant.as_deref().unwrap_or("platform"),
+                    e(&o.pod.to_string()),
+                    e(o.tenant.as_deref().unwrap_or("platform")),
                     o.certainty
                 )
             })
@@ -352,10 +346,10 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
         };
         t.add_row(vec![
             match &d.uuid {
-                Some(u) => format!("{}\n{u}", d.id),
-                None => d.id.clone(),
+                Some(u) => format!("{}\n{}", e(&d.id), e(u)),
+                None => e(&d.id),
             },
-            d.instance.clone().unwrap_or_else(|| "whole GPU".into()),
+            d.instance.as_deref().map_or_else(|| "whole GPU".into(), e),
             mechanism,
             if occupants.is_empty() {
                 "-".to_string()

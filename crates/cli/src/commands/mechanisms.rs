@@ -58,11 +58,13 @@ struct DraJson {
     mechanism: Mechanism,
 }
 
-const DRA_STRATEGIES: [DraStrategy; 4] = [
+const DRA_STRATEGIES: [DraStrategy; 6] = [
     DraStrategy::Exclusive,
     DraStrategy::TimeSlicing,
     DraStrategy::Mps,
     DraStrategy::Mig,
+    DraStrategy::MigTimeSlicing,
+    DraStrategy::MigMps,
 ];
 
 #[derive(Serialize)]
@@ -215,6 +217,8 @@ fn dra_name(s: DraStrategy) -> &'static str {
         DraStrategy::TimeSlicing => "TimeSlicing",
         DraStrategy::Mps => "MPS",
         DraStrategy::Mig => "MIG device",
+        DraStrategy::MigTimeSlicing => "MIG device with TimeSlicing",
+        DraStrategy::MigMps => "MIG device with MPS",
     }
 }
 

@@ -55,15 +55,86 @@ fn parse_date(s: &str) -> Result<Date, String> {
 }
 
 fn input_error(diagnostics: &[Diagnostic], what: &str) -> ExitCode {
-    for d in diagnostics {
-        eprintln!("{d}");
-    }
-    eprintln!(
+    output::eprint_diagnostics(diagnostics);
+    output::eprint_line(&format!(
         "gpu-trust: {} error{} in {what}",
         diagnostics.len(),
         if diagnostics.len() == 1 { "" } else { "s" }
-    );
+    ));
     output::exit(output::INPUT_ERROR)
+}
+
+/// Text from the plan, escaped for a terminal.
+fn e(text: &str) -> String {
+    output::escaped(text).into_owned()
+}
+
+/// Unplaced replicas of one workload for one reason, as one line.
+struct UnplacedGroup<'p> {
+    workload: &'p str,
+    first: u32,
+    last: u32,
+    count: usize,
+    reason: &'p str,
+}
+
+impl std::fmt::Display for UnplacedGroup<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.count == 1 {
+            write!(f, "{}#{}", e(self.workload), self.first)
+        } else {
+            write!(
+                f,
+                "{}#{}-#{} ({} replicas)",
+                e(self.workload),
+                self.first,
+                self.last,
+                self.count
+            )
+        }
+    }
+}
+
+/// Unplaced replicas grouped by workload and reason, in plan order: 100,000 replicas that fail
+/// for one reason are one line, not 100,000.
+fn unplaced_groups(plan: &Plan) -> Vec<UnplacedGroup<'_>> {
+    let mut groups: Vec<UnplacedGroup<'_>> = Vec::new();
+    for u in &plan.unplaced {
+        match groups.last_mut() {
+            Some(g) if g.workload == u.workload && g.reason == u.reason => {
+                g.first = g.first.min(u.replica);
+                g.last = g.last.max(u.replica);
+                g.count += 1;
+            }
+            _ => groups.push(UnplacedGroup {
+                workload: &u.workload,
+                first: u.replica,
+                last: u.replica,
+                count: 1,
+                reason: &u.reason,
+            }),
+        }
+    }
+    groups
+}
+
+/// Lines of unplaced replicas shown at most; JSON lists every replica.
+const MAX_UNPLACED_LINES: usize = 50;
+
+fn unplaced_lines(plan: &Plan, prefix: &str) -> Vec<String> {
+    let groups = unplaced_groups(plan);
+    let mut lines: Vec<String> = groups
+        .iter()
+        .take(MAX_UNPLACED_LINES)
+        .map(|g| format!("{prefix}{g} not placed: {}", e(g.reason)))
+        .collect();
+    if groups.len() > MAX_UNPLACED_LINES {
+        lines.push(format!(
+            "{prefix}... and {} more (`--format json` lists every replica)",
+            groups.len() - MAX_UNPLACED_LINES
+        ));
+    }
+    lines
 }
 
 /// Reads the plan file and its policy into a plan input, or the exit code of the input error.
@@ -71,8 +142,9 @@ fn load(args: &Args) -> Result<PlanInput, ExitCode> {
     let name = args.file.display().to_string();
     let text = match output::read_text(&args.file, MAX_PLAN_BYTES) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("gpu-trust: error: {name}: {e:#}");
+        Err(d) => {
+            output::eprint_diagnostics([&d]);
+            output::eprint_error(format!("{name}: the plan file could not be read"));
             return Err(output::exit(output::INPUT_ERROR));
         }
     };
@@ -91,14 +163,14 @@ fn load(args: &Args) -> Result<PlanInput, ExitCode> {
             let policy_name = full.display().to_string();
             let policy_text = match output::read_text(&full, MAX_POLICY_BYTES) {
                 Ok(t) => t,
-                Err(e) => {
-                    eprintln!(
-                        "{}",
-                        Diagnostic::error(
+                Err(d) => {
+                    output::eprint_diagnostics([
+                        &d,
+                        &Diagnostic::error(
                             location.clone(),
-                            format!("policyFile {policy_name}: {e:#}")
-                        )
-                    );
+                            format!("policyFile {policy_name} could not be read"),
+                        ),
+                    ]);
                     return Err(output::exit(output::INPUT_ERROR));
                 }
             };
@@ -139,18 +211,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(path, snapshot(&plan, &input))
             .with_context(|| format!("{}: cannot write", path.display()))?;
     }
-    write_output(args.output.as_deref(), &text)?;
-    for u in &plan.unplaced {
-        eprintln!(
-            "gpu-trust: {}#{} not placed: {}",
-            u.workload, u.replica, u.reason
-        );
-    }
-    Ok(output::exit(if plan.complete() {
+    let code = if plan.complete() {
         output::CLEAN
     } else {
         output::FINDINGS
-    }))
+    };
+    let written = write_output(args.output.as_deref(), &text);
+    for line in unplaced_lines(&plan, "gpu-trust: ") {
+        output::eprint_line(&line);
+    }
+    output::verdict(written, code)
 }
 
 fn table(terminal: bool, header: &[&str]) -> Table {
@@ -177,9 +247,9 @@ fn render_table(plan: &Plan, terminal: bool) -> String {
         for n in &plan.nodes {
             let configs = format!(
                 "mig: {}\nplugin: {}\ntaint: {}{}",
-                n.mig_config.as_deref().unwrap_or("-"),
-                n.device_plugin_config,
-                n.tenant_pool,
+                e(n.mig_config.as_deref().unwrap_or("-")),
+                e(&n.device_plugin_config.to_string()),
+                e(&n.tenant_pool.to_string()),
                 if n.confidential { "\ncc: on" } else { "" }
             );
             for (i, g) in n.gpus.iter().enumerate() {
@@ -202,7 +272,7 @@ fn render_table(plan: &Plan, terminal: bool) -> String {
                 };
                 let mut reps: Vec<String> = Vec::new();
                 for a in &g.assignments {
-                    let r = format!("{}#{}", a.workload, a.replica);
+                    let r = format!("{}#{}", e(&a.workload), a.replica);
                     if !reps.contains(&r) {
                         reps.push(r);
                     }
@@ -210,12 +280,16 @@ fn render_table(plan: &Plan, terminal: bool) -> String {
                 let first = i == 0;
                 t.add_row(vec![
                     if first {
-                        format!("{}\n({})", n.name, n.model)
+                        format!("{}\n({})", e(&n.name), e(&n.model.to_string()))
                     } else {
                         String::new()
                     },
                     if first {
-                        n.tenants.join(", ")
+                        n.tenants
+                            .iter()
+                            .map(|t| e(t))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     } else {
                         String::new()
                     },
@@ -248,17 +322,17 @@ fn render_table(plan: &Plan, terminal: bool) -> String {
         );
         for w in &plan.workloads {
             t.add_row(vec![
-                format!("{}/{}", w.namespace, w.name),
-                w.tenant.clone(),
+                format!("{}/{}", e(&w.namespace), e(&w.name)),
+                e(&w.tenant),
                 format!("{}/{}", w.placed, w.replicas),
                 w.mechanism
                     .map(|m| m.as_str().to_string())
                     .unwrap_or_else(|| "-".into()),
                 w.resource
                     .as_ref()
-                    .map(|r| format!("{r}: {}", w.count))
+                    .map(|r| format!("{}: {}", e(&r.to_string()), w.count))
                     .unwrap_or_else(|| "-".into()),
-                w.why.clone(),
+                e(&w.why),
             ]);
         }
         out.push_str(&t.to_string());
@@ -266,8 +340,9 @@ fn render_table(plan: &Plan, terminal: bool) -> String {
     }
     if !plan.unplaced.is_empty() {
         out.push_str(&format!("\nNot placed ({})\n", plan.unplaced.len()));
-        for u in &plan.unplaced {
-            out.push_str(&format!("  {}#{}: {}\n", u.workload, u.replica, u.reason));
+        for line in unplaced_lines(plan, "  ") {
+            out.push_str(&line);
+            out.push('\n');
         }
     }
     out

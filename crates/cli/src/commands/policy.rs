@@ -1,11 +1,9 @@
 //! `gpu-trust policy check FILE`: validate a tenancy policy and show how it resolves.
 
 use crate::output::{self, write_output};
-use anyhow::Context;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use gpu_trust_policy::{CheckReport, Date, Diagnostic, Tenant, MAX_POLICY_BYTES};
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
@@ -62,22 +60,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
-    let text = match read_input(&args.file) {
+    let text = match output::read_text(&args.file, MAX_POLICY_BYTES) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("gpu-trust: error: {name}: {e:#}");
+        Err(d) => {
+            output::eprint_diagnostics([&d]);
+            output::eprint_error(format!("{name}: the policy could not be read"));
             return Ok(output::exit(output::INPUT_ERROR));
         }
     };
     let policy = match gpu_trust_policy::parse(&text, &name) {
         Ok(p) => p,
         Err(errors) => {
-            print_diagnostics(&errors);
-            eprintln!(
+            output::eprint_diagnostics(&errors);
+            output::eprint_line(&format!(
                 "gpu-trust: {name}: {} error{} in the policy",
                 errors.len(),
                 if errors.len() == 1 { "" } else { "s" }
-            );
+            ));
             return Ok(output::exit(output::INPUT_ERROR));
         }
     };
@@ -85,62 +84,47 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .today
         .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
     let tenancy = policy.resolve(&[]);
-    print_diagnostics(tenancy.diagnostics());
-    if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
+    // Resolution over no namespaces, and what the policy would do to any cluster: equally
+    // specific globs of two tenants that share a namespace are refused by the audit, so they are
+    // errors here too; platform namespaces a tenant takes are warnings.
+    let mut diagnostics: Vec<Diagnostic> = tenancy.diagnostics().to_vec();
+    diagnostics.extend(policy.static_diagnostics());
+    diagnostics.sort();
+    diagnostics.dedup();
+    output::eprint_diagnostics(&diagnostics);
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    if errors > 0 {
+        output::eprint_line(&format!(
+            "gpu-trust: {name}: {errors} error{} in the policy",
+            if errors == 1 { "" } else { "s" }
+        ));
         return Ok(output::exit(output::INPUT_ERROR));
     }
     let report = CheckReport::new(&policy, &tenancy, today);
     for a in tenancy.expired_acceptances(today) {
         let until = a.until.map(|d| d.to_string()).unwrap_or_default();
-        eprintln!(
-            "{}",
-            Diagnostic::warning(
-                a.location.clone(),
-                format!(
-                    "acceptance of {} expired on {until}: it no longer suppresses findings (the audit reports GT003)",
-                    a.rule
-                ),
-            )
-        );
+        output::eprint_diagnostics([&Diagnostic::warning(
+            a.location.clone(),
+            format!(
+                "acceptance of {} expired on {until}: it no longer suppresses findings (the audit reports GT003)",
+                a.rule
+            ),
+        )]);
     }
     let text = match args.format {
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&report)?),
         Format::Table => render_table(&report, output::stdout_is_terminal(args.output.as_deref())),
     };
-    write_output(args.output.as_deref(), &text)?;
-    Ok(output::exit(output::CLEAN))
+    output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
 }
 
-/// Reads the file (or standard input for `-`), refusing more than a policy may hold.
-fn read_input(path: &Path) -> anyhow::Result<String> {
-    let limit = u64::try_from(MAX_POLICY_BYTES)
-        .unwrap_or(u64::MAX)
-        .saturating_add(1);
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin()
-            .lock()
-            .take(limit)
-            .read_to_end(&mut bytes)?;
-    } else {
-        std::fs::File::open(path)
-            .context("cannot open")?
-            .take(limit)
-            .read_to_end(&mut bytes)
-            .context("cannot read")?;
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
+/// Text from the policy, escaped for a terminal.
+fn e(text: &str) -> String {
+    output::escaped(text).into_owned()
 }
 
-fn print_diagnostics(diagnostics: &[Diagnostic]) {
-    for d in diagnostics {
-        eprintln!("{d}");
-    }
+fn joined(items: &[String], sep: &str) -> String {
+    items.iter().map(|s| e(s)).collect::<Vec<_>>().join(sep)
 }
 
 fn table(terminal: bool, header: &[&str]) -> Table {
@@ -151,11 +135,6 @@ fn table(terminal: bool, header: &[&str]) -> Table {
     }
     t.set_header(header.iter().copied());
     t
-}
-
-/// Text from the policy file, escaped for the terminal.
-fn esc(text: &str) -> String {
-    gpu_trust_model::terminal::escape(text).into_owned()
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -179,7 +158,7 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "Policy {}: valid ({}, {}, {})\n\n",
-        r.file.as_deref().unwrap_or("(default)"),
+        e(r.file.as_deref().unwrap_or("(default)")),
         plural(r.tenants.len(), "tenant", "tenants"),
         plural(r.pairs, "pair", "pairs"),
         plural(r.acceptances.len(), "acceptance", "acceptances"),
@@ -205,17 +184,17 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
                 .subjects
                 .iter()
                 .map(|s| match &s.namespace {
-                    Some(ns) => format!("{} {ns}/{}", s.kind, s.name),
-                    None => format!("{} {}", s.kind, s.name),
+                    Some(ns) => format!("{} {}/{}", e(&s.kind), e(ns), e(&s.name)),
+                    None => format!("{} {}", e(&s.kind), e(&s.name)),
                 })
                 .collect();
             t.add_row(vec![
-                esc(&tenant.name),
-                esc(&namespaces_of(tenant)),
+                e(&tenant.name),
+                e(&namespaces_of(tenant)),
                 tenant.latency.to_string(),
                 if tenant.confidential { "yes" } else { "no" }.to_string(),
                 tenant.contract.to_string(),
-                esc(&subjects.join(", ")),
+                subjects.join(", "),
             ]);
         }
         out.push_str(&format!("{t}\n"));
@@ -239,7 +218,7 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
                 None => "default".to_string(),
             };
             t.add_row(vec![
-                esc(&format!("{} / {}", p.tenants[0], p.tenants[1])),
+                format!("{} / {}", e(&p.tenants[0]), e(&p.tenants[1])),
                 p.trust.to_string(),
                 from,
             ]);
@@ -247,16 +226,33 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
         out.push_str(&format!("{t}\n"));
     }
 
+    let platform: Vec<String> = r
+        .platform_namespaces
+        .iter()
+        .filter(|p| !r.platform_claimed.contains_key(*p))
+        .map(|p| e(p))
+        .collect();
     out.push_str(&format!(
-        "\nPlatform namespaces (infrastructure, never tenants): {}\n",
-        r.platform_namespaces.join(", ")
+        "\nPlatform namespaces (infrastructure, never tenants unless a tenant names them): {}\n",
+        platform.join(", ")
     ));
+    if !r.platform_claimed.is_empty() {
+        let claimed: Vec<String> = r
+            .platform_claimed
+            .iter()
+            .map(|(ns, t)| format!("{} (tenant {})", e(ns), e(t)))
+            .collect();
+        out.push_str(&format!(
+            "Platform namespaces a tenant names, so the tenant's: {}\n",
+            claimed.join(", ")
+        ));
+    }
     out.push_str(&format!(
         "Tenant label (adds tenants for unclaimed namespaces): {}\n",
         if r.tenant_labels.is_empty() {
             "none".to_string()
         } else {
-            r.tenant_labels.join(", ")
+            joined(&r.tenant_labels, ", ")
         }
     ));
     out.push_str(
@@ -278,11 +274,15 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
             &["namespace", "labels", "kind", "peak memory", "latency"],
         );
         for w in &r.workloads {
-            let labels: Vec<String> = w.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let labels: Vec<String> = w
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{}={}", e(k), e(v)))
+                .collect();
             t.add_row(vec![
                 w.namespace
                     .as_ref()
-                    .map_or("any".to_string(), |p| p.pattern.clone()),
+                    .map_or("any".to_string(), |p| e(&p.pattern)),
                 labels.join(", "),
                 w.kind.map_or(String::new(), |k| k.as_str().to_string()),
                 w.peak_memory_mib
@@ -303,11 +303,11 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
         );
         for a in &r.acceptances {
             t.add_row(vec![
-                a.rule.clone(),
+                e(&a.rule),
                 a.tenants.as_ref().map_or("any".to_string(), |s| {
-                    esc(&s.iter().cloned().collect::<Vec<_>>().join(", "))
+                    s.iter().map(|t| e(t)).collect::<Vec<_>>().join(", ")
                 }),
-                esc(&a.reason),
+                e(&a.reason),
                 a.until.map_or("no end".to_string(), |d| d.to_string()),
                 a.state.as_str().to_string(),
                 a.line.to_string(),

@@ -62,8 +62,9 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
 /// device 0: time-slicing, or MPS when CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) holds a
 /// running control daemon's socket. The mechanism in force is detected through NVML and reported.
 ///
-/// The probe loads the CUDA driver, NVRTC and NVML at run time. Without them it says so and exits 2.
-/// It never changes MIG mode, compute mode or clocks, and never resets a GPU.
+/// The probe needs only the NVIDIA driver: it loads libcuda and NVML at run time, and its kernels are PTX
+/// inside the binary, compiled by the driver. Without a driver it says so and exits 2. It never changes
+/// MIG mode, compute mode, clocks or persistence, and never resets a GPU.
 ///
 /// Exit status: 0 when no scenario is not-isolated, 1 when one is, 2 when the probe cannot run.
 #[derive(Debug, clap::Args)]
@@ -105,7 +106,8 @@ pub struct Args {
     /// With --emit-job: the shared resource each pod requests one replica of.
     #[arg(long, value_name = "NAME", default_value = "nvidia.com/gpu")]
     pub resource: String,
-    /// With --emit-job: the image holding the gpu-trust binary and the CUDA runtime libraries.
+    /// With --emit-job: the image holding the gpu-trust binary (no CUDA libraries needed: the node's
+    /// container toolkit mounts the driver's).
     #[arg(long, value_name = "IMAGE", default_value = concat!("gpu-trust:", env!("CARGO_PKG_VERSION")))]
     pub image: String,
     /// With --emit-job: the namespace of the Job.
@@ -158,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return emit_job(&args);
     }
     if args.timeout == 0 {
-        eprintln!("gpu-trust: error: --timeout must be at least 1 second");
+        output::eprint_error("--timeout must be at least 1 second");
         return Ok(output::exit(output::INPUT_ERROR));
     }
     let backend: Arc<dyn Backend> = match &args.fake {
@@ -166,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => match RealBackend::new() {
             Ok(b) => Arc::new(b),
             Err(e) if e.is_environment() => {
-                eprintln!("gpu-trust: {e}");
+                output::eprint_line(&format!("gpu-trust: {e}"));
                 return Ok(output::exit(output::INPUT_ERROR));
             }
             Err(e) => return Err(e.into()),
@@ -200,24 +202,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let show_progress = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
         if show_progress {
-            eprintln!("gpu-trust probe: {line}");
+            output::eprint_line(&format!("gpu-trust probe: {line}"));
         }
     };
     let result = run_probe(backend.as_ref(), launcher.as_ref(), &opts, &mut progress);
     if let Some(addr) = &args.aggressor_remote {
         // The aggressor pod waits for this to finish; it also ends at its own deadline.
         if let Err(e) = request_shutdown(addr) {
-            eprintln!("gpu-trust: warning: could not stop the remote aggressor at {addr}: {e}");
+            output::eprint_line(&format!(
+                "gpu-trust: warning: could not stop the remote aggressor at {addr}: {e}"
+            ));
         }
     }
     let evidence = match result {
         Ok(ev) => ev,
         Err(e) if e.is_environment() => {
-            eprintln!("gpu-trust: {e}");
+            output::eprint_line(&format!("gpu-trust: {e}"));
             return Ok(output::exit(output::INPUT_ERROR));
         }
         Err(ProbeError::Device(msg)) | Err(ProbeError::Usage(msg)) => {
-            eprintln!("gpu-trust: error: {msg}");
+            output::eprint_error(msg);
             return Ok(output::exit(output::INPUT_ERROR));
         }
         Err(e) => return Err(e.into()),
@@ -226,16 +230,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Json => gpu_trust_probe::render::to_json(&evidence),
         Format::Table => gpu_trust_probe::render::to_table(&evidence),
     };
-    output::write_output(args.output.as_deref(), &text)?;
     let harmed = evidence
         .scenarios
         .iter()
         .any(|s| s.verdict == Verdict::NotIsolated);
-    Ok(output::exit(if harmed {
-        output::FINDINGS
-    } else {
-        output::CLEAN
-    }))
+    output::verdict(
+        output::write_output(args.output.as_deref(), &text),
+        if harmed {
+            output::FINDINGS
+        } else {
+            output::CLEAN
+        },
+    )
 }
 
 fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
@@ -244,7 +250,7 @@ fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
         match parse_selector(s) {
             Ok(kv) => node_selector.push(kv),
             Err(e) => {
-                eprintln!("gpu-trust: error: {e}");
+                output::eprint_error(e);
                 return Ok(output::exit(output::INPUT_ERROR));
             }
         }
@@ -266,7 +272,7 @@ fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
             Ok(output::exit(output::CLEAN))
         }
         Err(e) => {
-            eprintln!("gpu-trust: error: {e}");
+            output::eprint_error(e);
             Ok(output::exit(output::INPUT_ERROR))
         }
     }
@@ -296,7 +302,7 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             worker_args,
         };
         serve_remote(&opts, &mut |line| {
-            eprintln!("gpu-trust probe-worker: {line}")
+            output::eprint_line(&format!("gpu-trust probe-worker: {line}"))
         })?;
         return Ok(output::exit(output::CLEAN));
     }

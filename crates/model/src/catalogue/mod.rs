@@ -301,7 +301,7 @@ impl MigProfile {
 
     /// The device plugin's resource name for the profile, e.g. `nvidia.com/mig-1g.10gb.me`.
     pub fn resource_name(&self) -> String {
-        format!("nvidia.com/mig-{}", self.name.replace('+', "."))
+        mig_resource(self.name)
     }
 }
 
@@ -370,6 +370,41 @@ impl ProfileName {
             attribute,
         })
     }
+}
+
+/// A profile as the device plugin spells it in resource names and labels: `+` becomes `.`
+/// (`1g.10gb+me` is `1g.10gb.me`); NVIDIA k8s-device-plugin `internal/rm/rm.go` replaces every `+`
+/// with `.` when it builds the resource name `mig-<profile>`.
+pub fn plugin_profile(profile: &str) -> String {
+    profile.chars().map(plugin_char).collect()
+}
+
+/// Whether the catalogue (or mig-parted) profile `profile` is spelled `plugin` by the device plugin,
+/// without building the spelling.
+pub fn is_plugin_spelling(profile: &str, plugin: &str) -> bool {
+    profile.chars().map(plugin_char).eq(plugin.chars())
+}
+
+fn plugin_char(c: char) -> char {
+    if c == '+' {
+        '.'
+    } else {
+        c
+    }
+}
+
+/// A profile in the device plugin's spelling (`1g.10gb.me`, `1g.24gb.me.all`) in the catalogue's and
+/// mig-parted's (`1g.10gb+me`, `1g.24gb+me.all`): the first `.` after the memory figure was a `+`.
+pub fn profile_from_plugin(plugin: &str) -> String {
+    match plugin.split_once("gb.") {
+        Some((head, attribute)) => format!("{head}gb+{attribute}"),
+        None => plugin.to_string(),
+    }
+}
+
+/// The mixed strategy's resource for a profile in either spelling: `nvidia.com/mig-1g.10gb.me`.
+pub fn mig_resource(profile: &str) -> String {
+    format!("{}{}", crate::resource::MIG_PREFIX, plugin_profile(profile))
 }
 
 fn digits(s: &str) -> Option<u32> {
@@ -552,6 +587,22 @@ mod tests {
             }
         }
         assert!(measured >= 30);
+    }
+
+    #[test]
+    fn plugin_spelling_round_trips() {
+        for (catalogue, plugin) in [
+            ("1g.10gb+me", "1g.10gb.me"),
+            ("1g.24gb+me.all", "1g.24gb.me.all"),
+            ("1g.24gb-me", "1g.24gb-me"),
+            ("3g.40gb", "3g.40gb"),
+        ] {
+            assert_eq!(plugin_profile(catalogue), plugin);
+            assert_eq!(profile_from_plugin(plugin), catalogue);
+            assert!(is_plugin_spelling(catalogue, plugin));
+        }
+        assert_eq!(mig_resource("1g.10gb+me"), "nvidia.com/mig-1g.10gb.me");
+        assert!(!is_plugin_spelling("1g.10gb", "1g.10gb.me"));
     }
 
     #[test]

@@ -185,6 +185,9 @@ impl NodeSpec {
                     .collect(),
                 hami: self.hami,
                 mig_source: None,
+                advertised: None,
+                platforms: Vec::new(),
+                unknown: Vec::new(),
             }
         });
         Node {

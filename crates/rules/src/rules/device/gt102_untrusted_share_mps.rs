@@ -56,7 +56,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     common::device_findings(
         ctx,
         sink,
-        Mechanism::is_mps,
+        // A fraction on an MPS server is GT105's: it names the MPS it inherits.
+        |m| m.is_mps() && !m.is_fraction(),
         common::BELOW_FULL,
         &base,
         |m, t| Wording {

@@ -2,8 +2,10 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
+use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{NodeId, Workload};
 use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::resource;
 use gpu_trust_model::{Certainty, Layer, Severity};
 
 declare_rule! {
@@ -58,10 +60,7 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
         Mechanism::MigInstance | Mechanism::MigTimeSlicing | Mechanism::MigMps => {
             let profile = super::requested_profile(ctx, w, node)?;
             let mem = super::profile_memory_mib(ctx, node, &profile)?;
-            let replicas = u64::from(
-                gpu.sharing
-                    .replicas_for(&format!("nvidia.com/mig-{profile}")),
-            );
+            let replicas = u64::from(gpu.sharing.replicas_for(&catalogue::mig_resource(&profile)));
             if m == Mechanism::MigInstance || replicas <= 1 {
                 Some((
                     mem,
@@ -78,9 +77,11 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
             }
         }
         Mechanism::TimeSlicing | Mechanism::Mps => {
-            let resource = w.gpu.resources.keys().find(|k| {
-                k.as_str() == "nvidia.com/gpu" || k.as_str() == "nvidia.com/gpu.shared"
-            })?;
+            let resource = w
+                .gpu
+                .resources
+                .keys()
+                .find(|k| resource::base(k) == resource::GPU)?;
             let replicas = u64::from(gpu.sharing.replicas_for(resource));
             let quantity = w.gpu.resources.get(resource).copied().unwrap_or(1).max(1);
             let whole = whole?;
@@ -101,7 +102,7 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
                 .or_else(|| Some(whole? * h.memory_percentage? / 100))?;
             Some((mem, format!("a HAMi vGPU of {}", text::mib(mem))))
         }
-        Mechanism::KaiFraction | Mechanism::RunaiFraction => {
+        Mechanism::KaiFraction | Mechanism::KaiMps | Mechanism::RunaiFraction => {
             let f = w.gpu.fraction.as_ref()?;
             let mem = match (f.memory_mib, f.fraction) {
                 (Some(m), _) => m,
@@ -114,7 +115,7 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
             let quantity = w
                 .gpu
                 .resources
-                .get("nvidia.com/gpu")
+                .get(resource::GPU)
                 .copied()
                 .unwrap_or(1)
                 .max(1);

@@ -3,8 +3,7 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::SharingStrategy;
-use gpu_trust_model::isolation::{Enforcement, Mechanism, Property};
+use gpu_trust_model::isolation::{Enforcement, Property};
 use gpu_trust_model::{Certainty, Layer, Severity};
 
 declare_rule! {
@@ -12,7 +11,9 @@ declare_rule! {
     ///
     /// A node whose device plugin advertises each GPU (or MIG instance) as more time-slicing or MPS
     /// replicas than the policy's limit (`sharing.maxReplicas`, default 4), where nothing limits the
-    /// memory of a replica.
+    /// memory of a replica. Only resources the node advertises count: replicas a config lists for
+    /// `nvidia.com/gpu` on GPUs that are all MIG-partitioned, or for a MIG profile the node does not
+    /// have (MIG disabled, another layout), share nothing.
     ///
     /// ## Why it matters
     ///
@@ -52,17 +53,14 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     for (id, node) in ctx.fleet.gpu_nodes() {
         let Some(gpu) = &node.gpu else { continue };
         for (resource, &replicas) in &gpu.sharing.replicas {
-            if replicas <= limit {
+            if replicas <= limit || !gpu.advertises_shared(resource) {
                 continue;
             }
-            let mig = resource.starts_with("nvidia.com/mig-");
-            let mechanism = match (gpu.sharing.strategy, mig) {
-                (SharingStrategy::TimeSlicing, false) => Mechanism::TimeSlicing,
-                (SharingStrategy::TimeSlicing, true) => Mechanism::MigTimeSlicing,
-                (SharingStrategy::Mps, false) => Mechanism::Mps,
-                (SharingStrategy::Mps, true) => Mechanism::MigMps,
-                (SharingStrategy::None, _) => continue,
-            };
+            let mechanism = gpu.mechanism_for(resource);
+            if !mechanism.shares_device() {
+                continue;
+            }
+            let mig = mechanism.is_mig();
             let memory = mechanism.property(Property::MemoryCapacity);
             if !matches!(
                 memory.enforcement,

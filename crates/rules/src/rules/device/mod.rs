@@ -59,7 +59,8 @@ pub(crate) fn mig_advice(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> String 
             ),
         },
         None => format!(
-            "enable MIG on {name} (an `nvidia.com/mig.config` layout of separate instances) and request `nvidia.com/mig-<profile>` instead of a shared GPU, one instance per workload"
+            "enable MIG on {name} (an `nvidia.com/mig.config` layout of separate instances) and request `{}<profile>` instead of a shared GPU, one instance per workload",
+            gpu_trust_model::resource::MIG_PREFIX
         ),
     }
 }
@@ -80,7 +81,7 @@ pub(crate) fn requested_profile(
             .gpus
             .iter()
             .flat_map(|g| g.mig.iter())
-            .map(|s| crate::colocation::plugin_profile(&s.profile))
+            .map(|s| catalogue::plugin_profile(&s.profile))
             .next();
     }
     None

@@ -1,0 +1,209 @@
+//! Clusters as each installer or managed platform leaves them, built from public manifests (see the
+//! header of each file under `tests/fixtures/platforms/`), read by the real ingest and audited: the
+//! findings the rule catalogue gives, and none of the judgement errors these inputs used to cause.
+
+use gpu_trust_ingest::ingest_text;
+use gpu_trust_model::fleet::{
+    ConfigSource, Fleet, GpuNode, Ingested, MigStrategy, NodeFact, Platform, SharingStrategy,
+};
+use gpu_trust_policy::Date;
+use gpu_trust_rules::report::{AuditReport, Finding};
+use gpu_trust_rules::{audit, AuditInput, AuditOptions};
+use std::path::Path;
+
+fn load(name: &str) -> (Ingested, AuditReport) {
+    let file = format!("tests/fixtures/platforms/{name}");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(&file))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+    let ingested = ingest_text(&text, &file);
+    let errors: Vec<String> = ingested
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{file}: {errors:?}");
+    let policy = gpu_trust_policy::Policy::default();
+    let tenancy = policy.resolve(&ingested.fleet.namespaces);
+    let options = AuditOptions::new(Date::new(2026, 6, 1).unwrap());
+    let report = audit(&AuditInput {
+        fleet: &ingested.fleet,
+        tenancy: &tenancy,
+        options: &options,
+    });
+    (ingested, report)
+}
+
+fn gpu<'f>(fleet: &'f Fleet, node: &str) -> &'f GpuNode {
+    let id = fleet.node_by_name(node).expect("the node is in the fleet");
+    fleet.nodes[id].gpu.as_ref().expect("a GPU node")
+}
+
+fn findings<'r>(r: &'r AuditReport, code: &str) -> Vec<&'r Finding> {
+    r.findings.iter().filter(|f| f.rule == code).collect()
+}
+
+fn on_node<'r>(r: &'r AuditReport, code: &str, node: &str) -> Vec<&'r Finding> {
+    findings(r, code)
+        .into_iter()
+        .filter(|f| f.nodes.iter().any(|n| n == node))
+        .collect()
+}
+
+/// The operator's stock mig-parted ConfigMap has `all-enabled` with `mig-devices: {}`; mig-parted
+/// accepts it, so every node that selects one of its layouts keeps its MIG geometry.
+#[test]
+fn the_operator_stock_mig_config_is_read_whole() {
+    let (ing, report) = load("gpu-operator-stock-mig.yaml");
+    assert!(
+        findings(&report, "GT002").is_empty(),
+        "{:#?}",
+        findings(&report, "GT002")
+    );
+    let fleet = &ing.fleet;
+    let h100 = gpu(fleet, "h100-balanced");
+    assert_eq!(h100.gpus[0].mig.len(), 4, "all-balanced on an H100");
+    assert!(matches!(
+        h100.mig_source,
+        Some(ConfigSource::ConfigMap { .. })
+    ));
+    assert_eq!(gpu(fleet, "a100-sliced").gpus[0].mig.len(), 7);
+    let mig_mode = gpu(fleet, "a100-mig-mode");
+    assert!(mig_mode.gpus[0].mig_enabled && mig_mode.gpus[0].mig.is_empty());
+    assert!(!mig_mode.advertises("nvidia.com/gpu"));
+    assert!(h100.platforms.contains(&Platform::GpuOperator));
+}
+
+/// GT110 counts only replicas of resources a node advertises: `nvidia.com/gpu` on GPUs the mixed
+/// strategy turned into MIG instances, or a MIG profile of another layout, share nothing.
+#[test]
+fn wide_blast_radius_counts_only_advertised_resources() {
+    let (_, report) = load("gpu-operator-stock-mig.yaml");
+    let gt110 = findings(&report, "GT110");
+    assert_eq!(gt110.len(), 1, "{gt110:#?}");
+    assert_eq!(gt110[0].nodes, ["a100-whole"]);
+    assert!(
+        gt110[0].message.contains("8 replicas of nvidia.com/gpu"),
+        "{}",
+        gt110[0].message
+    );
+}
+
+/// GPU Feature Discovery labels MIG-enabled GPUs without sharing (`nvidia.com/gpu.replicas=0`): on a
+/// mixed-strategy node that is no evidence against the config in force.
+#[test]
+fn mixed_mig_labels_do_not_contradict_the_config() {
+    let (ing, _) = load("gpu-operator-stock-mig.yaml");
+    let spurious: Vec<String> = ing
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("labels say"))
+        .map(|d| d.to_string())
+        .collect();
+    assert!(spurious.is_empty(), "{spurious:#?}");
+}
+
+/// A device plugin installed by its Helm chart: its config is found through its DaemonSet and
+/// config-manager picks it by the node label, else the config named `default`.
+#[test]
+fn helm_installed_device_plugin_config_is_resolved() {
+    let (ing, report) = load("helm-device-plugin.yaml");
+    assert!(
+        findings(&report, "GT002").is_empty(),
+        "{:#?}",
+        findings(&report, "GT002")
+    );
+    let shared = gpu(&ing.fleet, "l4-shared");
+    assert_eq!(shared.sharing.strategy, SharingStrategy::TimeSlicing);
+    assert_eq!(shared.sharing.replicas_for("nvidia.com/gpu"), 10);
+    assert_eq!(
+        shared.sharing.source,
+        ConfigSource::ConfigMap {
+            namespace: "nvidia-device-plugin".into(),
+            name: "nvdp-nvidia-device-plugin-configs".into(),
+            key: "ts-10".into(),
+            config: None,
+        }
+    );
+    assert!(shared.platforms.contains(&Platform::DevicePlugin));
+    let whole = gpu(&ing.fleet, "l4-whole");
+    assert_eq!(whole.sharing.strategy, SharingStrategy::None);
+    assert!(
+        matches!(&whole.sharing.source, ConfigSource::ConfigMap { key, .. } if key == "default")
+    );
+    let gt101 = on_node(&report, "GT101", "l4-shared");
+    assert!(!gt101.is_empty(), "two teams on one time-sliced L4");
+    assert!(
+        !on_node(&report, "GT110", "l4-shared").is_empty(),
+        "10 replicas > 4"
+    );
+}
+
+/// GKE time-sharing: one L4 shared four ways by GKE's plugin, known from GKE's labels alone.
+#[test]
+fn gke_time_sharing_is_time_slicing_of_a_known_gpu() {
+    let (ing, report) = load("gke.yaml");
+    let l4 = gpu(&ing.fleet, "gke-l4-timeshared");
+    assert_eq!(l4.model.as_deref(), Some("L4"));
+    assert_eq!(l4.count, 1);
+    assert_eq!(l4.sharing.strategy, SharingStrategy::TimeSlicing);
+    assert_eq!(l4.sharing.replicas_for("nvidia.com/gpu"), 4);
+    assert!(l4.platforms.contains(&Platform::Gke));
+    // GKE hides the driver version: recorded, never guessed.
+    assert!(l4.driver_version.is_none());
+    assert!(l4
+        .unknown
+        .iter()
+        .any(|u| u.fact == NodeFact::DriverVersion && u.reason.contains("GKE")));
+    let gt101 = on_node(&report, "GT101", "gke-l4-timeshared");
+    assert_eq!(gt101.len(), 1, "{gt101:#?}");
+    assert_eq!(gt101[0].tenants, ["team-a", "team-b"]);
+    assert!(
+        !on_node(&report, "GT107", "gke-l4-timeshared").is_empty(),
+        "TGI reserves the whole shared GPU"
+    );
+    assert!(
+        findings(&report, "GT001").is_empty(),
+        "{:#?}",
+        findings(&report, "GT001")
+    );
+    assert!(findings(&report, "GT002").is_empty());
+}
+
+/// GKE MIG partitions: every A100 cut into seven 1g.5gb instances advertised as `nvidia.com/gpu`.
+#[test]
+fn gke_partitions_are_mig_instances() {
+    let (ing, report) = load("gke.yaml");
+    let a100 = gpu(&ing.fleet, "gke-a100-partitioned");
+    assert_eq!(a100.model.as_deref(), Some("A100-SXM4-40GB"));
+    assert_eq!(a100.count, 1);
+    assert_eq!(a100.mig_strategy, MigStrategy::Single);
+    assert_eq!(a100.gpus[0].mig.len(), 7);
+    assert!(on_node(&report, "GT101", "gke-a100-partitioned").is_empty());
+    let gt104 = on_node(&report, "GT104", "gke-a100-partitioned");
+    assert_eq!(gt104.len(), 1, "separate instances of one GPU: {gt104:#?}");
+}
+
+/// KAI's MPS sharing: fraction pods that mount the MPS pipe directory are clients of one MPS server,
+/// not time-sliced; GT105 names the MPS the fraction inherits, and GT102 does not repeat it.
+#[test]
+fn kai_fractions_on_mps_inherit_mps() {
+    let (ing, report) = load("kai-mps.yaml");
+    let node = gpu(&ing.fleet, "h100-kai");
+    for w in &ing.fleet.workloads {
+        assert_eq!(
+            gpu_trust_model::isolation::Mechanism::of_workload(w, node),
+            Some(gpu_trust_model::isolation::Mechanism::KaiMps),
+            "{}",
+            w.object
+        );
+    }
+    let gt105 = findings(&report, "GT105");
+    assert_eq!(gt105.len(), 1, "{gt105:#?}");
+    assert!(
+        gt105[0].message.contains("inherits MPS"),
+        "{}",
+        gt105[0].message
+    );
+    assert!(findings(&report, "GT102").is_empty());
+}
