@@ -105,19 +105,18 @@ pub fn html_banner(coverage: &Coverage) -> String {
     match notice(coverage) {
         Some(n) => format!(
             "<p class=\"partial\" id=\"partial-audit\" role=\"alert\"><a href=\"#coverage\">{}</a></p>\n",
-            crate::html::escape(&n)
+            crate::html::code_spans(&n)
         ),
         None => String::new(),
     }
 }
 
-/// The coverage section of the HTML page.
+/// The coverage section of the HTML page: one item per layer, its gaps under it.
 pub fn html_section(coverage: &Coverage) -> String {
     let esc = crate::html::escape;
     let mut out = String::from(
         "<section id=\"coverage\" aria-labelledby=\"h-coverage\">\n<h2 id=\"h-coverage\">Coverage</h2>\n\
-         <table class=\"coverage\">\n<thead><tr><th scope=\"col\">Layer</th><th scope=\"col\">Status</th>\
-         <th scope=\"col\">Why</th></tr></thead>\n<tbody>\n",
+         <ul class=\"coverage\">\n",
     );
     for l in &coverage.layers {
         let status = match l.status {
@@ -128,11 +127,11 @@ pub fn html_section(coverage: &Coverage) -> String {
         };
         let _ = write!(
             out,
-            "<tr data-layer=\"{}\" data-status=\"{status}\"><th scope=\"row\">{}</th><td>{}</td><td>{}",
+            "<li data-layer=\"{}\" data-status=\"{status}\"><strong>{}</strong>: {}; {}",
             esc(l.layer.as_str()),
             esc(l.layer.as_str()),
             esc(l.status.as_str()),
-            esc(&l.in_play)
+            crate::html::code_spans(&l.in_play)
         );
         if !l.gaps.is_empty() {
             out.push_str("<ul>");
@@ -142,14 +141,14 @@ pub fn html_section(coverage: &Coverage) -> String {
                     "<li data-reason=\"{}\" data-blocking=\"{}\">{}</li>",
                     esc(g.reason.as_str()),
                     g.blocking,
-                    esc(&gap_text(g))
+                    crate::html::code_spans(&gap_text(g))
                 );
             }
             out.push_str("</ul>");
         }
-        out.push_str("</td></tr>\n");
+        out.push_str("</li>\n");
     }
-    out.push_str("</tbody>\n</table>\n</section>\n");
+    out.push_str("</ul>\n</section>\n");
     out
 }
 

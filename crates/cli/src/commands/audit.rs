@@ -47,15 +47,6 @@ use std::time::SystemTime;
 /// requesting a GPU, NVIDIA_VISIBLE_DEVICES without a GPU request, training or a greedy inference
 /// server on a shared resource name (`nvidia.com/gpu.shared`, a fraction). --nodes FILE adds the
 /// cluster's nodes and their GPU configuration so that co-location is judged as well.
-///
-/// Examples:
-///   gpu-trust audit cluster.yaml --policy tenancy.yaml
-///   gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
-///   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
-///   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
-///   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer=="device")'
-///   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
-///   helm template chart/ | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
@@ -115,6 +106,7 @@ Examples:
   gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
   helm template app ./chart | gpu-trust audit - --stdin-filename chart/rendered.yaml --format sarif
+  helm template app ./chart | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html";
