@@ -41,7 +41,7 @@ use std::time::SystemTime;
 /// or ClusterRoleBinding. Such a run writes its report and exits 2, naming each gap on standard error,
 /// unless --accept-partial is given; then the report says at the top that it is partial. Facts a
 /// platform hides (GKE's driver version) and configs absent from the input are listed too, but do not
-/// make the run partial: rules GT001, GT002 and GT208 report them as findings.
+/// make the run partial: rules GT001, GT002, GT208 and GT301 report them as findings.
 ///
 /// Manifests alone (`helm template`) still get the checks that need no node: a privileged container
 /// requesting a GPU, NVIDIA_VISIBLE_DEVICES without a GPU request, training or a greedy inference
