@@ -1435,7 +1435,7 @@ impl<'a> Collector<'a> {
             unresolved.push(Unresolved {
                 object,
                 node: Some(node.clone()),
-                what: UnresolvedKind::Other,
+                what: UnresolvedKind::MissingNode,
                 message: format!(
                     "{count} pod(s) are scheduled on node {node}, which is not in the input: their devices and neighbours are unknown"
                 ),

@@ -358,7 +358,7 @@ impl Context<'_> {
                     unknown_fact(NodeFact::SharingConfig, u.message.clone())
                 }
                 UnresolvedKind::MigConfig => unknown_fact(NodeFact::MigLayout, u.message.clone()),
-                UnresolvedKind::GpuModel | UnresolvedKind::Other => {}
+                UnresolvedKind::GpuModel | UnresolvedKind::MissingNode | UnresolvedKind::Other => {}
             }
         }
         unknown.sort();

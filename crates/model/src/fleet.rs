@@ -93,6 +93,8 @@ pub enum UnresolvedKind {
     MigConfig,
     /// A GPU product label the catalogue does not know.
     GpuModel,
+    /// A node that pods are bound to (`spec.nodeName`) but that is not in the input.
+    MissingNode,
     /// Anything else.
     Other,
 }

@@ -23,20 +23,32 @@ use std::time::SystemTime;
 /// List dumps), or `-` for standard input. Without --policy every namespace is its own tenant and
 /// different tenants do not trust each other.
 ///
-/// Exit status: 0 when no finding that is not accepted is at or above --fail-on, 1 when one is, 2 for
-/// a usage error or unusable input. A malformed document is reported as file:line:column and exits 2
-/// unless --skip-invalid is given (then it is listed under "skipped" in the report): an audit over a
-/// partial input must never look clean.
+/// A rule about pairs of tenants reports each node group (GPU model and sharing configuration) or the
+/// API server once, with its tenants and the number of pairs; an acceptance naming two tenants
+/// accepts that pair.
 ///
-/// Examples:
-///   gpu-trust audit cluster.yaml --policy tenancy.yaml
-///   gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
-///   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
-///   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
-///   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer=="device")'
-///   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
+/// Exit status: 0 when no finding that is not accepted is at or above --fail-on, 1 when one is, 2 for
+/// a usage error, unusable input or a partial audit. A malformed document is reported as
+/// file:line:column and exits 2 unless --skip-invalid is given (then it is listed under "skipped" in
+/// the report): an audit over a partial input must never look clean.
+///
+/// Coverage: every report says, per layer (device, host, confidentiality, control plane, contract),
+/// whether the input puts it in play and whether it was evaluated, partly evaluated or not evaluated,
+/// and why. GPU nodes, or workloads that request GPUs, put the device, host and contract layers in
+/// play; tenant namespaces put the control plane in play; a confidential tenant or a GPU with CC mode
+/// on puts confidentiality in play. A layer in play is partial when the input lacks what its checks
+/// need: no Node objects (manifests only), pods bound to nodes absent from the input, no RoleBinding
+/// or ClusterRoleBinding. Such a run writes its report and exits 2, naming each gap on standard error,
+/// unless --accept-partial is given; then the report says at the top that it is partial. Facts a
+/// platform hides (GKE's driver version) and configs absent from the input are listed too, but do not
+/// make the run partial: rules GT001, GT002, GT208 and GT301 report them as findings.
+///
+/// Manifests alone (`helm template`) still get the checks that need no node: a privileged container
+/// requesting a GPU, NVIDIA_VISIBLE_DEVICES without a GPU request, training or a greedy inference
+/// server on a shared resource name (`nvidia.com/gpu.shared`, a fraction). --nodes FILE adds the
+/// cluster's nodes and their GPU configuration so that co-location is judged as well.
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Files or directories to read; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
@@ -68,21 +80,46 @@ pub struct Args {
     /// The directory SARIF URIs are relative to (the repository root; default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub sarif_root: Option<PathBuf>,
+    /// The path standard input stands for in the report (`helm template chart | gpu-trust audit -`):
+    /// its objects are located there, and SARIF points at it (default: `stdin`).
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<String>,
     /// Follow symbolic links that lead out of an input directory (by default they are reported as
     /// unread input).
     #[arg(long)]
     pub follow_symlinks: bool,
+    /// The cluster's nodes and their GPU configuration (`kubectl get nodes -o yaml`, plus the
+    /// ClusterPolicy, device plugin and mig-parted ConfigMaps), so that manifests are judged against
+    /// the nodes they would run on; repeatable. It must hold a Node and no workload but DaemonSets.
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Vec<PathBuf>,
+    /// Accept a partial audit: a layer in play that the input does not let the audit evaluate (see
+    /// Coverage above) no longer makes the run exit 2; the report says at the top that it is partial.
+    #[arg(long)]
+    pub accept_partial: bool,
 }
+
+/// Examples, shown after the options (lines clap keeps as written).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust audit cluster.yaml --policy tenancy.yaml
+  gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
+  kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
+  helm template app ./chart | gpu-trust audit - --stdin-filename chart/rendered.yaml --format sarif
+  helm template app ./chart | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
+  gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
+  gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer==\"device\")'
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Findings grouped by layer, pairs, blast radius and a summary line.
+    /// Findings grouped by layer, what tenants share, blast radius and a summary line.
     Table,
-    /// The report as `gpu-trust/audit/v1` JSON.
+    /// The report as `gpu-trust/audit/v2` JSON.
     Json,
     /// SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
     Sarif,
-    /// One self-contained HTML page (no network access): blast-radius matrix, GPU layouts, findings.
+    /// One self-contained HTML page (no network access): who can hurt whom, findings, GPU layouts.
     Html,
 }
 
@@ -153,8 +190,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
 
+    if let Err(message) = crate::coverage::check_nodes_files(&args.nodes, args.follow_symlinks) {
+        return input_error(message);
+    }
+
     // The cluster: every problem is reported before deciding whether the run can go on.
-    let ingested = load_cluster(&args.paths, args.follow_symlinks);
+    let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
+    let ingested = load_cluster(&paths, args.follow_symlinks);
     let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
         .diagnostics
         .into_iter()
@@ -178,7 +220,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let fleet = ingested.fleet;
-    if fleet.nodes.is_empty() && fleet.workloads.is_empty() && fleet.namespaces.is_empty() {
+    // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
+    if fleet.nodes.is_empty()
+        && fleet.workloads.is_empty()
+        && fleet.namespaces.iter().all(|n| n.object.is_none())
+    {
         return input_error(
             "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
              (an empty audit must not pass for a clean one)",
@@ -198,12 +244,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         advisories,
         evidence,
         skipped: errors,
+        accept_partial: args.accept_partial,
     };
-    let report = audit(&AuditInput {
+    let mut report = audit(&AuditInput {
         fleet: &fleet,
         tenancy: &tenancy,
         options: &options,
     });
+    name_standard_input(
+        &mut report,
+        args.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
+    );
 
     // What the HTML page draws comes from the fleet; the other formats need only the report.
     let layout = if args.format == Format::Html {
@@ -214,7 +265,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     // The verdict is known before a byte is written: a reader that goes away cannot change it.
     let failing = report.summary.findings.at_or_above(args.fail_on);
-    let code = if failing > 0 {
+    let code = if !crate::coverage::passes(&report.coverage) {
+        output::INPUT_ERROR
+    } else if failing > 0 {
         output::FINDINGS
     } else {
         output::CLEAN
@@ -225,7 +278,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Format::Table => {
                 let options = TableOptions {
                     colour: colour_enabled(path),
-                    ..TableOptions::default()
+                    width: output::text_width(path),
                 };
                 w.write_all(table::render(&report, &options).as_bytes())?
             }
@@ -245,6 +298,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .as_ref()
                     .or_else(|| args.paths.first())
                     .map(|p| p.display().to_string());
+                options.stdin_name = args.stdin_filename.clone();
                 w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
             }
             Format::Html => {
@@ -259,6 +313,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::mem::forget(report);
     std::mem::forget(fleet);
     output::verdict(written, code)
+}
+
+/// What standard input is called in the report without `--stdin-filename`.
+const STDIN_NAME: &str = "stdin";
+
+/// Gives the objects read from standard input (file `-`) the name it stands for.
+fn name_standard_input(report: &mut gpu_trust_rules::report::AuditReport, name: &str) {
+    for f in &mut report.findings {
+        for o in &mut f.objects {
+            if o.file == "-" {
+                o.file = name.to_string();
+            }
+        }
+    }
+    for s in &mut report.skipped {
+        if s.file == "-" {
+            s.file = name.to_string();
+        }
+    }
 }
 
 /// Reads and validates the policy; on failure prints every error and returns the exit code.

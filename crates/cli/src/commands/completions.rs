@@ -3,13 +3,8 @@
 use std::process::ExitCode;
 
 /// Print a shell completion script.
-///
-/// Examples:
-///   gpu-trust completions bash > /etc/bash_completion.d/gpu-trust
-///   gpu-trust completions zsh > "${fpath[1]}/_gpu-trust"
-///   gpu-trust completions fish > ~/.config/fish/completions/gpu-trust.fish
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The shell to generate completions for.
     #[arg(value_enum)]
@@ -21,3 +16,10 @@ pub fn run(args: Args, mut command: clap::Command) -> anyhow::Result<ExitCode> {
     clap_complete::generate(args.shell, &mut command, "gpu-trust", &mut out);
     Ok(ExitCode::SUCCESS)
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust completions bash > /etc/bash_completion.d/gpu-trust
+  gpu-trust completions zsh > \"${fpath[1]}/_gpu-trust\"
+  gpu-trust completions fish > ~/.config/fish/completions/gpu-trust.fish";

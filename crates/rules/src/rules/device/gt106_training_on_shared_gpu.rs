@@ -12,7 +12,9 @@ declare_rule! {
     ///
     /// A training workload (Kubeflow PyTorchJob, TFJob or MPIJob, JobSet, Volcano gang job, or a policy
     /// `workloads` entry of kind `training`) that runs on, or requests, a shared GPU resource: a
-    /// time-sliced or MPS GPU, a MIG slice smaller than the whole GPU, or a fraction.
+    /// time-sliced or MPS GPU, a MIG slice smaller than the whole GPU, or a fraction. On manifests alone
+    /// (no GPU node in the input), a request that names a shared resource (`nvidia.com/gpu.shared`, a
+    /// fraction, HAMi vGPU resources, a DRA claim with a sharing strategy) is enough.
     ///
     /// ## Why it matters
     ///
@@ -61,6 +63,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         }
         let seats = ctx.colo.seats(ctx.fleet, wid);
         if seats.is_empty() {
+            if super::no_gpu_nodes(ctx) {
+                manifest_only(ctx, sink, wid, tenant, w);
+            }
             continue;
         }
         let mut shared_nodes = BTreeSet::new();
@@ -120,4 +125,40 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             ));
         sink.push(draft);
     }
+}
+
+/// A training workload judged without GPU nodes in the input: its request names a shared resource.
+fn manifest_only(
+    ctx: &Context<'_>,
+    sink: &mut Sink<'_>,
+    wid: gpu_trust_model::fleet::WorkloadId,
+    tenant: gpu_trust_policy::TenantId,
+    w: &gpu_trust_model::fleet::Workload,
+) {
+    let sharing = super::requested_sharing(w);
+    if sharing.is_empty() {
+        return;
+    }
+    let how: BTreeSet<&str> = sharing.iter().map(|(m, _)| m.title()).collect();
+    let what: BTreeSet<&str> = sharing.iter().map(|(_, r)| r.as_str()).collect();
+    let how: Vec<&str> = how.into_iter().collect();
+    let what: Vec<&str> = what.into_iter().collect();
+    let draft = sink
+        // The request itself names a shared resource: wherever it runs, it can only get a share.
+        .draft(Severity::High, Certainty::Observed)
+        .tenants([tenant])
+        .workloads([wid])
+        .mechanisms_from(sharing.iter().map(|(m, _)| *m))
+        .message(format!(
+            "training workload {} of tenant {} requests {}, a shared GPU resource ({}), whatever node it lands on (the input has no GPU node): it never gets a whole GPU of its own",
+            text::workload(ctx, wid),
+            ctx.tenant_name(tenant),
+            text::list(&what),
+            text::list(&how),
+        ))
+        .remediation(format!(
+            "Run {} on whole, dedicated GPUs: request `nvidia.com/gpu` on a node pool whose device plugin config has no `replicas` and no MIG slices (nodeSelector for the pool, a taint that keeps other work off it), all GPUs of one replica on one node",
+            text::workload(ctx, wid)
+        ));
+    sink.push(draft);
 }

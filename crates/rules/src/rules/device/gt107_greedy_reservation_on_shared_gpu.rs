@@ -14,7 +14,9 @@ declare_rule! {
     /// without memory partitioning (time-slicing, time-slicing inside a MIG instance, a KAI fraction, or
     /// HAMi with its limits switched off): vLLM (`--gpu-memory-utilization`, default 0.9), SGLang
     /// (`--mem-fraction-static`, chosen automatically by default) or TGI (`--cuda-memory-fraction`, default
-    /// 1.0), with a fraction of 0.5 or more or the default.
+    /// 1.0), with a fraction of 0.5 or more or the default. On manifests alone (no GPU node in the
+    /// input), a request that names such a share is enough: `nvidia.com/gpu.shared` (time-sliced
+    /// replicas, when the device plugin time-slices), a KAI or Run:ai fraction.
     ///
     /// ## Why it matters
     ///
@@ -96,11 +98,22 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let mut nodes = BTreeSet::new();
         let mut mechanisms = BTreeSet::new();
         let mut certainty = Certainty::Permitted;
+        let mut requests: BTreeSet<String> = BTreeSet::new();
         for seat in &seats {
             if unpartitioned(seat.mechanism, control_disabled) {
                 nodes.extend(seat.nodes.iter().copied());
                 mechanisms.insert(seat.mechanism);
                 certainty = certainty.min(seat.certainty);
+            }
+        }
+        if seats.is_empty() && super::no_gpu_nodes(ctx) {
+            for (m, request) in super::requested_sharing(w) {
+                if unpartitioned(m, control_disabled) {
+                    mechanisms.insert(m);
+                    requests.insert(request);
+                    // The request names a share the sharing configuration may leave unpartitioned.
+                    certainty = Certainty::Possible;
+                }
             }
         }
         let Some(&first) = mechanisms.iter().next() else {
@@ -121,6 +134,14 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .max()
             .unwrap_or(1)
             .max(1);
+        let place = if nodes.is_empty() {
+            format!(
+                "as it requests {} (the input has no GPU node)",
+                text::list(&requests.iter().collect::<Vec<_>>())
+            )
+        } else {
+            format!("on {}", text::nodes(ctx, nodes.iter().copied()))
+        };
         let draft = sink
             .draft(Severity::High, certainty)
             .tenants([tenant])
@@ -128,19 +149,25 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .nodes(nodes.iter().copied())
             .mechanisms_from(mechanisms.iter().copied())
             .message(format!(
-                "{name} in {} (container {}) of tenant {} reserves {reservation} at start, on a GPU shared by {} on {}: {}; the first replica to start takes the memory of every other",
+                "{name} in {} (container {}) of tenant {} reserves {reservation} at start, on a GPU shared by {} {place}: {}; the first replica to start takes the memory of every other",
                 text::workload(ctx, wid),
                 server.container,
                 ctx.tenant_name(tenant),
                 first.title(),
-                text::nodes(ctx, nodes.iter().copied()),
                 text::enforcement(first, &[Property::MemoryCapacity])
             ))
-            .remediation(format!(
-                "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (at most {:.2} with {share} replicas per GPU), knowing the share is still not enforced",
-                text::workload(ctx, wid),
-                1.0 / f64::from(share)
-            ));
+            .remediation(if nodes.is_empty() {
+                format!(
+                    "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (1 / the replicas per GPU of the pool it runs on), knowing the share is still not enforced",
+                    text::workload(ctx, wid)
+                )
+            } else {
+                format!(
+                    "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (at most {:.2} with {share} replicas per GPU), knowing the share is still not enforced",
+                    text::workload(ctx, wid),
+                    1.0 / f64::from(share)
+                )
+            });
         sink.push(draft);
     }
 }

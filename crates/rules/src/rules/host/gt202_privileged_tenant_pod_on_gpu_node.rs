@@ -11,7 +11,8 @@ declare_rule! {
     /// A tenant pod (or pod template) that runs or may run on a GPU node and is privileged, adds the
     /// `SYS_ADMIN` capability, or mounts a hostPath under `/dev`, `/run/nvidia`,
     /// `/var/run/nvidia-container-devices` or the MPS pipe directory (`/run/nvidia/mps`), or an ancestor of
-    /// them such as `/`.
+    /// them such as `/`. On manifests alone (no GPU node in the input), a workload that requests a GPU
+    /// is judged by its request: it will run on a GPU node.
     ///
     /// ## Why it matters
     ///
@@ -112,6 +113,22 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         }
         let (certainty, nodes) = ctx.colo.reach_of(wid);
         if nodes.is_empty() {
+            // Without GPU nodes in the input (manifests alone), a GPU request says where it will run.
+            if w.requests_gpu() && ctx.fleet.gpu_nodes().next().is_none() {
+                let draft = sink
+                    // It will run on some GPU node: which one, and its neighbours, are unknown.
+                    .draft(Severity::Critical, gpu_trust_model::Certainty::Possible)
+                    .tenants([tenant])
+                    .workloads([wid])
+                    .message(format!(
+                        "{} of tenant {} requests a GPU, so it runs on a GPU node (the input has none to name): {}; it will see every GPU of its node and every neighbour's devices",
+                        text::workload(ctx, wid),
+                        ctx.tenant_name(tenant),
+                        text::list(&what)
+                    ))
+                    .remediation(remediation(ctx, wid, w));
+                sink.push(draft);
+            }
             continue;
         }
         let draft = sink
@@ -127,13 +144,17 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 text::nodes(ctx, nodes.iter().copied()),
                 text::list(&what)
             ))
-            .remediation(format!(
-                "Remove privileged, SYS_ADMIN and the GPU hostPath mounts from {}, and label namespace {} `pod-security.kubernetes.io/enforce: baseline` (or `restricted`) so they cannot return; host-level tools belong in a platform namespace",
-                text::workload(ctx, wid),
-                w.namespace
-            ));
+            .remediation(remediation(ctx, wid, w));
         sink.push(draft);
     }
+}
+
+fn remediation(ctx: &Context<'_>, wid: usize, w: &Workload) -> String {
+    format!(
+        "Remove privileged, SYS_ADMIN and the GPU hostPath mounts from {}, and label namespace {} `pod-security.kubernetes.io/enforce: baseline` (or `restricted`) so they cannot return; host-level tools belong in a platform namespace",
+        text::workload(ctx, wid),
+        w.namespace
+    )
 }
 
 #[cfg(test)]

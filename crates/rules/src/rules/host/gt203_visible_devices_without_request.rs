@@ -2,7 +2,7 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::{Layer, Severity};
+use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::BTreeSet;
 
 declare_rule! {
@@ -13,6 +13,8 @@ declare_rule! {
     /// (CUDA base images set `NVIDIA_VISIBLE_DEVICES=all` themselves), or carries an
     /// `nvidia.cdi.k8s.io/*` annotation, on GPU nodes where the toolkit honours the variable from
     /// unprivileged containers (its default) or the device plugin passes devices by environment variable.
+    /// On manifests alone (no GPU node in the input) the toolkit's default decides, unless the input's
+    /// ClusterPolicy turns the variable off.
     ///
     /// ## Why it matters
     ///
@@ -116,6 +118,21 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             })
             .collect();
         if nodes.is_empty() {
+            // Without GPU nodes in the input (manifests alone): the toolkit's default decides.
+            if ctx.fleet.gpu_nodes().next().is_none() && (cdi || (by_variable && toolkit_accepts)) {
+                let draft = sink
+                    .draft(Severity::High, Certainty::Possible)
+                    .tenants([tenant])
+                    .workloads([wid])
+                    .message(format!(
+                        "{} of tenant {} requests no GPU, but {}; on any GPU node it is scheduled onto (the input has none to name) the toolkit accepts the variable from unprivileged containers by default, so it can get GPUs the scheduler gave to other tenants",
+                        text::workload(ctx, wid),
+                        ctx.tenant_name(tenant),
+                        text::list(&ways)
+                    ))
+                    .remediation(remediation(ctx, wid));
+                sink.push(draft);
+            }
             continue;
         }
         let why = if toolkit_accepts {
@@ -135,10 +152,14 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 text::list(&ways),
                 text::nodes(ctx, nodes.iter().copied())
             ))
-            .remediation(format!(
-                "Remove the variable, runtime class or annotation from {} (or request `nvidia.com/gpu`); set `{ACCEPT_ENVVAR}=false` and `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `spec.toolkit.env` and `deviceListStrategy: volume-mounts` in the device plugin config",
-                text::workload(ctx, wid)
-            ));
+            .remediation(remediation(ctx, wid));
         sink.push(draft);
     }
+}
+
+fn remediation(ctx: &Context<'_>, wid: usize) -> String {
+    format!(
+        "Remove the variable, runtime class or annotation from {} (or request `nvidia.com/gpu`); set `{ACCEPT_ENVVAR}=false` and `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `spec.toolkit.env` and `deviceListStrategy: volume-mounts` in the device plugin config",
+        text::workload(ctx, wid)
+    )
 }

@@ -1,0 +1,504 @@
+//! What the audit could judge: per layer, whether the input puts it in play, and whether it was
+//! evaluated whole, in part, or not at all, with the reasons. A pure function of the fleet, the tenancy
+//! and what was skipped; the report carries it and the CLI decides the exit code from it.
+//!
+//! Semantics (documented for users in `docs/coverage.md`):
+//!
+//! - **In play.** The device and host layers are in play when the input has a GPU node, or a tenant
+//!   workload that requests a GPU or asks the NVIDIA runtime for devices (`NVIDIA_VISIBLE_DEVICES`).
+//!   The contract layer is in play with them (every tenant has a contract, `proportional-compute` by
+//!   default). Confidentiality is in play when a tenant is marked confidential or a GPU node has CC
+//!   mode on. The control plane is in play when a tenant has a namespace in the input.
+//! - **Gaps.** A gap is something the input does not show that a layer's checks need: no Node objects
+//!   (or none with GPUs) while workloads request GPUs; pods bound to nodes absent from the input; no
+//!   RoleBinding or ClusterRoleBinding; facts a platform hides or configs not in the input; documents
+//!   skipped with `--skip-invalid`. A layer with a gap is `partial` when some of its checks still ran
+//!   (workload-level checks run on manifests alone) and `not-evaluated` when none could.
+//! - **Blocking.** A gap in a layer in play is blocking unless something else already answers for it:
+//!   a finding that reports it (GT001, GT002, GT208: facts the platform hides or configs not in the
+//!   input, which the user cannot add to the input) or `--skip-invalid` (skipped documents). A run with
+//!   a blocking gap is partial: the CLI exits 2 unless `--accept-partial` is given.
+
+use gpu_trust_model::fleet::{Fleet, NodeFact, UnresolvedKind};
+use gpu_trust_model::Layer;
+use gpu_trust_policy::Tenancy;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// The most names (nodes) a gap lists; its message says how many there are.
+pub const MAX_GAP_NAMES: usize = 20;
+
+/// What the audit could judge, layer by layer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    /// No layer in play has a blocking gap: the audit judged everything the input puts in play.
+    pub complete: bool,
+    /// The user accepted a partial audit (`--accept-partial`); meaningful when `complete` is false.
+    pub accepted_partial: bool,
+    /// The five layers, in layer order.
+    pub layers: Vec<LayerCoverage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayerCoverage {
+    pub layer: Layer,
+    pub status: CoverageStatus,
+    /// Why the layer is in play (or why not), in words.
+    pub in_play: String,
+    /// What the input lacks for this layer, sorted by reason.
+    pub gaps: Vec<Gap>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoverageStatus {
+    /// Every check of the layer ran on what it needs.
+    Evaluated,
+    /// Some checks ran; others lacked input (see the gaps).
+    Partial,
+    /// The layer is in play but none of its checks could run.
+    NotEvaluated,
+    /// Nothing in the input puts the layer in play.
+    NotInPlay,
+}
+
+impl CoverageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoverageStatus::Evaluated => "evaluated",
+            CoverageStatus::Partial => "partial",
+            CoverageStatus::NotEvaluated => "not evaluated",
+            CoverageStatus::NotInPlay => "not in play",
+        }
+    }
+}
+
+/// One thing the input lacks for a layer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Gap {
+    pub reason: GapReason,
+    /// Whether this gap alone makes the run partial (exit 2 without `--accept-partial`).
+    pub blocking: bool,
+    pub message: String,
+    /// The rules that report this gap as findings, when some do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reported_by: Vec<String>,
+    /// The nodes concerned, sorted, at most `MAX_GAP_NAMES`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GapReason {
+    /// Workloads request GPUs and the input has no Node object.
+    NoNodes,
+    /// Workloads request GPUs and the input has nodes, none with NVIDIA GPUs.
+    NoGpuNodes,
+    /// Pods are bound to nodes that are not in the input.
+    MissingNodes,
+    /// The input has no RoleBinding or ClusterRoleBinding.
+    NoRbac,
+    /// A platform hides facts about GPU nodes (driver version, sharing config...).
+    HiddenFacts,
+    /// A config a node or the ClusterPolicy selects is not in the input.
+    UnresolvedConfig,
+    /// Documents skipped with `--skip-invalid`.
+    SkippedInput,
+}
+
+impl GapReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GapReason::NoNodes => "no-nodes",
+            GapReason::NoGpuNodes => "no-gpu-nodes",
+            GapReason::MissingNodes => "missing-nodes",
+            GapReason::NoRbac => "no-rbac",
+            GapReason::HiddenFacts => "hidden-facts",
+            GapReason::UnresolvedConfig => "unresolved-config",
+            GapReason::SkippedInput => "skipped-input",
+        }
+    }
+}
+
+impl Coverage {
+    /// The gaps that make the run partial, with their layer, in layer order.
+    pub fn blocking(&self) -> impl Iterator<Item = (Layer, &Gap)> {
+        self.layers
+            .iter()
+            .filter(|l| l.status != CoverageStatus::NotInPlay)
+            .flat_map(|l| l.gaps.iter().map(move |g| (l.layer, g)))
+            .filter(|(_, g)| g.blocking)
+    }
+
+    pub fn layer(&self, layer: Layer) -> Option<&LayerCoverage> {
+        self.layers.iter().find(|l| l.layer == layer)
+    }
+}
+
+/// What a gap does to a layer's checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Effect {
+    Partial,
+    NotEvaluated,
+}
+
+/// What coverage is computed from besides the fleet and the tenancy.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CoverageInput {
+    /// Documents skipped with `--skip-invalid`.
+    pub skipped_documents: usize,
+    /// `--accept-partial`.
+    pub accept_partial: bool,
+}
+
+fn names(set: &BTreeSet<String>) -> Vec<String> {
+    set.iter().take(MAX_GAP_NAMES).cloned().collect()
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Computes the coverage of an audit of `fleet` under `tenancy`.
+pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Coverage {
+    let tenant_workloads: Vec<_> = fleet
+        .workloads
+        .iter()
+        .filter(|w| tenancy.tenant_of(&w.namespace).is_some())
+        .collect();
+    let gpu_workloads = fleet.workloads.iter().filter(|w| w.requests_gpu()).count();
+    let runtime_askers = tenant_workloads
+        .iter()
+        .filter(|w| !w.requests_gpu())
+        .filter(|w| {
+            w.containers.iter().any(|c| {
+                c.nvidia_visible_devices.as_deref().is_some_and(|v| {
+                    !matches!(v.trim().to_ascii_lowercase().as_str(), "" | "void" | "none")
+                })
+            })
+        })
+        .count();
+    let gpu_nodes = fleet.gpu_nodes().count();
+
+    let gpu_in_play = if gpu_nodes > 0 {
+        Some(format!(
+            "the input has {}",
+            plural(gpu_nodes, "GPU node", "GPU nodes")
+        ))
+    } else if gpu_workloads > 0 {
+        Some(format!(
+            "{} {} GPUs",
+            plural(gpu_workloads, "workload", "workloads"),
+            if gpu_workloads == 1 {
+                "requests"
+            } else {
+                "request"
+            }
+        ))
+    } else if runtime_askers > 0 {
+        Some(format!(
+            "{} {} NVIDIA_VISIBLE_DEVICES",
+            plural(runtime_askers, "tenant workload", "tenant workloads"),
+            if runtime_askers == 1 { "sets" } else { "set" }
+        ))
+    } else {
+        None
+    };
+
+    let tenant_namespaces = tenancy
+        .tenants()
+        .iter()
+        .filter(|t| !t.namespaces.is_empty())
+        .count();
+    let control_in_play = (tenant_namespaces > 0).then(|| {
+        format!(
+            "{} {} namespaces in the input, on one API server",
+            plural(tenant_namespaces, "tenant", "tenants"),
+            if tenant_namespaces == 1 {
+                "has"
+            } else {
+                "have"
+            }
+        )
+    });
+
+    let confidential_tenants = tenancy
+        .tenants()
+        .iter()
+        .filter(|t| t.confidential && !t.namespaces.is_empty())
+        .count();
+    let cc_nodes = fleet
+        .gpu_nodes()
+        .filter(|(_, n)| {
+            n.gpu
+                .as_ref()
+                .and_then(|g| g.cc_mode.as_deref())
+                .is_some_and(|m| m != "off")
+        })
+        .count();
+    let confidentiality_in_play = if confidential_tenants > 0 {
+        Some(format!(
+            "{} marked confidential",
+            plural(confidential_tenants, "tenant is", "tenants are")
+        ))
+    } else if cc_nodes > 0 {
+        Some(format!(
+            "{} CC mode on",
+            plural(cc_nodes, "GPU node has", "GPU nodes have")
+        ))
+    } else {
+        None
+    };
+
+    // Gaps, each with the layers it touches and what it does to them.
+    let mut gaps: Vec<(Layer, Effect, Gap)> = Vec::new();
+    let mut add = |layers: &[(Layer, Effect)], gap: Gap| {
+        for (l, e) in layers {
+            gaps.push((*l, *e, gap.clone()));
+        }
+    };
+
+    if gpu_nodes == 0 && (gpu_workloads > 0 || runtime_askers > 0) {
+        let asking = gpu_workloads.max(runtime_askers);
+        let (reason, what) = if fleet.nodes.is_empty() {
+            (GapReason::NoNodes, "no Node object".to_string())
+        } else {
+            (
+                GapReason::NoGpuNodes,
+                format!(
+                    "{} and none with NVIDIA GPUs",
+                    plural(fleet.nodes.len(), "node", "nodes")
+                ),
+            )
+        };
+        add(
+            &[
+                (Layer::Device, Effect::Partial),
+                (Layer::Host, Effect::Partial),
+                (Layer::Confidentiality, Effect::Partial),
+                (Layer::Contract, Effect::NotEvaluated),
+            ],
+            Gap {
+                reason,
+                blocking: true,
+                message: format!(
+                    "the input has {what} while {} {} GPUs: which GPUs and nodes tenants share, and how they are configured, is not judged (only the checks on the workloads themselves ran); add the nodes with --nodes FILE",
+                    plural(asking, "workload", "workloads"),
+                    if asking == 1 { "asks for" } else { "ask for" }
+                ),
+                reported_by: Vec::new(),
+                nodes: Vec::new(),
+            },
+        );
+    }
+
+    let missing: BTreeSet<String> = fleet
+        .unresolved
+        .iter()
+        .filter(|u| u.what == UnresolvedKind::MissingNode)
+        .filter_map(|u| u.node.clone())
+        .collect();
+    if !missing.is_empty() {
+        add(
+            &[
+                (Layer::Device, Effect::Partial),
+                (Layer::Host, Effect::Partial),
+                (Layer::Confidentiality, Effect::Partial),
+                (Layer::Contract, Effect::Partial),
+            ],
+            Gap {
+                reason: GapReason::MissingNodes,
+                blocking: true,
+                message: format!(
+                    "pods are bound to {} not in the input: their GPUs, sharing and neighbours are unknown; add those Node objects",
+                    plural(missing.len(), "node", "nodes")
+                ),
+                reported_by: Vec::new(),
+                nodes: names(&missing),
+            },
+        );
+    }
+
+    if fleet.rbac.bindings.is_empty() {
+        add(
+            &[(Layer::ControlPlane, Effect::Partial)],
+            Gap {
+                reason: GapReason::NoRbac,
+                blocking: true,
+                message: "the input has no RoleBinding or ClusterRoleBinding: what tenants' subjects may do to nodes, the GPU Operator's objects and cluster-scoped objects (GT402, GT403) is not judged; add the RBAC objects (`kubectl get clusterroles,clusterrolebindings,roles,rolebindings -A -o yaml`)".to_string(),
+                reported_by: Vec::new(),
+                nodes: Vec::new(),
+            },
+        );
+    }
+
+    // Facts a platform hides: per layer, the nodes and the reasons.
+    for (layer, facts, rules) in [
+        (
+            Layer::Device,
+            &[
+                NodeFact::GpuModel,
+                NodeFact::GpuCount,
+                NodeFact::SharingConfig,
+                NodeFact::MigLayout,
+            ][..],
+            &["GT001", "GT002"][..],
+        ),
+        (
+            Layer::Host,
+            &[NodeFact::DriverVersion, NodeFact::ToolkitVersion][..],
+            &["GT208"][..],
+        ),
+        (
+            Layer::Confidentiality,
+            &[NodeFact::CcMode][..],
+            &["GT301"][..],
+        ),
+    ] {
+        let mut nodes = BTreeSet::new();
+        let mut reasons: std::collections::BTreeMap<NodeFact, BTreeSet<&str>> =
+            std::collections::BTreeMap::new();
+        for (_, n) in fleet.gpu_nodes() {
+            let Some(g) = &n.gpu else { continue };
+            for u in g.unknown.iter().filter(|u| facts.contains(&u.fact)) {
+                nodes.insert(n.name.clone());
+                reasons.entry(u.fact).or_default().insert(u.reason.as_str());
+            }
+        }
+        let what: Vec<String> = reasons
+            .iter()
+            .map(|(fact, why)| {
+                format!(
+                    "{} ({})",
+                    fact.as_str(),
+                    why.iter().copied().collect::<Vec<_>>().join("; ")
+                )
+            })
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        add(
+            &[(layer, Effect::Partial)],
+            Gap {
+                reason: GapReason::HiddenFacts,
+                blocking: false,
+                message: format!(
+                    "{} not given for {}; the checks that need {} cannot judge those nodes",
+                    what.join("; "),
+                    plural(nodes.len(), "node", "nodes"),
+                    if what.len() == 1 { "it" } else { "them" }
+                ),
+                reported_by: rules.iter().map(|r| r.to_string()).collect(),
+                nodes: names(&nodes),
+            },
+        );
+    }
+
+    let unresolved: BTreeSet<String> = fleet
+        .unresolved
+        .iter()
+        .filter(|u| {
+            matches!(
+                u.what,
+                UnresolvedKind::DevicePluginConfig | UnresolvedKind::MigConfig
+            )
+        })
+        .map(|u| u.node.clone().unwrap_or_else(|| u.object.to_string()))
+        .collect();
+    if !unresolved.is_empty() {
+        add(
+            &[(Layer::Device, Effect::Partial)],
+            Gap {
+                reason: GapReason::UnresolvedConfig,
+                blocking: false,
+                message: format!(
+                    "the device plugin or mig-parted config selected for {} is not in the input: the sharing mode there is unknown",
+                    plural(unresolved.len(), "node or object", "nodes or objects")
+                ),
+                reported_by: vec!["GT002".to_string()],
+                nodes: names(&unresolved),
+            },
+        );
+    }
+
+    if input.skipped_documents > 0 {
+        add(
+            &Layer::ALL.map(|l| (l, Effect::Partial)),
+            Gap {
+                reason: GapReason::SkippedInput,
+                blocking: false,
+                message: format!(
+                    "{} could not be read and {} skipped (--skip-invalid): what {} held is not judged",
+                    plural(input.skipped_documents, "document", "documents"),
+                    if input.skipped_documents == 1 {
+                        "was"
+                    } else {
+                        "were"
+                    },
+                    if input.skipped_documents == 1 {
+                        "it"
+                    } else {
+                        "they"
+                    }
+                ),
+                reported_by: Vec::new(),
+                nodes: Vec::new(),
+            },
+        );
+    }
+
+    let layers: Vec<LayerCoverage> = Layer::ALL
+        .into_iter()
+        .map(|layer| {
+            let in_play = match layer {
+                Layer::Device | Layer::Host | Layer::Contract => gpu_in_play.clone(),
+                Layer::Confidentiality => confidentiality_in_play.clone(),
+                Layer::ControlPlane => control_in_play.clone(),
+            };
+            let mut mine: Vec<(Effect, Gap)> = gaps
+                .iter()
+                .filter(|(l, _, _)| *l == layer)
+                .map(|(_, e, g)| (*e, g.clone()))
+                .collect();
+            mine.sort_by(|a, b| a.1.cmp(&b.1));
+            let status = match &in_play {
+                None => CoverageStatus::NotInPlay,
+                Some(_) if mine.iter().any(|(e, _)| *e == Effect::NotEvaluated) => {
+                    CoverageStatus::NotEvaluated
+                }
+                Some(_) if !mine.is_empty() => CoverageStatus::Partial,
+                Some(_) => CoverageStatus::Evaluated,
+            };
+            if status == CoverageStatus::NotInPlay {
+                mine.clear();
+            }
+            LayerCoverage {
+                layer,
+                status,
+                in_play: in_play.unwrap_or_else(|| not_in_play(layer).to_string()),
+                gaps: mine.into_iter().map(|(_, g)| g).collect(),
+            }
+        })
+        .collect();
+    let complete = !layers.iter().any(|l| l.gaps.iter().any(|g| g.blocking));
+    Coverage {
+        complete,
+        accepted_partial: input.accept_partial,
+        layers,
+    }
+}
+
+fn not_in_play(layer: Layer) -> &'static str {
+    match layer {
+        Layer::Device | Layer::Host | Layer::Contract => {
+            "no GPU node, and no workload requests a GPU or sets NVIDIA_VISIBLE_DEVICES"
+        }
+        Layer::Confidentiality => "no tenant is marked confidential and no GPU node has CC mode on",
+        Layer::ControlPlane => "no tenant has a namespace in the input",
+    }
+}
