@@ -9,7 +9,7 @@ use gpu_trust_model::evidence::ProbeEvidence;
 use gpu_trust_model::{Diagnostic, Location, Severity};
 use gpu_trust_policy::{Date, Policy, MAX_POLICY_BYTES};
 use gpu_trust_report::sarif::SarifOptions;
-use gpu_trust_report::table::TableOptions;
+use gpu_trust_report::table::{Hidden, TableOptions};
 use gpu_trust_report::{html, json, registry_docs, sarif, table};
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
 use std::path::{Path, PathBuf};
@@ -44,15 +44,24 @@ pub struct Args {
     /// The tenancy policy (tenants, trust, contracts, acceptances).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format (default: table).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
     /// Write the report to FILE instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Exit 1 when a finding that is not accepted has this severity or a higher one.
-    #[arg(long, value_parser = parse_severity, default_value = "high", value_name = "SEVERITY")]
-    pub fail_on: Severity,
+    /// Exit 1 when a finding that is not accepted has this severity or a higher one; `never` keeps
+    /// the exit status 0 whatever is found (default: high).
+    #[arg(long, value_parser = fail_on_parser(), ignore_case = true, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    /// Print only findings of this severity or a higher one (table and Markdown; the JSON, SARIF and
+    /// JUnit reports keep every finding). The summary still counts them all.
+    #[arg(long, value_parser = parse_severity, value_name = "SEVERITY")]
+    pub min_severity: Option<Severity>,
+    /// Print accepted findings too (table and Markdown). By default they are left out and counted;
+    /// the JSON and SARIF reports always keep them, marked accepted.
+    #[arg(long)]
+    pub show_accepted: bool,
     /// Audit the documents that can be read and list the others under "skipped", instead of exiting 2.
     #[arg(long)]
     pub skip_invalid: bool,
@@ -84,6 +93,43 @@ pub enum Format {
     Sarif,
     /// One self-contained HTML page (no network access): blast-radius matrix, GPU layouts, findings.
     Html,
+}
+
+/// The `--fail-on` threshold: a severity, or never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    /// Fail on a finding of this severity or a higher one.
+    AtOrAbove(Severity),
+    /// Never fail on findings (unusable input still exits 2).
+    Never,
+}
+
+impl FailOn {
+    /// The default threshold.
+    pub const DEFAULT: FailOn = FailOn::AtOrAbove(Severity::High);
+
+    /// Parses `critical`..`info` or `never` (any letter case).
+    pub fn parse(s: &str) -> Option<FailOn> {
+        let s = s.to_ascii_lowercase();
+        if s == "never" {
+            return Some(FailOn::Never);
+        }
+        Severity::parse(&s).map(FailOn::AtOrAbove)
+    }
+}
+
+/// `--fail-on`'s values, listed in the help with what each does.
+fn fail_on_parser() -> impl clap::builder::TypedValueParser<Value = FailOn> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new([
+        PossibleValue::new("critical").help("fail on critical findings only"),
+        PossibleValue::new("high").help("fail on high or critical findings (the default)"),
+        PossibleValue::new("medium").help("fail on medium findings or worse"),
+        PossibleValue::new("low").help("fail on low findings or worse"),
+        PossibleValue::new("info").help("fail on any finding"),
+        PossibleValue::new("never").help("report findings, never exit 1 for them"),
+    ])
+    .map(|s| FailOn::parse(&s).unwrap_or(FailOn::DEFAULT))
 }
 
 fn parse_severity(s: &str) -> Result<Severity, String> {
@@ -160,8 +206,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .into_iter()
         .partition(Diagnostic::is_error);
     print_diagnostics(&warnings);
+    let fleet = ingested.fleet;
+    let nothing_read =
+        fleet.nodes.is_empty() && fleet.workloads.is_empty() && fleet.namespaces.is_empty();
     if !errors.is_empty() {
         print_diagnostics(&errors);
+        if nothing_read {
+            // --skip-invalid cannot help: without the unusable documents nothing is left to audit.
+            output::eprint_line(&format!(
+                "gpu-trust: {} input document{} could not be used and nothing else was read; fix {} to audit",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                if errors.len() == 1 { "it" } else { "them" },
+            ));
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
         if !args.skip_invalid {
             output::eprint_line(&format!(
                 "gpu-trust: {} input document{} could not be used; fix {} or pass --skip-invalid to audit the rest",
@@ -177,8 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if errors.len() == 1 { "" } else { "s" }
         ));
     }
-    let fleet = ingested.fleet;
-    if fleet.nodes.is_empty() && fleet.workloads.is_empty() && fleet.namespaces.is_empty() {
+    if nothing_read {
         return input_error(
             "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
              (an empty audit must not pass for a clean one)",
@@ -206,14 +264,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
 
     // What the HTML page draws comes from the fleet; the other formats need only the report.
-    let layout = if args.format == Format::Html {
+    let format = args.format.unwrap_or(Format::Table);
+    let fail_on = args.fail_on.unwrap_or(FailOn::DEFAULT);
+    let layout = if format == Format::Html {
         gpu_trust_rules::layout::build(&fleet, &tenancy)
     } else {
         Vec::new()
     };
 
     // The verdict is known before a byte is written: a reader that goes away cannot change it.
-    let failing = report.summary.findings.at_or_above(args.fail_on);
+    let failing = match fail_on {
+        FailOn::AtOrAbove(floor) => report.summary.findings.at_or_above(floor),
+        FailOn::Never => 0,
+    };
     let code = if failing > 0 {
         output::FINDINGS
     } else {
@@ -221,13 +284,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let path = args.output.as_deref();
     let written = stream_output(path, |w| {
-        match args.format {
+        match format {
             Format::Table => {
+                let (shown, hidden) = printed(&report, args.min_severity, args.show_accepted);
                 let options = TableOptions {
                     colour: colour_enabled(path),
+                    hidden,
                     ..TableOptions::default()
                 };
-                w.write_all(table::render(&report, &options).as_bytes())?
+                w.write_all(table::render(&shown, &options).as_bytes())?
             }
             Format::Json => json::write(&report, w)?,
             Format::Sarif => {
@@ -259,6 +324,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::mem::forget(report);
     std::mem::forget(fleet);
     output::verdict(written, code)
+}
+
+/// The report as the human formats print it: findings below `min_severity` and, unless
+/// `show_accepted`, accepted findings left out, and how many of each.
+fn printed(
+    report: &gpu_trust_report::AuditReport,
+    min_severity: Option<Severity>,
+    show_accepted: bool,
+) -> (gpu_trust_report::AuditReport, Hidden) {
+    let mut hidden = Hidden {
+        min_severity,
+        ..Hidden::default()
+    };
+    let mut shown = gpu_trust_report::AuditReport {
+        schema: report.schema,
+        summary: report.summary.clone(),
+        tenants: report.tenants.clone(),
+        findings: Vec::new(),
+        blast_radius: report.blast_radius.clone(),
+        pairs: report.pairs.clone(),
+        skipped: report.skipped.clone(),
+    };
+    for f in &report.findings {
+        if min_severity.is_some_and(|floor| f.severity < floor) {
+            hidden.below += 1;
+        } else if f.accepted.is_some() && !show_accepted {
+            hidden.accepted += 1;
+        } else {
+            shown.findings.push(f.clone());
+        }
+    }
+    (shown, hidden)
 }
 
 /// Reads and validates the policy; on failure prints every error and returns the exit code.

@@ -1,0 +1,188 @@
+//! The command line as CI pipelines and people at a terminal use it next to other scanners:
+//! `--fail-on never`, `--min-severity`, accepted findings left out unless asked, `--color`, what a
+//! missing input file says, and the `explain terms` glossary the rule pages point to.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/audit/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpu_trust() -> Command {
+    let mut cmd = Command::cargo_bin("gpu-trust").unwrap();
+    cmd.env("NO_COLOR", "1").env_remove("TERM");
+    cmd
+}
+
+fn audit(extra: &[&str]) -> std::process::Output {
+    gpu_trust()
+        .arg("audit")
+        .arg(data("two-tenants-time-sliced.yaml"))
+        .args(["--today", "2026-11-15"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn fail_on_never_reports_findings_and_exits_0() {
+    let failing = audit(&["--format", "json"]);
+    assert_eq!(failing.status.code(), Some(1));
+    let never = audit(&["--format", "json", "--fail-on", "never"]);
+    assert_eq!(never.status.code(), Some(0));
+    // The same findings, only the exit status differs.
+    assert_eq!(failing.stdout, never.stdout);
+    let report: Value = serde_json::from_slice(&never.stdout).unwrap();
+    assert!(!report["findings"].as_array().unwrap().is_empty());
+    // Letter case does not matter, as for the severities.
+    assert_eq!(audit(&["--fail-on", "NEVER"]).status.code(), Some(0));
+}
+
+#[test]
+fn min_severity_leaves_lower_findings_out_of_the_table_and_counts_them() {
+    let json: Value =
+        serde_json::from_slice(&audit(&["--format", "json", "--fail-on", "never"]).stdout).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    let below = findings
+        .iter()
+        .filter(|f| f["severity"] != "critical")
+        .count();
+    assert!(below > 0, "the fixture needs findings below critical");
+
+    let table = stdout(&audit(&["--min-severity", "critical"]));
+    for label in ["HIGH", "MEDIUM", "LOW", "INFO"] {
+        assert!(
+            !table.lines().any(|l| l.trim_start().starts_with(label)),
+            "a {label} finding is printed:\n{table}"
+        );
+    }
+    let noun = if below == 1 { "finding" } else { "findings" };
+    assert!(
+        table.contains(&format!("{below} {noun} below critical not shown")),
+        "{table}"
+    );
+    // The summary still counts every finding, and the verdict is unchanged.
+    assert_eq!(
+        audit(&["--min-severity", "critical"]).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn accepted_findings_are_left_out_unless_asked_and_json_keeps_them() {
+    let with_policy = |extra: &[&str]| {
+        gpu_trust()
+            .arg("audit")
+            .arg(data("two-tenants-time-sliced.yaml"))
+            .args(["--policy", &data("accept-time-slicing.yaml")])
+            .args(["--today", "2026-11-15", "--fail-on", "never"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let table = stdout(&with_policy(&[]));
+    assert!(!table.contains("ACCEPTED"), "{table}");
+    assert!(
+        table.contains("not shown (--show-accepted shows"),
+        "{table}"
+    );
+    let shown = stdout(&with_policy(&["--show-accepted"]));
+    assert!(shown.contains("ACCEPTED"), "{shown}");
+    assert!(!shown.contains("not shown"), "{shown}");
+    let json: Value = serde_json::from_slice(&with_policy(&["--format", "json"]).stdout).unwrap();
+    assert!(json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["accepted"].is_object()));
+}
+
+#[test]
+fn color_always_colours_a_pipe_and_never_does_not() {
+    let always = audit(&["--color", "always"]);
+    assert!(stdout(&always).contains("\x1b["));
+    let never = audit(&["--color", "never"]);
+    assert!(!stdout(&never).contains('\x1b'));
+    // Auto into a pipe: plain, whatever TERM says.
+    let auto = gpu_trust()
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm-256color")
+        .args(["audit", &data("two-tenants-time-sliced.yaml")])
+        .output()
+        .unwrap();
+    assert!(!stdout(&auto).contains('\x1b'));
+    // The option is global: it goes before or after the subcommand.
+    gpu_trust()
+        .args(["--color", "never", "rules"])
+        .assert()
+        .success();
+    gpu_trust()
+        .args(["rules", "--color", "sometimes"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("auto").and(predicate::str::contains("always")));
+}
+
+#[test]
+fn a_missing_input_file_does_not_suggest_skip_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("cluster.yaml");
+    gpu_trust()
+        .arg("audit")
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cluster.yaml"))
+        .stderr(predicate::str::contains("--skip-invalid").not());
+    // Where other documents were read, skipping the unusable one is a way on: it is suggested.
+    gpu_trust()
+        .arg("audit")
+        .arg(&missing)
+        .arg(data("one-tenant-exclusive.yaml"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--skip-invalid"));
+}
+
+#[test]
+fn explain_terms_is_the_glossary_rule_pages_point_to() {
+    let terms = gpu_trust()
+        .args(["explain", "terms"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let terms = String::from_utf8(terms).unwrap();
+    for word in [
+        "TRUST LEVELS",
+        "CERTAINTY",
+        "permitted",
+        "MECHANISMS",
+        "time-slicing",
+        "separated by",
+        "proportional-compute",
+        "none→critical",
+    ] {
+        assert!(terms.contains(word), "`{word}` missing:\n{terms}");
+    }
+    let page = gpu_trust()
+        .args(["explain", "GT101"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("gpu-trust explain terms"), "{page}");
+    assert!(
+        page.contains("between tenants that do not trust each other"),
+        "{page}"
+    );
+}
