@@ -12,7 +12,7 @@ const VALUE_NAMES: &[&str] = &[
     "DIR",
     "FORMAT",
     "FORMAT=FILE",
-    "FILE|FORMAT=FILE",
+    "[FORMAT=]FILE",
     "SEVERITY",
     "YYYY-MM-DD",
     "WHEN",

@@ -2,6 +2,7 @@
 //! All behaviour lives in the library crates; this layer only reads files, calls them, and prints.
 
 mod commands;
+mod config;
 mod output;
 
 use clap::{Parser, Subcommand};

@@ -186,3 +186,148 @@ fn explain_terms_is_the_glossary_rule_pages_point_to() {
         "{page}"
     );
 }
+
+/// A folder holding `.gpu-trust.yaml` with `text`, as a repository (with `.git`) when `repo`.
+fn configured(text: &str, repo: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    if repo {
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+    }
+    std::fs::write(dir.path().join(".gpu-trust.yaml"), text).unwrap();
+    dir
+}
+
+#[test]
+fn the_configuration_file_sets_policy_threshold_disabled_rules_and_outputs() {
+    let config = format!(
+        "policy: {}\nfailOn: never\ndisabledRules:\n  - rule: GT101\n    reason: time-slicing is reviewed by hand\noutputs:\n  - {{format: json, file: out.json}}\n",
+        data("accept-time-slicing.yaml")
+    );
+    let dir = configured(&config, true);
+    let deep = dir.path().join("deploy/prod");
+    std::fs::create_dir_all(&deep).unwrap();
+    // Found at the repository root from a folder below it.
+    let out = gpu_trust()
+        .current_dir(&deep)
+        .args(["audit", &data("two-tenants-time-sliced.yaml")])
+        .args(["--today", "2026-11-15"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("GT101 is disabled by")
+            && stderr.contains(".gpu-trust.yaml:4:")
+            && stderr.contains("time-slicing is reviewed by hand"),
+        "{stderr}"
+    );
+    // The configured output is written (paths relative to the file), standard output keeps the
+    // table; neither holds the disabled rule's findings, and the table says they were left out.
+    let table = stdout(&out);
+    assert!(!table.contains("GT101"), "{table}");
+    assert!(table.contains("of disabled rules not reported"), "{table}");
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+    assert!(json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["rule"] != "GT101"));
+
+    // The command line beats the file; --no-config ignores it.
+    let strict = gpu_trust()
+        .current_dir(&deep)
+        .args(["audit", &data("two-tenants-time-sliced.yaml")])
+        .args([
+            "--today",
+            "2026-11-15",
+            "--fail-on",
+            "info",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(strict.status.code(), Some(1));
+    let ignored = gpu_trust()
+        .current_dir(&deep)
+        .args([
+            "audit",
+            &data("two-tenants-time-sliced.yaml"),
+            "--no-config",
+        ])
+        .args(["--today", "2026-11-15"])
+        .output()
+        .unwrap();
+    assert_eq!(ignored.status.code(), Some(1));
+    assert!(stdout(&ignored).contains("GT101"));
+}
+
+#[test]
+fn a_configuration_error_names_file_line_and_column_and_exits_2() {
+    let dir = configured(
+        "format: table\nfailOn: high\ndisabledRule: [GT101]\n",
+        false,
+    );
+    gpu_trust()
+        .current_dir(dir.path())
+        .args(["audit", &data("one-tenant-exclusive.yaml")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::is_match(r"\.gpu-trust\.yaml:3:1: error: .*disabledRule").unwrap())
+        .stderr(predicate::str::contains(
+            "1 error in the configuration file",
+        ));
+    // --config names another file; a missing one is an error, never the defaults.
+    gpu_trust()
+        .current_dir(dir.path())
+        .args(["audit", &data("one-tenant-exclusive.yaml")])
+        .args(["--config", "missing.yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.yaml"));
+}
+
+#[test]
+fn several_outputs_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let sarif = dir.path().join("report.sarif");
+    let out = audit(&[
+        "--output",
+        &format!("json={}", json.display()),
+        "--output",
+        &format!("SARIF={}", sarif.display()),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("findings"));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        report["schema"]
+            .as_str()
+            .map(|s| s.starts_with("gpu-trust/audit/")),
+        Some(true)
+    );
+    let log: Value = serde_json::from_slice(&std::fs::read(&sarif).unwrap()).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+
+    // A plain --output FILE takes standard output's report; a file named twice is an error.
+    let table = dir.path().join("report.txt");
+    let out = audit(&[
+        "--output",
+        &table.display().to_string(),
+        "--output",
+        &format!("json={}", json.display()),
+    ]);
+    assert!(out.stdout.is_empty());
+    assert!(std::fs::read_to_string(&table)
+        .unwrap()
+        .contains("findings"));
+    gpu_trust()
+        .args(["audit", &data("two-tenants-time-sliced.yaml")])
+        .args(["--output", &format!("json={}", json.display())])
+        .args(["--output", &format!("sarif={}", json.display())])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("named by two --output options"));
+}

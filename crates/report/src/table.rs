@@ -33,6 +33,8 @@ pub struct Hidden {
     pub below: usize,
     /// The lowest severity shown.
     pub min_severity: Option<Severity>,
+    /// Findings of rules the configuration disables, left out of the report.
+    pub disabled: usize,
 }
 
 impl Default for TableOptions {
@@ -128,6 +130,12 @@ pub fn hidden_line(hidden: &Hidden) -> Option<String> {
         parts.push(format!(
             "{} below {floor} not shown",
             count_phrase(hidden.below, "finding")
+        ));
+    }
+    if hidden.disabled > 0 {
+        parts.push(format!(
+            "{} of disabled rules not reported",
+            count_phrase(hidden.disabled, "finding")
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))

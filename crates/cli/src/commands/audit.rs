@@ -47,9 +47,17 @@ pub struct Args {
     /// Output format (default: table).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// Write the report to FILE instead of standard output; FORMAT=FILE writes that format to
+    /// FILE as well (e.g. sarif=gpu-trust.sarif). Repeatable: several formats in one run.
+    #[arg(long, short, value_name = "[FORMAT=]FILE", value_parser = parse_output)]
+    pub output: Vec<OutputTarget>,
+    /// Read defaults from FILE instead of the `.gpu-trust.yaml` of the working directory or of
+    /// the repository root.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Read no configuration file.
+    #[arg(long, conflicts_with = "config")]
+    pub no_config: bool,
     /// Exit 1 when a finding that is not accepted has this severity or a higher one; `never` keeps
     /// the exit status 0 whatever is found (default: high).
     #[arg(long, value_parser = fail_on_parser(), ignore_case = true, value_name = "SEVERITY")]
@@ -93,6 +101,37 @@ pub enum Format {
     Sarif,
     /// One self-contained HTML page (no network access): blast-radius matrix, GPU layouts, findings.
     Html,
+}
+
+/// Where one rendering of the report goes (`--output [FORMAT=]FILE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputTarget {
+    /// `None`: the run's --format.
+    pub format: Option<Format>,
+    pub path: PathBuf,
+}
+
+/// `FORMAT=FILE` when the part before the first `=` is a format's name, else `FILE`.
+fn parse_output(s: &str) -> Result<OutputTarget, String> {
+    use clap::ValueEnum as _;
+    if let Some((name, file)) = s.split_once('=') {
+        if let Ok(format) = Format::from_str(name, true) {
+            if file.is_empty() {
+                return Err(format!("`{s}` names no file after `=`"));
+            }
+            return Ok(OutputTarget {
+                format: Some(format),
+                path: PathBuf::from(file),
+            });
+        }
+    }
+    if s.is_empty() {
+        return Err("an empty file name".into());
+    }
+    Ok(OutputTarget {
+        format: None,
+        path: PathBuf::from(s),
+    })
 }
 
 /// The `--fail-on` threshold: a severity, or never.
@@ -151,7 +190,56 @@ fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     Ok(output::exit(output::INPUT_ERROR))
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    // The configuration file: its errors stop the run before anything else is read; the command
+    // line beats it.
+    let config = if args.no_config {
+        None
+    } else {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        match crate::config::find(args.config.as_deref(), &cwd).map(|p| crate::config::load(&p)) {
+            None => None,
+            Some(Ok(c)) => Some(c),
+            Some(Err(errors)) => {
+                print_diagnostics(&errors);
+                return input_error(format!(
+                    "{} error{} in the configuration file",
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" }
+                ));
+            }
+        }
+    };
+    let mut disabled: Vec<crate::config::DisabledRule> = Vec::new();
+    if let Some(c) = config {
+        args.policy = args.policy.or(c.policy);
+        args.format = args.format.or(c.format);
+        args.fail_on = args.fail_on.or(c.fail_on);
+        args.min_severity = args.min_severity.or(c.min_severity);
+        args.show_accepted |= c.show_accepted.unwrap_or(false);
+        if args.output.is_empty() {
+            args.output = c
+                .outputs
+                .into_iter()
+                .map(|(format, path)| OutputTarget {
+                    format: Some(format),
+                    path,
+                })
+                .collect();
+        }
+        disabled = c.disabled_rules;
+        for d in &disabled {
+            output::eprint_line(&format!(
+                "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
+                d.code, d.location, d.reason
+            ));
+        }
+    }
+    let targets = match targets(&args) {
+        Ok(t) => t,
+        Err(message) => return input_error(message),
+    };
+
     if args.policy.as_deref() == Some(Path::new("-"))
         && args.paths.iter().any(|p| p == Path::new("-"))
     {
@@ -257,16 +345,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         evidence,
         skipped: errors,
     };
-    let report = audit(&AuditInput {
+    let mut report = audit(&AuditInput {
         fleet: &fleet,
         tenancy: &tenancy,
         options: &options,
     });
+    let disabled_findings = drop_disabled(&mut report, &disabled);
 
     // What the HTML page draws comes from the fleet; the other formats need only the report.
-    let format = args.format.unwrap_or(Format::Table);
     let fail_on = args.fail_on.unwrap_or(FailOn::DEFAULT);
-    let layout = if format == Format::Html {
+    let layout = if targets.iter().any(|(f, _)| *f == Format::Html) {
         gpu_trust_rules::layout::build(&fleet, &tenancy)
     } else {
         Vec::new()
@@ -282,48 +370,122 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         output::CLEAN
     };
-    let path = args.output.as_deref();
-    let written = stream_output(path, |w| {
-        match format {
-            Format::Table => {
-                let (shown, hidden) = printed(&report, args.min_severity, args.show_accepted);
-                let options = TableOptions {
-                    colour: colour_enabled(path),
-                    hidden,
-                    ..TableOptions::default()
-                };
-                w.write_all(table::render(&shown, &options).as_bytes())?
-            }
-            Format::Json => json::write(&report, w)?,
-            Format::Sarif => {
-                let cwd = std::env::current_dir().context("cannot read the current directory")?;
-                let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd.clone());
-                if let Some(root) = &args.sarif_root {
-                    options.root = if root.is_absolute() {
-                        root.clone()
-                    } else {
-                        cwd.join(root)
+    let mut written = Ok(());
+    for (format, path) in &targets {
+        let path = path.as_deref();
+        written = stream_output(path, |w| {
+            match format {
+                Format::Table => {
+                    let (shown, mut hidden) =
+                        printed(&report, args.min_severity, args.show_accepted);
+                    hidden.disabled = disabled_findings;
+                    let options = TableOptions {
+                        colour: colour_enabled(path),
+                        hidden,
+                        ..TableOptions::default()
                     };
+                    w.write_all(table::render(&shown, &options).as_bytes())?
                 }
-                options.fallback_file = args
-                    .policy
-                    .as_ref()
-                    .or_else(|| args.paths.first())
-                    .map(|p| p.display().to_string());
-                w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
+                Format::Json => json::write(&report, w)?,
+                Format::Sarif => {
+                    let cwd =
+                        std::env::current_dir().context("cannot read the current directory")?;
+                    let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd.clone());
+                    if let Some(root) = &args.sarif_root {
+                        options.root = if root.is_absolute() {
+                            root.clone()
+                        } else {
+                            cwd.join(root)
+                        };
+                    }
+                    options.fallback_file = args
+                        .policy
+                        .as_ref()
+                        .or_else(|| args.paths.first())
+                        .map(|p| p.display().to_string());
+                    w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
+                }
+                Format::Html => {
+                    w.write_all(html::render(&report, &layout, &registry_docs()).as_bytes())?
+                }
             }
-            Format::Html => {
-                w.write_all(html::render(&report, &layout, &registry_docs()).as_bytes())?
-            }
+            Ok(())
+        });
+        // A closed standard output keeps the verdict; the files are still written.
+        if written.as_ref().is_err_and(|e| !output::is_broken_pipe(e)) {
+            break;
         }
-        Ok(())
-    });
+    }
 
     // The process ends here: freeing a large fleet and report object by object would only cost time
     // (about 4% of the instructions of a 60,000-pod audit); the system takes the memory back at exit.
     std::mem::forget(report);
     std::mem::forget(fleet);
     output::verdict(written, code)
+}
+
+/// Where each rendering goes, in order: standard output (`None`) or a file. Standard output gets the
+/// run's format unless a plain `--output FILE` sends it to that file.
+fn targets(args: &Args) -> Result<Vec<(Format, Option<PathBuf>)>, String> {
+    let main = args.format.unwrap_or(Format::Table);
+    let plain: Vec<&OutputTarget> = args.output.iter().filter(|o| o.format.is_none()).collect();
+    if plain.len() > 1 {
+        return Err(format!(
+            "--output FILE is given {} times; name the format of the others (--output FORMAT=FILE)",
+            plain.len()
+        ));
+    }
+    let mut out: Vec<(Format, Option<PathBuf>)> = Vec::new();
+    if plain.is_empty() {
+        out.push((main, None));
+    }
+    for o in &args.output {
+        let path = (o.path != Path::new("-")).then(|| o.path.clone());
+        if let Some(p) = &path {
+            if out.iter().any(|(_, q)| q.as_ref() == Some(p)) {
+                return Err(format!(
+                    "{} is named by two --output options",
+                    output::escaped(&p.display().to_string())
+                ));
+            }
+        } else if out.iter().any(|(_, q)| q.is_none()) {
+            return Err("two reports would go to standard output".into());
+        }
+        out.push((o.format.unwrap_or(main), path));
+    }
+    Ok(out)
+}
+
+/// Removes the findings of rules the configuration disables, and takes them out of the summary's
+/// counts; returns how many were removed.
+fn drop_disabled(
+    report: &mut gpu_trust_report::AuditReport,
+    disabled: &[crate::config::DisabledRule],
+) -> usize {
+    if disabled.is_empty() {
+        return 0;
+    }
+    let before = report.findings.len();
+    let summary = &mut report.summary;
+    report.findings.retain(|f| {
+        let off = disabled.iter().any(|d| d.code == f.rule);
+        if off {
+            if f.accepted.is_some() {
+                summary.accepted = summary.accepted.saturating_sub(1);
+            } else {
+                let count = match f.severity {
+                    Severity::Critical => &mut summary.findings.critical,
+                    Severity::High => &mut summary.findings.high,
+                    Severity::Medium => &mut summary.findings.medium,
+                    Severity::Low => &mut summary.findings.low,
+                    Severity::Info => &mut summary.findings.info,
+                };
+                *count = count.saturating_sub(1);
+            }
+        }
+        !off
+    });
+    before - report.findings.len()
 }
 
 /// The report as the human formats print it: findings below `min_severity` and, unless
