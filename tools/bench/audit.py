@@ -3,13 +3,18 @@
 
 Reproduces the audit figures in docs/benchmarks.md:
 
-    python3 tools/bench/audit.py                 # everything (about 20 minutes on two cores)
-    python3 tools/bench/audit.py --only sizes    # one section: sizes, pods, tenants, checkov, minified
+    python3 tools/bench/audit.py                 # everything (about 35 minutes on two cores)
+    python3 tools/bench/audit.py --only pool     # one section: sizes, pool, policy, pods, tenants,
+                                                 # checkov, minified
     python3 tools/bench/audit.py --quick         # smaller clusters and one run each, to try the script
 
 Sections:
-  sizes    200 nodes / 6,000 pods, 2,000 / 60,000 and 5,000 / 150,000, as a YAML and a JSON List;
-           each beside a plain `json.load` of the same JSON file in Python.
+  sizes    200 nodes / 6,000 pods, 2,000 / 60,000 and 5,000 / 150,000, as a YAML List and a JSON
+           List, indented and minified; each JSON beside a plain `json.load` of the same file in Python.
+  pool     a time-sliced pool of 40 nodes open to 1,000 mutually distrusting tenants (one notebook
+           Deployment each): every pair may meet. The audit as JSON, SARIF, table and HTML, with the
+           size of each report and the SARIF's result count.
+  policy   `gpu-trust policy check` of a policy of 10,000 tenants, as a table and as JSON.
   pods     growth with cluster size: 30 pods per node, the same 50 tenants at every size.
   tenants  growth with tenants per GPU: one cluster size, more and more tenants sharing its GPUs.
   checkov  the same folder of manifests (a few hundred files) through gpu-trust and through checkov,
@@ -88,20 +93,22 @@ def build():
     )
 
 
-def generate(work, nodes, pods, tenants, fmt, seed=1):
+def generate(work, nodes, pods, tenants, fmt, seed=1, shape="spread"):
     """Writes a cluster (and its policy) unless the same one is already there; returns the paths."""
-    stem = f"n{nodes}-p{pods}-t{tenants}-s{seed}"
-    out = work / (f"{stem}.{fmt}" if fmt != "dir" else stem)
+    stem = f"n{nodes}-p{pods}-t{tenants}-s{seed}" + ("" if shape == "spread" else f"-{shape}")
+    suffix = {"json-min": "min.json"}.get(fmt, fmt)
+    out = work / (f"{stem}.{suffix}" if fmt != "dir" else stem)
     policy = work / f"{stem}-policy.yaml"
     if not out.exists() or not policy.exists():
         cmd = [GEN, "--nodes", str(nodes), "--pods", str(pods), "--tenants", str(tenants),
-               "--seed", str(seed), "--format", fmt, "--out", out, "--policy", policy]
+               "--seed", str(seed), "--format", fmt, "--shape", shape, "--out", out,
+               "--policy", policy]
         subprocess.run(cmd, check=True)
     return out, policy
 
 
-def audit_cmd(inputs, policy, report):
-    return [GPU_TRUST, "audit", inputs, "--policy", policy, "--format", "json",
+def audit_cmd(inputs, policy, report, fmt="json"):
+    return [GPU_TRUST, "audit", inputs, "--policy", policy, "--format", fmt,
             "--output", report, "--today", "2026-12-01"]
 
 
@@ -118,7 +125,33 @@ REPORT_COUNTS = """
 import json, os, sys
 with open(sys.argv[1], "rb") as f:
     r = json.load(f)
-print(json.dumps({"findings": len(r.get("findings", [])), "pairs": len(r.get("pairs", [])),
+print(json.dumps({"findings": len(r.get("findings", [])), "groups": len(r.get("groups", [])),
+                  "report_mib": os.path.getsize(sys.argv[1]) / 2**20}))
+"""
+
+# Pairs of tenants that share anything below the API server, from the report's groups: two tenants
+# of a group meet unless the group is `permitted` and neither is in its `permittedTenants`.
+MEETING_PAIRS = """
+import itertools, json, sys
+with open(sys.argv[1], "rb") as f:
+    r = json.load(f)
+pairs = set()
+for g in r.get("groups", []):
+    if g["level"] == "control-plane":
+        continue
+    may = set(g.get("permittedTenants", []))
+    for a, b in itertools.combinations(g["tenants"], 2):
+        if not g["permitted"] or a in may or b in may:
+            pairs.add((a, b))
+print(json.dumps(len(pairs)))
+"""
+
+SARIF_COUNTS = """
+import json, os, sys
+with open(sys.argv[1], "rb") as f:
+    r = json.load(f)
+print(json.dumps({"results": sum(len(run.get("results", [])) for run in r.get("runs", [])),
+                  "rules": sum(len(run["tool"]["driver"].get("rules", [])) for run in r.get("runs", [])),
                   "report_mib": os.path.getsize(sys.argv[1]) / 2**20}))
 """
 
@@ -166,14 +199,51 @@ def section_sizes(work, runs, quick):
         shapes = [(20, 600, 4), (200, 6000, 20)]
     rows = []
     for nodes, pods, tenants in shapes:
-        for fmt in ("yaml", "json"):
+        for fmt in ("yaml", "json", "json-min"):
             row, cluster = audit_row(work, nodes, pods, tenants, fmt, runs)
-            if fmt == "json":
+            if fmt != "yaml":
                 row["python_json_load"] = python_json_load(cluster, runs)
             rows.append(row)
             print(f"  sizes: {nodes} nodes / {pods} pods {fmt}: {row['wall_s']:.2f} s, "
                   f"{row['rss_mib']:.0f} MiB", file=sys.stderr)
     return rows
+
+
+def section_pool(work, runs, quick):
+    """Every pair of 1,000 tenants may meet on one time-sliced pool: the report must stay small."""
+    nodes, tenants = (40, 1000) if not quick else (10, 100)
+    cluster, policy = generate(work, nodes, 0, tenants, "yaml", shape="shared-pool")
+    out = {"nodes": nodes, "tenants": tenants, "pairs": tenants * (tenants - 1) // 2,
+           "input_mib": cluster.stat().st_size / 2**20}
+    for fmt in ("json", "sarif", "table", "html"):
+        report = work / f"report-pool-{tenants}.{fmt}"
+        m = repeat(audit_cmd(cluster, policy, report, fmt), runs)
+        m["report_mib"] = report.stat().st_size / 2**20
+        if fmt == "json":
+            m.update(report_counts(report))
+        if fmt == "sarif":
+            m.update(helper(SARIF_COUNTS, report))
+        out[fmt] = m
+        print(f"  pool: {tenants} tenants, {fmt}: {m['wall_s']:.2f} s, {m['rss_mib']:.0f} MiB, "
+              f"{m['report_mib']:.2f} MiB", file=sys.stderr)
+    return out
+
+
+def section_policy(work, runs, quick):
+    """`policy check` of a policy of 10,000 tenants (the generator's, with 5,000 relations)."""
+    tenants = 10000 if not quick else 1000
+    _, policy = generate(work, 0, 0, tenants, "yaml")
+    out = {"tenants": tenants, "policy_mib": policy.stat().st_size / 2**20}
+    for fmt in ("table", "json"):
+        report = work / f"policy-check-{tenants}.{fmt}"
+        cmd = [GPU_TRUST, "policy", "check", policy, "--format", fmt, "--output", report,
+               "--today", "2026-12-01"]
+        m = repeat(cmd, runs, ok_codes=(0,))
+        m["report_mib"] = report.stat().st_size / 2**20
+        out[fmt] = m
+        print(f"  policy: {tenants} tenants, {fmt}: {m['wall_s']:.2f} s, {m['rss_mib']:.0f} MiB",
+              file=sys.stderr)
+    return out
 
 
 def section_pods(work, runs, quick):
@@ -196,7 +266,8 @@ def section_tenants(work, runs, quick):
     tenant_list = [1, 3, 10, 30, 100, 300, 1000] if not quick else [1, 10, 100]
     rows = []
     for tenants in tenant_list:
-        row, _ = audit_row(work, nodes, pods, tenants, "json", runs, per_gpu=True)
+        row, cluster = audit_row(work, nodes, pods, tenants, "json", runs, per_gpu=True)
+        row["pairs"] = helper(MEETING_PAIRS, work / f"report-{cluster.stem}-json.json")
         rows.append(row)
         print(f"  tenants: {tenants}: {row['wall_s']:.2f} s, "
               f"{row['tenants_per_gpu_mean']:.1f} tenants per GPU", file=sys.stderr)
@@ -274,14 +345,37 @@ def markdown(results):
         lines += ["| input | size | audit wall | CPU (user+sys) | peak RSS | findings | report | "
                   "Python `json.load` (wall, peak RSS) |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        names = {"yaml": "YAML", "json": "JSON", "json-min": "JSON, minified"}
         for r in results["sizes"]:
             py = r.get("python_json_load")
             py_text = f"{py['wall_s']:.2f} s, {fmt_mib(py['rss_mib'])}" if py else "-"
             lines.append(
                 f"| {r['nodes']:,} nodes / {r['pods']:,} pods / {r['tenants']} tenants, "
-                f"{r['format'].upper()} | {r['input_mib']:,.0f} MiB | {r['wall_s']:.2f} s | "
+                f"{names[r['format']]} | {r['input_mib']:,.0f} MiB | {r['wall_s']:.2f} s | "
                 f"{r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | {r['findings']:,} | "
-                f"{r['report_mib']:,.0f} MiB | {py_text} |")
+                f"{r['report_mib']:,.1f} MiB | {py_text} |")
+        lines.append("")
+    if "pool" in results:
+        p = results["pool"]
+        lines += [f"{p['nodes']} nodes, {p['tenants']:,} tenants, {p['pairs']:,} pairs that may meet "
+                  f"({p['input_mib']:.1f} MiB of YAML).", "",
+                  "| format | wall | CPU | peak RSS | report | findings / results |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for fmt in ("json", "sarif", "table", "html"):
+            m = p[fmt]
+            count = (f"{m['findings']:,} findings, {m['groups']} groups" if fmt == "json" else
+                     f"{m['results']:,} results, {m['rules']} rules" if fmt == "sarif" else "-")
+            lines.append(f"| {fmt} | {m['wall_s']:.2f} s | {m['cpu_s']:.2f} s | "
+                         f"{fmt_mib(m['rss_mib'])} | {m['report_mib']:.2f} MiB | {count} |")
+        lines.append("")
+    if "policy" in results:
+        p = results["policy"]
+        lines += [f"A policy of {p['tenants']:,} tenants ({p['policy_mib']:.1f} MiB).", "",
+                  "| format | wall | CPU | peak RSS | output |", "|---|---:|---:|---:|---:|"]
+        for fmt in ("table", "json"):
+            m = p[fmt]
+            lines.append(f"| {fmt} | {m['wall_s']:.2f} s | {m['cpu_s']:.2f} s | "
+                         f"{fmt_mib(m['rss_mib'])} | {m['report_mib']:.1f} MiB |")
         lines.append("")
     # The growth tables share their first columns.
     def growth(r):
@@ -297,9 +391,10 @@ def markdown(results):
                   f"{r['findings']:,} |" for r in results["pods"]]
         lines.append("")
     if "tenants" in results:
-        lines += [growth_head + "peak RSS | pairs | findings |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        lines += [growth(r) + f"{fmt_mib(r['rss_mib'])} | {r['pairs']:,} | {r['findings']:,} |"
+        lines += [growth_head + "peak RSS | pairs that meet | groups | findings | report |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [growth(r) + f"{fmt_mib(r['rss_mib'])} | {r['pairs']:,} | {r['groups']:,} | "
+                  f"{r['findings']:,} | {r['report_mib']:.1f} MiB |"
                   for r in results["tenants"]]
         lines.append("")
     if "minified" in results:
@@ -329,7 +424,8 @@ def markdown(results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append",
-                        choices=["sizes", "pods", "tenants", "checkov", "minified"],
+                        choices=["sizes", "pool", "policy", "pods", "tenants", "checkov",
+                                 "minified"],
                         help="run only this section (repeatable)")
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement (median)")
     parser.add_argument("--quick", action="store_true", help="small clusters, one run each")
@@ -341,7 +437,7 @@ def main():
     args.work.mkdir(parents=True, exist_ok=True)
     if not args.no_build:
         build()
-    sections = args.only or ["sizes", "pods", "tenants", "checkov", "minified"]
+    sections = args.only or ["sizes", "pool", "policy", "pods", "tenants", "checkov", "minified"]
     results = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor() or
                            platform.machine(), "python": platform.python_version()},
                "runs": runs}

@@ -104,6 +104,25 @@ pub fn stdout_is_terminal(path: Option<&Path>) -> bool {
     path.is_none() && io::stdout().is_terminal()
 }
 
+/// The width to wrap terminal text at: `COLUMNS` when set to a number, else the terminal's width when
+/// standard output is one (and no `--output` file is given), else 100 columns; never under 40.
+pub fn text_width(path: Option<&Path>) -> usize {
+    const DEFAULT: usize = 100;
+    const NARROWEST: usize = 40;
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0);
+    let width = columns.or_else(|| {
+        if stdout_is_terminal(path) {
+            terminal_size::terminal_size().map(|(w, _)| usize::from(w.0))
+        } else {
+            None
+        }
+    });
+    width.unwrap_or(DEFAULT).max(NARROWEST)
+}
+
 /// When to colour output (`--color`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColourChoice {

@@ -11,8 +11,52 @@ fn data(name: &str) -> String {
 
 fn gpu_trust() -> Command {
     let mut cmd = Command::cargo_bin("gpu-trust").unwrap();
-    cmd.env("NO_COLOR", "1").arg("audit");
+    cmd.env("NO_COLOR", "1").env_remove("COLUMNS").arg("audit");
     cmd
+}
+
+/// The table wraps at COLUMNS (else the terminal's width, else 100), between words.
+#[test]
+fn the_table_uses_the_width_it_is_given() {
+    let table = |columns: Option<&str>| {
+        let mut cmd = gpu_trust();
+        if let Some(c) = columns {
+            cmd.env("COLUMNS", c);
+        }
+        let out = cmd
+            .args([
+                &data("two-tenants-time-sliced.yaml"),
+                "--today",
+                "2026-11-15",
+            ])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    // Only a word longer than the width may pass it (a file's path here).
+    let fits = |text: &str, width: usize| {
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= width || line.split_whitespace().count() <= 1,
+                "{width}: {line:?}"
+            );
+        }
+    };
+    let default = table(None);
+    fits(&default, 100);
+    let narrow = table(Some("60"));
+    fits(&narrow, 60);
+    assert!(narrow.lines().count() > default.lines().count());
+    let wide = table(Some("160"));
+    assert!(widest(&wide) > 100, "a wide terminal is used");
+    // The same words in the same order, whatever the width.
+    let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(words(&narrow), words(&default));
+    assert_eq!(words(&wide), words(&default));
 }
 
 fn json_of(output: &std::process::Output) -> Value {
@@ -210,7 +254,7 @@ fn standard_input_is_read_for_dash() {
     let text = std::fs::read_to_string(data("two-tenants-time-sliced.yaml")).unwrap();
     let out = gpu_trust()
         .args(["-", "--format", "json", "--today", "2026-11-15"])
-        .write_stdin(text)
+        .write_stdin(text.clone())
         .assert()
         .code(1)
         .get_output()
@@ -218,7 +262,23 @@ fn standard_input_is_read_for_dash() {
     let report = json_of(&out);
     assert!(rules_of(&report).contains(&"GT101".to_string()));
     let objects = report["findings"][0]["objects"].as_array().unwrap();
-    assert!(objects.iter().all(|o| o["file"] == "-"), "{objects:?}");
+    assert!(objects.iter().all(|o| o["file"] == "stdin"), "{objects:?}");
+
+    // Named: the objects, and the SARIF URIs, point where the input came from.
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpu_trust()
+        .current_dir(dir.path())
+        .args(["-", "--format", "sarif", "--today", "2026-11-15"])
+        .args(["--stdin-filename", "chart/rendered.yaml"])
+        .write_stdin(text)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let sarif = json_of(&out);
+    let location = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "chart/rendered.yaml");
+    assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
 }
 
 #[test]
@@ -357,7 +417,7 @@ fn output_file_gets_the_report() {
         .code(1)
         .stdout(predicate::str::is_empty());
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(report["schema"], "gpu-trust/audit/v1");
+    assert_eq!(report["schema"], "gpu-trust/audit/v2");
 }
 
 #[test]

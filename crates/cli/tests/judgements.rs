@@ -71,13 +71,28 @@ fn a_vcluster_host_namespace_is_a_virtual_cluster() {
     let report = audit("vcluster.yaml");
     assert_eq!(tenants(&report), ["team-b", "vc-team-a"]);
     assert!(findings(&report, "GT401").is_empty(), "{report:#}");
-    // The nodes and the GPU are still shared.
-    assert_eq!(findings(&report, "GT101").len(), 1, "{report:#}");
-    let pair = report["pairs"]
+    // The report says why: the tenant runs in a virtual cluster, and no control-plane group holds it.
+    let vc = report["tenants"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["tenants"] == serde_json::json!(["team-b", "vc-team-a"]))
-        .expect("a pair of the two tenants");
-    assert!(pair.to_string().contains("virtual-cluster"), "{pair:#}");
+        .find(|t| t["name"] == "vc-team-a")
+        .unwrap();
+    assert_eq!(vc["virtualCluster"], true, "{vc:#}");
+    let groups = report["groups"].as_array().unwrap();
+    assert!(
+        !groups.iter().any(|g| g["level"] == "control-plane"
+            && g["tenants"]
+                .as_array()
+                .unwrap()
+                .contains(&"vc-team-a".into())),
+        "{report:#}"
+    );
+    // The nodes and the GPU are still shared.
+    assert_eq!(findings(&report, "GT101").len(), 1, "{report:#}");
+    let gpu = groups
+        .iter()
+        .find(|g| g["level"] == "device")
+        .expect("a device group");
+    assert_eq!(gpu["tenants"], serde_json::json!(["team-b", "vc-team-a"]));
 }

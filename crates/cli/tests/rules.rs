@@ -6,6 +6,7 @@ use serde_json::Value;
 
 fn gpu_trust() -> Command {
     let mut cmd = Command::cargo_bin("gpu-trust").unwrap();
+    cmd.env_remove("COLUMNS");
     cmd.env("NO_COLOR", "1");
     cmd
 }

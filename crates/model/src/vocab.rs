@@ -1,7 +1,7 @@
 //! The shared vocabulary of every command: layers, severities, certainties, trust levels, incidents.
 //!
 //! These enums are the words findings, blast radius, plans and probe evidence are written in. Their
-//! kebab-case serialisations are part of the JSON wire formats (`gpu-trust/audit/v1`, `gpu-trust/plan/v1`).
+//! kebab-case serialisations are part of the JSON wire formats (`gpu-trust/audit/v2`, `gpu-trust/plan/v1`).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

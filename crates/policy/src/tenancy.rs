@@ -573,8 +573,17 @@ impl Tenancy {
         }
     }
 
+    /// The `trust.relations` entries, one per pair of different tenants (sorted ids), with their level
+    /// and location; every other pair of different tenants has the [default](Self::default_trust).
+    pub fn relations(&self) -> impl Iterator<Item = ([TenantId; 2], Trust, &Location)> + '_ {
+        self.relations
+            .iter()
+            .map(|((a, b), (trust, location))| ([*a, *b], *trust, location))
+    }
+
     /// Every pair of different tenants with its trust, in name order. Quadratic in the tenants: meant
-    /// for reports on policy files, not for audit loops (use [`trust`](Self::trust) there).
+    /// for reports on small policy files, not for audit loops (use [`trust`](Self::trust) and
+    /// [`relations`](Self::relations) there).
     pub fn pairs(&self) -> Vec<TrustPair> {
         let mut out = Vec::new();
         for a in self.ids() {

@@ -16,21 +16,39 @@ fn example_policy_report() {
 }
 
 #[test]
-fn pairs_name_their_source() {
+fn relations_name_their_line_and_other_pairs_the_default() {
     let policy = valid();
     let report = CheckReport::new(&policy, &policy.resolve(&[]), Date::MIN);
     let pair = |a: &str, b: &str| {
         report
-            .pairs
+            .relations
             .iter()
             .find(|p| p.tenants == [a.to_string(), b.to_string()])
-            .unwrap()
     };
-    assert_eq!(pair("ads", "search").source, "relation");
-    assert_eq!(pair("ads", "search").line, Some(29));
-    assert_eq!(pair("platform-ml", "search").source, "relation");
-    assert_eq!(pair("acme", "ads").source, "default");
-    assert_eq!(pair("acme", "ads").line, None);
+    assert_eq!(pair("ads", "search").unwrap().source, "relation");
+    assert_eq!(pair("ads", "search").unwrap().line, Some(29));
+    assert_eq!(pair("platform-ml", "search").unwrap().source, "relation");
+    assert!(
+        pair("acme", "ads").is_none(),
+        "a default pair is not listed"
+    );
+    assert_eq!(report.pairs, 6);
+    assert_eq!(report.default_trust, gpu_trust_model::Trust::None);
+}
+
+/// Nothing in the report grows with the pairs: 10,000 tenants, one relation.
+#[test]
+fn many_tenants_report_the_relations_only() {
+    let mut text = String::from("tenants:\n");
+    for t in 0..10_000 {
+        text.push_str(&format!("  - {{name: t{t:05}, namespaces: [ns-{t:05}]}}\n"));
+    }
+    text.push_str("trust:\n  default: none\n  relations:\n    - {tenants: [t00000, t00001], level: limited}\n");
+    let policy = parse(&text, "big.yaml").unwrap();
+    let report = CheckReport::new(&policy, &policy.resolve(&[]), Date::MIN);
+    assert_eq!(report.pairs, 10_000 * 9_999 / 2);
+    assert_eq!(report.relations.len(), 1);
+    assert_eq!(report.tenants.len(), 10_000);
 }
 
 #[test]

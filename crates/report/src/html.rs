@@ -1,18 +1,25 @@
 //! The HTML report: one self-contained file (inline CSS, SVG and script; no request to any network, which
 //! its Content-Security-Policy forbids), readable from a `file://` address and printable.
 //!
-//! Sections, in order:
+//! Sections, in order, so that what matters comes before the drawings:
 //!
 //! 1. A summary band: tenants, nodes, GPUs, findings by severity, and one sentence with what matters
-//!    most, computed from the report's pairs and findings.
-//! 2. The blast radius as a tenant x tenant matrix, one per incident, with a switch; cells coloured (and
-//!    marked with a symbol) by certainty.
-//! 3. The pairs of tenants: trust, what they share, what separates them.
-//! 4. Per GPU node, one drawing per physical GPU from the [`NodeLayout`]: MIG instances as slices at
-//!    their placement in memory slices (compute slices noted), time-sliced and MPS GPUs as one shared
-//!    block with the replica count, tenants coloured and named.
-//! 5. The findings, grouped by layer, with filters by tenant, layer and severity.
-//! 6. The documentation of every rule that fired, from the registry (the text `gpu-trust explain` prints).
+//!    most, computed from the report's groups and findings.
+//! 2. Who can hurt whom: one tenant x tenant matrix (the report's [`Matrix`]), each cell coloured by the
+//!    worst severity of the open findings that cover the pair, with the incidents as its detail.
+//! 3. The findings, grouped by layer, with filters by tenant, layer and severity; accepted findings
+//!    hidden until asked for.
+//! 4. The pairs of the matrix, riskiest first: trust, worst severity, incidents.
+//! 5. What tenants share: the report's groups, those with the most pairs first.
+//! 6. Per GPU node, the physical GPUs drawn from the [`NodeLayout`] (identical GPUs of a node drawn
+//!    once, nodes with the same layout and tenants drawn once): MIG instances as slices at their
+//!    placement in memory slices (compute slices noted), time-sliced and MPS GPUs as one shared block
+//!    with the replica count, tenants coloured and named.
+//! 7. The documentation of every rule that fired, from the registry (the text `gpu-trust explain` prints).
+//!
+//! Code spans of messages and remediations (`` `kubectl taint ...` ``) are set as code, never shown
+//! with their backticks. The page reads at a phone's width (390 px): every wide table scrolls in its
+//! own box.
 //!
 //! Every text of the input is escaped. The page embeds, as JSON (with `<`, `>` and `&` written as
 //! `\u003c`, `\u003e`, `\u0026`, so no `</script>` or `<!--` can occur in it), the report's summary and
@@ -28,9 +35,11 @@
 mod markdown;
 
 use crate::{AuditReport, RuleDoc};
-use gpu_trust_model::{Certainty, Incident, Layer, Severity};
+use gpu_trust_model::{Certainty, Layer, Severity};
 use gpu_trust_rules::layout::{GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing};
-use gpu_trust_rules::report::{BlastRadiusEntry, Finding, PairEntry, SeverityCounts, Summary};
+use gpu_trust_rules::report::{
+    Finding, GroupEntry, GroupLevel, Matrix, MatrixPair, SeverityCounts, Summary,
+};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -47,8 +56,8 @@ pub const CONTENT_SECURITY_POLICY: &str =
 /// Node sections drawn open; later ones start collapsed (a click, or printing, opens them).
 const OPEN_NODES: usize = 24;
 
-/// Nodes drawn GPU by GPU; a larger fleet draws the nodes with the most tenants (in node order) and
-/// lists the others in a table, so that the page stays a size a browser opens quickly.
+/// Node layouts drawn (nodes alike counted once); a larger fleet draws those with the most tenants (in
+/// node order) and lists the others in a table, so that the page stays a size a browser opens quickly.
 pub const MAX_DRAWN_NODES: usize = 200;
 
 /// Findings shown per rule (open ones first, in the report's order); the others are counted, and the
@@ -61,13 +70,11 @@ pub const MAX_OBJECTS: usize = 12;
 /// Tenants and nodes named per finding; the others are counted.
 pub const MAX_NAMES: usize = 20;
 
-/// Pairs of tenants listed: those that share a device first (memory pool, then GPU), then by
-/// certainty, then in the report's order.
+/// Pairs of tenants listed, riskiest first.
 pub const MAX_PAIRS: usize = 500;
 
-/// Tenants on the axes of the blast-radius matrix: beyond it, those whose incidents reach the most
-/// tenants (ties by the report's order).
-pub const MAX_MATRIX_TENANTS: usize = 60;
+/// Groups (shared things) listed: the device groups first, then those with the most pairs.
+pub const MAX_GROUPS: usize = 100;
 
 /// Tenant bands drawn inside one GPU or instance; more are named in the caption only.
 const MAX_BANDS: usize = 4;
@@ -101,6 +108,33 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Text with Markdown code spans (`` `like this` ``) set as `<code>`, everything escaped: what the
+/// rules write between backticks reads as code, and no backtick is left on the page. A backtick
+/// without a partner stays as it is.
+pub fn code_spans(text: &str) -> String {
+    let pieces: Vec<&str> = text.split('`').collect();
+    // An odd number of pieces means the backticks pair up; otherwise the last one has no partner.
+    let paired = if pieces.len() % 2 == 1 {
+        pieces.len()
+    } else {
+        pieces.len() - 1
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, piece) in pieces.iter().enumerate() {
+        if i >= paired {
+            out.push('`');
+            out.push_str(&escape(piece));
+        } else if i % 2 == 1 {
+            out.push_str("<code>");
+            out.push_str(&escape(piece));
+            out.push_str("</code>");
+        } else {
+            out.push_str(&escape(piece));
+        }
+    }
+    out
+}
+
 /// JSON made safe to sit inside a `<script>` element: `<`, `>` and `&` (and the two line separators
 /// JavaScript once treated as line ends) as `\u` escapes, which JSON reads back unchanged.
 pub fn script_json(json: &str) -> String {
@@ -118,9 +152,9 @@ pub fn script_json(json: &str) -> String {
     out
 }
 
-/// What the page embeds for its script: the report's schema, summary and tenants, what the page should
-/// show (computed from the report and the layout, not from the markup, so that the script's self-check
-/// compares two independent counts), and the incidents of the matrix switch.
+/// What the page embeds for its script: the report's schema, summary and tenants, and what the page
+/// should show (computed from the report and the layout, not from the markup, so that the script's
+/// self-check compares two independent counts).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PageData<'a> {
@@ -132,7 +166,6 @@ struct PageData<'a> {
     hidden_findings: usize,
     /// GPU nodes listed without a drawing (beyond [`MAX_DRAWN_NODES`]).
     listed_nodes: usize,
-    incidents: &'a [Incident],
 }
 
 /// Counts of what the page shows; the script counts the same elements in the DOM.
@@ -143,12 +176,40 @@ pub struct Expect {
     pub accepted: usize,
     /// Findings shown that are not accepted, by severity.
     pub by_severity: SeverityCounts,
-    pub matrices: usize,
     pub matrix_cells: usize,
+    /// Node sections drawn (one per layout; nodes alike share one).
     pub nodes: usize,
+    /// GPU drawings (identical GPUs of a node share one).
     pub gpus: usize,
     pub mig_slices: usize,
     pub pairs: usize,
+    pub groups: usize,
+}
+
+/// Nodes drawn as one: the first, and the others with the same layout and tenants.
+pub struct DrawnNode<'a> {
+    pub node: &'a NodeLayout,
+    pub alike: Vec<&'a NodeLayout>,
+}
+
+impl DrawnNode<'_> {
+    /// The runs of identical consecutive GPUs of the node: each is drawn once.
+    pub fn runs(&self) -> Vec<&[GpuLayout]> {
+        gpu_runs(&self.node.gpus)
+    }
+}
+
+/// Consecutive GPUs shared the same way by the same tenants, as runs.
+pub fn gpu_runs(gpus: &[GpuLayout]) -> Vec<&[GpuLayout]> {
+    let mut runs: Vec<&[GpuLayout]> = Vec::new();
+    let mut start = 0;
+    for i in 1..=gpus.len() {
+        if i == gpus.len() || !same_occupancy(&gpus[start], &gpus[i]) {
+            runs.push(&gpus[start..i]);
+            start = i;
+        }
+    }
+    runs
 }
 
 /// What the page shows of a report and a layout.
@@ -157,25 +218,40 @@ pub struct Plan<'a> {
     pub findings: Vec<&'a Finding>,
     /// Findings not shown, per rule.
     pub hidden: BTreeMap<&'a str, usize>,
-    /// Tenants on the matrix axes (names), in the page's tenant order.
+    /// Tenants on the matrix axes (names), in the report's order.
     pub matrix_tenants: Vec<String>,
-    pub drawn: Vec<&'a NodeLayout>,
+    pub drawn: Vec<DrawnNode<'a>>,
     pub listed: Vec<&'a NodeLayout>,
-    /// Pairs listed (at most [`MAX_PAIRS`]), in the report's order.
-    pub pairs: Vec<&'a PairEntry>,
+    /// Pairs listed (at most [`MAX_PAIRS`]), riskiest first.
+    pub pairs: Vec<&'a MatrixPair>,
+    /// Groups listed (at most [`MAX_GROUPS`]), in the report's order.
+    pub groups: Vec<&'a GroupEntry>,
+}
+
+/// How risky a pair is, for sorting (smaller first): worst open severity, then how surely it
+/// meets, then how many incidents reach across.
+fn pair_risk(
+    p: &MatrixPair,
+) -> (
+    std::cmp::Reverse<Option<Severity>>,
+    Certainty,
+    std::cmp::Reverse<usize>,
+) {
+    let surest = p
+        .incidents
+        .values()
+        .min()
+        .copied()
+        .unwrap_or(Certainty::Permitted);
+    (
+        std::cmp::Reverse(p.severity),
+        surest,
+        std::cmp::Reverse(p.incidents.len()),
+    )
 }
 
 impl<'a> Plan<'a> {
     pub fn new(report: &'a AuditReport, layout: &'a [NodeLayout]) -> Plan<'a> {
-        let tenants = TenantIndex::new(report, layout);
-        Plan::with_tenants(report, layout, &tenants)
-    }
-
-    fn with_tenants(
-        report: &'a AuditReport,
-        layout: &'a [NodeLayout],
-        tenants: &TenantIndex,
-    ) -> Plan<'a> {
         // Per rule: open findings first, then accepted ones, up to the cap; shown in report order.
         let mut per_rule: BTreeMap<&str, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
         for (i, f) in report.findings.iter().enumerate() {
@@ -196,54 +272,28 @@ impl<'a> Plan<'a> {
             shown.extend(all.into_iter().take(MAX_FINDINGS_PER_RULE));
         }
         let findings = shown.into_iter().map(|i| &report.findings[i]).collect();
-
-        let matrix_tenants = if tenants.names.len() <= MAX_MATRIX_TENANTS {
-            tenants.names.clone()
-        } else {
-            let mut reach: BTreeMap<&str, usize> = BTreeMap::new();
-            for b in &report.blast_radius {
-                *reach.entry(b.tenant.as_str()).or_default() += b.reaches.len();
-            }
-            let mut order: Vec<usize> = (0..tenants.names.len()).collect();
-            order.sort_by_key(|i| {
-                (
-                    std::cmp::Reverse(reach.get(tenants.names[*i].as_str()).copied().unwrap_or(0)),
-                    *i,
-                )
-            });
-            let mut chosen: Vec<usize> = order.into_iter().take(MAX_MATRIX_TENANTS).collect();
-            chosen.sort_unstable();
-            chosen
-                .into_iter()
-                .map(|i| tenants.names[i].clone())
-                .collect()
-        };
+        let mut pairs: Vec<&MatrixPair> = report.matrix.pairs.iter().collect();
+        pairs.sort_by(|a, b| {
+            pair_risk(a)
+                .cmp(&pair_risk(b))
+                .then_with(|| a.tenants.cmp(&b.tenants))
+        });
+        pairs.truncate(MAX_PAIRS);
+        let mut groups: Vec<&GroupEntry> = report.groups.iter().collect();
+        if groups.len() > MAX_GROUPS {
+            groups.sort_by_key(|g| (g.level, std::cmp::Reverse(g.pairs)));
+            groups.truncate(MAX_GROUPS);
+            groups.sort_by_key(|g| report.groups.iter().position(|x| x.id == g.id));
+        }
         let (drawn, listed) = drawn_nodes(layout);
-        let pairs = if report.pairs.len() <= MAX_PAIRS {
-            report.pairs.iter().collect()
-        } else {
-            let rank = |p: &PairEntry| {
-                let has = |s: &str| p.shares.iter().any(|x| x == s);
-                (
-                    !has("memory-pool"),
-                    !has("gpu"),
-                    p.certainty.unwrap_or(Certainty::Permitted),
-                    p.certainty.is_none(),
-                )
-            };
-            let mut order: Vec<usize> = (0..report.pairs.len()).collect();
-            order.sort_by_key(|i| (rank(&report.pairs[*i]), *i));
-            let mut chosen: Vec<usize> = order.into_iter().take(MAX_PAIRS).collect();
-            chosen.sort_unstable();
-            chosen.into_iter().map(|i| &report.pairs[i]).collect()
-        };
         Plan {
             findings,
             hidden,
-            matrix_tenants,
+            matrix_tenants: report.matrix.tenants.clone(),
             drawn,
             listed,
             pairs,
+            groups,
         }
     }
 
@@ -254,6 +304,7 @@ impl<'a> Plan<'a> {
             by_severity.add(f.severity);
         }
         let n = self.matrix_tenants.len();
+        let runs: Vec<&[GpuLayout]> = self.drawn.iter().flat_map(|d| d.runs()).collect();
         Expect {
             findings: self.findings.len(),
             accepted: self
@@ -262,40 +313,66 @@ impl<'a> Plan<'a> {
                 .filter(|f| f.accepted.is_some())
                 .count(),
             by_severity,
-            matrices: Incident::ALL.len(),
-            matrix_cells: Incident::ALL.len() * n * n,
+            matrix_cells: n * n,
             nodes: self.drawn.len(),
-            gpus: self.drawn.iter().map(|n| n.gpus.len()).sum(),
-            mig_slices: self
-                .drawn
-                .iter()
-                .flat_map(|n| &n.gpus)
-                .map(|g| g.instances.len())
-                .sum(),
+            gpus: runs.len(),
+            mig_slices: runs.iter().map(|r| r[0].instances.len()).sum(),
             pairs: self.pairs.len(),
+            groups: self.groups.len(),
         }
     }
 }
 
-/// The nodes to draw (at most [`MAX_DRAWN_NODES`]: those with the most tenants, ties by node order)
-/// and the others, both in node order.
-pub fn drawn_nodes(layout: &[NodeLayout]) -> (Vec<&NodeLayout>, Vec<&NodeLayout>) {
-    if layout.len() <= MAX_DRAWN_NODES {
-        return (layout.iter().collect(), Vec::new());
-    }
-    let mut order: Vec<usize> = (0..layout.len()).collect();
-    order.sort_by_key(|i| (std::cmp::Reverse(layout[*i].tenants.len()), *i));
-    let chosen: BTreeSet<usize> = order.into_iter().take(MAX_DRAWN_NODES).collect();
-    let mut drawn = Vec::with_capacity(MAX_DRAWN_NODES);
-    let mut listed = Vec::with_capacity(layout.len() - MAX_DRAWN_NODES);
-    for (i, node) in layout.iter().enumerate() {
-        if chosen.contains(&i) {
-            drawn.push(node);
-        } else {
-            listed.push(node);
+/// Whether two nodes would be drawn alike: the same GPUs, shared the same way by the same tenants.
+fn same_node(a: &NodeLayout, b: &NodeLayout) -> bool {
+    a.model == b.model
+        && a.product == b.product
+        && a.hami == b.hami
+        && a.sharing_strategy == b.sharing_strategy
+        && a.tenants == b.tenants
+        && a.gpus.len() == b.gpus.len()
+        && a.gpus
+            .iter()
+            .zip(&b.gpus)
+            .all(|(x, y)| same_occupancy(x, y))
+}
+
+/// The node layouts to draw (nodes alike drawn once; at most [`MAX_DRAWN_NODES`] layouts: those with
+/// the most tenants, ties by node order) and the nodes listed without a drawing, both in node order.
+pub fn drawn_nodes(layout: &[NodeLayout]) -> (Vec<DrawnNode<'_>>, Vec<&NodeLayout>) {
+    let mut drawn: Vec<DrawnNode<'_>> = Vec::new();
+    for node in layout {
+        // Nodes alike are mostly neighbours (a pool); compare with the last few layouts first.
+        match drawn
+            .iter_mut()
+            .rev()
+            .take(16)
+            .find(|d| same_node(d.node, node))
+        {
+            Some(d) => d.alike.push(node),
+            None => drawn.push(DrawnNode {
+                node,
+                alike: Vec::new(),
+            }),
         }
     }
-    (drawn, listed)
+    if drawn.len() <= MAX_DRAWN_NODES {
+        return (drawn, Vec::new());
+    }
+    let mut order: Vec<usize> = (0..drawn.len()).collect();
+    order.sort_by_key(|i| (std::cmp::Reverse(drawn[*i].node.tenants.len()), *i));
+    let chosen: BTreeSet<usize> = order.into_iter().take(MAX_DRAWN_NODES).collect();
+    let mut kept = Vec::with_capacity(MAX_DRAWN_NODES);
+    let mut listed = Vec::new();
+    for (i, d) in drawn.into_iter().enumerate() {
+        if chosen.contains(&i) {
+            kept.push(d);
+        } else {
+            listed.push(d.node);
+            listed.extend(d.alike);
+        }
+    }
+    (kept, listed)
 }
 
 /// The report as one HTML document.
@@ -304,7 +381,7 @@ pub fn drawn_nodes(layout: &[NodeLayout]) -> (Vec<&NodeLayout>, Vec<&NodeLayout>
 /// the page.
 pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]) -> String {
     let tenants = TenantIndex::new(report, layout);
-    let plan = Plan::with_tenants(report, layout, &tenants);
+    let plan = Plan::new(report, layout);
     let mut out = String::with_capacity(64 * 1024);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     let _ = writeln!(
@@ -331,22 +408,24 @@ pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]
     let slice_counts: BTreeSet<u32> = plan
         .drawn
         .iter()
+        .map(|d| d.node)
         .filter(|n| n.gpus.iter().any(|g| g.sharing == Sharing::Mig))
-        .map(|n| slice_count(n))
+        .map(slice_count)
         .collect();
     out.push_str(&svg_defs(&slice_counts));
 
     summary_band(&mut out, report);
     out.push_str(
-        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#blast-radius\">Blast radius</a>\
-         <a href=\"#pairs\">Tenant pairs</a><a href=\"#gpus\">GPU layouts</a>\
-         <a href=\"#findings\">Findings</a><a href=\"#rules\">Rules</a></nav>\n",
+        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#matrix\">Who can hurt whom</a>\
+         <a href=\"#findings\">Findings</a><a href=\"#pairs\">Tenant pairs</a>\
+         <a href=\"#groups\">Shared</a><a href=\"#gpus\">GPU layouts</a><a href=\"#rules\">Rules</a></nav>\n",
     );
     out.push_str("<main>\n");
-    blast_radius(&mut out, report, &tenants, &plan.matrix_tenants);
-    pairs(&mut out, report, &plan, &tenants);
-    gpu_layouts(&mut out, &plan.drawn, &plan.listed, &tenants);
+    matrix(&mut out, &report.matrix, &tenants);
     findings(&mut out, report, &plan, &tenants, rules);
+    pairs(&mut out, report, &plan, &tenants);
+    groups(&mut out, report, &plan);
+    gpu_layouts(&mut out, &plan.drawn, &plan.listed, &tenants);
     rule_docs(&mut out, report, rules);
     skipped(&mut out, report);
     out.push_str("</main>\n");
@@ -364,7 +443,6 @@ pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]
         expect: plan.expect(),
         hidden_findings: plan.hidden.values().sum(),
         listed_nodes: plan.listed.len(),
-        incidents: &Incident::ALL,
     };
     // Serialising these types cannot fail (string keys, integers only); were it to, the page's
     // self-check reports the missing data instead of the page failing to render.
@@ -398,11 +476,11 @@ impl TenantIndex {
         let mut extra: BTreeSet<&str> = BTreeSet::new();
         for b in &report.blast_radius {
             extra.insert(&b.tenant);
-            extra.extend(b.reaches.iter().map(String::as_str));
         }
-        for p in &report.pairs {
-            extra.extend(p.tenants.iter().map(String::as_str));
+        for g in &report.groups {
+            extra.extend(g.tenants.iter().map(String::as_str));
         }
+        extra.extend(report.matrix.tenants.iter().map(String::as_str));
         for f in &report.findings {
             extra.extend(f.tenants.iter().map(String::as_str));
         }
@@ -511,35 +589,37 @@ fn share_phrase(share: &str) -> String {
     }
 }
 
-/// The sentence that matters: how many pairs of tenants share a memory pool (or, when none does, the
-/// closest thing they share), and which contracts the findings say are not kept.
+/// The sentence that matters: how many tenants share a memory pool with another (or, when none does,
+/// the closest thing they share), and which contracts the findings say are not kept.
 pub fn headline(report: &AuditReport) -> String {
     let mut parts: Vec<String> = Vec::new();
     let count = |share: &str| {
         report
-            .pairs
+            .groups
             .iter()
-            .filter(|p| p.shares.iter().any(|s| s == share))
-            .count()
+            .filter(|g| g.shares.iter().any(|s| s == share))
+            .flat_map(|g| g.tenants.iter().map(String::as_str))
+            .collect::<BTreeSet<&str>>()
+            .len()
     };
     let pool = count("memory-pool");
     if pool > 0 {
-        parts.push(pairs_share(pool, "memory-pool"));
+        parts.push(tenants_share(pool, "memory-pool"));
     } else {
         let mut said = false;
         for share in ["gpu", "host"] {
             let n = count(share);
             if n > 0 {
                 parts.push(format!(
-                    "no tenant pair shares a memory pool, but {}",
-                    pairs_share(n, share)
+                    "no tenant shares a memory pool, but {}",
+                    tenants_share(n, share)
                 ));
                 said = true;
                 break;
             }
         }
         if !said {
-            parts.push("no tenant pair shares a memory pool or a node".to_string());
+            parts.push("no tenant shares a memory pool or a node with another".to_string());
         }
     }
     // Broken contracts: open findings of the contract layer at high or above, per rule (a finding
@@ -582,10 +662,10 @@ pub fn headline(report: &AuditReport) -> String {
     s
 }
 
-fn pairs_share(n: usize, share: &str) -> String {
+fn tenants_share(n: usize, share: &str) -> String {
     format!(
-        "{} {}",
-        plural(n, "tenant pair", "tenant pairs"),
+        "{} {} with another tenant",
+        plural(n, "tenant", "tenants"),
         if n == 1 {
             format!("shares {}", share_phrase(share))
         } else {
@@ -634,181 +714,239 @@ fn summary_band(out: &mut String, report: &AuditReport) {
     out.push_str("</dl>\n</header>\n");
 }
 
-fn certainty_symbol(c: Certainty) -> &'static str {
-    match c {
-        Certainty::Observed => "●",
-        Certainty::Possible => "◐",
-        Certainty::Permitted => "○",
+/// The class and one-letter mark of a matrix cell's worst severity.
+fn severity_mark(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical => "C",
+        Severity::High => "H",
+        Severity::Medium => "M",
+        Severity::Low => "L",
+        Severity::Info => "I",
     }
 }
 
-fn certainty_legend(out: &mut String) {
-    out.push_str("<ul class=\"legend\" aria-label=\"Certainty\">\n");
-    for c in [
-        Certainty::Observed,
-        Certainty::Possible,
-        Certainty::Permitted,
-    ] {
+fn matrix_legend(out: &mut String) {
+    out.push_str("<ul class=\"legend\" aria-label=\"Worst open severity\">\n");
+    for s in Severity::ALL {
         let _ = writeln!(
             out,
-            "<li><span class=\"swatch c-{c}\" aria-hidden=\"true\">{}</span>{c}</li>",
-            certainty_symbol(c)
+            "<li><span class=\"swatch sev-{s}\" aria-hidden=\"true\">{}</span>{s}</li>",
+            severity_mark(s)
         );
     }
     out.push_str(
-        "<li><span class=\"swatch c-none\" aria-hidden=\"true\">·</span>not reached</li>\n",
+        "<li><span class=\"swatch sev-open-none\" aria-hidden=\"true\">○</span>shares, nothing open</li>\n\
+         <li><span class=\"swatch c-none\" aria-hidden=\"true\">·</span>shares nothing</li>\n</ul>\n",
     );
-    out.push_str("</ul>\n");
 }
 
-fn blast_radius(out: &mut String, report: &AuditReport, tenants: &TenantIndex, axis: &[String]) {
-    out.push_str("<section id=\"blast-radius\" aria-labelledby=\"h-blast\">\n<h2 id=\"h-blast\">Blast radius</h2>\n");
+/// The incidents of a pair in words: `memory-exhaustion (possible), host-escape (observed)`.
+fn incidents_text(p: &MatrixPair) -> String {
+    p.incidents
+        .iter()
+        .map(|(i, c)| format!("{i} ({c})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Who can hurt whom: one matrix of the report's matrix tenants, each cell the worst severity of the
+/// open findings that cover the pair; the incidents are the cell's detail.
+fn matrix(out: &mut String, m: &Matrix, tenants: &TenantIndex) {
+    out.push_str("<section id=\"matrix\" aria-labelledby=\"h-matrix\">\n<h2 id=\"h-matrix\">Who can hurt whom</h2>\n");
+    if m.tenants.is_empty() {
+        out.push_str("<p>No tenant shares anything with another.</p>\n</section>\n");
+        return;
+    }
     out.push_str(
-        "<p>Row: the tenant that sets off the incident. Column: the tenant it reaches, coloured by how \
-         sure the audit is of the co-location behind it.</p>\n",
+        "<p>Row and column: two tenants. A cell is coloured by the worst severity of the open findings \
+         about the pair; its title lists the incidents either can set off on the other, and how sure \
+         the audit is of each.</p>\n",
     );
-    let mut index: BTreeMap<(&str, Incident), &BlastRadiusEntry> = BTreeMap::new();
-    for b in &report.blast_radius {
-        index.insert((b.tenant.as_str(), b.incident), b);
-    }
-    let reached = |incident: Incident| -> usize {
-        report
-            .blast_radius
-            .iter()
-            .filter(|b| b.incident == incident)
-            .map(|b| b.reaches.iter().filter(|r| **r != b.tenant).count())
-            .sum()
-    };
-    out.push_str("<fieldset class=\"incident-switch\">\n<legend>Incident</legend>\n");
-    for (i, incident) in Incident::ALL.into_iter().enumerate() {
+    matrix_legend(out);
+    if m.omitted > 0 {
         let _ = writeln!(
             out,
-            "<label><input type=\"radio\" name=\"incident\" value=\"{incident}\"{}> {incident} \
-             <span class=\"n\">({})</span></label>",
-            if i == 0 { " checked" } else { "" },
-            plural(reached(incident), "tenant reached", "tenants reached")
+            "<p>The {} tenants whose incidents reach the most others are shown; {} more are in the \
+             groups below and in the JSON report.</p>",
+            m.tenants.len(),
+            m.omitted
         );
     }
-    out.push_str("</fieldset>\n");
-    certainty_legend(out);
-    if axis.len() < tenants.names.len() {
-        let _ = writeln!(
+    let mut index: BTreeMap<(&str, &str), &MatrixPair> = BTreeMap::new();
+    for p in &m.pairs {
+        index.insert((p.tenants[0].as_str(), p.tenants[1].as_str()), p);
+    }
+    out.push_str("<div class=\"matrix-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Who can hurt whom\">\n<table class=\"matrix\">\n");
+    out.push_str(
+        "<thead><tr><th scope=\"col\"><span class=\"visually-hidden\">tenant \\ tenant</span></th>",
+    );
+    for name in &m.tenants {
+        let _ = write!(
             out,
-            "<p>The {} tenants whose incidents reach the most others are shown; the JSON report has the \
-             blast radius of all {}.</p>",
-            axis.len(),
-            tenants.names.len()
+            "<th scope=\"col\" data-col=\"{}\">{}</th>",
+            tenants.id(name),
+            escape(name)
         );
     }
-    out.push_str("<div class=\"matrix-wrap\">\n");
-    for (i, incident) in Incident::ALL.into_iter().enumerate() {
-        let _ = writeln!(
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for from in &m.tenants {
+        let _ = write!(
             out,
-            "<table class=\"matrix\" data-incident=\"{incident}\"{}>",
-            if i == 0 { "" } else { " hidden" }
+            "<tr><th scope=\"row\" data-row=\"{}\">{}</th>",
+            tenants.id(from),
+            escape(from)
         );
-        let _ = writeln!(out, "<caption>{incident}</caption>");
-        out.push_str(
-            "<thead><tr><th scope=\"col\"><span class=\"visually-hidden\">from \\ to</span></th>",
-        );
-        for name in axis {
+        for to in &m.tenants {
+            let key = if from <= to {
+                (from.as_str(), to.as_str())
+            } else {
+                (to.as_str(), from.as_str())
+            };
+            let (class, mark, word, detail) = if from == to {
+                (
+                    "c-self".to_string(),
+                    "–",
+                    "same tenant".to_string(),
+                    String::new(),
+                )
+            } else {
+                match index.get(&key) {
+                    Some(p) => match p.severity {
+                        Some(s) => (
+                            format!("sev-{s}"),
+                            severity_mark(s),
+                            s.as_str().to_string(),
+                            incidents_text(p),
+                        ),
+                        None => (
+                            "sev-open-none".to_string(),
+                            "○",
+                            "nothing open".to_string(),
+                            incidents_text(p),
+                        ),
+                    },
+                    None => (
+                        "c-none".to_string(),
+                        "·",
+                        "shares nothing".to_string(),
+                        String::new(),
+                    ),
+                }
+            };
+            let title = if from == to {
+                format!("{from}: the same tenant")
+            } else if detail.is_empty() {
+                format!("{from} ↔ {to}: {word}")
+            } else {
+                format!("{from} ↔ {to}: {word}; {detail}")
+            };
             let _ = write!(
                 out,
-                "<th scope=\"col\" data-col=\"{}\">{}</th>",
-                tenants.id(name),
-                escape(name)
+                "<td class=\"cell {class}\" title=\"{}\" aria-label=\"{}\">{mark}</td>",
+                escape(&title),
+                escape(&word)
             );
         }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        for from in axis {
-            let _ = write!(
-                out,
-                "<tr><th scope=\"row\" data-row=\"{}\">{}</th>",
-                tenants.id(from),
-                escape(from)
-            );
-            let entry = index.get(&(from.as_str(), incident));
-            for to in axis {
-                // The cell's name is the certainty in words; its title adds the two tenants.
-                let (class, symbol, word) = if from == to {
-                    ("c-self", "–", "same tenant")
-                } else {
-                    match entry.filter(|e| e.reaches.iter().any(|r| r == to)) {
-                        Some(e) => match e.certainty.get(to.as_str()) {
-                            Some(c) => (
-                                match c {
-                                    Certainty::Observed => "c-observed",
-                                    Certainty::Possible => "c-possible",
-                                    Certainty::Permitted => "c-permitted",
-                                },
-                                certainty_symbol(*c),
-                                c.as_str(),
-                            ),
-                            None => ("c-observed", "●", "reached"),
-                        },
-                        None => ("c-none", "·", "not reached"),
-                    }
-                };
-                let label = if from == to {
-                    format!("{from}: the same tenant")
-                } else {
-                    format!("{from} → {to}: {word}")
-                };
-                let _ = write!(
-                    out,
-                    "<td class=\"cell {class}\" title=\"{}\" aria-label=\"{word}\">{symbol}</td>",
-                    escape(&label)
-                );
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody>\n</table>\n");
+        out.push_str("</tr>\n");
     }
-    out.push_str("</div>\n</section>\n");
+    out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
 }
 
 fn pairs(out: &mut String, report: &AuditReport, plan: &Plan<'_>, tenants: &TenantIndex) {
     out.push_str("<section id=\"pairs\" aria-labelledby=\"h-pairs\">\n<h2 id=\"h-pairs\">Tenant pairs</h2>\n");
-    if report.pairs.is_empty() {
+    if report.matrix.pairs.is_empty() {
         out.push_str("<p>No two tenants share anything the audit can see.</p>\n</section>\n");
         return;
     }
+    out.push_str("<p>The pairs of the matrix, riskiest first.</p>\n");
     out.push_str(
-        "<table class=\"grid\"><thead><tr><th scope=\"col\">Tenants</th><th scope=\"col\">Trust</th>\
-         <th scope=\"col\">Shares</th><th scope=\"col\">Separated by</th><th scope=\"col\">Certainty</th>\
-         </tr></thead>\n<tbody>\n",
+        "<div class=\"table-wrap\"><table class=\"grid\"><thead><tr><th scope=\"col\">Tenants</th><th scope=\"col\">Trust</th>\
+         <th scope=\"col\">Worst open</th><th scope=\"col\">Incidents</th></tr></thead>\n<tbody>\n",
     );
     for p in &plan.pairs {
-        let join = |items: &[String]| {
-            if items.is_empty() {
-                "nothing".to_string()
-            } else {
-                escape(&items.join(", "))
-            }
-        };
-        let certainty = match p.certainty {
-            Some(c) => format!("<span class=\"badge cert-{c}\">{c}</span>"),
+        let severity = match p.severity {
+            Some(s) => format!("<span class=\"badge sev-{s}\">{s}</span>"),
             None => "–".to_string(),
         };
         let _ = writeln!(
             out,
             "<tr class=\"pair\" data-tenants=\"{}\"><td>{} ↔ {}</td><td><span class=\"badge trust\">{}</span></td>\
-             <td>{}</td><td>{}</td><td>{certainty}</td></tr>",
+             <td>{severity}</td><td>{}</td></tr>",
             tenants.ids_of(p.tenants.iter().map(String::as_str)),
             escape(&p.tenants[0]),
             escape(&p.tenants[1]),
             p.trust,
-            join(&p.shares),
-            join(&p.separated_by)
+            escape(&incidents_text(p))
         );
     }
-    out.push_str("</tbody></table>\n");
-    if plan.pairs.len() < report.pairs.len() {
+    out.push_str("</tbody></table></div>\n");
+    if plan.pairs.len() < report.matrix.pairs.len() {
         let _ = writeln!(
             out,
-            "<p>{} of {} pairs listed: those that share a device first; the JSON report has them all.</p>",
+            "<p>{} of {} pairs listed, riskiest first; the JSON report has them all.</p>",
             plan.pairs.len(),
-            report.pairs.len()
+            report.matrix.pairs.len()
+        );
+    }
+    out.push_str("</section>\n");
+}
+
+/// A group in a few words: `time-slicing GPU`, `MIG GPU`, `node`, `API server`.
+fn group_what(g: &GroupEntry) -> String {
+    let what = match (g.level, g.mechanism) {
+        (GroupLevel::Device, Some(m)) if m.is_mig() => format!("{} MIG instance", m.title()),
+        (GroupLevel::Device, Some(m)) => format!("{} GPU", m.title()),
+        (GroupLevel::Device, None) => "GPU".to_string(),
+        (GroupLevel::MigGpu, _) => "MIG GPU".to_string(),
+        (GroupLevel::Node, _) => "node".to_string(),
+        (GroupLevel::ControlPlane, _) => "API server".to_string(),
+    };
+    if g.permitted {
+        format!("{what}, permitted")
+    } else {
+        what
+    }
+}
+
+fn groups(out: &mut String, report: &AuditReport, plan: &Plan<'_>) {
+    out.push_str("<section id=\"groups\" aria-labelledby=\"h-groups\">\n<h2 id=\"h-groups\">What tenants share</h2>\n");
+    if report.groups.is_empty() {
+        out.push_str("<p>No two tenants share anything the audit can see.</p>\n</section>\n");
+        return;
+    }
+    out.push_str(
+        "<p>One row per shared thing: a GPU or MIG instance, the instances of a MIG GPU, a node, the \
+         nodes that templates may be placed on (permitted), the API server.</p>\n",
+    );
+    out.push_str(
+        "<div class=\"table-wrap\"><table class=\"grid\"><thead><tr><th scope=\"col\">Group</th><th scope=\"col\">Shared</th>\
+         <th scope=\"col\">Nodes</th><th scope=\"col\">Tenants</th><th scope=\"col\">Pairs</th>\
+         <th scope=\"col\">Certainty</th></tr></thead>\n<tbody>\n",
+    );
+    for g in &plan.groups {
+        let nodes = if g.nodes.is_empty() {
+            "–".to_string()
+        } else {
+            escape(&names_text(&g.nodes, "node", "nodes"))
+        };
+        let _ = writeln!(
+            out,
+            "<tr class=\"group\" id=\"{0}\"><td><code>{0}</code></td><td>{1}</td><td>{nodes}</td><td>{2}</td><td>{3}</td>\
+             <td><span class=\"badge cert-{4}\">{4}</span></td></tr>",
+            escape(&g.id),
+            escape(&group_what(g)),
+            escape(&names_text(&g.tenants, "tenant", "tenants")),
+            g.pairs,
+            g.certainty
+        );
+    }
+    out.push_str("</tbody></table></div>\n");
+    if plan.groups.len() < report.groups.len() {
+        let _ = writeln!(
+            out,
+            "<p>{} of {} groups listed (devices first, then by pairs); the JSON report has them all.</p>",
+            plan.groups.len(),
+            report.groups.len()
         );
     }
     out.push_str("</section>\n");
@@ -883,7 +1021,7 @@ fn node_summary(node: &NodeLayout) -> String {
 
 fn gpu_layouts(
     out: &mut String,
-    layout: &[&NodeLayout],
+    layout: &[DrawnNode<'_>],
     listed: &[&NodeLayout],
     tenants: &TenantIndex,
 ) {
@@ -902,8 +1040,8 @@ fn gpu_layouts(
     if !listed.is_empty() {
         let _ = writeln!(
             out,
-            "<p>The {} nodes with the most tenants are drawn; <a href=\"#listed-nodes\">the other {}</a> \
-             are listed after them.</p>",
+            "<p>The {} node layouts with the most tenants are drawn; <a href=\"#listed-nodes\">the other {}</a> \
+             nodes are listed after them.</p>",
             layout.len(),
             listed.len()
         );
@@ -919,7 +1057,8 @@ fn gpu_layouts(
         );
     }
     out.push_str("</ul>\n");
-    for (n, node) in layout.iter().enumerate() {
+    for (n, drawn) in layout.iter().enumerate() {
+        let node = drawn.node;
         let ids = tenants.ids_of(node.tenants.iter().map(|t| t.tenant.as_str()));
         let _ = writeln!(
             out,
@@ -927,12 +1066,29 @@ fn gpu_layouts(
             escape(&node.name),
             if n < OPEN_NODES { " open" } else { "" }
         );
+        let title = if drawn.alike.is_empty() {
+            node.name.clone()
+        } else {
+            format!(
+                "{} and {}",
+                node.name,
+                more(drawn.alike.len(), "node alike", "nodes alike")
+            )
+        };
         let _ = writeln!(
             out,
             "<summary><h3>{}</h3><span class=\"meta\">{}</span></summary>",
-            escape(&node.name),
+            escape(&title),
             escape(&node_summary(node))
         );
+        if !drawn.alike.is_empty() {
+            let names: Vec<String> = drawn.alike.iter().map(|n| n.name.clone()).collect();
+            let _ = writeln!(
+                out,
+                "<p class=\"meta alike\">The same GPUs and tenants: {}.</p>",
+                escape(&names_text(&names, "node", "nodes"))
+            );
+        }
         let place = if node.line > 0 {
             format!("{}:{}", node.file, node.line)
         } else {
@@ -947,14 +1103,9 @@ fn gpu_layouts(
             let _ = write!(out, "; {} per GPU", gib(mib));
         }
         out.push_str(".</p>\n<div class=\"gpus\">\n");
-        // Consecutive GPUs with the same tenants get the list once.
-        let mut listed_at: Option<&GpuLayout> = None;
-        for (g, gpu) in node.gpus.iter().enumerate() {
-            let same = listed_at.filter(|l| same_occupancy(l, gpu));
-            gpu_figure(out, node, n, g, gpu, same.map(|l| l.index), tenants);
-            if same.is_none() {
-                listed_at = Some(gpu);
-            }
+        // Consecutive GPUs shared alike are drawn once.
+        for (g, run) in drawn.runs().into_iter().enumerate() {
+            gpu_figure(out, node, n, g, run, tenants);
         }
         out.push_str("</div>\n");
         if !node.tenants.is_empty() {
@@ -969,7 +1120,7 @@ fn gpu_layouts(
     if !listed.is_empty() {
         let _ = writeln!(
             out,
-            "<h3 id=\"listed-nodes\">{} more, not drawn</h3>\n<table class=\"grid\"><thead><tr>\
+            "<h3 id=\"listed-nodes\">{} more, not drawn</h3>\n<div class=\"table-wrap\"><table class=\"grid\"><thead><tr>\
              <th scope=\"col\">Node</th><th scope=\"col\">GPUs</th><th scope=\"col\">Tenants</th></tr></thead>\n<tbody>",
             plural(listed.len(), "GPU node", "GPU nodes")
         );
@@ -983,7 +1134,7 @@ fn gpu_layouts(
                 escape(&presence_text(node))
             );
         }
-        out.push_str("</tbody></table>\n");
+        out.push_str("</tbody></table></div>\n");
     }
     out.push_str("</section>\n");
 }
@@ -1150,17 +1301,16 @@ fn same_occupancy(a: &GpuLayout, b: &GpuLayout) -> bool {
         && a.instances == b.instances
 }
 
-/// One GPU: the drawing, and a caption with the tenants in words (or, when `same_as` names an earlier
-/// GPU with the same tenants, a pointer to its caption).
+/// One run of GPUs shared alike: the drawing of the first, and a caption with the tenants in words.
 fn gpu_figure(
     out: &mut String,
     node: &NodeLayout,
     n: usize,
     g: usize,
-    gpu: &GpuLayout,
-    same_as: Option<u32>,
+    run: &[GpuLayout],
     tenants: &TenantIndex,
 ) {
+    let Some(gpu) = run.first() else { return };
     let slices = slice_count(node);
     let width = MARGIN * 2 + slices * SLICE_W;
     let is_mig = gpu.sharing == Sharing::Mig;
@@ -1208,7 +1358,16 @@ fn gpu_figure(
             (false, sharing) => format!("{} + {}", fractions.join(", "), sharing_text(sharing)),
         }
     };
-    let heading = format!("GPU {}: {mode}", gpu.index);
+    let heading = match run {
+        [_] => format!("GPU {}: {mode}", gpu.index),
+        [first, .., last] => format!(
+            "GPUs {}–{} ({} alike): {mode}",
+            first.index,
+            last.index,
+            run.len()
+        ),
+        [] => mode.clone(),
+    };
     out.push_str("<figure class=\"gpu-fig\">\n");
     let _ = write!(
         out,
@@ -1341,15 +1500,8 @@ fn gpu_figure(
     }
     let _ = write!(out, "</svg>\n<figcaption id=\"{caption_id}\">");
     let _ = write!(out, "<strong>{}</strong>", escape(&heading));
-    if let Some(uuid) = &gpu.uuid {
+    if let (Some(uuid), [_]) = (&gpu.uuid, run) {
         let _ = write!(out, " <code>{}</code>", escape(uuid));
-    }
-    if let Some(first) = same_as {
-        let _ = write!(
-            out,
-            "<p>The same tenants as GPU {first}.</p></figcaption>\n</figure>\n"
-        );
-        return;
     }
     out.push_str("<ul>");
     if is_mig {
@@ -1536,12 +1688,22 @@ fn findings(
     out.push_str("</select></label>\n");
     out.push_str(
         "<label class=\"inline\" for=\"filter-accepted\"><input type=\"checkbox\" id=\"filter-accepted\" \
-         name=\"accepted\" checked> Show accepted</label>\n<button type=\"reset\">Clear filters</button>\n",
+         name=\"accepted\"> Show accepted</label>\n<button type=\"reset\">Clear filters</button>\n",
     );
+    let open = plan
+        .findings
+        .iter()
+        .filter(|f| f.accepted.is_none())
+        .count();
     let _ = writeln!(
         out,
-        "<p id=\"filter-status\" role=\"status\" aria-live=\"polite\">Showing {0} of {0} findings</p>",
-        plan.findings.len()
+        "<p id=\"filter-status\" role=\"status\" aria-live=\"polite\">Showing {open} of {} findings{}</p>",
+        plan.findings.len(),
+        if open < plan.findings.len() {
+            " (accepted ones hidden)"
+        } else {
+            ""
+        }
     );
     out.push_str("</form>\n");
     if !plan.hidden.is_empty() {
@@ -1576,12 +1738,13 @@ fn findings(
         }
         // The report is sorted most severe first; keep that order, open findings before accepted ones.
         in_layer.sort_by_key(|f| (f.accepted.is_some(), std::cmp::Reverse(f.severity)));
+        let visible = in_layer.iter().filter(|f| f.accepted.is_none()).count();
         let _ = writeln!(
             out,
-            "<section class=\"layer\" data-layer=\"{layer}\" aria-labelledby=\"h-layer-{layer}\">\n\
-             <h3 id=\"h-layer-{layer}\">{} <span class=\"layer-count\">({})</span></h3>",
-            layer_title(layer),
-            in_layer.len()
+            "<section class=\"layer\" data-layer=\"{layer}\" aria-labelledby=\"h-layer-{layer}\"{}>\n\
+             <h3 id=\"h-layer-{layer}\">{} <span class=\"layer-count\">({visible})</span></h3>",
+            if visible == 0 { " hidden" } else { "" },
+            layer_title(layer)
         );
         for f in in_layer {
             n += 1;
@@ -1607,14 +1770,15 @@ fn finding(out: &mut String, f: &Finding, n: usize, tenants: &TenantIndex, docum
     let _ = writeln!(
         out,
         "<article class=\"finding sev-{}{}\" id=\"finding-{n}\" data-rule=\"{}\" data-layer=\"{}\" data-severity=\"{}\" \
-         data-certainty=\"{}\" data-accepted=\"{accepted}\" data-tenants=\"{}\" aria-labelledby=\"finding-{n}-h\">",
+         data-certainty=\"{}\" data-accepted=\"{accepted}\" data-tenants=\"{}\" aria-labelledby=\"finding-{n}-h\"{}>",
         f.severity,
         if accepted { " accepted" } else { "" },
         escape(&f.rule),
         f.layer,
         f.severity,
         f.certainty,
-        tenants.ids_of(f.tenants.iter().map(String::as_str))
+        tenants.ids_of(f.tenants.iter().map(String::as_str)),
+        if accepted { " hidden" } else { "" }
     );
     let _ = write!(
         out,
@@ -1629,7 +1793,7 @@ fn finding(out: &mut String, f: &Finding, n: usize, tenants: &TenantIndex, docum
         out.push_str(" <span class=\"badge is-accepted\">accepted</span>");
     }
     out.push_str("</h4>\n");
-    let _ = writeln!(out, "<p class=\"message\">{}</p>", escape(&f.message));
+    let _ = writeln!(out, "<p class=\"message\">{}</p>", code_spans(&f.message));
     out.push_str("<dl>\n");
     if !f.tenants.is_empty() {
         let _ = writeln!(
@@ -1638,11 +1802,51 @@ fn finding(out: &mut String, f: &Finding, n: usize, tenants: &TenantIndex, docum
             escape(&names_text(&f.tenants, "tenant", "tenants"))
         );
     }
+    if let Some(pairs) = f.pairs.filter(|n| *n > 1 || !f.accepted_pairs.is_empty()) {
+        let mut text = plural(pairs, "pair", "pairs");
+        if !f.accepted_pairs.is_empty() {
+            let _ = write!(
+                text,
+                ", {} accepted, {} open",
+                f.accepted_pairs.len(),
+                pairs.saturating_sub(f.accepted_pairs.len())
+            );
+        }
+        let _ = writeln!(out, "<dt>Pairs</dt><dd>{}</dd>", escape(&text));
+        if !f.open_pairs.is_empty() {
+            let _ = writeln!(
+                out,
+                "<dt>Open pairs</dt><dd>{}</dd>",
+                escape(&crate::table::open_pairs_text(f, |s| s.to_string()))
+            );
+        }
+    }
     if !f.nodes.is_empty() {
         let _ = writeln!(
             out,
             "<dt>Nodes</dt><dd>{}</dd>",
             escape(&names_text(&f.nodes, "node", "nodes"))
+        );
+    }
+    if !f.groups.is_empty() {
+        let links: Vec<String> = f
+            .groups
+            .iter()
+            .take(MAX_NAMES)
+            .map(|g| format!("<a href=\"#{0}\"><code>{0}</code></a>", escape(g)))
+            .collect();
+        let more_groups = if f.groups.len() > MAX_NAMES {
+            format!(
+                " and {}",
+                more(f.groups.len() - MAX_NAMES, "group", "groups")
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "<dt>Shared</dt><dd>{}{more_groups}</dd>",
+            links.join(", ")
         );
     }
     if !f.objects.is_empty() {
@@ -1676,7 +1880,7 @@ fn finding(out: &mut String, f: &Finding, n: usize, tenants: &TenantIndex, docum
     let _ = writeln!(
         out,
         "<dt>Remediation</dt><dd>{}</dd>",
-        escape(&f.remediation)
+        code_spans(&f.remediation)
     );
     for e in &f.evidence {
         let _ = writeln!(out, "<dt>Evidence</dt><dd>{}</dd>", escape(e));
@@ -1690,7 +1894,28 @@ fn finding(out: &mut String, f: &Finding, n: usize, tenants: &TenantIndex, docum
         let _ = writeln!(
             out,
             "<dt>Accepted</dt><dd>{}{until}</dd>",
-            escape(&a.reason)
+            code_spans(&a.reason)
+        );
+    }
+    for a in f.accepted_pairs.iter().take(MAX_NAMES) {
+        let until = a
+            .until
+            .as_deref()
+            .map(|u| format!(" (until {})", escape(u)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<dt>Accepted pair</dt><dd>{} and {}: {}{until}</dd>",
+            escape(&a.tenants[0]),
+            escape(&a.tenants[1]),
+            code_spans(&a.reason)
+        );
+    }
+    if f.accepted_pairs.len() > MAX_NAMES {
+        let _ = writeln!(
+            out,
+            "<dt>Accepted pairs</dt><dd>and {} (in the JSON report)</dd>",
+            more(f.accepted_pairs.len() - MAX_NAMES, "pair", "pairs")
         );
     }
     out.push_str("</dl>\n");
@@ -1726,7 +1951,7 @@ fn rule_docs(out: &mut String, report: &AuditReport, rules: &[RuleDoc<'_>]) {
             escape(r.code),
             escape(r.code),
             escape(r.name),
-            escape(r.summary),
+            code_spans(r.summary),
             r.severity,
             r.severity,
             r.layer
@@ -1777,6 +2002,17 @@ mod tests {
         assert!(!safe.contains("<!--"));
         let back: String = serde_json::from_str(&safe).unwrap();
         assert_eq!(back, "</script><!-- & \u{2028}");
+    }
+
+    #[test]
+    fn code_spans_lose_their_backticks() {
+        assert_eq!(
+            code_spans("run `kubectl taint` on <node>"),
+            "run <code>kubectl taint</code> on &lt;node&gt;"
+        );
+        assert_eq!(code_spans("a `b` c `d"), "a <code>b</code> c `d");
+        assert_eq!(code_spans("no code"), "no code");
+        assert_eq!(code_spans("`<x>`"), "<code>&lt;x&gt;</code>");
     }
 
     #[test]

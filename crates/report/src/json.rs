@@ -1,6 +1,6 @@
-//! The JSON report: exactly the serde shape of [`AuditReport`] (`gpu-trust/audit/v1`), pretty-printed
+//! The JSON report: exactly the serde shape of [`AuditReport`] (`gpu-trust/audit/v2`), pretty-printed
 //! with a final newline. The report keeps every list sorted and every map ordered, so the same report
-//! always renders to the same bytes. The shape is described by `docs/schema/audit-v1.schema.json`.
+//! always renders to the same bytes. The shape is described by `docs/schema/audit-v2.schema.json`.
 
 use crate::AuditReport;
 

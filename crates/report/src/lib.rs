@@ -1,10 +1,12 @@
-//! Renderers of the audit report (`gpu-trust/audit/v1`): one module per output format.
+//! Renderers of the audit report (`gpu-trust/audit/v2`): one module per output format.
 //!
-//! - [`table`]: the terminal report, grouped by layer, most severe first, with pairs, blast radius and a
-//!   summary line; ANSI colour only when asked for.
-//! - [`html`]: one self-contained HTML page: summary, blast-radius matrix, GPU drawings, findings.
+//! - [`table`]: the terminal report, grouped by layer, most severe first, with what tenants share, the
+//!   blast radius and a summary line, wrapped at the terminal's width; ANSI colour only when asked for.
+//! - [`html`]: one self-contained HTML page: summary, who-can-hurt-whom matrix, findings, pairs, shared
+//!   things, GPU drawings.
 //! - [`json`]: the report's serde shape, pretty-printed; the same report gives byte-identical text.
-//! - [`sarif`]: SARIF 2.1.0 as GitHub code scanning reads it.
+//! - [`sarif`]: SARIF 2.1.0 as GitHub code scanning reads it (a rule per severity, stable fingerprints,
+//!   URIs relative to a stated root).
 //! - [`rules`]: the rule catalogue (`gpu-trust rules`) as a table or JSON.
 //!
 //! Renderers hold no rule text: every message, remediation and rule description comes from the
@@ -35,6 +37,9 @@ pub struct RuleDoc<'a> {
     pub severity: Severity,
     /// How the severity is decided, as the catalogue states it (`none→critical, limited→high`, `low`).
     pub severity_rule: String,
+    /// Every severity a finding of the rule can have, most severe first (its severities and each one
+    /// step lower, for `permitted` findings).
+    pub severities: Vec<Severity>,
     /// One line: what the rule detects.
     pub summary: &'a str,
     /// The rule's documentation, in Markdown (sections What it detects, Why it matters, Example,
@@ -50,6 +55,7 @@ impl<'a> From<&'a RuleMeta> for RuleDoc<'a> {
             layer: meta.layer,
             severity: meta.default_severity(),
             severity_rule: meta.severity.to_string(),
+            severities: meta.severity.possible(),
             summary: meta.summary,
             documentation: meta.documentation(),
         }

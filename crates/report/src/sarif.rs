@@ -1,8 +1,18 @@
-//! SARIF 2.1.0, in the subset GitHub code scanning reads: one run whose driver lists every rule of the
-//! registry (with help from the rule documentation, `security-severity` and tags), and one result per
-//! finding with a repo-relative location at the object's real line and a partial fingerprint that stays
-//! the same when lines move. Accepted findings carry an external suppression with the policy's reason;
-//! skipped input documents become error notifications of the invocation.
+//! SARIF 2.1.0, in the subset GitHub code scanning reads (its "SARIF support for code scanning" page):
+//!
+//! - One run whose driver lists every rule of the registry, with help from the rule documentation and
+//!   tags, once per severity a finding of the rule can have. GitHub takes a result's security severity
+//!   from its rule (`properties.security-severity` of the `reportingDescriptor`), not from the result,
+//!   so a finding one step lower than the rule's top severity (`permitted`) refers to the rule's
+//!   variant of that severity: `GT101` is critical, `GT101/high` the same rule at high.
+//! - One result per finding, located at its first object's line with a URI relative to the stated
+//!   root (`%SRCROOT%`, given in `originalUriBaseIds`; `--sarif-root`), and a partial fingerprint
+//!   that hashes the rule and what the finding is about (the finding's `key`: the owning workload,
+//!   not a pod of one ReplicaSet; the node group, not its nodes), so a rollout or a moved line keeps
+//!   the alert. GitHub keeps at most 25,000 results a run; an audit reports per node group, not per
+//!   pair of tenants, and stays far below.
+//! - Accepted findings carry an external suppression with the policy's reason; skipped input documents
+//!   become error notifications of the invocation.
 
 use crate::text::markdown_to_plain;
 use crate::{AuditReport, RuleDoc};
@@ -30,7 +40,12 @@ pub struct SarifOptions {
     /// Where to point a finding that names no object (the policy file, say); without it such a
     /// finding has no location.
     pub fallback_file: Option<String>,
+    /// The path standard input stands for (`--stdin-filename`); without it, `stdin`.
+    pub stdin_name: Option<String>,
 }
+
+/// The id of the root the URIs are relative to (`originalUriBaseIds`).
+pub const SRCROOT: &str = "%SRCROOT%";
 
 impl SarifOptions {
     /// Options for `gpu-trust` at `version`, with URIs relative to `working_dir`.
@@ -42,6 +57,7 @@ impl SarifOptions {
             root: working_dir.clone(),
             working_dir,
             fallback_file: None,
+            stdin_name: None,
         }
     }
 }
@@ -67,6 +83,16 @@ pub fn level(severity: Severity) -> &'static str {
     }
 }
 
+/// The id of the rule's descriptor for findings of `severity`: the code for the rule's top severity,
+/// `CODE/severity` for another.
+pub fn rule_id(rule: &RuleDoc<'_>, severity: Severity) -> String {
+    if severity == rule.severity {
+        rule.code.to_string()
+    } else {
+        format!("{}/{severity}", rule.code)
+    }
+}
+
 /// The report as a SARIF 2.1.0 log, pretty-printed, ending in a newline.
 pub fn render(
     report: &AuditReport,
@@ -75,11 +101,19 @@ pub fn render(
 ) -> Result<String, serde_json::Error> {
     let mut sorted_rules: Vec<&RuleDoc<'_>> = rules.iter().collect();
     sorted_rules.sort_by(|a, b| a.code.cmp(b.code));
-    let index: HashMap<&str, usize> = sorted_rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.code, i))
-        .collect();
+    // One descriptor per rule and severity, the rule's top severity first.
+    let mut descriptors: Vec<Descriptor<'_>> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for r in &sorted_rules {
+        let mut severities = vec![r.severity];
+        severities.extend(r.severities.iter().copied().filter(|s| *s != r.severity));
+        for s in severities {
+            let id = rule_id(r, s);
+            index.insert(id.clone(), descriptors.len());
+            descriptors.push(descriptor(r, id, s));
+        }
+    }
+    let docs: HashMap<&str, &RuleDoc<'_>> = sorted_rules.iter().map(|r| (r.code, *r)).collect();
 
     let mut seen: HashMap<String, u32> = HashMap::new();
     let results = report
@@ -89,12 +123,12 @@ pub fn render(
             let hash = fingerprint(f);
             let occurrence = seen.entry(hash.clone()).or_insert(0);
             *occurrence += 1;
-            result(
-                f,
-                index.get(f.rule.as_str()).copied(),
-                format!("{hash}:{occurrence}"),
-                options,
-            )
+            let id = match docs.get(f.rule.as_str()) {
+                Some(doc) => rule_id(doc, f.severity),
+                None => f.rule.clone(),
+            };
+            let rule_index = index.get(&id).copied();
+            result(f, id, rule_index, format!("{hash}:{occurrence}"), options)
         })
         .collect();
 
@@ -113,6 +147,18 @@ pub fn render(
         })
         .collect();
 
+    let mut base_ids = BTreeMap::new();
+    base_ids.insert(
+        SRCROOT,
+        BaseUri {
+            uri: root_uri(options),
+            description: Message {
+                text:
+                    "The root the artifact URIs are relative to (the repository root; --sarif-root)"
+                        .to_string(),
+            },
+        },
+    );
     let log = Log {
         schema: SARIF_SCHEMA,
         version: SARIF_VERSION,
@@ -123,13 +169,14 @@ pub fn render(
                     version: &options.tool_version,
                     semantic_version: &options.tool_version,
                     information_uri: &options.information_uri,
-                    rules: sorted_rules.iter().map(|r| descriptor(r)).collect(),
+                    rules: descriptors,
                 },
             },
             invocations: vec![Invocation {
                 execution_successful: true,
                 tool_execution_notifications: notifications,
             }],
+            original_uri_base_ids: base_ids,
             column_kind: "unicodeCodePoints",
             results,
         }],
@@ -139,29 +186,32 @@ pub fn render(
     Ok(text)
 }
 
-fn descriptor<'a>(r: &'a RuleDoc<'a>) -> Descriptor<'a> {
+fn descriptor<'a>(r: &'a RuleDoc<'a>, id: String, severity: Severity) -> Descriptor<'a> {
     let full = r
         .section("What it detects")
         .map(markdown_to_plain)
         .unwrap_or_else(|| r.summary.to_string());
+    let short = if severity == r.severity {
+        r.summary.to_string()
+    } else {
+        format!("{} ({severity})", r.summary)
+    };
     Descriptor {
-        id: r.code,
+        id,
         name: r.name,
-        short_description: Message {
-            text: r.summary.to_string(),
-        },
+        short_description: Message { text: short },
         full_description: Message { text: full },
         help: Help {
             text: markdown_to_plain(r.documentation),
             markdown: r.documentation,
         },
         default_configuration: Configuration {
-            level: level(r.severity),
+            level: level(severity),
         },
         properties: DescriptorProperties {
-            security_severity: security_severity(r.severity),
+            security_severity: security_severity(severity),
             precision: "high",
-            problem_severity: match level(r.severity) {
+            problem_severity: match level(severity) {
                 "error" => "error",
                 "warning" => "warning",
                 _ => "recommendation",
@@ -178,6 +228,7 @@ fn descriptor<'a>(r: &'a RuleDoc<'a>) -> Descriptor<'a> {
 
 fn result<'a>(
     f: &'a Finding,
+    rule_id: String,
     rule_index: Option<usize>,
     fingerprint: String,
     options: &SarifOptions,
@@ -222,7 +273,7 @@ fn result<'a>(
     let mut partial = BTreeMap::new();
     partial.insert("primaryLocationLineHash", fingerprint);
     SarifResult {
-        rule_id: &f.rule,
+        rule_id,
         rule_index,
         level: level(f.severity),
         message: Message {
@@ -237,7 +288,9 @@ fn result<'a>(
             certainty: f.certainty.as_str(),
             security_severity: security_severity(f.severity),
             layer: f.layer.as_str(),
+            key: &f.key,
             tenants: &f.tenants,
+            pairs: f.pairs,
             nodes: &f.nodes,
             evidence: &f.evidence,
         },
@@ -251,29 +304,14 @@ fn object_name(o: &FindingObject) -> String {
     }
 }
 
-/// A stable 64-bit FNV-1a hash (hex) of the rule, the tenants and the first object: what makes a
-/// finding the same finding across runs, whatever line the object has moved to.
+/// A stable 64-bit FNV-1a hash (hex) of the rule and the finding's key (what it is about: the owning
+/// workload, the tenant, the node group, the API server), so that the same finding keeps its identity
+/// across runs, rollouts and moved lines, whatever its severity or the tenants of its group.
 pub fn fingerprint(f: &Finding) -> String {
     let mut h = Fnv::new();
     h.write(f.rule.as_bytes());
     h.write(&[0]);
-    for t in &f.tenants {
-        h.write(t.as_bytes());
-        h.write(&[0x1f]);
-    }
-    h.write(&[0]);
-    if let Some(o) = f.objects.first() {
-        h.write(o.kind.as_bytes());
-        h.write(&[0]);
-        h.write(o.namespace.as_deref().unwrap_or("").as_bytes());
-        h.write(&[0]);
-        h.write(o.name.as_bytes());
-    } else {
-        for n in &f.nodes {
-            h.write(n.as_bytes());
-            h.write(&[0x1f]);
-        }
-    }
+    h.write(f.key.as_bytes());
     format!("{:016x}", h.0)
 }
 
@@ -305,20 +343,40 @@ fn physical(
         start_line: line,
         start_column: column.filter(|c| *c > 0),
     });
+    let (uri, uri_base_id) = match artifact_uri(file, options) {
+        Uri::Relative(uri) => (uri, Some(SRCROOT)),
+        Uri::Absolute(uri) => (uri, None),
+    };
     PhysicalLocation {
-        artifact_location: ArtifactLocation {
-            uri: artifact_uri(file, options),
-        },
+        artifact_location: ArtifactLocation { uri, uri_base_id },
         region,
     }
 }
 
-/// The URI of an input file: relative to the root when the file lies under it, else an absolute
-/// `file://` URI. Standard input (`-`) stays `-`.
-pub fn artifact_uri(file: &str, options: &SarifOptions) -> String {
-    if file == "-" {
-        return "-".to_string();
+/// An artifact's URI: relative to the root, or absolute (outside the root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uri {
+    Relative(String),
+    Absolute(String),
+}
+
+/// The root's absolute `file://` URI, ending in `/` as a base URI must.
+fn root_uri(options: &SarifOptions) -> String {
+    let mut uri = format!("file://{}", encode_path(&normalise(&options.root)));
+    if !uri.ends_with('/') {
+        uri.push('/');
     }
+    uri
+}
+
+/// The URI of an input file: relative to the root when the file lies under it, else an absolute
+/// `file://` URI. Standard input (`-`) is the path `--stdin-filename` names, else `stdin`.
+pub fn artifact_uri(file: &str, options: &SarifOptions) -> Uri {
+    let file = if file == "-" {
+        options.stdin_name.as_deref().unwrap_or("stdin")
+    } else {
+        file
+    };
     let path = Path::new(file);
     let absolute = normalise(&if path.is_absolute() {
         path.to_path_buf()
@@ -327,8 +385,8 @@ pub fn artifact_uri(file: &str, options: &SarifOptions) -> String {
     });
     let root = normalise(&options.root);
     match absolute.strip_prefix(&root) {
-        Ok(rel) => encode_path(rel),
-        Err(_) => format!("file://{}", encode_path(&absolute)),
+        Ok(rel) => Uri::Relative(encode_path(rel)),
+        Err(_) => Uri::Absolute(format!("file://{}", encode_path(&absolute))),
     }
 }
 
@@ -386,8 +444,15 @@ struct Log<'a> {
 struct Run<'a> {
     tool: Tool<'a>,
     invocations: Vec<Invocation>,
+    original_uri_base_ids: BTreeMap<&'static str, BaseUri>,
     column_kind: &'static str,
     results: Vec<SarifResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct BaseUri {
+    uri: String,
+    description: Message,
 }
 
 #[derive(Serialize)]
@@ -408,7 +473,7 @@ struct Driver<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Descriptor<'a> {
-    id: &'a str,
+    id: String,
     name: &'a str,
     short_description: Message,
     full_description: Message,
@@ -461,7 +526,7 @@ struct Notification {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SarifResult<'a> {
-    rule_id: &'a str,
+    rule_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     rule_index: Option<usize>,
     level: &'static str,
@@ -499,8 +564,11 @@ struct PhysicalLocation {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct ArtifactLocation {
     uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri_base_id: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -526,7 +594,10 @@ struct ResultProperties<'a> {
     #[serde(rename = "security-severity")]
     security_severity: &'static str,
     layer: &'static str,
+    key: &'a str,
     tenants: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pairs: Option<usize>,
     nodes: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     evidence: &'a [String],
@@ -542,28 +613,46 @@ mod tests {
         o
     }
 
+    fn rel(s: &str) -> Uri {
+        Uri::Relative(s.to_string())
+    }
+
     #[test]
     fn uris_are_relative_to_the_root() {
         let o = opts("/repo", "/repo");
         assert_eq!(
             artifact_uri("examples/a/cluster.yaml", &o),
-            "examples/a/cluster.yaml"
+            rel("examples/a/cluster.yaml")
         );
-        assert_eq!(artifact_uri("./examples/../x.yaml", &o), "x.yaml");
+        assert_eq!(artifact_uri("./examples/../x.yaml", &o), rel("x.yaml"));
         assert_eq!(
             artifact_uri("/repo/deploy/my pods.yaml", &o),
-            "deploy/my%20pods.yaml"
+            rel("deploy/my%20pods.yaml")
         );
         let sub = opts("/repo/deploy", "/repo");
-        assert_eq!(artifact_uri("pods.yaml", &sub), "deploy/pods.yaml");
+        assert_eq!(artifact_uri("pods.yaml", &sub), rel("deploy/pods.yaml"));
+        assert_eq!(root_uri(&o), "file:///repo/");
     }
 
     #[test]
     fn files_outside_the_root_get_file_uris() {
         let o = opts("/repo", "/repo");
-        assert_eq!(artifact_uri("/tmp/dump.yaml", &o), "file:///tmp/dump.yaml");
-        assert_eq!(artifact_uri("../other/x.yaml", &o), "file:///other/x.yaml");
-        assert_eq!(artifact_uri("-", &o), "-");
+        assert_eq!(
+            artifact_uri("/tmp/dump.yaml", &o),
+            Uri::Absolute("file:///tmp/dump.yaml".into())
+        );
+        assert_eq!(
+            artifact_uri("../other/x.yaml", &o),
+            Uri::Absolute("file:///other/x.yaml".into())
+        );
+    }
+
+    #[test]
+    fn standard_input_is_named() {
+        let mut o = opts("/repo/charts", "/repo");
+        assert_eq!(artifact_uri("-", &o), rel("charts/stdin"));
+        o.stdin_name = Some("rendered/app.yaml".into());
+        assert_eq!(artifact_uri("-", &o), rel("charts/rendered/app.yaml"));
     }
 
     #[test]

@@ -1,16 +1,37 @@
 //! The terminal report: tenants, then findings grouped by layer (device, host, confidentiality,
-//! control-plane, contract), most severe first, then the pairs of tenants and the blast radius, the
-//! skipped input, and a summary line.
+//! control-plane, contract), most severe first, then what tenants share (one line per shared thing)
+//! and the blast radius, the skipped input, and a summary line.
 //!
 //! Colour (ANSI, through `anstyle`) is added only when [`TableOptions::colour`] is set; the caller decides
 //! from the terminal and `NO_COLOR`. Without colour the text is plain and stable, fit for snapshots.
+//! Prose wraps at [`TableOptions::width`] between words, never inside one. Every string that comes
+//! from the input goes through [`gpu_trust_model::terminal::escape`], so a name cannot steer the
+//! terminal or forge a line. Long lists stay bounded: at most [`MAX_LISTED`] names per field, and a
+//! large report's groups and blast radius are folded (the JSON report has everything).
 
 use crate::text::wrap;
 use crate::AuditReport;
 use anstyle::{AnsiColor, Effects, Style};
-use gpu_trust_model::{Layer, Severity};
-use gpu_trust_rules::report::{BlastRadiusEntry, Finding, PairEntry, SeverityCounts, Summary};
+use gpu_trust_model::terminal::escape;
+use gpu_trust_model::{Certainty, Incident, Layer, Severity};
+use gpu_trust_rules::report::{
+    BlastRadiusEntry, Finding, GroupEntry, GroupLevel, Matrix, SeverityCounts, Summary,
+};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+/// Names listed per field of a finding (tenants, nodes) before "and N more".
+pub const MAX_LISTED: usize = 20;
+
+/// Tenants listed in the tenants section before "and N more".
+pub const MAX_TENANTS: usize = 50;
+
+/// Groups listed one per line; a larger report lists the ones with the most pairs.
+pub const MAX_GROUPS: usize = 50;
+
+/// Tenants whose blast radius is listed one per line; with more, tenants that reach alike share a
+/// line.
+pub const MAX_BLAST_TENANTS: usize = 20;
 
 /// How to render the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,10 +125,14 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
 
     render_tenants(&mut out, report, &p, width);
     render_findings(&mut out, report, &p, width);
-    render_pairs(&mut out, &report.pairs, &p, width);
-    render_blast_radius(&mut out, &report.blast_radius, &p, width);
+    render_groups(&mut out, &report.groups, &p, width);
+    render_blast_radius(&mut out, report, &p, width);
     render_skipped(&mut out, report, &p, width);
-    out.push_str(&p.bold(&summary_line(&report.summary, report.skipped.len())));
+    out.push_str(&p.bold(&wrap(
+        &summary_line(&report.summary, report.skipped.len()),
+        width,
+        "",
+    )));
     out.push('\n');
     if let Some(line) = hidden_line(&options.hidden) {
         let _ = writeln!(out, "{}", p.dim(&line));
@@ -141,17 +166,50 @@ pub fn hidden_line(hidden: &Hidden) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// Input text, escaped for the terminal.
+fn esc(text: &str) -> String {
+    escape(text).into_owned()
+}
+
+/// The first [`MAX_LISTED`] items, escaped and joined, and how many more.
+fn listed(items: &[String], max: usize) -> String {
+    let mut s = items
+        .iter()
+        .take(max)
+        .map(|i| esc(i))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > max {
+        let _ = write!(s, " and {} more", items.len() - max);
+    }
+    s
+}
+
 fn render_tenants(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
     if report.tenants.is_empty() {
         return;
     }
     let _ = writeln!(out, "{}", p.heading("TENANTS"));
-    for t in &report.tenants {
-        let mut line = format!("{}: {}", t.name, t.namespaces.join(", "));
+    for t in report.tenants.iter().take(MAX_TENANTS) {
+        let namespaces: Vec<String> = t.namespaces.iter().map(|n| esc(n)).collect();
+        let mut line = format!("{}: {}", esc(&t.name), namespaces.join(", "));
         if t.unassigned {
             line.push_str(" (unassigned: a tenant of its own, default trust)");
         }
-        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(2), "      "));
+        if t.virtual_cluster {
+            line.push_str(" (in a virtual cluster: an API server of its own)");
+        }
+        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(6), "      "));
+    }
+    if report.tenants.len() > MAX_TENANTS {
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.dim(&format!(
+                "and {} more tenants (the JSON report lists them all)",
+                report.tenants.len() - MAX_TENANTS
+            ))
+        );
     }
     out.push('\n');
 }
@@ -200,152 +258,336 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
     let _ = writeln!(out, "{head}");
     let indent = "    ";
     let field_indent = "             ";
-    if !f.tenants.is_empty() {
-        let _ = writeln!(out, "{indent}tenants  {}", f.tenants.join(", "));
-    }
-    if !f.nodes.is_empty() {
-        let nodes = wrap(
-            &f.nodes.join(", "),
+    let field = |out: &mut String, name: &str, value: &str| {
+        let text = wrap(
+            value,
             width.saturating_sub(field_indent.len()),
             field_indent,
         );
-        let _ = writeln!(out, "{indent}nodes    {nodes}");
+        let _ = writeln!(out, "{indent}{name:<9}{text}");
+    };
+    if !f.tenants.is_empty() {
+        field(out, "tenants", &listed(&f.tenants, MAX_LISTED));
+    }
+    if let Some(pairs) = f.pairs.filter(|n| *n > 1 || !f.accepted_pairs.is_empty()) {
+        let mut text = count_phrase(pairs, "pair");
+        if !f.accepted_pairs.is_empty() {
+            let _ = write!(
+                text,
+                ", {} accepted, {} open",
+                f.accepted_pairs.len(),
+                pairs.saturating_sub(f.accepted_pairs.len())
+            );
+        }
+        field(out, "pairs", &text);
+        if !f.open_pairs.is_empty() {
+            field(out, "open", &open_pairs_text(f, esc));
+        }
+    }
+    if !f.nodes.is_empty() {
+        field(out, "nodes", &listed(&f.nodes, MAX_LISTED));
     }
     for (i, o) in f.objects.iter().enumerate() {
         let label = if i == 0 { "objects  " } else { "         " };
         let name = match &o.namespace {
-            Some(ns) => format!("{} {ns}/{}", o.kind, o.name),
-            None => format!("{} {}", o.kind, o.name),
+            Some(ns) => format!("{} {}/{}", esc(&o.kind), esc(ns), esc(&o.name)),
+            None => format!("{} {}", esc(&o.kind), esc(&o.name)),
         };
         let place = if o.line > 0 {
-            format!("{}:{}", o.file, o.line)
+            format!("{}:{}", esc(&o.file), o.line)
         } else {
-            o.file.clone()
+            esc(&o.file)
         };
-        let _ = writeln!(out, "{indent}{label}{name}  {}", p.dim(&place));
+        // An object and its file on one line when they fit, else the file under the object.
+        let fits = indent.len() + label.len() + name.chars().count() + 2 + place.chars().count();
+        if fits <= width {
+            let _ = writeln!(out, "{indent}{label}{name}  {}", p.dim(&place));
+        } else {
+            let _ = writeln!(out, "{indent}{label}{name}");
+            let _ = writeln!(out, "{field_indent}  {}", p.dim(&place));
+        }
     }
     let _ = writeln!(
         out,
         "{indent}{}",
-        wrap(&f.message, width.saturating_sub(indent.len()), indent)
+        wrap(&esc(&f.message), width.saturating_sub(indent.len()), indent)
     );
-    let fix = format!("fix: {}", f.remediation);
+    // Continuation lines line up under the text after the label; no line passes the width.
+    let fix = format!("fix: {}", esc(&f.remediation));
     let _ = writeln!(
         out,
         "{indent}{}",
-        wrap(&fix, width.saturating_sub(indent.len()), "         ")
+        wrap(&fix, width.saturating_sub(9), "         ")
     );
+    let labelled = " ".repeat(14);
     for e in &f.evidence {
-        let line = format!("evidence: {e}");
+        let line = format!("evidence: {}", esc(e));
         let _ = writeln!(
             out,
             "{indent}{}",
-            wrap(&line, width.saturating_sub(indent.len()), "              ")
+            wrap(&line, width.saturating_sub(14), &labelled)
         );
     }
     if let Some(a) = &f.accepted {
         let until = a
             .until
             .as_deref()
-            .map(|u| format!(" (until {u})"))
+            .map(|u| format!(" (until {})", esc(u)))
             .unwrap_or_default();
-        let line = format!("accepted: {}{until}", a.reason);
+        let line = format!("accepted: {}{until}", esc(&a.reason));
         let _ = writeln!(
             out,
             "{indent}{}",
-            p.accepted(&wrap(
-                &line,
-                width.saturating_sub(indent.len()),
-                "              "
+            p.accepted(&wrap(&line, width.saturating_sub(14), &labelled))
+        );
+    }
+    for a in f.accepted_pairs.iter().take(MAX_LISTED) {
+        let until = a
+            .until
+            .as_deref()
+            .map(|u| format!(", until {}", esc(u)))
+            .unwrap_or_default();
+        let line = format!(
+            "accepted for {} and {}: {}{until}",
+            esc(&a.tenants[0]),
+            esc(&a.tenants[1]),
+            esc(&a.reason)
+        );
+        let _ = writeln!(
+            out,
+            "{indent}{}",
+            p.accepted(&wrap(&line, width.saturating_sub(14), &labelled))
+        );
+    }
+    if f.accepted_pairs.len() > MAX_LISTED {
+        let _ = writeln!(
+            out,
+            "{indent}{}",
+            p.accepted(&format!(
+                "and {} more accepted pairs",
+                f.accepted_pairs.len() - MAX_LISTED
             ))
         );
     }
     out.push('\n');
 }
 
-fn render_pairs(out: &mut String, pairs: &[PairEntry], p: &Palette, width: usize) {
-    if pairs.is_empty() {
+/// A partly accepted finding's open pairs: `globex and initech; acme and initech, and 3 more`.
+pub(crate) fn open_pairs_text(f: &Finding, name: impl Fn(&str) -> String) -> String {
+    let mut text = f
+        .open_pairs
+        .iter()
+        .map(|[a, b]| format!("{} and {}", name(a), name(b)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let open = f.pairs.unwrap_or(0).saturating_sub(f.accepted_pairs.len());
+    if open > f.open_pairs.len() {
+        let _ = write!(text, "; and {} more", open - f.open_pairs.len());
+    }
+    text
+}
+
+/// What a group is, in a few words: `time-slicing GPU`, `MIG GPU`, `node`, `API server`.
+fn group_what(g: &GroupEntry) -> String {
+    let what = match (g.level, g.mechanism) {
+        (GroupLevel::Device, Some(m)) if m.is_mig() => format!("{m} MIG instance"),
+        (GroupLevel::Device, Some(m)) => format!("{m} GPU"),
+        (GroupLevel::Device, None) => "GPU".to_string(),
+        (GroupLevel::MigGpu, _) => "MIG GPU".to_string(),
+        (GroupLevel::Node, _) => "node".to_string(),
+        (GroupLevel::ControlPlane, _) => "API server".to_string(),
+    };
+    if g.permitted {
+        format!("{what} (permitted)")
+    } else {
+        what
+    }
+}
+
+fn render_groups(out: &mut String, groups: &[GroupEntry], p: &Palette, width: usize) {
+    if groups.is_empty() {
         return;
     }
-    let _ = writeln!(
+    section(
         out,
-        "{} {}",
-        p.heading("PAIRS"),
-        p.dim("(tenants that share anything, and what separates them)")
+        p,
+        width,
+        "SHARED",
+        "what tenants share: one line per shared thing",
     );
-    let rows: Vec<[String; 5]> = pairs
+    let mut shown: Vec<&GroupEntry> = groups.iter().collect();
+    if shown.len() > MAX_GROUPS {
+        // The device groups first, then by pairs: what splits the most tenants.
+        shown.sort_by_key(|g| (g.level, std::cmp::Reverse(g.pairs)));
+        shown.truncate(MAX_GROUPS);
+        shown.sort_by_key(|g| groups.iter().position(|x| x.id == g.id));
+    }
+    let rows: Vec<[String; 4]> = shown
         .iter()
-        .map(|pair| {
+        .map(|g| {
+            let nodes = if g.nodes.is_empty() {
+                "-".to_string()
+            } else {
+                listed(&g.nodes, 3)
+            };
             [
-                format!("{} <-> {}", pair.tenants[0], pair.tenants[1]),
-                pair.trust.as_str().to_string(),
-                pair.certainty
-                    .map(|c| c.as_str().to_string())
-                    .unwrap_or_else(|| "-".to_string()),
-                join_or(&pair.separated_by, "nothing"),
-                join_or(&pair.shares, "nothing"),
+                g.id.clone(),
+                group_what(g),
+                nodes,
+                format!(
+                    "{} ({}, {})",
+                    listed(&g.tenants, MAX_LISTED),
+                    count_phrase(g.pairs, "pair"),
+                    g.certainty
+                ),
             ]
         })
         .collect();
-    let header = ["tenants", "trust", "certainty", "separated by", "shares"];
-    write_columns(out, &header, &rows, p, width);
+    write_columns(out, &["group", "shared", "on", "tenants"], &rows, p, width);
+    if shown.len() < groups.len() {
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.dim(&format!(
+                "and {} more groups (the JSON report lists them all)",
+                groups.len() - shown.len()
+            ))
+        );
+    }
     out.push('\n');
 }
 
-fn render_blast_radius(out: &mut String, entries: &[BlastRadiusEntry], p: &Palette, width: usize) {
+/// Who a blast-radius entry reaches, as the matrix names them (with the certainty for that
+/// incident), and how many more.
+fn reached(e: &BlastRadiusEntry, matrix: &Matrix) -> String {
+    let mut names: Vec<(&str, Certainty)> = matrix
+        .pairs
+        .iter()
+        .filter_map(|p| {
+            let c = *p.incidents.get(&e.incident)?;
+            match &p.tenants {
+                [a, b] if *a == e.tenant => Some((b.as_str(), c)),
+                [a, b] if *b == e.tenant => Some((a.as_str(), c)),
+                _ => None,
+            }
+        })
+        .collect();
+    names.sort_unstable();
+    let mut s = names
+        .iter()
+        .take(MAX_LISTED)
+        .map(|(t, c)| format!("{} ({c})", esc(t)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shown = names.len().min(MAX_LISTED);
+    if e.reaches > shown {
+        if shown == 0 {
+            let _ = write!(s, "{} ({})", count_phrase(e.reaches, "tenant"), e.certainty);
+        } else {
+            let _ = write!(s, " and {} more", e.reaches - shown);
+        }
+    }
+    s
+}
+
+fn render_blast_radius(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
+    let entries = &report.blast_radius;
     if entries.is_empty() {
         return;
     }
-    let _ = writeln!(
+    section(
         out,
-        "{} {}",
-        p.heading("BLAST RADIUS"),
-        p.dim("(who an incident started by a tenant reaches)")
+        p,
+        width,
+        "BLAST RADIUS",
+        "who an incident started by a tenant reaches; incidents not listed reach no one",
     );
-    let rows: Vec<[String; 3]> = entries
-        .iter()
-        .map(|e| {
-            let reaches = if e.reaches.is_empty() {
-                "no other tenant".to_string()
-            } else {
-                e.reaches
-                    .iter()
-                    .map(|t| match e.certainty.get(t) {
-                        Some(c) => format!("{t} ({c})"),
-                        None => t.clone(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            [e.tenant.clone(), e.incident.as_str().to_string(), reaches]
-        })
-        .collect();
+    let tenants: std::collections::BTreeSet<&str> =
+        entries.iter().map(|e| e.tenant.as_str()).collect();
+    let rows: Vec<[String; 3]> = if tenants.len() <= MAX_BLAST_TENANTS {
+        entries
+            .iter()
+            .map(|e| {
+                [
+                    esc(&e.tenant),
+                    e.incident.as_str().to_string(),
+                    reached(e, &report.matrix),
+                ]
+            })
+            .collect()
+    } else {
+        // Tenants that reach as many others, as surely, share a line.
+        type Key = (Incident, usize, Certainty);
+        let mut folded: BTreeMap<Key, Vec<String>> = BTreeMap::new();
+        for e in entries {
+            folded
+                .entry((e.incident, e.reaches, e.certainty))
+                .or_default()
+                .push(e.tenant.clone());
+        }
+        let mut rows: Vec<(usize, [String; 3])> = folded
+            .into_iter()
+            .map(|((incident, reaches, certainty), who)| {
+                (
+                    who.len(),
+                    [
+                        listed(&who, 4),
+                        incident.as_str().to_string(),
+                        format!(
+                            "{} each, {certainty}",
+                            count_phrase(reaches, "other tenant")
+                        ),
+                    ],
+                )
+            })
+            .collect();
+        rows.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+        rows.into_iter().map(|(_, r)| r).collect()
+    };
     write_columns(out, &["tenant", "incident", "reaches"], &rows, p, width);
     out.push('\n');
+}
+
+/// A section heading with its explanation, the explanation wrapped at the width.
+fn section(out: &mut String, p: &Palette, width: usize, heading: &str, explanation: &str) {
+    let text = wrap(
+        &format!("({explanation})"),
+        width.saturating_sub(heading.len() + 1),
+        &" ".repeat(heading.len() + 1),
+    );
+    let _ = writeln!(out, "{} {}", p.heading(heading), p.dim(&text));
 }
 
 fn render_skipped(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
     if report.skipped.is_empty() {
         return;
     }
+    let note = wrap(
+        "(not audited: the findings above cover only part of the input)",
+        width.saturating_sub(14),
+        &" ".repeat(14),
+    );
     let _ = writeln!(
         out,
         "{} {}",
         p.heading("SKIPPED INPUT"),
-        p.severity(
-            Severity::High,
-            "(not audited: the findings above cover only part of the input)"
-        )
+        p.severity(Severity::High, &note)
     );
     for s in &report.skipped {
-        let line = format!("{}:{}:{}: {}", s.file, s.line, s.column, s.error);
-        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(2), "    "));
+        let line = format!(
+            "{}:{}:{}: {}",
+            esc(&s.file),
+            s.line,
+            s.column,
+            esc(&s.error)
+        );
+        let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(4), "    "));
     }
     out.push('\n');
 }
 
 /// Left-aligned columns separated by two spaces, the header bold; the last column wraps at `width`
-/// (continuation lines indented to it). Widths count characters.
+/// (continuation lines indented to it). Widths count characters. Cells are already escaped.
 fn write_columns<const N: usize>(
     out: &mut String,
     header: &[&str; N],
@@ -388,19 +630,19 @@ fn write_columns<const N: usize>(
     }
 }
 
-fn join_or(items: &[String], empty: &str) -> String {
-    if items.is_empty() {
-        empty.to_string()
-    } else {
-        items.join(", ")
-    }
-}
-
 fn count_phrase(n: usize, noun: &str) -> String {
+    let digits = n.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
     if n == 1 {
         format!("1 {noun}")
     } else {
-        format!("{n} {noun}s")
+        format!("{grouped} {noun}s")
     }
 }
 

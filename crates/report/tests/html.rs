@@ -71,10 +71,13 @@ fn time_sliced_gpu_drawing_snapshot() {
 }
 
 #[test]
-fn headline_counts_pairs_and_broken_contracts() {
+fn headline_counts_tenants_and_broken_contracts() {
     let mut report = sample_report(false);
-    assert_eq!(headline(&report), "1 tenant pair shares a memory pool.");
-    report.pairs[1].shares.push("memory-pool".into());
+    assert_eq!(
+        headline(&report),
+        "2 tenants share a memory pool with another tenant."
+    );
+    report.groups[2].shares.push("memory-pool".into());
     let mut contract = report.findings[4].clone();
     contract.rule = "GT501".into();
     contract.name = "isolation-promised-not-enforced".into();
@@ -83,17 +86,18 @@ fn headline_counts_pairs_and_broken_contracts() {
     report.findings.push(contract);
     assert_eq!(
         headline(&report),
-        "2 tenant pairs share a memory pool; contracts not kept: isolation promised not enforced (1 finding)."
+        "3 tenants share a memory pool with another tenant; contracts not kept: isolation promised not \
+         enforced (1 finding)."
     );
     // No memory pool shared: the next closest thing is said instead; partial input is always said.
     let mut report = sample_report(true);
-    for p in &mut report.pairs {
-        p.shares.retain(|s| s != "memory-pool");
+    for g in &mut report.groups {
+        g.shares.retain(|s| s != "memory-pool");
     }
     assert_eq!(
         headline(&report),
-        "No tenant pair shares a memory pool, but 2 tenant pairs share a GPU; 1 input document was not \
-         audited, so this covers part of the input only."
+        "No tenant shares a memory pool, but 3 tenants share a GPU with another tenant; 1 input document \
+         was not audited, so this covers part of the input only."
     );
     let p = html::render(&report, &sample_layout(), &sample_rules());
     assert!(p.contains("<a href=\"#skipped\">1 document skipped</a>: partial input."));
@@ -102,35 +106,57 @@ fn headline_counts_pairs_and_broken_contracts() {
 }
 
 #[test]
-fn matrix_has_a_cell_per_tenant_pair_and_incident() {
+fn one_matrix_of_the_worst_severity_per_pair() {
     let report = sample_report(false);
     let p = page();
-    let n = report.tenants.len();
-    assert_eq!(count(&p, "<table class=\"matrix\""), 5);
-    assert_eq!(count(&p, "<td class=\"cell "), 5 * n * n);
-    // One matrix shown, the others behind the incident switch (real radio buttons).
-    assert_eq!(
-        count(
-            &p,
-            "<table class=\"matrix\" data-incident=\"memory-exhaustion\">"
-        ),
-        1
-    );
-    assert_eq!(count(&p, "data-incident=\"device-fault\" hidden>"), 1);
-    assert_eq!(count(&p, "<input type=\"radio\" name=\"incident\""), 5);
-    // acme's memory exhaustion reaches globex, possibly; its host escape reaches initech, observed.
-    let mem = between(&p, "data-incident=\"memory-exhaustion\"", "</table>");
-    assert!(mem.contains(
+    let n = report.matrix.tenants.len();
+    assert_eq!(count(&p, "<table class=\"matrix\""), 1);
+    assert_eq!(count(&p, "<td class=\"cell "), n * n);
+    // acme and globex: critical (a time-sliced GPU); acme and initech: high; the incidents are the
+    // cell's detail.
+    let m = between(&p, "<table class=\"matrix\"", "</table>");
+    assert!(m.contains(
         "<tr><th scope=\"row\" data-row=\"t0\">acme</th>\
          <td class=\"cell c-self\" title=\"acme: the same tenant\" aria-label=\"same tenant\">–</td>\
-         <td class=\"cell c-possible\" title=\"acme → globex: possible\" aria-label=\"possible\">◐</td>\
-         <td class=\"cell c-none\" title=\"acme → initech: not reached\" aria-label=\"not reached\">·</td></tr>"
+         <td class=\"cell sev-critical\" title=\"acme ↔ globex: critical; memory-exhaustion (possible), \
+         device-fault (possible), compute-contention (possible), host-escape (observed), control-plane \
+         (observed)\" aria-label=\"critical\">C</td>\
+         <td class=\"cell sev-high\" title=\"acme ↔ initech: high; host-escape (observed), control-plane \
+         (observed)\" aria-label=\"high\">H</td></tr>"
     ));
-    let host = between(&p, "data-incident=\"host-escape\"", "</table>");
-    assert!(host.contains(
-        "<td class=\"cell c-observed\" title=\"acme → initech: observed\" aria-label=\"observed\">●</td>"
+    // A pair that shares something with nothing open, and the diagonal.
+    assert!(m.contains("class=\"cell sev-open-none\" title=\"globex ↔ initech: nothing open; control-plane (observed)\""));
+    assert_eq!(count(m, "c-self"), n);
+    // The matrix comes before the findings, and the findings before the drawings.
+    let at = |s: &str| p.find(s).unwrap();
+    assert!(at("<section id=\"matrix\"") < at("<section id=\"findings\""));
+    assert!(at("<section id=\"findings\"") < at("<section id=\"gpus\""));
+}
+
+#[test]
+fn pairs_are_listed_riskiest_first_and_groups_with_their_tenants() {
+    let p = page();
+    let pairs = between(&p, "<section id=\"pairs\"", "</section>");
+    let first = pairs.find("acme ↔ globex").unwrap();
+    let second = pairs.find("acme ↔ initech").unwrap();
+    let third = pairs.find("globex ↔ initech").unwrap();
+    assert!(first < second && second < third);
+    let groups = between(&p, "<section id=\"groups\"", "</section>");
+    assert_eq!(count(groups, "<tr class=\"group\""), 5);
+    assert!(groups.contains(
+        "<tr class=\"group\" id=\"g1\"><td><code>g1</code></td><td>time-slicing GPU</td><td>gpu-a100-2</td>\
+         <td>acme, globex</td><td>1</td><td><span class=\"badge cert-possible\">possible</span></td></tr>"
     ));
-    assert_eq!(count(host, "c-self"), n);
+    // Findings link to their groups.
+    let gt207 = between(&p, "data-rule=\"GT207\"", "</article>");
+    assert!(gt207.contains("<dt>Pairs</dt><dd>2 pairs, 1 accepted, 1 open</dd>"));
+    assert!(gt207.contains("<dt>Open pairs</dt><dd>globex and initech</dd>"));
+    assert!(
+        gt207.contains("<a href=\"#g2\"><code>g2</code></a>, <a href=\"#g5\"><code>g5</code></a>")
+    );
+    assert!(gt207.contains(
+        "<dt>Accepted pair</dt><dd>acme and globex: one pool for the pilot (until 2027-01-31)</dd>"
+    ));
 }
 
 #[test]
@@ -149,13 +175,13 @@ fn one_slice_element_per_mig_instance_at_its_placement() {
     ));
     // An instance of unknown placement is still drawn, dashed, below the placed ones.
     assert_eq!(count(&p, "<rect class=\"mig-slice unknown-start\""), 1);
-    // Time-sliced GPUs are one shared block with one pip per replica.
+    // The 8 identical time-sliced GPUs are drawn once: one shared block with one pip per replica.
     assert_eq!(
         count(
             &p,
             "<rect class=\"gpu-block\" data-sharing=\"time-slicing\""
         ),
-        8
+        1
     );
     let shared = between(&p, "<details class=\"node\" id=\"node-0\"", "</details>\n");
     let first_gpu = between(shared, "<svg", "</svg>");
@@ -187,6 +213,10 @@ fn findings_are_grouped_by_layer_with_objects_and_acceptance() {
     assert!(accepted
         .contains("<dt>Accepted</dt><dd>one cluster per region by design (until 2027-06-30)</dd>"));
     assert_eq!(count(&p, " accepted\" id=\"finding-"), 1);
+    // Accepted findings are hidden until the reader asks for them.
+    assert!(p.contains(
+        "data-accepted=\"true\" data-tenants=\"t0 t1 t2\" aria-labelledby=\"finding-4-h\" hidden>"
+    ));
     let gt104 = between(&p, "data-rule=\"GT104\"", "</article>");
     assert!(gt104.contains("<dt>Evidence</dt>"));
     assert!(gt104.contains("<dt>Remediation</dt><dd>Put tenants that distrust each other on different physical GPUs</dd>"));
@@ -212,7 +242,12 @@ fn filters_are_labelled_form_controls() {
     let severities = between(&p, "<select id=\"filter-severity\"", "</select>");
     assert_eq!(count(severities, "<option"), Severity::ALL.len());
     assert!(p.contains("<button type=\"reset\">Clear filters</button>"));
-    assert!(p.contains("role=\"status\" aria-live=\"polite\">Showing 5 of 5 findings</p>"));
+    assert!(p.contains(
+        "role=\"status\" aria-live=\"polite\">Showing 4 of 5 findings (accepted ones hidden)</p>"
+    ));
+    assert!(p.contains(
+        "<input type=\"checkbox\" id=\"filter-accepted\" name=\"accepted\"> Show accepted"
+    ));
 }
 
 #[test]
@@ -302,14 +337,30 @@ fn every_input_text_is_escaped() {
     assert_eq!(value["schema"], expected["schema"]);
     assert_eq!(value["tenants"][0], evil);
     assert_eq!(value["expect"]["findings"], report.findings.len());
-    assert_eq!(value["incidents"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn code_spans_are_code_and_no_backtick_is_left() {
+    let p = page();
+    let gt101 = between(&p, "data-rule=\"GT101\"", "</article>");
+    assert!(
+        gt101.contains("or set <code>replicas: 1</code> in key <code>a100-ts4</code> of ConfigMap")
+    );
+    // Outside the scripts, no backtick reaches the page.
+    let body = between(&p, "<body>", "<pre id=\"self-check\"");
+    assert!(
+        !body.contains('`'),
+        "{}",
+        &body[body.find('`').unwrap()..][..80]
+    );
 }
 
 #[test]
 fn empty_report_still_renders_every_section() {
     let mut report = sample_report(false);
     report.findings.clear();
-    report.pairs.clear();
+    report.groups.clear();
+    report.matrix = Default::default();
     report.blast_radius.clear();
     report.tenants.clear();
     report.summary.findings = Default::default();
@@ -318,11 +369,12 @@ fn empty_report_still_renders_every_section() {
     assert!(p.contains("<p>No findings.</p>"));
     assert!(p.contains("<p>The input has no GPU node.</p>"));
     assert!(p.contains("No two tenants share anything the audit can see."));
+    assert!(p.contains("No tenant shares anything with another."));
     assert!(p.contains("<p>No rule fired.</p>"));
     assert_eq!(count(&p, "<td class=\"cell "), 0);
     assert_eq!(
         headline(&report),
-        "No tenant pair shares a memory pool or a node."
+        "No tenant shares a memory pool or a node with another."
     );
 }
 
@@ -336,12 +388,12 @@ fn certainty_is_shown_in_words_not_only_colour() {
     assert!(mig.contains("initech (permitted, time-slicing inside a MIG instance)"));
     assert!(mig.contains("<title>acme (observed)</title>"));
     assert!(mig.contains("class=\"band-rect cert-permitted\""));
-    for c in [
-        Certainty::Observed,
-        Certainty::Possible,
-        Certainty::Permitted,
-    ] {
-        assert!(p.contains(&format!("</span>{c}</li>")), "legend lacks {c}");
+    assert!(p.contains("a solid outline is observed, dashed possible, dotted permitted"));
+    for c in [Certainty::Observed, Certainty::Possible] {
+        assert!(
+            p.contains(&format!("<span class=\"badge cert-{c}\">{c}</span>")),
+            "no badge for {c}"
+        );
     }
 }
 
@@ -361,7 +413,27 @@ fn findings_order_keeps_open_before_accepted() {
     let open = cp.find("data-accepted=\"false\"").unwrap();
     let accepted = cp.find("data-accepted=\"true\"").unwrap();
     assert!(open < accepted);
-    assert!(cp.contains("<span class=\"layer-count\">(2)</span>"));
+    // The count is of what is shown: the accepted one is hidden.
+    assert!(cp.contains("<span class=\"layer-count\">(1)</span>"));
+}
+
+#[test]
+fn nodes_alike_are_drawn_once() {
+    let base = sample_layout();
+    let mut layout = Vec::new();
+    for i in 0..40 {
+        let mut node = base[1].clone();
+        node.name = format!("node-{i:03}");
+        layout.push(node);
+    }
+    let (drawn, listed) = html::drawn_nodes(&layout);
+    assert_eq!(drawn.len(), 1);
+    assert_eq!(drawn[0].alike.len(), 39);
+    assert!(listed.is_empty());
+    let p = html::render(&sample_report(false), &layout, &sample_rules());
+    assert_eq!(count(&p, "<details class=\"node\""), 1);
+    assert!(p.contains("<h3>node-000 and 39 more nodes alike</h3>"));
+    assert!(p.contains("The same GPUs and tenants: node-001, node-002,"));
 }
 
 #[test]
@@ -371,7 +443,8 @@ fn a_large_fleet_draws_the_busiest_nodes_and_lists_the_rest() {
     for i in 0..250 {
         let mut node = base[1].clone();
         node.name = format!("node-{i:03}");
-        // Every fifth node hosts one tenant fewer: those are the ones left undrawn first.
+        // Each node has a tenant of its own; every fifth one tenant fewer: those are left undrawn.
+        node.tenants[1].tenant = format!("solo-{i:03}");
         if i % 5 == 0 {
             node.tenants.pop();
         }
@@ -436,32 +509,24 @@ fn many_findings_of_a_rule_are_shown_up_to_a_cap_and_counted() {
 }
 
 #[test]
-fn a_matrix_of_many_tenants_keeps_those_with_the_widest_reach() {
+fn the_matrix_says_how_many_tenants_it_leaves_out() {
     let mut report = sample_report(false);
-    for i in 0..70 {
-        report.tenants.push(gpu_trust_rules::report::TenantEntry {
-            name: format!("quiet-{i:02}"),
-            namespaces: vec![format!("ns-{i:02}")],
-            unassigned: true,
-        });
-    }
-    let layout = sample_layout();
-    let plan = html::Plan::new(&report, &layout);
-    assert_eq!(plan.matrix_tenants.len(), html::MAX_MATRIX_TENANTS);
-    // The tenants whose incidents reach someone are kept, in the page's order.
-    assert_eq!(plan.matrix_tenants[0], "acme");
-    assert!(plan.matrix_tenants.contains(&"initech".to_string()));
+    report.matrix.omitted = 70;
+    let plan = html::Plan::new(&report, &[]);
+    assert_eq!(plan.matrix_tenants, report.matrix.tenants);
     let p = html::render(&report, &sample_layout(), &sample_rules());
-    let n = html::MAX_MATRIX_TENANTS;
-    assert_eq!(count(&p, "<td class=\"cell "), 5 * n * n);
-    assert!(p.contains("the JSON report has the blast radius of all 73.</p>"));
+    assert!(p.contains(
+        "<p>The 3 tenants whose incidents reach the most others are shown; 70 more are in the groups \
+         below and in the JSON report.</p>"
+    ));
 }
 
 #[test]
-fn gpus_with_the_same_tenants_share_one_list() {
+fn identical_gpus_of_a_node_are_drawn_once() {
     let p = page();
     let node = between(&p, "<details class=\"node\" id=\"node-0\"", "</details>\n");
-    assert_eq!(count(node, "<p>The same tenants as GPU 0.</p>"), 7);
+    assert_eq!(count(node, "<svg class=\"gpu\""), 1);
+    assert!(node.contains("<strong>GPUs 0–7 (8 alike): time-slicing, 4 replicas</strong>"));
     assert_eq!(
         count(
             node,
@@ -469,24 +534,26 @@ fn gpus_with_the_same_tenants_share_one_list() {
         ),
         1
     );
+    let mig = between(&p, "<details class=\"node\" id=\"node-1\"", "</details>\n");
+    assert!(mig.contains("GPUs 3–7 (5 alike): MIG"));
 }
 
 #[test]
-fn many_pairs_list_those_sharing_a_device_first() {
+fn many_pairs_are_listed_riskiest_first_up_to_a_cap() {
     let mut report = sample_report(false);
-    let template = report.pairs[1].clone();
+    let template = report.matrix.pairs[2].clone();
     for i in 0..600 {
         let mut p = template.clone();
         p.tenants = [format!("a-{i:03}"), format!("b-{i:03}")];
-        report.pairs.push(p);
+        report.matrix.pairs.push(p);
     }
     let plan = html::Plan::new(&report, &[]);
     assert_eq!(plan.pairs.len(), html::MAX_PAIRS);
-    // The one pair sharing a memory pool is kept, and listing keeps the report's order.
-    assert_eq!(plan.pairs[0].tenants, report.pairs[0].tenants);
+    assert_eq!(plan.pairs[0].severity, Some(Severity::Critical));
+    assert_eq!(plan.pairs[1].severity, Some(Severity::High));
     let p = html::render(&report, &[], &sample_rules());
     assert_eq!(count(&p, "<tr class=\"pair\""), html::MAX_PAIRS);
-    assert!(p.contains("<p>500 of 602 pairs listed: those that share a device first;"));
+    assert!(p.contains("<p>500 of 603 pairs listed, riskiest first;"));
 }
 
 #[test]

@@ -1,9 +1,12 @@
 //! The HTML report in a real browser: headless Chromium opens each page from a `file://` address, and
 //! the test reads back the DOM after the page's script ran. It asserts on the rendered DOM (a matrix
-//! cell per tenant pair and incident, one slice element per MIG instance, finding counts equal to the
-//! JSON report), that no script error or console message occurred, and that the page asked for nothing
-//! (its Content-Security-Policy forbids every request, and the page records each one it blocks). A
-//! screenshot of each page is saved next to it, under the target directory's `tmp/html-report/`.
+//! cell per pair of the matrix's tenants, one slice element per MIG instance drawn, finding counts
+//! equal to the JSON report, accepted findings hidden until asked for, no Markdown backtick left in the
+//! text), that no script error or console message occurred, that the page asked for nothing (its
+//! Content-Security-Policy forbids every request, and the page records each one it blocks), and that
+//! at a phone's width (390 px) nothing overflows the page sideways and the findings come before the
+//! GPU drawings. A screenshot of each page, wide and narrow, is saved next to it, under the target
+//! directory's `tmp/html-report/`.
 //!
 //! Pages: the sample report of `tests/common`, and the audit of every example cluster under
 //! `examples/` (a folder with its manifests and, optionally, a `policy.yaml`).
@@ -161,62 +164,132 @@ fn console_lines(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
 }
 
-/// What the page must show, from the JSON report and the layout (not from the HTML). Tenants come from
-/// the whole layout; drawings from the nodes the page draws.
+/// What the page must show, from the JSON report and the layout (not from the HTML): the findings,
+/// matrix, pairs and groups of the report; drawings of the layouts, nodes alike and identical GPUs of a
+/// node drawn once.
 fn expected(report: &AuditReport, layout: &[NodeLayout]) -> Value {
-    let drawn = html::drawn_nodes(layout).0;
+    let (drawn, listed) = html::drawn_nodes(layout);
+    assert!(listed.is_empty(), "these pages draw every node");
     let doc: Value = serde_json::from_str(&json::render(report).unwrap()).unwrap();
     let findings = doc["findings"].as_array().unwrap();
-    let mut tenants: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    for t in doc["tenants"].as_array().unwrap() {
-        tenants.insert(t["name"].as_str().unwrap().to_string());
-    }
-    for b in doc["blastRadius"].as_array().unwrap() {
-        tenants.insert(b["tenant"].as_str().unwrap().to_string());
-        for r in b["reaches"].as_array().unwrap() {
-            tenants.insert(r.as_str().unwrap().to_string());
-        }
-    }
-    for f in findings {
-        for t in f["tenants"].as_array().unwrap() {
-            tenants.insert(t.as_str().unwrap().to_string());
-        }
-    }
-    for p in doc["pairs"].as_array().unwrap() {
-        for t in p["tenants"].as_array().unwrap() {
-            tenants.insert(t.as_str().unwrap().to_string());
-        }
-    }
-    for n in layout {
-        tenants.extend(n.tenants.iter().map(|t| t.tenant.clone()));
-        for g in &n.gpus {
-            tenants.extend(g.tenants.iter().map(|o| o.tenant.clone()));
-            for i in &g.instances {
-                tenants.extend(i.tenants.iter().map(|o| o.tenant.clone()));
-            }
-        }
-    }
-    let n = tenants.len();
+    let n = doc["matrix"]["tenants"].as_array().unwrap().len();
     // These pages are small enough to show everything: the counts are the JSON report's own.
-    assert!(n <= html::MAX_MATRIX_TENANTS);
     let plan = html::Plan::new(report, layout);
     assert!(plan.hidden.is_empty());
-    assert_eq!(plan.pairs.len(), report.pairs.len());
-    assert_eq!(drawn.len(), layout.len());
+    let runs: Vec<&[gpu_trust_rules::layout::GpuLayout]> = drawn
+        .iter()
+        .flat_map(|d| html::gpu_runs(&d.node.gpus))
+        .collect();
+    // Every GPU of the layout is drawn, or is one of a run drawn once.
+    let all: usize = layout.iter().map(|n| n.gpus.len()).sum();
+    let covered: usize = drawn
+        .iter()
+        .map(|d| d.node.gpus.len() * (1 + d.alike.len()))
+        .sum();
+    assert_eq!(all, covered);
     serde_json::json!({
         "findings": findings.len(),
         "accepted": findings.iter().filter(|f| !f["accepted"].is_null()).count(),
         "bySeverity": doc["summary"]["findings"],
-        "matrices": 5,
-        "matrixCells": 5 * n * n,
+        "matrixCells": n * n,
         "nodes": drawn.len(),
-        "gpus": drawn.iter().map(|n| n.gpus.len()).sum::<usize>(),
-        "migSlices": drawn.iter().flat_map(|n| &n.gpus).map(|g| g.instances.len()).sum::<usize>(),
-        "pairs": doc["pairs"].as_array().unwrap().len(),
+        "gpus": runs.len(),
+        "migSlices": runs.iter().map(|r| r[0].instances.len()).sum::<usize>(),
+        "pairs": doc["matrix"]["pairs"].as_array().unwrap().len(),
+        "groups": doc["groups"].as_array().unwrap().len(),
     })
 }
 
+/// The DOM without its scripts and styles: what a reader can see.
+fn visible_text(dom: &str) -> String {
+    let mut out = String::new();
+    let mut rest = dom;
+    loop {
+        let next = [("<script", "</script>"), ("<style", "</style>")]
+            .into_iter()
+            .filter_map(|(open, close)| rest.find(open).map(|at| (at, close)))
+            .min_by_key(|(at, _)| *at);
+        let Some((start, close)) = next else { break };
+        out.push_str(&rest[..start]);
+        rest = match rest[start..].find(close) {
+            Some(end) => &rest[start + end + close.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// At a phone's width: the page must not scroll sideways, and the findings must come before the GPU
+/// drawings. Headless Chromium keeps its window at least 500 px wide, so the page is opened in a
+/// 390 px frame of a wrapper page; a script in the page measures it and posts the result to the
+/// wrapper, which writes it into its DOM.
+fn check_narrow(browser: &Path, name: &str, text: &str) {
+    let probe = r#"<script>
+(function () {
+  var findings = document.getElementById('findings');
+  var gpus = document.getElementById('gpus');
+  var out = {
+    width: window.innerWidth,
+    scrollWidth: document.documentElement.scrollWidth,
+    findingsBeforeGpus: !!(findings && gpus && findings.getBoundingClientRect().top < gpus.getBoundingClientRect().top),
+    matrixBeforeFindings: !!(findings && document.getElementById('matrix').getBoundingClientRect().top < findings.getBoundingClientRect().top)
+  };
+  window.parent.postMessage(JSON.stringify(out), '*');
+})();
+</script>"#;
+    let dir = out_dir();
+    let page = dir.join(format!("{name}-narrow.html"));
+    std::fs::write(
+        &page,
+        text.replacen("</body>", &format!("{probe}</body>"), 1),
+    )
+    .unwrap();
+    let wrapper = dir.join(format!("{name}-390.html"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"{name}-narrow.html\" width=\"390\" \
+             height=\"2400\" style=\"border:0\"></iframe><script>window.addEventListener('message', function (e) {{ \
+             var pre = document.createElement('pre'); pre.id = 'narrow'; pre.textContent = e.data; \
+             document.body.appendChild(pre); }});</script></body></html>\n"
+        ),
+    )
+    .unwrap();
+    let run = run_chromium(browser, &wrapper, &["--dump-dom".to_string()]);
+    let start = run
+        .stdout
+        .find("<pre id=\"narrow\">")
+        .expect("the probe ran")
+        + "<pre id=\"narrow\">".len();
+    let end = run.stdout[start..].find("</pre>").unwrap() + start;
+    let got: Value = serde_json::from_str(&unescape(&run.stdout[start..end])).unwrap();
+    assert_eq!(got["width"], 390, "{name}: {got}");
+    assert!(
+        got["scrollWidth"].as_u64().unwrap() <= 390,
+        "{name}: the page is wider than the phone: {got}"
+    );
+    assert_eq!(got["findingsBeforeGpus"], true, "{name}: {got}");
+    assert_eq!(got["matrixBeforeFindings"], true, "{name}: {got}");
+    let shot = dir.join(format!("{name}-390.png"));
+    let _ = std::fs::remove_file(&shot);
+    run_chromium(
+        browser,
+        &wrapper,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=500,2400".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+    );
+    assert!(std::fs::read(&shot).is_ok_and(|png| png.starts_with(b"\x89PNG")));
+}
+
 /// Writes the page, opens it, checks the DOM and saves a screenshot; returns the dumped DOM.
+fn text_of_page(page: &Path) -> String {
+    std::fs::read_to_string(page).unwrap()
+}
+
 fn check_page(
     browser: &Path,
     name: &str,
@@ -262,14 +335,43 @@ fn check_page(
     assert_eq!(Value::from(slices), want["migSlices"], "{name}");
     let articles = run.stdout.matches("<article class=\"finding").count();
     assert_eq!(Value::from(articles), want["findings"], "{name}");
-    let status = format!(
-        "Showing {0} of {0} findings",
-        want["findings"].as_u64().unwrap()
-    );
+    let total = want["findings"].as_u64().unwrap();
+    let accepted = want["accepted"].as_u64().unwrap();
+    let status = if accepted > 0 {
+        format!(
+            "Showing {} of {total} findings (accepted ones hidden)",
+            total - accepted
+        )
+    } else {
+        format!("Showing {total} of {total} findings")
+    };
     assert!(
         run.stdout.contains(&status),
-        "{name}: filter status not written by the script"
+        "{name}: filter status not written by the script: {status}"
     );
+    // Accepted findings are in the page, hidden until asked for.
+    let mut hidden_accepted = 0;
+    for article in run.stdout.split("<article ").skip(1) {
+        let head = &article[..article.find('>').unwrap()];
+        let is_accepted = head.contains("data-accepted=\"true\"");
+        assert_eq!(is_accepted, head.contains(" hidden"), "{name}: {head}");
+        hidden_accepted += usize::from(is_accepted);
+    }
+    assert_eq!(hidden_accepted as u64, accepted, "{name}");
+    // No Markdown backtick reaches the reader: code spans are set as code.
+    let text = visible_text(&run.stdout);
+    if let Some(at) = text.find('`') {
+        let from = text[..at]
+            .char_indices()
+            .rev()
+            .nth(80)
+            .map_or(0, |(i, _)| i);
+        panic!(
+            "{name}: a literal backtick: {}",
+            &text[from..(at + 1).min(text.len())]
+        );
+    }
+    check_narrow(browser, name, &text_of_page(&page));
 
     let shot = dir.join(format!("{name}.png"));
     let _ = std::fs::remove_file(&shot);
@@ -392,24 +494,20 @@ fn filters_and_incident_switch_work_in_chromium() {
     el.dispatchEvent(new Event('change', { bubbles: true }));
   }
   var out = {};
+  out.initially = shown('article.finding', 'data-rule');
   set('filter-tenant', 't2');
   out.tenant = shown('article.finding', 'data-rule');
   out.tenantNodes = shown('.node', 'data-node');
-  out.highlighted = document.querySelectorAll('table.matrix[data-incident="memory-exhaustion"] td.hl').length;
+  out.highlighted = document.querySelectorAll('table.matrix td.hl').length;
   set('filter-tenant', '');
   set('filter-severity', 'high');
   out.severity = shown('article.finding', 'data-rule');
   set('filter-severity', 'info');
-  set('filter-accepted', false);
-  out.withoutAccepted = shown('article.finding', 'data-rule');
   set('filter-accepted', true);
+  out.withAccepted = shown('article.finding', 'data-rule');
   set('filter-layer', 'host');
   out.layer = shown('article.finding', 'data-rule');
   out.layers = shown('section.layer', 'data-layer');
-  var radio = document.querySelector('input[name="incident"][value="host-escape"]');
-  radio.checked = true;
-  radio.dispatchEvent(new Event('change', { bubbles: true }));
-  out.matrices = shown('table.matrix', 'data-incident');
   document.getElementById('filters').reset();
   window.setTimeout(function () {
     out.afterReset = shown('article.finding', 'data-rule').length;
@@ -438,17 +536,18 @@ fn filters_and_incident_switch_work_in_chromium() {
     assert_eq!(
         got,
         serde_json::json!({
+            // Accepted findings (GT401) hidden until asked for.
+            "initially": ["GT101", "GT104", "GT207", "GT502"],
             "tenant": ["GT104", "GT207"],
             "tenantNodes": ["gpu-h100-1"],
             // initech's row and column: three cells each, one shared.
             "highlighted": 5,
             "severity": ["GT101", "GT104", "GT207"],
-            "withoutAccepted": ["GT101", "GT104", "GT207", "GT502"],
+            "withAccepted": ["GT101", "GT104", "GT207", "GT401", "GT502"],
             "layer": ["GT207"],
             "layers": ["host"],
-            "matrices": ["host-escape"],
-            "afterReset": 5,
-            "status": "Showing 5 of 5 findings",
+            "afterReset": 4,
+            "status": "Showing 4 of 5 findings (accepted ones hidden)",
         })
     );
     let (_, check) = self_check(&run.stdout);

@@ -26,7 +26,8 @@ fn table_with_skipped_input_says_partial() {
     let text = table::render(&sample_report(true), &TableOptions::default());
     assert!(text.contains("SKIPPED INPUT"));
     assert!(text.contains("examples/inference/broken.yaml:3:7: Pod spec.containers"));
-    let last = text.lines().last().unwrap();
+    // The summary line, wrapped at the width: it ends with the partial input.
+    let last = text.trim_end().replace('\n', " ");
     assert!(
         last.ends_with("; 1 document skipped: partial input"),
         "{last}"
@@ -75,6 +76,59 @@ fn table_colour_only_when_asked() {
         }
     }
     assert_eq!(stripped, plain);
+}
+
+/// Input text cannot steer the terminal or forge a line of the report.
+#[test]
+fn table_escapes_input_text() {
+    let mut report = sample_report(false);
+    report.tenants[0].name = "acme\x1b[2J\nFAKE LINE".into();
+    report.findings[0].message = "evil\nGT999 forged".into();
+    report.findings[0].objects[0].name = "pod\u{202e}x".into();
+    let text = table::render(&report, &TableOptions::default());
+    assert!(!text.contains('\x1b'));
+    assert!(!text.contains('\u{202e}'));
+    assert!(text.contains("acme\\x1b[2J\\x0aFAKE LINE"));
+    assert!(text.contains("evil\\x0aGT999 forged"));
+    assert!(!text.lines().any(|l| l.starts_with("GT999")));
+}
+
+/// Prose wraps at the given width between words, never inside one.
+#[test]
+fn table_wraps_at_the_width_without_breaking_words() {
+    let report = sample_report(false);
+    let unwrapped = table::render(
+        &report,
+        &TableOptions {
+            colour: false,
+            width: 10_000,
+            ..TableOptions::default()
+        },
+    );
+    let words: std::collections::BTreeSet<&str> = unwrapped.split_whitespace().collect();
+    for width in [60, 100, 160] {
+        let text = table::render(
+            &report,
+            &TableOptions {
+                colour: false,
+                width,
+                ..TableOptions::default()
+            },
+        );
+        for line in text.lines() {
+            for w in line.split_whitespace() {
+                assert!(words.contains(w), "width {width}: {w:?} is a broken word");
+            }
+            // A line longer than the width holds a word too long to break (a path, say), or is a
+            // table row whose columns come before the wrapped one.
+            if line.chars().count() > width {
+                assert!(
+                    line.split_whitespace().count() <= 2 || line.contains("  "),
+                    "width {width}: {line:?}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -136,11 +190,26 @@ fn sarif_results_point_at_real_lines_and_fingerprint_stably() {
         "examples/inference/policy.yaml"
     );
     assert_eq!(api["suppressions"][0]["kind"], "external");
-    // Rules are listed sorted, each with GitHub's security-severity and help from its documentation.
+    // Rules are listed sorted, once per severity a finding can have, each with GitHub's
+    // security-severity and help from its documentation.
     let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
     let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["GT101", "GT104", "GT207", "GT401", "GT502"]);
+    assert_eq!(
+        ids,
+        [
+            "GT101",
+            "GT101/high",
+            "GT104",
+            "GT104/medium",
+            "GT207",
+            "GT207/medium",
+            "GT401",
+            "GT401/low",
+            "GT502"
+        ]
+    );
     assert_eq!(rules[0]["properties"]["security-severity"], "9.5");
+    assert_eq!(rules[1]["properties"]["security-severity"], "8.0");
     assert_eq!(
         rules[0]["fullDescription"]["text"],
         "Two tenants with trust below full share a time-sliced GPU."
@@ -150,6 +219,78 @@ fn sarif_results_point_at_real_lines_and_fingerprint_stably() {
         .unwrap()
         .contains("# Remediation"));
     assert_eq!(first["ruleIndex"], 0);
+}
+
+/// GitHub takes a result's severity from its rule: a finding one step lower than the rule's top
+/// severity (permitted) refers to the rule's descriptor of that severity, not to the top one.
+#[test]
+fn sarif_severity_matches_each_result() {
+    let mut report = sample_report(false);
+    report.findings[0].severity = gpu_trust_model::Severity::High;
+    report.findings[0].certainty = gpu_trust_model::Certainty::Permitted;
+    let v: serde_json::Value =
+        serde_json::from_str(&sarif::render(&report, &sample_rules(), &sarif_options()).unwrap())
+            .unwrap();
+    let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    for r in v["runs"][0]["results"].as_array().unwrap() {
+        let rule = &rules[r["ruleIndex"].as_u64().unwrap() as usize];
+        assert_eq!(rule["id"], r["ruleId"]);
+        assert_eq!(
+            rule["properties"]["security-severity"], r["properties"]["security-severity"],
+            "{}",
+            r["ruleId"]
+        );
+        assert_eq!(rule["defaultConfiguration"]["level"], r["level"]);
+    }
+    let first = &v["runs"][0]["results"][0];
+    assert_eq!(first["ruleId"], "GT101/high");
+    // The fingerprint does not move with the severity: it is the rule and what the finding is about.
+    let plain: serde_json::Value = serde_json::from_str(
+        &sarif::render(&sample_report(false), &sample_rules(), &sarif_options()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        first["partialFingerprints"],
+        plain["runs"][0]["results"][0]["partialFingerprints"]
+    );
+}
+
+/// The fingerprint hashes the rule and the key (the owning workload, the node group), not the pods
+/// or tenants: a rollout that renames every pod, or a tenant that joins a pool, keeps the alert.
+#[test]
+fn sarif_fingerprints_survive_rollouts_and_new_tenants() {
+    let report = sample_report(false);
+    let mut rolled = report.clone();
+    rolled.findings[0].objects[0].name = "infer-5f7c9d8b6-x2k4p".into();
+    rolled.findings[0].tenants.push("hooli".into());
+    rolled.findings[0].pairs = Some(3);
+    let fp = |r: &gpu_trust_report::AuditReport| {
+        let v: serde_json::Value =
+            serde_json::from_str(&sarif::render(r, &sample_rules(), &sarif_options()).unwrap())
+                .unwrap();
+        v["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"].clone()
+    };
+    assert_eq!(fp(&report), fp(&rolled));
+    let mut other = report.clone();
+    other.findings[0].key = "device/time-slicing@L40S time-slicing nvidia.com/gpu=8".into();
+    assert_ne!(fp(&report), fp(&other));
+}
+
+/// URIs are relative to a stated root: `%SRCROOT%`, declared in `originalUriBaseIds`.
+#[test]
+fn sarif_uris_name_their_root() {
+    let v: serde_json::Value = serde_json::from_str(
+        &sarif::render(&sample_report(false), &sample_rules(), &sarif_options()).unwrap(),
+    )
+    .unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(
+        run["originalUriBaseIds"]["%SRCROOT%"]["uri"],
+        "file:///src/platform/"
+    );
+    let location = &run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(location["uriBaseId"], "%SRCROOT%");
+    assert_eq!(location["uri"], "examples/inference/cluster.yaml");
 }
 
 #[test]

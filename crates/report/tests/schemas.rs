@@ -7,6 +7,7 @@ use common::{sample_report, sample_rules};
 use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use gpu_trust_report::sarif::SarifOptions;
 use gpu_trust_report::{json, sarif};
+use gpu_trust_rules::report::GroupLevel;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -18,7 +19,7 @@ fn load(path: &str) -> Value {
 fn audit_schema() -> Value {
     load(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/schema/audit-v1.schema.json"
+        "/../../docs/schema/audit-v2.schema.json"
     ))
 }
 
@@ -58,18 +59,57 @@ fn the_schema_rejects_what_the_format_forbids() {
     assert!(!errors(&schema, &bad).is_empty(), "unknown field accepted");
 
     let mut bad = good.clone();
-    bad["schema"] = "gpu-trust/audit/v2".into();
+    bad["schema"] = "gpu-trust/audit/v1".into();
     assert!(
         !errors(&schema, &bad).is_empty(),
         "other schema version accepted"
     );
 
-    let mut bad = good;
+    let mut bad = good.clone();
     bad.as_object_mut().unwrap().remove("skipped");
     assert!(
         !errors(&schema, &bad).is_empty(),
         "missing skipped accepted"
     );
+
+    // The aggregated form: a group has two tenants at least, a finding's pairs are counted from one,
+    // a matrix pair names two tenants and at least one incident, a group id is g1, g2...
+    let mut bad = good.clone();
+    bad["groups"][0]["tenants"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(1);
+    assert!(
+        !errors(&schema, &bad).is_empty(),
+        "one-tenant group accepted"
+    );
+    let mut bad = good.clone();
+    bad["findings"][0]["pairs"] = 0.into();
+    assert!(!errors(&schema, &bad).is_empty(), "zero pairs accepted");
+    let mut bad = good.clone();
+    bad["findings"][0]["groups"][0] = "pool".into();
+    assert!(!errors(&schema, &bad).is_empty(), "bad group id accepted");
+    let mut bad = good.clone();
+    bad["matrix"]["pairs"][0]["incidents"] = serde_json::json!({});
+    assert!(
+        !errors(&schema, &bad).is_empty(),
+        "a matrix pair without incidents accepted"
+    );
+    let mut bad = good.clone();
+    bad["matrix"]["pairs"][0]["incidents"] = serde_json::json!({"meltdown": "observed"});
+    assert!(
+        !errors(&schema, &bad).is_empty(),
+        "unknown incident accepted"
+    );
+    let mut bad = good.clone();
+    bad["blastRadius"][0]["reaches"] = serde_json::json!(["globex"]);
+    assert!(
+        !errors(&schema, &bad).is_empty(),
+        "v1 reaches list accepted"
+    );
+    let mut bad = good;
+    bad.as_object_mut().unwrap().remove("matrix");
+    assert!(!errors(&schema, &bad).is_empty(), "missing matrix accepted");
 }
 
 /// Every value the model can serialise is one the schema allows: the schema and the Rust types agree.
@@ -114,6 +154,27 @@ fn the_schema_enums_match_the_model() {
         .map(|x| ser(serde_json::to_value(x).unwrap()))
         .collect();
     assert_eq!(trusts, enum_of("trust"));
+    let mechanisms: Vec<String> = gpu_trust_model::isolation::Mechanism::ALL
+        .iter()
+        .map(|x| ser(serde_json::to_value(x).unwrap()))
+        .collect();
+    assert_eq!(mechanisms, enum_of("mechanism"));
+    let levels: Vec<String> = [
+        GroupLevel::Device,
+        GroupLevel::MigGpu,
+        GroupLevel::Node,
+        GroupLevel::ControlPlane,
+    ]
+    .iter()
+    .map(|x| ser(serde_json::to_value(x).unwrap()))
+    .collect();
+    let level_enum: Vec<String> = schema["$defs"]["group"]["properties"]["level"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(levels, level_enum);
 }
 
 /// The published SARIF 2.1.0 schema, with one repair: its `language` patterns

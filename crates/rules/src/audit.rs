@@ -1,20 +1,23 @@
-//! The audit's entry point: runs every rule over one fleet and tenancy, then names, accepts, attaches
-//! evidence to and sorts the findings, and adds the pairs and blast radius sections.
+//! The audit's entry point: runs every rule over one fleet and tenancy, then names, accepts (as a whole
+//! or pair by pair), attaches evidence to and sorts the findings, and adds the groups, blast radius and
+//! matrix sections.
 
 use crate::advisories::Advisories;
-use crate::colocation::{gpu_count, Colocation};
+use crate::colocation::{gpu_count, Colocation, Site};
 use crate::context::{workload_facts, Context};
+use crate::owner::Owners;
 use crate::parallel;
 use crate::registry::registry;
 use crate::report::{
-    AcceptedEntry, AuditReport, Finding, FindingObject, SkippedEntry, Summary, TenantEntry, SCHEMA,
+    AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, Finding, FindingObject, Matrix,
+    MatrixPair, SkippedEntry, Summary, TenantEntry, MAX_MATRIX_TENANTS, SCHEMA,
 };
 use crate::sink::{Draft, Sink};
 use gpu_trust_model::evidence::ProbeEvidence;
 use gpu_trust_model::fleet::Fleet;
-use gpu_trust_model::{Diagnostic, Incident, Layer, ObjectRef};
-use gpu_trust_policy::{Date, Tenancy};
-use std::collections::BTreeSet;
+use gpu_trust_model::{Certainty, Diagnostic, Incident, Layer, ObjectRef, Severity};
+use gpu_trust_policy::{Date, Tenancy, TenantId};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What an audit run is told besides the cluster and the policy.
 #[derive(Debug, Clone)]
@@ -57,20 +60,26 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
     let tenancy = input.tenancy;
     let options = input.options;
     let (tenant_of, overrides) = workload_facts(fleet, tenancy);
-    let colo = Colocation::compute(fleet, &tenant_of);
-    let ctx = Context {
-        fleet,
-        tenancy,
-        colo: &colo,
-        today: options.today,
-        advisories: &options.advisories,
+    let mut colo = Colocation::compute(fleet, &tenant_of);
+    let nobody = BTreeSet::new();
+    let parts = Parts {
+        input,
         tenant_of: &tenant_of,
         overrides: &overrides,
     };
+    // The API server is one more shared thing: every tenant of the cluster outside a virtual cluster.
+    let api_server = parts.context(&colo, &nobody).api_server_tenants();
+    colo.add_site(Site::control_plane(api_server));
 
-    // The rules, the blast radius and the pairs are pure functions of the context: they run on every
-    // core, and the findings are put back in rule order, so the report is the same on any machine.
-    let (findings, blast_radius, pairs) = parallel::run(
+    // The blast radius first: it chooses the tenants of the matrix, whose pairs the rules spell out.
+    let blast_radius = crate::blast::blast_radius(&parts.context(&colo, &nobody));
+    let matrix_tenants = matrix_tenants(tenancy, &blast_radius);
+    let ctx = parts.context(&colo, &matrix_tenants);
+
+    // The rules, the groups and the matrix's incidents are pure functions of the context: they run on
+    // every core, and the findings are put back in rule order, so the report is the same on any machine.
+    let owners = Owners::new(fleet);
+    let (findings, groups, incidents) = parallel::run(
         || {
             parallel::each(registry(), |rule| {
                 let mut drafts: Vec<Draft> = Vec::new();
@@ -78,14 +87,25 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
                 (rule.check)(&ctx, &mut sink);
                 drafts
                     .into_iter()
-                    .map(|d| finding(&ctx, d, &options.evidence))
-                    .collect::<Vec<Finding>>()
+                    .map(|d| finding(&ctx, &owners, d, &options.evidence))
+                    .collect::<Vec<(Finding, MatrixSeverities)>>()
             })
         },
-        || crate::blast::blast_radius(&ctx),
-        || crate::pairs::pairs(&ctx),
+        || crate::groups::groups(&ctx),
+        || matrix_incidents(&ctx),
     );
-    let mut findings: Vec<Finding> = findings.into_iter().flatten().collect();
+    let mut severities: BTreeMap<(TenantId, TenantId), Severity> = BTreeMap::new();
+    let mut findings: Vec<Finding> = findings
+        .into_iter()
+        .flatten()
+        .map(|(f, pairs)| {
+            for (pair, s) in pairs {
+                let e = severities.entry(pair).or_insert(s);
+                *e = (*e).max(s);
+            }
+            f
+        })
+        .collect();
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -125,6 +145,11 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         }
     }
 
+    let virtual_clusters: BTreeSet<&str> = ctx
+        .virtual_cluster_tenants()
+        .into_iter()
+        .map(|t| ctx.tenant_name(t))
+        .collect();
     let tenants = tenancy
         .tenants()
         .iter()
@@ -132,6 +157,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
             name: t.name.clone(),
             namespaces: t.namespaces.clone(),
             unassigned: t.is_unassigned(),
+            virtual_cluster: virtual_clusters.contains(t.name.as_str()),
         })
         .collect();
 
@@ -149,15 +175,115 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         (&a.file, a.line, a.column, &a.error).cmp(&(&b.file, b.line, b.column, &b.error))
     });
 
+    let matrix = Matrix {
+        tenants: matrix_tenants
+            .iter()
+            .map(|t| tenancy.name(*t).to_string())
+            .collect(),
+        omitted: crate::blast::blast_tenants(&ctx).len() - matrix_tenants.len(),
+        pairs: incidents
+            .into_iter()
+            .map(|((a, b), incidents)| MatrixPair {
+                tenants: [tenancy.name(a).to_string(), tenancy.name(b).to_string()],
+                trust: tenancy.trust(a, b),
+                severity: severities.get(&(a, b)).copied(),
+                incidents,
+            })
+            .collect(),
+    };
+
     AuditReport {
         schema: SCHEMA,
         summary,
         tenants,
         findings,
+        groups,
         blast_radius,
-        pairs,
+        matrix,
         skipped,
     }
+}
+
+/// What every context of one audit shares.
+struct Parts<'p> {
+    input: &'p AuditInput<'p>,
+    tenant_of: &'p [Option<TenantId>],
+    overrides: &'p [gpu_trust_policy::WorkloadOverrides],
+}
+
+impl<'p> Parts<'p> {
+    fn context<'c>(&'c self, colo: &'c Colocation, matrix: &'c BTreeSet<TenantId>) -> Context<'c> {
+        Context {
+            fleet: self.input.fleet,
+            tenancy: self.input.tenancy,
+            colo,
+            today: self.input.options.today,
+            advisories: &self.input.options.advisories,
+            tenant_of: self.tenant_of,
+            overrides: self.overrides,
+            matrix,
+        }
+    }
+}
+
+/// The severity of each open pair of the matrix's tenants a finding covers.
+type MatrixSeverities = Vec<((TenantId, TenantId), Severity)>;
+
+/// The tenants of the matrix: all those of the blast radius up to [`MAX_MATRIX_TENANTS`], else those
+/// whose incidents reach the most others (ties by name); sorted.
+fn matrix_tenants(tenancy: &Tenancy, blast: &[BlastRadiusEntry]) -> BTreeSet<TenantId> {
+    let mut reach: BTreeMap<&str, usize> = BTreeMap::new();
+    for b in blast {
+        *reach.entry(b.tenant.as_str()).or_default() += b.reaches;
+    }
+    let mut order: Vec<(&str, usize)> = reach.into_iter().collect();
+    order.sort_by_key(|(name, n)| (std::cmp::Reverse(*n), *name));
+    order
+        .into_iter()
+        .take(MAX_MATRIX_TENANTS)
+        .filter_map(|(name, _)| tenancy.tenant_by_name(name))
+        .collect()
+}
+
+/// The incidents each pair of the matrix's tenants can set off on each other, with the strongest
+/// certainty each, sorted by pair (lower tenant id first).
+fn matrix_incidents(
+    ctx: &Context<'_>,
+) -> BTreeMap<(TenantId, TenantId), BTreeMap<Incident, Certainty>> {
+    let mut out: BTreeMap<(TenantId, TenantId), BTreeMap<Incident, Certainty>> = BTreeMap::new();
+    let mut seen: BTreeSet<usize> = BTreeSet::new();
+    for t in ctx.matrix {
+        for i in ctx.colo.sites_of.get(t).into_iter().flatten() {
+            if !seen.insert(*i) {
+                continue;
+            }
+            let Some(site) = ctx.site(*i) else { continue };
+            let (m, level) = site.level.reach();
+            let carried: Vec<Incident> = Incident::ALL
+                .into_iter()
+                .filter(|incident| crate::blast::carries(m, level, *incident))
+                .collect();
+            let members: Vec<_> = site
+                .members
+                .iter()
+                .filter(|(t, _)| ctx.matrix.contains(t))
+                .collect();
+            for (k, (a, ma)) in members.iter().enumerate() {
+                for (b, mb) in &members[k + 1..] {
+                    let Some((c, _)) = site.meet(ctx.fleet, ma, mb) else {
+                        continue;
+                    };
+                    let e = out.entry((**a, **b)).or_default();
+                    for incident in &carried {
+                        let x = e.entry(*incident).or_insert(c);
+                        *x = (*x).min(c);
+                    }
+                }
+            }
+        }
+    }
+    out.retain(|_, incidents| !incidents.is_empty());
+    out
 }
 
 /// The most objects a finding lists.
@@ -180,7 +306,12 @@ const DEVICE_INCIDENTS: [Incident; 3] = [
     Incident::ComputeContention,
 ];
 
-fn finding(ctx: &Context<'_>, d: Draft, evidence: &[ProbeEvidence]) -> Finding {
+fn finding(
+    ctx: &Context<'_>,
+    owners: &Owners,
+    d: Draft,
+    evidence: &[ProbeEvidence],
+) -> (Finding, MatrixSeverities) {
     let tenants: BTreeSet<String> = d
         .tenants
         .iter()
@@ -203,13 +334,93 @@ fn finding(ctx: &Context<'_>, d: Draft, evidence: &[ProbeEvidence]) -> Finding {
             .take(room)
             .map(|w| object(&w.object)),
     );
-    let accepted = ctx
+    let key = match &d.key {
+        Some(k) => k.clone(),
+        None => match d.workloads.iter().find_map(|w| ctx.workload(*w)) {
+            Some(w) => owners.of(w),
+            None if !nodes.is_empty() => {
+                format!(
+                    "node/{}",
+                    nodes.iter().cloned().collect::<Vec<_>>().join(",")
+                )
+            }
+            None if !tenants.is_empty() => {
+                format!(
+                    "tenant/{}",
+                    tenants.iter().cloned().collect::<Vec<_>>().join(",")
+                )
+            }
+            None => objects
+                .first()
+                .map(|o| {
+                    format!(
+                        "{}/{}/{}",
+                        o.kind,
+                        o.namespace.as_deref().unwrap_or(""),
+                        o.name
+                    )
+                })
+                .unwrap_or_default(),
+        },
+    };
+    let acceptances = ctx.tenancy.acceptances();
+    let entry = |a: &gpu_trust_policy::Acceptance| AcceptedEntry {
+        reason: a.reason.clone(),
+        until: a.until.map(|u| u.to_string()),
+    };
+    // The finding as a whole: an acceptance of the rule for any tenants or exactly these.
+    let mut accepted = ctx
         .tenancy
         .acceptance_for(d.rule.code, &tenants, ctx.today)
-        .map(|a| AcceptedEntry {
-            reason: a.reason.clone(),
-            until: a.until.map(|u| u.to_string()),
-        });
+        .map(entry);
+    let mut accepted_pairs: Vec<AcceptedPair> = Vec::new();
+    let mut open_pairs: Vec<[String; 2]> = Vec::new();
+    if let (None, Some(pairs)) = (&accepted, &d.pairs) {
+        let pair_entry = |(a, b): (TenantId, TenantId), i: usize| {
+            let e = acceptances.get(i).map(entry);
+            let mut names = [
+                ctx.tenant_name(a).to_string(),
+                ctx.tenant_name(b).to_string(),
+            ];
+            names.sort();
+            AcceptedPair {
+                tenants: names,
+                reason: e.as_ref().map(|e| e.reason.clone()).unwrap_or_default(),
+                until: e.and_then(|e| e.until),
+            }
+        };
+        let listed: Vec<AcceptedPair> = pairs
+            .accepted
+            .iter()
+            .map(|(pair, i)| pair_entry(*pair, *i))
+            .collect();
+        if pairs.all_accepted {
+            // Every pair accepted, each by its own entry: the reasons together, the earliest end.
+            let mut reasons: Vec<&str> = listed.iter().map(|p| p.reason.as_str()).collect();
+            reasons.sort_unstable();
+            reasons.dedup();
+            accepted = Some(AcceptedEntry {
+                reason: reasons.join("; "),
+                until: listed.iter().filter_map(|p| p.until.clone()).min(),
+            });
+        } else {
+            accepted_pairs = listed;
+            accepted_pairs.sort_by(|a, b| a.tenants.cmp(&b.tenants));
+            open_pairs = pairs
+                .open
+                .iter()
+                .map(|(a, b)| {
+                    let mut names = [
+                        ctx.tenant_name(*a).to_string(),
+                        ctx.tenant_name(*b).to_string(),
+                    ];
+                    names.sort();
+                    names
+                })
+                .collect();
+            open_pairs.sort();
+        }
+    }
     let mut statements: BTreeSet<String> = BTreeSet::new();
     if d.rule.layer == Layer::Device && !d.mechanisms.is_empty() {
         for ev in evidence.iter().filter(|e| e.schema_supported()) {
@@ -224,7 +435,12 @@ fn finding(ctx: &Context<'_>, d: Draft, evidence: &[ProbeEvidence]) -> Finding {
             }
         }
     }
-    Finding {
+    let matrix = if accepted.is_some() {
+        Vec::new()
+    } else {
+        d.matrix
+    };
+    let finding = Finding {
         rule: d.rule.code.to_string(),
         name: d.rule.name.to_string(),
         layer: d.rule.layer,
@@ -236,6 +452,12 @@ fn finding(ctx: &Context<'_>, d: Draft, evidence: &[ProbeEvidence]) -> Finding {
         message: d.message,
         remediation: d.remediation,
         accepted,
+        pairs: d.pairs.map(|p| p.count),
+        accepted_pairs,
+        open_pairs,
+        groups: d.sites.iter().map(|i| crate::blast::group_id(*i)).collect(),
+        key,
         evidence: statements.into_iter().collect(),
-    }
+    };
+    (finding, matrix)
 }

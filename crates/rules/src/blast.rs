@@ -1,17 +1,22 @@
-//! The blast radius: for each tenant and incident, the other tenants it reaches and how sure that is.
+//! The blast radius: for each tenant and incident, how many other tenants it reaches and how sure that
+//! is (who they are is in the groups, and pair by pair in the matrix).
 //!
 //! Read from the isolation model's [`Mechanism::reach`]: a co-location at some level (one MIG instance,
 //! one GPU, one node, the cluster) carries an incident when the mechanism's reach for that incident is
 //! at least that level. Host escapes reach the node and control-plane incidents the cluster under every
 //! mechanism.
+//!
+//! Nothing here is quadratic in the tenants of one site: the largest site through which a tenant
+//! reaches every other member alike (a node, the API server, a permitted site it may be placed on) is
+//! counted from its size; only the other sites are walked member by member.
 
-use crate::colocation::Share;
+use crate::colocation::Site;
 use crate::context::Context;
 use crate::report::BlastRadiusEntry;
 use gpu_trust_model::isolation::{Mechanism, Scope};
 use gpu_trust_model::{Certainty, Incident};
 use gpu_trust_policy::TenantId;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// Whether a co-location at `level` under `mechanism` carries `incident`.
 pub fn carries(mechanism: Mechanism, level: Scope, incident: Incident) -> bool {
@@ -19,76 +24,129 @@ pub fn carries(mechanism: Mechanism, level: Scope, incident: Incident) -> bool {
     reach != Scope::Nothing && level <= reach
 }
 
+/// The id of a site in the report's `groups`.
+pub fn group_id(site: usize) -> String {
+    format!("g{}", site + 1)
+}
+
+/// The tenants the blast radius covers: those of the GPU fleet and those that share the API server.
+pub(crate) fn blast_tenants(ctx: &Context<'_>) -> BTreeSet<TenantId> {
+    let mut tenants = ctx.gpu_tenants();
+    for site in &ctx.colo.sites {
+        if site.level == crate::colocation::Level::ControlPlane {
+            tenants.extend(site.members.keys().copied());
+        }
+    }
+    tenants
+}
+
+/// Whether `me` reaches every other member of `site` alike, and with what certainty.
+fn reaches_all(site: &Site, me: TenantId) -> Option<Certainty> {
+    let certainty = site.uniform()?;
+    let all = certainty != Certainty::Permitted || site.members.get(&me).is_some_and(|m| m.may);
+    all.then_some(certainty)
+}
+
 pub(crate) fn blast_radius(ctx: &Context<'_>) -> Vec<BlastRadiusEntry> {
-    let tenants: Vec<TenantId> = ctx.gpu_tenants().into_iter().collect();
-    let virtual_clusters = ctx.virtual_cluster_tenants();
-    // (tenant, incident) -> reached tenant -> certainty
-    let mut reach: BTreeMap<(TenantId, Incident), BTreeMap<TenantId, Certainty>> = BTreeMap::new();
-    let mut add = |from: TenantId, to: TenantId, incident: Incident, c: Certainty| {
-        let e = reach
-            .entry((from, incident))
-            .or_default()
-            .entry(to)
-            .or_insert(c);
-        *e = (*e).min(c);
-    };
-    for ((a, b), pair) in &ctx.colo.pairs {
-        let mut records: Vec<(Mechanism, Scope, &Share)> = Vec::new();
-        for (m, share) in &pair.device {
-            records.push((
-                *m,
-                if m.is_mig() {
-                    Scope::Instance
-                } else {
-                    Scope::Gpu
-                },
-                share,
-            ));
+    let tenants: Vec<TenantId> = blast_tenants(ctx).into_iter().collect();
+    let slots = ctx.tenancy.tenants().len();
+    // Tenants in chunks on every core; each chunk reuses one array of marks.
+    let chunks: Vec<&[TenantId]> = tenants.chunks(32).collect();
+    let mut out: Vec<BlastRadiusEntry> = crate::parallel::each(&chunks, |chunk| {
+        let mut seen: Vec<bool> = vec![false; slots];
+        let mut out = Vec::with_capacity(chunk.len() * Incident::ALL.len());
+        for t in *chunk {
+            radius_of(ctx, *t, &mut seen, &mut out);
         }
-        records.push((Mechanism::MigInstance, Scope::Gpu, &pair.mig_gpu));
-        records.push((Mechanism::Exclusive, Scope::Node, &pair.node));
-        for (m, level, share) in records {
-            if share.is_empty() {
-                continue;
-            }
-            let c = share.certainty();
-            for i in Incident::ALL {
-                if carries(m, level, i) {
-                    add(*a, *b, i, c);
-                    add(*b, *a, i, c);
-                }
-            }
-        }
-    }
-    for (i, a) in tenants.iter().enumerate() {
-        for b in &tenants[i + 1..] {
-            if virtual_clusters.contains(a) || virtual_clusters.contains(b) {
-                continue;
-            }
-            for incident in Incident::ALL {
-                if carries(Mechanism::Exclusive, Scope::Cluster, incident) {
-                    add(*a, *b, incident, Certainty::Observed);
-                    add(*b, *a, incident, Certainty::Observed);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for t in &tenants {
-        for incident in Incident::ALL {
-            let reached = reach.remove(&(*t, incident)).unwrap_or_default();
-            let certainty: BTreeMap<String, Certainty> = reached
-                .iter()
-                .map(|(r, c)| (ctx.tenant_name(*r).to_string(), *c))
-                .collect();
-            out.push(BlastRadiusEntry {
-                tenant: ctx.tenant_name(*t).to_string(),
-                incident,
-                reaches: certainty.keys().cloned().collect(),
-                certainty,
-            });
-        }
-    }
+        out
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     out.sort_by(|x, y| (&x.tenant, x.incident).cmp(&(&y.tenant, y.incident)));
     out
+}
+
+/// How many other tenants an incident reaches and how surely; `None` when it reaches none.
+type Reach = Option<(usize, Certainty)>;
+
+/// The entries of one tenant. `seen` (all false, one slot per tenant) marks the tenants counted and
+/// is left all false. Incidents carried by the same sites share one count.
+fn radius_of(ctx: &Context<'_>, t: TenantId, seen: &mut [bool], out: &mut Vec<BlastRadiusEntry>) {
+    let none: Vec<usize> = Vec::new();
+    let sites = ctx.colo.sites_of.get(&t).unwrap_or(&none);
+    let mut counted: Vec<(Vec<usize>, Reach)> = Vec::new();
+    for incident in Incident::ALL {
+        let carrying: Vec<usize> = sites
+            .iter()
+            .copied()
+            .filter(|i| {
+                ctx.site(*i).is_some_and(|s| {
+                    let (m, level) = s.level.reach();
+                    carries(m, level, incident)
+                })
+            })
+            .collect();
+        let reach = match counted.iter().find(|(c, _)| *c == carrying) {
+            Some((_, r)) => *r,
+            None => {
+                let r = count(ctx, t, &carrying, seen);
+                counted.push((carrying, r));
+                r
+            }
+        };
+        let Some((reaches, certainty)) = reach else {
+            continue;
+        };
+        out.push(BlastRadiusEntry {
+            tenant: ctx.tenant_name(t).to_string(),
+            incident,
+            reaches,
+            certainty,
+        });
+    }
+}
+
+/// How many other tenants `t` meets in `carrying`, with the strongest certainty; `None` when none.
+fn count(ctx: &Context<'_>, t: TenantId, carrying: &[usize], seen: &mut [bool]) -> Reach {
+    let carrying: Vec<(usize, &Site)> = carrying
+        .iter()
+        .filter_map(|i| ctx.site(*i).map(|s| (*i, s)))
+        .collect();
+    // The largest site where it reaches everyone alike is counted, not walked.
+    let whole = carrying
+        .iter()
+        .filter_map(|(i, s)| reaches_all(s, t).map(|c| (*i, *s, c)))
+        .max_by_key(|(i, s, _)| (s.members.len(), std::cmp::Reverse(*i)));
+    let mut touched: Vec<TenantId> = Vec::new();
+    let mut strongest: Option<Certainty> = whole.map(|(_, _, c)| c);
+    for (i, site) in &carrying {
+        if whole.is_some_and(|(w, _, _)| w == *i) {
+            continue;
+        }
+        let Some(me) = site.members.get(&t) else {
+            continue;
+        };
+        for (other, them) in &site.members {
+            if *other == t {
+                continue;
+            }
+            let Some((c, _)) = site.meet(ctx.fleet, me, them) else {
+                continue;
+            };
+            let slot = &mut seen[other.index()];
+            if !*slot {
+                *slot = true;
+                touched.push(*other);
+            }
+            strongest = Some(strongest.map_or(c, |x| x.min(c)));
+        }
+    }
+    let in_whole = |o: &TenantId| whole.is_some_and(|(_, s, _)| s.members.contains_key(o));
+    let reaches = whole.map_or(0, |(_, s, _)| s.members.len() - 1)
+        + touched.iter().filter(|o| !in_whole(o)).count();
+    for o in touched {
+        seen[o.index()] = false;
+    }
+    strongest.filter(|_| reaches > 0).map(|c| (reaches, c))
 }

@@ -1,7 +1,12 @@
 //! The co-location analysis: for every GPU node, which tenants' workloads are or may be on the same
 //! GPU, the same MIG instance, the same MPS server, or the same node, and how sure the audit is of it.
 //!
-//! Computed once per audit; the rules, the pairs section and the blast radius all read it.
+//! The result is a list of [`Site`]s, the shared things: per GPU node, the node, each shared device
+//! unit (split by the devices the objects pin workloads to) and each MIG GPU with the tenants scheduled
+//! there; and per *atom* (GPU nodes of one node group admitted by the same permitted node sets) the
+//! tenants whose templates or pending pods may be placed there, with those scheduled there. A site
+//! holds its tenants, never their pairs: [`Site::meet`] judges two of them. Computed once per audit;
+//! the rules, the groups section, the blast radius and the matrix read it.
 //!
 //! Certainty (product spec, "Certainty of a finding"):
 //!
@@ -14,21 +19,22 @@
 //! - `permitted`: at least one of them is not scheduled there (a pod template, a pending pod), but its
 //!   scheduling constraints allow the node.
 //!
-//! **Architecture invariant:** nothing here is quadratic in pods. Scheduled workloads are grouped by
-//! node, device unit and tenant; unscheduled ones by tenant, permitted node set and request, and node sets
-//! are intersected per pair of sets and node configuration, never per pair of pods. Pairs exist only for
-//! tenants that actually meet. Two workloads of one tenant are never a pair.
+//! **Architecture invariant:** nothing here is quadratic in pods or tenants. Scheduled workloads are
+//! grouped by node, device unit and tenant; unscheduled ones by tenant, permitted node set and request,
+//! and nodes split into atoms by the sets that admit them, never compared per pair of pods or of
+//! tenants. Two workloads of one tenant are never a pair.
 
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
     DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy, NodeId, NodeSetId,
     PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
 };
-use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::isolation::{Mechanism, Scope};
 use gpu_trust_model::resource;
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// What two workloads on one node may share on the device.
@@ -146,6 +152,42 @@ fn instances_of(node: &GpuNode, profile: &str) -> u64 {
         .count() as u64
 }
 
+/// What makes a node group: the GPU model, the sharing strategy and replicas, the MIG strategy and
+/// layout, HAMi; as one line, for stable keys (`H100-SXM5-80GB time-slicing nvidia.com/gpu=4`).
+pub fn group_signature(node: &GpuNode) -> String {
+    let mut out = node
+        .model
+        .clone()
+        .or_else(|| node.product.clone())
+        .unwrap_or_else(|| "unknown-gpu".to_string());
+    let strategy = match node.sharing.strategy {
+        SharingStrategy::None => "exclusive",
+        SharingStrategy::TimeSlicing => "time-slicing",
+        SharingStrategy::Mps => "mps",
+    };
+    let _ = write!(out, " {strategy}");
+    for (resource, replicas) in &node.sharing.replicas {
+        let _ = write!(out, " {resource}={replicas}");
+    }
+    let layouts: BTreeSet<Vec<&str>> = node
+        .gpus
+        .iter()
+        .filter(|g| !g.mig.is_empty())
+        .map(|g| {
+            let mut p: Vec<&str> = g.mig.iter().map(|s| s.profile.as_str()).collect();
+            p.sort_unstable();
+            p
+        })
+        .collect();
+    for layout in layouts {
+        let _ = write!(out, " mig[{}]", layout.join(","));
+    }
+    if node.hami {
+        out.push_str(" hami");
+    }
+    out
+}
+
 /// Physical GPUs on a node (the label count, else the GPUs listed).
 pub fn gpu_count(node: &GpuNode) -> u64 {
     u64::from(
@@ -154,155 +196,205 @@ pub fn gpu_count(node: &GpuNode) -> u64 {
     )
 }
 
-/// Nodes where two tenants may meet, and the workloads that may meet there (shared between pairs).
-pub type Permitted = (Arc<[NodeId]>, Arc<[WorkloadId]>);
-
 /// A certainty with the reason for it.
 pub type Judged = (Certainty, &'static str);
 
 /// Why a co-location is `possible`.
 pub const POSSIBLE: &str =
-    "both run there and the sharing configuration lets the device plugin put them together";
+    "they run there and the sharing configuration lets the device plugin put them together";
 /// Why a co-location is `permitted`.
 pub const PERMITTED: &str =
     "not together now, but no node selector, required affinity or taint keeps them apart";
 const ONE_GPU: &str = "the node has one GPU";
-const PINNED: &str = "both are pinned to the same device";
-const PINNED_GPU: &str = "both are pinned to instances of the same GPU";
+const PINNED: &str = "they are pinned to the same device";
+const PINNED_GPU: &str = "they are pinned to instances of the same GPU";
 const PIGEONHOLE: &str = "their replicas cannot fit on separate GPUs of the node";
 const ONE_INSTANCE: &str = "the node has one instance of that profile";
 const PIGEONHOLE_MIG: &str = "their replicas cannot fit on separate instances of the profile";
-const SAME_NODE: &str = "both are scheduled there";
+const SAME_NODE: &str = "they are scheduled there";
+const SAME_CLUSTER: &str = "their namespaces are in one cluster";
+const HAMI_SAME_GPU: &str = "HAMi's allocation names the same GPU for them";
+const ONE_MIG_GPU: &str = "one GPU of the node carries the instances both can get";
 
-/// Where two tenants meet, of one kind (a device unit, a MIG GPU, a node).
-#[derive(Debug, Clone, Default)]
-pub struct Share {
-    /// Nodes where scheduled workloads of both meet, with the certainty on each.
-    pub placed: BTreeMap<NodeId, Certainty>,
-    /// The scheduled workloads behind `placed`, of both tenants, in the order they were met (may
-    /// repeat; [`workloads`](Self::workloads) gives them as a set).
-    pub placed_workloads: Vec<WorkloadId>,
-    /// Why the meeting on each node of `placed` is as certain as it is.
-    pub reasons: BTreeMap<NodeId, &'static str>,
-    /// Nodes where they may meet (`permitted`), with the workloads that may, shared between pairs.
-    pub permitted: Vec<Permitted>,
+/// What the members of a [`Site`] share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// One GPU or MIG instance, shared under the mechanism (time-slicing, MPS, a fraction, a claim).
+    Device(Mechanism),
+    /// Different MIG instances of one physical GPU.
+    MigGpu,
+    /// One node: kernel, driver, toolkit, runtime.
+    Node,
+    /// One API server: the cluster's control plane.
+    ControlPlane,
 }
 
-impl Share {
-    /// The strongest certainty of the meeting.
-    pub fn certainty(&self) -> Certainty {
-        self.placed
-            .values()
-            .copied()
-            .min()
-            .unwrap_or(Certainty::Permitted)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.placed.is_empty() && self.permitted.iter().all(|(n, _)| n.is_empty())
-    }
-
-    /// Nodes at the share's strongest certainty (the nodes a finding names).
-    pub fn nodes(&self) -> BTreeSet<NodeId> {
-        let best = self.certainty();
-        if best == Certainty::Permitted {
-            return self.permitted_nodes();
+impl Level {
+    /// The mechanism and scope a co-location at this level has in the isolation model, for the
+    /// incidents it carries ([`crate::blast::carries`]).
+    pub fn reach(self) -> (Mechanism, Scope) {
+        match self {
+            Level::Device(m) if m.is_mig() => (m, Scope::Instance),
+            Level::Device(m) => (m, Scope::Gpu),
+            Level::MigGpu => (Mechanism::MigInstance, Scope::Gpu),
+            Level::Node => (Mechanism::Exclusive, Scope::Node),
+            Level::ControlPlane => (Mechanism::Exclusive, Scope::Cluster),
         }
-        self.placed
-            .iter()
-            .filter(|(_, c)| **c == best)
-            .map(|(n, _)| *n)
-            .collect()
+    }
+}
+
+/// One tenant at a site.
+#[derive(Debug, Clone, Default)]
+pub struct Member {
+    /// It may be placed on any node of the site (a template or pending pod the site's nodes
+    /// admit). A member that is only scheduled there (`may` false) meets the members that may be
+    /// placed there; two scheduled members meet where they are scheduled together (a scheduled site).
+    pub may: bool,
+    /// Its workloads at the site, in fleet order.
+    pub workloads: Vec<WorkloadId>,
+    /// Replicas of the device unit it holds (scheduled device sites).
+    demand: u64,
+    /// The objects pin it to the site's device (a scheduled device or MIG GPU site split by device).
+    pinned: bool,
+    /// GPUs of the node that carry an instance it may get (scheduled MIG GPU sites).
+    mig_gpus: usize,
+}
+
+/// How two members of a site are judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Judge {
+    /// A permitted site: two members meet when one of them may be placed there.
+    Permitted,
+    /// Scheduled on one node: they meet there.
+    SameNode,
+    /// Scheduled on one node and drawing from one device unit (or one pinned device of it).
+    Device { unit: Unit, pin: Option<Pin> },
+    /// Scheduled on one node, on instances of one physical GPU.
+    MigGpu,
+    /// One API server: every two members share it.
+    Cluster,
+}
+
+/// A device the objects pin workloads to: a slot ingest resolved, or the GPU UUID HAMi allocated.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Pin {
+    Slot(DeviceSlot),
+    Uuid(String),
+}
+
+/// A shared thing: tenants that share one GPU (or instance), the instances of one GPU, one node, a set
+/// of nodes they may all be placed on, or the API server. Every two members meet there, except that in
+/// a permitted site two members that are only scheduled there do not (they meet in the scheduled site
+/// of a node they share).
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub level: Level,
+    /// The node group (GPU model and sharing configuration) of its nodes; `None` for the API server.
+    pub group: Option<usize>,
+    /// Its nodes, sorted: one for a scheduled site, the admitting nodes of a permitted site, none for
+    /// the API server.
+    pub nodes: Arc<[NodeId]>,
+    /// Whether it is a permitted site: nodes that templates or pending pods may be placed on, where
+    /// two members that are only scheduled there do not meet.
+    pub permitted: bool,
+    pub members: BTreeMap<TenantId, Member>,
+    judge: Judge,
+    /// The device unit the members draw from (device sites).
+    unit: Option<Unit>,
+}
+
+impl Site {
+    /// The API server shared by `tenants` (a control-plane site).
+    pub fn control_plane(tenants: impl IntoIterator<Item = TenantId>) -> Site {
+        Site {
+            level: Level::ControlPlane,
+            group: None,
+            nodes: Arc::from(Vec::new()),
+            permitted: false,
+            members: tenants
+                .into_iter()
+                .map(|t| {
+                    (
+                        t,
+                        Member {
+                            may: true,
+                            ..Member::default()
+                        },
+                    )
+                })
+                .collect(),
+            judge: Judge::Cluster,
+            unit: None,
+        }
     }
 
-    /// Every node of the share, at any certainty, with the strongest certainty on it.
-    pub fn all_nodes(&self) -> BTreeMap<NodeId, Certainty> {
-        let mut out = self.placed.clone();
-        for (nodes, _) in &self.permitted {
-            for n in nodes.iter() {
-                out.entry(*n).or_insert(Certainty::Permitted);
+    /// Whether two members meet here, and how sure that is; `None` when they do not.
+    pub fn meet(&self, fleet: &Fleet, a: &Member, b: &Member) -> Option<Judged> {
+        match &self.judge {
+            Judge::Permitted => (a.may || b.may).then_some((Certainty::Permitted, PERMITTED)),
+            Judge::SameNode => Some((Certainty::Observed, SAME_NODE)),
+            Judge::Cluster => Some((Certainty::Observed, SAME_CLUSTER)),
+            Judge::Device { unit, pin } => {
+                if a.pinned && b.pinned {
+                    let reason = match pin {
+                        Some(Pin::Uuid(_)) => HAMI_SAME_GPU,
+                        _ => PINNED,
+                    };
+                    return Some((Certainty::Observed, reason));
+                }
+                let node = self.node_gpu(fleet)?;
+                Some(unit_certainty(unit, node, a.demand, b.demand))
+            }
+            Judge::MigGpu => {
+                if a.pinned && b.pinned {
+                    return Some((Certainty::Observed, PINNED_GPU));
+                }
+                if a.mig_gpus == 1 && b.mig_gpus == 1 {
+                    return Some((Certainty::Observed, ONE_MIG_GPU));
+                }
+                Some((Certainty::Possible, POSSIBLE))
             }
         }
-        out
     }
 
-    fn permitted_nodes(&self) -> BTreeSet<NodeId> {
-        self.permitted
-            .iter()
-            .flat_map(|(n, _)| n.iter().copied())
-            .collect()
-    }
-
-    /// The workloads behind the share at its strongest certainty.
-    pub fn workloads(&self) -> BTreeSet<WorkloadId> {
-        if self.certainty() == Certainty::Permitted {
-            self.permitted
-                .iter()
-                .flat_map(|(_, w)| w.iter().copied())
-                .collect()
-        } else {
-            self.placed_workloads.iter().copied().collect()
+    /// The strongest certainty any two members can meet with here (without judging them all):
+    /// `observed` for a node or the API server, `permitted` for a permitted site, else `None` (judge
+    /// the pairs).
+    pub fn uniform(&self) -> Option<Certainty> {
+        match self.judge {
+            Judge::Permitted => Some(Certainty::Permitted),
+            Judge::SameNode | Judge::Cluster => Some(Certainty::Observed),
+            Judge::Device { .. } | Judge::MigGpu => None,
         }
     }
 
-    fn place<'w>(
-        &mut self,
-        node: NodeId,
-        (certainty, reason): Judged,
-        workloads: impl Iterator<Item = &'w WorkloadId>,
-    ) {
-        let e = self.placed.entry(node).or_insert(certainty);
-        if certainty <= *e {
-            *e = certainty;
-            self.reasons.insert(node, reason);
-        }
-        self.placed_workloads.extend(workloads.copied());
-    }
-
-    /// Why the audit is as sure as [`certainty`](Self::certainty) says.
-    pub fn reason(&self) -> &'static str {
-        let best = self.certainty();
-        self.placed
-            .iter()
-            .find(|(_, c)| **c == best)
-            .and_then(|(n, _)| self.reasons.get(n).copied())
-            .unwrap_or(PERMITTED)
-    }
-
-    fn permit(&mut self, nodes: Arc<[NodeId]>, workloads: Arc<[WorkloadId]>) {
-        if nodes.is_empty() {
-            return;
-        }
-        if !self
-            .permitted
-            .iter()
-            .any(|(n, w)| Arc::ptr_eq(n, &nodes) && Arc::ptr_eq(w, &workloads))
-        {
-            self.permitted.push((nodes, workloads));
+    /// Why two members meet as [`Site::meet`] says, when the site judges every pair alike.
+    pub fn uniform_reason(&self) -> &'static str {
+        match self.judge {
+            Judge::SameNode => SAME_NODE,
+            Judge::Cluster => SAME_CLUSTER,
+            _ => PERMITTED,
         }
     }
-}
 
-/// Everything two different tenants share below the control plane.
-#[derive(Debug, Clone, Default)]
-pub struct PairColocation {
-    /// One GPU or MIG instance, by the mechanism that shares it.
-    pub device: BTreeMap<Mechanism, Share>,
-    /// Different MIG instances of one physical GPU.
-    pub mig_gpu: Share,
-    /// One node (kernel, driver, toolkit, runtime), whatever the device.
-    pub node: Share,
-}
+    fn node_gpu<'f>(&self, fleet: &'f Fleet) -> Option<&'f GpuNode> {
+        self.nodes
+            .first()
+            .and_then(|n| fleet.nodes.get(*n))
+            .and_then(|n| n.gpu.as_ref())
+    }
 
-impl PairColocation {
-    /// The strongest certainty of any meeting, `None` when they meet nowhere.
-    pub fn certainty(&self) -> Option<Certainty> {
-        self.device
-            .values()
-            .chain([&self.mig_gpu, &self.node])
-            .filter(|s| !s.is_empty())
-            .map(Share::certainty)
-            .min()
+    /// The device unit the members draw from (device sites).
+    pub fn unit(&self) -> Option<&Unit> {
+        self.unit.as_ref()
+    }
+
+    /// Every two members of a permitted site meet unless both are only scheduled there: the number
+    /// of pairs that meet, without judging them.
+    pub fn permitted_pairs(&self) -> usize {
+        let k = self.members.len();
+        let scheduled = self.members.values().filter(|m| !m.may).count();
+        k * k.saturating_sub(1) / 2 - scheduled * scheduled.saturating_sub(1) / 2
     }
 }
 
@@ -318,6 +410,8 @@ pub struct Seat {
 /// mechanism a request gets and which MIG instances can meet.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct ConfigKey {
+    /// The GPU model (catalogue id, else the product label): one group holds one kind of GPU.
+    model: Option<String>,
     strategy: SharingStrategy,
     replicas: Vec<(String, u32)>,
     mig_strategy: MigStrategy,
@@ -328,6 +422,7 @@ struct ConfigKey {
 impl ConfigKey {
     fn of(node: &GpuNode) -> ConfigKey {
         ConfigKey {
+            model: node.model.clone().or_else(|| node.product.clone()),
             strategy: node.sharing.strategy,
             replicas: node
                 .sharing
@@ -428,47 +523,68 @@ impl Members {
         }
     }
 
-    /// The physical GPUs among `devices`.
-    fn gpus(set: &BTreeSet<DeviceSlot>) -> BTreeSet<u32> {
-        set.iter().map(|d| d.gpu).collect()
+    /// The devices the objects restrict the tenant to: resolved slots, else (HAMi) the allocated
+    /// GPUs when every workload names one; `None` when it may be on any device of the unit.
+    fn pins(&self, hami: bool) -> Option<BTreeSet<Pin>> {
+        match &self.devices {
+            Some(d) if !d.is_empty() => Some(d.iter().copied().map(Pin::Slot).collect()),
+            _ if hami && self.all_pinned && !self.uuids.is_empty() => {
+                Some(self.uuids.iter().cloned().map(Pin::Uuid).collect())
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the evidence puts the tenant on `pin` (a resolved slot observed there, or a HAMi
+    /// allocation, which is an observation).
+    fn observed_at(&self, pin: &Pin) -> bool {
+        match pin {
+            Pin::Slot(slot) => self.observed_devices.contains(slot),
+            Pin::Uuid(uuid) => self.uuids.contains(uuid),
+        }
+    }
+
+    /// Whether the tenant may be on an instance of GPU `gpu` of `node`: its resolved slots name the
+    /// GPU, or (without slots) the GPU carries an instance of a profile it may get.
+    fn on_mig_gpu(&self, node: &GpuNode, gpu: usize) -> bool {
+        let Some(g) = node.gpus.get(gpu) else {
+            return false;
+        };
+        match &self.devices {
+            Some(d) if !d.is_empty() => d.iter().any(|s| s.gpu as usize == g.index as usize),
+            _ => offers(&self.mig_profiles, g),
+        }
+    }
+
+    /// Whether the evidence puts the tenant on an instance of `gpu`.
+    fn observed_on_gpu(&self, node: &GpuNode, gpu: usize) -> bool {
+        node.gpus
+            .get(gpu)
+            .is_some_and(|g| self.observed_devices.iter().any(|s| s.gpu == g.index))
     }
 }
 
-/// What the device slots ingest resolved say about two tenants on one unit: `Some(Some(observed))`
-/// when pinned workloads meet on a device, `Some(None)` when their possible devices are disjoint,
-/// `None` when the slots do not decide.
-fn slot_verdict(a: &Members, b: &Members, same_device: bool) -> Option<Option<Judged>> {
-    let meet = |x: &BTreeSet<DeviceSlot>, y: &BTreeSet<DeviceSlot>| {
-        if same_device {
-            !x.is_disjoint(y)
-        } else {
-            // Different instances of one physical GPU.
-            x.iter()
-                .any(|d| y.iter().any(|e| d.gpu == e.gpu && d.instance != e.instance))
-        }
-    };
-    if meet(&a.observed_devices, &b.observed_devices) {
-        let reason = if same_device { PINNED } else { PINNED_GPU };
-        return Some(Some((Certainty::Observed, reason)));
-    }
-    match (&a.devices, &b.devices) {
-        (Some(x), Some(y)) if !x.is_empty() && !y.is_empty() => {
-            let apart = if same_device {
-                x.is_disjoint(y)
-            } else {
-                Members::gpus(x).is_disjoint(&Members::gpus(y)) || !meet(x, y)
-            };
-            apart.then_some(None)
-        }
-        _ => None,
-    }
+/// Whether `profiles` (plugin spelling; `None` for any) may get an instance of `gpu`.
+fn may_get(profiles: &Option<BTreeSet<String>>, instance: &str) -> bool {
+    profiles.as_ref().is_none_or(|set| {
+        set.iter()
+            .any(|p| catalogue::is_plugin_spelling(instance, p))
+    })
+}
+
+/// Whether a MIG GPU carries an instance of a profile in `profiles`.
+fn offers(profiles: &Option<BTreeSet<String>>, g: &PhysicalGpu) -> bool {
+    (g.mig_enabled || !g.mig.is_empty()) && g.mig.iter().any(|s| may_get(profiles, &s.profile))
 }
 
 /// The co-location analysis of one fleet under one tenancy.
 #[derive(Debug, Clone, Default)]
 pub struct Colocation {
-    /// Every pair of different tenants that meet on a GPU node, keyed `(lower id, higher id)`.
-    pub pairs: BTreeMap<(TenantId, TenantId), PairColocation>,
+    /// Every shared thing below the control plane where at least two tenants meet, in a fixed order:
+    /// per GPU node (in node order) its node, device units and MIG GPUs, then the permitted sites.
+    pub sites: Vec<Site>,
+    /// The sites each tenant is a member of, in site order.
+    pub sites_of: BTreeMap<TenantId, Vec<usize>>,
     /// Tenants with scheduled workloads on each GPU node (DaemonSets count on every node they select).
     placed: BTreeMap<NodeId, BTreeMap<TenantId, Vec<WorkloadId>>>,
     /// Interned permitted GPU-node sets of unscheduled workloads.
@@ -478,9 +594,9 @@ pub struct Colocation {
     sets_of_node: BTreeMap<NodeId, Vec<usize>>,
     /// Tenants with unscheduled workloads permitted on each set.
     set_tenants: Vec<BTreeMap<TenantId, Vec<WorkloadId>>>,
-    /// Configuration class of each GPU node.
+    /// Node group (GPU model and sharing configuration) of each GPU node.
     node_class: BTreeMap<NodeId, usize>,
-    /// A representative node of each class.
+    /// A representative node of each group.
     class_rep: Vec<NodeId>,
     /// Per workload: the set it is permitted on (unscheduled), or the nodes it runs on.
     workload_set: BTreeMap<WorkloadId, usize>,
@@ -555,11 +671,17 @@ impl Colocation {
             }
         }
 
-        c.placed_pairs(fleet);
+        c.scheduled_sites(fleet);
         let groups = c.groups(fleet);
-        c.placed_permitted_pairs(fleet, &groups);
-        c.permitted_pairs(fleet, &groups);
-        c.pairs.retain(|_, p| p.certainty().is_some());
+        c.permitted_sites(fleet, &groups);
+        c.sites.retain(|s| {
+            s.members.len() >= 2 && (!s.permitted || s.members.values().any(|m| m.may))
+        });
+        for (i, site) in c.sites.iter().enumerate() {
+            for t in site.members.keys() {
+                c.sites_of.entry(*t).or_default().push(i);
+            }
+        }
         c
     }
 
@@ -574,6 +696,29 @@ impl Colocation {
             }
             self.node_class.insert(id, class);
         }
+    }
+
+    /// The node group of a GPU node: nodes of one GPU model and one sharing configuration.
+    pub fn group_of(&self, node: NodeId) -> Option<usize> {
+        self.node_class.get(&node).copied()
+    }
+
+    /// Adds a site the fleet alone cannot see (the API server, from the tenancy), indexed like the
+    /// others.
+    pub fn add_site(&mut self, site: Site) {
+        if site.members.len() < 2 {
+            return;
+        }
+        let i = self.sites.len();
+        for t in site.members.keys() {
+            self.sites_of.entry(*t).or_default().push(i);
+        }
+        self.sites.push(site);
+    }
+
+    /// The first node of a node group (its configuration speaks for the group).
+    pub fn group_rep(&self, group: usize) -> Option<NodeId> {
+        self.class_rep.get(group).copied()
     }
 
     fn intern(&mut self, nodes: Vec<NodeId>) -> usize {
@@ -591,26 +736,41 @@ impl Colocation {
         self.sets.len() - 1
     }
 
-    fn pair(&mut self, a: TenantId, b: TenantId) -> &mut PairColocation {
-        self.pairs.entry((a.min(b), a.max(b))).or_default()
-    }
-
-    /// Scheduled against scheduled, node by node.
-    fn placed_pairs(&mut self, fleet: &Fleet) {
-        let placed = std::mem::take(&mut self.placed);
-        for (node_id, tenants) in &placed {
+    /// Scheduled workloads, node by node: the node, each shared device unit (split by the devices the
+    /// objects pin workloads to) and each MIG GPU.
+    fn scheduled_sites(&mut self, fleet: &Fleet) {
+        for (node_id, tenants) in &self.placed {
             let Some(gpu) = fleet.nodes.get(*node_id).and_then(|n| n.gpu.as_ref()) else {
                 continue;
             };
-            // Host: every two tenants on the node.
-            let ids: Vec<&TenantId> = tenants.keys().collect();
-            for (i, a) in ids.iter().enumerate() {
-                for b in &ids[i + 1..] {
-                    let ws = tenants[*a].iter().chain(&tenants[*b]);
-                    self.pair(**a, **b)
-                        .node
-                        .place(*node_id, (Certainty::Observed, SAME_NODE), ws);
-                }
+            let group = self.node_class.get(node_id).copied();
+            let one: Arc<[NodeId]> = Arc::from(vec![*node_id]);
+            let site = |level: Level, judge: Judge, members: BTreeMap<TenantId, Member>| Site {
+                level,
+                group,
+                nodes: one.clone(),
+                permitted: false,
+                members,
+                unit: match &judge {
+                    Judge::Device { unit, .. } => Some(unit.clone()),
+                    _ => None,
+                },
+                judge,
+            };
+            if tenants.len() >= 2 {
+                let members = tenants
+                    .iter()
+                    .map(|(t, ws)| {
+                        (
+                            *t,
+                            Member {
+                                workloads: ws.clone(),
+                                ..Member::default()
+                            },
+                        )
+                    })
+                    .collect();
+                self.sites.push(site(Level::Node, Judge::SameNode, members));
             }
             // Device units and MIG GPUs.
             let mut units: BTreeMap<(Unit, Mechanism), BTreeMap<TenantId, Members>> =
@@ -641,44 +801,95 @@ impl Colocation {
                     m.demand = m.demand.saturating_add(u.demand);
                 }
             }
-            for ((unit, mechanism), members) in &units {
-                let ids: Vec<&TenantId> = members.keys().collect();
-                for (i, a) in ids.iter().enumerate() {
-                    for b in &ids[i + 1..] {
-                        let (ma, mb) = (&members[*a], &members[*b]);
-                        let certainty = match slot_verdict(ma, mb, true) {
-                            Some(verdict) => verdict,
-                            None => unit_certainty(unit, gpu, ma, mb),
-                        };
-                        let Some(certainty) = certainty else {
-                            continue;
-                        };
-                        let ws = ma.workloads.iter().chain(&mb.workloads);
-                        self.pair(**a, **b)
-                            .device
-                            .entry(*mechanism)
-                            .or_default()
-                            .place(*node_id, certainty, ws);
+            let mut seen: BTreeSet<(Level, Vec<(TenantId, bool)>)> = BTreeSet::new();
+            for ((unit, mechanism), members) in units {
+                if members.len() < 2 {
+                    continue;
+                }
+                let hami = unit == Unit::Hami;
+                let pins: BTreeMap<TenantId, Option<BTreeSet<Pin>>> =
+                    members.iter().map(|(t, m)| (*t, m.pins(hami))).collect();
+                let all: BTreeSet<&Pin> = pins.values().flatten().flatten().collect();
+                let keys: Vec<Option<Pin>> = if all.is_empty() {
+                    vec![None]
+                } else {
+                    all.into_iter().cloned().map(Some).collect()
+                };
+                for key in keys {
+                    let chosen: BTreeMap<TenantId, Member> = members
+                        .iter()
+                        .filter(|(t, _)| match (&key, &pins[*t]) {
+                            (Some(k), Some(p)) => p.contains(k),
+                            _ => true,
+                        })
+                        .map(|(t, m)| {
+                            let pinned = match (&key, &pins[t]) {
+                                (Some(k), Some(p)) => p.contains(k) && m.observed_at(k),
+                                _ => false,
+                            };
+                            (
+                                *t,
+                                Member {
+                                    workloads: m.workloads.clone(),
+                                    demand: m.demand,
+                                    pinned,
+                                    ..Member::default()
+                                },
+                            )
+                        })
+                        .collect();
+                    let level = Level::Device(mechanism);
+                    let signature = (level, chosen.iter().map(|(t, m)| (*t, m.pinned)).collect());
+                    if chosen.len() < 2 || !seen.insert(signature) {
+                        continue;
                     }
+                    let judge = Judge::Device {
+                        unit: unit.clone(),
+                        pin: key,
+                    };
+                    self.sites.push(site(level, judge, chosen));
                 }
             }
-            let ids: Vec<&TenantId> = mig.keys().collect();
-            for (i, a) in ids.iter().enumerate() {
-                for b in &ids[i + 1..] {
-                    let (ma, mb) = (&mig[*a], &mig[*b]);
-                    let certainty = match slot_verdict(ma, mb, false) {
-                        Some(verdict) => verdict,
-                        None => mig_gpu_certainty(gpu, &ma.mig_profiles, &mb.mig_profiles),
-                    };
-                    let Some(certainty) = certainty else {
+            if mig.len() >= 2 {
+                let counts: BTreeMap<TenantId, usize> = mig
+                    .iter()
+                    .map(|(t, m)| {
+                        let n = (0..gpu.gpus.len())
+                            .filter(|g| m.on_mig_gpu(gpu, *g))
+                            .count();
+                        (*t, n)
+                    })
+                    .collect();
+                for (g, physical) in gpu.gpus.iter().enumerate() {
+                    if physical.mig.len() < 2 {
                         continue;
-                    };
-                    let ws = ma.workloads.iter().chain(&mb.workloads);
-                    self.pair(**a, **b).mig_gpu.place(*node_id, certainty, ws);
+                    }
+                    let chosen: BTreeMap<TenantId, Member> = mig
+                        .iter()
+                        .filter(|(_, m)| m.on_mig_gpu(gpu, g))
+                        .map(|(t, m)| {
+                            (
+                                *t,
+                                Member {
+                                    workloads: m.workloads.clone(),
+                                    pinned: m.observed_on_gpu(gpu, g),
+                                    mig_gpus: counts[t],
+                                    ..Member::default()
+                                },
+                            )
+                        })
+                        .collect();
+                    let signature = (
+                        Level::MigGpu,
+                        chosen.iter().map(|(t, m)| (*t, m.pinned)).collect(),
+                    );
+                    if chosen.len() < 2 || !seen.insert(signature) {
+                        continue;
+                    }
+                    self.sites.push(site(Level::MigGpu, Judge::MigGpu, chosen));
                 }
             }
         }
-        self.placed = placed;
     }
 
     /// Unscheduled workloads grouped by set, tenant and request.
@@ -710,219 +921,158 @@ impl Colocation {
         out
     }
 
-    /// Scheduled against permitted, node by node (only nodes where someone is scheduled).
-    fn placed_permitted_pairs(&mut self, fleet: &Fleet, groups: &[Vec<Group>]) {
-        /// Nodes and workloads of one kind of meeting, gathered before they become one entry.
-        #[derive(Default)]
-        struct Pending {
-            nodes: BTreeSet<NodeId>,
-            workloads: BTreeSet<WorkloadId>,
-        }
-        impl Pending {
-            fn add(
-                &mut self,
-                node: NodeId,
-                a: &[WorkloadId],
-                b: impl IntoIterator<Item = WorkloadId>,
-            ) {
-                self.nodes.insert(node);
-                self.workloads.extend(a.iter().copied());
-                self.workloads.extend(b);
-            }
-            fn into_permitted(self) -> Permitted {
-                let nodes: Vec<NodeId> = self.nodes.into_iter().collect();
-                let workloads: Vec<WorkloadId> = self.workloads.into_iter().collect();
-                (nodes.into(), workloads.into())
+    /// Permitted sites: the GPU nodes split into atoms (one node group, the same permitted sets), and
+    /// per atom the tenants that may be placed there (`may`) with those scheduled on its nodes. Node
+    /// sets are intersected once per atom, never per pair of tenants.
+    fn permitted_sites(&mut self, fleet: &Fleet, groups: &[Vec<Group>]) {
+        let mut atoms: BTreeMap<(usize, &[usize]), Vec<NodeId>> = BTreeMap::new();
+        for (node, sets) in &self.sets_of_node {
+            if let Some(class) = self.node_class.get(node) {
+                atoms
+                    .entry((*class, sets.as_slice()))
+                    .or_default()
+                    .push(*node);
             }
         }
-        // (pair, kind) -> pending; kind: None for the node, Some(None) for a MIG GPU, Some(Some(m))
-        // for a device shared under m.
-        type Kind = Option<Option<Mechanism>>;
-        let mut pending: BTreeMap<((TenantId, TenantId), Kind), Pending> = BTreeMap::new();
-        for (node_id, tenants) in &self.placed {
-            let Some(gpu) = fleet.nodes.get(*node_id).and_then(|n| n.gpu.as_ref()) else {
+        let mut sites = Vec::new();
+        for ((class, sets), nodes) in atoms {
+            let Some(rep) = self
+                .class_rep
+                .get(class)
+                .and_then(|n| fleet.nodes.get(*n))
+                .and_then(|n| n.gpu.as_ref())
+            else {
                 continue;
             };
-            let Some(sets) = self.sets_of_node.get(node_id) else {
-                continue;
+            let nodes: Arc<[NodeId]> = nodes.into();
+            let mut host: BTreeMap<TenantId, Member> = BTreeMap::new();
+            let mut units: BTreeMap<(Unit, Mechanism), BTreeMap<TenantId, Member>> =
+                BTreeMap::new();
+            // Per MIG GPU index of the group's layout: who may get an instance there.
+            let mut mig: Vec<BTreeMap<TenantId, Member>> = vec![BTreeMap::new(); rep.gpus.len()];
+            let add = |into: &mut BTreeMap<TenantId, Member>,
+                       t: TenantId,
+                       may: bool,
+                       ws: &[WorkloadId]| {
+                let m = into.entry(t).or_default();
+                m.may |= may;
+                m.workloads.extend_from_slice(ws);
             };
-            // How each scheduled workload of the node gets its GPU, once.
-            let uses: Vec<(TenantId, WorkloadId, Option<DeviceUse>)> = tenants
-                .iter()
-                .flat_map(|(t, ws)| {
-                    ws.iter().map(|w| {
-                        (
-                            *t,
-                            *w,
-                            fleet.workloads.get(*w).and_then(|x| device_use(x, gpu)),
-                        )
-                    })
-                })
-                .collect();
             for set in sets {
                 for g in &groups[*set] {
-                    let Some(rep) = fleet.workloads.get(g.rep) else {
+                    add(&mut host, g.tenant, true, &g.workloads);
+                    let Some(u) = fleet.workloads.get(g.rep).and_then(|w| device_use(w, rep))
+                    else {
                         continue;
                     };
-                    let gu = device_use(rep, gpu);
-                    for (tenant, workloads) in tenants {
-                        if *tenant == g.tenant {
-                            continue;
-                        }
-                        let key = ((*tenant).min(g.tenant), (*tenant).max(g.tenant));
-                        pending.entry((key, None)).or_default().add(
-                            *node_id,
-                            &g.workloads,
-                            workloads.iter().copied(),
-                        );
-                        let Some(gu) = &gu else { continue };
-                        for (t, wid, pu) in &uses {
-                            let Some(pu) = pu else { continue };
-                            if t != tenant {
-                                continue;
-                            }
-                            if gu.unit.is_shared()
-                                && gu.unit == pu.unit
-                                && gu.mechanism == pu.mechanism
-                            {
-                                pending
-                                    .entry((key, Some(Some(gu.mechanism))))
-                                    .or_default()
-                                    .add(*node_id, &g.workloads, [*wid]);
-                            }
-                            if gu.mechanism.is_mig()
-                                && pu.mechanism.is_mig()
-                                && mig_gpu_certainty(gpu, &gu.mig_profiles, &pu.mig_profiles)
-                                    .is_some()
-                            {
-                                pending.entry((key, Some(None))).or_default().add(
-                                    *node_id,
-                                    &g.workloads,
-                                    [*wid],
-                                );
+                    if u.unit.is_shared() {
+                        let into = units.entry((u.unit.clone(), u.mechanism)).or_default();
+                        add(into, g.tenant, true, &g.workloads);
+                    }
+                    if u.mechanism.is_mig() {
+                        for (i, physical) in rep.gpus.iter().enumerate() {
+                            if physical.mig.len() >= 2 && offers(&u.mig_profiles, physical) {
+                                add(&mut mig[i], g.tenant, true, &g.workloads);
                             }
                         }
                     }
                 }
             }
-        }
-        for (((a, b), kind), p) in pending {
-            let (nodes, workloads) = p.into_permitted();
-            let pair = self.pair(a, b);
-            let share = match kind {
-                None => &mut pair.node,
-                Some(None) => &mut pair.mig_gpu,
-                Some(Some(m)) => pair.device.entry(m).or_default(),
-            };
-            share.permit(nodes, workloads);
-        }
-    }
-
-    /// Permitted against permitted: per pair of sets and node class.
-    fn permitted_pairs(&mut self, fleet: &Fleet, groups: &[Vec<Group>]) {
-        // Nodes of each (set, class).
-        let mut cells: Vec<BTreeMap<usize, Vec<NodeId>>> = vec![BTreeMap::new(); self.sets.len()];
-        for (set, nodes) in self.sets.iter().enumerate() {
-            for n in nodes.iter() {
-                if let Some(class) = self.node_class.get(n) {
-                    cells[set].entry(*class).or_default().push(*n);
-                }
-            }
-        }
-        // Device use of each group on each class it may meet.
-        let mut uses: BTreeMap<(usize, usize, usize), Option<DeviceUse>> = BTreeMap::new();
-        for (set, gs) in groups.iter().enumerate() {
-            for (gi, g) in gs.iter().enumerate() {
-                for class in cells[set].keys() {
-                    let rep_node = self
-                        .class_rep
-                        .get(*class)
-                        .and_then(|n| fleet.nodes.get(*n))
-                        .and_then(|n| n.gpu.as_ref());
-                    let u = match (rep_node, fleet.workloads.get(g.rep)) {
-                        (Some(node), Some(w)) => device_use(w, node),
-                        _ => None,
-                    };
-                    uses.insert((set, gi, *class), u);
-                }
-            }
-        }
-        for s1 in 0..self.sets.len() {
-            for s2 in s1..self.sets.len() {
-                let mut all_nodes: Vec<NodeId> = Vec::new();
-                let mut per_class: Vec<(usize, Arc<[NodeId]>)> = Vec::new();
-                for (class, n1) in &cells[s1] {
-                    let Some(n2) = cells[s2].get(class) else {
-                        continue;
-                    };
-                    let inter = intersect(n1, n2);
-                    if inter.is_empty() {
-                        continue;
-                    }
-                    all_nodes.extend(&inter);
-                    per_class.push((*class, inter.into()));
-                }
-                if all_nodes.is_empty() {
+            for node in nodes.iter() {
+                let (Some(placed), Some(gpu)) = (
+                    self.placed.get(node),
+                    fleet.nodes.get(*node).and_then(|n| n.gpu.as_ref()),
+                ) else {
                     continue;
-                }
-                all_nodes.sort_unstable();
-                let all_nodes: Arc<[NodeId]> = all_nodes.into();
-                for (i1, g1) in groups[s1].iter().enumerate() {
-                    let start = if s1 == s2 { i1 + 1 } else { 0 };
-                    for (i2, g2) in groups[s2].iter().enumerate().skip(start) {
-                        if g1.tenant == g2.tenant {
+                };
+                for (t, ws) in placed {
+                    add(&mut host, *t, false, ws);
+                    for wid in ws {
+                        let Some(w) = fleet.workloads.get(*wid) else {
                             continue;
-                        }
-                        let ws: Arc<[WorkloadId]> = {
-                            let mut v = g1.workloads.to_vec();
-                            v.extend(g2.workloads.iter());
-                            v.into()
                         };
-                        self.pair(g1.tenant, g2.tenant)
-                            .node
-                            .permit(all_nodes.clone(), ws.clone());
-                        for (class, nodes) in &per_class {
-                            let (Some(Some(u1)), Some(Some(u2))) =
-                                (uses.get(&(s1, i1, *class)), uses.get(&(s2, i2, *class)))
-                            else {
-                                continue;
-                            };
-                            if u1.unit.is_shared()
-                                && u1.unit == u2.unit
-                                && u1.mechanism == u2.mechanism
-                            {
-                                self.pair(g1.tenant, g2.tenant)
-                                    .device
-                                    .entry(u1.mechanism)
-                                    .or_default()
-                                    .permit(nodes.clone(), ws.clone());
-                            }
-                            let rep = self
-                                .class_rep
-                                .get(*class)
-                                .and_then(|n| fleet.nodes.get(*n))
-                                .and_then(|n| n.gpu.as_ref());
-                            if let Some(node) = rep {
-                                if u1.mechanism.is_mig()
-                                    && u2.mechanism.is_mig()
-                                    && mig_gpu_certainty(node, &u1.mig_profiles, &u2.mig_profiles)
-                                        .is_some()
-                                {
-                                    self.pair(g1.tenant, g2.tenant)
-                                        .mig_gpu
-                                        .permit(nodes.clone(), ws.clone());
+                        let Some(u) = device_use(w, gpu) else {
+                            continue;
+                        };
+                        if u.unit.is_shared() {
+                            let into = units.entry((u.unit.clone(), u.mechanism)).or_default();
+                            add(into, *t, false, &[*wid]);
+                        }
+                        if u.mechanism.is_mig() {
+                            for (i, physical) in gpu.gpus.iter().enumerate() {
+                                let slots = &w.placement.devices;
+                                let here = if slots.is_empty() {
+                                    offers(&u.mig_profiles, physical)
+                                } else {
+                                    slots.iter().any(|s| s.gpu == physical.index)
+                                };
+                                if physical.mig.len() >= 2 && here && i < mig.len() {
+                                    add(&mut mig[i], *t, false, &[*wid]);
                                 }
                             }
                         }
                     }
                 }
             }
+            let site =
+                |level: Level, unit: Option<Unit>, members: BTreeMap<TenantId, Member>| Site {
+                    level,
+                    group: Some(class),
+                    nodes: nodes.clone(),
+                    permitted: true,
+                    members,
+                    judge: Judge::Permitted,
+                    unit,
+                };
+            sites.push(site(Level::Node, None, host));
+            for ((unit, mechanism), members) in units {
+                sites.push(site(Level::Device(mechanism), Some(unit), members));
+            }
+            let mut seen: BTreeSet<Vec<(TenantId, bool)>> = BTreeSet::new();
+            for members in mig {
+                if seen.insert(members.iter().map(|(t, m)| (*t, m.may)).collect()) {
+                    sites.push(site(Level::MigGpu, None, members));
+                }
+            }
         }
-    }
-
-    /// The pair of two different tenants, if they meet anywhere below the control plane.
-    pub fn pair_of(&self, a: TenantId, b: TenantId) -> Option<&PairColocation> {
-        self.pairs.get(&(a.min(b), a.max(b)))
+        for site in &mut sites {
+            for m in site.members.values_mut() {
+                m.workloads.sort_unstable();
+                m.workloads.dedup();
+            }
+        }
+        // A permitted site of one node whose tenants all meet in a scheduled site of that node already
+        // (the same level and device unit) adds no pair: it is left out.
+        let mut scheduled: BTreeMap<(Level, NodeId, Option<&Unit>), Vec<&Site>> = BTreeMap::new();
+        for s in &self.sites {
+            if let [node] = *s.nodes {
+                scheduled
+                    .entry((s.level, node, s.unit.as_ref()))
+                    .or_default()
+                    .push(s);
+            }
+        }
+        let redundant: Vec<bool> = sites
+            .iter()
+            .map(|p| {
+                let [node] = *p.nodes else { return false };
+                // Every two members of a scheduled site meet there.
+                scheduled
+                    .get(&(p.level, node, p.unit.as_ref()))
+                    .is_some_and(|ss| {
+                        ss.iter().any(|s| {
+                            !s.permitted && p.members.keys().all(|t| s.members.contains_key(t))
+                        })
+                    })
+            })
+            .collect();
+        self.sites.extend(
+            sites
+                .into_iter()
+                .zip(redundant)
+                .filter(|(_, r)| !r)
+                .map(|(s, _)| s),
+        );
     }
 
     /// Tenants on a GPU node: scheduled there (`observed`), or permitted there (`permitted`).
@@ -1037,48 +1187,17 @@ fn merge_profiles(
     }
 }
 
-fn intersect(a: &[NodeId], b: &[NodeId]) -> Vec<NodeId> {
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                out.push(a[i]);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out
-}
-
-/// How sure it is that two scheduled tenants share one GPU or instance of `unit` on `node`; `None`
-/// when the objects prove they do not (HAMi pinned them to different GPUs).
-fn unit_certainty(unit: &Unit, node: &GpuNode, a: &Members, b: &Members) -> Option<Judged> {
+/// How sure it is that two scheduled tenants holding `a` and `b` replicas share one GPU or instance of
+/// `unit` on `node` (the objects pin neither to a device that decides it).
+fn unit_certainty(unit: &Unit, node: &GpuNode, a: u64, b: u64) -> Judged {
     let gpus = gpu_count(node);
     match unit {
-        Unit::Claim(_) => Some((Certainty::Observed, "they reference one ResourceClaim")),
-        Unit::Hami => {
-            if !a.uuids.is_disjoint(&b.uuids) {
-                Some((
-                    Certainty::Observed,
-                    "HAMi's allocation names the same GPU for both",
-                ))
-            } else if a.all_pinned && b.all_pinned {
-                None
-            } else {
-                Some(judge(pigeonhole(1, 1, 1, gpus), ONE_GPU))
-            }
-        }
-        Unit::Fraction(_) => Some(judge(pigeonhole(1, 1, 1, gpus), ONE_GPU)),
+        Unit::Claim(_) => (Certainty::Observed, "they reference one ResourceClaim"),
+        Unit::Hami | Unit::Fraction(_) => judge(pigeonhole(1, 1, 1, gpus), ONE_GPU),
         Unit::SharedGpu { resource } => {
             let replicas = u64::from(node.sharing.replicas_for(resource));
             let reason = if gpus == 1 { ONE_GPU } else { PIGEONHOLE };
-            Some(judge(
-                pigeonhole(a.demand, b.demand, replicas, gpus),
-                reason,
-            ))
+            judge(pigeonhole(a, b, replicas, gpus), reason)
         }
         Unit::SharedMigInstance { profile } => {
             let replicas = u64::from(node.sharing.replicas_for(&catalogue::mig_resource(profile)));
@@ -1088,12 +1207,9 @@ fn unit_certainty(unit: &Unit, node: &GpuNode, a: &Members, b: &Members) -> Opti
             } else {
                 PIGEONHOLE_MIG
             };
-            Some(judge(
-                pigeonhole(a.demand, b.demand, replicas, instances),
-                reason,
-            ))
+            judge(pigeonhole(a, b, replicas, instances), reason)
         }
-        Unit::Own => None,
+        Unit::Own => (Certainty::Possible, POSSIBLE),
     }
 }
 
@@ -1115,54 +1231,5 @@ fn pigeonhole(a: u64, b: u64, per_unit: u64, units: u64) -> Certainty {
         Certainty::Observed
     } else {
         Certainty::Possible
-    }
-}
-
-/// How sure it is that two MIG workloads sit on different instances of one physical GPU of `node`:
-/// some GPU carries an instance each may get (two instances when it is the same profile). `observed`
-/// when that GPU is the only one either may get; `None` when no GPU can hold both.
-fn mig_gpu_certainty(
-    node: &GpuNode,
-    a: &Option<BTreeSet<String>>,
-    b: &Option<BTreeSet<String>>,
-) -> Option<Judged> {
-    // Runs for every pair of MIG workloads on a node, so it allocates nothing.
-    let may_get = |profiles: &Option<BTreeSet<String>>, instance: &str| {
-        profiles.as_ref().is_none_or(|set| {
-            set.iter()
-                .any(|p| catalogue::is_plugin_spelling(instance, p))
-        })
-    };
-    let offers = |profiles: &Option<BTreeSet<String>>, g: &PhysicalGpu| {
-        (g.mig_enabled || !g.mig.is_empty()) && g.mig.iter().any(|s| may_get(profiles, &s.profile))
-    };
-    // A GPU holds both when it has two different instances, one each may get (of one profile when
-    // the GPU has two of it).
-    let holds_both = |gpu: &PhysicalGpu| {
-        gpu.mig.iter().enumerate().any(|(i, x)| {
-            may_get(a, &x.profile)
-                && gpu
-                    .mig
-                    .iter()
-                    .enumerate()
-                    .any(|(j, y)| i != j && may_get(b, &y.profile))
-        })
-    };
-    let count = |p| node.gpus.iter().filter(|g| offers(p, g)).count();
-    let both = node
-        .gpus
-        .iter()
-        .any(|g| offers(a, g) && offers(b, g) && holds_both(g));
-    if !both {
-        return None;
-    }
-    let (count_a, count_b) = (count(a), count(b));
-    if count_a == 1 && count_b == 1 {
-        Some((
-            Certainty::Observed,
-            "one GPU of the node carries the instances both can get",
-        ))
-    } else {
-        Some((Certainty::Possible, POSSIBLE))
     }
 }

@@ -2,7 +2,7 @@
 //! plus what is known about each workload once the policy's `workloads` entries are applied.
 
 use crate::advisories::Advisories;
-use crate::colocation::Colocation;
+use crate::colocation::{Colocation, Site};
 use gpu_trust_model::fleet::{
     Fleet, GpuNode, NamespaceInfo, NodeId, Workload, WorkloadClass, WorkloadId,
 };
@@ -21,6 +21,8 @@ pub struct Context<'a> {
     pub tenant_of: &'a [Option<TenantId>],
     /// `overrides[w]`: what the policy's `workloads` entries say about workload `w`.
     pub overrides: &'a [WorkloadOverrides],
+    /// The tenants of the report's matrix (whose pairs findings spell out), sorted.
+    pub matrix: &'a BTreeSet<TenantId>,
 }
 
 /// Per workload: its tenant and the policy's overrides (computed once per audit).
@@ -48,6 +50,11 @@ impl<'a> Context<'a> {
 
     pub fn tenant(&self, id: WorkloadId) -> Option<TenantId> {
         self.tenant_of.get(id).copied().flatten()
+    }
+
+    /// A site (shared thing) of the co-location analysis, the API server included.
+    pub fn site(&self, id: usize) -> Option<&'a Site> {
+        self.colo.sites.get(id)
     }
 
     pub fn tenant_name(&self, id: TenantId) -> &'a str {
@@ -91,8 +98,7 @@ impl<'a> Context<'a> {
         self.tenant_of.iter().flatten().copied().collect()
     }
 
-    /// Tenants with a workload that runs or may run on a GPU node: the tenants of the GPU fleet, whose
-    /// pairs, shared API server and blast radius the audit reports. (RBAC rules judge every tenant.)
+    /// Tenants with a workload that runs or may run on a GPU node: the tenants of the GPU fleet.
     pub fn gpu_tenants(&self) -> BTreeSet<TenantId> {
         self.tenant_workloads()
             .filter(|(w, _, _)| self.colo.reaches_gpu(*w))
@@ -164,6 +170,18 @@ fn in_virtual_cluster(w: &gpu_trust_model::fleet::Workload) -> bool {
 }
 
 impl Context<'_> {
+    /// Tenants that share the cluster's API server: every tenant with a namespace in the input, GPU
+    /// workloads or not, except those whose workloads all run in a virtual cluster.
+    pub fn api_server_tenants(&self) -> BTreeSet<TenantId> {
+        let virtual_clusters = self.virtual_cluster_tenants();
+        self.tenancy
+            .ids()
+            .filter(|t| !self.tenancy.tenant(*t).namespaces.is_empty())
+            .chain(self.tenants_with_workloads())
+            .filter(|t| !virtual_clusters.contains(t))
+            .collect()
+    }
+
     /// Tenants whose workloads all run in a virtual cluster (each has its own API server; nodes,
     /// device plugins and drivers stay shared): pods the vCluster syncer put in the host namespace,
     /// and the virtual cluster's own control plane beside them.

@@ -3,10 +3,10 @@
 //! - [`audit`]: the entry point, `audit(&AuditInput) -> AuditReport`.
 //! - [`registry()`] / [`rule`]: every rule with its code, name, layer, severity and documentation (the
 //!   rule file's doc comment), for `gpu-trust rules`, `gpu-trust explain` and SARIF.
-//! - [`colocation`]: which tenants are or may be on one GPU, MIG instance, MPS server or node, computed
-//!   once and read by the rules, the pairs and the blast radius.
+//! - [`colocation`]: the shared things (sites): which tenants are or may be on one GPU, MIG instance,
+//!   MPS server or node, computed once and read by the rules, the groups and the blast radius.
 //! - [`advisories`]: known toolkit, operator and driver vulnerabilities with fixes per branch.
-//! - [`report`]: the `gpu-trust/audit/v1` wire format.
+//! - [`report`]: the `gpu-trust/audit/v2` wire format.
 //!
 //! Rules are pure functions over a [`Context`](context::Context) that push findings into a
 //! [`Sink`](sink::Sink); nothing here does I/O or reads the clock.
@@ -16,8 +16,9 @@ mod audit;
 pub mod blast;
 pub mod colocation;
 pub mod context;
+pub mod groups;
 pub mod layout;
-pub mod pairs;
+mod owner;
 mod parallel;
 pub mod registry;
 pub mod report;

@@ -44,6 +44,20 @@ impl SeverityRule {
         }
     }
 
+    /// Every severity a finding of the rule can have, most severe first: each of its severities, and
+    /// each one step lower (a `permitted` finding).
+    pub fn possible(self) -> Vec<Severity> {
+        let base = match self {
+            SeverityRule::Fixed(s) => vec![s],
+            SeverityRule::ByTrust { none, limited } => vec![none, limited],
+            SeverityRule::ByNodeSharing { shared, otherwise } => vec![shared, otherwise],
+        };
+        let mut all: Vec<Severity> = base.iter().flat_map(|s| [*s, s.lowered()]).collect();
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        all.dedup();
+        all
+    }
+
     /// The severity between two tenants of `trust` (`None` when full trust makes it no finding).
     pub fn for_trust(self, trust: Trust) -> Option<Severity> {
         match (self, trust) {

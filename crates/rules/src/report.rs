@@ -1,12 +1,22 @@
 //! The audit's result: what every renderer (table, JSON, SARIF, HTML) prints. This is the
-//! `gpu-trust/audit/v1` wire format; field names serialise in camelCase and every list is sorted, so the
-//! same input gives byte-identical JSON.
+//! `gpu-trust/audit/v2` wire format (`docs/schema/audit-v2.schema.json`); field names serialise in
+//! camelCase and every list is sorted, so the same input gives byte-identical JSON.
+//!
+//! Nothing in it grows with the square of the tenants: what tenants share is reported once per shared
+//! thing (a [`GroupEntry`]: a GPU or MIG instance, the instances of a MIG GPU, a node, the nodes a set
+//! of templates may be placed on, the API server) with its members, and a finding of a pairwise rule
+//! covers a node group's pairs at once, with their number. The pairs of the tenants with the widest
+//! blast radius are spelled out in the [`Matrix`].
 
-use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::{Certainty, Incident, Layer, Severity};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const SCHEMA: &str = "gpu-trust/audit/v1";
+pub const SCHEMA: &str = "gpu-trust/audit/v2";
+
+/// Tenants on the axes of the [`Matrix`].
+pub const MAX_MATRIX_TENANTS: usize = 60;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16,8 +26,11 @@ pub struct AuditReport {
     pub tenants: Vec<TenantEntry>,
     /// Sorted: severity (most severe first), rule code, tenants, nodes, first object.
     pub findings: Vec<Finding>,
+    /// What tenants share, one entry per shared thing, in a fixed order (`g1`, `g2`...).
+    pub groups: Vec<GroupEntry>,
     pub blast_radius: Vec<BlastRadiusEntry>,
-    pub pairs: Vec<PairEntry>,
+    /// Who can hurt whom among the tenants with the widest blast radius.
+    pub matrix: Matrix,
     /// Input documents that could not be used (only with `--skip-invalid`; otherwise the run exits 2).
     pub skipped: Vec<SkippedEntry>,
 }
@@ -82,6 +95,10 @@ pub struct TenantEntry {
     pub namespaces: Vec<String>,
     /// A namespace no tenant claims: a tenant of its own with the default trust.
     pub unassigned: bool,
+    /// Every workload of the tenant runs in a virtual cluster: it has an API server of its own, so it
+    /// is in no control-plane group (nodes, device plugins and drivers stay shared).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub virtual_cluster: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -103,7 +120,28 @@ pub struct Finding {
     pub objects: Vec<FindingObject>,
     pub message: String,
     pub remediation: String,
+    /// Set when the policy accepts the finding: an acceptance of the rule for any tenants or for
+    /// exactly the finding's tenants, or acceptances of every pair it covers.
     pub accepted: Option<AcceptedEntry>,
+    /// The tenant pairs a finding of a pairwise rule covers (each pair once, whatever it shares on how
+    /// many nodes); absent for a finding about one tenant, a node or a workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
+    /// Pairs the policy accepts while others stay open (`accepted` is then null and the severity is
+    /// that of the open pairs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accepted_pairs: Vec<AcceptedPair>,
+    /// With `acceptedPairs`: the first open pairs by tenant name, at most 20 (`pairs` less the
+    /// accepted pairs counts them all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub open_pairs: Vec<[String; 2]>,
+    /// The shared things the finding is about (ids of `groups`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// What the finding is about, stable across runs and rollouts: the owning workload
+    /// (`Deployment/ns/name`, not a pod), the tenant, the node group or the API server. Two findings
+    /// of one rule never share a key.
+    pub key: String,
     /// Probe measurements attached with `--evidence` (device-layer findings of the measured mechanism).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
@@ -126,32 +164,107 @@ pub struct AcceptedEntry {
     pub until: Option<String>,
 }
 
+/// One accepted pair of a finding that stays open for other pairs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AcceptedPair {
+    /// The two tenants, sorted.
+    pub tenants: [String; 2],
+    pub reason: String,
+    pub until: Option<String>,
+}
+
+/// Where a group is, in the terms of the isolation model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GroupLevel {
+    /// One GPU or MIG instance shared under `mechanism`.
+    Device,
+    /// Different MIG instances of one physical GPU.
+    MigGpu,
+    /// One node (kernel, driver, toolkit, runtime).
+    Node,
+    /// One API server.
+    ControlPlane,
+}
+
+/// A shared thing and the tenants that share it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BlastRadiusEntry {
-    /// Every tenant whose workloads run or may run on GPU nodes has one entry per incident, sorted by
-    /// tenant then incident; `reaches` is empty when the incident reaches no one.
-    pub tenant: String,
-    pub incident: Incident,
-    /// Sorted names of the tenants reached.
-    pub reaches: Vec<String>,
-    /// The strongest certainty with which each reached tenant is reached.
-    pub certainty: BTreeMap<String, Certainty>,
+pub struct GroupEntry {
+    /// `g1`, `g2`... in report order.
+    pub id: String,
+    pub level: GroupLevel,
+    /// The device mechanism (`device` level only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<Mechanism>,
+    /// True for the nodes that templates or pending pods may be placed on: there, two tenants that
+    /// are only scheduled there (not in `permittedTenants`) do not meet; they meet where they are
+    /// scheduled together, in another group. False for one node's scheduled workloads and for the
+    /// API server.
+    pub permitted: bool,
+    /// Sorted node names (none for the API server).
+    pub nodes: Vec<String>,
+    /// Its tenants, sorted. Every two of them share it, except two tenants of a `permitted` group
+    /// that are both only scheduled there.
+    pub tenants: Vec<String>,
+    /// In a `permitted` group, the tenants whose workloads may be placed on its nodes (the others are
+    /// scheduled there); absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub permitted_tenants: Vec<String>,
+    /// Tenant pairs that share it.
+    pub pairs: usize,
+    /// The strongest certainty of those pairs.
+    pub certainty: Certainty,
+    /// What its tenants share through it: device resources and properties (`gpu`, `memory-pool`...),
+    /// `host` or `control-plane`.
+    pub shares: Vec<String>,
+    /// What still separates them there (`address-space`, `mig-instance`, `gpu`...); absent when
+    /// nothing does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub separated_by: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PairEntry {
-    /// The two tenants, sorted.
+pub struct BlastRadiusEntry {
+    /// Per tenant whose workloads run or may run on GPU nodes, or that shares the API server, one entry
+    /// per incident that reaches another tenant, sorted by tenant then incident (an incident without
+    /// an entry reaches no one).
+    pub tenant: String,
+    pub incident: Incident,
+    /// How many other tenants the incident reaches: the tenants of its groups whose level carries the
+    /// incident (the matrix names them, pair by pair, for its tenants).
+    pub reaches: usize,
+    /// The strongest certainty with which it reaches any of them.
+    pub certainty: Certainty,
+}
+
+/// Who can hurt whom among the tenants with the widest blast radius (at most
+/// [`MAX_MATRIX_TENANTS`]): every pair of them that shares anything.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Matrix {
+    /// The tenants, in the report's tenant order.
+    pub tenants: Vec<String>,
+    /// Tenants left out of the matrix (their pairs are in `groups`).
+    pub omitted: usize,
+    /// Sorted by tenants.
+    pub pairs: Vec<MatrixPair>,
+}
+
+/// Two tenants of the matrix that share something.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MatrixPair {
+    /// Sorted.
     pub tenants: [String; 2],
-    pub trust: Trust,
-    /// What they share: layers (`host`, `control-plane`) and device resources (`memory-pool`, `gpu`...).
-    pub shares: Vec<String>,
-    /// What separates them (`mig-instance`, `gpu`, `node`, `virtual-cluster`).
-    pub separated_by: Vec<String>,
-    /// The strongest certainty of any co-location behind `shares` (a GPU, a MIG GPU or a node);
-    /// `None` when they share only the control plane.
-    pub certainty: Option<Certainty>,
+    pub trust: gpu_trust_model::Trust,
+    /// The worst severity among the open findings that cover the pair; `None` when none does (full
+    /// trust, or every such finding accepted).
+    pub severity: Option<Severity>,
+    /// The incidents either sets off that reach the other, with the strongest certainty each.
+    pub incidents: BTreeMap<Incident, Certainty>,
 }
 
 #[derive(Debug, Clone, Serialize)]

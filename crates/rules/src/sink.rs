@@ -25,7 +25,34 @@ pub struct Draft {
     pub remediation: String,
     /// Device mechanisms the finding is about, so probe evidence of the same mechanism can be attached.
     pub mechanisms: BTreeSet<Mechanism>,
+    /// For a finding of a pairwise rule: the pairs it covers.
+    pub pairs: Option<DraftPairs>,
+    /// The sites (shared things) it is about: indices into [`Context::sites`].
+    pub sites: Vec<usize>,
+    /// What the finding is about, stable across runs; when `None`, the audit takes the owning
+    /// workload of its first workload, else its tenants, else its nodes.
+    pub key: Option<String>,
+    /// The severity of each open pair of tenants of the matrix it covers.
+    pub matrix: Vec<((TenantId, TenantId), Severity)>,
 }
+
+/// The pairs a finding of a pairwise rule covers.
+#[derive(Debug, Clone, Default)]
+pub struct DraftPairs {
+    /// How many (each pair once).
+    pub count: usize,
+    /// Pairs accepted by an acceptance naming exactly those two tenants (index into the policy's
+    /// acceptances), when others stay open.
+    pub accepted: Vec<((TenantId, TenantId), usize)>,
+    /// Every pair is accepted by such acceptances.
+    pub all_accepted: bool,
+    /// When some pairs are accepted and others stay open: the first open pairs by tenant name (at
+    /// most [`OPEN_PAIRS_LISTED`]).
+    pub open: Vec<(TenantId, TenantId)>,
+}
+
+/// How many of a partly accepted finding's open pairs it names.
+pub const OPEN_PAIRS_LISTED: usize = 20;
 
 /// The findings of one audit, as rules push them.
 pub struct Sink<'a> {
@@ -52,6 +79,10 @@ impl<'a> Sink<'a> {
             message: String::new(),
             remediation: String::new(),
             mechanisms: BTreeSet::new(),
+            pairs: None,
+            sites: Vec::new(),
+            key: None,
+            matrix: Vec::new(),
         }
     }
 
@@ -112,6 +143,11 @@ impl Draft {
 }
 
 impl Draft {
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
     pub fn mechanisms_from(mut self, m: impl IntoIterator<Item = Mechanism>) -> Self {
         self.mechanisms.extend(m);
         self

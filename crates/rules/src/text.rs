@@ -107,13 +107,26 @@ pub const INCIDENT_PROPERTIES: [Property; 3] = [
     Property::Compute,
 ];
 
-/// `1 GPU` / `2 GPUs`.
+/// `1 GPU` / `2 GPUs` / `1,000 tenants`.
 pub fn plural(n: u64, word: &str) -> String {
     if n == 1 {
-        format!("{n} {word}")
+        format!("1 {word}")
     } else {
-        format!("{n} {word}s")
+        format!("{} {word}s", count(n))
     }
+}
+
+/// A count with thousands separated: `999`, `1,000`, `499,500`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// MiB in GiB from 1 GiB up (`40 GiB`, `9.75 GiB`), else MiB.
@@ -151,6 +164,16 @@ mod tests {
         assert!(s.contains(fact.note), "{s}");
         assert!(s.starts_with(Mechanism::KaiFraction.title()), "{s}");
         assert!(s.contains("not enforced"), "{s}");
+    }
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(499_500), "499,500");
+        assert_eq!(plural(1, "pair"), "1 pair");
+        assert_eq!(plural(1000, "tenant"), "1,000 tenants");
     }
 
     #[test]

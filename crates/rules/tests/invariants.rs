@@ -11,17 +11,43 @@ use gpu_trust_model::evidence::{
 };
 use gpu_trust_model::fleet::WorkloadKind;
 use gpu_trust_model::{Certainty, Incident, Severity};
-use gpu_trust_rules::report::AuditReport;
+use gpu_trust_rules::report::{AuditReport, GroupEntry, GroupLevel};
 use gpu_trust_rules::{Advisories, AuditOptions};
 use std::collections::BTreeSet;
 
+/// Who `tenant`'s incident reaches: the matrix's pairs, checked against the blast radius's count.
 fn reaches(report: &AuditReport, tenant: &str, incident: Incident) -> BTreeSet<String> {
-    report
+    let named: BTreeSet<String> = report
+        .matrix
+        .pairs
+        .iter()
+        .filter(|p| p.incidents.contains_key(&incident))
+        .filter_map(|p| match &p.tenants {
+            [a, b] if a == tenant => Some(b.clone()),
+            [a, b] if b == tenant => Some(a.clone()),
+            _ => None,
+        })
+        .collect();
+    let counted = report
         .blast_radius
         .iter()
         .find(|e| e.tenant == tenant && e.incident == incident)
-        .map(|e| e.reaches.iter().cloned().collect())
-        .unwrap_or_default()
+        .map_or(0, |e| e.reaches);
+    assert_eq!(
+        counted,
+        named.len(),
+        "{tenant} {incident}: the matrix names everyone reached"
+    );
+    named
+}
+
+/// The groups (shared things) of a report at a level, as `(level, mechanism, tenants)`.
+fn groups_at(report: &AuditReport, level: GroupLevel) -> Vec<&GroupEntry> {
+    report.groups.iter().filter(|g| g.level == level).collect()
+}
+
+fn members(g: &GroupEntry) -> Vec<&str> {
+    g.tenants.iter().map(String::as_str).collect()
 }
 
 fn three_tenants() -> String {
@@ -133,13 +159,13 @@ fn own_mig_instance_leaves_device_reach_but_not_host_reach() {
         assert!(reaches(&after, t, Incident::ControlPlane).contains(other));
     }
     assert!(of_rule(&after, "GT101").is_empty());
-    let pair = &after.pairs[0];
-    assert!(
-        pair.separated_by.contains(&"mig-instance".to_string()),
-        "{pair:?}"
-    );
-    assert!(pair.shares.contains(&"host".to_string()));
-    assert!(!pair.shares.contains(&"memory-pool".to_string()));
+    assert!(groups_at(&after, GroupLevel::Device).is_empty());
+    let mig = groups_at(&after, GroupLevel::MigGpu);
+    assert_eq!(mig.len(), 1, "{:?}", after.groups);
+    assert!(mig[0].separated_by.contains(&"mig-instance".to_string()));
+    assert!(mig[0].separated_by.contains(&"memory-pool".to_string()));
+    assert!(!mig[0].shares.contains(&"memory-pool".to_string()));
+    assert_eq!(groups_at(&after, GroupLevel::Node)[0].shares, ["host"]);
 }
 
 #[test]
@@ -149,21 +175,34 @@ fn pairs_say_what_time_slicing_shares() {
         .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
         .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1));
     let report = run(&spec, &two_tenants("none"));
-    assert_eq!(report.pairs.len(), 1);
-    let p = &report.pairs[0];
-    assert_eq!(p.tenants, ["acme".to_string(), "globex".to_string()]);
-    for s in [
-        "gpu",
-        "memory-pool",
-        "fault-domain",
-        "compute",
-        "host",
-        "control-plane",
-    ] {
-        assert!(p.shares.contains(&s.to_string()), "{s} in {:?}", p.shares);
+    let device = groups_at(&report, GroupLevel::Device);
+    assert_eq!(device.len(), 1);
+    let g = device[0];
+    assert_eq!(members(g), ["acme", "globex"]);
+    assert_eq!(g.pairs, 1);
+    for s in ["gpu", "memory-pool", "fault-domain", "compute"] {
+        assert!(g.shares.contains(&s.to_string()), "{s} in {:?}", g.shares);
     }
-    assert_eq!(p.separated_by, ["address-space"]);
-    assert_eq!(p.certainty, Some(Certainty::Observed));
+    // The node is its own group.
+    let node = groups_at(&report, GroupLevel::Node);
+    assert_eq!(node[0].shares, ["host"]);
+    assert_eq!(members(node[0]), ["acme", "globex"]);
+    assert_eq!(g.separated_by, ["address-space"]);
+    assert_eq!(g.certainty, Certainty::Observed, "one GPU");
+    assert_eq!(
+        groups_at(&report, GroupLevel::ControlPlane)[0].shares,
+        ["control-plane"]
+    );
+    // The pair as the matrix spells it out.
+    assert_eq!(report.matrix.pairs.len(), 1);
+    let p = &report.matrix.pairs[0];
+    assert_eq!(p.tenants, ["acme".to_string(), "globex".to_string()]);
+    assert_eq!(p.severity, Some(Severity::Critical));
+    assert_eq!(p.incidents.len(), Incident::ALL.len());
+    assert_eq!(
+        p.incidents[&Incident::MemoryExhaustion],
+        Certainty::Observed
+    );
 }
 
 #[test]
@@ -174,31 +213,45 @@ fn separate_nodes_share_only_the_control_plane() {
         .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
         .workload(W::pod("cust-globex", "train-0").on("gpu-2").gpu(1));
     let report = run(&spec, &two_tenants("none"));
-    let p = &report.pairs[0];
-    assert_eq!(p.shares, ["control-plane"]);
-    assert_eq!(p.separated_by, ["node"]);
-    assert_eq!(p.certainty, None);
+    assert_eq!(report.groups.len(), 1, "{:?}", report.groups);
+    assert_eq!(report.groups[0].level, GroupLevel::ControlPlane);
+    let p = &report.matrix.pairs[0];
+    assert_eq!(
+        p.incidents.keys().copied().collect::<Vec<_>>(),
+        [Incident::ControlPlane]
+    );
     assert!(reaches(&report, "acme", Incident::HostEscape).is_empty());
 }
 
+/// Every tenant with a namespace in the cluster shares its API server, whether or not it runs a GPU
+/// workload: GT401 and the control-plane blast radius count them all.
 #[test]
-fn tenants_off_the_gpu_fleet_are_not_paired() {
+fn every_tenant_of_the_cluster_shares_the_api_server() {
     let spec = FleetSpec::default()
         .node(NodeSpec::new("gpu-1", 1))
         .node(NodeSpec::cpu("cpu-1"))
+        .namespace("cust-initech", &[])
         .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
         .workload(W::pod("cust-globex", "web-0").on("cpu-1"));
-    let report = run(&spec, &two_tenants("none"));
-    assert!(
-        of_rule(&report, "GT401").is_empty(),
-        "globex never reaches a GPU node"
+    let report = run(&spec, &three_tenants());
+    let f = of_rule(&report, "GT401");
+    assert_eq!(f.len(), 1, "one finding for the API server");
+    assert_eq!(
+        f[0].tenants,
+        ["acme", "globex", "initech"],
+        "globex runs no GPU workload and initech none at all: they still share the API server"
     );
-    assert!(report.pairs.is_empty());
-    assert!(report
-        .blast_radius
-        .iter()
-        .all(|e| e.tenant == "acme" && e.reaches.is_empty()));
-    assert_eq!(report.tenants.len(), 2, "both are still listed as tenants");
+    assert_eq!(f[0].pairs, Some(3));
+    assert_eq!(
+        reaches(&report, "globex", Incident::ControlPlane),
+        BTreeSet::from(["acme".to_string(), "initech".to_string()])
+    );
+    assert_eq!(
+        reaches(&report, "acme", Incident::ControlPlane),
+        BTreeSet::from(["globex".to_string(), "initech".to_string()])
+    );
+    assert!(reaches(&report, "globex", Incident::HostEscape).is_empty());
+    assert_eq!(report.tenants.len(), 3);
 }
 
 #[test]
@@ -227,7 +280,7 @@ fn one_tenant_on_a_time_sliced_gpu_is_no_trust_finding() {
             f.message
         );
     }
-    assert!(report.pairs.is_empty());
+    assert!(report.groups.is_empty(), "{:?}", report.groups);
 }
 
 #[test]
@@ -318,7 +371,11 @@ fn templates_that_may_meet_are_permitted_pairs() {
     );
     let host = of_rule(&report, "GT207");
     assert!(host.is_empty(), "GT207 is for trust none");
-    assert_eq!(report.pairs[0].certainty, Some(Certainty::Permitted));
+    let device = groups_at(&report, GroupLevel::Device);
+    assert_eq!(device.len(), 1);
+    assert_eq!(device[0].certainty, Certainty::Permitted);
+    assert!(device[0].permitted);
+    assert_eq!(device[0].nodes, ["gpu-2"]);
 }
 
 #[test]
@@ -387,14 +444,23 @@ fn acceptances_suppress_exactly_what_they_match() {
     );
     let report = run(&spec, &policy);
     let host = of_rule(&report, "GT207");
-    assert_eq!(host.len(), 3);
-    let accepted: Vec<_> = host.iter().filter(|f| f.accepted.is_some()).collect();
-    assert_eq!(accepted.len(), 1);
-    assert_eq!(accepted[0].tenants, ["acme", "globex"]);
-    let a = accepted[0].accepted.as_ref().unwrap();
+    assert_eq!(host.len(), 1, "one finding for the node, three pairs");
+    assert_eq!(host[0].pairs, Some(3));
+    assert!(host[0].accepted.is_none(), "two pairs stay open");
+    assert_eq!(host[0].accepted_pairs.len(), 1);
+    let a = &host[0].accepted_pairs[0];
+    assert_eq!(a.tenants, ["acme".to_string(), "globex".to_string()]);
     assert_eq!(a.reason, "shared inference pool");
     assert_eq!(a.until.as_deref(), Some("2026-12-31"));
-    assert_eq!(report.summary.accepted, 1);
+    assert_eq!(
+        host[0].open_pairs,
+        [
+            ["acme".to_string(), "initech".to_string()],
+            ["globex".to_string(), "initech".to_string()]
+        ],
+        "the pairs that stay open are named"
+    );
+    assert_eq!(report.summary.accepted, 0);
     let counted: usize = report
         .findings
         .iter()
@@ -409,14 +475,81 @@ fn acceptances_suppress_exactly_what_they_match() {
     );
     assert!(of_rule(&report, "GT003").is_empty());
 
-    // Expired: GT003, and GT207 counts again.
+    // Expired: GT003, and the pair counts again.
     let expired = policy.replace("2026-12-31", "2026-05-31");
     let report = run(&spec, &expired);
-    assert!(of_rule(&report, "GT207")
-        .iter()
-        .all(|f| f.accepted.is_none()));
+    let host = of_rule(&report, "GT207");
+    assert!(host[0].accepted.is_none() && host[0].accepted_pairs.is_empty());
     assert_eq!(of_rule(&report, "GT003").len(), 1);
     assert_eq!(report.summary.accepted, 0);
+
+    // Every pair accepted, one by one: the finding is accepted.
+    let all = format!(
+        "{}accept:\n  - {{rule: GT207, tenants: [acme, globex], reason: one}}\n  - {{rule: GT207, tenants: [acme, initech], reason: two}}\n  - {{rule: GT207, tenants: [globex, initech], reason: one}}\n",
+        three_tenants()
+    );
+    let report = run(&spec, &all);
+    let host = of_rule(&report, "GT207");
+    let a = host[0].accepted.as_ref().expect("every pair is accepted");
+    assert_eq!(a.reason, "one; two");
+    assert!(host[0].accepted_pairs.is_empty());
+    assert_eq!(report.summary.accepted, 1);
+
+    // An acceptance of the rule without tenants accepts it whole.
+    let any = format!(
+        "{}accept:\n  - {{rule: GT207, reason: one pool by design}}\n",
+        three_tenants()
+    );
+    let report = run(&spec, &any);
+    assert_eq!(
+        of_rule(&report, "GT207")[0]
+            .accepted
+            .as_ref()
+            .map(|a| a.reason.as_str()),
+        Some("one pool by design")
+    );
+}
+
+/// A finding's severity is that of its worst open pair: accepting the distrusting pair leaves the
+/// pairs of limited trust, one step lower.
+#[test]
+fn the_severity_is_that_of_the_open_pairs() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-initech", "batch-0").on("gpu-1").gpu(1));
+    let trust = "trust:\n  default: none\n  relations:\n    - {tenants: [acme, initech], level: limited}\n    - {tenants: [globex, initech], level: limited}\n";
+    let policy = format!("{}{trust}", three_tenants());
+    let report = run(&spec, &policy);
+    let f = of_rule(&report, "GT101");
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].pairs, Some(3));
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(
+        f[0].message.contains("3 pairs: 1 of trust none, 2 limited"),
+        "{}",
+        f[0].message
+    );
+    let accepted = format!(
+        "{policy}accept:\n  - {{rule: GT101, tenants: [acme, globex], reason: bench pair}}\n"
+    );
+    let report = run(&spec, &accepted);
+    let f = of_rule(&report, "GT101");
+    assert_eq!(f[0].severity, Severity::High, "the limited pairs are high");
+    assert_eq!(f[0].accepted_pairs.len(), 1);
+    assert_eq!(report.summary.findings.critical, 0);
+    let pair = report
+        .matrix
+        .pairs
+        .iter()
+        .find(|p| p.tenants == ["acme".to_string(), "globex".to_string()])
+        .unwrap();
+    assert_eq!(
+        pair.severity,
+        Some(Severity::High),
+        "GT207 still covers them"
+    );
 }
 
 fn evidence(node: Option<&str>) -> ProbeEvidence {
@@ -450,9 +583,10 @@ fn evidence(node: Option<&str>) -> ProbeEvidence {
 
 #[test]
 fn evidence_attaches_to_device_findings_of_its_node_and_mechanism() {
+    // Two node groups (4 and 8 replicas): one finding each.
     let spec = FleetSpec::default()
         .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
-        .node(NodeSpec::new("gpu-2", 1).time_sliced(4))
+        .node(NodeSpec::new("gpu-2", 1).time_sliced(8))
         .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
         .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1))
         .workload(W::pod("cust-acme", "infer-9").on("gpu-2").gpu(1))
@@ -584,11 +718,87 @@ fn a_large_fleet_is_grouped_not_paired() {
     let started = std::time::Instant::now();
     let report = run(&spec, "");
     let elapsed = started.elapsed();
-    // 20 tenants: at most 190 pairs, each reported once per rule.
-    assert_eq!(report.pairs.len(), 190);
-    assert!(of_rule(&report, "GT101").len() <= 190);
-    assert!(of_rule(&report, "GT207").len() <= 190);
+    // 20 tenants, 190 pairs, one node group: one finding per rule.
+    for rule in ["GT101", "GT207", "GT401"] {
+        let f = of_rule(&report, rule);
+        assert_eq!(f.len(), 1, "{rule}");
+        assert_eq!(f[0].pairs, Some(190), "{rule}");
+        assert_eq!(f[0].tenants.len(), 20, "{rule}");
+    }
+    assert_eq!(report.matrix.pairs.len(), 190);
+    assert!(report.blast_radius.iter().all(|e| e.reaches == 19));
     eprintln!("audit of 200 nodes, 4020 workloads, 20 tenants: {elapsed:?}");
+}
+
+/// A pool open to many mutually distrusting tenants: each rule reports the pool once, and nothing in
+/// the report grows with the square of the tenants.
+#[test]
+fn a_pool_open_to_many_tenants_is_one_finding_per_rule() {
+    let mut spec = FleetSpec::default();
+    let nodes: Vec<String> = (0..4).map(|i| format!("gpu-{i}")).collect();
+    for n in &nodes {
+        spec = spec.node(NodeSpec::new(n, 8).time_sliced(4));
+    }
+    let all: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    for t in 0..300 {
+        spec = spec.workload(
+            W::template(
+                WorkloadKind::Deployment,
+                &format!("team-{t:03}"),
+                "notebook",
+            )
+            .permitted(&all)
+            .gpu(1),
+        );
+    }
+    let report = run(&spec, "");
+    let pairs = 300 * 299 / 2;
+    for (rule, severity) in [
+        ("GT101", Severity::High),
+        ("GT207", Severity::Medium),
+        ("GT401", Severity::Medium),
+    ] {
+        let f = of_rule(&report, rule);
+        assert_eq!(f.len(), 1, "{rule}");
+        assert_eq!(f[0].pairs, Some(pairs), "{rule}");
+        assert_eq!(f[0].tenants.len(), 300, "{rule}");
+        assert_eq!(
+            f[0].severity, severity,
+            "{rule}: permitted is one step lower"
+        );
+        assert!(f[0].objects.len() <= 50);
+        assert!(f[0].message.len() < 2000, "{rule}: {}", f[0].message);
+    }
+    // Two permitted groups (the device and the nodes) and the API server.
+    assert_eq!(
+        report.groups.len(),
+        3,
+        "{:?}",
+        report.groups.iter().map(|g| g.level).collect::<Vec<_>>()
+    );
+    assert!(report.groups.iter().all(|g| g.pairs == pairs));
+    assert_eq!(report.blast_radius.len(), 300 * Incident::ALL.len());
+    for e in &report.blast_radius {
+        assert_eq!(e.reaches, 299, "{} {}", e.tenant, e.incident);
+    }
+    let m = &report.matrix;
+    assert_eq!(m.tenants.len(), gpu_trust_rules::report::MAX_MATRIX_TENANTS);
+    assert_eq!(m.omitted, 300 - m.tenants.len());
+    assert_eq!(m.pairs.len(), 60 * 59 / 2);
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(json.len() < 2_000_000, "{} bytes", json.len());
+
+    // One pair accepted: the finding stays open for the others and names the first 20 of them.
+    let policy = "tenants:\n  - {name: team-000, namespaces: [team-000]}\n  - {name: team-001, namespaces: [team-001]}\naccept:\n  - {rule: GT207, tenants: [team-000, team-001], reason: pilot}\n";
+    let report = run(&spec, policy);
+    let f = of_rule(&report, "GT207");
+    assert!(f[0].accepted.is_none());
+    assert_eq!(f[0].accepted_pairs.len(), 1);
+    assert_eq!(f[0].open_pairs.len(), 20);
+    assert_eq!(
+        f[0].open_pairs[0],
+        ["team-000".to_string(), "team-002".to_string()]
+    );
 }
 
 /// The benchmark shape of the product spec: 2,000 nodes and 60,000 pods (run with `--ignored --release`).
@@ -637,12 +847,12 @@ fn scale_2000_nodes_60000_pods() {
         options: &options,
     });
     eprintln!(
-        "audit of {} nodes, {} workloads, 100 tenants: {:?}, {} findings, {} pairs",
+        "audit of {} nodes, {} workloads, 100 tenants: {:?}, {} findings, {} groups",
         fleet.nodes.len(),
         fleet.workloads.len(),
         started.elapsed(),
         report.findings.len(),
-        report.pairs.len()
+        report.groups.len()
     );
 }
 
@@ -727,6 +937,21 @@ mod random {
                 prop_assert!(!f.message.is_empty() && !f.remediation.is_empty(), "{}", f.rule);
                 prop_assert!(f.tenants.iter().all(|t| t != "gpu-operator"));
                 prop_assert!(f.tenants.len() <= 2);
+                // A pairwise finding covers at least one pair, and its accepted pairs are some of them.
+                if let Some(pairs) = f.pairs {
+                    prop_assert!(pairs >= 1 && f.accepted_pairs.len() < pairs.max(2));
+                    // Open pairs are named when some are accepted, and none of them is.
+                    prop_assert_eq!(
+                        f.open_pairs.len(),
+                        if f.accepted_pairs.is_empty() { 0 } else { (pairs - f.accepted_pairs.len()).min(20) }
+                    );
+                    prop_assert!(f.open_pairs.iter().all(|p| f.accepted_pairs.iter().all(|a| a.tenants != *p)));
+                }
+            }
+            // Every pair a group counts is a pair of its tenants.
+            for g in &a.groups {
+                let k = g.tenants.len();
+                prop_assert!(k >= 2 && g.pairs >= 1 && g.pairs <= k * (k - 1) / 2);
             }
         }
     }

@@ -602,6 +602,27 @@ mod tests {
     }
 
     #[test]
+    fn columns_are_carried_along_one_long_line() {
+        // A minified List: every item on line 1, its column in characters (ü is two bytes).
+        let text = "[{\"a\":\"ü\"},{\"b\":1},\n{\"c\":2}]";
+        let mut l = Lines::new(text);
+        assert_eq!(l.pos(1), Pos::new(1, 2));
+        assert_eq!(l.pos(text.find("{\"b").unwrap()), Pos::new(1, 12));
+        assert_eq!(l.pos(text.find("{\"c").unwrap()), Pos::new(2, 1));
+        assert_eq!(l.pos(text.find("{\"b").unwrap()), Pos::new(1, 12));
+        // Many items on one line cost one pass, not one pass each (a quadratic cursor would take
+        // minutes here).
+        let items: Vec<String> = (0..200_000).map(|i| format!("{{\"i\":{i}}}")).collect();
+        let line = format!("[{}]", items.join(","));
+        let mut l = Lines::new(&line);
+        let mut at = 1;
+        for (k, item) in items.iter().enumerate() {
+            assert_eq!(l.pos(at).column as usize, at + 1, "item {k}");
+            at += item.len() + 1;
+        }
+    }
+
+    #[test]
     fn scan_finds_long_strings() {
         assert!(scan(r#"{"a": [[1]]}"#, 10).is_none());
         assert_eq!(long(r#"{"a": "0123456789ab"}"#, 10), Some(6));

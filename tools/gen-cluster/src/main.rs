@@ -8,7 +8,12 @@
 //! ```text
 //! cargo run --release -p gpu-trust-gen -- --nodes 2000 --pods 60000 --tenants 200 --format yaml --out big.yaml
 //! cargo run --release -p gpu-trust-gen -- --nodes 20 --pods 300 --format dir --out manifests/
+//! cargo run --release -p gpu-trust-gen -- --shape shared-pool --nodes 40 --tenants 1000 --out pool.yaml
 //! ```
+//!
+//! `--shape spread` (the default) places every pod on a node, each tenant preferring one pool;
+//! `--shape shared-pool` makes every node one time-sliced pool and gives each tenant one notebook
+//! Deployment allowed anywhere on it (no pods, no trust relations: everyone may meet everyone).
 
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
@@ -35,7 +40,8 @@ struct Args {
     /// Seed for the deterministic generator.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// yaml: one `kind: List` document; json: the same List as JSON; dir: a folder of manifests.
+    /// yaml: one `kind: List` document; json: the same List as JSON (indented); json-min: without
+    /// whitespace; dir: a folder of manifests.
     #[arg(long, value_enum, default_value_t = Format::Yaml)]
     format: Format,
     /// Output file (yaml, json) or folder (dir); standard output when absent (yaml, json).
@@ -44,12 +50,25 @@ struct Args {
     /// Also write a tenancy policy for the generated tenants to this file.
     #[arg(long)]
     policy: Option<PathBuf>,
+    /// What the cluster looks like (see the module documentation).
+    #[arg(long, value_enum, default_value_t = Shape::Spread)]
+    shape: Shape,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Shape {
+    /// Six node pools, every pod placed, each tenant preferring one pool.
+    Spread,
+    /// One time-sliced pool, one notebook Deployment per tenant that may run on any of its nodes.
+    SharedPool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Yaml,
     Json,
+    /// The same List as JSON without whitespace (what `kubectl get -o json | jq -c` gives).
+    JsonMin,
     Dir,
 }
 
@@ -166,6 +185,9 @@ const POOLS: &[Pool] = &[
 
 const OPERATOR_NS: &str = "gpu-operator";
 
+/// The pool every node of `--shape shared-pool` belongs to: A100s time-sliced four ways.
+const SHARED_POOL: usize = 1;
+
 fn main() -> std::process::ExitCode {
     match generate(Args::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -197,7 +219,12 @@ fn generate(args: Args) -> Result<()> {
     }));
     objects.extend(operator_daemonsets());
 
-    let nodes = nodes(&args, &mut rng);
+    let nodes = match args.shape {
+        Shape::Spread => nodes(&args, &mut rng),
+        Shape::SharedPool => (0..args.nodes)
+            .map(|i| (SHARED_POOL, node(i, &POOLS[SHARED_POOL], &mut rng)))
+            .collect(),
+    };
     let tenants = args.tenants.max(1);
     for t in 0..tenants {
         for ns in tenant_namespaces(t) {
@@ -224,9 +251,18 @@ fn generate(args: Args) -> Result<()> {
     let by_pool: Vec<Vec<&(usize, Value)>> = (0..POOLS.len())
         .map(|pool| nodes.iter().filter(|(pi, _)| *pi == pool).collect())
         .collect();
-    for p in 0..args.pods {
-        let tenant = pick_tenant(&mut rng, tenants);
-        objects.push(pod(p, tenant, &nodes, &by_pool, &mut rng));
+    match args.shape {
+        Shape::Spread => {
+            for p in 0..args.pods {
+                let tenant = pick_tenant(&mut rng, tenants);
+                objects.push(pod(p, tenant, &nodes, &by_pool, &mut rng));
+            }
+        }
+        Shape::SharedPool => {
+            for t in 0..tenants {
+                objects.push(notebook_deployment(t));
+            }
+        }
     }
 
     match args.format {
@@ -236,10 +272,14 @@ fn generate(args: Args) -> Result<()> {
             write_yaml_list(&mut w, &list)?;
             w.flush()?;
         }
-        Format::Json => {
+        Format::Json | Format::JsonMin => {
             let list = list(objects);
             let mut w = open(args.out.as_ref())?;
-            serde_json::to_writer_pretty(&mut w, &list)?;
+            if args.format == Format::Json {
+                serde_json::to_writer_pretty(&mut w, &list)?;
+            } else {
+                serde_json::to_writer(&mut w, &list)?;
+            }
             w.write_all(b"\n")?;
             w.flush()?;
         }
@@ -252,7 +292,11 @@ fn generate(args: Args) -> Result<()> {
         }
     }
     if let Some(p) = &args.policy {
-        fs::write(p, policy(tenants)).with_context(|| p.display().to_string())?;
+        let text = match args.shape {
+            Shape::Spread => policy(tenants, true),
+            Shape::SharedPool => policy(tenants, false),
+        };
+        fs::write(p, text).with_context(|| p.display().to_string())?;
     }
     Ok(())
 }
@@ -627,6 +671,51 @@ fn pod(
     })
 }
 
+/// A tenant's notebook server as a Deployment (what `kubectl get deployments` prints): one replica
+/// of a Jupyter image with one time-sliced GPU, allowed on every node of the shared pool and nowhere
+/// else. Not scheduled: the audit judges where it may run.
+fn notebook_deployment(t: usize) -> Value {
+    let ns = format!("{}-prod", tenant_name(t));
+    let pool = &POOLS[SHARED_POOL];
+    let name = "notebook";
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "labels": {"app": name, "tenant.example.com/name": tenant_name(t)},
+            "resourceVersion": (7_000_000 + t).to_string(),
+            "uid": format!("5d2a0c11-2222-4000-8000-{t:012}"),
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name, "tenant.example.com/name": tenant_name(t)}},
+                "spec": {
+                    "containers": [{
+                        "name": "main",
+                        "image": "quay.io/jupyter/pytorch-notebook:cuda12-2026-11-01",
+                        "args": ["start-notebook.py"],
+                        "resources": {
+                            "limits": {"cpu": "4", "memory": "32Gi", "nvidia.com/gpu": "1"},
+                            "requests": {"cpu": "4", "memory": "32Gi", "nvidia.com/gpu": "1"}
+                        },
+                        "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}
+                    }],
+                    "nodeSelector": {"pool.example.com/name": pool.name},
+                    "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "tolerations": [
+                        {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}
+                    ]
+                }
+            }
+        },
+        "status": {"availableReplicas": 1, "readyReplicas": 1, "replicas": 1, "updatedReplicas": 1}
+    })
+}
+
 fn cluster_policy() -> Value {
     json!({
         "apiVersion": "nvidia.com/v1",
@@ -719,7 +808,9 @@ fn tenant_rbac(t: usize) -> Vec<Value> {
     })]
 }
 
-fn policy(tenants: usize) -> String {
+/// The tenancy policy: every tenant declared, trust `none` by default; with `relations`, every two
+/// neighbouring tenants trust each other `limited`.
+fn policy(tenants: usize, relations: bool) -> String {
     let mut s = String::from(
         "apiVersion: gpu-trust/v1\nkind: TenancyPolicy\ntenantLabel: tenant.example.com/name\ntenants:\n",
     );
@@ -728,6 +819,10 @@ fn policy(tenants: usize) -> String {
         s.push_str(&format!("  - name: {}\n", tenant_name(t)));
     }
     s.push_str("trust:\n  default: none\n  relations:\n");
+    if !relations {
+        s.push_str("    []\n");
+        return s.replace("  relations:\n    []\n", "  relations: []\n");
+    }
     for t in (0..tenants.saturating_sub(1)).step_by(2) {
         s.push_str(&format!(
             "    - tenants: [{}, {}]\n      level: limited\n",

@@ -23,20 +23,16 @@ use std::time::SystemTime;
 /// List dumps), or `-` for standard input. Without --policy every namespace is its own tenant and
 /// different tenants do not trust each other.
 ///
+/// A rule about pairs of tenants reports each node group (GPU model and sharing configuration) or the
+/// API server once, with its tenants and the number of pairs; an acceptance naming two tenants
+/// accepts that pair.
+///
 /// Exit status: 0 when no finding that is not accepted is at or above --fail-on, 1 when one is, 2 for
 /// a usage error or unusable input. A malformed document is reported as file:line:column and exits 2
 /// unless --skip-invalid is given (then it is listed under "skipped" in the report): an audit over a
 /// partial input must never look clean.
-///
-/// Examples:
-///   gpu-trust audit cluster.yaml --policy tenancy.yaml
-///   gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
-///   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
-///   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
-///   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer=="device")'
-///   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Files or directories to read; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
@@ -85,21 +81,36 @@ pub struct Args {
     /// The directory SARIF URIs are relative to (the repository root; default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub sarif_root: Option<PathBuf>,
+    /// The path standard input stands for in the report (`helm template chart | gpu-trust audit -`):
+    /// its objects are located there, and SARIF points at it (default: `stdin`).
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<String>,
     /// Follow symbolic links that lead out of an input directory (by default they are reported as
     /// unread input).
     #[arg(long)]
     pub follow_symlinks: bool,
 }
 
+/// Examples, shown after the options (lines clap keeps as written).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust audit cluster.yaml --policy tenancy.yaml
+  gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
+  kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
+  helm template app ./chart | gpu-trust audit - --stdin-filename chart/rendered.yaml --format sarif
+  gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
+  gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer==\"device\")'
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Findings grouped by layer, pairs, blast radius and a summary line.
+    /// Findings grouped by layer, what tenants share, blast radius and a summary line.
     Table,
-    /// The report as `gpu-trust/audit/v1` JSON.
+    /// The report as `gpu-trust/audit/v2` JSON.
     Json,
     /// SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
     Sarif,
-    /// One self-contained HTML page (no network access): blast-radius matrix, GPU layouts, findings.
+    /// One self-contained HTML page (no network access): who can hurt whom, findings, GPU layouts.
     Html,
 }
 
@@ -350,6 +361,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         tenancy: &tenancy,
         options: &options,
     });
+    name_standard_input(
+        &mut report,
+        args.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
+    );
     let disabled_findings = drop_disabled(&mut report, &disabled);
 
     // What the HTML page draws comes from the fleet; the other formats need only the report.
@@ -381,8 +396,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                     hidden.disabled = disabled_findings;
                     let options = TableOptions {
                         colour: colour_enabled(path),
+                        width: output::text_width(path),
                         hidden,
-                        ..TableOptions::default()
                     };
                     w.write_all(table::render(&shown, &options).as_bytes())?
                 }
@@ -403,6 +418,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                         .as_ref()
                         .or_else(|| args.paths.first())
                         .map(|p| p.display().to_string());
+                    options.stdin_name = args.stdin_filename.clone();
                     w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
                 }
                 Format::Html => {
@@ -504,8 +520,9 @@ fn printed(
         summary: report.summary.clone(),
         tenants: report.tenants.clone(),
         findings: Vec::new(),
+        groups: report.groups.clone(),
         blast_radius: report.blast_radius.clone(),
-        pairs: report.pairs.clone(),
+        matrix: report.matrix.clone(),
         skipped: report.skipped.clone(),
     };
     for f in &report.findings {
@@ -518,6 +535,25 @@ fn printed(
         }
     }
     (shown, hidden)
+}
+
+/// What standard input is called in the report without `--stdin-filename`.
+const STDIN_NAME: &str = "stdin";
+
+/// Gives the objects read from standard input (file `-`) the name it stands for.
+fn name_standard_input(report: &mut gpu_trust_rules::report::AuditReport, name: &str) {
+    for f in &mut report.findings {
+        for o in &mut f.objects {
+            if o.file == "-" {
+                o.file = name.to_string();
+            }
+        }
+    }
+    for s in &mut report.skipped {
+        if s.file == "-" {
+            s.file = name.to_string();
+        }
+    }
 }
 
 /// Reads and validates the policy; on failure prints every error and returns the exit code.

@@ -18,14 +18,8 @@ use std::process::ExitCode;
 /// (NVIDIA-H100-80GB-HBM3, also with -SHARED or -MIG-<profile>), or a PCI id (0x233010DE).
 /// Layouts are counted over the standard profiles unless --profile or --all-profiles says otherwise.
 /// Profile memory marked ~ is derived from the GPU's total, not read from hardware.
-///
-/// Examples:
-///   gpu-trust catalogue
-///   gpu-trust catalogue NVIDIA-H100-80GB-HBM3
-///   gpu-trust catalogue H100-SXM5-80GB --profile 1g.10gb --profile 3g.40gb
-///   gpu-trust catalogue A30 --all-profiles --format json | jq '.layouts.maximalCount'
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// A GPU model: catalogue id, product label or PCI id.
     pub model: Option<String>,
@@ -340,3 +334,11 @@ fn variant_text(p: &MigProfile) -> &'static str {
         ProfileVariant::ExtraMemory => "1 compute slice on 2 memory slices",
     }
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust catalogue
+  gpu-trust catalogue NVIDIA-H100-80GB-HBM3
+  gpu-trust catalogue H100-SXM5-80GB --profile 1g.10gb --profile 3g.40gb
+  gpu-trust catalogue A30 --all-profiles --format json | jq '.layouts.maximalCount'";

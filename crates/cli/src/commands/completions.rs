@@ -8,13 +8,8 @@ use std::process::ExitCode;
 ///
 /// The script completes subcommands, their options and the options' values. Hidden commands and
 /// options (the probe's worker process, test switches) are never offered.
-///
-/// Examples:
-///   gpu-trust completions bash > /etc/bash_completion.d/gpu-trust
-///   gpu-trust completions zsh > "${fpath[1]}/_gpu-trust"
-///   gpu-trust completions fish > ~/.config/fish/completions/gpu-trust.fish
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The shell to generate completions for.
     #[arg(value_enum, value_name = "SHELL")]
@@ -83,6 +78,13 @@ fn fix_bash_states(script: &str, bin_name: &str) -> String {
     }
     script.replace(&broken, &loop_spelling)
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust completions bash > /etc/bash_completion.d/gpu-trust
+  gpu-trust completions zsh > \"${fpath[1]}/_gpu-trust\"
+  gpu-trust completions fish > ~/.config/fish/completions/gpu-trust.fish";
 
 #[cfg(test)]
 mod tests {

@@ -14,14 +14,8 @@ use std::process::ExitCode;
 ///
 /// CODE is a rule code (GT101, case-insensitive), a rule name (untrusted-share-mps) or `terms`. An
 /// unknown code exits 2 and suggests close ones.
-///
-/// Examples:
-///   gpu-trust explain terms
-///   gpu-trust explain GT101
-///   gpu-trust explain fraction-is-accounting
-///   gpu-trust rules --format json | jq -r '.rules[].code' | xargs -n1 gpu-trust explain
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The rule's code or name, or `terms` for the glossary.
     #[arg(value_name = "CODE")]
@@ -138,6 +132,14 @@ fn distance(a: &str, b: &str) -> usize {
     }
     prev[b.len()]
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust explain terms
+  gpu-trust explain GT101
+  gpu-trust explain fraction-is-accounting
+  gpu-trust rules --format json | jq -r '.rules[].code' | xargs -n1 gpu-trust explain";
 
 #[cfg(test)]
 mod tests {

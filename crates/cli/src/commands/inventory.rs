@@ -35,14 +35,8 @@ fn joined(items: &[String], sep: &str) -> String {
 /// Exit status: 0, or 2 for a usage error or unusable input. A malformed document is reported as
 /// file:line:column and exits 2 unless --skip-invalid is given; then the inventory lists it under
 /// "Skipped".
-///
-/// Examples:
-///   gpu-trust inventory cluster.yaml
-///   kubectl get nodes,pods,namespaces,configmaps,clusterpolicies -A -o yaml | gpu-trust inventory -
-///   gpu-trust inventory manifests/ --policy tenancy.yaml --format json | jq '.nodes[].devices[]'
-///   gpu-trust inventory dumps/ --skip-invalid
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Files or directories to read; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
@@ -371,3 +365,11 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
     }
     out
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust inventory cluster.yaml
+  kubectl get nodes,pods,namespaces,configmaps,clusterpolicies -A -o yaml | gpu-trust inventory -
+  gpu-trust inventory manifests/ --policy tenancy.yaml --format json | jq '.nodes[].devices[]'
+  gpu-trust inventory dumps/ --skip-invalid";

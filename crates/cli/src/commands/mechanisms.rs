@@ -11,13 +11,8 @@ use std::process::ExitCode;
 
 /// Show the isolation model: per mechanism, what each device property keeps separate, shares, or only
 /// limits in software, how far each incident reaches, and what every tenant shares above the device.
-///
-/// Examples:
-///   gpu-trust mechanisms
-///   gpu-trust mechanisms --mechanism time-slicing --sources
-///   gpu-trust mechanisms --format json | jq '.mechanisms[] | select(.name=="kai-fraction")'
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -239,3 +234,10 @@ fn scope_text(s: gpu_trust_model::isolation::Scope) -> &'static str {
         Scope::Cluster => "the whole cluster",
     }
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust mechanisms
+  gpu-trust mechanisms --mechanism time-slicing --sources
+  gpu-trust mechanisms --format json | jq '.mechanisms[] | select(.name==\"kai-fraction\")'";

@@ -21,14 +21,8 @@ use std::time::SystemTime;
 ///
 /// Exit codes: 0 every replica placed; 1 some replicas could not be placed (each is listed with the
 /// reason, the rest are placed); 2 the plan or policy file is invalid (FILE:LINE:COLUMN: error: ...).
-///
-/// Examples:
-///   gpu-trust plan examples/plan/plan.yaml
-///   gpu-trust plan plan.yaml --format json | jq '.workloads[] | {name, resource, why}'
-///   gpu-trust plan plan.yaml --emit out/        # mig-parted and device plugin ConfigMaps, node labels, pod patches
-///   gpu-trust plan plan.yaml --emit-snapshot planned.yaml && gpu-trust audit planned.yaml --policy policy.yaml
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The plan file (`-` reads standard input).
     pub file: PathBuf,
@@ -355,3 +349,11 @@ fn render_table(plan: &Plan, terminal: bool) -> String {
     }
     out
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust plan examples/plan/plan.yaml
+  gpu-trust plan plan.yaml --format json | jq '.workloads[] | {name, resource, why}'
+  gpu-trust plan plan.yaml --emit out/        # mig-parted and device plugin ConfigMaps, node labels, pod patches
+  gpu-trust plan plan.yaml --emit-snapshot planned.yaml && gpu-trust audit planned.yaml --policy policy.yaml";

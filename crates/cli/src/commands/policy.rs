@@ -8,12 +8,8 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 /// Work with tenancy policy files (who the tenants are, who trusts whom, what is accepted).
-///
-/// Examples:
-///   gpu-trust policy check policy.yaml
-///   gpu-trust policy check policy.yaml --format json
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = POLICY_EXAMPLES)]
 pub struct Args {
     #[command(subcommand)]
     pub command: PolicyCommand,
@@ -28,16 +24,10 @@ pub enum PolicyCommand {
 ///
 /// Every problem is printed as FILE:LINE:COLUMN: error: MESSAGE and the command exits 2; unknown
 /// fields are errors, so a typo cannot pass silently. A valid policy exits 0 and prints its tenants
-/// (namespaces and attributes), the trust between every two tenants and where it comes from (a
-/// relation or the default), the platform namespaces, and each acceptance with its state today.
-///
-/// Examples:
-///   gpu-trust policy check policy.yaml
-///   gpu-trust policy check policy.yaml --format json | jq '.pairs[] | select(.trust != "none")'
-///   gpu-trust policy check policy.yaml --today 2027-07-01   # which acceptances will have expired
-///   cat policy.yaml | gpu-trust policy check -
+/// (namespaces and attributes), the default trust between tenants and every relation that sets
+/// another (with its line), the platform namespaces, and each acceptance with its state today.
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = CHECK_EXAMPLES)]
 pub struct CheckArgs {
     /// The policy file (`-` reads standard input).
     pub file: PathBuf,
@@ -172,7 +162,7 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
         "Policy {}: valid ({}, {}, {})\n\n",
         e(r.file.as_deref().unwrap_or("(default)")),
         plural(r.tenants.len(), "tenant", "tenants"),
-        plural(r.pairs.len(), "pair", "pairs"),
+        plural(r.pairs, "pair", "pairs"),
         plural(r.acceptances.len(), "acceptance", "acceptances"),
     ));
 
@@ -212,15 +202,19 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
         out.push_str(&format!("{t}\n"));
     }
 
+    let defaulted = r.pairs.saturating_sub(r.relations.len());
     out.push_str(&format!(
-        "\nTrust between tenants (default: {}; inside one tenant: full)\n",
-        r.default_trust
+        "\nTrust between tenants (default: {}, for {}; inside one tenant: full)\n",
+        r.default_trust,
+        plural(defaulted, "pair", "pairs")
     ));
-    if r.pairs.is_empty() {
+    if r.pairs == 0 {
         out.push_str("  no pairs: fewer than two tenants declared\n");
+    } else if r.relations.is_empty() {
+        out.push_str("  no relations: every pair has the default\n");
     } else {
         let mut t = table(terminal, &["tenants", "trust", "from"]);
-        for p in &r.pairs {
+        for p in &r.relations {
             let from = match p.line {
                 Some(line) => format!("relation (line {line})"),
                 None => "default".to_string(),
@@ -325,3 +319,17 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
     }
     out
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const POLICY_EXAMPLES: &str = "\
+Examples:
+  gpu-trust policy check policy.yaml
+  gpu-trust policy check policy.yaml --format json";
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  gpu-trust policy check policy.yaml
+  gpu-trust policy check policy.yaml --format json | jq '.pairs[] | select(.trust != \"none\")'
+  gpu-trust policy check policy.yaml --today 2027-07-01   # which acceptances will have expired
+  cat policy.yaml | gpu-trust policy check -";

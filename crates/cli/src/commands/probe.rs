@@ -47,12 +47,18 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
 /// Runs a victim and an aggressor as two separate processes on the given devices and, per scenario,
 /// measures the victim alone and then with the aggressor:
 ///
-///   memory-exhaustion  the aggressor takes all free memory; does the victim's next allocation succeed?
-///   compute-hog        back-to-back long kernels; p99 latency of the victim's short kernel
-///   bandwidth          a memory-bound copy kernel; the victim's own bandwidth
-///   residual-data      the aggressor leaves a marker in freed memory; does the victim find it?
-///   utilisation        two equal processes; NVML utilisation against each one's throughput (a report)
-///   device-fault       an illegal memory access; does the victim's context survive? (runs last)
+/// - memory-exhaustion: the aggressor takes all free memory; does the victim's next allocation
+///   succeed?
+///
+/// - compute-hog: back-to-back long kernels; p99 latency of the victim's short kernel.
+///
+/// - bandwidth: a memory-bound copy kernel; the victim's own bandwidth.
+///
+/// - residual-data: the aggressor leaves a marker in freed memory; does the victim find it?
+///
+/// - utilisation: two equal processes; NVML utilisation against each one's throughput (a report).
+///
+/// - device-fault: an illegal memory access; does the victim's context survive? (runs last)
 ///
 /// DEV is a GPU index, a GPU UUID (GPU-...) or a MIG instance UUID (MIG-...). Both roles default to
 /// device 0: time-slicing, or MPS when CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) holds a
@@ -63,15 +69,8 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
 /// MIG mode, compute mode, clocks or persistence, and never resets a GPU.
 ///
 /// Exit status: 0 when no scenario is not-isolated, 1 when one is, 2 when the probe cannot run.
-///
-/// Examples:
-///   gpu-trust probe
-///   gpu-trust probe --scenario memory-exhaustion --scenario device-fault --format json -o probe.json
-///   gpu-trust probe --victim MIG-1c2d... --aggressor MIG-3e4f...
-///   gpu-trust probe --emit-job --node-selector nvidia.com/gpu.product=NVIDIA-H200 \
-///       --resource nvidia.com/gpu --image registry.example/gpu-trust:0.1.0 > probe-job.yaml
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The victim's device.
     #[arg(long, value_name = "DEV", default_value = "0", value_parser = parse_device)]
@@ -318,3 +317,12 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     gpu_trust_probe::worker::serve_stdio(backend.as_ref(), args.role, &args.device);
     Ok(output::exit(output::CLEAN))
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust probe
+  gpu-trust probe --scenario memory-exhaustion --scenario device-fault --format json -o probe.json
+  gpu-trust probe --victim MIG-1c2d... --aggressor MIG-3e4f...
+  gpu-trust probe --emit-job --node-selector nvidia.com/gpu.product=NVIDIA-H200 \\
+      --resource nvidia.com/gpu --image registry.example/gpu-trust:0.1.0 > probe-job.yaml";

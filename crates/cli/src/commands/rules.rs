@@ -10,12 +10,8 @@ use std::process::ExitCode;
 ///
 /// Codes are stable: GT0xx input and policy, GT1xx device, GT2xx host, GT3xx confidentiality,
 /// GT4xx control plane, GT5xx contract. `gpu-trust explain CODE` prints one rule's documentation.
-///
-/// Examples:
-///   gpu-trust rules
-///   gpu-trust rules --format json | jq -r '.rules[] | select(.layer=="host") | .code'
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -41,6 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &docs,
             &TableOptions {
                 colour: colour_enabled(args.output.as_deref()),
+                width: crate::output::text_width(args.output.as_deref()),
                 ..TableOptions::default()
             },
         ),
@@ -48,3 +45,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     write_output(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust rules
+  gpu-trust rules --format json | jq -r '.rules[] | select(.layer==\"host\") | .code'";

@@ -1,6 +1,6 @@
-// The report's behaviour: the incident switch of the blast-radius matrix, the finding filters, opening
-// every section for printing, and a self-check that counts what was drawn against the embedded data.
-// The page works without it: every section is in the HTML, the first incident's matrix is shown.
+// The report's behaviour: the finding filters (accepted findings hidden until asked for), opening every
+// section for printing, and a self-check that counts what was drawn against the embedded data. The
+// page works without it: every section is in the HTML, accepted findings hidden.
 (function () {
   'use strict';
   var guard = window.gpuTrustGuard || { errors: [], violations: [] };
@@ -17,20 +17,6 @@
     var v = el.getAttribute(name) || '';
     return v === '' ? [] : v.split(' ');
   }
-
-  // Blast radius: one matrix per incident, one shown at a time.
-  function showIncident(incident) {
-    all('table.matrix').forEach(function (t) {
-      t.hidden = t.getAttribute('data-incident') !== incident;
-    });
-  }
-  all('input[name="incident"]').forEach(function (radio) {
-    radio.addEventListener('change', function () {
-      if (radio.checked) {
-        showIncident(radio.value);
-      }
-    });
-  });
 
   // Filters.
   var form = one('#filters');
@@ -65,13 +51,13 @@
     all('.node').forEach(function (n) {
       n.hidden = tenant !== '' && tokens(n, 'data-tenants').indexOf(tenant) < 0;
     });
-    all('tr.pair, tr.listed-node').forEach(function (row) {
+    all('tr.pair, tr.listed-node, tr.group').forEach(function (row) {
       row.hidden = tenant !== '' && tokens(row, 'data-tenants').indexOf(tenant) < 0;
     });
     all('svg.gpu [data-tenant], li[data-tenant]').forEach(function (el) {
       el.classList.toggle('dim', tenant !== '' && el.getAttribute('data-tenant') !== tenant);
     });
-    // The selected tenant's row and column in every matrix (headers carry the ids, cells their position).
+    // The selected tenant's row and column in the matrix (headers carry the ids, cells their position).
     all('table.matrix').forEach(function (table) {
       var columns = all('thead th', table).map(function (th) { return th.getAttribute('data-col'); });
       all('tbody tr', table).forEach(function (row) {
@@ -88,7 +74,9 @@
     });
     var status = one('#filter-status');
     if (status) {
-      status.textContent = 'Showing ' + shown + ' of ' + findings.length + ' findings';
+      var hiddenAccepted = showAccepted ? 0 : all('article.finding[data-accepted="true"]').length;
+      status.textContent = 'Showing ' + shown + ' of ' + findings.length + ' findings' +
+        (hiddenAccepted > 0 ? ' (accepted ones hidden)' : '');
     }
   }
   if (form) {
@@ -120,12 +108,12 @@
       findings: all('article.finding').length,
       accepted: all('article.finding[data-accepted="true"]').length,
       bySeverity: bySeverity,
-      matrices: all('table.matrix').length,
       matrixCells: all('table.matrix td.cell').length,
       nodes: all('.node').length,
       gpus: all('svg.gpu').length,
       migSlices: all('svg.gpu .mig-slice').length,
-      pairs: all('tr.pair').length
+      pairs: all('tr.pair').length,
+      groups: all('tr.group').length
     };
   }
   var out = one('#self-check');

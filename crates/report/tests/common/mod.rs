@@ -3,11 +3,12 @@
 
 #![allow(dead_code)]
 
+use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use gpu_trust_report::RuleDoc;
 use gpu_trust_rules::report::{
-    AcceptedEntry, AuditReport, BlastRadiusEntry, Finding, FindingObject, PairEntry,
-    SeverityCounts, SkippedEntry, Summary, TenantEntry, SCHEMA,
+    AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, Finding, FindingObject, GroupEntry,
+    GroupLevel, Matrix, MatrixPair, SeverityCounts, SkippedEntry, Summary, TenantEntry, SCHEMA,
 };
 use std::collections::BTreeMap;
 
@@ -46,7 +47,56 @@ fn finding(
         message: message.into(),
         remediation: remediation.into(),
         accepted: None,
+        pairs: None,
+        accepted_pairs: vec![],
+        open_pairs: vec![],
+        groups: vec![],
+        key: objects_key(rule, tenants),
         evidence: vec![],
+    }
+}
+
+fn objects_key(rule: &str, tenants: &[&str]) -> String {
+    format!("{rule}/{}", tenants.join(","))
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn group(
+    id: &str,
+    level: GroupLevel,
+    mechanism: Option<Mechanism>,
+    nodes: &[&str],
+    tenants: &[(&str, Certainty)],
+    certainty: Certainty,
+    shares: &[&str],
+    separated_by: &[&str],
+) -> GroupEntry {
+    let k = tenants.len();
+    let permitted = tenants.iter().any(|(_, c)| *c == Certainty::Permitted);
+    GroupEntry {
+        id: id.into(),
+        level,
+        mechanism,
+        permitted,
+        nodes: strings(nodes),
+        tenants: tenants.iter().map(|(t, _)| t.to_string()).collect(),
+        permitted_tenants: if permitted {
+            tenants
+                .iter()
+                .filter(|(_, c)| *c == Certainty::Permitted)
+                .map(|(t, _)| t.to_string())
+                .collect()
+        } else {
+            vec![]
+        },
+        pairs: k * (k - 1) / 2,
+        certainty,
+        shares: strings(shares),
+        separated_by: strings(separated_by),
     }
 }
 
@@ -63,7 +113,8 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             vec![pod("cust-acme", "infer-0", 120), pod("cust-globex", "chat-7d9f", 214)],
             "acme and globex (trust none) may share a GPU on gpu-a100-2, time-sliced 4 ways: one memory pool \
              and one fault domain; the fraction each was sold is accounting only",
-            "Give each tenant its own MIG instance or its own GPU, or taint the node for one tenant",
+            "Give each tenant its own MIG instance or its own GPU, or set `replicas: 1` in key `a100-ts4` of \
+             ConfigMap gpu-operator/device-plugin-config",
         ),
         finding(
             "GT104",
@@ -83,11 +134,13 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             Layer::Host,
             Severity::High,
             Certainty::Observed,
-            &["acme", "initech"],
-            &["gpu-h100-1"],
+            &["acme", "globex", "initech"],
+            &["gpu-a100-2", "gpu-h100-1"],
             vec![pod("cust-acme", "embed-0", 300)],
-            "acme and initech share node gpu-h100-1: kernel, driver, container toolkit and runtime",
-            "Dedicate nodes per tenant with a taint and a matching toleration",
+            "3 tenants (acme, globex and initech; 2 pairs, trust none) share nodes gpu-a100-2 and \
+             gpu-h100-1: kernel, driver, container toolkit and runtime",
+            "Dedicate nodes per tenant with a taint (`kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule`) \
+             and a matching toleration",
         ),
         finding(
             "GT401",
@@ -95,10 +148,10 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             Layer::ControlPlane,
             Severity::Medium,
             Certainty::Observed,
-            &["acme", "globex"],
+            &["acme", "globex", "initech"],
             &[],
             vec![],
-            "acme and globex share one API server",
+            "3 tenants (acme, globex and initech; 3 pairs, trust none) share one API server",
             "Run each external customer in its own virtual cluster",
         ),
         finding(
@@ -122,6 +175,23 @@ pub fn sample_report(skipped: bool) -> AuditReport {
     ];
     findings[1].evidence =
         vec!["probe 2026-11-02 on H100-80GB: neighbour p99 +3% under memory hog".into()];
+    for (i, pairs, groups) in [
+        (0, 1, &["g1"][..]),
+        (1, 1, &["g3"][..]),
+        (2, 2, &["g2", "g5"][..]),
+        (3, 3, &["g4"][..]),
+    ] {
+        findings[i].pairs = Some(pairs);
+        findings[i].groups = strings(groups);
+    }
+    findings[0].key = "device/time-slicing@A100-SXM4-80GB time-slicing nvidia.com/gpu=4".into();
+    findings[2].accepted_pairs = vec![AcceptedPair {
+        tenants: ["acme".into(), "globex".into()],
+        reason: "one pool for the pilot".into(),
+        until: Some("2027-01-31".into()),
+    }];
+    findings[2].open_pairs = vec![["globex".into(), "initech".into()]];
+    findings[3].key = "api-server".into();
     findings[3].accepted = Some(AcceptedEntry {
         reason: "one cluster per region by design".into(),
         until: Some("2027-06-30".into()),
@@ -130,9 +200,148 @@ pub fn sample_report(skipped: bool) -> AuditReport {
     for f in findings.iter().filter(|f| f.accepted.is_none()) {
         counts.add(f.severity);
     }
-    let mut certainty = BTreeMap::new();
-    certainty.insert("globex".to_string(), Certainty::Possible);
-    certainty.insert("initech".to_string(), Certainty::Observed);
+    let device = [
+        "gpu",
+        "memory-pool",
+        "fault-domain",
+        "compute",
+        "memory-bandwidth",
+        "side-channels",
+    ];
+    let groups = vec![
+        group(
+            "g1",
+            GroupLevel::Device,
+            Some(Mechanism::TimeSlicing),
+            &["gpu-a100-2"],
+            &[
+                ("acme", Certainty::Observed),
+                ("globex", Certainty::Observed),
+            ],
+            Certainty::Possible,
+            &device,
+            &["address-space"],
+        ),
+        group(
+            "g2",
+            GroupLevel::Node,
+            None,
+            &["gpu-a100-2"],
+            &[
+                ("acme", Certainty::Observed),
+                ("globex", Certainty::Observed),
+            ],
+            Certainty::Observed,
+            &["host"],
+            &[],
+        ),
+        group(
+            "g3",
+            GroupLevel::MigGpu,
+            None,
+            &["gpu-h100-1"],
+            &[
+                ("acme", Certainty::Observed),
+                ("initech", Certainty::Observed),
+            ],
+            Certainty::Observed,
+            &["gpu", "side-channels"],
+            &[
+                "mig-instance",
+                "memory-pool",
+                "address-space",
+                "fault-domain",
+                "compute",
+            ],
+        ),
+        group(
+            "g4",
+            GroupLevel::ControlPlane,
+            None,
+            &[],
+            &[
+                ("acme", Certainty::Observed),
+                ("globex", Certainty::Observed),
+                ("initech", Certainty::Observed),
+            ],
+            Certainty::Observed,
+            &["control-plane"],
+            &[],
+        ),
+        group(
+            "g5",
+            GroupLevel::Node,
+            None,
+            &["gpu-h100-1"],
+            &[
+                ("acme", Certainty::Observed),
+                ("initech", Certainty::Observed),
+            ],
+            Certainty::Observed,
+            &["host"],
+            &[],
+        ),
+    ];
+    let entry = |tenant: &str, incident, reaches, certainty| BlastRadiusEntry {
+        tenant: String::from(tenant),
+        incident,
+        reaches,
+        certainty,
+    };
+    let blast_radius = vec![
+        entry("acme", Incident::MemoryExhaustion, 1, Certainty::Possible),
+        entry("acme", Incident::DeviceFault, 1, Certainty::Possible),
+        entry("acme", Incident::ComputeContention, 1, Certainty::Possible),
+        entry("acme", Incident::HostEscape, 2, Certainty::Observed),
+        entry("acme", Incident::ControlPlane, 2, Certainty::Observed),
+        entry("globex", Incident::MemoryExhaustion, 1, Certainty::Possible),
+        entry("globex", Incident::DeviceFault, 1, Certainty::Possible),
+        entry(
+            "globex",
+            Incident::ComputeContention,
+            1,
+            Certainty::Possible,
+        ),
+        entry("globex", Incident::HostEscape, 1, Certainty::Observed),
+        entry("globex", Incident::ControlPlane, 2, Certainty::Observed),
+        entry("initech", Incident::HostEscape, 1, Certainty::Observed),
+        entry("initech", Incident::ControlPlane, 2, Certainty::Observed),
+    ];
+    let incidents =
+        |list: &[(Incident, Certainty)]| list.iter().copied().collect::<BTreeMap<_, _>>();
+    let matrix = Matrix {
+        tenants: strings(&["acme", "globex", "initech"]),
+        omitted: 0,
+        pairs: vec![
+            MatrixPair {
+                tenants: ["acme".into(), "globex".into()],
+                trust: Trust::None,
+                severity: Some(Severity::Critical),
+                incidents: incidents(&[
+                    (Incident::MemoryExhaustion, Certainty::Possible),
+                    (Incident::DeviceFault, Certainty::Possible),
+                    (Incident::ComputeContention, Certainty::Possible),
+                    (Incident::HostEscape, Certainty::Observed),
+                    (Incident::ControlPlane, Certainty::Observed),
+                ]),
+            },
+            MatrixPair {
+                tenants: ["acme".into(), "initech".into()],
+                trust: Trust::None,
+                severity: Some(Severity::High),
+                incidents: incidents(&[
+                    (Incident::HostEscape, Certainty::Observed),
+                    (Incident::ControlPlane, Certainty::Observed),
+                ]),
+            },
+            MatrixPair {
+                tenants: ["globex".into(), "initech".into()],
+                trust: Trust::Limited,
+                severity: None,
+                incidents: incidents(&[(Incident::ControlPlane, Certainty::Observed)]),
+            },
+        ],
+    };
     AuditReport {
         schema: SCHEMA,
         summary: Summary {
@@ -147,64 +356,25 @@ pub fn sample_report(skipped: bool) -> AuditReport {
                 name: "acme".into(),
                 namespaces: vec!["cust-acme".into()],
                 unassigned: false,
+                virtual_cluster: false,
             },
             TenantEntry {
                 name: "globex".into(),
                 namespaces: vec!["cust-globex".into()],
                 unassigned: false,
+                virtual_cluster: false,
             },
             TenantEntry {
                 name: "initech".into(),
                 namespaces: vec!["cust-initech".into()],
                 unassigned: true,
+                virtual_cluster: false,
             },
         ],
         findings,
-        blast_radius: vec![
-            BlastRadiusEntry {
-                tenant: "acme".into(),
-                incident: Incident::MemoryExhaustion,
-                reaches: vec!["globex".into()],
-                certainty: certainty
-                    .iter()
-                    .filter(|(k, _)| *k == "globex")
-                    .map(|(k, v)| (k.clone(), *v))
-                    .collect(),
-            },
-            BlastRadiusEntry {
-                tenant: "acme".into(),
-                incident: Incident::HostEscape,
-                reaches: vec!["globex".into(), "initech".into()],
-                certainty,
-            },
-            BlastRadiusEntry {
-                tenant: "initech".into(),
-                incident: Incident::DeviceFault,
-                reaches: vec![],
-                certainty: BTreeMap::new(),
-            },
-        ],
-        pairs: vec![
-            PairEntry {
-                tenants: ["acme".into(), "globex".into()],
-                trust: Trust::None,
-                shares: vec![
-                    "control-plane".into(),
-                    "gpu".into(),
-                    "host".into(),
-                    "memory-pool".into(),
-                ],
-                separated_by: vec![],
-                certainty: Some(Certainty::Possible),
-            },
-            PairEntry {
-                tenants: ["acme".into(), "initech".into()],
-                trust: Trust::None,
-                shares: vec!["control-plane".into(), "gpu".into(), "host".into()],
-                separated_by: vec!["mig-instance".into()],
-                certainty: Some(Certainty::Observed),
-            },
-        ],
+        groups,
+        blast_radius,
+        matrix,
         skipped: if skipped {
             vec![SkippedEntry {
                 file: "examples/inference/broken.yaml".into(),
@@ -230,6 +400,7 @@ pub fn sample_rules() -> Vec<RuleDoc<'static>> {
         layer,
         severity,
         severity_rule: severity.to_string(),
+        severities: vec![severity, severity.lowered()],
         summary,
         documentation: DOC_GT101,
     };

@@ -239,15 +239,20 @@ pub fn sample_layout() -> Vec<NodeLayout> {
 }
 
 /// MIG instances in a layout (one `mig-slice` element each on the page).
+/// MIG instances drawn: those of the first GPU of each run of identical GPUs.
 pub fn mig_instances(layout: &[NodeLayout]) -> usize {
     layout
         .iter()
-        .flat_map(|n| &n.gpus)
-        .map(|g| g.instances.len())
+        .flat_map(|n| gpu_trust_report::html::gpu_runs(&n.gpus))
+        .map(|run| run[0].instances.len())
         .sum()
 }
 
 /// GPUs in a layout (one drawing each).
+/// GPU drawings: one per run of identical GPUs of a node.
 pub fn gpus(layout: &[NodeLayout]) -> usize {
-    layout.iter().map(|n| n.gpus.len()).sum()
+    layout
+        .iter()
+        .map(|n| gpu_trust_report::html::gpu_runs(&n.gpus).len())
+        .sum()
 }

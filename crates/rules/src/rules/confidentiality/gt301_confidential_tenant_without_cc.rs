@@ -81,6 +81,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .collect();
         let draft = sink
             .draft(Severity::High, certainty)
+            .key(format!("tenant/{}", ctx.tenant_name(tenant)))
             .tenants([tenant])
             .workloads(workloads.iter().copied())
             .nodes(nodes.iter().copied())

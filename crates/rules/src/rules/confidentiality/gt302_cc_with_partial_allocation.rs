@@ -88,6 +88,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         }
         let draft = sink
             .draft(Severity::High, Certainty::Observed)
+            .key(format!("node/{}", node.name))
             .nodes([id])
             .tenants(tenants.keys().copied())
             .workloads(fractional)

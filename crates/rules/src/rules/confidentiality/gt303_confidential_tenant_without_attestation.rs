@@ -84,6 +84,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .collect();
         let draft = sink
             .draft(Severity::Medium, Certainty::Observed)
+            .key(format!("tenant/{}", ctx.tenant_name(tenant)))
             .tenants([tenant])
             .workloads(workloads.iter().copied())
             .nodes(nodes)

@@ -1,11 +1,13 @@
-use super::super::common;
+use super::super::common::{self, Relevant, Tally, Wording};
+use crate::colocation::{Level, Site};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::{Certainty, Layer, Severity, Trust};
-use gpu_trust_policy::Contract;
-use std::collections::BTreeSet;
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::{Layer, Severity, Trust};
+use gpu_trust_policy::{Contract, TenantId};
+use std::collections::{BTreeMap, BTreeSet};
 
 declare_rule! {
     /// ## What it detects
@@ -51,72 +53,125 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for ((a, b), pair) in &ctx.colo.pairs {
-        let (a, b) = (*a, *b);
-        let promised: Vec<_> = [a, b]
-            .into_iter()
-            .filter(|t| ctx.tenancy.tenant(*t).contract == Contract::Isolation)
-            .collect();
-        if promised.is_empty() {
-            continue;
-        }
-        let mut breaks = Vec::new();
-        let mut certainty = Certainty::Permitted;
-        let mut nodes = BTreeSet::new();
-        let mut workloads = BTreeSet::new();
-        let mut mechanisms = BTreeSet::new();
-        for (m, share) in &pair.device {
-            if !m.shares_device() || share.is_empty() {
-                continue;
-            }
-            breaks.push(text::enforcement(*m, &text::INCIDENT_PROPERTIES));
-            certainty = certainty.min(share.certainty());
-            nodes.extend(share.nodes());
-            workloads.extend(share.workloads());
-            mechanisms.insert(*m);
-        }
-        if ctx.trust(a, b) == Trust::None && !pair.node.is_empty() {
-            breaks.push(format!(
-                "a node shared with a tenant of trust none ({})",
-                text::nodes(ctx, pair.node.nodes())
-            ));
-            certainty = certainty.min(pair.node.certainty());
-            nodes.extend(pair.node.nodes());
-            workloads.extend(pair.node.workloads());
-        }
-        if breaks.is_empty() {
-            continue;
-        }
-        let names: Vec<&str> = promised.iter().map(|t| ctx.tenant_name(*t)).collect();
-        let other = if promised.len() == 2 {
-            None
-        } else {
-            [a, b].into_iter().find(|t| *t != promised[0])
+    let promised: BTreeSet<TenantId> = ctx
+        .tenancy
+        .ids()
+        .filter(|t| ctx.tenancy.tenant(*t).contract == Contract::Isolation)
+        .collect();
+    if promised.is_empty() {
+        return;
+    }
+    // Per node group: the devices that share memory, faults or compute (any trust), and the node
+    // shared with a tenant of trust none.
+    let mut by_group: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
+    for (i, site) in ctx.colo.sites.iter().enumerate() {
+        let counts = match site.level {
+            Level::Device(m) => m.shares_device(),
+            Level::Node => true,
+            Level::MigGpu | Level::ControlPlane => false,
         };
-        let draft = sink
-            .draft(Severity::Critical, certainty)
-            .tenants([a, b])
-            .nodes(nodes.iter().copied())
-            .workloads(workloads.iter().copied())
-            .mechanisms_from(mechanisms)
-            .message(format!(
-                "{} {} promised isolation, but {} {} with {} on {} ({}): {}",
-                text::list(&names),
-                if names.len() == 1 { "was" } else { "were" },
-                if names.len() == 1 { "it" } else { "they" },
-                if names.len() == 1 { common::verb_singular(certainty) } else { common::verb(certainty) },
-                match other {
-                    Some(o) => ctx.tenant_name(o).to_string(),
-                    None => "each other".to_string(),
-                },
-                text::nodes(ctx, nodes.iter().copied()),
-                common::who(ctx, &workloads, &[a, b]),
-                breaks.join("; ")
-            ))
-            .remediation(format!(
-                "Give {} what the contract says: MIG instances or whole GPUs of its own, on nodes not shared with distrusted tenants (a dedicated, tainted node pool); or change its contract to proportional-compute and state the interference it accepts",
-                text::list(&names)
-            ));
-        sink.push(draft);
+        if counts && site.members.keys().any(|t| promised.contains(t)) {
+            by_group.entry(site.group).or_default().push(i);
+        }
+    }
+    let base = |_: Trust| Some(Severity::Critical);
+    let trusts = |site: &Site| match site.level {
+        Level::Node => common::NONE,
+        _ => common::ANY,
+    };
+    for (group, sites) in by_group {
+        let relevant = Relevant {
+            trusts: &trusts,
+            involving: Some(&promised),
+        };
+        let mechanisms: BTreeSet<Mechanism> = sites
+            .iter()
+            .filter_map(|i| ctx.site(*i))
+            .filter_map(|s| match s.level {
+                Level::Device(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        common::pair_finding(
+            ctx,
+            sink,
+            &sites,
+            &relevant,
+            &base,
+            format!("contract/{}", common::group_key(ctx, group, Level::Node)),
+            &mechanisms,
+            |tally| message(ctx, &promised, tally),
+        );
+    }
+}
+
+fn message(ctx: &Context<'_>, promised: &BTreeSet<TenantId>, tally: &Tally) -> Wording {
+    let mut breaks = Vec::new();
+    let mut node_sites = BTreeSet::new();
+    let mut mechanisms = BTreeSet::new();
+    for site in tally.sites.iter().filter_map(|i| ctx.site(*i)) {
+        match site.level {
+            Level::Device(m) => {
+                mechanisms.insert(m);
+            }
+            Level::Node => node_sites.extend(site.nodes.iter().copied()),
+            _ => {}
+        }
+    }
+    for m in &mechanisms {
+        breaks.push(text::enforcement(*m, &text::INCIDENT_PROPERTIES));
+    }
+    if !node_sites.is_empty() {
+        let nodes: BTreeSet<_> = if mechanisms.is_empty() {
+            tally.nodes.clone()
+        } else {
+            node_sites
+        };
+        breaks.push(format!(
+            "a node shared with a tenant of trust none ({})",
+            text::nodes(ctx, nodes)
+        ));
+    }
+    let held: Vec<TenantId> = tally
+        .tenants
+        .iter()
+        .copied()
+        .filter(|t| promised.contains(t))
+        .collect();
+    let others: Vec<TenantId> = tally
+        .tenants
+        .iter()
+        .copied()
+        .filter(|t| !promised.contains(t))
+        .collect();
+    let names: Vec<&str> = held.iter().map(|t| ctx.tenant_name(*t)).collect();
+    let one = names.len() == 1;
+    let with = if others.is_empty() {
+        "each other".to_string()
+    } else {
+        text::tenants(ctx, others.iter().copied())
+    };
+    let message = format!(
+        "{} {} promised isolation, but {} {} with {} on {} ({}): {}",
+        text::list(&names),
+        if one { "was" } else { "were" },
+        if one { "it" } else { "they" },
+        if one {
+            common::verb_singular(tally.certainty)
+        } else {
+            common::verb(tally.certainty)
+        },
+        with,
+        text::nodes(ctx, tally.nodes.iter().copied()),
+        common::who(ctx, &tally.workloads, &tally.tenants),
+        breaks.join("; ")
+    );
+    let remediation = format!(
+        "Give {} what the contract says: MIG instances or whole GPUs of its own, on nodes not shared with distrusted tenants (a dedicated, tainted node pool); or change its contract to proportional-compute and state the interference it accepts",
+        text::list(&names)
+    );
+    Wording {
+        message,
+        remediation,
     }
 }

@@ -1,7 +1,9 @@
+use crate::colocation::Level;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
+use gpu_trust_model::fleet::NodeId;
 use gpu_trust_model::isolation::{Mechanism, Scope};
 use gpu_trust_model::{Certainty, Incident, Layer, Severity};
 use gpu_trust_policy::{Contract, TenantId};
@@ -47,105 +49,138 @@ declare_rule! {
     }
 }
 
-/// What one tenant accepts from one neighbour.
-#[derive(Default)]
+/// What one tenant accepts from some neighbours: the incidents that reach it and the device
+/// mechanisms they come through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 struct Accepts {
-    incidents: BTreeSet<Incident>,
-    mechanisms: BTreeSet<Mechanism>,
-    certainty: Option<Certainty>,
-    nodes: BTreeSet<usize>,
+    /// Bits of `Incident::ALL`.
+    incidents: u8,
+    /// Bits of the mechanisms (by their order in `Mechanism::ALL`).
+    mechanisms: u32,
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let mut per_tenant: BTreeMap<TenantId, BTreeMap<TenantId, Accepts>> = BTreeMap::new();
-    for ((a, b), pair) in &ctx.colo.pairs {
-        for (me, other) in [(*a, *b), (*b, *a)] {
-            if ctx.tenancy.tenant(me).contract != Contract::ProportionalCompute {
-                continue;
-            }
-            let e = per_tenant.entry(me).or_default().entry(other).or_default();
-            let mut record = |m: Mechanism, level: Scope, share: &crate::colocation::Share| {
-                if share.is_empty() {
-                    return;
-                }
-                for i in Incident::ALL {
-                    let reach = m.reach(i);
-                    if reach != Scope::Nothing && reach != Scope::Cluster && level <= reach {
-                        e.incidents.insert(i);
-                    }
-                }
-                if level < Scope::Node {
-                    e.mechanisms.insert(m);
-                }
-                let c = share.certainty();
-                e.certainty = Some(e.certainty.map_or(c, |x| x.min(c)));
-                e.nodes.extend(share.nodes());
-            };
-            for (m, share) in &pair.device {
-                let level = if m.is_mig() {
-                    Scope::Instance
-                } else {
-                    Scope::Gpu
-                };
-                record(*m, level, share);
-            }
-            record(Mechanism::MigInstance, Scope::Gpu, &pair.mig_gpu);
-            record(Mechanism::Exclusive, Scope::Node, &pair.node);
-        }
-    }
-    for (tenant, neighbours) in per_tenant {
-        let neighbours: BTreeMap<TenantId, Accepts> = neighbours
-            .into_iter()
-            .filter(|(_, a)| a.certainty.is_some())
-            .collect();
-        if neighbours.is_empty() {
+    let tenants = ctx.tenancy.tenants().len();
+    // Per neighbour, reused for every tenant: what it accepts from it and how sure that is; `touched`
+    // lists the neighbours set, so nothing here grows with the square of the tenants.
+    let mut accepts: Vec<Accepts> = vec![Accepts::default(); tenants];
+    let mut certainty: Vec<Option<Certainty>> = vec![None; tenants];
+    for (tenant, sites) in &ctx.colo.sites_of {
+        if ctx.tenancy.tenant(*tenant).contract != Contract::ProportionalCompute {
             continue;
         }
-        let certainty = neighbours
-            .values()
-            .filter_map(|a| a.certainty)
-            .min()
-            .unwrap_or(Certainty::Permitted);
-        let statements: Vec<String> = neighbours
-            .iter()
-            .map(|(other, a)| {
-                let incidents: Vec<&str> = a.incidents.iter().map(|i| i.as_str()).collect();
-                let how = if a.mechanisms.is_empty() {
+        let mut touched: Vec<TenantId> = Vec::new();
+        let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
+        for site in sites.iter().filter_map(|i| ctx.site(*i)) {
+            if site.level == Level::ControlPlane {
+                continue;
+            }
+            let Some(me) = site.members.get(tenant) else {
+                continue;
+            };
+            let (m, level) = site.level.reach();
+            let mut here = Accepts::default();
+            for (i, incident) in Incident::ALL.into_iter().enumerate() {
+                let reach = m.reach(incident);
+                if reach != Scope::Nothing && reach != Scope::Cluster && level <= reach {
+                    here.incidents |= 1 << i;
+                }
+            }
+            if level < Scope::Node {
+                here.mechanisms |= 1 << mechanism_bit(m);
+            }
+            let mut met = false;
+            for (other, them) in &site.members {
+                if other == tenant {
+                    continue;
+                }
+                let Some((c, _)) = site.meet(ctx.fleet, me, them) else {
+                    continue;
+                };
+                met = true;
+                let o = other.index();
+                if certainty[o].is_none() {
+                    touched.push(*other);
+                }
+                certainty[o] = Some(certainty[o].map_or(c, |x| x.min(c)));
+                accepts[o].incidents |= here.incidents;
+                accepts[o].mechanisms |= here.mechanisms;
+            }
+            if met {
+                nodes.extend(site.nodes.iter().copied());
+            }
+        }
+        if touched.is_empty() {
+            continue;
+        }
+        touched.sort_unstable();
+        // Neighbours that bring the same incidents through the same mechanisms share a statement.
+        let mut statements: BTreeMap<Accepts, Vec<TenantId>> = BTreeMap::new();
+        let mut best = Certainty::Permitted;
+        for other in &touched {
+            let o = other.index();
+            statements.entry(accepts[o]).or_default().push(*other);
+            best = best.min(certainty[o].unwrap_or(Certainty::Permitted));
+            accepts[o] = Accepts::default();
+            certainty[o] = None;
+        }
+        let mut lines: Vec<(TenantId, String)> = statements
+            .into_iter()
+            .map(|(a, others)| {
+                let incidents: Vec<&str> = Incident::ALL
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| a.incidents & (1 << i) != 0)
+                    .map(|(_, i)| i.as_str())
+                    .collect();
+                let mechanisms: Vec<&str> = Mechanism::ALL
+                    .iter()
+                    .filter(|m| a.mechanisms & (1 << mechanism_bit(**m)) != 0)
+                    .map(|m| m.title())
+                    .collect();
+                let how = if mechanisms.is_empty() {
                     "the node".to_string()
                 } else {
-                    let m: Vec<&str> = a.mechanisms.iter().map(|m| m.title()).collect();
-                    format!("GPUs by {} and the node", text::list(&m))
+                    format!("GPUs by {} and the node", text::list(&mechanisms))
                 };
-                format!(
-                    "from {} ({how}): {}",
-                    ctx.tenant_name(*other),
-                    text::list(&incidents)
+                (
+                    others[0],
+                    format!(
+                        "from {} ({how}): {}",
+                        text::tenants(ctx, others.iter().copied()),
+                        text::list(&incidents)
+                    ),
                 )
             })
             .collect();
-        let nodes: BTreeSet<usize> = neighbours
-            .values()
-            .flat_map(|a| a.nodes.iter().copied())
-            .collect();
+        // In the order of the first neighbour of each statement, by name.
+        lines.sort_by(|a, b| ctx.tenant_name(a.0).cmp(ctx.tenant_name(b.0)));
+        let statements: Vec<String> = lines.into_iter().map(|(_, s)| s).collect();
         let mut draft = sink
-            .draft(Severity::Info, certainty)
-            .tenants([tenant])
+            .draft(Severity::Info, best)
+            .tenants([*tenant])
             .nodes(nodes.iter().copied())
+            .key(format!("tenant/{}", ctx.tenant_name(*tenant)))
             .message(format!(
                 "tenant {} (contract proportional-compute) shares with other tenants and so accepts these incidents {}",
-                ctx.tenant_name(tenant),
+                ctx.tenant_name(*tenant),
                 statements.join("; ")
             ))
             .remediation(format!(
                 "Nothing to fix: state this interference in {}'s terms; if an incident listed is not acceptable, move it to a mechanism that contains it (MIG for memory and faults, own nodes for host escapes) or change its contract to isolation",
-                ctx.tenant_name(tenant)
+                ctx.tenant_name(*tenant)
             ));
         // The statement is about the tenant: it points at the tenant's namespaces.
-        for ns in &ctx.tenancy.tenant(tenant).namespaces {
+        for ns in &ctx.tenancy.tenant(*tenant).namespaces {
             if let Some(o) = ctx.namespace(ns).and_then(|n| n.object.clone()) {
                 draft = draft.object(o);
             }
         }
         sink.push(draft);
     }
+}
+
+/// The bit of a mechanism in [`Accepts::mechanisms`].
+fn mechanism_bit(m: Mechanism) -> usize {
+    Mechanism::ALL.iter().position(|x| *x == m).unwrap_or(31)
 }

@@ -1,15 +1,20 @@
+use super::super::common::{self, Relevant, Wording};
+use crate::colocation::Level;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::isolation::LAYERS;
-use gpu_trust_model::{Certainty, Layer, Severity, Trust};
+use gpu_trust_model::{Layer, Severity, Trust};
+use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
     ///
-    /// Two tenants with trust `none` that share one API server: they are separated by namespaces, not by
-    /// clusters or virtual clusters. Tenants count when their workloads run or may run on GPU nodes
-    /// (the fleet this audit is about); tenants in a virtual cluster have an API server of their own.
+    /// Tenants with trust `none` between them that share one API server: they are separated by
+    /// namespaces, not by clusters or virtual clusters. Every tenant with a namespace in the input
+    /// counts, whether or not it runs GPU workloads; tenants whose workloads all run in a virtual
+    /// cluster have an API server of their own. One finding covers the API server, with the tenants and
+    /// the number of pairs; an acceptance of the rule for two tenants accepts that pair.
     ///
     /// ## Why it matters
     ///
@@ -49,29 +54,35 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let tenants: Vec<_> = ctx.gpu_tenants().into_iter().collect();
-    let virtual_clusters = ctx.virtual_cluster_tenants();
     let cp = LAYERS.iter().find(|l| l.layer == Layer::ControlPlane);
-    for (i, a) in tenants.iter().enumerate() {
-        for b in &tenants[i + 1..] {
-            if ctx.trust(*a, *b) != Trust::None
-                || virtual_clusters.contains(a)
-                || virtual_clusters.contains(b)
-            {
-                continue;
-            }
-            let (na, nb) = (ctx.tenant_name(*a), ctx.tenant_name(*b));
-            let draft = sink
-                .draft(Severity::Medium, Certainty::Observed)
-                .tenants([*a, *b])
-                .message(format!(
-                    "{na} and {nb} (trust none) share one API server, separated by namespaces only: they share {}",
+    let base = |t: Trust| (t == Trust::None).then_some(Severity::Medium);
+    for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::ControlPlane) {
+        let relevant = Relevant {
+            trusts: &|_| common::NONE,
+            involving: None,
+        };
+        common::pair_finding(
+            ctx,
+            sink,
+            &sites,
+            &relevant,
+            &base,
+            common::group_key(ctx, group, level),
+            &BTreeSet::new(),
+            |tally| {
+                Wording {
+                message: format!(
+                    "{} share one API server, separated by namespaces only: they share {}",
+                    common::tally_phrase(ctx, tally),
                     cp.map_or("the control plane", |l| l.shared)
-                ))
-                .remediation(format!(
-                    "Give {na} and {nb} separate clusters or virtual clusters (vCluster) for the API server; or accept it in the policy: `accept: [{{rule: GT401, tenants: [{na}, {nb}], reason: ...}}]`"
-                ));
-            sink.push(draft);
-        }
+                ),
+                remediation: format!(
+                    "{} separate clusters or virtual clusters (vCluster) for the API server; or accept it in the policy: {}",
+                    common::give(ctx, tally),
+                    common::accept_advice(ctx, "GT401", tally)
+                ),
+            }
+            },
+        );
     }
 }

@@ -1,10 +1,10 @@
-use super::super::common::{self, DeviceMeeting};
+use super::super::common::{self, Tally, Wording};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Certainty, Layer, Severity, Trust};
+use gpu_trust_model::{Layer, Severity, Trust};
 
 declare_rule! {
     /// ## What it detects
@@ -53,40 +53,46 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    common::untrusted_device_findings(
+    let base = common::by_trust(sink.rule());
+    common::device_findings(
         ctx,
         sink,
         |m| m == Mechanism::TimeSlicing,
-        |m, c| message(ctx, m, c),
-        |m| remediation(ctx, m),
+        common::BELOW_FULL,
+        &base,
+        |m, t| Wording {
+            message: message(ctx, m, t),
+            remediation: remediation(ctx, t),
+        },
     );
 }
 
-fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> String {
+fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
     format!(
         "{}. {}; the replica count is accounting only",
-        common::meeting_opening(ctx, m, certainty, "a time-sliced GPU"),
-        text::enforcement(m.mechanism, &text::INCIDENT_PROPERTIES)
+        common::tally_opening(ctx, tally, "a time-sliced GPU", "time-sliced GPUs"),
+        text::enforcement(m, &text::INCIDENT_PROPERTIES)
     )
 }
 
-pub(crate) fn remediation(ctx: &Context<'_>, m: &DeviceMeeting<'_>) -> String {
-    let (a, b) = (ctx.tenant_name(m.a), ctx.tenant_name(m.b));
-    match m.trust {
-        Trust::None => format!(
-            "Give {a} and {b} different physical GPUs, on separate node pools: {}; or set `replicas: 1` for the resource in {}",
-            common::node_pool_advice(b),
-            m.share
-                .nodes()
-                .iter()
-                .next()
-                .and_then(|n| ctx.gpu(*n))
+/// Separate GPUs (and pools) for distrusting pairs, MIG instances for pairs of limited trust.
+pub(crate) fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
+    if tally.of_trust(Trust::None) > 0 {
+        let mut out = format!(
+            "{} different physical GPUs, on separate node pools: {}; or set `replicas: 1` for the resource in {}",
+            common::give(ctx, tally),
+            common::pool_advice(ctx, tally),
+            common::first_gpu(ctx, tally)
                 .map(common::config_source)
                 .unwrap_or_else(|| "the device plugin config".to_string())
-        ),
-        _ => format!(
-            "Separate {a} and {b} by MIG instances at least: {}",
-            super::mig_advice(ctx, &m.share.nodes())
-        ),
+        );
+        out.push_str(&common::limited_too(ctx, tally));
+        out
+    } else {
+        format!(
+            "Separate {} by MIG instances at least: {}",
+            common::names(ctx, tally),
+            super::mig_advice(ctx, &tally.nodes)
+        )
     }
 }

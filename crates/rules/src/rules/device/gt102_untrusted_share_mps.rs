@@ -1,9 +1,10 @@
-use super::super::common::{self, DeviceMeeting};
+use super::super::common::{self, Tally, Wording};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::{Certainty, Layer, Severity};
+use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::{Layer, Severity};
 
 declare_rule! {
     /// ## What it detects
@@ -51,25 +52,33 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    common::untrusted_device_findings(
+    let base = common::by_trust(sink.rule());
+    common::device_findings(
         ctx,
         sink,
         // A fraction on an MPS server is GT105's: it names the MPS it inherits.
         |m| m.is_mps() && !m.is_fraction(),
-        |m, c| message(ctx, m, c),
-        |m| super::gt101_untrusted_share_time_sliced_gpu::remediation(ctx, m),
+        common::BELOW_FULL,
+        &base,
+        |m, t| Wording {
+            message: message(ctx, m, t),
+            remediation: super::gt101_untrusted_share_time_sliced_gpu::remediation(ctx, t),
+        },
     );
 }
 
-fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> String {
-    let what = if m.mechanism.is_mig() {
-        "an MPS server inside one MIG instance"
+fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
+    let (one, many) = if m.is_mig() {
+        (
+            "an MPS server inside one MIG instance",
+            "MPS servers inside MIG instances",
+        )
     } else {
-        "an MPS server on one GPU"
+        ("an MPS server on one GPU", "MPS servers on GPUs")
     };
     format!(
         "{}. {}",
-        common::meeting_opening(ctx, m, certainty, what),
-        text::enforcement(m.mechanism, &text::INCIDENT_PROPERTIES)
+        common::tally_opening(ctx, tally, one, many),
+        text::enforcement(m, &text::INCIDENT_PROPERTIES)
     )
 }

@@ -1,10 +1,10 @@
-use super::super::common::{self, DeviceMeeting};
+use super::super::common::{self, Tally, Wording};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Certainty, Layer, Severity, Trust};
+use gpu_trust_model::{Layer, Severity, Trust};
 
 declare_rule! {
     /// ## What it detects
@@ -49,41 +49,46 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    common::untrusted_device_findings(
+    let base = common::by_trust(sink.rule());
+    common::device_findings(
         ctx,
         sink,
         |m| m == Mechanism::MigTimeSlicing,
-        |m, c| message(ctx, m, c),
-        |m| remediation(ctx, m),
+        common::BELOW_FULL,
+        &base,
+        |m, t| Wording {
+            message: message(ctx, m, t),
+            remediation: remediation(ctx, t),
+        },
     );
 }
 
-fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> String {
+fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
     format!(
         "{}. {}",
-        common::meeting_opening(ctx, m, certainty, "one time-sliced MIG instance"),
-        text::enforcement(m.mechanism, &text::INCIDENT_PROPERTIES)
+        common::tally_opening(
+            ctx,
+            tally,
+            "one time-sliced MIG instance",
+            "time-sliced MIG instances"
+        ),
+        text::enforcement(m, &text::INCIDENT_PROPERTIES)
     )
 }
 
-fn remediation(ctx: &Context<'_>, m: &DeviceMeeting<'_>) -> String {
-    let nodes = m.share.nodes();
-    let source = nodes
-        .iter()
-        .next()
-        .and_then(|n| ctx.gpu(*n))
+fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
+    let source = common::first_gpu(ctx, tally)
         .map(common::config_source)
         .unwrap_or_else(|| "the device plugin config".to_string());
     let mut out = format!(
-        "Remove the `replicas` of the MIG resource in {source} and give {} and {} an instance each: {}",
-        ctx.tenant_name(m.a),
-        ctx.tenant_name(m.b),
-        super::mig_advice(ctx, &nodes)
+        "Remove the `replicas` of the MIG resource in {source} and give {} an instance each: {}",
+        common::names(ctx, tally),
+        super::mig_advice(ctx, &tally.nodes)
     );
-    if m.trust == Trust::None {
+    if tally.of_trust(Trust::None) > 0 {
         out.push_str(&format!(
             "; as they do not trust each other at all, also separate their GPUs and nodes: {}",
-            common::node_pool_advice(ctx.tenant_name(m.b))
+            common::pool_advice(ctx, tally)
         ));
     }
     out

@@ -1,10 +1,12 @@
-use super::super::common;
+use super::super::common::{self, Relevant, Wording};
+use crate::colocation::Level;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::{Mechanism, Property};
 use gpu_trust_model::{Layer, Severity, Trust};
+use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
@@ -49,36 +51,47 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for ((a, b), pair) in &ctx.colo.pairs {
-        let (a, b) = (*a, *b);
-        if ctx.trust(a, b) != Trust::None || pair.mig_gpu.is_empty() {
-            continue;
-        }
-        let share = &pair.mig_gpu;
-        let certainty = share.certainty();
-        let workloads = share.workloads();
-        let m = Mechanism::MigInstance;
-        let draft = sink
-            .draft(Severity::High, certainty)
-            .tenants([a, b])
-            .nodes(share.nodes())
-            .workloads(workloads.iter().copied())
-            .mechanism(m)
-            .message(format!(
-                "{} {} a physical GPU through different MIG instances on {} ({}; {}). Memory is partitioned, but not the GPU: {}",
-                common::pair_phrase(ctx, a, b),
-                common::verb(certainty),
-                text::nodes(ctx, share.nodes()),
-                common::who(ctx, &workloads, &[a, b]),
-                common::why(share),
-                text::enforcement(m, &[Property::MemoryCapacity, Property::FaultDomain, Property::SideChannels])
-            ))
-            .remediation(format!(
-                "Put {} and {} on different physical GPUs, best on separate node pools: {}; or accept GT104 for them in the policy if the shared driver, GPU-wide faults and side channels are an accepted risk",
-                ctx.tenant_name(a),
-                ctx.tenant_name(b),
-                common::node_pool_advice(ctx.tenant_name(b))
-            ));
-        sink.push(draft);
+    let base = |t: Trust| (t == Trust::None).then_some(Severity::High);
+    let m = Mechanism::MigInstance;
+    for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::MigGpu) {
+        let relevant = Relevant {
+            trusts: &|_| common::NONE,
+            involving: None,
+        };
+        common::pair_finding(
+            ctx,
+            sink,
+            &sites,
+            &relevant,
+            &base,
+            common::group_key(ctx, group, level),
+            &BTreeSet::from([m]),
+            |tally| {
+                Wording {
+                message: format!(
+                    "{}. Memory is partitioned, but not the GPU: {}",
+                    common::tally_opening(
+                        ctx,
+                        tally,
+                        "a physical GPU through different MIG instances",
+                        "physical GPUs through different MIG instances"
+                    ),
+                    text::enforcement(
+                        m,
+                        &[
+                            Property::MemoryCapacity,
+                            Property::FaultDomain,
+                            Property::SideChannels
+                        ]
+                    )
+                ),
+                remediation: format!(
+                    "Put {} on different physical GPUs, best on separate node pools: {}; or accept GT104 for them in the policy if the shared driver, GPU-wide faults and side channels are an accepted risk",
+                    common::names(ctx, tally),
+                    common::pool_advice(ctx, tally)
+                ),
+            }
+            },
+        );
     }
 }

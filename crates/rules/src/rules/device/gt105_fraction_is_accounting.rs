@@ -1,10 +1,10 @@
-use super::super::common::{self, DeviceMeeting};
+use super::super::common::{self, Tally, Wording};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::{Mechanism, Property};
-use gpu_trust_model::{Certainty, Layer, Severity, Trust};
+use gpu_trust_model::{Layer, Severity, Trust};
 
 declare_rule! {
     /// ## What it detects
@@ -56,28 +56,29 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    common::untrusted_device_findings(
+    let base = common::by_trust(sink.rule());
+    common::device_findings(
         ctx,
         sink,
         Mechanism::is_fraction,
-        |m, c| message(ctx, m, c),
-        |m| remediation(ctx, m),
+        common::BELOW_FULL,
+        &base,
+        |m, t| Wording {
+            message: message(ctx, m, t),
+            remediation: remediation(ctx, m, t),
+        },
     );
 }
 
-fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> String {
-    let inherited = m.mechanism.inherits();
+fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
+    let inherited = m.inherits();
+    let what = format!("GPUs through {}", m.title());
     let mut out = format!(
         "{}. The fraction inherits {}: {}",
-        common::meeting_opening(
-            ctx,
-            m,
-            certainty,
-            &format!("GPUs through {}", m.mechanism.title())
-        ),
+        common::tally_opening(ctx, tally, &what, &what),
         inherited.title(),
         text::enforcement(
-            m.mechanism,
+            m,
             &[
                 Property::MemoryCapacity,
                 Property::FaultDomain,
@@ -85,10 +86,10 @@ fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> St
             ]
         )
     );
-    let disabled: Vec<usize> = m
-        .share
-        .workloads()
-        .into_iter()
+    let disabled: Vec<usize> = tally
+        .workloads
+        .iter()
+        .copied()
         .filter(|w| {
             ctx.workload(*w)
                 .and_then(|w| w.gpu.hami.as_ref())
@@ -104,20 +105,23 @@ fn message(ctx: &Context<'_>, m: &DeviceMeeting<'_>, certainty: Certainty) -> St
     out
 }
 
-fn remediation(ctx: &Context<'_>, m: &DeviceMeeting<'_>) -> String {
-    let (a, b) = (ctx.tenant_name(m.a), ctx.tenant_name(m.b));
-    match (m.trust, m.mechanism) {
-        (Trust::None, _) => format!(
-            "A fraction is not a boundary: give {a} and {b} different GPUs, on separate node pools ({})",
-            common::node_pool_advice(b)
-        ),
-        (_, Mechanism::HamiVgpu) => format!(
-            "Give {a} and {b} separate MIG instances: annotate their pods `nvidia.com/vgpu-mode: mig` on MIG-capable GPUs, or {}",
-            super::mig_advice(ctx, &m.share.nodes())
+fn remediation(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
+    let names = common::names(ctx, tally);
+    if tally.of_trust(Trust::None) > 0 {
+        return format!(
+            "A fraction is not a boundary: give {names} different GPUs, on separate node pools ({}){}",
+            common::pool_advice(ctx, tally),
+            common::limited_too(ctx, tally)
+        );
+    }
+    match m {
+        Mechanism::HamiVgpu => format!(
+            "Give {names} separate MIG instances: annotate their pods `nvidia.com/vgpu-mode: mig` on MIG-capable GPUs, or {}",
+            super::mig_advice(ctx, &tally.nodes)
         ),
         _ => format!(
-            "Give {a} and {b} separate MIG instances instead of fractions: {}",
-            super::mig_advice(ctx, &m.share.nodes())
+            "Give {names} separate MIG instances instead of fractions: {}",
+            super::mig_advice(ctx, &tally.nodes)
         ),
     }
 }

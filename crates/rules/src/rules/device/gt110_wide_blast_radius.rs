@@ -72,6 +72,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             let tenants = ctx.colo.tenants_on(id);
             let draft = sink
                 .draft(Severity::Low, Certainty::Observed)
+                .key(format!("node/{}/{resource}", node.name))
                 .nodes([id])
                 .tenants(tenants.keys().copied())
                 .with_node_objects(ctx)

@@ -1,4 +1,4 @@
-use super::super::common;
+use super::super::common::{self, Wording};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -46,27 +46,27 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for m in common::device_meetings(ctx, Mechanism::is_mps) {
-        if m.trust != Trust::Full {
-            continue;
-        }
-        let certainty = m.share.certainty();
-        let draft = sink
-            .draft(Severity::Info, certainty)
-            .tenants([m.a, m.b])
-            .nodes(m.share.nodes())
-            .workloads(m.share.workloads())
-            .mechanism(m.mechanism)
-            .message(format!(
+    let base = |t: Trust| (t == Trust::Full).then_some(Severity::Info);
+    common::device_findings(
+        ctx,
+        sink,
+        Mechanism::is_mps,
+        common::FULL,
+        &base,
+        |m, tally| {
+            Wording {
+            message: format!(
                 "{}. Allowed by full trust, but {}",
-                common::meeting_opening(ctx, &m, certainty, "an MPS server"),
-                text::enforcement(m.mechanism, &[Property::FaultDomain])
-            ))
-            .remediation(format!(
-                "Nothing is required; to keep {}'s faults from stopping {}, give them separate GPUs or MIG instances",
-                ctx.tenant_name(m.a),
-                ctx.tenant_name(m.b)
-            ));
-        sink.push(draft);
-    }
+                common::tally_opening(ctx, tally, "an MPS server", "MPS servers"),
+                text::enforcement(m, &[Property::FaultDomain])
+            ),
+            remediation: match common::two_names(ctx, tally) {
+                Some((a, b)) => format!(
+                    "Nothing is required; to keep {a}'s faults from stopping {b}, give them separate GPUs or MIG instances"
+                ),
+                None => "Nothing is required; to keep one tenant's faults from stopping the others, give them separate GPUs or MIG instances".to_string(),
+            },
+        }
+        },
+    );
 }

@@ -175,6 +175,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         };
         let mut draft = sink
             .draft(severity, certainty)
+            .key(format!("{component}/{}/{source}", version.text))
             .tenants(tenants.iter().copied())
             .nodes(nodes.iter().copied())
             .with_node_objects(ctx)

@@ -111,6 +111,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         };
         let draft = sink
             .draft(Severity::High, Certainty::Observed)
+            .key(format!("driver/{}", version.text))
             .tenants(tenants.iter().copied())
             .nodes(nodes.iter().copied())
             .with_node_objects(ctx)

@@ -79,6 +79,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         };
         let mut draft = sink
             .draft(Severity::Medium, certainty)
+            .key(format!("Namespace/{ns}"))
             .tenants([tenant])
             .workloads(workloads.iter().copied())
             .nodes(nodes.iter().copied())

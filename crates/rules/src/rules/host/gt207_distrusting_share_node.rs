@@ -1,10 +1,12 @@
-use super::super::common;
+use super::super::common::{self, Relevant, Wording};
+use crate::colocation::Level;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::LAYERS;
 use gpu_trust_model::{Layer, Severity, Trust};
+use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
@@ -48,36 +50,37 @@ declare_rule! {
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let host = LAYERS.iter().find(|l| l.layer == Layer::Host);
-    for ((a, b), pair) in &ctx.colo.pairs {
-        let (a, b) = (*a, *b);
-        if ctx.trust(a, b) != Trust::None || pair.node.is_empty() {
-            continue;
-        }
-        let share = &pair.node;
-        let certainty = share.certainty();
-        let workloads = share.workloads();
-        let draft = sink
-            .draft(Severity::High, certainty)
-            .tenants([a, b])
-            .nodes(share.nodes())
-            .workloads(workloads.iter().copied())
-            .message(format!(
-                "{} {} {} ({}; {}): they share {}",
-                common::pair_phrase(ctx, a, b),
-                common::verb(certainty),
-                text::nodes(ctx, share.nodes()),
-                common::who(ctx, &workloads, &[a, b]),
-                common::why(share),
-                host.map_or("the host", |h| h.shared)
-            ))
-            .remediation(format!(
-                "Give {} and {} separate node pools: {}; or record the shared host as accepted (`accept: [{{rule: GT207, tenants: [{}, {}], reason: ...}}]`)",
-                ctx.tenant_name(a),
-                ctx.tenant_name(b),
-                common::node_pool_advice(ctx.tenant_name(b)),
-                ctx.tenant_name(a),
-                ctx.tenant_name(b)
-            ));
-        sink.push(draft);
+    let base = |t: Trust| (t == Trust::None).then_some(Severity::High);
+    for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::Node) {
+        let relevant = Relevant {
+            trusts: &|_| common::NONE,
+            involving: None,
+        };
+        common::pair_finding(
+            ctx,
+            sink,
+            &sites,
+            &relevant,
+            &base,
+            common::group_key(ctx, group, level),
+            &BTreeSet::new(),
+            |tally| Wording {
+                message: format!(
+                    "{} {} {} ({}; {}): they share {}",
+                    common::tally_phrase(ctx, tally),
+                    common::verb(tally.certainty),
+                    text::nodes(ctx, tally.nodes.iter().copied()),
+                    common::who(ctx, &tally.workloads, &tally.tenants),
+                    tally.reason,
+                    host.map_or("the host", |h| h.shared)
+                ),
+                remediation: format!(
+                    "{} separate node pools: {}; or record the shared host as accepted ({})",
+                    common::give(ctx, tally),
+                    common::pool_advice(ctx, tally),
+                    common::accept_advice(ctx, "GT207", tally)
+                ),
+            },
+        );
     }
 }

@@ -76,6 +76,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .collect();
         let draft = sink
             .draft(Severity::Low, certainty)
+            .key(format!("unknown/{}", missing.join(",")))
             .tenants(tenants.iter().copied())
             .nodes(nodes.iter().copied())
             .with_node_objects(ctx)

@@ -9,19 +9,27 @@ pub mod gt206_tenant_namespace_without_pod_security;
 pub mod gt207_distrusting_share_node;
 pub mod gt208_unknown_host_versions;
 
+use super::common::{self, Relevant};
+use crate::colocation::Level;
 use crate::context::Context;
 use gpu_trust_model::fleet::NodeId;
-use gpu_trust_model::{Certainty, Trust};
+use gpu_trust_model::Certainty;
 use std::collections::BTreeSet;
 
 /// GPU nodes shared by two tenants whose trust is below `full` (at any certainty).
 pub(crate) fn nodes_shared_below_full(ctx: &Context<'_>) -> BTreeSet<NodeId> {
     let mut out = BTreeSet::new();
-    for ((a, b), pair) in &ctx.colo.pairs {
-        if ctx.trust(*a, *b) == Trust::Full {
+    let relevant = Relevant {
+        trusts: &|_| common::BELOW_FULL,
+        involving: None,
+    };
+    for (i, site) in ctx.colo.sites.iter().enumerate() {
+        if site.level != Level::Node || site.nodes.iter().all(|n| out.contains(n)) {
             continue;
         }
-        out.extend(pair.node.all_nodes().into_keys());
+        if common::tally(ctx, &[i], &relevant).is_some() {
+            out.extend(site.nodes.iter().copied());
+        }
     }
     out
 }

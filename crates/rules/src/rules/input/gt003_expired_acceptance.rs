@@ -54,6 +54,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let ids = names.iter().filter_map(|n| ctx.tenancy.tenant_by_name(n));
         let draft = sink
             .draft(Severity::Medium, Certainty::Observed)
+            .key(format!("acceptance/{}/{}", a.rule, names.join(",")))
             .tenants(ids)
             .object(ObjectRef {
                 kind: "Acceptance".to_string(),

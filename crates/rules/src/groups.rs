@@ -1,0 +1,132 @@
+//! The groups section: every shared thing of the co-location analysis (and the API server) with its
+//! tenants, how many pairs of them share it and how surely, what they share through it and what still
+//! separates them there, read from the isolation model.
+
+use crate::blast::group_id;
+use crate::colocation::{Level, Member, Site};
+use crate::context::Context;
+use crate::report::{GroupEntry, GroupLevel};
+use gpu_trust_model::isolation::{Enforcement, Mechanism, Property};
+use gpu_trust_model::Certainty;
+use std::collections::BTreeSet;
+
+/// What the groups section calls each device property a group shares or keeps separate.
+pub fn property_name(p: Property) -> &'static str {
+    match p {
+        Property::MemoryCapacity => "memory-pool",
+        Property::AddressSpace => "address-space",
+        Property::FaultDomain => "fault-domain",
+        Property::Compute => "compute",
+        Property::Bandwidth => "memory-bandwidth",
+        Property::SideChannels => "side-channels",
+    }
+}
+
+/// What tenants share through a site at `level`, and what still separates them there. (A device
+/// site's tenants share its node too: that is the node's group.)
+pub fn shares(level: Level) -> (Vec<String>, Vec<String>) {
+    let mut shares: Vec<&str> = Vec::new();
+    let mut separated: Vec<&str> = Vec::new();
+    let properties = |m: Mechanism, shares: &mut Vec<&str>, separated: &mut Vec<&str>| {
+        for p in Property::ALL {
+            if m.property(p).enforcement == Enforcement::Separate {
+                separated.push(property_name(p));
+            } else {
+                shares.push(property_name(p));
+            }
+        }
+    };
+    match level {
+        Level::Device(m) => {
+            shares.push(if m.is_mig() { "mig-instance" } else { "gpu" });
+            if m.is_mps() {
+                shares.push("mps-server");
+            }
+            properties(m, &mut shares, &mut separated);
+        }
+        Level::MigGpu => {
+            shares.push("gpu");
+            separated.push("mig-instance");
+            properties(Mechanism::MigInstance, &mut shares, &mut separated);
+        }
+        Level::Node => shares.push("host"),
+        Level::ControlPlane => shares.push("control-plane"),
+    }
+    (
+        shares.into_iter().map(str::to_string).collect(),
+        separated.into_iter().map(str::to_string).collect(),
+    )
+}
+
+/// How many pairs of a site meet, and the strongest certainty of them.
+pub(crate) fn pairs_of(ctx: &Context<'_>, site: &Site) -> (usize, Certainty) {
+    if let Some(c) = site.uniform() {
+        let k = site.members.len();
+        let n = if site.permitted {
+            site.permitted_pairs()
+        } else {
+            k * k.saturating_sub(1) / 2
+        };
+        return (n, c);
+    }
+    let members: Vec<&Member> = site.members.values().collect();
+    let mut n = 0;
+    let mut best = Certainty::Permitted;
+    for (i, a) in members.iter().enumerate() {
+        for b in &members[i + 1..] {
+            if let Some((c, _)) = site.meet(ctx.fleet, a, b) {
+                n += 1;
+                best = best.min(c);
+            }
+        }
+    }
+    (n, best)
+}
+
+/// One entry per site, in site order (`g1`, `g2`...).
+pub(crate) fn groups(ctx: &Context<'_>) -> Vec<GroupEntry> {
+    ctx.colo
+        .sites
+        .iter()
+        .enumerate()
+        .map(|(i, site)| {
+            let (pairs, certainty) = pairs_of(ctx, site);
+            let (shares, separated_by) = shares(site.level);
+            let (level, mechanism) = match site.level {
+                Level::Device(m) => (GroupLevel::Device, Some(m)),
+                Level::MigGpu => (GroupLevel::MigGpu, None),
+                Level::Node => (GroupLevel::Node, None),
+                Level::ControlPlane => (GroupLevel::ControlPlane, None),
+            };
+            let nodes: BTreeSet<&str> = site.nodes.iter().map(|n| ctx.node_name(*n)).collect();
+            let names = |may_only: bool| -> Vec<String> {
+                let set: BTreeSet<&str> = site
+                    .members
+                    .iter()
+                    .filter(|(_, m)| !may_only || m.may)
+                    .map(|(t, _)| ctx.tenant_name(*t))
+                    .collect();
+                set.into_iter().map(str::to_string).collect()
+            };
+            let tenants = names(false);
+            let permitted_tenants = if site.permitted {
+                names(true)
+            } else {
+                Vec::new()
+            };
+            GroupEntry {
+                id: group_id(i),
+                level,
+                mechanism,
+                permitted: site.permitted,
+                nodes: nodes.into_iter().map(str::to_string).collect(),
+                tenants,
+                permitted_tenants,
+                pairs,
+                certainty,
+                shares,
+                separated_by,
+            }
+        })
+        .collect()
+}
