@@ -331,3 +331,80 @@ fn several_outputs_in_one_run() {
         .code(2)
         .stderr(predicate::str::contains("named by two --output options"));
 }
+
+/// Copies a folder tree (files only).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The documented GitHub Actions workflow's audit step, run as written on the example repository
+/// it documents: SARIF for code scanning, JUnit and the Markdown job summary, and exit 1 for the
+/// high finding.
+#[test]
+fn the_github_actions_workflow_audits_the_example_repository() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ci");
+    let workflow: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(example.join("github-workflow.yml")).unwrap(),
+    )
+    .unwrap();
+    let steps = workflow["jobs"]["audit"]["steps"].as_array().unwrap();
+    let audit_step = steps.iter().find(|s| s["name"] == "Audit").unwrap();
+    let command = audit_step["run"].as_str().unwrap();
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif"))
+        })
+        .expect("an upload-sarif step");
+    let sarif_file = upload["with"]["sarif_file"].as_str().unwrap();
+
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&example, repo.path());
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let summary = repo.path().join("step-summary.md");
+    let words: Vec<String> = command
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches('"')
+                .replace("$GITHUB_STEP_SUMMARY", &summary.display().to_string())
+        })
+        .collect();
+    assert_eq!(words[0], "gpu-trust");
+    let out = gpu_trust()
+        .current_dir(repo.path())
+        .args(&words[1..])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+
+    let sarif: Value =
+        serde_json::from_slice(&std::fs::read(repo.path().join(sarif_file)).unwrap()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    // URIs relative to the repository, as code scanning needs them.
+    let uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        uri.starts_with("deploy/") || uri.starts_with("inventory/"),
+        "{uri}"
+    );
+    let junit = std::fs::read_to_string(repo.path().join("gpu-trust.junit.xml")).unwrap();
+    assert!(junit.contains("<failure "));
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(markdown.starts_with("### gpu-trust audit"));
+    assert!(markdown.contains("**Fails**"));
+}

@@ -8,9 +8,11 @@ use anyhow::Context as _;
 use gpu_trust_model::evidence::ProbeEvidence;
 use gpu_trust_model::{Diagnostic, Location, Severity};
 use gpu_trust_policy::{Date, Policy, MAX_POLICY_BYTES};
+use gpu_trust_report::junit::JunitOptions;
+use gpu_trust_report::markdown::MarkdownOptions;
 use gpu_trust_report::sarif::SarifOptions;
 use gpu_trust_report::table::{Hidden, TableOptions};
-use gpu_trust_report::{html, json, registry_docs, sarif, table};
+use gpu_trust_report::{html, json, junit, markdown, registry_docs, sarif, table};
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,8 +60,8 @@ pub struct Args {
     /// the exit status 0 whatever is found (default: high).
     #[arg(long, value_parser = fail_on_parser(), ignore_case = true, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
-    /// Print only findings of this severity or a higher one (table and Markdown; the JSON, SARIF and
-    /// JUnit reports keep every finding). The summary still counts them all.
+    /// Print only findings of this severity or a higher one (table and Markdown; the JSON, SARIF,
+    /// JUnit and HTML reports keep every finding). The summary still counts them all.
     #[arg(long, value_parser = parse_severity, value_name = "SEVERITY")]
     pub min_severity: Option<Severity>,
     /// Print accepted findings too (table and Markdown). By default they are left out and counted;
@@ -110,6 +112,11 @@ pub enum Format {
     Json,
     /// SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
     Sarif,
+    /// JUnit XML for CI test tabs: a test case per rule and shared thing, failures at or above
+    /// --fail-on.
+    Junit,
+    /// A short Markdown summary for a pull-request comment or a job summary, linking rules.
+    Markdown,
     /// One self-contained HTML page (no network access): who can hurt whom, findings, GPU layouts.
     Html,
 }
@@ -165,6 +172,14 @@ impl FailOn {
             return Some(FailOn::Never);
         }
         Severity::parse(&s).map(FailOn::AtOrAbove)
+    }
+}
+
+/// The lowest severity that fails the run, or `None` for `never`.
+fn fail_at(fail_on: FailOn) -> Option<Severity> {
+    match fail_on {
+        FailOn::AtOrAbove(floor) => Some(floor),
+        FailOn::Never => None,
     }
 }
 
@@ -402,6 +417,26 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                     w.write_all(table::render(&shown, &options).as_bytes())?
                 }
                 Format::Json => json::write(&report, w)?,
+                Format::Junit => {
+                    let options = JunitOptions {
+                        fail_at: fail_at(fail_on),
+                        disabled: disabled
+                            .iter()
+                            .map(|d| (d.code.to_string(), d.reason.clone()))
+                            .collect(),
+                    };
+                    w.write_all(junit::render(&report, &registry_docs(), &options).as_bytes())?
+                }
+                Format::Markdown => {
+                    let (shown, mut hidden) =
+                        printed(&report, args.min_severity, args.show_accepted);
+                    hidden.disabled = disabled_findings;
+                    let options = MarkdownOptions {
+                        fail_at: fail_at(fail_on),
+                        hidden,
+                    };
+                    w.write_all(markdown::render(&shown, &registry_docs(), &options).as_bytes())?
+                }
                 Format::Sarif => {
                     let cwd =
                         std::env::current_dir().context("cannot read the current directory")?;
