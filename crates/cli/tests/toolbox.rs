@@ -233,6 +233,29 @@ fn the_configuration_file_sets_policy_threshold_disabled_rules_and_outputs() {
         .unwrap()
         .iter()
         .all(|f| f["rule"] != "GT101"));
+    // The JSON report says which rule is off, why, where, and how many findings it left out.
+    let disabled = &json["disabledRules"][0];
+    assert_eq!(disabled["rule"], "GT101");
+    assert_eq!(disabled["reason"], "time-slicing is reviewed by hand");
+    assert!(disabled["source"]
+        .as_str()
+        .unwrap()
+        .contains(".gpu-trust.yaml:4:"));
+    assert!(disabled["findings"].as_u64().unwrap() >= 1);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../docs/schema/audit-v2.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
 
     // The command line beats the file; --no-config ignores it.
     let strict = gpu_trust()

@@ -201,6 +201,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         blast_radius,
         matrix,
         skipped,
+        disabled_rules: Vec::new(),
     }
 }
 

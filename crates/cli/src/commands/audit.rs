@@ -518,9 +518,11 @@ fn drop_disabled(
     }
     let before = report.findings.len();
     let summary = &mut report.summary;
+    let mut dropped: Vec<&'static str> = Vec::new();
     report.findings.retain(|f| {
-        let off = disabled.iter().any(|d| d.code == f.rule);
-        if off {
+        let off = disabled.iter().find(|d| d.code == f.rule);
+        if let Some(d) = off {
+            dropped.push(d.code);
             if f.accepted.is_some() {
                 summary.accepted = summary.accepted.saturating_sub(1);
             } else {
@@ -534,8 +536,18 @@ fn drop_disabled(
                 *count = count.saturating_sub(1);
             }
         }
-        !off
+        off.is_none()
     });
+    for d in disabled {
+        report
+            .disabled_rules
+            .push(gpu_trust_rules::report::DisabledRuleEntry {
+                rule: d.code.to_string(),
+                reason: d.reason.clone(),
+                source: d.location.to_string(),
+                findings: dropped.iter().filter(|c| **c == d.code).count(),
+            });
+    }
     before - report.findings.len()
 }
 
@@ -559,6 +571,7 @@ fn printed(
         blast_radius: report.blast_radius.clone(),
         matrix: report.matrix.clone(),
         skipped: report.skipped.clone(),
+        disabled_rules: report.disabled_rules.clone(),
     };
     for f in &report.findings {
         if min_severity.is_some_and(|floor| f.severity < floor) {

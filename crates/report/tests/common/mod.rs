@@ -385,6 +385,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
         } else {
             vec![]
         },
+        disabled_rules: Vec::new(),
     }
 }
 
