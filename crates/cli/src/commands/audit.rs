@@ -101,6 +101,7 @@ Examples:
   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
   helm template app ./chart | gpu-trust audit - --stdin-filename chart/rendered.yaml --format sarif
   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
+  gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=gpu-trust.xml --fail-on never
   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html";
 
