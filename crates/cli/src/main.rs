@@ -2,6 +2,7 @@
 //! All behaviour lives in the library crates; this layer only reads files, calls them, and prints.
 
 mod commands;
+mod config;
 mod coverage;
 mod output;
 
@@ -9,6 +10,8 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod alloc;
+#[cfg(test)]
+mod cli_contract;
 
 // Reading a large cluster and auditing it allocate and free millions of small strings, maps and
 // vectors; mimalloc does that in about half the instructions of the system allocator
@@ -31,6 +34,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb),
+    /// always or never.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    color: output::ColourChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,6 +66,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    output::set_colour(cli.color);
     let result = match cli.command {
         Command::Audit(a) => commands::audit::run(a),
         Command::Inventory(a) => commands::inventory::run(a),

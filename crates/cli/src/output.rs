@@ -9,10 +9,12 @@ use anyhow::Context as _;
 use gpu_trust_model::terminal::escape;
 use gpu_trust_model::Diagnostic;
 use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 /// Exit code 0: nothing at or above the failure threshold.
 pub const CLEAN: u8 = 0;
@@ -121,8 +123,45 @@ pub fn text_width(path: Option<&Path>) -> usize {
     width.unwrap_or(DEFAULT).max(NARROWEST)
 }
 
+/// When to colour output (`--color`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColourChoice {
+    /// Colour on a terminal, unless NO_COLOR is set or TERM is `dumb`.
+    #[default]
+    Auto,
+    /// Colour always, into files and pipes too.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+static COLOUR: OnceLock<ColourChoice> = OnceLock::new();
+
+/// Records the `--color` choice for the process (the first call wins).
+pub fn set_colour(choice: ColourChoice) {
+    let _ = COLOUR.set(choice);
+}
+
+/// Whether output to `path` (standard output when `None`) gets colour: `--color always` or
+/// `never` decide alone; `auto` colours a terminal unless NO_COLOR is set (to anything but the
+/// empty string, <https://no-color.org>) or TERM is `dumb`.
 pub fn colour_enabled(path: Option<&Path>) -> bool {
-    stdout_is_terminal(path) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    match COLOUR.get().copied().unwrap_or_default() {
+        ColourChoice::Always => true,
+        ColourChoice::Never => false,
+        ColourChoice::Auto => {
+            stdout_is_terminal(path)
+                && auto_colour_allowed(
+                    std::env::var_os("NO_COLOR").as_deref(),
+                    std::env::var_os("TERM").as_deref(),
+                )
+        }
+    }
+}
+
+/// The environment's say under `--color auto`.
+fn auto_colour_allowed(no_color: Option<&OsStr>, term: Option<&OsStr>) -> bool {
+    no_color.is_none_or(OsStr::is_empty) && term != Some(OsStr::new("dumb"))
 }
 
 /// Whether the error is a closed pipe on output (the reader went away), as an I/O error or
@@ -134,4 +173,19 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
             || c.downcast_ref::<serde_json::Error>()
                 .is_some_and(|j| j.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_colour_respects_no_color_and_dumb_terminals() {
+        let os = |s: &'static str| Some(OsStr::new(s));
+        assert!(auto_colour_allowed(None, os("xterm-256color")));
+        assert!(auto_colour_allowed(None, None));
+        assert!(auto_colour_allowed(os(""), os("xterm")));
+        assert!(!auto_colour_allowed(os("1"), os("xterm")));
+        assert!(!auto_colour_allowed(None, os("dumb")));
+    }
 }

@@ -385,7 +385,9 @@ fn usage_errors_exit_2() {
         .args([&data("one-tenant-exclusive.yaml"), "--fail-on", "severe"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown severity"));
+        .stderr(predicate::str::contains(
+            "[possible values: critical, high, medium, low, info, never]",
+        ));
     gpu_trust()
         .args([&data("one-tenant-exclusive.yaml"), "--today", "2026-13-40"])
         .assert()

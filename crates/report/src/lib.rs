@@ -16,6 +16,8 @@
 pub mod coverage;
 pub mod html;
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod rules;
 pub mod sarif;
 pub mod table;

@@ -40,6 +40,22 @@ pub struct TableOptions {
     pub colour: bool,
     /// Wrap prose at this many columns.
     pub width: usize,
+    /// Findings the caller left out of the report it hands over, counted in a line after the
+    /// summary so that nothing is hidden silently.
+    pub hidden: Hidden,
+}
+
+/// Findings left out of a rendered report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hidden {
+    /// Accepted findings left out.
+    pub accepted: usize,
+    /// Findings left out for a severity below `min_severity`.
+    pub below: usize,
+    /// The lowest severity shown.
+    pub min_severity: Option<Severity>,
+    /// Findings of rules the configuration disables, left out of the report.
+    pub disabled: usize,
 }
 
 impl Default for TableOptions {
@@ -47,6 +63,7 @@ impl Default for TableOptions {
         TableOptions {
             colour: false,
             width: 100,
+            hidden: Hidden::default(),
         }
     }
 }
@@ -123,7 +140,36 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         "",
     )));
     out.push('\n');
+    if let Some(line) = hidden_line(&options.hidden) {
+        let _ = writeln!(out, "{}", p.dim(&line));
+    }
     out
+}
+
+/// What the table leaves out, as one line (`None` when nothing is left out).
+pub fn hidden_line(hidden: &Hidden) -> Option<String> {
+    let mut parts = Vec::new();
+    if hidden.accepted > 0 {
+        parts.push(format!(
+            "{} not shown (--show-accepted shows {})",
+            count_phrase(hidden.accepted, "accepted finding"),
+            if hidden.accepted == 1 { "it" } else { "them" }
+        ));
+    }
+    if hidden.below > 0 {
+        let floor = hidden.min_severity.map_or("info", Severity::as_str);
+        parts.push(format!(
+            "{} below {floor} not shown",
+            count_phrase(hidden.below, "finding")
+        ));
+    }
+    if hidden.disabled > 0 {
+        parts.push(format!(
+            "{} of disabled rules not reported",
+            count_phrase(hidden.disabled, "finding")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// Input text, escaped for the terminal.

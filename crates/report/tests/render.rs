@@ -102,6 +102,7 @@ fn table_wraps_at_the_width_without_breaking_words() {
         &TableOptions {
             colour: false,
             width: 10_000,
+            ..TableOptions::default()
         },
     );
     let words: std::collections::BTreeSet<&str> = unwrapped.split_whitespace().collect();
@@ -111,6 +112,7 @@ fn table_wraps_at_the_width_without_breaking_words() {
             &TableOptions {
                 colour: false,
                 width,
+                ..TableOptions::default()
             },
         );
         for line in text.lines() {

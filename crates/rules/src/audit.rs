@@ -214,6 +214,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         blast_radius,
         matrix,
         skipped,
+        disabled_rules: Vec::new(),
     }
 }
 

@@ -36,6 +36,21 @@ pub struct AuditReport {
     pub matrix: Matrix,
     /// Input documents that could not be used (only with `--skip-invalid`; otherwise the run exits 2).
     pub skipped: Vec<SkippedEntry>,
+    /// Rules a configuration file turned off, with its reason: their findings are not in the report.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disabled_rules: Vec<DisabledRuleEntry>,
+}
+
+/// A rule turned off by the configuration (`disabledRules` of `.gpu-trust.yaml`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DisabledRuleEntry {
+    pub rule: String,
+    pub reason: String,
+    /// Where it was disabled, `file:line:column`.
+    pub source: String,
+    /// Findings of the rule left out of this report.
+    pub findings: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

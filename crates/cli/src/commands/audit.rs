@@ -8,9 +8,11 @@ use anyhow::Context as _;
 use gpu_trust_model::evidence::ProbeEvidence;
 use gpu_trust_model::{Diagnostic, Location, Severity};
 use gpu_trust_policy::{Date, Policy, MAX_POLICY_BYTES};
+use gpu_trust_report::junit::JunitOptions;
+use gpu_trust_report::markdown::MarkdownOptions;
 use gpu_trust_report::sarif::SarifOptions;
-use gpu_trust_report::table::TableOptions;
-use gpu_trust_report::{html, json, registry_docs, sarif, table};
+use gpu_trust_report::table::{Hidden, TableOptions};
+use gpu_trust_report::{html, json, junit, markdown, registry_docs, sarif, table};
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,15 +58,32 @@ pub struct Args {
     /// The tenancy policy (tenants, trust, contracts, acceptances).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Exit 1 when a finding that is not accepted has this severity or a higher one.
-    #[arg(long, value_parser = parse_severity, default_value = "high", value_name = "SEVERITY")]
-    pub fail_on: Severity,
+    /// Output format (default: table).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// Write the report to FILE instead of standard output; FORMAT=FILE writes that format to
+    /// FILE as well (e.g. sarif=gpu-trust.sarif). Repeatable: several formats in one run.
+    #[arg(long, short, value_name = "[FORMAT=]FILE", value_parser = parse_output)]
+    pub output: Vec<OutputTarget>,
+    /// Read defaults from FILE instead of the `.gpu-trust.yaml` of the working directory or of
+    /// the repository root.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Read no configuration file.
+    #[arg(long, conflicts_with = "config")]
+    pub no_config: bool,
+    /// Exit 1 when a finding that is not accepted has this severity or a higher one; `never` keeps
+    /// the exit status 0 whatever is found (default: high).
+    #[arg(long, value_parser = fail_on_parser(), ignore_case = true, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    /// Print only findings of this severity or a higher one (table and Markdown; the JSON, SARIF,
+    /// JUnit and HTML reports keep every finding). The summary still counts them all.
+    #[arg(long, value_parser = parse_severity, value_name = "SEVERITY")]
+    pub min_severity: Option<Severity>,
+    /// Print accepted findings too (table and Markdown). By default they are left out and counted;
+    /// the JSON and SARIF reports always keep them, marked accepted.
+    #[arg(long)]
+    pub show_accepted: bool,
     /// Audit the documents that can be read and list the others under "skipped", instead of exiting 2.
     #[arg(long)]
     pub skip_invalid: bool,
@@ -108,6 +127,7 @@ Examples:
   helm template app ./chart | gpu-trust audit - --stdin-filename chart/rendered.yaml --format sarif
   helm template app ./chart | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
+  gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=gpu-trust.xml --fail-on never
   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html";
 
@@ -119,8 +139,89 @@ pub enum Format {
     Json,
     /// SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
     Sarif,
+    /// JUnit XML for CI test tabs: a test case per rule and shared thing, failures at or above
+    /// --fail-on.
+    Junit,
+    /// A short Markdown summary for a pull-request comment or a job summary, linking rules.
+    Markdown,
     /// One self-contained HTML page (no network access): who can hurt whom, findings, GPU layouts.
     Html,
+}
+
+/// Where one rendering of the report goes (`--output [FORMAT=]FILE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputTarget {
+    /// `None`: the run's --format.
+    pub format: Option<Format>,
+    pub path: PathBuf,
+}
+
+/// `FORMAT=FILE` when the part before the first `=` is a format's name, else `FILE`.
+fn parse_output(s: &str) -> Result<OutputTarget, String> {
+    use clap::ValueEnum as _;
+    if let Some((name, file)) = s.split_once('=') {
+        if let Ok(format) = Format::from_str(name, true) {
+            if file.is_empty() {
+                return Err(format!("`{s}` names no file after `=`"));
+            }
+            return Ok(OutputTarget {
+                format: Some(format),
+                path: PathBuf::from(file),
+            });
+        }
+    }
+    if s.is_empty() {
+        return Err("an empty file name".into());
+    }
+    Ok(OutputTarget {
+        format: None,
+        path: PathBuf::from(s),
+    })
+}
+
+/// The `--fail-on` threshold: a severity, or never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    /// Fail on a finding of this severity or a higher one.
+    AtOrAbove(Severity),
+    /// Never fail on findings (unusable input still exits 2).
+    Never,
+}
+
+impl FailOn {
+    /// The default threshold.
+    pub const DEFAULT: FailOn = FailOn::AtOrAbove(Severity::High);
+
+    /// Parses `critical`..`info` or `never` (any letter case).
+    pub fn parse(s: &str) -> Option<FailOn> {
+        let s = s.to_ascii_lowercase();
+        if s == "never" {
+            return Some(FailOn::Never);
+        }
+        Severity::parse(&s).map(FailOn::AtOrAbove)
+    }
+}
+
+/// The lowest severity that fails the run, or `None` for `never`.
+fn fail_at(fail_on: FailOn) -> Option<Severity> {
+    match fail_on {
+        FailOn::AtOrAbove(floor) => Some(floor),
+        FailOn::Never => None,
+    }
+}
+
+/// `--fail-on`'s values, listed in the help with what each does.
+fn fail_on_parser() -> impl clap::builder::TypedValueParser<Value = FailOn> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new([
+        PossibleValue::new("critical").help("fail on critical findings only"),
+        PossibleValue::new("high").help("fail on high or critical findings (the default)"),
+        PossibleValue::new("medium").help("fail on medium findings or worse"),
+        PossibleValue::new("low").help("fail on low findings or worse"),
+        PossibleValue::new("info").help("fail on any finding"),
+        PossibleValue::new("never").help("report findings, never exit 1 for them"),
+    ])
+    .map(|s| FailOn::parse(&s).unwrap_or(FailOn::DEFAULT))
 }
 
 fn parse_severity(s: &str) -> Result<Severity, String> {
@@ -142,7 +243,56 @@ fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     Ok(output::exit(output::INPUT_ERROR))
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    // The configuration file: its errors stop the run before anything else is read; the command
+    // line beats it.
+    let config = if args.no_config {
+        None
+    } else {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        match crate::config::find(args.config.as_deref(), &cwd).map(|p| crate::config::load(&p)) {
+            None => None,
+            Some(Ok(c)) => Some(c),
+            Some(Err(errors)) => {
+                print_diagnostics(&errors);
+                return input_error(format!(
+                    "{} error{} in the configuration file",
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" }
+                ));
+            }
+        }
+    };
+    let mut disabled: Vec<crate::config::DisabledRule> = Vec::new();
+    if let Some(c) = config {
+        args.policy = args.policy.or(c.policy);
+        args.format = args.format.or(c.format);
+        args.fail_on = args.fail_on.or(c.fail_on);
+        args.min_severity = args.min_severity.or(c.min_severity);
+        args.show_accepted |= c.show_accepted.unwrap_or(false);
+        if args.output.is_empty() {
+            args.output = c
+                .outputs
+                .into_iter()
+                .map(|(format, path)| OutputTarget {
+                    format: Some(format),
+                    path,
+                })
+                .collect();
+        }
+        disabled = c.disabled_rules;
+        for d in &disabled {
+            output::eprint_line(&format!(
+                "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
+                d.code, d.location, d.reason
+            ));
+        }
+    }
+    let targets = match targets(&args) {
+        Ok(t) => t,
+        Err(message) => return input_error(message),
+    };
+
     if args.policy.as_deref() == Some(Path::new("-"))
         && args.paths.iter().any(|p| p == Path::new("-"))
     {
@@ -202,8 +352,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .into_iter()
         .partition(Diagnostic::is_error);
     print_diagnostics(&warnings);
+    let fleet = ingested.fleet;
+    // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
+    let nothing_read = fleet.nodes.is_empty()
+        && fleet.workloads.is_empty()
+        && fleet.namespaces.iter().all(|n| n.object.is_none());
     if !errors.is_empty() {
         print_diagnostics(&errors);
+        if nothing_read {
+            // --skip-invalid cannot help: without the unusable documents nothing is left to audit.
+            output::eprint_line(&format!(
+                "gpu-trust: {} input document{} could not be used and nothing else was read; fix {} to audit",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                if errors.len() == 1 { "it" } else { "them" },
+            ));
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
         if !args.skip_invalid {
             output::eprint_line(&format!(
                 "gpu-trust: {} input document{} could not be used; fix {} or pass --skip-invalid to audit the rest",
@@ -219,12 +384,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if errors.len() == 1 { "" } else { "s" }
         ));
     }
-    let fleet = ingested.fleet;
-    // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
-    if fleet.nodes.is_empty()
-        && fleet.workloads.is_empty()
-        && fleet.namespaces.iter().all(|n| n.object.is_none())
-    {
+    if nothing_read {
         return input_error(
             "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
              (an empty audit must not pass for a clean one)",
@@ -255,16 +415,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &mut report,
         args.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
     );
+    let disabled_findings = drop_disabled(&mut report, &disabled);
 
     // What the HTML page draws comes from the fleet; the other formats need only the report.
-    let layout = if args.format == Format::Html {
+    let fail_on = args.fail_on.unwrap_or(FailOn::DEFAULT);
+    let layout = if targets.iter().any(|(f, _)| *f == Format::Html) {
         gpu_trust_rules::layout::build(&fleet, &tenancy)
     } else {
         Vec::new()
     };
 
     // The verdict is known before a byte is written: a reader that goes away cannot change it.
-    let failing = report.summary.findings.at_or_above(args.fail_on);
+    let failing = match fail_on {
+        FailOn::AtOrAbove(floor) => report.summary.findings.at_or_above(floor),
+        FailOn::Never => 0,
+    };
+    // A partial audit not accepted exits 2 whatever the threshold: `--fail-on never` does not make it pass.
     let code = if !crate::coverage::passes(&report.coverage) {
         output::INPUT_ERROR
     } else if failing > 0 {
@@ -272,47 +438,189 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         output::CLEAN
     };
-    let path = args.output.as_deref();
-    let written = stream_output(path, |w| {
-        match args.format {
-            Format::Table => {
-                let options = TableOptions {
-                    colour: colour_enabled(path),
-                    width: output::text_width(path),
-                };
-                w.write_all(table::render(&report, &options).as_bytes())?
-            }
-            Format::Json => json::write(&report, w)?,
-            Format::Sarif => {
-                let cwd = std::env::current_dir().context("cannot read the current directory")?;
-                let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd.clone());
-                if let Some(root) = &args.sarif_root {
-                    options.root = if root.is_absolute() {
-                        root.clone()
-                    } else {
-                        cwd.join(root)
+    let mut written = Ok(());
+    for (format, path) in &targets {
+        let path = path.as_deref();
+        written = stream_output(path, |w| {
+            match format {
+                Format::Table => {
+                    let (shown, mut hidden) =
+                        printed(&report, args.min_severity, args.show_accepted);
+                    hidden.disabled = disabled_findings;
+                    let options = TableOptions {
+                        colour: colour_enabled(path),
+                        width: output::text_width(path),
+                        hidden,
                     };
+                    w.write_all(table::render(&shown, &options).as_bytes())?
                 }
-                options.fallback_file = args
-                    .policy
-                    .as_ref()
-                    .or_else(|| args.paths.first())
-                    .map(|p| p.display().to_string());
-                options.stdin_name = args.stdin_filename.clone();
-                w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
+                Format::Json => json::write(&report, w)?,
+                Format::Junit => {
+                    let options = JunitOptions {
+                        fail_at: fail_at(fail_on),
+                        disabled: disabled
+                            .iter()
+                            .map(|d| (d.code.to_string(), d.reason.clone()))
+                            .collect(),
+                    };
+                    w.write_all(junit::render(&report, &registry_docs(), &options).as_bytes())?
+                }
+                Format::Markdown => {
+                    let (shown, mut hidden) =
+                        printed(&report, args.min_severity, args.show_accepted);
+                    hidden.disabled = disabled_findings;
+                    let options = MarkdownOptions {
+                        fail_at: fail_at(fail_on),
+                        hidden,
+                    };
+                    w.write_all(markdown::render(&shown, &registry_docs(), &options).as_bytes())?
+                }
+                Format::Sarif => {
+                    let cwd =
+                        std::env::current_dir().context("cannot read the current directory")?;
+                    let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd.clone());
+                    if let Some(root) = &args.sarif_root {
+                        options.root = if root.is_absolute() {
+                            root.clone()
+                        } else {
+                            cwd.join(root)
+                        };
+                    }
+                    options.fallback_file = args
+                        .policy
+                        .as_ref()
+                        .or_else(|| args.paths.first())
+                        .map(|p| p.display().to_string());
+                    options.stdin_name = args.stdin_filename.clone();
+                    w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
+                }
+                Format::Html => {
+                    w.write_all(html::render(&report, &layout, &registry_docs()).as_bytes())?
+                }
             }
-            Format::Html => {
-                w.write_all(html::render(&report, &layout, &registry_docs()).as_bytes())?
-            }
+            Ok(())
+        });
+        // A closed standard output keeps the verdict; the files are still written.
+        if written.as_ref().is_err_and(|e| !output::is_broken_pipe(e)) {
+            break;
         }
-        Ok(())
-    });
+    }
 
     // The process ends here: freeing a large fleet and report object by object would only cost time
     // (about 4% of the instructions of a 60,000-pod audit); the system takes the memory back at exit.
     std::mem::forget(report);
     std::mem::forget(fleet);
     output::verdict(written, code)
+}
+
+/// Where each rendering goes, in order: standard output (`None`) or a file. Standard output gets the
+/// run's format unless a plain `--output FILE` sends it to that file.
+fn targets(args: &Args) -> Result<Vec<(Format, Option<PathBuf>)>, String> {
+    let main = args.format.unwrap_or(Format::Table);
+    let plain: Vec<&OutputTarget> = args.output.iter().filter(|o| o.format.is_none()).collect();
+    if plain.len() > 1 {
+        return Err(format!(
+            "--output FILE is given {} times; name the format of the others (--output FORMAT=FILE)",
+            plain.len()
+        ));
+    }
+    let mut out: Vec<(Format, Option<PathBuf>)> = Vec::new();
+    if plain.is_empty() {
+        out.push((main, None));
+    }
+    for o in &args.output {
+        let path = (o.path != Path::new("-")).then(|| o.path.clone());
+        if let Some(p) = &path {
+            if out.iter().any(|(_, q)| q.as_ref() == Some(p)) {
+                return Err(format!(
+                    "{} is named by two --output options",
+                    output::escaped(&p.display().to_string())
+                ));
+            }
+        } else if out.iter().any(|(_, q)| q.is_none()) {
+            return Err("two reports would go to standard output".into());
+        }
+        out.push((o.format.unwrap_or(main), path));
+    }
+    Ok(out)
+}
+
+/// Removes the findings of rules the configuration disables, and takes them out of the summary's
+/// counts; returns how many were removed.
+fn drop_disabled(
+    report: &mut gpu_trust_report::AuditReport,
+    disabled: &[crate::config::DisabledRule],
+) -> usize {
+    if disabled.is_empty() {
+        return 0;
+    }
+    let before = report.findings.len();
+    let summary = &mut report.summary;
+    let mut dropped: Vec<&'static str> = Vec::new();
+    report.findings.retain(|f| {
+        let off = disabled.iter().find(|d| d.code == f.rule);
+        if let Some(d) = off {
+            dropped.push(d.code);
+            if f.accepted.is_some() {
+                summary.accepted = summary.accepted.saturating_sub(1);
+            } else {
+                let count = match f.severity {
+                    Severity::Critical => &mut summary.findings.critical,
+                    Severity::High => &mut summary.findings.high,
+                    Severity::Medium => &mut summary.findings.medium,
+                    Severity::Low => &mut summary.findings.low,
+                    Severity::Info => &mut summary.findings.info,
+                };
+                *count = count.saturating_sub(1);
+            }
+        }
+        off.is_none()
+    });
+    for d in disabled {
+        report
+            .disabled_rules
+            .push(gpu_trust_rules::report::DisabledRuleEntry {
+                rule: d.code.to_string(),
+                reason: d.reason.clone(),
+                source: d.location.to_string(),
+                findings: dropped.iter().filter(|c| **c == d.code).count(),
+            });
+    }
+    before - report.findings.len()
+}
+
+/// The report as the human formats print it: findings below `min_severity` and, unless
+/// `show_accepted`, accepted findings left out, and how many of each.
+fn printed(
+    report: &gpu_trust_report::AuditReport,
+    min_severity: Option<Severity>,
+    show_accepted: bool,
+) -> (gpu_trust_report::AuditReport, Hidden) {
+    let mut hidden = Hidden {
+        min_severity,
+        ..Hidden::default()
+    };
+    let mut shown = gpu_trust_report::AuditReport {
+        schema: report.schema,
+        summary: report.summary.clone(),
+        tenants: report.tenants.clone(),
+        findings: Vec::new(),
+        groups: report.groups.clone(),
+        blast_radius: report.blast_radius.clone(),
+        matrix: report.matrix.clone(),
+        skipped: report.skipped.clone(),
+        disabled_rules: report.disabled_rules.clone(),
+    };
+    for f in &report.findings {
+        if min_severity.is_some_and(|floor| f.severity < floor) {
+            hidden.below += 1;
+        } else if f.accepted.is_some() && !show_accepted {
+            hidden.accepted += 1;
+        } else {
+            shown.findings.push(f.clone());
+        }
+    }
+    (shown, hidden)
 }
 
 /// What standard input is called in the report without `--stdin-filename`.

@@ -38,13 +38,15 @@ pub struct Args {
     #[arg(long, requires = "model")]
     pub all_profiles: bool,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// A table for reading.
     Table,
+    /// The catalogue as JSON.
     Json,
 }
 

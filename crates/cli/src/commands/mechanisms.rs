@@ -18,19 +18,21 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Show only these mechanisms (repeatable).
-    #[arg(long = "mechanism", value_parser = parse_mechanism)]
+    #[arg(long = "mechanism", value_parser = parse_mechanism, value_name = "MECHANISM")]
     pub mechanisms: Vec<Mechanism>,
     /// Print the source of every fact under the table.
     #[arg(long)]
     pub sources: bool,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// The isolation table per mechanism.
     Table,
+    /// The isolation model as JSON.
     Json,
 }
 

@@ -35,18 +35,20 @@ pub struct Args {
     /// Write the planned cluster as Kubernetes objects (one List) to FILE, for `gpu-trust audit`.
     #[arg(long, value_name = "FILE")]
     pub emit_snapshot: Option<PathBuf>,
-    /// Judge policy acceptances (which distrusting tenants may share a node) on this day (YYYY-MM-DD)
-    /// instead of today (UTC).
-    #[arg(long, value_parser = parse_date, value_name = "DATE")]
+    /// Judge policy acceptances (which distrusting tenants may share a node) on this day instead of
+    /// today (UTC).
+    #[arg(long, value_parser = parse_date, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
     /// Write the plan to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// The plan as tables: nodes, GPUs, workloads and what could not be placed.
     Table,
+    /// The plan as JSON (`gpu-trust/plan/v1`).
     Json,
 }
 

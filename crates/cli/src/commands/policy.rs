@@ -34,17 +34,19 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Judge acceptance expiry on this day (YYYY-MM-DD) instead of today (UTC).
-    #[arg(long, value_parser = parse_date, value_name = "DATE")]
+    /// Judge acceptance expiry on this day instead of today (UTC).
+    #[arg(long, value_parser = parse_date, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// A summary of tenants, pairs and acceptances.
     Table,
+    /// The check as JSON.
     Json,
 }
 

@@ -25,7 +25,9 @@ const WORKER_SUBCOMMAND: &str = "probe-worker";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// A table of scenarios and verdicts.
     Table,
+    /// The evidence as JSON (`gpu-trust/probe/v1`), for `audit --evidence`.
     Json,
 }
 
@@ -79,6 +81,8 @@ pub struct Args {
     /// Run only this scenario (repeatable); all of them by default.
     #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
+    /// Output format: a table for reading, or JSON evidence (`gpu-trust/probe/v1`) that
+    /// `gpu-trust audit --evidence` attaches to the findings it measured.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Write to FILE instead of standard output.

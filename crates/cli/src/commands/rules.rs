@@ -17,13 +17,15 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// One line per rule: code, layer, severity, summary.
     Table,
+    /// The catalogue of rules as JSON.
     Json,
 }
 
@@ -36,6 +38,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &TableOptions {
                 colour: colour_enabled(args.output.as_deref()),
                 width: crate::output::text_width(args.output.as_deref()),
+                ..TableOptions::default()
             },
         ),
     };

@@ -447,6 +447,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
         } else {
             vec![]
         },
+        disabled_rules: Vec::new(),
     }
 }
 

@@ -1,0 +1,402 @@
+//! `.gpu-trust.yaml`: a repository's defaults for `gpu-trust audit` (policy, format, failure
+//! threshold, disabled rules, report files), found in the working directory or at the root of the
+//! repository it is in, or named with `--config FILE`.
+//!
+//! Read like the policy: through the source crate's bounded, located reader, unknown fields are
+//! errors, and every error names file, line and column; all of them are collected before the run
+//! stops. The command line beats the file.
+
+use crate::commands::audit::{FailOn, Format};
+use crate::output;
+use clap::ValueEnum as _;
+use gpu_trust_model::{Diagnostic, Location, Severity};
+use gpu_trust_source::{parse_document, spanned_location, Limits};
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+use std::path::{Path, PathBuf};
+
+/// The file name looked for.
+pub const FILE_NAME: &str = ".gpu-trust.yaml";
+/// `apiVersion` of the file (optional).
+pub const API_VERSION: &str = "gpu-trust/v1";
+/// `kind` of the file (optional).
+pub const KIND: &str = "Config";
+/// The most a configuration file may hold.
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+type S<T> = Spanned<T>;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawConfig {
+    api_version: Option<S<String>>,
+    kind: Option<S<String>>,
+    policy: Option<S<String>>,
+    format: Option<S<String>>,
+    fail_on: Option<S<String>>,
+    min_severity: Option<S<String>>,
+    show_accepted: Option<bool>,
+    #[serde(default)]
+    disabled_rules: Vec<S<RawDisabled>>,
+    #[serde(default)]
+    outputs: Vec<S<RawOutput>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawDisabled {
+    rule: Option<S<String>>,
+    reason: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawOutput {
+    format: Option<S<String>>,
+    file: Option<S<String>>,
+}
+
+/// A rule the configuration turns off, with the reason it gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisabledRule {
+    /// The rule's code (a name in the file is resolved to its code).
+    pub code: &'static str,
+    pub reason: String,
+    pub location: Location,
+}
+
+/// A validated configuration. Paths in it are relative to the file's folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// Where it was read from.
+    pub file: PathBuf,
+    pub policy: Option<PathBuf>,
+    pub format: Option<Format>,
+    pub fail_on: Option<FailOn>,
+    pub min_severity: Option<Severity>,
+    pub show_accepted: Option<bool>,
+    pub disabled_rules: Vec<DisabledRule>,
+    pub outputs: Vec<(Format, PathBuf)>,
+}
+
+/// The configuration file that applies: `explicit` (`--config`), else `.gpu-trust.yaml` in `cwd`,
+/// else in the root of the git repository `cwd` is in (the nearest folder up holding `.git`).
+pub fn find(explicit: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return Some(path.to_path_buf());
+    }
+    let here = cwd.join(FILE_NAME);
+    if here.is_file() {
+        return Some(here);
+    }
+    let root = cwd.ancestors().find(|d| d.join(".git").exists())?;
+    let there = root.join(FILE_NAME);
+    there.is_file().then_some(there)
+}
+
+/// Reads and validates the file at `path`; every error comes back, located.
+pub fn load(path: &Path) -> Result<Config, Vec<Diagnostic>> {
+    let name = path.display().to_string();
+    let text = output::read_text(path, MAX_CONFIG_BYTES).map_err(|d| vec![d])?;
+    parse(&text, &name, path.parent().unwrap_or(Path::new("")))
+}
+
+/// Parses and validates configuration `text` read from `file`; relative paths are taken from `base`.
+pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnostic>> {
+    let blank = text.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    });
+    let raw = if blank {
+        RawConfig::default()
+    } else {
+        let limits = Limits {
+            max_file_bytes: MAX_CONFIG_BYTES,
+            ..Limits::default()
+        };
+        parse_document::<Option<RawConfig>>(text, file, &limits)
+            .map_err(|d| vec![d])?
+            .unwrap_or_default()
+    };
+    let mut errors = Vec::new();
+    let at = |v: &S<String>| spanned_location(file, v);
+    let mut config = Config {
+        file: PathBuf::from(file),
+        show_accepted: raw.show_accepted,
+        ..Config::default()
+    };
+    if let Some(v) = &raw.api_version {
+        if v.value != API_VERSION {
+            errors.push(Diagnostic::error(
+                at(v),
+                format!("apiVersion must be `{API_VERSION}`, not `{}`", v.value),
+            ));
+        }
+    }
+    if let Some(k) = &raw.kind {
+        if k.value != KIND {
+            errors.push(Diagnostic::error(
+                at(k),
+                format!("kind must be `{KIND}`, not `{}`", k.value),
+            ));
+        }
+    }
+    if let Some(p) = &raw.policy {
+        if p.value.trim().is_empty() {
+            errors.push(Diagnostic::error(at(p), "policy is an empty path"));
+        } else {
+            config.policy = Some(relative(base, &p.value));
+        }
+    }
+    if let Some(f) = &raw.format {
+        match Format::from_str(&f.value, true) {
+            Ok(format) => config.format = Some(format),
+            Err(_) => errors.push(Diagnostic::error(
+                at(f),
+                format!("unknown format `{}`; one of {}", f.value, format_names()),
+            )),
+        }
+    }
+    if let Some(f) = &raw.fail_on {
+        match FailOn::parse(&f.value) {
+            Some(v) => config.fail_on = Some(v),
+            None => errors.push(Diagnostic::error(
+                at(f),
+                format!(
+                    "unknown failOn `{}`; one of critical, high, medium, low, info, never",
+                    f.value
+                ),
+            )),
+        }
+    }
+    if let Some(m) = &raw.min_severity {
+        match Severity::parse(&m.value.to_ascii_lowercase()) {
+            Some(v) => config.min_severity = Some(v),
+            None => errors.push(Diagnostic::error(
+                at(m),
+                format!(
+                    "unknown minSeverity `{}`; one of critical, high, medium, low, info",
+                    m.value
+                ),
+            )),
+        }
+    }
+    for entry in &raw.disabled_rules {
+        let here = spanned_location(file, entry);
+        let Some(rule) = &entry.value.rule else {
+            errors.push(Diagnostic::error(
+                here,
+                "a disabledRules entry needs `rule` (a code such as GT502 or a rule name)",
+            ));
+            continue;
+        };
+        let reason = match &entry.value.reason {
+            Some(r) if !r.value.trim().is_empty() => r.value.trim().to_string(),
+            _ => {
+                errors.push(Diagnostic::error(
+                    here.clone(),
+                    format!(
+                        "disabling {} needs a `reason`: the report says why the rule is off",
+                        rule.value
+                    ),
+                ));
+                String::new()
+            }
+        };
+        let wanted = rule.value.trim();
+        let found = gpu_trust_rules::rule(wanted).or_else(|| {
+            gpu_trust_rules::registry()
+                .iter()
+                .find(|r| r.name.eq_ignore_ascii_case(wanted))
+        });
+        match found {
+            Some(meta) if meta.code.starts_with("GT0") => errors.push(Diagnostic::error(
+                at(rule),
+                format!(
+                    "{} reports on the input and the policy themselves and cannot be disabled",
+                    meta.code
+                ),
+            )),
+            Some(meta) => {
+                if config.disabled_rules.iter().any(|d| d.code == meta.code) {
+                    errors.push(Diagnostic::error(
+                        at(rule),
+                        format!("{} is disabled twice", meta.code),
+                    ));
+                }
+                config.disabled_rules.push(DisabledRule {
+                    code: meta.code,
+                    reason,
+                    location: at(rule),
+                });
+            }
+            None => errors.push(Diagnostic::error(
+                at(rule),
+                format!("no rule `{wanted}`; `gpu-trust rules` lists them"),
+            )),
+        }
+    }
+    for entry in &raw.outputs {
+        let here = spanned_location(file, entry);
+        let format = match &entry.value.format {
+            Some(f) => match Format::from_str(&f.value, true) {
+                Ok(format) => Some(format),
+                Err(_) => {
+                    errors.push(Diagnostic::error(
+                        at(f),
+                        format!("unknown format `{}`; one of {}", f.value, format_names()),
+                    ));
+                    None
+                }
+            },
+            None => {
+                errors.push(Diagnostic::error(
+                    here.clone(),
+                    "an outputs entry needs `format` and `file`",
+                ));
+                None
+            }
+        };
+        let path = match &entry.value.file {
+            Some(p) if !p.value.trim().is_empty() => Some(relative(base, &p.value)),
+            _ => {
+                errors.push(Diagnostic::error(
+                    here,
+                    "an outputs entry needs `file` (where the report is written)",
+                ));
+                None
+            }
+        };
+        if let (Some(format), Some(path)) = (format, path) {
+            config.outputs.push((format, path));
+        }
+    }
+    if errors.is_empty() {
+        Ok(config)
+    } else {
+        errors.sort();
+        errors.dedup();
+        Err(errors)
+    }
+}
+
+fn relative(base: &Path, path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() || path == "-" {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+fn format_names() -> String {
+    Format::value_variants()
+        .iter()
+        .filter_map(|f| f.to_possible_value())
+        .map(|v| v.get_name().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<String> {
+        parse(text, "c.yaml", Path::new("repo"))
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_full_configuration_reads_with_paths_from_its_folder() {
+        let text = "\
+apiVersion: gpu-trust/v1
+kind: Config
+policy: policy/tenancy.yaml
+format: sarif
+failOn: never
+minSeverity: medium
+showAccepted: true
+disabledRules:
+  - rule: GT502
+    reason: contracts are reviewed by legal, not in CI
+  - {rule: untrusted-share-mps, reason: no MPS in this fleet}
+outputs:
+  - {format: json, file: out/report.json}
+";
+        let c = parse(text, "repo/.gpu-trust.yaml", Path::new("repo")).unwrap();
+        assert_eq!(c.policy, Some(PathBuf::from("repo/policy/tenancy.yaml")));
+        assert_eq!(c.format, Some(Format::Sarif));
+        assert_eq!(c.fail_on, Some(FailOn::Never));
+        assert_eq!(c.min_severity, Some(Severity::Medium));
+        assert_eq!(c.show_accepted, Some(true));
+        let codes: Vec<&str> = c.disabled_rules.iter().map(|d| d.code).collect();
+        assert_eq!(codes.len(), 2);
+        assert_eq!(codes[0], "GT502");
+        assert!(codes[1].starts_with("GT1"));
+        assert_eq!(
+            c.outputs,
+            [(Format::Json, PathBuf::from("repo/out/report.json"))]
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults() {
+        let c = parse("# nothing yet\n", "c.yaml", Path::new("")).unwrap();
+        assert_eq!(c.policy, None);
+        assert!(c.disabled_rules.is_empty());
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_values_are_errors_with_their_location() {
+        let e = errors("polcy: tenancy.yaml\n");
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("c.yaml:1:1: error:"), "{e:?}");
+        assert!(e[0].contains("polcy"), "{e:?}");
+
+        let e = errors("format: yaml\nfailOn: sometimes\ndisabledRules:\n  - rule: GT999\n    reason: x\n  - rule: GT101\n");
+        assert_eq!(e.len(), 4, "{e:?}");
+        assert!(
+            e[0].starts_with("c.yaml:1:9: error: unknown format `yaml`"),
+            "{e:?}"
+        );
+        assert!(
+            e[1].starts_with("c.yaml:2:9: error: unknown failOn"),
+            "{e:?}"
+        );
+        assert!(
+            e[2].starts_with("c.yaml:4:11: error: no rule `GT999`"),
+            "{e:?}"
+        );
+        assert!(
+            e[3].starts_with("c.yaml:6:5: error: disabling GT101 needs a `reason`"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn input_and_policy_rules_cannot_be_disabled() {
+        let e = errors("disabledRules: [{rule: GT003, reason: noisy}]\n");
+        assert!(e[0].contains("cannot be disabled"), "{e:?}");
+    }
+
+    #[test]
+    fn found_in_the_working_directory_then_the_repository_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let deep = root.join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(find(None, &deep), None);
+        std::fs::create_dir(root.join(".git")).unwrap();
+        assert_eq!(find(None, &deep), None);
+        std::fs::write(root.join(FILE_NAME), "").unwrap();
+        assert_eq!(find(None, &deep), Some(root.join(FILE_NAME)));
+        std::fs::write(deep.join(FILE_NAME), "").unwrap();
+        assert_eq!(find(None, &deep), Some(deep.join(FILE_NAME)));
+        let explicit = root.join("other.yaml");
+        assert_eq!(find(Some(&explicit), &deep), Some(explicit));
+    }
+}
