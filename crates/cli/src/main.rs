@@ -2,9 +2,10 @@
 //! All behaviour lives in the library crates; this layer only reads files, calls them, and prints.
 
 mod commands;
+mod live;
 mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod alloc;
@@ -36,6 +37,7 @@ struct Cli {
 enum Command {
     Audit(commands::audit::Args),
     Inventory(commands::inventory::Args),
+    Serve(commands::serve::Args),
     Plan(commands::plan::Args),
     Probe(commands::probe::Args),
     Mechanisms(commands::mechanisms::Args),
@@ -50,7 +52,15 @@ enum Command {
 
 fn main() -> ExitCode {
     alloc::configure();
-    let cli = match Cli::try_parse() {
+    // As the kubectl plugin (`kubectl-gpu_trust`), usage and examples read `kubectl gpu-trust`.
+    let parsed = if live::invoked_as_plugin() {
+        live::as_plugin(Cli::command())
+            .try_get_matches()
+            .and_then(|m| Cli::from_arg_matches(&m))
+    } else {
+        Cli::try_parse()
+    };
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version with exit 0 and usage errors with exit 2.
@@ -61,6 +71,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Audit(a) => commands::audit::run(a),
         Command::Inventory(a) => commands::inventory::run(a),
+        Command::Serve(a) => commands::serve::run(a),
         Command::Plan(a) => commands::plan::run(a),
         Command::Probe(a) => commands::probe::run(a),
         Command::ProbeWorker(a) => commands::probe::run_worker(a),

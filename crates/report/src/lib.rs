@@ -13,6 +13,7 @@
 
 pub mod html;
 pub mod json;
+pub mod prometheus;
 pub mod rules;
 pub mod sarif;
 pub mod table;

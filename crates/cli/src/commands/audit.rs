@@ -19,6 +19,10 @@ use std::time::SystemTime;
 /// Audit a cluster against a tenancy policy: where tenants share a memory pool, a fault domain, a
 /// host or a control plane, which of those break the declared trust, and each tenant's blast radius.
 ///
+/// Without PATH, the cluster of the current kubeconfig context is read through its API server
+/// (--kubeconfig, --context, -n/--namespace choose another; inside a pod, its ServiceAccount): every
+/// kind gpu-trust reads that the server serves, with list permission only (--print-rbac prints the
+/// role). A kind it may not list (403) or that fails to list is reported like an unreadable file.
 /// PATH is a file or directory of YAML or JSON (multi-document streams and `kubectl get -o yaml`
 /// List dumps), or `-` for standard input. Without --policy every namespace is its own tenant and
 /// different tenants do not trust each other.
@@ -29,26 +33,34 @@ use std::time::SystemTime;
 /// partial input must never look clean.
 ///
 /// Examples:
+///   gpu-trust audit --policy tenancy.yaml
+///   gpu-trust audit --context prod -n team-a -o json
 ///   gpu-trust audit cluster.yaml --policy tenancy.yaml
 ///   gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
 ///   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
 ///   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
-///   gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer=="device")'
+///   gpu-trust audit cluster.yaml -o json | jq '.findings[] | select(.layer=="device")'
 ///   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Files or directories to read; `-` reads standard input.
-    #[arg(required = true, value_name = "PATH")]
+    /// Files or directories to read; `-` reads standard input. None: the live cluster.
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::live::ClusterArgs,
+    /// Print the read-only ServiceAccount, ClusterRole and ClusterRoleBinding a live audit needs,
+    /// and exit.
+    #[arg(long)]
+    pub print_rbac: bool,
     /// The tenancy policy (tenants, trust, contracts, acceptances).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write the report to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Exit 1 when a finding that is not accepted has this severity or a higher one.
     #[arg(long, value_parser = parse_severity, default_value = "high", value_name = "SEVERITY")]
@@ -106,6 +118,15 @@ fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.print_rbac {
+        return output::verdict(
+            output::write_output(args.output.as_deref(), &gpu_trust_live::rbac::manifests()),
+            output::CLEAN,
+        );
+    }
+    if !args.paths.is_empty() && args.cluster.any() {
+        return input_error(crate::live::WITH_PATHS);
+    }
     if args.policy.as_deref() == Some(Path::new("-"))
         && args.paths.iter().any(|p| p == Path::new("-"))
     {
@@ -154,7 +175,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // The cluster: every problem is reported before deciding whether the run can go on.
-    let ingested = load_cluster(&args.paths, args.follow_symlinks);
+    let ingested = if args.paths.is_empty() {
+        match crate::live::load(&args.cluster) {
+            Some(i) => i,
+            None => return Ok(output::exit(output::INPUT_ERROR)),
+        }
+    } else {
+        load_cluster(&args.paths, args.follow_symlinks)
+    };
     let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
         .diagnostics
         .into_iter()

@@ -22,7 +22,7 @@ pub struct Args {
     /// The rule's code or name.
     pub code: String,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long)]
     pub output: Option<PathBuf>,
 }
 

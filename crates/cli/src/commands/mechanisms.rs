@@ -20,7 +20,7 @@ use std::process::ExitCode;
 #[command(verbatim_doc_comment)]
 pub struct Args {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Show only these mechanisms (repeatable).
     #[arg(long = "mechanism", value_parser = parse_mechanism)]
@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long)]
     pub sources: bool,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long)]
     pub output: Option<PathBuf>,
 }
 

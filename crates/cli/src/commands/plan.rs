@@ -33,7 +33,7 @@ pub struct Args {
     /// The plan file (`-` reads standard input).
     pub file: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write the GPU Operator artifacts into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_date, value_name = "DATE")]
     pub today: Option<Date>,
     /// Write the plan to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long)]
     pub output: Option<PathBuf>,
 }
 

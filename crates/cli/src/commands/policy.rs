@@ -42,13 +42,13 @@ pub struct CheckArgs {
     /// The policy file (`-` reads standard input).
     pub file: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Judge acceptance expiry on this day (YYYY-MM-DD) instead of today (UTC).
     #[arg(long, value_parser = parse_date, value_name = "DATE")]
     pub today: Option<Date>,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long)]
     pub output: Option<PathBuf>,
 }
 

@@ -80,10 +80,10 @@ pub struct Args {
     /// Run only this scenario (repeatable); all of them by default.
     #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, short = 'o', value_enum, default_value = "table")]
     pub format: Format,
     /// Write to FILE instead of standard output.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Bound of each scenario (baseline and contended run together), in seconds.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]

@@ -18,10 +18,10 @@ use std::process::ExitCode;
 #[command(verbatim_doc_comment)]
 pub struct Args {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write to FILE instead of standard output.
-    #[arg(long, short)]
+    #[arg(long)]
     pub output: Option<PathBuf>,
 }
 
