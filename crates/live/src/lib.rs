@@ -367,6 +367,10 @@ async fn list_all(
 /// An object of a list as a document for ingest: named by its API path, with `apiVersion` and
 /// `kind` put first where the list left them out (lists of built-in kinds do).
 pub fn document(served: &Served, item: &str) -> Result<Input, String> {
+    // serde would read a struct from a sequence too: only a JSON object is an object.
+    if !item.trim_start().starts_with('{') {
+        return Err("an item of the list is not an object".to_string());
+    }
     let head: Head = serde_json::from_str(item)
         .map_err(|e| format!("an item of the list is not an object: {e}"))?;
     let name = object_path(
