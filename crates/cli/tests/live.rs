@@ -383,7 +383,19 @@ fn format_names_follow_kubectl_and_never_become_file_names() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(0));
-    serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("inventory -o json");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("inventory -o json");
+    let out = gpu_trust()
+        .current_dir(dir.path())
+        .arg("inventory")
+        .arg(example("ml-platform").join("cluster.yaml"))
+        .args(["-o", "yaml"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let yaml: serde_json::Value =
+        serde_saphyr::from_str(&String::from_utf8_lossy(&out.stdout)).expect("inventory -o yaml");
+    assert_eq!(yaml, json, "-o yaml is the JSON document as YAML");
+    assert!(!dir.path().join("yaml").exists());
 }
 
 #[test]

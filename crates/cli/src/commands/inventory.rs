@@ -77,6 +77,8 @@ pub enum Format {
     Table,
     /// The inventory as `gpu-trust/inventory/v1` JSON.
     Json,
+    /// The same document as YAML (as `kubectl get -o yaml` users read it).
+    Yaml,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -143,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let text = match args.format {
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&inv)?),
+        Format::Yaml => serde_saphyr::to_string(&inv)?,
         Format::Table => render(&inv, output::stdout_is_terminal(args.output.as_deref())),
     };
     output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
