@@ -4,9 +4,10 @@
 mod commands;
 mod config;
 mod coverage;
+mod live;
 mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod alloc;
@@ -44,6 +45,7 @@ struct Cli {
 enum Command {
     Audit(commands::audit::Args),
     Inventory(commands::inventory::Args),
+    Serve(commands::serve::Args),
     Plan(commands::plan::Args),
     Probe(commands::probe::Args),
     Mechanisms(commands::mechanisms::Args),
@@ -58,7 +60,15 @@ enum Command {
 
 fn main() -> ExitCode {
     alloc::configure();
-    let cli = match Cli::try_parse() {
+    // As the kubectl plugin (`kubectl-gpu_trust`), usage and examples read `kubectl gpu-trust`.
+    let parsed = if live::invoked_as_plugin() {
+        live::as_plugin(Cli::command())
+            .try_get_matches()
+            .and_then(|m| Cli::from_arg_matches(&m))
+    } else {
+        Cli::try_parse()
+    };
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version with exit 0 and usage errors with exit 2.
@@ -70,6 +80,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Audit(a) => commands::audit::run(a),
         Command::Inventory(a) => commands::inventory::run(a),
+        Command::Serve(a) => commands::serve::run(a),
         Command::Plan(a) => commands::plan::run(a),
         Command::Probe(a) => commands::probe::run(a),
         Command::ProbeWorker(a) => commands::probe::run_worker(a),

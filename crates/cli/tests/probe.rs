@@ -260,7 +260,7 @@ fn output_file_gets_the_json() {
             "memory-exhaustion",
             "--format",
             "json",
-            "-o",
+            "--output",
         ])
         .arg(&file)
         .timeout(Duration::from_secs(60))

@@ -76,7 +76,7 @@ pub(crate) fn classify(api_version: &str, kind: &str) -> Option<Kind> {
 /// in 1.16, `rbac.authorization.k8s.io/v1beta1` in 1.22, `batch/v1beta1` CronJob and
 /// `node.k8s.io/v1beta1` RuntimeClass in 1.25). DRA's `resource.k8s.io` also had alpha versions
 /// that older servers still serve.
-const BUILT_IN: &[(&str, &str, &[&str])] = &[
+pub(crate) const BUILT_IN: &[(&str, &str, &[&str])] = &[
     ("", "Node", &["v1"]),
     ("", "Pod", &["v1"]),
     ("", "Namespace", &["v1"]),

@@ -39,6 +39,7 @@
 //! assert!(ingested.diagnostics.is_empty());
 //! ```
 
+pub mod api;
 mod cluster;
 mod controllers;
 mod crd;

@@ -18,6 +18,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod prometheus;
 pub mod rules;
 pub mod sarif;
 pub mod table;

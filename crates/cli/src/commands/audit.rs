@@ -21,6 +21,10 @@ use std::time::SystemTime;
 /// Audit a cluster against a tenancy policy: where tenants share a memory pool, a fault domain, a
 /// host or a control plane, which of those break the declared trust, and each tenant's blast radius.
 ///
+/// Without PATH, the cluster of the current kubeconfig context is read through its API server
+/// (--kubeconfig, --context, -n/--namespace choose another; inside a pod, its ServiceAccount): every
+/// kind gpu-trust reads that the server serves, with list permission only (--print-rbac prints the
+/// role). A kind it may not list (403) or that fails to list is reported like an unreadable file.
 /// PATH is a file or directory of YAML or JSON (multi-document streams and `kubectl get -o yaml`
 /// List dumps), or `-` for standard input. Without --policy every namespace is its own tenant and
 /// different tenants do not trust each other.
@@ -52,18 +56,24 @@ use std::time::SystemTime;
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Files or directories to read; `-` reads standard input.
-    #[arg(required = true, value_name = "PATH")]
+    /// Files or directories to read; `-` reads standard input. None: the live cluster.
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::live::ClusterArgs,
+    /// Print the read-only ServiceAccount, ClusterRole and ClusterRoleBinding a live audit needs,
+    /// and exit.
+    #[arg(long)]
+    pub print_rbac: bool,
     /// The tenancy policy (tenants, trust, contracts, acceptances).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Output format (default: table).
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, short = 'o', value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// Write the report to FILE instead of standard output; FORMAT=FILE writes that format to
     /// FILE as well (e.g. sarif=gpu-trust.sarif). Repeatable: several formats in one run.
-    #[arg(long, short, value_name = "[FORMAT=]FILE", value_parser = parse_output)]
+    #[arg(long, value_name = "[FORMAT=]FILE", value_parser = parse_output)]
     pub output: Vec<OutputTarget>,
     /// Read defaults from FILE instead of the `.gpu-trust.yaml` of the working directory or of
     /// the repository root.
@@ -121,6 +131,8 @@ pub struct Args {
 /// Examples, shown after the options (lines clap keeps as written).
 const EXAMPLES: &str = "\
 Examples:
+  gpu-trust audit --policy tenancy.yaml
+  gpu-trust audit --context prod -n team-a -o json
   gpu-trust audit cluster.yaml --policy tenancy.yaml
   gpu-trust audit manifests/ dumps/ --policy tenancy.yaml --fail-on critical
   kubectl get nodes,pods,namespaces,configmaps -A -o yaml | gpu-trust audit - --policy t.yaml
@@ -128,7 +140,7 @@ Examples:
   helm template app ./chart | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
   gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=gpu-trust.xml --fail-on never
-  gpu-trust audit cluster.yaml --format json | jq '.findings[] | select(.layer==\"device\")'
+  gpu-trust audit cluster.yaml -o json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -244,6 +256,24 @@ fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.print_rbac {
+        let rbac = gpu_trust_live::rbac::manifests();
+        return match args.output.as_slice() {
+            [] => output::verdict(output::write_output(None, &rbac), output::CLEAN),
+            [OutputTarget { format: None, path }] => {
+                output::verdict(output::write_output(Some(path.as_path()), &rbac), output::CLEAN)
+            }
+            _ => input_error("--print-rbac writes one file: --output FILE"),
+        };
+    }
+    if !args.paths.is_empty() && args.cluster.any() {
+        return input_error(crate::live::WITH_PATHS);
+    }
+    if args.paths.is_empty() && !args.nodes.is_empty() {
+        return input_error(
+            "--nodes completes manifests given as PATH; a live audit reads the cluster's own nodes",
+        );
+    }
     // The configuration file: its errors stop the run before anything else is read; the command
     // line beats it.
     let config = if args.no_config {
@@ -345,8 +375,15 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // The cluster: every problem is reported before deciding whether the run can go on.
-    let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
-    let ingested = load_cluster(&paths, args.follow_symlinks);
+    let ingested = if args.paths.is_empty() {
+        match crate::live::load(&args.cluster) {
+            Some(i) => i,
+            None => return Ok(output::exit(output::INPUT_ERROR)),
+        }
+    } else {
+        let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
+        load_cluster(&paths, args.follow_symlinks)
+    };
     let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
         .diagnostics
         .into_iter()

@@ -24,7 +24,7 @@ pub struct Args {
     /// A GPU model: catalogue id, product label or PCI id.
     pub model: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Count layouts over these profiles only (repeatable).
     #[arg(
@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long, requires = "model")]
     pub all_profiles: bool,
     /// Write to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 

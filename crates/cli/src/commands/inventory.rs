@@ -24,6 +24,8 @@ fn joined(items: &[String], sep: &str) -> String {
 /// and everything that could not be resolved (a missing device plugin or mig-parted config, an
 /// unknown GPU model, pods on nodes that are not in the input).
 ///
+/// Without PATH, the cluster of the current kubeconfig context is read through its API server
+/// (--kubeconfig, --context, -n/--namespace choose another), as `gpu-trust audit` reads it.
 /// PATH is a file or directory of YAML or JSON (multi-document streams and `kubectl get -o yaml`
 /// List dumps), or `-` for standard input. Tenants come from --policy; without one every namespace
 /// is its own tenant (or the tenant its tenant label names).
@@ -38,20 +40,22 @@ fn joined(items: &[String], sep: &str) -> String {
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Files or directories to read; `-` reads standard input.
-    #[arg(required = true, value_name = "PATH")]
+    /// Files or directories to read; `-` reads standard input. None: the live cluster.
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::live::ClusterArgs,
     /// The tenancy policy, for tenant names.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Show the documents that can be read and list the others under "Skipped", instead of exiting 2.
     #[arg(long)]
     pub skip_invalid: bool,
     /// Write to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Follow symbolic links that lead out of an input directory (by default they are reported as
     /// unread input).
@@ -65,9 +69,15 @@ pub enum Format {
     Table,
     /// The inventory as `gpu-trust/inventory/v1` JSON.
     Json,
+    /// The same document as YAML (as `kubectl get -o yaml` users read it).
+    Yaml,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if !args.paths.is_empty() && args.cluster.any() {
+        output::eprint_error(crate::live::WITH_PATHS);
+        return Ok(output::exit(output::INPUT_ERROR));
+    }
     if args.policy.as_deref() == Some(Path::new("-"))
         && args.paths.iter().any(|p| p == Path::new("-"))
     {
@@ -81,7 +91,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         None => Policy::default(),
     };
-    let ingested = super::audit::load_cluster(&args.paths, args.follow_symlinks);
+    let ingested = if args.paths.is_empty() {
+        match crate::live::load(&args.cluster) {
+            Some(i) => i,
+            None => return Ok(output::exit(output::INPUT_ERROR)),
+        }
+    } else {
+        super::audit::load_cluster(&args.paths, args.follow_symlinks)
+    };
     let (errors, warnings): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
         ingested.diagnostics.iter().partition(|d| d.is_error());
     output::eprint_diagnostics(warnings);
@@ -120,6 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let text = match args.format {
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&inv)?),
+        Format::Yaml => serde_saphyr::to_string(&inv)?,
         Format::Table => render(&inv, output::stdout_is_terminal(args.output.as_deref())),
     };
     output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
@@ -369,6 +387,8 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).
 const EXAMPLES: &str = "\
 Examples:
+  gpu-trust inventory
+  gpu-trust inventory --context prod -o json
   gpu-trust inventory cluster.yaml
   kubectl get nodes,pods,namespaces,configmaps,clusterpolicies -A -o yaml | gpu-trust inventory -
   gpu-trust inventory manifests/ --policy tenancy.yaml --format json | jq '.nodes[].devices[]'

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Show only these mechanisms (repeatable).
     #[arg(long = "mechanism", value_parser = parse_mechanism, value_name = "MECHANISM")]
@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long)]
     pub sources: bool,
     /// Write to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 

@@ -10,3 +10,4 @@ pub mod plan;
 pub mod policy;
 pub mod probe;
 pub mod rules;
+pub mod serve;

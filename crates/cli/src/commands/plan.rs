@@ -27,7 +27,7 @@ pub struct Args {
     /// The plan file (`-` reads standard input).
     pub file: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write the GPU Operator artifacts into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_date, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
     /// Write the plan to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 

@@ -32,13 +32,13 @@ pub struct CheckArgs {
     /// The policy file (`-` reads standard input).
     pub file: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Judge acceptance expiry on this day instead of today (UTC).
     #[arg(long, value_parser = parse_date, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
     /// Write to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 

@@ -83,10 +83,10 @@ pub struct Args {
     pub scenarios: Vec<Scenario>,
     /// Output format: a table for reading, or JSON evidence (`gpu-trust/probe/v1`) that
     /// `gpu-trust audit --evidence` attaches to the findings it measured.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, short = 'o', value_enum, default_value = "table")]
     pub format: Format,
     /// Write to FILE instead of standard output.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Bound of each scenario (baseline and contended run together), in seconds.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]

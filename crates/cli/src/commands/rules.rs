@@ -14,10 +14,10 @@ use std::process::ExitCode;
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 

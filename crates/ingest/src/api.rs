@@ -1,0 +1,252 @@
+//! The kinds ingest reads, as the API server serves them: one list for every reader of a live
+//! cluster (which resources to discover and list) and for the read-only RBAC role that reading
+//! needs, so the two cannot drift apart from what ingest understands.
+//!
+//! The list is built from the tables ingest dispatches on: the built-in kinds of `kinds.rs`, the GPU
+//! Operator's ClusterPolicy, and every row of the controllers table (`controllers.rs`). What a table
+//! does not say, the resource name (plural) and whether objects live in a namespace, is written
+//! here once per kind; a test fails when a kind is added to one of the tables without a line here.
+
+use crate::{controllers, kinds};
+
+/// One kind ingest reads, with what a client needs to list it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ApiKind {
+    /// The API group (`""` for the core group).
+    pub group: &'static str,
+    pub kind: &'static str,
+    /// The resource name in API paths and RBAC rules.
+    pub resource: &'static str,
+    /// Whether objects of the kind live in a namespace.
+    pub namespaced: bool,
+    /// The versions ingest reads, most preferred first; empty: any version the server serves
+    /// (custom resources keep their paths across the versions ingest reads).
+    pub versions: &'static [&'static str],
+}
+
+/// Resource names and scopes. Built-in kinds: the Kubernetes API reference
+/// (https://kubernetes.io/docs/reference/kubernetes-api/). Custom resources: `spec.names.plural` and
+/// `spec.scope` of each project's CustomResourceDefinition: kubeflow/training-operator
+/// `manifests/base/crds/`, kubeflow/trainer `manifests/base/crds/`, kubernetes-sigs/jobset
+/// `config/components/crd/bases/`, volcano-sh/volcano `config/crd/volcano/bases/`,
+/// kubernetes-sigs/lws `config/crd/bases/`, ray-project/kuberay `ray-operator/config/crd/bases/`,
+/// kserve/kserve `config/crd/full/`, knative/serving `config/core/300-resources/`,
+/// argoproj/argo-workflows `manifests/base/crds/minimal/`, vllm-project/production-stack
+/// `operator/config/crd/bases/`, kubernetes-sigs/kueue `config/components/crd/bases/`,
+/// NVIDIA/gpu-operator `deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`.
+const RESOURCES: &[(&str, &str, &str, bool)] = &[
+    ("", "Node", "nodes", false),
+    ("", "Pod", "pods", true),
+    ("", "Namespace", "namespaces", false),
+    ("", "ConfigMap", "configmaps", true),
+    ("", "ReplicationController", "replicationcontrollers", true),
+    ("", "PodTemplate", "podtemplates", true),
+    ("apps", "Deployment", "deployments", true),
+    ("apps", "StatefulSet", "statefulsets", true),
+    ("apps", "DaemonSet", "daemonsets", true),
+    ("apps", "ReplicaSet", "replicasets", true),
+    ("apps", "ControllerRevision", "controllerrevisions", true),
+    ("batch", "Job", "jobs", true),
+    ("batch", "CronJob", "cronjobs", true),
+    ("node.k8s.io", "RuntimeClass", "runtimeclasses", false),
+    ("rbac.authorization.k8s.io", "Role", "roles", true),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRole",
+        "clusterroles",
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "RoleBinding",
+        "rolebindings",
+        true,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+    ),
+    ("resource.k8s.io", "ResourceClaim", "resourceclaims", true),
+    (
+        "resource.k8s.io",
+        "ResourceClaimTemplate",
+        "resourceclaimtemplates",
+        true,
+    ),
+    ("resource.k8s.io", "DeviceClass", "deviceclasses", false),
+    ("nvidia.com", "ClusterPolicy", "clusterpolicies", false),
+    ("kubeflow.org", "PyTorchJob", "pytorchjobs", true),
+    ("kubeflow.org", "TFJob", "tfjobs", true),
+    ("kubeflow.org", "MPIJob", "mpijobs", true),
+    ("kubeflow.org", "PaddleJob", "paddlejobs", true),
+    ("kubeflow.org", "JAXJob", "jaxjobs", true),
+    ("kubeflow.org", "XGBoostJob", "xgboostjobs", true),
+    ("kubeflow.org", "MXJob", "mxjobs", true),
+    ("jobset.x-k8s.io", "JobSet", "jobsets", true),
+    ("batch.volcano.sh", "Job", "jobs", true),
+    ("flow.volcano.sh", "JobTemplate", "jobtemplates", true),
+    (
+        "leaderworkerset.x-k8s.io",
+        "LeaderWorkerSet",
+        "leaderworkersets",
+        true,
+    ),
+    ("ray.io", "RayCluster", "rayclusters", true),
+    ("ray.io", "RayJob", "rayjobs", true),
+    ("ray.io", "RayService", "rayservices", true),
+    ("trainer.kubeflow.org", "TrainJob", "trainjobs", true),
+    (
+        "trainer.kubeflow.org",
+        "TrainingRuntime",
+        "trainingruntimes",
+        true,
+    ),
+    (
+        "trainer.kubeflow.org",
+        "ClusterTrainingRuntime",
+        "clustertrainingruntimes",
+        false,
+    ),
+    (
+        "serving.kserve.io",
+        "InferenceService",
+        "inferenceservices",
+        true,
+    ),
+    (
+        "serving.kserve.io",
+        "ServingRuntime",
+        "servingruntimes",
+        true,
+    ),
+    (
+        "serving.kserve.io",
+        "ClusterServingRuntime",
+        "clusterservingruntimes",
+        false,
+    ),
+    ("serving.knative.dev", "Service", "services", true),
+    (
+        "serving.knative.dev",
+        "Configuration",
+        "configurations",
+        true,
+    ),
+    ("serving.knative.dev", "Revision", "revisions", true),
+    ("argoproj.io", "Workflow", "workflows", true),
+    ("argoproj.io", "WorkflowTemplate", "workflowtemplates", true),
+    ("argoproj.io", "CronWorkflow", "cronworkflows", true),
+    (
+        "argoproj.io",
+        "ClusterWorkflowTemplate",
+        "clusterworkflowtemplates",
+        false,
+    ),
+    (
+        "production-stack.vllm.ai",
+        "VLLMRuntime",
+        "vllmruntimes",
+        true,
+    ),
+    ("kueue.x-k8s.io", "Workload", "workloads", true),
+];
+
+/// The versions of the custom resources ingest types itself (the others: any version).
+const CLUSTER_POLICY_VERSIONS: &[&str] = &["v1"];
+
+/// Every kind ingest reads, in a fixed order: built-in kinds, the ClusterPolicy, then the
+/// controllers table.
+pub fn read_kinds() -> Vec<ApiKind> {
+    let mut out: Vec<ApiKind> = Vec::new();
+    let mut push = |group: &'static str, kind: &'static str, versions: &'static [&'static str]| {
+        let Some(&(_, _, resource, namespaced)) = RESOURCES
+            .iter()
+            .find(|(g, k, _, _)| *g == group && *k == kind)
+        else {
+            // Kept out of the list (and out of the role) until its line above is written; the
+            // test below fails in the meantime.
+            return;
+        };
+        if out.iter().any(|a| a.group == group && a.kind == kind) {
+            return;
+        }
+        out.push(ApiKind {
+            group,
+            kind,
+            resource,
+            namespaced,
+            versions,
+        });
+    };
+    for &(group, kind, versions) in kinds::BUILT_IN {
+        push(group, kind, versions);
+    }
+    push("nvidia.com", "ClusterPolicy", CLUSTER_POLICY_VERSIONS);
+    for c in controllers::CONTROLLERS {
+        push(c.group, c.kind, &[]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_ingest_reads_has_a_resource_and_every_resource_a_kind() {
+        let kinds = read_kinds();
+        for &(group, kind, _) in kinds::BUILT_IN {
+            assert!(
+                kinds.iter().any(|a| a.group == group && a.kind == kind),
+                "{group}/{kind} has no line in RESOURCES"
+            );
+        }
+        for c in controllers::CONTROLLERS {
+            assert!(
+                kinds.iter().any(|a| a.group == c.group && a.kind == c.kind),
+                "{}/{} has no line in RESOURCES",
+                c.group,
+                c.kind
+            );
+        }
+        for (group, kind, _, _) in RESOURCES {
+            assert!(
+                kinds.iter().any(|a| a.group == *group && a.kind == *kind),
+                "{group}/{kind} is in RESOURCES but ingest does not read it"
+            );
+        }
+        assert_eq!(kinds.len(), RESOURCES.len());
+        // Every kind classify() types is listed, at the versions it types.
+        for a in &kinds {
+            for v in a.versions {
+                let api_version = if a.group.is_empty() {
+                    v.to_string()
+                } else {
+                    format!("{}/{v}", a.group)
+                };
+                assert!(
+                    kinds::classify(&api_version, a.kind).is_some(),
+                    "{api_version} {}",
+                    a.kind
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn resources_are_lower_case_and_unique_per_group() {
+        let kinds = read_kinds();
+        let mut seen = std::collections::BTreeSet::new();
+        for a in &kinds {
+            assert_eq!(a.resource, a.resource.to_ascii_lowercase());
+            assert!(
+                seen.insert((a.group, a.resource)),
+                "{}/{}",
+                a.group,
+                a.resource
+            );
+        }
+    }
+}

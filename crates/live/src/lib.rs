@@ -1,0 +1,486 @@
+//! Reading a live cluster through its API server, the way kubectl does: the kubeconfig's current
+//! context (or another one, or the in-cluster ServiceAccount), with the authentication kube-rs
+//! implements (client certificates, tokens, exec plugins, OIDC).
+//!
+//! [`read`] asks the server which of the kinds ingest reads it serves ([`gpu_trust_ingest::api`],
+//! the one list that the read-only role of [`rbac`] is made from), lists each of them page by page
+//! (`limit`/`continue`, the whole list again when a continue token has expired: 410 Gone), a few
+//! kinds at a time, and returns every object as a located document for ingest: its name is the
+//! object's API path without the leading slash and with `.json` after it
+//! (`api/v1/namespaces/ml/pods/trainer-0.json`: a Namespace's path is a prefix of its objects', and
+//! the suffix keeps every name a possible file name, so the same objects can be audited as files), its text
+//! the object as the server sent it, with `apiVersion` and `kind` put back where a list leaves them
+//! out. Ingest then reads the objects exactly as it reads files, so a live audit and an audit of
+//! the same objects written to files give the same verdicts.
+//!
+//! A kind the server serves but that cannot be read (403 Forbidden, any other failure) is an error
+//! diagnostic located at its API path: the audit fails closed on it unless the user accepts a
+//! partial audit, as for an unreadable file.
+
+pub mod rbac;
+pub mod watch;
+
+use futures::stream::{self, StreamExt};
+use gpu_trust_ingest::api::{read_kinds, ApiKind};
+use gpu_trust_model::{Diagnostic, Location};
+use gpu_trust_source::Input;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::core::params::ListParams;
+use kube::core::Request;
+use kube::discovery::{verbs, Scope};
+use kube::{Client, Config, Discovery};
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Objects per list page (what kubectl asks for: `--chunk-size` 500).
+pub const PAGE_LIMIT: u32 = 500;
+/// Kinds listed at the same time.
+pub const PARALLEL_LISTS: usize = 4;
+/// How many times a list whose continue token expired (410 Gone) is started again.
+pub const MAX_RESTARTS: usize = 3;
+/// How long one request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where the cluster is and what part of it to read.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A kubeconfig file instead of `$KUBECONFIG` or `~/.kube/config`.
+    pub kubeconfig: Option<PathBuf>,
+    /// A context of the kubeconfig instead of its current context.
+    pub context: Option<String>,
+    /// Read namespaced kinds in this namespace only (cluster-scoped kinds are read whole).
+    pub namespace: Option<String>,
+}
+
+/// Why the cluster could not be read at all.
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A kind the server serves, resolved to the version and path to list it at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    pub kind: ApiKind,
+    /// `v1`, `apps/v1`...
+    pub api_version: String,
+    /// The collection's path without a namespace: `/api/v1/pods`, `/apis/apps/v1/deployments`.
+    pub path: String,
+    pub namespaced: bool,
+}
+
+impl Served {
+    /// The collection's path in `namespace` (all namespaces when `None`, and always for
+    /// cluster-scoped kinds).
+    pub fn collection(&self, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) if self.namespaced => {
+                let (prefix, resource) = self.path.rsplit_once('/').unwrap_or(("", &self.path));
+                format!("{prefix}/namespaces/{ns}/{resource}")
+            }
+            _ => self.path.clone(),
+        }
+    }
+}
+
+/// What a read of the cluster gave.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// One document per object, named by its API path, in a fixed order (kinds in the order of
+    /// [`read_kinds`], objects in the order the server listed them).
+    pub inputs: Vec<Input>,
+    /// The kinds that could not be read (errors located at their API path).
+    pub diagnostics: Vec<Diagnostic>,
+    /// The kinds that were read.
+    pub served: Vec<Served>,
+    /// Kinds ingest reads that the server does not serve (a CRD that is not installed).
+    pub absent: Vec<ApiKind>,
+}
+
+/// Progress of a read, for a terminal.
+pub trait Progress: Sync {
+    fn update(&self, kinds_done: usize, kinds_total: usize, objects: usize);
+}
+
+/// No progress shown.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn update(&self, _: usize, _: usize, _: usize) {}
+}
+
+/// A client for the cluster `options` names, and a line naming it.
+pub async fn connect(options: &Options) -> Result<(Client, String), Error> {
+    let kube_options = KubeConfigOptions {
+        context: options.context.clone(),
+        cluster: None,
+        user: None,
+    };
+    let config = match &options.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .map_err(|e| Error(format!("{}: {e}", path.display())))?;
+            Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+                .await
+                .map_err(|e| Error(format!("{}: {e}", path.display())))?
+        }
+        None if options.context.is_some() => Config::from_kubeconfig(&kube_options)
+            .await
+            .map_err(|e| Error(format!("kubeconfig: {e}")))?,
+        // The current context, or the ServiceAccount of the pod this runs in.
+        None => Config::infer().await.map_err(|e| {
+            Error(format!(
+                "no cluster to read: {e} (pass PATH to audit files, or --kubeconfig)"
+            ))
+        })?,
+    };
+    let mut config = config;
+    config.read_timeout = Some(REQUEST_TIMEOUT);
+    let server = config.cluster_url.to_string();
+    let client = Client::try_from(config).map_err(|e| Error(format!("{server}: {e}")))?;
+    Ok((client, server))
+}
+
+/// The kinds of [`read_kinds`] that the server serves, at the version to read them at, and those it
+/// does not serve.
+pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Error> {
+    let kinds = read_kinds();
+    let mut groups: Vec<&str> = kinds.iter().map(|k| k.group).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let discovery = Discovery::new(client.clone())
+        .filter(&groups)
+        .run()
+        .await
+        .map_err(|e| Error(format!("API discovery failed: {}", describe(&e))))?;
+    let mut served = Vec::new();
+    let mut absent = Vec::new();
+    for kind in kinds {
+        let found = discovery.get(kind.group).and_then(|group| {
+            if kind.versions.is_empty() {
+                return group.recommended_kind(kind.kind);
+            }
+            // The server's preferred version when ingest reads it, else the first ingest reads.
+            let preferred = group.preferred_version();
+            let mut versions: Vec<&str> = kind.versions.to_vec();
+            if let Some(p) = preferred {
+                if let Some(i) = versions.iter().position(|v| *v == p) {
+                    let p = versions.remove(i);
+                    versions.insert(0, p);
+                }
+            }
+            versions.iter().find_map(|v| {
+                group
+                    .versioned_resources(v)
+                    .into_iter()
+                    .find(|(ar, _)| ar.kind == kind.kind)
+            })
+        });
+        match found {
+            Some((ar, caps)) if caps.supports_operation(verbs::LIST) => {
+                let base = if ar.group.is_empty() {
+                    format!("/api/{}", ar.version)
+                } else {
+                    format!("/apis/{}/{}", ar.group, ar.version)
+                };
+                served.push(Served {
+                    kind,
+                    api_version: ar.api_version.clone(),
+                    path: format!("{base}/{}", ar.plural),
+                    namespaced: caps.scope == Scope::Namespaced,
+                });
+            }
+            _ => absent.push(kind),
+        }
+    }
+    Ok((served, absent))
+}
+
+/// Reads every kind ingest reads from the cluster `options` names.
+pub fn read(options: &Options, progress: &dyn Progress) -> Result<Snapshot, Error> {
+    runtime()?.block_on(async {
+        let (client, _) = connect(options).await?;
+        read_with(&client, options.namespace.as_deref(), progress).await
+    })
+}
+
+/// A runtime for one command: the lists are network-bound, one thread drives them all.
+pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error(format!("cannot start the client's runtime: {e}")))
+}
+
+/// Reads every kind the server serves of those ingest reads, with `client`.
+pub async fn read_with(
+    client: &Client,
+    namespace: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<Snapshot, Error> {
+    let (served, absent) = discover(client).await?;
+    let total = served.len();
+    let done = AtomicUsize::new(0);
+    let objects = AtomicUsize::new(0);
+    progress.update(0, total, 0);
+    let mut results: Vec<(usize, Result<Vec<Input>, Diagnostic>)> =
+        stream::iter(served.iter().enumerate())
+            .map(|(i, s)| {
+                let done = &done;
+                let objects = &objects;
+                async move {
+                    let r = list_all(client, s, namespace).await;
+                    if let Ok(items) = &r {
+                        objects.fetch_add(items.len(), Ordering::Relaxed);
+                    }
+                    let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress.update(d, total, objects.load(Ordering::Relaxed));
+                    (i, r)
+                }
+            })
+            .buffer_unordered(PARALLEL_LISTS)
+            .collect()
+            .await;
+    results.sort_by_key(|(i, _)| *i);
+    let mut snapshot = Snapshot {
+        served,
+        absent,
+        ..Snapshot::default()
+    };
+    for (_, r) in results {
+        match r {
+            Ok(items) => snapshot.inputs.extend(items),
+            Err(d) => snapshot.diagnostics.push(d),
+        }
+    }
+    Ok(snapshot)
+}
+
+/// One page of a list: the objects are kept as the server wrote them.
+#[derive(Deserialize)]
+struct Page<'a> {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(borrow, default)]
+    items: Vec<&'a serde_json::value::RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct ListMeta {
+    #[serde(rename = "continue", default)]
+    continue_token: Option<String>,
+    #[serde(rename = "resourceVersion", default)]
+    resource_version: Option<String>,
+}
+
+/// What an object says of itself, to name it.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    kind: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    metadata: HeadMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct HeadMeta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+/// Every object of one kind, and the resource version the list was read at.
+pub(crate) async fn list_kind(
+    client: &Client,
+    served: &Served,
+    namespace: Option<&str>,
+) -> Result<(Vec<Input>, String), Diagnostic> {
+    let path = served.collection(namespace);
+    let located = |message: String| {
+        Diagnostic::error(
+            Location::new(path.trim_start_matches('/'), 0, 0),
+            format!(
+                "{} ({}) could not be read from the cluster: {message}",
+                served.kind.kind, served.api_version
+            ),
+        )
+    };
+    let mut restarts = 0;
+    'list: loop {
+        let mut inputs = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut params = ListParams::default().limit(PAGE_LIMIT);
+            if let Some(t) = &token {
+                params = params.continue_token(t);
+            }
+            let request = Request::new(&path)
+                .list(&params)
+                .map_err(|e| located(e.to_string()))?;
+            let text = match client.request_text(request).await {
+                Ok(text) => text,
+                Err(kube::Error::Api(status)) if status.code == 410 && token.is_some() => {
+                    // The continue token expired (the server compacted past it): the list is
+                    // read again from the start, as client-go's pager does.
+                    restarts += 1;
+                    if restarts > MAX_RESTARTS {
+                        return Err(located(format!(
+                            "the list expired (410 Gone) {restarts} times while it was read"
+                        )));
+                    }
+                    continue 'list;
+                }
+                Err(e) => return Err(located(describe(&e))),
+            };
+            let page: Page<'_> = serde_json::from_str(&text)
+                .map_err(|e| located(format!("the server's answer is not a list: {e}")))?;
+            for item in page.items {
+                inputs.push(document(served, item.get()).map_err(located)?);
+            }
+            match page.metadata.continue_token {
+                Some(t) if !t.is_empty() => token = Some(t),
+                _ => return Ok((inputs, page.metadata.resource_version.unwrap_or_default())),
+            }
+        }
+    }
+}
+
+async fn list_all(
+    client: &Client,
+    served: &Served,
+    namespace: Option<&str>,
+) -> Result<Vec<Input>, Diagnostic> {
+    list_kind(client, served, namespace).await.map(|(i, _)| i)
+}
+
+/// An object of a list as a document for ingest: named by its API path, with `apiVersion` and
+/// `kind` put first where the list left them out (lists of built-in kinds do).
+pub fn document(served: &Served, item: &str) -> Result<Input, String> {
+    // serde would read a struct from a sequence too: only a JSON object is an object.
+    if !item.trim_start().starts_with('{') {
+        return Err("an item of the list is not an object".to_string());
+    }
+    let head: Head = serde_json::from_str(item)
+        .map_err(|e| format!("an item of the list is not an object: {e}"))?;
+    let name = object_path(
+        served,
+        head.metadata.namespace.as_deref(),
+        &head.metadata.name,
+    );
+    let text = if head.api_version.is_none() && head.kind.is_none() {
+        let rest = item
+            .trim_start()
+            .strip_prefix('{')
+            .unwrap_or(item)
+            .trim_start();
+        let sep = if rest.starts_with('}') { "" } else { "," };
+        format!(
+            "{{\"apiVersion\":{},\"kind\":{}{sep}{rest}",
+            serde_json::Value::from(served.api_version.as_str()),
+            serde_json::Value::from(served.kind.kind),
+        )
+    } else {
+        item.to_string()
+    };
+    Ok(Input { name, text })
+}
+
+/// What the location of one object names: its API path without the leading slash, and `.json`.
+pub fn object_path(served: &Served, namespace: Option<&str>, name: &str) -> String {
+    let collection = served.collection(if served.namespaced { namespace } else { None });
+    format!("{}/{name}.json", collection.trim_start_matches('/'))
+}
+
+/// An error of the client in one line, with the server's status where it sent one.
+pub fn describe(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) => {
+            let reason = match status.code {
+                403 => "forbidden",
+                401 => "unauthorized",
+                404 => "not found",
+                410 => "gone",
+                _ => "refused",
+            };
+            if status.message.is_empty() {
+                format!("{} {reason}", status.code)
+            } else {
+                format!("{} {reason}: {}", status.code, status.message)
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn served(group: &'static str, kind: &'static str, namespaced: bool) -> Served {
+        let k = read_kinds()
+            .into_iter()
+            .find(|k| k.group == group && k.kind == kind)
+            .expect("a kind ingest reads");
+        let (api_version, base) = if group.is_empty() {
+            ("v1".to_string(), "/api/v1".to_string())
+        } else {
+            (format!("{group}/v1"), format!("/apis/{group}/v1"))
+        };
+        Served {
+            kind: k,
+            api_version,
+            path: format!("{base}/{}", k.resource),
+            namespaced,
+        }
+    }
+
+    #[test]
+    fn items_of_built_in_lists_get_their_api_version_and_kind_back() {
+        let pods = served("", "Pod", true);
+        let doc = document(
+            &pods,
+            r#"{"metadata":{"name":"trainer-0","namespace":"ml"},"spec":{}}"#,
+        )
+        .expect("document");
+        assert_eq!(doc.name, "api/v1/namespaces/ml/pods/trainer-0.json");
+        assert_eq!(
+            doc.text,
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"trainer-0","namespace":"ml"},"spec":{}}"#
+        );
+        let empty = document(&pods, "{}").expect("document");
+        assert_eq!(empty.text, r#"{"apiVersion":"v1","kind":"Pod"}"#);
+    }
+
+    #[test]
+    fn custom_resources_keep_the_text_the_server_sent() {
+        let policies = served("nvidia.com", "ClusterPolicy", false);
+        let item = r#"{"apiVersion":"nvidia.com/v1","kind":"ClusterPolicy","metadata":{"name":"cluster-policy"}}"#;
+        let doc = document(&policies, item).expect("document");
+        assert_eq!(
+            doc.name,
+            "apis/nvidia.com/v1/clusterpolicies/cluster-policy.json"
+        );
+        assert_eq!(doc.text, item);
+        assert!(document(&policies, "[1]").is_err());
+    }
+
+    #[test]
+    fn a_namespace_narrows_namespaced_collections_only() {
+        let pods = served("", "Pod", true);
+        assert_eq!(pods.collection(None), "/api/v1/pods");
+        assert_eq!(pods.collection(Some("ml")), "/api/v1/namespaces/ml/pods");
+        let nodes = served("", "Node", false);
+        assert_eq!(nodes.collection(Some("ml")), "/api/v1/nodes");
+    }
+}
