@@ -343,12 +343,13 @@ def markdown(results):
     lines = []
     if "sizes" in results:
         lines += ["| input | size | audit wall | CPU (user+sys) | peak RSS | findings | report | "
-                  "Python `json.load` (wall, peak RSS) |",
+                  "Python `json.load` of the same file (wall, CPU, peak RSS) |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
-        names = {"yaml": "YAML", "json": "JSON", "json-min": "JSON, minified"}
+        names = {"yaml": "YAML", "json": "JSON", "json-min": "JSON minified"}
         for r in results["sizes"]:
             py = r.get("python_json_load")
-            py_text = f"{py['wall_s']:.2f} s, {fmt_mib(py['rss_mib'])}" if py else "-"
+            py_text = (f"{py['wall_s']:.2f} s, {py['cpu_s']:.2f} s, {fmt_mib(py['rss_mib'])}"
+                       if py else "-")
             lines.append(
                 f"| {r['nodes']:,} nodes / {r['pods']:,} pods / {r['tenants']} tenants, "
                 f"{names[r['format']]} | {r['input_mib']:,.0f} MiB | {r['wall_s']:.2f} s | "

@@ -598,3 +598,80 @@ fn unusable_advisories_exit_2() {
         .code(2)
         .stderr(predicate::str::is_match(r"advisories\.yaml:\d+:\d+: error: ").unwrap());
 }
+
+/// A cluster of two tenants on one time-sliced GPU, each running a Deployment whose pods carry the
+/// names and labels the Deployment controller gives them (`<deployment>-<hash>-<suffix>`,
+/// `pod-template-hash`), at template hash `hash`.
+fn deployments_at(hash: &str, suffix: &str) -> String {
+    let base = std::fs::read_to_string(data("two-tenants-time-sliced.yaml")).unwrap();
+    // No Pod Security admission: team-a's trainer runs privileged (GT202, a finding about it alone).
+    let nodes_and_namespaces = base[..base.find("apiVersion: v1\nkind: Pod").unwrap()].replace(
+        "  labels:\n    pod-security.kubernetes.io/enforce: baseline\n",
+        "",
+    );
+    let pod = |ns: &str, deployment: &str, privileged: bool| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {deployment}-{hash}-{suffix}\n  namespace: {ns}\n  \
+             labels:\n    app: {deployment}\n    pod-template-hash: \"{hash}\"\n  ownerReferences:\n  - apiVersion: apps/v1\n    \
+             kind: ReplicaSet\n    name: {deployment}-{hash}\n    uid: \"{ns}\"\n    controller: true\nspec:\n  nodeName: gpu-1\n  \
+             containers:\n    - name: main\n      image: nvcr.io/nvidia/pytorch:25.01-py3\n      securityContext:\n        \
+             privileged: {privileged}\n      resources:\n        limits:\n          nvidia.com/gpu: 1\n---\n"
+        )
+    };
+    format!(
+        "{nodes_and_namespaces}{}{}",
+        pod("team-a", "train", true),
+        pod("team-b", "infer", false)
+    )
+}
+
+/// SARIF fingerprints are keyed on the owning workload: a rollout (new ReplicaSet, new pod names,
+/// objects on other lines) keeps every alert, and a workload that is really new gets one of its own.
+#[test]
+fn sarif_fingerprints_survive_a_rollout() {
+    let dir = tempfile::tempdir().unwrap();
+    let sarif_of = |text: String| -> Vec<(String, String)> {
+        let path = dir.path().join("cluster.yaml");
+        std::fs::write(&path, text).unwrap();
+        let out = gpu_trust()
+            .current_dir(dir.path())
+            .args(["cluster.yaml", "--format", "sarif", "--today", "2026-11-15"])
+            .assert()
+            .code(1)
+            .get_output()
+            .clone();
+        let log = json_of(&out);
+        let mut ids: Vec<(String, String)> = log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["ruleId"].as_str().unwrap().to_string(),
+                    r["partialFingerprints"]["primaryLocationLineHash"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                )
+            })
+            .collect();
+        ids.sort();
+        ids
+    };
+    let before = sarif_of(deployments_at("7cb557479", "x2k4p"));
+    assert!(before.iter().any(|(rule, _)| rule == "GT101"), "{before:?}");
+    let rolled = sarif_of(format!(
+        "# rolled out: a new template hash\n\n{}",
+        deployments_at("5f7c9d8b6", "q4mzn")
+    ));
+    assert_eq!(before, rolled);
+    assert!(before.iter().any(|(rule, _)| rule == "GT202"), "{before:?}");
+    // Another Deployment is another workload: its finding is a new alert, the others stay.
+    let renamed = sarif_of(
+        deployments_at("7cb557479", "x2k4p")
+            .replace("name: train-7cb557479", "name: trainer-7cb557479"),
+    );
+    let changed: Vec<&(String, String)> = renamed.iter().filter(|r| !before.contains(r)).collect();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(changed[0].0, "GT202");
+}

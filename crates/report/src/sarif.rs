@@ -4,7 +4,9 @@
 //!   tags, once per severity a finding of the rule can have. GitHub takes a result's security severity
 //!   from its rule (`properties.security-severity` of the `reportingDescriptor`), not from the result,
 //!   so a finding one step lower than the rule's top severity (`permitted`) refers to the rule's
-//!   variant of that severity: `GT101` is critical, `GT101/high` the same rule at high.
+//!   variant of that severity: `GT101` is critical, `GT101/high` the same rule at high. GitHub matches
+//!   results across runs by rule id and fingerprint, so a finding whose severity changes (a permitted
+//!   pair now scheduled together) closes its alert and opens one under the other descriptor.
 //! - One result per finding, located at its first object's line with a URI relative to the stated
 //!   root (`%SRCROOT%`, given in `originalUriBaseIds`; `--sarif-root`), and a partial fingerprint
 //!   that hashes the rule and what the finding is about (the finding's `key`: the owning workload,

@@ -1,6 +1,7 @@
 //! The HTML report in a real browser: headless Chromium opens each page from a `file://` address, and
 //! the test reads back the DOM after the page's script ran. It asserts on the rendered DOM (a matrix
-//! cell per pair of the matrix's tenants, one slice element per MIG instance drawn, finding counts
+//! cell per pair of the matrix's tenants, the pairs listed riskiest first, one slice element per MIG
+//! instance drawn (identical GPUs drawn once), finding counts
 //! equal to the JSON report, accepted findings hidden until asked for, no Markdown backtick left in the
 //! text), that no script error or console message occurred, that the page asked for nothing (its
 //! Content-Security-Policy forbids every request, and the page records each one it blocks), and that
@@ -333,6 +334,24 @@ fn check_page(
     assert_eq!(Value::from(cells), want["matrixCells"], "{name}");
     let slices = run.stdout.matches("<rect class=\"mig-slice").count();
     assert_eq!(Value::from(slices), want["migSlices"], "{name}");
+    // Pairs riskiest first: down the table, the worst open severity of a pair never rises.
+    let rank = |row: &str| {
+        ["critical", "high", "medium", "low", "info"]
+            .iter()
+            .position(|s| row.contains(&format!("badge sev-{s}\"")))
+            .unwrap_or(5)
+    };
+    let ranks: Vec<usize> = run
+        .stdout
+        .split("<tr class=\"pair\"")
+        .skip(1)
+        .map(|row| rank(&row[..row.find("</tr>").unwrap()]))
+        .collect();
+    assert_eq!(Value::from(ranks.len()), want["pairs"], "{name}");
+    assert!(
+        ranks.windows(2).all(|w| w[0] <= w[1]),
+        "{name}: pairs not riskiest first: {ranks:?}"
+    );
     let articles = run.stdout.matches("<article class=\"finding").count();
     assert_eq!(Value::from(articles), want["findings"], "{name}");
     let total = want["findings"].as_u64().unwrap();

@@ -7,6 +7,12 @@
 //!   ReplicaSet's pod template, hence its pods, `pod-template-hash: <hash>`
 //!   (<https://kubernetes.io/docs/concepts/workloads/controllers/deployment/>, "Pod-template-hash
 //!   label" and "Creating a Deployment").
+//! - That hash is the FNV-32a of the pod template written in decimal and encoded character by
+//!   character in the alphabet Kubernetes uses for generated names, which has no vowels: at most 10
+//!   characters of `bcdfghjklmnpqrstvwxz2456789` (kubernetes/kubernetes
+//!   `pkg/controller/controller_utils.go`, `ComputeHash`; kubernetes/apimachinery
+//!   `pkg/util/rand/rand.go`, `SafeEncodeString`). A pod without the label (a hand-written manifest)
+//!   is still named by its Deployment when its ReplicaSet's name ends in such a hash.
 //! - A CronJob's controller names each Job `<cronjob>-<scheduled time in minutes>` and reserves 11
 //!   characters of the name for that suffix
 //!   (<https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/>, "Writing a CronJob
@@ -17,6 +23,15 @@ use std::collections::BTreeSet;
 
 /// The label a Deployment's controller puts on its ReplicaSets' pods.
 const POD_TEMPLATE_HASH: &str = "pod-template-hash";
+
+/// The alphabet of generated names and template hashes (kubernetes/apimachinery
+/// `pkg/util/rand/rand.go`).
+const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// The lengths a template hash read from a ReplicaSet's name may have: at most 10 (a 32-bit number
+/// in decimal); at least 6, since a shorter decimal is one hash in 40,000 while a short last part
+/// of a name (`web-v2`) is common.
+const HASH_LEN: std::ops::RangeInclusive<usize> = 6..=10;
 
 /// Characters a CronJob's controller reserves to name a Job: `-` and the scheduled time in minutes.
 const CRONJOB_SUFFIX: usize = 11;
@@ -51,14 +66,9 @@ impl Owners {
             _ => (w.object.kind.clone(), w.object.name.clone()),
         };
         match kind.as_str() {
-            "ReplicaSet" => match w.labels.get(POD_TEMPLATE_HASH) {
-                Some(hash) if !hash.is_empty() => match name.strip_suffix(hash.as_str()) {
-                    Some(base) if base.len() > 1 && base.ends_with('-') => {
-                        format!("Deployment/{ns}/{}", &base[..base.len() - 1])
-                    }
-                    _ => format!("ReplicaSet/{ns}/{name}"),
-                },
-                _ => format!("ReplicaSet/{ns}/{name}"),
+            "ReplicaSet" => match deployment_of(&name, w.labels.get(POD_TEMPLATE_HASH)) {
+                Some(deployment) => format!("Deployment/{ns}/{deployment}"),
+                None => format!("ReplicaSet/{ns}/{name}"),
             },
             "Job" => match self.cronjob_of(ns, &name) {
                 Some(cronjob) => format!("CronJob/{ns}/{cronjob}"),
@@ -81,6 +91,17 @@ impl Owners {
             .contains(&(ns.to_string(), base.to_string()))
             .then_some(base)
     }
+}
+
+/// The Deployment of a ReplicaSet named `<deployment>-<hash>`: the hash is the pods'
+/// `pod-template-hash` when they carry it, else a last part of the name that can only be a hash.
+fn deployment_of<'n>(replica_set: &'n str, label: Option<&String>) -> Option<&'n str> {
+    let (deployment, hash) = replica_set.rsplit_once('-')?;
+    let is_hash = match label {
+        Some(label) => !label.is_empty() && hash == label,
+        None => HASH_LEN.contains(&hash.len()) && hash.bytes().all(|b| NAME_ALPHABET.contains(&b)),
+    };
+    (is_hash && !deployment.is_empty()).then_some(deployment)
 }
 
 #[cfg(test)]
@@ -140,10 +161,24 @@ mod tests {
             )),
             "Deployment/ns/llm-api"
         );
-        // A ReplicaSet of its own (no hash label, or one that does not end its name).
+        // Without the label, a last part of the name that can only be a template hash.
+        assert_eq!(
+            owners.of(&pod(Some("ReplicaSet/tgi-deployment-7d9c6b5f4"), None)),
+            "Deployment/ns/tgi-deployment"
+        );
+        // A ReplicaSet of its own (no hash label and no hash in its name, or a label that does not
+        // end its name).
         assert_eq!(
             owners.of(&pod(Some("ReplicaSet/web"), None)),
             "ReplicaSet/ns/web"
+        );
+        assert_eq!(
+            owners.of(&pod(Some("ReplicaSet/web-v2"), None)),
+            "ReplicaSet/ns/web-v2"
+        );
+        assert_eq!(
+            owners.of(&pod(Some("ReplicaSet/web-frontend"), None)),
+            "ReplicaSet/ns/web-frontend"
         );
         assert_eq!(
             owners.of(&pod(Some("ReplicaSet/web-1"), Some("abc"))),
