@@ -220,11 +220,24 @@ fn serve_reports_a_new_finding_after_a_pod_appears() {
             })
             .expect("a finding for the new tenant");
         assert_eq!(finding.1["layer"], "device", "{finding:?}");
+        // The new tenant is in a group whose tenants share a memory pool, and that group counts pairs.
+        let groups: Vec<&serde_json::Value> = samples
+            .iter()
+            .filter(|(name, labels, _)| {
+                name == "gpu_trust_group_tenant" && labels["tenant"] == "intruder-lab"
+            })
+            .map(|(_, labels, _)| &labels["group"])
+            .collect();
+        assert!(
+            !groups.is_empty(),
+            "intruder-lab shares a memory pool or fault domain"
+        );
         assert!(samples
             .iter()
-            .any(|(name, labels, _)| name == "gpu_trust_tenant_pair_shares"
-                && (labels["tenant_a"] == "intruder-lab" || labels["tenant_b"] == "intruder-lab")
-                && labels["shares"] == "memory-pool"));
+            .any(|(name, labels, v)| name == "gpu_trust_shared_tenant_pairs"
+                && groups.contains(&&labels["group"])
+                && labels["shares"] == "memory-pool"
+                && *v >= 1.0));
         assert!(samples
             .iter()
             .any(|(name, labels, v)| name == "gpu_trust_coverage_kinds"

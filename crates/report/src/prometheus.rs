@@ -1,7 +1,7 @@
 //! The report as Prometheus metrics (text exposition format 0.0.4,
 //! https://prometheus.io/docs/instrumenting/exposition_formats/#text-based-format), for
-//! `gpu-trust serve`'s `/metrics`: findings by rule, severity, layer and tenant, the pairs of
-//! tenants and what they share, and what part of the cluster the audit covered.
+//! `gpu-trust serve`'s `/metrics`: findings by rule, severity, layer and tenant, what tenants share
+//! per group (pairs counted, never listed), and what part of the cluster the audit covered.
 
 use crate::AuditReport;
 use std::collections::BTreeMap;
@@ -29,6 +29,16 @@ pub struct Run {
     pub timestamp_seconds: f64,
     /// How long it took (read to report), in seconds.
     pub duration_seconds: f64,
+}
+
+fn group_level(level: gpu_trust_rules::report::GroupLevel) -> &'static str {
+    use gpu_trust_rules::report::GroupLevel;
+    match level {
+        GroupLevel::Device => "device",
+        GroupLevel::MigGpu => "mig-gpu",
+        GroupLevel::Node => "node",
+        GroupLevel::ControlPlane => "control-plane",
+    }
 }
 
 /// A label value as the format writes it: backslash, double quote and line feed escaped.
@@ -127,26 +137,69 @@ pub fn render(report: &AuditReport, coverage: &Coverage, run: &Run) -> String {
         );
     }
 
+    // What tenants share, per shared thing (a GPU or MIG instance group, a MIG GPU, a node group, the
+    // API server): bounded by tenants plus groups, never by pairs of tenants.
     family(
         &mut out,
-        "gpu_trust_tenant_pair_shares",
-        "1 for each thing a pair of tenants shares (memory-pool, fault-domain, gpu, host, control-plane...), with the trust between them.",
+        "gpu_trust_shared_tenant_pairs",
+        "Pairs of tenants that share a thing (memory-pool, fault-domain, gpu, host, control-plane...) in one group of the report.",
     );
-    let mut pairs: Vec<String> = Vec::new();
-    for p in &report.pairs {
-        for s in &p.shares {
-            pairs.push(format!(
-                "gpu_trust_tenant_pair_shares{{tenant_a=\"{}\",tenant_b=\"{}\",trust=\"{}\",shares=\"{}\"}} 1",
-                label(&p.tenants[0]),
-                label(&p.tenants[1]),
-                p.trust.as_str(),
-                label(s)
+    let mut lines: Vec<String> = Vec::new();
+    for g in &report.groups {
+        let level = group_level(g.level);
+        for s in &g.shares {
+            lines.push(format!(
+                "gpu_trust_shared_tenant_pairs{{group=\"{}\",level=\"{level}\",shares=\"{}\"}} {}",
+                label(&g.id),
+                label(s),
+                g.pairs
             ));
         }
     }
-    pairs.sort();
-    for line in pairs {
+    lines.sort();
+    for line in lines {
         let _ = writeln!(out, "{line}");
+    }
+    family(
+        &mut out,
+        "gpu_trust_group_tenant",
+        "1 for each tenant of a group whose tenants share a memory pool or a fault domain (the group's shares are in gpu_trust_shared_tenant_pairs).",
+    );
+    let mut lines: Vec<String> = Vec::new();
+    for g in &report.groups {
+        let pooled = g
+            .shares
+            .iter()
+            .any(|s| s == "memory-pool" || s == "fault-domain");
+        if !pooled || g.pairs == 0 {
+            continue;
+        }
+        for t in &g.tenants {
+            lines.push(format!(
+                "gpu_trust_group_tenant{{group=\"{}\",level=\"{}\",tenant=\"{}\"}} 1",
+                label(&g.id),
+                group_level(g.level),
+                label(t)
+            ));
+        }
+    }
+    lines.sort();
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+
+    family(
+        &mut out,
+        "gpu_trust_coverage_layer",
+        "1 for each layer's coverage state in the last audit (evaluated, partial, not evaluated, not in play).",
+    );
+    for l in &report.coverage.layers {
+        let _ = writeln!(
+            out,
+            "gpu_trust_coverage_layer{{layer=\"{}\",status=\"{}\"}} 1",
+            l.layer.as_str(),
+            l.status.as_str()
+        );
     }
 
     family(

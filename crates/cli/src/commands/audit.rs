@@ -260,9 +260,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         let rbac = gpu_trust_live::rbac::manifests();
         return match args.output.as_slice() {
             [] => output::verdict(output::write_output(None, &rbac), output::CLEAN),
-            [OutputTarget { format: None, path }] => {
-                output::verdict(output::write_output(Some(path.as_path()), &rbac), output::CLEAN)
-            }
+            [OutputTarget { format: None, path }] => output::verdict(
+                output::write_output(Some(path.as_path()), &rbac),
+                output::CLEAN,
+            ),
             _ => input_error("--print-rbac writes one file: --output FILE"),
         };
     }
@@ -640,6 +641,7 @@ fn printed(
     let mut shown = gpu_trust_report::AuditReport {
         schema: report.schema,
         summary: report.summary.clone(),
+        coverage: report.coverage.clone(),
         tenants: report.tenants.clone(),
         findings: Vec::new(),
         groups: report.groups.clone(),
