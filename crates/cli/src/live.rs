@@ -20,7 +20,7 @@ pub struct ClusterArgs {
     pub context: Option<String>,
     /// Without PATH: read namespaced objects of this namespace only (the tenant in scope); nodes,
     /// cluster-scoped RBAC and the GPU configuration are still read.
-    #[arg(long, short = 'n', value_name = "NAMESPACE")]
+    #[arg(long, short = 'n', value_name = "NS")]
     pub namespace: Option<String>,
 }
 

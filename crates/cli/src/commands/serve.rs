@@ -48,10 +48,10 @@ pub struct Args {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8080")]
     pub listen: String,
     /// Seconds without a change before auditing again.
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub debounce: f64,
     /// Seconds after the first change by which the audit runs even if changes go on.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub max_delay: f64,
 }
 
