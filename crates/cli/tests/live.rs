@@ -209,6 +209,68 @@ fn a_kind_it_may_not_list_fails_the_audit_closed_unless_skipped() {
     );
 }
 
+/// A custom kind that is not in the controllers table but whose definition describes pod templates:
+/// a file audit would search its objects for GPU requests, a live audit does not list them, so the
+/// live audit fails closed on it (unless a partial audit is accepted), naming the kind.
+#[test]
+fn a_custom_kind_with_pod_templates_the_live_audit_does_not_read_fails_it_closed() {
+    let rec = serve("ml-platform", Behaviour::default());
+    rec.server.add(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "trainingruns.gpus.example.com"},
+        "spec": {
+            "group": "gpus.example.com",
+            "names": {"kind": "TrainingRun", "plural": "trainingruns"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "template": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                        "containers": {"type": "array", "items": {"type": "object"}}}}}}}}}}}}]
+        }
+    }));
+    // And one that carries no pods (cert-manager's kind of definition): no error for it.
+    rec.server.add(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "certificates.cert-manager.io"},
+        "spec": {
+            "group": "cert-manager.io",
+            "names": {"kind": "Certificate", "plural": "certificates"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "secretName": {"type": "string"}}}}}}}]
+        }
+    }));
+    let out = gpu_trust()
+        .args(["audit", "--kubeconfig"])
+        .arg(&rec.kubeconfig)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TrainingRun (gpus.example.com)")
+            && stderr.contains("kubectl get trainingruns.gpus.example.com -A -o yaml"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Certificate"), "{stderr}");
+
+    let out = gpu_trust()
+        .args(["audit", "--skip-invalid", "-o", "json", "--kubeconfig"])
+        .arg(&rec.kubeconfig)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("customresourcedefinitions/trainingruns.gpus.example.com"),
+        "the report lists the kind it did not read: {report}"
+    );
+}
+
 #[test]
 fn a_namespace_scopes_the_tenant_objects_and_still_reads_the_cluster() {
     let rec = serve("ml-platform", Behaviour::default());

@@ -15,8 +15,10 @@
 //!
 //! A kind the server serves but that cannot be read (403 Forbidden, any other failure) is an error
 //! diagnostic located at its API path: the audit fails closed on it unless the user accepts a
-//! partial audit, as for an unreadable file.
+//! partial audit, as for an unreadable file. So is a custom kind outside the list whose definition
+//! describes pod templates ([`crds`]): a file audit would search it, a live audit does not.
 
+pub mod crds;
 pub mod rbac;
 pub mod watch;
 
@@ -261,6 +263,10 @@ pub async fn read_with(
             Err(d) => snapshot.diagnostics.push(d),
         }
     }
+    // Custom kinds outside the list that carry pod templates: not read, so not a clean audit.
+    snapshot
+        .diagnostics
+        .extend(crds::unread_workload_kinds(client).await);
     Ok(snapshot)
 }
 

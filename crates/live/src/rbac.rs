@@ -1,5 +1,5 @@
 //! The read-only role a live audit (and `gpu-trust serve`) needs: `list` and `watch` on every kind
-//! ingest reads, nothing else, made from the same list the reader lists ([`read_kinds`]). Discovery
+//! ingest reads and on CustomResourceDefinitions ([`crate::crds`]), nothing else, made from the same list the reader lists ([`read_kinds`]). Discovery
 //! (`/api`, `/apis`) needs no rule: Kubernetes grants it to every authenticated user through the
 //! `system:discovery` ClusterRole (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#discovery-roles).
 
@@ -19,6 +19,11 @@ pub fn rules() -> BTreeMap<&'static str, Vec<&'static str>> {
     for k in read_kinds() {
         rules.entry(k.group).or_default().push(k.resource);
     }
+    // The definitions of custom kinds, to find those outside the list that carry pod templates.
+    rules
+        .entry(crate::crds::CRD.group)
+        .or_default()
+        .push(crate::crds::CRD.resource);
     for resources in rules.values_mut() {
         resources.sort_unstable();
         resources.dedup();

@@ -26,6 +26,13 @@ use std::time::Duration;
 pub const SERVED: &[Resource] = &[
     ("", "v1", "Namespace", "namespaces", false),
     ("", "v1", "Node", "nodes", false),
+    (
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+    ),
     ("", "v1", "Pod", "pods", true),
     ("", "v1", "ConfigMap", "configmaps", true),
     ("", "v1", "Service", "services", true),
