@@ -245,3 +245,63 @@ fn serve_reports_a_new_finding_after_a_pod_appears() {
                 && *v > 5.0));
     }
 }
+
+/// A custom kind with pod templates that the live reader does not list: serve keeps serving, and
+/// says in its report and metrics that the kind was not read, so the continuous audit never looks
+/// complete while a GPU workload may hide there.
+#[test]
+fn serve_says_when_a_custom_kind_with_pod_templates_is_not_read() {
+    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let server = ApiServer::start(objects, Behaviour::default());
+    server.add(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "trainingruns.gpus.example.com"},
+        "spec": {
+            "group": "gpus.example.com",
+            "names": {"kind": "TrainingRun", "plural": "trainingruns"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "template": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                        "containers": {"type": "array", "items": {"type": "object"}}}}}}}}}}}}]
+        }
+    }));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig()).expect("kubeconfig");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
+        l.local_addr().expect("addr").port()
+    };
+    let child = Command::new(assert_cmd::cargo::cargo_bin("gpu-trust"))
+        .args(["serve", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .arg("--policy")
+        .arg(example("ml-platform").join("policy.yaml"))
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--debounce",
+            "0.3",
+        ])
+        .env_remove("KUBECONFIG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start gpu-trust serve");
+    let _serving = Serving(child);
+    wait_for("the first audit (/readyz)", Duration::from_secs(60), || {
+        get(port, "/readyz").is_some_and(|(c, _)| c == 200)
+    });
+    let (_, report) = get(port, "/report.json").expect("/report.json");
+    assert!(
+        report.contains("customresourcedefinitions/trainingruns.gpus.example.com"),
+        "the report lists the kind it did not read: {report}"
+    );
+    let (_, metrics) = get(port, "/metrics").expect("/metrics");
+    assert!(
+        metrics.contains("gpu_trust_coverage_kinds{state=\"unreadable\"} 1"),
+        "{metrics}"
+    );
+}

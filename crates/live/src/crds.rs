@@ -23,6 +23,9 @@ pub const CRD: ApiKind = ApiKind {
     versions: &["v1"],
 };
 
+/// Where the definitions are listed.
+pub const COLLECTION: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
 /// How deep a schema is searched for `containers` (PodSpec sits a few levels down in real CRDs:
 /// `spec.template.spec.containers`, `spec.replicaSpecs.*.template.spec.containers`).
 const MAX_SCHEMA_DEPTH: usize = 64;
@@ -31,7 +34,7 @@ fn served() -> Served {
     Served {
         kind: CRD,
         api_version: "apiextensions.k8s.io/v1".to_string(),
-        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions".to_string(),
+        path: COLLECTION.to_string(),
         namespaced: false,
     }
 }

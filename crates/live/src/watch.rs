@@ -25,6 +25,8 @@ use std::time::Duration;
 pub const WATCH_SECONDS: u32 = 50;
 /// How long to wait before listing a kind again after a failure.
 pub const RETRY: Duration = Duration::from_secs(15);
+/// How often the CustomResourceDefinitions are checked again for custom kinds with pod templates.
+pub const CUSTOM_KINDS_EVERY: Duration = Duration::from_secs(60);
 
 #[derive(Default)]
 struct KindState {
@@ -39,6 +41,8 @@ struct Store {
     kinds: Vec<KindState>,
     absent: Vec<ApiKind>,
     discovered: bool,
+    /// Custom kinds with pod templates that are not read ([`crate::crds`]), once checked.
+    unread_custom: Option<Vec<Diagnostic>>,
     generation: u64,
     fatal: Option<String>,
 }
@@ -115,6 +119,7 @@ impl Mirror {
         if !s.discovered || s.kinds.iter().any(|k| !k.listed) {
             return None;
         }
+        let unread_custom = s.unread_custom.as_ref()?;
         let mut snapshot = Snapshot {
             absent: s.absent.clone(),
             ..Snapshot::default()
@@ -133,6 +138,7 @@ impl Mirror {
                 })),
             }
         }
+        snapshot.diagnostics.extend(unread_custom.iter().cloned());
         Some((s.generation, snapshot))
     }
 }
@@ -152,14 +158,31 @@ async fn follow_cluster(options: &Options, shared: &Arc<Shared>) -> Result<(), E
         s.discovered = true;
     });
     let namespace = options.namespace.as_deref();
-    futures::future::join_all(
+    let kinds = futures::future::join_all(
         served
             .iter()
             .enumerate()
             .map(|(i, k)| follow_kind(&client, i, k, namespace, shared)),
-    )
-    .await;
+    );
+    futures::future::join(kinds, follow_custom_kinds(&client, shared)).await;
     Ok(())
+}
+
+/// Checks the CustomResourceDefinitions for custom kinds with pod templates that are not read, now
+/// and then every [`CUSTOM_KINDS_EVERY`]; a change of the answer is a change of the cluster.
+async fn follow_custom_kinds(client: &Client, shared: &Arc<Shared>) {
+    loop {
+        let found = crate::crds::unread_workload_kinds(client).await;
+        let changed = shared
+            .store
+            .lock()
+            .map(|s| s.unread_custom.as_ref() != Some(&found))
+            .unwrap_or(false);
+        if changed {
+            shared.update(|s| s.unread_custom = Some(found));
+        }
+        tokio::time::sleep(CUSTOM_KINDS_EVERY).await;
+    }
 }
 
 /// One event of a watch stream.
