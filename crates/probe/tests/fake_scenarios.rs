@@ -187,8 +187,10 @@ fn unscrubbed_memory_leaks_the_marker() {
 
 #[test]
 fn a_hanging_aggressor_makes_every_scenario_inconclusive_within_the_timeout() {
-    let started = std::time::Instant::now();
-    let ev = run_fake("hang", &[], Duration::from_secs(1));
+    // The bound covers the baseline too (both runs share it): three seconds leave the baseline's
+    // fake victim time to start and finish on a loaded machine, where one second did not. That the
+    // hang is cut at the bound is shown by the contended run's error, not by a clock here.
+    let ev = run_fake("hang", &[], Duration::from_secs(3));
     for s in &ev.scenarios {
         assert_eq!(
             s.verdict,
@@ -198,15 +200,13 @@ fn a_hanging_aggressor_makes_every_scenario_inconclusive_within_the_timeout() {
             s.summary
         );
         let err = s.contended.error.as_deref().unwrap_or("");
-        assert!(err.contains("timed out after 1s"), "{}: {err}", s.scenario);
-        assert!(s.baseline.error.is_none(), "the baseline has no aggressor");
+        assert!(err.contains("timed out after 3s"), "{}: {err}", s.scenario);
+        assert!(
+            s.baseline.error.is_none(),
+            "the baseline has no aggressor: {:?}",
+            s.baseline.error
+        );
     }
-    // Six scenarios, each bounded by its one-second timeout (plus the exits).
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "{:?}",
-        started.elapsed()
-    );
 }
 
 #[test]
