@@ -90,47 +90,69 @@ pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
         limits: options.limits,
         ..Collector::default()
     };
+    for (i, input) in inputs.iter().enumerate() {
+        read_input(&mut c, i, input, options);
+    }
+    c.finish()
+}
+
+/// Reads every input into the fleet model, each input's text released as soon as it is read: on a
+/// large dump the text does not stay beside the fleet while the fleet is built.
+pub fn ingest_owned(inputs: Vec<Input>, options: &Options) -> Ingested {
+    let mut c = Collector {
+        limits: options.limits,
+        ..Collector::default()
+    };
+    for (i, input) in inputs.into_iter().enumerate() {
+        read_input(&mut c, i, &input, options);
+    }
+    c.finish()
+}
+
+/// Reads one input, and hints at Markdown fragments in its errors while its text is at hand.
+fn read_input(c: &mut Collector, i: usize, input: &Input, options: &Options) {
     let read = ReadOptions {
         limits: options.limits,
         split_key: Some("items".to_string()),
         format: Format::Auto,
     };
-    for (i, input) in inputs.iter().enumerate() {
-        if input.text.len() < PIPELINE_BYTES {
-            read_stream(&input.text, &input.name, &read, &mut |e| c.accept(i, e));
-        } else {
-            // A large input: parse on one thread while the objects are typed and converted on
-            // this one. Batches keep the order of the input.
-            std::thread::scope(|scope| {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Entry<'_>>>(PIPELINE_DEPTH);
-                let read = &read;
-                scope.spawn(move || {
-                    let mut batch = Vec::with_capacity(PIPELINE_BATCH);
-                    read_stream(&input.text, &input.name, read, &mut |e| {
-                        batch.push(e);
-                        if batch.len() == PIPELINE_BATCH {
-                            let full =
-                                std::mem::replace(&mut batch, Vec::with_capacity(PIPELINE_BATCH));
-                            // The receiver only stops early if this thread's owner is gone.
-                            let _ = tx.send(full);
-                        }
-                    });
-                    if !batch.is_empty() {
-                        let _ = tx.send(batch);
+    let from = c.diagnostics.len();
+    // Items of the current document without apiVersion/kind, waiting for the list's own kind.
+    let mut pending: Vec<Object<'_>> = Vec::new();
+    if input.text.len() < PIPELINE_BYTES {
+        read_stream(&input.text, &input.name, &read, &mut |e| {
+            c.accept(&mut pending, i, e)
+        });
+    } else {
+        // A large input: parse on one thread while the objects are typed and converted on
+        // this one. Batches keep the order of the input.
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Entry<'_>>>(PIPELINE_DEPTH);
+            let read = &read;
+            scope.spawn(move || {
+                let mut batch = Vec::with_capacity(PIPELINE_BATCH);
+                read_stream(&input.text, &input.name, read, &mut |e| {
+                    batch.push(e);
+                    if batch.len() == PIPELINE_BATCH {
+                        let full =
+                            std::mem::replace(&mut batch, Vec::with_capacity(PIPELINE_BATCH));
+                        // The receiver only stops early if this thread's owner is gone.
+                        let _ = tx.send(full);
                     }
                 });
-                for batch in rx {
-                    for e in batch {
-                        c.accept(i, e);
-                    }
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
             });
-        }
-        c.end_document();
+            for batch in rx {
+                for e in batch {
+                    c.accept(&mut pending, i, e);
+                }
+            }
+        });
     }
-    let mut ingested = c.finish();
-    hint_fragments(&mut ingested.diagnostics, inputs);
-    ingested
+    c.end_document(&mut pending);
+    hint_fragments(&mut c.diagnostics[from..], std::slice::from_ref(input));
 }
 
 /// Inputs at least this large are read on a second thread.
@@ -300,7 +322,7 @@ struct Checkpoint {
 }
 
 #[derive(Default)]
-struct Collector<'a> {
+struct Collector {
     nodes: Vec<NodeDraft>,
     workloads: Vec<WorkloadDraft>,
     namespaces: Vec<NamespaceRecord>,
@@ -320,8 +342,6 @@ struct Collector<'a> {
     diagnostics: Vec<Diagnostic>,
     current: Option<(usize, usize)>,
     checkpoint: Checkpoint,
-    /// Items of the current document without apiVersion/kind, waiting for the list's own kind.
-    pending: Vec<Object<'a>>,
     /// Kubeflow Trainer runtimes and the TrainJobs that reference them, joined at the end.
     runtimes: Vec<RuntimeDraft>,
     train_jobs: Vec<TrainJobDraft>,
@@ -331,7 +351,7 @@ struct Collector<'a> {
     limits: Limits,
 }
 
-impl<'a> Collector<'a> {
+impl Collector {
     fn mark(&self) -> Checkpoint {
         Checkpoint {
             nodes: self.nodes.len(),
@@ -369,11 +389,10 @@ impl<'a> Collector<'a> {
         self.plugin_daemonsets.truncate(c.plugin_daemonsets);
         self.runtimes.truncate(c.runtimes);
         self.train_jobs.truncate(c.train_jobs);
-        self.pending.clear();
     }
 
-    fn end_document(&mut self) {
-        for o in std::mem::take(&mut self.pending) {
+    fn end_document(&mut self, pending: &mut Vec<Object<'_>>) {
+        for o in pending.drain(..) {
             self.diagnostics.push(Diagnostic::error(
                 o.location(),
                 "list item without apiVersion and kind, in a list that does not name its item kind",
@@ -382,25 +401,26 @@ impl<'a> Collector<'a> {
         self.current = None;
     }
 
-    fn accept(&mut self, input: usize, entry: Entry<'a>) {
+    fn accept<'a>(&mut self, pending: &mut Vec<Object<'a>>, input: usize, entry: Entry<'a>) {
         let document = match &entry {
             Entry::Object(o) | Entry::Container { object: o, .. } => o.document(),
             Entry::Invalid { document, .. } => *document,
         };
         if self.current != Some((input, document)) {
-            self.end_document();
+            self.end_document(pending);
             self.current = Some((input, document));
             self.checkpoint = self.mark();
         }
         match entry {
-            Entry::Object(o) => self.object(o, None),
-            Entry::Container { object, .. } => self.container(object),
+            Entry::Object(o) => self.object(pending, o, None),
+            Entry::Container { object, .. } => self.container(pending, object),
             Entry::Invalid {
                 item: None,
                 diagnostic,
                 ..
             } => {
                 self.rollback();
+                pending.clear();
                 self.diagnostics.push(diagnostic);
             }
             Entry::Invalid { diagnostic, .. } => self.diagnostics.push(diagnostic),
@@ -408,25 +428,30 @@ impl<'a> Collector<'a> {
     }
 
     /// The rest of a list document: its kind names the kind of items that do not say theirs.
-    fn container(&mut self, object: Object<'a>) {
+    fn container<'a>(&mut self, pending: &mut Vec<Object<'a>>, object: Object<'a>) {
         let header: ListHeader = object.deserialize().unwrap_or_default();
-        let pending = std::mem::take(&mut self.pending);
+        let waiting = std::mem::take(pending);
         let kind = header.kind.as_deref().unwrap_or("");
         let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
         match (item_kind, header.api_version.as_deref()) {
             (Some(k), Some(api)) => {
-                for o in pending {
-                    self.object(o, Some((api, k)));
+                for o in waiting {
+                    self.object(pending, o, Some((api, k)));
                 }
             }
             _ => {
-                self.pending = pending;
-                self.end_document();
+                *pending = waiting;
+                self.end_document(pending);
             }
         }
     }
 
-    fn object(&mut self, o: Object<'a>, supplied: Option<(&str, &str)>) {
+    fn object<'a>(
+        &mut self,
+        pending: &mut Vec<Object<'a>>,
+        o: Object<'a>,
+        supplied: Option<(&str, &str)>,
+    ) {
         let dispatched = match o.deserialize_seed(Dispatch { supplied }) {
             Ok(d) => d,
             Err(d) => {
@@ -435,7 +460,7 @@ impl<'a> Collector<'a> {
             }
         };
         if matches!(dispatched, Dispatched::NoKind) && o.item().is_some() && supplied.is_none() {
-            self.pending.push(o);
+            pending.push(o);
             return;
         }
         let doc = Doc::of(&o);
@@ -1203,7 +1228,7 @@ impl<'a> Collector<'a> {
     }
 
     fn finish(mut self) -> Ingested {
-        self.end_document();
+        self.end_document(&mut Vec::new());
         self.train_jobs();
         let mut diagnostics = std::mem::take(&mut self.diagnostics);
         let mut unresolved: Vec<Unresolved> = Vec::new();

@@ -739,7 +739,8 @@ pub(crate) fn load_cluster(
             follow_symlinks,
         },
     );
-    let mut ingested = gpu_trust_ingest::ingest(&inputs, &options);
+    // Each file's text is released once it is read, before the fleet is built.
+    let mut ingested = gpu_trust_ingest::ingest_owned(inputs, &options);
     ingested.diagnostics.extend(gathered);
     ingested.diagnostics.sort();
     ingested.diagnostics.dedup();
