@@ -215,34 +215,20 @@ fn a_kind_it_may_not_list_fails_the_audit_closed_unless_skipped() {
 #[test]
 fn a_custom_kind_with_pod_templates_the_live_audit_does_not_read_fails_it_closed() {
     let rec = serve("ml-platform", Behaviour::default());
-    rec.server.add(serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "trainingruns.gpus.example.com"},
-        "spec": {
-            "group": "gpus.example.com",
-            "names": {"kind": "TrainingRun", "plural": "trainingruns"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
-                "type": "object", "properties": {"spec": {"type": "object", "properties": {
-                    "template": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-                        "containers": {"type": "array", "items": {"type": "object"}}}}}}}}}}}}]
-        }
-    }));
+    rec.server.add(apiserver::crd(
+        "gpus.example.com",
+        "TrainingRun",
+        "trainingruns",
+        apiserver::pod_template_schema(),
+    ));
     // And one that carries no pods (cert-manager's kind of definition): no error for it.
-    rec.server.add(serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "certificates.cert-manager.io"},
-        "spec": {
-            "group": "cert-manager.io",
-            "names": {"kind": "Certificate", "plural": "certificates"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
-                "type": "object", "properties": {"spec": {"type": "object", "properties": {
-                    "secretName": {"type": "string"}}}}}}}]
-        }
-    }));
+    rec.server.add(apiserver::crd(
+        "cert-manager.io",
+        "Certificate",
+        "certificates",
+        serde_json::json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"secretName": {"type": "string"}}}}}),
+    ));
     let out = gpu_trust()
         .args(["audit", "--kubeconfig"])
         .arg(&rec.kubeconfig)

@@ -101,25 +101,9 @@ fn parse_with_prometheus_client(python: &str, text: &str) -> Vec<(String, serde_
     samples
 }
 
-#[test]
-fn serve_reports_a_new_finding_after_a_pod_appears() {
-    let python = prometheus_python();
-    if python.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "prometheus_client is missing: .ci/run installs it (GPU_TRUST_PYTHON)"
-        );
-        eprintln!("NOTE: prometheus_client is not installed; /metrics is checked without Prometheus's parser");
-    }
-    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
-    let server = ApiServer::start(
-        objects,
-        Behaviour {
-            page: 3,
-            forbidden: vec![],
-            expire_once: vec![],
-        },
-    );
+/// Starts `gpu-trust serve` on a free loopback port against `server`, with the ml-platform policy;
+/// returns the port, the process guard and the folder holding the kubeconfig.
+fn start_serve(server: &ApiServer) -> (u16, Serving, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, server.kubeconfig()).expect("kubeconfig");
@@ -145,7 +129,29 @@ fn serve_reports_a_new_finding_after_a_pod_appears() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start gpu-trust serve");
-    let _serving = Serving(child);
+    (port, Serving(child), dir)
+}
+
+#[test]
+fn serve_reports_a_new_finding_after_a_pod_appears() {
+    let python = prometheus_python();
+    if python.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "prometheus_client is missing: .ci/run installs it (GPU_TRUST_PYTHON)"
+        );
+        eprintln!("NOTE: prometheus_client is not installed; /metrics is checked without Prometheus's parser");
+    }
+    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let server = ApiServer::start(
+        objects,
+        Behaviour {
+            page: 3,
+            forbidden: vec![],
+            expire_once: vec![],
+        },
+    );
+    let (port, _serving, _dir) = start_serve(&server);
 
     wait_for("/healthz", Duration::from_secs(30), || {
         get(port, "/healthz").is_some_and(|(c, _)| c == 200)
@@ -253,44 +259,13 @@ fn serve_reports_a_new_finding_after_a_pod_appears() {
 fn serve_says_when_a_custom_kind_with_pod_templates_is_not_read() {
     let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
     let server = ApiServer::start(objects, Behaviour::default());
-    server.add(serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "trainingruns.gpus.example.com"},
-        "spec": {
-            "group": "gpus.example.com",
-            "names": {"kind": "TrainingRun", "plural": "trainingruns"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
-                "type": "object", "properties": {"spec": {"type": "object", "properties": {
-                    "template": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-                        "containers": {"type": "array", "items": {"type": "object"}}}}}}}}}}}}]
-        }
-    }));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig()).expect("kubeconfig");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
-        l.local_addr().expect("addr").port()
-    };
-    let child = Command::new(assert_cmd::cargo::cargo_bin("gpu-trust"))
-        .args(["serve", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .arg("--policy")
-        .arg(example("ml-platform").join("policy.yaml"))
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--debounce",
-            "0.3",
-        ])
-        .env_remove("KUBECONFIG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start gpu-trust serve");
-    let _serving = Serving(child);
+    server.add(apiserver::crd(
+        "gpus.example.com",
+        "TrainingRun",
+        "trainingruns",
+        apiserver::pod_template_schema(),
+    ));
+    let (port, _serving, _dir) = start_serve(&server);
     wait_for("the first audit (/readyz)", Duration::from_secs(60), || {
         get(port, "/readyz").is_some_and(|(c, _)| c == 200)
     });

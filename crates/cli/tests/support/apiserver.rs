@@ -727,3 +727,26 @@ fn stream_watch(
         s = guard;
     }
 }
+
+/// A CustomResourceDefinition of a namespaced kind, served at v1, with `schema` as its OpenAPI schema.
+pub fn crd(group: &str, kind: &str, plural: &str, schema: Value) -> Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": plural},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": schema}}],
+        }
+    })
+}
+
+/// A schema with pod templates: `spec.template.spec.containers`, an array of objects.
+pub fn pod_template_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "template": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "containers": {"type": "array", "items": {"type": "object"}}}}}}}}}})
+}
