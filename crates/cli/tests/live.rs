@@ -170,6 +170,28 @@ fn the_live_audit_equals_the_file_audit_of_the_same_objects() {
     }
 }
 
+/// A live audit of `rec` that must fail closed: exit 2 without `--skip-invalid`; with it, an exit of 0
+/// or 1 and a JSON report. Returns the first run's standard error, and the second's with its report.
+fn audit_fails_closed(rec: &Recorded) -> (String, String, String) {
+    let out = gpu_trust()
+        .args(["audit", "--kubeconfig"])
+        .arg(&rec.kubeconfig)
+        .output()
+        .expect("run");
+    let refused = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{refused}");
+
+    let out = gpu_trust()
+        .args(["audit", "--skip-invalid", "-o", "json", "--kubeconfig"])
+        .arg(&rec.kubeconfig)
+        .output()
+        .expect("run");
+    let skipped = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{skipped}");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    (refused, skipped, report)
+}
+
 #[test]
 fn a_kind_it_may_not_list_fails_the_audit_closed_unless_skipped() {
     let rec = serve(
@@ -180,29 +202,14 @@ fn a_kind_it_may_not_list_fails_the_audit_closed_unless_skipped() {
             expire_once: vec![],
         },
     );
-    let out = gpu_trust()
-        .args(["audit", "--kubeconfig"])
-        .arg(&rec.kubeconfig)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (stderr, skipped, report) = audit_fails_closed(&rec);
     assert!(
         stderr.contains("apis/rbac.authorization.k8s.io/v1/clusterrolebindings")
             && stderr.contains("403 forbidden"),
         "{stderr}"
     );
     assert!(stderr.contains("--skip-invalid"), "{stderr}");
-
-    let out = gpu_trust()
-        .args(["audit", "--skip-invalid", "-o", "json", "--kubeconfig"])
-        .arg(&rec.kubeconfig)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
-    assert!(stderr.contains("only part of the input"), "{stderr}");
-    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(skipped.contains("only part of the input"), "{skipped}");
     assert!(
         report.contains("apis/rbac.authorization.k8s.io/v1/clusterrolebindings"),
         "the report lists the kind it could not read: {report}"
@@ -229,28 +236,13 @@ fn a_custom_kind_with_pod_templates_the_live_audit_does_not_read_fails_it_closed
         serde_json::json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {"secretName": {"type": "string"}}}}}),
     ));
-    let out = gpu_trust()
-        .args(["audit", "--kubeconfig"])
-        .arg(&rec.kubeconfig)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (stderr, _, report) = audit_fails_closed(&rec);
     assert!(
         stderr.contains("TrainingRun (gpus.example.com)")
             && stderr.contains("kubectl get trainingruns.gpus.example.com -A -o yaml"),
         "{stderr}"
     );
     assert!(!stderr.contains("Certificate"), "{stderr}");
-
-    let out = gpu_trust()
-        .args(["audit", "--skip-invalid", "-o", "json", "--kubeconfig"])
-        .arg(&rec.kubeconfig)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
-    let report = String::from_utf8_lossy(&out.stdout);
     assert!(
         report.contains("customresourcedefinitions/trainingruns.gpus.example.com"),
         "the report lists the kind it did not read: {report}"
