@@ -95,6 +95,10 @@ pub struct RuleMeta {
     pub summary: &'static str,
     /// The doc comment as written (every line keeps the space after `///`).
     pub raw_doc: &'static str,
+    /// The module the rule is declared in (`gpu_trust_rules::rules::device::gt101_...`): the tests check
+    /// that each rule's file is named after its code and name.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) module: &'static str,
     pub(crate) check: fn(&Context<'_>, &mut Sink<'_>),
 }
 
@@ -202,9 +206,13 @@ macro_rules! declare_rule {
                 severity: $severity,
                 summary: $summary,
                 raw_doc: Self::DOC,
+                module: module_path!(),
                 check,
             };
         }
+
+        /// This file's rule, as the registry lists it (the build script finds it by this name).
+        pub const RULE: $crate::registry::RuleMeta = $ty::META;
     };
 }
 pub(crate) use declare_rule;
@@ -236,6 +244,30 @@ mod tests {
         assert_eq!(section(doc, "what it detects"), Some("A thing."));
         assert_eq!(section(doc, "Why it matters"), Some("Because."));
         assert_eq!(section(doc, "Example"), None);
+    }
+
+    /// The build script registers every rule file; each file holds the rule its name says, in the
+    /// folder of its code's range.
+    #[test]
+    fn every_rule_sits_in_the_file_its_code_and_name_make() {
+        assert!(!registry().is_empty());
+        for r in registry() {
+            let mut path = r.module.rsplit("::");
+            let file = path.next().unwrap_or_default();
+            let folder = path.next().unwrap_or_default();
+            let want = format!("{}_{}", r.code.to_lowercase(), r.name.replace('-', "_"));
+            assert_eq!(file, want, "{}: declared in {}", r.code, r.module);
+            let range = match folder {
+                "input" => '0',
+                "device" => '1',
+                "host" => '2',
+                "confidentiality" => '3',
+                "control_plane" => '4',
+                "contract" => '5',
+                other => panic!("{}: unknown layer folder {other}", r.code),
+            };
+            assert_eq!(r.code.chars().nth(2), Some(range), "{} in {folder}", r.code);
+        }
     }
 
     #[test]
