@@ -1,23 +1,104 @@
-//! Every rule against its fixtures: `tests/fixtures/<code>/{violating,clean}.yaml` (Kubernetes objects as
-//! a cluster dump has them) with `<case>.policy.yaml` beside them, read by the real ingest and policy
-//! and audited on a fixed date. The violating case's findings of the rule are a snapshot; the clean
-//! case has none of them.
+//! Every rule against its fixtures, found by enumerating the registry: no list here names a rule.
+//!
+//! A rule's fixtures are the folder `tests/fixtures/<code>/`: Kubernetes objects as a cluster dump has
+//! them, one file per case, `violating.yaml` and `clean.yaml` at least (more cases are
+//! `violating-<what>.yaml` and `clean-<what>.yaml`), each with its policy beside it as
+//! `<case>.policy.yaml` (none is the default policy). Each case is read by the real ingest and policy
+//! and audited on a fixed date. A violating case's findings of the rule are a snapshot
+//! (`fixtures__<code>_fixture.snap` for `violating.yaml`, `..._fixture_<what>.snap` for the others); a
+//! clean case has none of them.
 
 use gpu_trust_policy::Date;
 use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, registry, AuditInput, AuditOptions};
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 fn today() -> Date {
     Date::new(2026, 6, 1).unwrap()
 }
 
-fn load(code: &str, case: &str) -> AuditReport {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(code);
-    let file = format!("tests/fixtures/{code}/{case}.yaml");
-    let text = std::fs::read_to_string(dir.join(format!("{case}.yaml")))
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Whether a case's findings of the rule must be there or must not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Violating,
+    Clean,
+}
+
+/// One fixture case of a rule: `violating`, `clean-mig`, ...
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Case {
+    code: String,
+    /// The file's name without `.yaml`.
+    name: String,
+    kind: Kind,
+}
+
+impl Case {
+    /// The snapshot of a violating case: `<code>_fixture`, or `<code>_fixture_<what>`.
+    fn snapshot(&self) -> String {
+        match self.name.split_once('-') {
+            None => format!("{}_fixture", self.code),
+            Some((_, what)) => format!("{}_fixture_{}", self.code, what.replace('-', "_")),
+        }
+    }
+}
+
+/// The cases in a rule's folder, in name order. Any file that is neither a case nor the policy of one
+/// is an error, so a misnamed fixture is never silently skipped.
+fn cases(code: &str, dir: &Path) -> Result<Vec<Case>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("{code}: no fixtures ({}: {e})", dir.display()))?;
+    let mut names = BTreeSet::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let file = entry.file_name().to_string_lossy().into_owned();
+        names.insert(file);
+    }
+    let mut out = Vec::new();
+    for file in &names {
+        if let Some(case) = file.strip_suffix(".policy.yaml") {
+            if !names.contains(&format!("{case}.yaml")) {
+                return Err(format!("{code}: {file} is the policy of no case"));
+            }
+            continue;
+        }
+        let Some(name) = file.strip_suffix(".yaml") else {
+            return Err(format!("{code}: {file} is not a fixture (<case>.yaml)"));
+        };
+        let kind = match name.split_once('-').map_or(name, |(k, _)| k) {
+            "violating" => Kind::Violating,
+            "clean" => Kind::Clean,
+            _ => {
+                return Err(format!(
+                    "{code}: {file} is neither violating[-<what>].yaml nor clean[-<what>].yaml"
+                ))
+            }
+        };
+        out.push(Case {
+            code: code.to_string(),
+            name: name.to_string(),
+            kind,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    for (kind, word) in [(Kind::Violating, "violating"), (Kind::Clean, "clean")] {
+        if !out.iter().any(|c| c.kind == kind) {
+            return Err(format!("{code}: no {word} case ({word}.yaml)"));
+        }
+    }
+    Ok(out)
+}
+
+fn load(case: &Case) -> AuditReport {
+    let code = &case.code;
+    let dir = fixtures_dir().join(code);
+    let file = format!("tests/fixtures/{code}/{}.yaml", case.name);
+    let text = std::fs::read_to_string(dir.join(format!("{}.yaml", case.name)))
         .unwrap_or_else(|e| panic!("{file}: {e}"));
     let ingested = gpu_trust_ingest::ingest_text(&text, &file);
     let errors: Vec<String> = ingested
@@ -27,12 +108,11 @@ fn load(code: &str, case: &str) -> AuditReport {
         .map(|d| d.to_string())
         .collect();
     assert!(errors.is_empty(), "{file}: {errors:?}");
-    let policy_path = dir.join(format!("{case}.policy.yaml"));
+    let policy_name = format!("tests/fixtures/{code}/{}.policy.yaml", case.name);
+    let policy_path = dir.join(format!("{}.policy.yaml", case.name));
     let policy = match std::fs::read_to_string(&policy_path) {
-        Ok(text) => {
-            gpu_trust_policy::parse(&text, &format!("tests/fixtures/{code}/{case}.policy.yaml"))
-                .unwrap_or_else(|e| panic!("{}: {e:?}", policy_path.display()))
-        }
+        Ok(text) => gpu_trust_policy::parse(&text, &policy_name)
+            .unwrap_or_else(|e| panic!("{policy_name}: {e:?}")),
         Err(_) => gpu_trust_policy::Policy::default(),
     };
     let tenancy = policy.resolve(&ingested.fleet.namespaces);
@@ -48,79 +128,120 @@ fn of_rule<'a>(r: &'a AuditReport, code: &str) -> Vec<&'a Finding> {
     r.findings.iter().filter(|f| f.rule == code).collect()
 }
 
-fn check(code: &str) {
-    let violating = load(code, "violating");
-    let found = of_rule(&violating, code);
-    assert!(
-        !found.is_empty(),
-        "{code}: the violating fixture has no finding"
-    );
-    insta::assert_snapshot!(
-        format!("{code}_fixture"),
-        serde_json::to_string_pretty(&found).unwrap()
-    );
-    let clean = load(code, "clean");
-    let found = of_rule(&clean, code);
-    assert!(
-        found.is_empty(),
-        "{code}: the clean fixture has findings: {}",
-        serde_json::to_string_pretty(&found).unwrap()
-    );
+fn check(case: &Case) {
+    let code = &case.code;
+    let report = load(case);
+    let found = of_rule(&report, code);
+    match case.kind {
+        Kind::Violating => {
+            assert!(
+                !found.is_empty(),
+                "{code}: {}.yaml has no finding of the rule",
+                case.name
+            );
+            insta::assert_snapshot!(
+                case.snapshot(),
+                serde_json::to_string_pretty(&found).unwrap()
+            );
+        }
+        Kind::Clean => assert!(
+            found.is_empty(),
+            "{code}: {}.yaml has findings of the rule: {}",
+            case.name,
+            serde_json::to_string_pretty(&found).unwrap()
+        ),
+    }
 }
 
-macro_rules! fixtures {
-    ($($name:ident => $code:literal,)*) => {
-        $(
-            #[test]
-            fn $name() {
-                check($code);
+/// Every registered rule's folder, every case in it. Each case runs on its own, and the failures of
+/// all of them are reported together.
+#[test]
+fn every_rule_against_its_fixtures() {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for rule in registry() {
+        let cases = match cases(rule.code, &fixtures_dir().join(rule.code)) {
+            Ok(cases) => cases,
+            Err(e) => {
+                failures.push(e);
+                continue;
             }
-        )*
-
-        #[test]
-        fn every_rule_has_fixtures() {
-            let tested = [$($code),*];
-            for r in registry() {
-                assert!(tested.contains(&r.code), "{} has no fixture test", r.code);
-                let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(r.code);
-                for case in ["violating", "clean"] {
-                    assert!(dir.join(format!("{case}.yaml")).is_file(), "{}: no {case}.yaml", r.code);
-                }
+        };
+        for case in cases {
+            ran += 1;
+            if let Err(panic) = std::panic::catch_unwind(|| check(&case)) {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| format!("{}: {} failed", case.code, case.name));
+                failures.push(message);
             }
         }
-    };
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(ran >= 2 * registry().len(), "{ran} cases ran");
 }
 
-fixtures! {
-    gt001 => "GT001",
-    gt002 => "GT002",
-    gt003 => "GT003",
-    gt101 => "GT101",
-    gt102 => "GT102",
-    gt103 => "GT103",
-    gt104 => "GT104",
-    gt105 => "GT105",
-    gt106 => "GT106",
-    gt107 => "GT107",
-    gt108 => "GT108",
-    gt109 => "GT109",
-    gt110 => "GT110",
-    gt111 => "GT111",
-    gt112 => "GT112",
-    gt201 => "GT201",
-    gt202 => "GT202",
-    gt203 => "GT203",
-    gt204 => "GT204",
-    gt205 => "GT205",
-    gt206 => "GT206",
-    gt207 => "GT207",
-    gt208 => "GT208",
-    gt301 => "GT301",
-    gt302 => "GT302",
-    gt303 => "GT303",
-    gt401 => "GT401",
-    gt402 => "GT402",
-    gt403 => "GT403",
-    gt501 => "GT501",
-    gt502 => "GT502",
+/// A folder named like a rule code belongs to a registered rule: fixtures of a rule that was renamed
+/// or never registered would otherwise never run.
+#[test]
+fn every_rule_folder_belongs_to_a_rule() {
+    let codes: BTreeSet<&str> = registry().iter().map(|r| r.code).collect();
+    for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let code_like = name.len() == 5
+            && name.to_ascii_uppercase().starts_with("GT")
+            && name[2..].bytes().all(|b| b.is_ascii_digit());
+        if code_like {
+            assert!(
+                codes.contains(name.as_str()),
+                "tests/fixtures/{name}: no rule has this code"
+            );
+        }
+    }
+}
+
+/// The harness finds a rule's cases by reading its folder: a case is found by its file name, extra
+/// cases and their snapshots included, and a folder that lacks a clean or a violating case, or holds
+/// a file that is no case, is refused.
+#[test]
+fn cases_are_found_by_their_file_names() {
+    let tmp = std::env::temp_dir().join(format!("gpu-trust-fixtures-{}", std::process::id()));
+    let dir = tmp.join("GT999");
+    std::fs::create_dir_all(&dir).unwrap();
+    let touch = |name: &str| std::fs::write(dir.join(name), "").unwrap();
+    touch("violating.yaml");
+    touch("violating.policy.yaml");
+    touch("violating-mig-gpu.yaml");
+    assert_eq!(
+        cases("GT999", &dir).unwrap_err(),
+        "GT999: no clean case (clean.yaml)"
+    );
+    touch("clean.yaml");
+    let found = cases("GT999", &dir).unwrap();
+    let names: Vec<(&str, Kind, String)> = found
+        .iter()
+        .map(|c| (c.name.as_str(), c.kind, c.snapshot()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("clean", Kind::Clean, "GT999_fixture".to_string()),
+            ("violating", Kind::Violating, "GT999_fixture".to_string()),
+            (
+                "violating-mig-gpu",
+                Kind::Violating,
+                "GT999_fixture_mig_gpu".to_string()
+            ),
+        ]
+    );
+    touch("clean.json");
+    assert!(cases("GT999", &dir).unwrap_err().contains("clean.json"));
+    std::fs::remove_file(dir.join("clean.json")).unwrap();
+    touch("other.policy.yaml");
+    assert!(cases("GT999", &dir)
+        .unwrap_err()
+        .contains("other.policy.yaml"));
+    std::fs::remove_dir_all(&tmp).unwrap();
 }
