@@ -1074,6 +1074,55 @@ workloads:
         assert!(err[0].message.contains("gives its namespace"), "{err:?}");
     }
 
+    /// Every check of the plan file that one file can break at once, each diagnostic as the command
+    /// line prints it: wording, order and locations are part of the interface.
+    #[test]
+    fn validation_diagnostics_are_stable() {
+        let text = "apiVersion: gpu-trust/v0
+kind: Planning
+policy: {}
+policyFile: tenancy.yaml
+gpuOperator:
+  namespace: Bad_NS
+  version: latest
+  toolkitVersion: 1.x
+inventory:
+  - pool: H100
+    model: H100-SXM5-80GB
+    gpusPerNode: 0
+    nodes: 1
+  - pool: a100
+    model: A100-SXM4-99GB
+    gpusPerNode: 8
+    nodes: 1
+    driverVersion: new
+  - pool: a100
+    gpusPerNode: 8
+    nodes: 1
+workloads:
+  - name: Chat
+    tenant: search
+    kind: inference
+    peakMemory: 18GiB
+  - name: chat
+    tenant: ''
+    kind: serving
+    compute: 2
+    latency: fast
+  - name: chat
+    tenant: ads
+    kind: training
+    gpus: 0
+    namespace: Not_A_Namespace
+";
+        let errors: Vec<String> = parse(text, "plan.yaml")
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        insta::assert_snapshot!("plan_file_diagnostics", errors.join("\n"));
+    }
+
     #[test]
     fn none_pairs_share_nodes_only_when_accepted() {
         let text = PLAN

@@ -276,3 +276,28 @@ mod fuzz {
         }
     }
 }
+
+/// What every fixture reads to, each diagnostic as the command line prints it: the wording, order and
+/// locations of the policy's diagnostics are part of its interface.
+#[test]
+fn every_fixture_reads_to_the_same_diagnostics() {
+    let dir = format!("{}/tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut out = String::new();
+    for name in names {
+        out.push_str(&format!("== {name}\n"));
+        match parse(&read(&name), &name) {
+            Ok(_) => out.push_str("ok\n"),
+            Err(errors) => {
+                for e in errors {
+                    out.push_str(&format!("{e}\n"));
+                }
+            }
+        }
+    }
+    insta::assert_snapshot!("fixture_diagnostics", out);
+}

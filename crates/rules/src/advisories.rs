@@ -545,6 +545,40 @@ mod tests {
         assert_eq!(parse_published("October"), None);
     }
 
+    /// Every check of an advisory file one file can break at once, in the order they are reported
+    /// (the file's order), each as the command line prints it.
+    #[test]
+    fn validation_diagnostics_are_stable() {
+        let text = "version: 2
+advisories:
+  - id: X
+    summary: s
+    bulletin: b
+    cvss: 11
+    published: soon
+    affects:
+      - {component: driver, fixed: [\"latest\", \"550.1\", \"550.2\"]}
+      - {component: container-toolkit}
+  - id: X
+    summary: s
+    bulletin: b
+    cvss: -1
+    affects: []
+  - id: ' '
+    summary: s
+    bulletin: b
+    cvss: 1
+    published: 2024-13
+    affects: [{component: driver, affectedBranches: [535]}]
+";
+        let errors: Vec<String> = Advisories::parse(text, "advisories.yaml")
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        insta::assert_snapshot!("advisory_file_diagnostics", errors.join("\n"));
+    }
+
     #[test]
     fn unknown_fields_and_bad_versions_are_located_errors() {
         let err = Advisories::parse(
