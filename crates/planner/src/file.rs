@@ -10,7 +10,7 @@ use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{NamespaceInfo, WorkloadClass};
 use gpu_trust_model::{Diagnostic, Location, Trust, Version};
 use gpu_trust_policy::{parse_memory_mib, Contract, Date, Latency, Policy, TenantOrigin};
-use gpu_trust_source::{parse_document, Limits};
+use gpu_trust_source::{Limits, ValidationContext};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
@@ -249,22 +249,11 @@ fn limits() -> Limits {
 /// Reads and checks a plan file. Syntax errors and unknown fields stop the reading (with their
 /// location); after that every validation error is collected, sorted by position.
 pub fn parse(text: &str, file: &str) -> Result<PlanFile, Vec<Diagnostic>> {
-    let raw = parse_document::<Option<RawPlan>>(text, file, &limits())
-        .map_err(|d| vec![reword(d)])?
-        .unwrap_or_default();
-    let mut v = Validator {
-        file: file.to_string(),
-        errors: Vec::new(),
-    };
-    let plan = v.plan(raw, text);
-    if v.errors.is_empty() {
-        Ok(plan)
-    } else {
-        let mut errors = v.errors;
-        errors.sort();
-        errors.dedup();
-        Err(errors)
-    }
+    let (raw, cx) = ValidationContext::read::<Option<RawPlan>>(text, file, &limits())
+        .map_err(|d| vec![reword(d)])?;
+    let mut check = PlanCheck { cx };
+    let plan = check.plan(raw.unwrap_or_default(), text);
+    check.cx.finish(plan)
 }
 
 fn reword(mut d: Diagnostic) -> Diagnostic {
@@ -274,41 +263,20 @@ fn reword(mut d: Diagnostic) -> Diagnostic {
     d
 }
 
-struct Validator {
-    file: String,
-    errors: Vec<Diagnostic>,
+/// The plan file's checks, reporting into the shared validation context.
+struct PlanCheck {
+    cx: ValidationContext,
 }
 
-impl Validator {
-    fn loc<T>(&self, s: &S<T>) -> Location {
-        gpu_trust_source::spanned_location(&self.file, s)
-    }
-
-    fn error(&mut self, location: Location, message: impl Into<String>) {
-        self.errors.push(Diagnostic::error(location, message));
-    }
-
+impl PlanCheck {
     fn plan(&mut self, raw: RawPlan, text: &str) -> PlanFile {
-        if let Some(v) = &raw.api_version {
-            if v.value != API_VERSION {
-                self.error(
-                    self.loc(v),
-                    format!("apiVersion must be `{API_VERSION}`, not `{}`", v.value),
-                );
-            }
-        }
-        if let Some(k) = &raw.kind {
-            if k.value != KIND {
-                self.error(
-                    self.loc(k),
-                    format!("kind must be `{KIND}`, not `{}`", k.value),
-                );
-            }
-        }
+        self.cx
+            .expect_word(raw.api_version.as_ref(), "apiVersion", API_VERSION);
+        self.cx.expect_word(raw.kind.as_ref(), "kind", KIND);
         let policy = match (&raw.policy, &raw.policy_file) {
             (Some(p), Some(f)) => {
-                self.error(
-                    self.loc(f),
+                self.cx.error(
+                    self.cx.loc(f),
                     format!(
                         "give the policy inline (`policy:` on line {}) or by `policyFile:`, not both",
                         gpu_trust_source::position(p.referenced.line())
@@ -325,11 +293,11 @@ impl Validator {
             },
             (None, Some(f)) => {
                 if f.value.trim().is_empty() {
-                    self.error(self.loc(f), "policyFile is empty");
+                    self.cx.error(self.cx.loc(f), "policyFile is empty");
                 }
                 PolicySource::File {
                     path: f.value.clone(),
-                    location: self.loc(f),
+                    location: self.cx.loc(f),
                 }
             }
             (None, None) => PolicySource::Default,
@@ -341,8 +309,8 @@ impl Validator {
             .filter_map(|w| w.value.replicas.as_ref().map(|r| u64::from(r.value)))
             .sum();
         if total > MAX_TOTAL_REPLICAS {
-            self.error(
-                Location::new(self.file.clone(), 0, 0),
+            self.cx.error(
+                self.cx.whole_file(),
                 format!("the workloads ask for {total} replicas; a plan holds at most {MAX_TOTAL_REPLICAS}"),
             );
         }
@@ -353,7 +321,7 @@ impl Validator {
             .map(|o| self.operator(o))
             .unwrap_or_default();
         PlanFile {
-            file: self.file.clone(),
+            file: self.cx.file().to_string(),
             policy,
             inventory,
             workloads,
@@ -361,25 +329,13 @@ impl Validator {
         }
     }
 
-    fn version(&mut self, s: &Option<S<String>>, field: &str) -> Option<Version> {
-        let s = s.as_ref()?;
-        let v = Version::parse(&s.value);
-        if v.is_none() {
-            self.error(
-                self.loc(s),
-                format!("{field} `{}` is not a version (e.g. 1.17.8)", s.value),
-            );
-        }
-        v
-    }
-
     fn operator(&mut self, raw: S<RawOperator>) -> OperatorSettings {
         let o = raw.value;
         let mut out = OperatorSettings::default();
         if let Some(ns) = &o.namespace {
             if !is_dns_label(&ns.value) {
-                self.error(
-                    self.loc(ns),
+                self.cx.error(
+                    self.cx.loc(ns),
                     format!(
                         "gpuOperator.namespace `{}` is not a namespace name (lower-case letters, digits and `-`, at most 63)",
                         ns.value
@@ -389,10 +345,14 @@ impl Validator {
                 out.namespace = ns.value.clone();
             }
         }
-        out.version = self.version(&o.version, "gpuOperator.version");
-        out.toolkit_version = self.version(&o.toolkit_version, "gpuOperator.toolkitVersion");
-        out.device_plugin_version =
-            self.version(&o.device_plugin_version, "gpuOperator.devicePluginVersion");
+        out.version = self.cx.version(o.version.as_ref(), "gpuOperator.version");
+        out.toolkit_version = self
+            .cx
+            .version(o.toolkit_version.as_ref(), "gpuOperator.toolkitVersion");
+        out.device_plugin_version = self.cx.version(
+            o.device_plugin_version.as_ref(),
+            "gpuOperator.devicePluginVersion",
+        );
         out
     }
 
@@ -400,15 +360,15 @@ impl Validator {
         let mut seen: BTreeMap<String, u32> = BTreeMap::new();
         let mut out = Vec::new();
         for entry in raw {
-            let loc = self.loc(&entry);
+            let loc = self.cx.loc(&entry);
             let p = entry.value;
             let Some(name) = p.pool else {
-                self.error(loc, "inventory entry needs a `pool` name");
+                self.cx.error(loc, "inventory entry needs a `pool` name");
                 continue;
             };
-            let name_loc = self.loc(&name);
+            let name_loc = self.cx.loc(&name);
             if !is_dns_label(&name.value) || name.value.len() > 40 {
-                self.error(
+                self.cx.error(
                     name_loc.clone(),
                     format!(
                         "pool name `{}` must be lower-case letters, digits and `-`, at most 40 characters (it names nodes)",
@@ -417,7 +377,7 @@ impl Validator {
                 );
             }
             if let Some(first) = seen.get(&name.value) {
-                self.error(
+                self.cx.error(
                     name_loc.clone(),
                     format!(
                         "pool `{}` is declared twice (first on line {first})",
@@ -429,7 +389,7 @@ impl Validator {
             seen.insert(name.value.clone(), name_loc.line);
             let model = match &p.model {
                 None => {
-                    self.error(
+                    self.cx.error(
                         name_loc.clone(),
                         format!("pool `{}` needs a `model`", name.value),
                     );
@@ -444,8 +404,8 @@ impl Validator {
                         } else {
                             format!("; did you mean {}?", hints.join(", "))
                         };
-                        self.error(
-                            self.loc(m),
+                        self.cx.error(
+                            self.cx.loc(m),
                             format!(
                                 "GPU model `{}` is not in the catalogue (`gpu-trust catalogue` lists them){hint}",
                                 m.value
@@ -457,15 +417,15 @@ impl Validator {
             };
             let gpus_per_node = match &p.gpus_per_node {
                 None => {
-                    self.error(
+                    self.cx.error(
                         name_loc.clone(),
                         format!("pool `{}` needs `gpusPerNode`", name.value),
                     );
                     None
                 }
                 Some(g) if g.value == 0 || g.value > MAX_GPUS_PER_NODE => {
-                    self.error(
-                        self.loc(g),
+                    self.cx.error(
+                        self.cx.loc(g),
                         format!("gpusPerNode must be between 1 and {MAX_GPUS_PER_NODE}"),
                     );
                     None
@@ -474,7 +434,7 @@ impl Validator {
             };
             let nodes = match &p.nodes {
                 None => {
-                    self.error(
+                    self.cx.error(
                         name_loc.clone(),
                         format!(
                             "pool `{}` needs `nodes` (how many are available)",
@@ -484,15 +444,15 @@ impl Validator {
                     None
                 }
                 Some(n) if n.value > MAX_NODES_PER_POOL => {
-                    self.error(
-                        self.loc(n),
+                    self.cx.error(
+                        self.cx.loc(n),
                         format!("nodes must be at most {MAX_NODES_PER_POOL}"),
                     );
                     None
                 }
                 Some(n) => Some(n.value),
             };
-            let driver_version = self.version(&p.driver_version, "driverVersion");
+            let driver_version = self.cx.version(p.driver_version.as_ref(), "driverVersion");
             if let (Some(model), Some(gpus_per_node), Some(nodes)) = (model, gpus_per_node, nodes) {
                 out.push(Pool {
                     name: name.value,
@@ -516,16 +476,16 @@ impl Validator {
         let mut seen: BTreeMap<String, u32> = BTreeMap::new();
         let mut out = Vec::new();
         for entry in raw {
-            let loc = self.loc(&entry);
+            let loc = self.cx.loc(&entry);
             let w = entry.value;
             let Some(name) = w.name else {
-                self.error(loc, "workload needs a `name`");
+                self.cx.error(loc, "workload needs a `name`");
                 continue;
             };
-            let name_loc = self.loc(&name);
+            let name_loc = self.cx.loc(&name);
             let mut ok = true;
             if !is_dns_label(&name.value) || name.value.len() > 50 {
-                self.error(
+                self.cx.error(
                     name_loc.clone(),
                     format!(
                         "workload name `{}` must be lower-case letters, digits and `-`, at most 50 characters (it names pods)",
@@ -535,7 +495,7 @@ impl Validator {
                 ok = false;
             }
             if let Some(first) = seen.get(&name.value) {
-                self.error(
+                self.cx.error(
                     name_loc.clone(),
                     format!(
                         "workload `{}` is declared twice (first on line {first})",
@@ -548,12 +508,12 @@ impl Validator {
             let tenant = match &w.tenant {
                 Some(t) if !t.value.trim().is_empty() => t.value.clone(),
                 Some(t) => {
-                    self.error(self.loc(t), "tenant is empty");
+                    self.cx.error(self.cx.loc(t), "tenant is empty");
                     ok = false;
                     String::new()
                 }
                 None => {
-                    self.error(
+                    self.cx.error(
                         name_loc.clone(),
                         format!("workload `{}` needs a `tenant`", name.value),
                     );
@@ -563,8 +523,8 @@ impl Validator {
             };
             if let Some(ns) = &w.namespace {
                 if !is_dns_label(&ns.value) {
-                    self.error(
-                        self.loc(ns),
+                    self.cx.error(
+                        self.cx.loc(ns),
                         format!("namespace `{}` is not a namespace name", ns.value),
                     );
                     ok = false;
@@ -572,7 +532,7 @@ impl Validator {
             }
             let kind = match &w.kind {
                 None => {
-                    self.error(
+                    self.cx.error(
                         name_loc.clone(),
                         format!(
                             "workload `{}` needs a `kind` (inference, notebook, training or batch)",
@@ -585,8 +545,8 @@ impl Validator {
                 Some(k) => match WorkloadClass::parse(&k.value) {
                     Some(c) => c,
                     None => {
-                        self.error(
-                            self.loc(k),
+                        self.cx.error(
+                            self.cx.loc(k),
                             format!(
                                 "kind `{}` is not one of inference, notebook, training, batch",
                                 k.value
@@ -600,8 +560,8 @@ impl Validator {
             let replicas = match &w.replicas {
                 None => 1,
                 Some(r) if r.value > MAX_REPLICAS => {
-                    self.error(
-                        self.loc(r),
+                    self.cx.error(
+                        self.cx.loc(r),
                         format!("replicas must be at most {MAX_REPLICAS}"),
                     );
                     ok = false;
@@ -612,7 +572,7 @@ impl Validator {
             let peak_memory_mib = match &w.peak_memory {
                 None => {
                     if kind != WorkloadClass::Training && kind != WorkloadClass::Unknown {
-                        self.error(
+                        self.cx.error(
                             name_loc.clone(),
                             format!(
                                 "workload `{}` needs `peakMemory` (per replica, e.g. 18GiB): the slice is sized for the peak",
@@ -626,7 +586,7 @@ impl Validator {
                 Some(m) => match parse_memory_mib(&m.value) {
                     Ok(v) => Some(v),
                     Err(e) => {
-                        self.error(self.loc(m), format!("peakMemory: {e}"));
+                        self.cx.error(self.cx.loc(m), format!("peakMemory: {e}"));
                         ok = false;
                         None
                     }
@@ -635,8 +595,8 @@ impl Validator {
             let compute = match &w.compute {
                 None => None,
                 Some(c) if !(c.value > 0.0 && c.value <= 1.0) => {
-                    self.error(
-                        self.loc(c),
+                    self.cx.error(
+                        self.cx.loc(c),
                         "compute is a fraction of one GPU, above 0 and at most 1",
                     );
                     ok = false;
@@ -649,8 +609,8 @@ impl Validator {
                 Some(l) => match Latency::parse(&l.value) {
                     Some(l) => Some(l),
                     None => {
-                        self.error(
-                            self.loc(l),
+                        self.cx.error(
+                            self.cx.loc(l),
                             format!(
                                 "latency `{}` is not one of critical, standard, tolerant",
                                 l.value
@@ -664,16 +624,16 @@ impl Validator {
             let gpus = match &w.gpus {
                 None => 1,
                 Some(g) if kind != WorkloadClass::Training => {
-                    self.error(
-                        self.loc(g),
+                    self.cx.error(
+                        self.cx.loc(g),
                         "gpus is for training (whole GPUs per replica); other kinds give peakMemory and compute",
                     );
                     ok = false;
                     1
                 }
                 Some(g) if g.value == 0 || g.value > MAX_GPUS_PER_NODE => {
-                    self.error(
-                        self.loc(g),
+                    self.cx.error(
+                        self.cx.loc(g),
                         format!("gpus must be between 1 and {MAX_GPUS_PER_NODE}"),
                     );
                     ok = false;
@@ -686,7 +646,10 @@ impl Validator {
                     let bad = v.value.trim().is_empty() || v.value.contains(char::is_whitespace);
                     let bad_container = field == "container" && !is_dns_label(&v.value);
                     if bad || bad_container {
-                        self.error(self.loc(v), format!("{field} `{}` is not valid", v.value));
+                        self.cx.error(
+                            self.cx.loc(v),
+                            format!("{field} `{}` is not valid", v.value),
+                        );
                         ok = false;
                     }
                 }
@@ -696,8 +659,8 @@ impl Validator {
                 Some(p) if pools.contains(&p.value) => Some(p.value.clone()),
                 Some(p) => {
                     let known: Vec<&str> = inventory.iter().map(|p| p.name.as_str()).collect();
-                    self.error(
-                        self.loc(p),
+                    self.cx.error(
+                        self.cx.loc(p),
                         format!(
                             "pool `{}` is not in the inventory (pools: {})",
                             p.value,

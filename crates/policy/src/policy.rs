@@ -6,7 +6,7 @@ use crate::raw::{self, RawPolicy, S};
 use crate::{Acceptance, Date};
 use gpu_trust_model::fleet::{Subject, WorkloadClass};
 use gpu_trust_model::{Diagnostic, Location, Trust};
-use gpu_trust_source::{parse_document, Limits};
+use gpu_trust_source::{Limits, ValidationContext};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -272,26 +272,16 @@ impl Policy {
 /// Syntax errors and unknown fields stop the reading (with their location); once the file has been
 /// read, every validation error is collected, sorted by position. An empty file is the default policy.
 pub fn parse(text: &str, file: &str) -> Result<Policy, Vec<Diagnostic>> {
-    let raw = if is_blank(text) && text.len() <= MAX_POLICY_BYTES {
-        RawPolicy::default()
+    let (raw, cx) = if is_blank(text) && text.len() <= MAX_POLICY_BYTES {
+        (RawPolicy::default(), ValidationContext::new(file))
     } else {
-        parse_document::<Option<RawPolicy>>(text, file, &limits())
-            .map_err(|d| vec![reword(d, text)])?
-            .unwrap_or_default()
+        let (raw, cx) = ValidationContext::read::<Option<RawPolicy>>(text, file, &limits())
+            .map_err(|d| vec![reword(d, text)])?;
+        (raw.unwrap_or_default(), cx)
     };
-    let mut v = Validator {
-        file: file.to_string(),
-        errors: Vec::new(),
-    };
-    let policy = v.policy(raw);
-    if v.errors.is_empty() {
-        Ok(policy)
-    } else {
-        let mut errors = v.errors;
-        errors.sort();
-        errors.dedup();
-        Err(errors)
-    }
+    let mut check = PolicyCheck { cx };
+    let policy = check.policy(raw);
+    check.cx.finish(policy)
 }
 
 fn limits() -> Limits {
@@ -331,49 +321,28 @@ fn is_blank(text: &str) -> bool {
     })
 }
 
-struct Validator {
-    file: String,
-    errors: Vec<Diagnostic>,
+/// The policy file's checks, reporting into the shared validation context.
+struct PolicyCheck {
+    cx: ValidationContext,
 }
 
-impl Validator {
-    fn loc<T>(&self, s: &S<T>) -> Location {
-        gpu_trust_source::spanned_location(&self.file, s)
-    }
-
-    fn error(&mut self, location: Location, message: impl Into<String>) {
-        self.errors.push(Diagnostic::error(location, message));
-    }
-
+impl PolicyCheck {
     fn policy(&mut self, raw: RawPolicy) -> Policy {
         let mut policy = Policy {
-            file: Some(self.file.clone()),
+            file: Some(self.cx.file().to_string()),
             ..Policy::default()
         };
-        if let Some(v) = &raw.api_version {
-            if v.value != API_VERSION {
-                self.error(
-                    self.loc(v),
-                    format!("apiVersion must be `{API_VERSION}`, not `{}`", v.value),
-                );
-            }
-        }
-        if let Some(k) = &raw.kind {
-            if k.value != KIND {
-                self.error(
-                    self.loc(k),
-                    format!("kind must be `{KIND}`, not `{}`", k.value),
-                );
-            }
-        }
+        self.cx
+            .expect_word(raw.api_version.as_ref(), "apiVersion", API_VERSION);
+        self.cx.expect_word(raw.kind.as_ref(), "kind", KIND);
         match raw.tenant_label {
             None => {}
             Some(None) => policy.tenant_labels.clear(),
             Some(Some(label)) => {
                 let text = label.value.trim();
                 if text.is_empty() || text.contains(char::is_whitespace) {
-                    self.error(
-                        self.loc(&label),
+                    self.cx.error(
+                        self.cx.loc(&label),
                         format!(
                             "tenantLabel `{}` is not a label key (write `tenantLabel: null` to derive no tenants from labels)",
                             label.value
@@ -417,8 +386,8 @@ impl Validator {
         if let Some(sharing) = raw.sharing {
             if let Some(max) = sharing.max_replicas {
                 if max.value == 0 {
-                    self.error(
-                        self.loc(&max),
+                    self.cx.error(
+                        self.cx.loc(&max),
                         "sharing.maxReplicas must be at least 1 (a GPU advertised as 0 replicas cannot be used)",
                     );
                 } else {
@@ -439,13 +408,13 @@ impl Validator {
         let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
         let mut out = Vec::new();
         for item in list {
-            let loc = self.loc(item);
+            let loc = self.cx.loc(item);
             if let Err(e) = NamespacePattern::check(&item.value) {
-                self.error(loc, format!("{field}: {e}"));
+                self.cx.error(loc, format!("{field}: {e}"));
                 continue;
             }
             if let Some(first) = seen.get(item.value.as_str()) {
-                self.error(
+                self.cx.error(
                     loc,
                     format!(
                         "{field}: `{}` is listed twice (first on line {first})",
@@ -466,16 +435,16 @@ impl Validator {
         let mut claims: BTreeMap<String, (String, u32)> = BTreeMap::new();
         let mut out = Vec::new();
         for entry in raw {
-            let entry_loc = self.loc(&entry);
+            let entry_loc = self.cx.loc(&entry);
             let t = entry.value;
             let Some(name) = t.name else {
-                self.error(entry_loc, "tenant needs a `name`");
+                self.cx.error(entry_loc, "tenant needs a `name`");
                 continue;
             };
-            let name_loc = self.loc(&name);
+            let name_loc = self.cx.loc(&name);
             let name = name.value;
             if name.trim().is_empty() || name.trim() != name {
-                self.error(
+                self.cx.error(
                     name_loc.clone(),
                     format!(
                         "tenant name `{name}` must be non-empty and have no surrounding spaces"
@@ -483,7 +452,7 @@ impl Validator {
                 );
             }
             if let Some(first) = names.get(&name) {
-                self.error(
+                self.cx.error(
                     name_loc.clone(),
                     format!("tenant `{name}` is declared twice (first on line {first})"),
                 );
@@ -495,7 +464,7 @@ impl Validator {
                 match claims.get(&ns.pattern) {
                     Some((other, line)) if *other != name => {
                         let what = if ns.is_glob() { "glob" } else { "namespace" };
-                        self.error(
+                        self.cx.error(
                             ns.location.clone(),
                             format!(
                                 "{what} `{}` is claimed by tenant `{other}` (line {line}) and by tenant `{name}`: a namespace belongs to one tenant only",
@@ -519,8 +488,8 @@ impl Validator {
                 Some(c) => match Contract::parse(&c.value) {
                     Some(c) => c,
                     None => {
-                        self.error(
-                            self.loc(c),
+                        self.cx.error(
+                            self.cx.loc(c),
                             format!(
                                 "contract `{}` is not one of isolation, proportional-compute",
                                 c.value
@@ -555,7 +524,7 @@ impl Validator {
         for p in platform.iter().filter(|p| !p.is_glob()) {
             for t in tenants {
                 if let Some(ns) = t.namespaces.iter().find(|n| n.pattern == p.pattern) {
-                    self.error(
+                    self.cx.error(
                         ns.location.clone(),
                         format!(
                             "namespace `{}` is claimed by tenant `{}` and listed in platformNamespaces (line {}): it is either infrastructure or a tenant's",
@@ -568,10 +537,10 @@ impl Validator {
     }
 
     fn subject(&mut self, raw: S<raw::RawSubject>, tenant: &str) -> Option<Subject> {
-        let loc = self.loc(&raw);
+        let loc = self.cx.loc(&raw);
         let s = raw.value;
         let (Some(kind), Some(name)) = (s.kind, s.name) else {
-            self.error(
+            self.cx.error(
                 loc,
                 format!("subject of tenant `{tenant}` needs a `kind` (User, Group or ServiceAccount) and a `name`"),
             );
@@ -579,8 +548,8 @@ impl Validator {
         };
         let mut ok = true;
         if !matches!(kind.value.as_str(), "User" | "Group" | "ServiceAccount") {
-            self.error(
-                self.loc(&kind),
+            self.cx.error(
+                self.cx.loc(&kind),
                 format!(
                     "subject kind `{}` is not one of User, Group, ServiceAccount",
                     kind.value
@@ -589,13 +558,13 @@ impl Validator {
             ok = false;
         }
         if name.value.trim().is_empty() {
-            self.error(self.loc(&name), "subject name is empty");
+            self.cx.error(self.cx.loc(&name), "subject name is empty");
             ok = false;
         }
         let namespace = match (&s.namespace, kind.value.as_str()) {
             (None, "ServiceAccount") => {
-                self.error(
-                    self.loc(&kind),
+                self.cx.error(
+                    self.cx.loc(&kind),
                     format!(
                         "ServiceAccount subject `{}` needs a `namespace`",
                         name.value
@@ -606,17 +575,18 @@ impl Validator {
             }
             (Some(ns), "ServiceAccount") => {
                 if let Err(e) = NamespacePattern::check(&ns.value) {
-                    self.error(self.loc(ns), e);
+                    self.cx.error(self.cx.loc(ns), e);
                     ok = false;
                 } else if ns.value.contains('*') {
-                    self.error(self.loc(ns), "a subject's namespace cannot be a glob");
+                    self.cx
+                        .error(self.cx.loc(ns), "a subject's namespace cannot be a glob");
                     ok = false;
                 }
                 Some(ns.value.clone())
             }
             (Some(ns), _) => {
-                self.error(
-                    self.loc(ns),
+                self.cx.error(
+                    self.cx.loc(ns),
                     format!(
                         "only a ServiceAccount subject has a namespace, not a {}",
                         kind.value
@@ -637,8 +607,8 @@ impl Validator {
     fn trust_level(&mut self, s: &S<String>) -> Option<Trust> {
         let t = Trust::parse(&s.value);
         if t.is_none() {
-            self.error(
-                self.loc(s),
+            self.cx.error(
+                self.cx.loc(s),
                 format!(
                     "trust level `{}` is not one of none, limited, full",
                     s.value
@@ -651,8 +621,8 @@ impl Validator {
     fn latency(&mut self, s: &S<String>) -> Option<Latency> {
         let l = Latency::parse(&s.value);
         if l.is_none() {
-            self.error(
-                self.loc(s),
+            self.cx.error(
+                self.cx.loc(s),
                 format!(
                     "latency `{}` is not one of critical, standard, tolerant",
                     s.value
@@ -670,11 +640,11 @@ impl Validator {
         let mut seen: BTreeMap<[String; 2], (Trust, u32)> = BTreeMap::new();
         let mut out = Vec::new();
         for entry in raw {
-            let loc = self.loc(&entry);
+            let loc = self.cx.loc(&entry);
             let r = entry.value;
             let level = match &r.level {
                 None => {
-                    self.error(
+                    self.cx.error(
                         loc.clone(),
                         "relation needs a `level` (none, limited or full)",
                     );
@@ -683,7 +653,7 @@ impl Validator {
                 Some(l) => self.trust_level(l),
             };
             if r.tenants.len() != 2 {
-                self.error(
+                self.cx.error(
                     loc,
                     format!(
                         "a relation names exactly two tenants; this one names {}",
@@ -695,8 +665,8 @@ impl Validator {
             let mut known = true;
             for t in &r.tenants {
                 if !declared.contains_key(&t.value) {
-                    self.error(
-                        self.loc(t),
+                    self.cx.error(
+                        self.cx.loc(t),
                         format!(
                             "relation names tenant `{}`, which is not declared under `tenants` (a declared tenant may list no namespaces and be filled by the tenant label)",
                             t.value
@@ -707,8 +677,8 @@ impl Validator {
             }
             let (a, b) = (&r.tenants[0], &r.tenants[1]);
             if a.value == b.value {
-                self.error(
-                    self.loc(b),
+                self.cx.error(
+                    self.cx.loc(b),
                     format!(
                         "relation pairs tenant `{}` with itself (trust inside one tenant is always full)",
                         a.value
@@ -723,7 +693,7 @@ impl Validator {
             pair.sort();
             match seen.get(&pair) {
                 Some((first, line)) if *first != level => {
-                    self.error(
+                    self.cx.error(
                         loc,
                         format!(
                             "tenants `{}` and `{}` are related twice with different levels: {first} (line {line}) and {level}",
@@ -746,20 +716,20 @@ impl Validator {
     }
 
     fn workload(&mut self, entry: S<raw::RawWorkload>) -> Option<WorkloadRule> {
-        let loc = self.loc(&entry);
+        let loc = self.cx.loc(&entry);
         let w = entry.value;
         let mut ok = true;
         let Some(selector) = w.selector else {
-            self.error(
+            self.cx.error(
                 loc,
                 "workload entry needs a `selector` (namespace and/or labels)",
             );
             return None;
         };
-        let selector_loc = self.loc(&selector);
+        let selector_loc = self.cx.loc(&selector);
         let selector = selector.value;
         if selector.namespace.is_none() && selector.labels.is_empty() {
-            self.error(
+            self.cx.error(
                 selector_loc,
                 "workload selector is empty: give a namespace, labels, or both",
             );
@@ -768,9 +738,9 @@ impl Validator {
         let namespace = match selector.namespace {
             None => None,
             Some(ns) => match NamespacePattern::check(&ns.value) {
-                Ok(()) => Some(NamespacePattern::new(ns.value.clone(), self.loc(&ns))),
+                Ok(()) => Some(NamespacePattern::new(ns.value.clone(), self.cx.loc(&ns))),
                 Err(e) => {
-                    self.error(self.loc(&ns), e);
+                    self.cx.error(self.cx.loc(&ns), e);
                     ok = false;
                     None
                 }
@@ -781,8 +751,8 @@ impl Validator {
             Some(k) => {
                 let c = WorkloadClass::parse(&k.value);
                 if c.is_none() {
-                    self.error(
-                        self.loc(k),
+                    self.cx.error(
+                        self.cx.loc(k),
                         format!(
                             "workload kind `{}` is not one of training, inference, notebook, batch",
                             k.value
@@ -798,7 +768,7 @@ impl Validator {
             Some(m) => match parse_memory_mib(&m.value.0) {
                 Ok(mib) => Some(mib),
                 Err(e) => {
-                    self.error(self.loc(m), format!("peakMemory: {e}"));
+                    self.cx.error(self.cx.loc(m), format!("peakMemory: {e}"));
                     ok = false;
                     None
                 }
@@ -813,7 +783,7 @@ impl Validator {
             }
         };
         if w.kind.is_none() && w.peak_memory.is_none() && w.latency.is_none() {
-            self.error(
+            self.cx.error(
                 loc.clone(),
                 "workload entry sets nothing: give a kind, a peakMemory or a latency",
             );
@@ -830,12 +800,12 @@ impl Validator {
     }
 
     fn acceptance(&mut self, entry: S<raw::RawAcceptance>) -> Option<Acceptance> {
-        let loc = self.loc(&entry);
+        let loc = self.cx.loc(&entry);
         let a = entry.value;
         let mut ok = true;
         let rule = match &a.rule {
             None => {
-                self.error(
+                self.cx.error(
                     loc.clone(),
                     "acceptance needs a `rule` (a code such as GT401)",
                 );
@@ -844,8 +814,8 @@ impl Validator {
             }
             Some(r) => {
                 if !is_rule_code(&r.value) {
-                    self.error(
-                        self.loc(r),
+                    self.cx.error(
+                        self.cx.loc(r),
                         format!(
                             "acceptance rule `{}` is not a rule code of the form GTnnn (e.g. GT401)",
                             r.value
@@ -858,7 +828,7 @@ impl Validator {
         };
         let reason = match &a.reason {
             None => {
-                self.error(
+                self.cx.error(
                     loc.clone(),
                     "acceptance needs a `reason`: say why the interference is accepted",
                 );
@@ -866,7 +836,7 @@ impl Validator {
                 String::new()
             }
             Some(r) if r.value.trim().is_empty() => {
-                self.error(self.loc(r), "acceptance reason is empty");
+                self.cx.error(self.cx.loc(r), "acceptance reason is empty");
                 ok = false;
                 String::new()
             }
@@ -875,8 +845,8 @@ impl Validator {
         let tenants = match &a.tenants {
             None => None,
             Some(list) if list.value.is_empty() => {
-                self.error(
-                    self.loc(list),
+                self.cx.error(
+                    self.cx.loc(list),
                     "acceptance tenants is empty: leave it out to accept the rule for all tenants",
                 );
                 ok = false;
@@ -886,11 +856,12 @@ impl Validator {
                 let mut set = BTreeSet::new();
                 for t in &list.value {
                     if t.value.trim().is_empty() {
-                        self.error(self.loc(t), "acceptance names an empty tenant");
+                        self.cx
+                            .error(self.cx.loc(t), "acceptance names an empty tenant");
                         ok = false;
                     } else if !set.insert(t.value.clone()) {
-                        self.error(
-                            self.loc(t),
+                        self.cx.error(
+                            self.cx.loc(t),
                             format!("acceptance names tenant `{}` twice", t.value),
                         );
                         ok = false;
@@ -904,7 +875,7 @@ impl Validator {
             Some(u) => match Date::parse(&u.value) {
                 Ok(d) => Some(d),
                 Err(e) => {
-                    self.error(self.loc(u), format!("until: {e}"));
+                    self.cx.error(self.cx.loc(u), format!("until: {e}"));
                     ok = false;
                     None
                 }

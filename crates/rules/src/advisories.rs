@@ -4,9 +4,9 @@
 //! The built-in data is `data/advisories.yaml` (sources in its header); `--advisories FILE` replaces it
 //! with a newer file of the same format, read by [`Advisories::parse`].
 
-use gpu_trust_model::{Diagnostic, Location, Version};
+use gpu_trust_model::{Diagnostic, Version};
 use gpu_trust_policy::Date;
-use gpu_trust_source::{parse_document, Limits};
+use gpu_trust_source::{Limits, ValidationContext};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::collections::BTreeSet;
@@ -192,100 +192,90 @@ impl Advisories {
     /// Reads an advisory file (the format of `data/advisories.yaml`); unknown fields, bad versions and
     /// bad dates are errors with their location.
     pub fn parse(text: &str, file: &str) -> Result<Advisories, Vec<Diagnostic>> {
-        let raw: RawFile = parse_document(text, file, &Limits::default()).map_err(|d| vec![d])?;
-        let mut errors = Vec::new();
-        let at = |line: u64, column: u64| Location::new(file, clamp(line), clamp(column));
+        let (raw, mut cx) = ValidationContext::read::<RawFile>(text, file, &Limits::default())
+            .map_err(|d| vec![d])?;
         if raw.version.value != 1 {
-            errors.push(Diagnostic::error(
-                at(
-                    raw.version.referenced.line(),
-                    raw.version.referenced.column(),
-                ),
+            cx.error(
+                cx.loc(&raw.version),
                 format!(
                     "advisory file version {} is not supported (expected 1)",
                     raw.version.value
                 ),
-            ));
+            );
         }
         let mut out = Vec::new();
         let mut ids = BTreeSet::new();
         for entry in raw.advisories {
-            let here = at(entry.referenced.line(), entry.referenced.column());
+            let here = cx.loc(&entry);
             let a = entry.value;
             let what = format!("advisory {}", a.id);
             if a.id.trim().is_empty() {
-                errors.push(Diagnostic::error(here.clone(), "advisory with an empty id"));
+                cx.error(here.clone(), "advisory with an empty id");
             }
             if !ids.insert(a.id.clone()) {
-                errors.push(Diagnostic::error(
-                    here.clone(),
-                    format!("{what} is listed twice"),
-                ));
+                cx.error(here.clone(), format!("{what} is listed twice"));
             }
             if !(0.0..=10.0).contains(&a.cvss.value) {
-                errors.push(Diagnostic::error(
-                    at(a.cvss.referenced.line(), a.cvss.referenced.column()),
+                cx.error(
+                    cx.loc(&a.cvss),
                     format!("{what}: cvss {} is outside 0 to 10", a.cvss.value),
-                ));
+                );
             }
             let published = match &a.published {
                 None => None,
                 Some(text) => match parse_published(&text.value) {
                     Some(d) => Some(d),
                     None => {
-                        errors.push(Diagnostic::error(
-                            at(text.referenced.line(), text.referenced.column()),
+                        cx.error(
+                            cx.loc(text),
                             format!(
                                 "{what}: published `{}` is not YYYY-MM-DD or YYYY-MM",
                                 text.value
                             ),
-                        ));
+                        );
                         None
                     }
                 },
             };
             if a.affects.is_empty() {
-                errors.push(Diagnostic::error(
-                    here.clone(),
-                    format!("{what} affects nothing"),
-                ));
+                cx.error(here.clone(), format!("{what} affects nothing"));
             }
             let mut affects = Vec::new();
             for r in a.affects {
-                let r_loc = at(r.referenced.line(), r.referenced.column());
+                let r_loc = cx.loc(&r);
                 let r = r.value;
                 let mut fixed = Vec::new();
                 for f in &r.fixed {
                     match Version::parse(&f.value) {
                         Some(v) => fixed.push(v),
-                        None => errors.push(Diagnostic::error(
-                            at(f.referenced.line(), f.referenced.column()),
+                        None => cx.error(
+                            cx.loc(f),
                             format!(
                                 "{what}: fixed version `{}` of the {} is not a version",
                                 f.value, r.component
                             ),
-                        )),
+                        ),
                     }
                 }
                 fixed.sort();
                 let branches: BTreeSet<u64> = fixed.iter().map(Version::major).collect();
                 if branches.len() != fixed.len() {
-                    errors.push(Diagnostic::error(
+                    cx.error(
                         r_loc.clone(),
                         format!(
                             "{what}: two fixed versions of one branch for the {}",
                             r.component
                         ),
-                    ));
+                    );
                 }
                 if r.fixed.is_empty() && r.affected_branches.is_empty() {
-                    errors.push(Diagnostic::error(
+                    cx.error(
                         r_loc,
                         format!(
                             "{what}: the {} needs `fixed` or `affectedBranches`",
                             r.component
                         ),
-                    ));
+                    );
                 }
                 let mut affected_branches = r.affected_branches;
                 affected_branches.sort_unstable();
@@ -309,11 +299,8 @@ impl Advisories {
                 affects,
             });
         }
-        if errors.is_empty() {
-            Ok(Advisories { advisories: out })
-        } else {
-            Err(errors)
-        }
+        // In the order the checks found them, as the file reads.
+        cx.finish_in_order(Advisories { advisories: out })
     }
 
     /// The advisories that affect `installed` of `component` under `setup`, most severe first.
@@ -353,10 +340,6 @@ impl Advisories {
         });
         out
     }
-}
-
-fn clamp(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// `YYYY-MM-DD`, or `YYYY-MM` read as the last day of the month.

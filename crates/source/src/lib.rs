@@ -14,6 +14,8 @@
 //! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs,
 //!   and [`read_file`] reads one file: every file the tool reads comes through these, bounded.
 //! - [`tree`] and [`de`]: the located value tree and the serde deserializer over it.
+//! - [`ValidationContext`]: reading a configuration file (the policy, the plan, the advisory data) and
+//!   collecting its checks' errors, each located at its value.
 //!
 //! Architecture invariant: reading never panics and never stops at the first error; it returns
 //! what it could read plus a diagnostic for each document or object it could not.
@@ -25,12 +27,14 @@ mod json;
 mod parallel;
 mod stream;
 pub mod tree;
+mod validate;
 mod yaml;
 
 pub use file::{decode, read_file, read_stdin};
 pub use inputs::{gather, gather_with, GatherOptions, Input, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
 pub use stream::{read_all, read_stream, Entry, Format, Object, ReadOptions};
 pub use tree::{Node, Pos, Value};
+pub use validate::ValidationContext;
 
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::DeserializeOwned;
