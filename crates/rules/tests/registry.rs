@@ -9,6 +9,7 @@ const CATALOGUE: &[(&str, &str, &str, &str)] = &[
     ("GT001", "unknown-gpu-model", "device", "low"),
     ("GT002", "missing-sharing-config", "device", "medium"),
     ("GT003", "expired-acceptance", "contract", "medium"),
+    ("GT004", "acceptance-without-reason", "contract", "medium"),
     (
         "GT101",
         "untrusted-share-time-sliced-gpu",

@@ -15,6 +15,7 @@ pub(crate) static ALL: &[RuleMeta] = &[
     input::gt001_unknown_gpu_model::UnknownGpuModel::META,
     input::gt002_missing_sharing_config::MissingSharingConfig::META,
     input::gt003_expired_acceptance::ExpiredAcceptance::META,
+    input::gt004_acceptance_without_reason::AcceptanceWithoutReason::META,
     device::gt101_untrusted_share_time_sliced_gpu::UntrustedShareTimeSlicedGpu::META,
     device::gt102_untrusted_share_mps::UntrustedShareMps::META,
     device::gt103_untrusted_share_mig_instance::UntrustedShareMigInstance::META,
