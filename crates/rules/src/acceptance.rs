@@ -142,7 +142,7 @@ fn active(a: &Acceptance, rule: &str, today: Date) -> bool {
 /// which workloads they cover.
 pub struct Annotations<'c> {
     list: Vec<&'c AnnotatedAcceptance>,
-    owners: Option<Owners>,
+    owners: &'c Owners,
 }
 
 impl<'c> Annotations<'c> {
@@ -153,8 +153,10 @@ impl<'c> Annotations<'c> {
             .iter()
             .filter(|a| usable(a, rule, ctx.today))
             .collect();
-        let owners = (!list.is_empty()).then(|| Owners::new(ctx.fleet));
-        Annotations { list, owners }
+        Annotations {
+            list,
+            owners: ctx.owners,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -164,20 +166,17 @@ impl<'c> Annotations<'c> {
     /// The first annotation covering a workload: on its own object, on the object that owns it, or
     /// on its Namespace.
     pub fn covering(&self, w: &Workload) -> Option<&'c AnnotatedAcceptance> {
-        let owner = self.owners.as_ref().map(|o| o.of(w));
-        let own = self.list.iter().find(|a| {
-            a.covers(w)
-                || (a.subject == AnnotatedSubject::Workload
-                    && owner.as_deref().is_some_and(|o| {
-                        Some(o)
-                            == a.object
-                                .namespace
-                                .as_deref()
-                                .map(|ns| format!("{}/{ns}/{}", a.object.kind, a.object.name))
-                                .as_deref()
-                    }))
-        });
-        own.copied()
+        let owner = self.owners.of(w);
+        self.list
+            .iter()
+            .find(|a| {
+                a.covers(w)
+                    || (a.subject == AnnotatedSubject::Workload
+                        && a.object.namespace.as_deref().is_some_and(|ns| {
+                            owner == format!("{}/{ns}/{}", a.object.kind, a.object.name)
+                        }))
+            })
+            .copied()
     }
 
     /// The annotation on a Namespace.
@@ -329,14 +328,12 @@ pub fn policy_whole<'t>(
         .peekable();
     scoped.peek()?;
     let mut involved: Option<Involved> = None;
-    let mut owners: Option<Owners> = None;
     scoped.find(|a| {
         if !a.is_scoped() {
             return true;
         }
         let inv = involved.get_or_insert_with(|| Involved::of(ctx, d));
-        let owners = owners.get_or_insert_with(|| Owners::new(ctx.fleet));
-        in_scope(ctx, owners, a, inv)
+        in_scope(ctx, ctx.owners, a, inv)
     })
 }
 
@@ -357,4 +354,23 @@ pub fn annotations_whole(ctx: &Context<'_>, d: &Draft) -> Option<Granted> {
         .map(|o| o.name.clone());
     let list = annotations.cover_all(ctx, d.workloads.iter().copied(), namespaces)?;
     Some(Granted::annotations(list))
+}
+
+/// Errors for acceptances annotated with a rule code that names no rule of the catalogue, at the
+/// annotation: ingest checks the form of a code, the audit knows which codes exist.
+pub fn unknown_rules(fleet: &gpu_trust_model::fleet::Fleet) -> Vec<gpu_trust_model::Diagnostic> {
+    fleet
+        .acceptances
+        .iter()
+        .filter(|a| crate::registry::rule(&a.rule).is_none())
+        .map(|a| {
+            gpu_trust_model::Diagnostic::error(
+                a.location.clone(),
+                format!(
+                    "{}: annotation `{}` accepts {}, which is not a rule of gpu-trust (`gpu-trust rules` lists them); it is not applied",
+                    a.object, a.annotation, a.rule
+                ),
+            )
+        })
+        .collect()
 }

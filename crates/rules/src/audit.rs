@@ -67,10 +67,12 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
     let (tenant_of, overrides) = workload_facts(fleet, tenancy);
     let mut colo = Colocation::compute(fleet, &tenant_of);
     let nobody = BTreeSet::new();
+    let owners = Owners::new(fleet);
     let parts = Parts {
         input,
         tenant_of: &tenant_of,
         overrides: &overrides,
+        owners: &owners,
     };
     // The API server is one more shared thing: every tenant of the cluster outside a virtual cluster.
     let api_server = parts.context(&colo, &nobody).api_server_tenants();
@@ -83,7 +85,6 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
 
     // The rules, the groups and the matrix's incidents are pure functions of the context: they run on
     // every core, and the findings are put back in rule order, so the report is the same on any machine.
-    let owners = Owners::new(fleet);
     let (findings, groups, incidents) = parallel::run(
         || {
             parallel::each(registry(), |rule| {
@@ -224,6 +225,7 @@ struct Parts<'p> {
     input: &'p AuditInput<'p>,
     tenant_of: &'p [Option<TenantId>],
     overrides: &'p [gpu_trust_policy::WorkloadOverrides],
+    owners: &'p Owners,
 }
 
 impl<'p> Parts<'p> {
@@ -237,6 +239,7 @@ impl<'p> Parts<'p> {
             tenant_of: self.tenant_of,
             overrides: self.overrides,
             matrix,
+            owners: self.owners,
         }
     }
 }
