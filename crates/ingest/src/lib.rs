@@ -39,6 +39,7 @@
 //! assert!(ingested.diagnostics.is_empty());
 //! ```
 
+mod annotations;
 pub mod api;
 mod cluster;
 mod controllers;
@@ -319,6 +320,7 @@ struct Checkpoint {
     plugin_daemonsets: usize,
     runtimes: usize,
     train_jobs: usize,
+    acceptances: usize,
 }
 
 #[derive(Default)]
@@ -349,6 +351,8 @@ struct Collector {
     /// object, and the namespace its objects default to.
     embedding: Option<(ObjectRef, String)>,
     limits: Limits,
+    /// Acceptances annotated on the workloads and Namespaces read.
+    acceptances: Vec<gpu_trust_model::fleet::AnnotatedAcceptance>,
 }
 
 impl Collector {
@@ -369,6 +373,7 @@ impl Collector {
             plugin_daemonsets: self.plugin_daemonsets.len(),
             runtimes: self.runtimes.len(),
             train_jobs: self.train_jobs.len(),
+            acceptances: self.acceptances.len(),
         }
     }
 
@@ -389,6 +394,7 @@ impl Collector {
         self.plugin_daemonsets.truncate(c.plugin_daemonsets);
         self.runtimes.truncate(c.runtimes);
         self.train_jobs.truncate(c.train_jobs);
+        self.acceptances.truncate(c.acceptances);
     }
 
     fn end_document(&mut self, pending: &mut Vec<Object<'_>>) {
@@ -500,8 +506,17 @@ impl Collector {
                 if let Some(ns) = object.config_namespace() {
                     self.namespaces.push((ns.to_string(), None));
                 }
-                if let Err(d) = self.known(doc, object, &kind) {
-                    self.report(d);
+                let annotated = annotations::typed_subject(&object).map(|(subject, meta)| {
+                    let entries = annotations::typed_entries(meta, doc.node, &doc.location);
+                    (subject, self.annotated_ref(meta, &kind, doc), entries)
+                });
+                match self.known(doc, object, &kind) {
+                    Err(d) => self.report(d),
+                    Ok(()) => {
+                        if let Some((subject, r, entries)) = annotated {
+                            self.annotated(subject, &r, entries);
+                        }
+                    }
                 }
             }
             Dispatched::Unknown {
@@ -591,10 +606,57 @@ impl Collector {
             ));
         }
         let reference = self.reference_at(root, kind, &doc.location);
-        match controllers::lookup(group, kind) {
-            Some(c) => self.controller(c, root, reference),
-            None if controllers::inert(group, kind) => Ok(()),
-            None => self.generic(root, reference),
+        let entries = annotations::tree_entries(root, &doc.location);
+        let read = match controllers::lookup(group, kind) {
+            Some(c) => self.controller(c, root, reference.clone()),
+            None if controllers::inert(group, kind) => return Ok(()),
+            None => self.generic(root, reference.clone()),
+        };
+        if read.is_ok() {
+            self.annotated(
+                gpu_trust_model::fleet::AnnotatedSubject::Workload,
+                &reference,
+                entries,
+            );
+        }
+        read
+    }
+
+    /// The reference an accept annotation of a typed object names (the namespace of a workload as
+    /// its workloads get it; a Namespace by its name).
+    fn annotated_ref(&self, meta: &ObjectMeta, kind: &str, doc: &Doc<'_, '_>) -> ObjectRef {
+        let namespaced = kind != "Namespace";
+        ObjectRef {
+            kind: kind.to_string(),
+            namespace: namespaced.then(|| {
+                meta.namespace
+                    .clone()
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| self.default_namespace())
+            }),
+            name: meta
+                .name
+                .clone()
+                .or_else(|| meta.generate_name.clone())
+                .unwrap_or_default(),
+            location: doc.location.clone(),
+        }
+    }
+
+    /// Keeps the valid accept annotations of an object that was read, and reports the others.
+    fn annotated(
+        &mut self,
+        subject: gpu_trust_model::fleet::AnnotatedSubject,
+        object: &ObjectRef,
+        entries: Vec<annotations::Entry>,
+    ) {
+        if entries.is_empty() {
+            return;
+        }
+        let (accepted, errors) = annotations::parse(subject, object, entries);
+        self.acceptances.extend(accepted);
+        for e in errors {
+            self.report(e);
         }
     }
 
@@ -1519,6 +1581,40 @@ impl Collector {
 
         unresolved.sort();
         unresolved.dedup();
+        // The same object read twice counts once.
+        let mut acceptances = std::mem::take(&mut self.acceptances);
+        acceptances.sort_by(|a, b| {
+            (
+                &a.subject,
+                &a.object.kind,
+                &a.object.namespace,
+                &a.object.name,
+                &a.rule,
+            )
+                .cmp(&(
+                    &b.subject,
+                    &b.object.kind,
+                    &b.object.namespace,
+                    &b.object.name,
+                    &b.rule,
+                ))
+                .then_with(|| a.cmp(b))
+        });
+        acceptances.dedup_by(|a, b| {
+            (
+                &a.subject,
+                &a.object.kind,
+                &a.object.namespace,
+                &a.object.name,
+                &a.rule,
+            ) == (
+                &b.subject,
+                &b.object.kind,
+                &b.object.namespace,
+                &b.object.name,
+                &b.rule,
+            )
+        });
         diagnostics.sort();
         diagnostics.dedup();
         mig_requests.sort_by(|a: &gpu_trust_model::fleet::MigRequest, b| {
@@ -1536,6 +1632,7 @@ impl Collector {
                 unresolved,
                 node_sets: sets.sets,
                 mig_requests,
+                acceptances,
             },
             diagnostics,
         }

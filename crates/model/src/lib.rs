@@ -9,11 +9,13 @@
 //! - [`isolation`]: mechanisms, what each keeps separate or shares, and how far incidents reach.
 //! - [`labels`]: the node labels GPU Feature Discovery and the GPU Operator write (`nvidia.com/gpu.product`...).
 //! - [`resource`]: the NVIDIA extended resource names (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`).
+//! - [`date`]: the calendar date acceptances expire on (`YYYY-MM-DD`).
 //! - [`terminal`]: input text made safe to print on a terminal (control characters escaped).
 //!
 //! This crate does no I/O: it is data and pure functions over data.
 
 pub mod catalogue;
+pub mod date;
 pub mod evidence;
 pub mod fleet;
 pub mod geometry;

@@ -1,12 +1,13 @@
 //! Interference the operator knowingly accepts (`accept:` entries).
 
-use crate::Date;
+use crate::{Date, NamespacePattern};
 use gpu_trust_model::Location;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
-/// One `accept:` entry: findings of `rule` (narrowed to exactly `tenants` when given) are still
-/// reported, marked accepted, and do not fail the run, until the day after `until`.
+/// One `accept:` entry: findings of `rule` (narrowed to exactly `tenants`, and to the `namespaces`,
+/// `workloads` and `nodes` given) are still reported, marked accepted, and do not fail the run, until
+/// the day after `until`. An entry without a reason accepts nothing (the audit reports it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Acceptance {
@@ -14,12 +15,39 @@ pub struct Acceptance {
     pub rule: String,
     /// The exact set of tenants a finding must involve; `None` accepts the rule for any tenants.
     pub tenants: Option<BTreeSet<String>>,
+    /// Namespaces (names or `*` globs) every workload and namespace of the finding must be in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<Vec<NamespacePattern>>,
+    /// Workload objects every workload of the finding must belong to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<Vec<WorkloadRef>>,
+    /// Nodes every node of the finding must be one of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<BTreeSet<String>>,
+    /// Empty when the entry gives none: it then accepts nothing.
     pub reason: String,
     /// Last day the acceptance holds; `None` holds without end.
     pub until: Option<Date>,
     /// Where the entry is in the policy file.
     #[serde(skip)]
     pub location: Location,
+}
+
+/// A workload object named by an acceptance's `workloads` scope: the object its pods come from (a
+/// Deployment, a Job, a PyTorchJob...) or a bare Pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadRef {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl WorkloadRef {
+    /// Whether the reference names this object (`kind`, `namespace`, `name`).
+    pub fn names(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        self.kind == kind && self.namespace == namespace && self.name == name
+    }
 }
 
 /// Whether an acceptance still holds on a given day.
@@ -42,25 +70,21 @@ impl AcceptanceState {
 }
 
 impl Acceptance {
-    /// Whether a finding of `rule` involving `tenants` is the kind this entry accepts, whatever the
-    /// date. With `tenants` set on the entry, the finding's tenants must be exactly that set (order and
-    /// repetition do not matter); without, any tenants match.
-    ///
-    /// ```
-    /// # use gpu_trust_policy::Acceptance;
-    /// # use gpu_trust_model::Location;
-    /// let a = Acceptance {
-    ///     rule: "GT401".into(),
-    ///     tenants: Some(["ads".to_string(), "search".to_string()].into()),
-    ///     reason: "one cluster by design".into(),
-    ///     until: None,
-    ///     location: Location::default(),
-    /// };
-    /// assert!(a.matches("GT401", ["search", "ads"]));
-    /// assert!(!a.matches("GT401", ["search", "ads", "acme"]));
-    /// assert!(!a.matches("GT207", ["ads", "search"]));
-    /// ```
-    pub fn matches<I>(&self, rule: &str, tenants: I) -> bool
+    /// Whether the entry is narrowed by `namespaces`, `workloads` or `nodes`: then the tenants of a
+    /// finding alone cannot say whether it matches (the audit judges the rest).
+    pub fn is_scoped(&self) -> bool {
+        self.namespaces.is_some() || self.workloads.is_some() || self.nodes.is_some()
+    }
+
+    /// Whether the entry gives a reason; one without accepts nothing.
+    pub fn has_reason(&self) -> bool {
+        !self.reason.trim().is_empty()
+    }
+
+    /// Whether the rule and tenants of a finding are the kind this entry accepts, whatever the date
+    /// and the scopes. With `tenants` set on the entry, the finding's tenants must be exactly that
+    /// set (order and repetition do not matter); without, any tenants match.
+    pub fn matches_tenants<I>(&self, rule: &str, tenants: I) -> bool
     where
         I: IntoIterator,
         I::Item: AsRef<str>,
@@ -78,6 +102,35 @@ impl Acceptance {
                 &got == want
             }
         }
+    }
+
+    /// Whether a finding of `rule` involving `tenants` is the kind this entry accepts, whatever the
+    /// date: [`matches_tenants`](Self::matches_tenants), for an entry that gives a reason and no
+    /// other scope (a scoped entry needs the finding's namespaces, workloads and nodes).
+    ///
+    /// ```
+    /// # use gpu_trust_policy::Acceptance;
+    /// # use gpu_trust_model::Location;
+    /// let a = Acceptance {
+    ///     rule: "GT401".into(),
+    ///     tenants: Some(["ads".to_string(), "search".to_string()].into()),
+    ///     namespaces: None,
+    ///     workloads: None,
+    ///     nodes: None,
+    ///     reason: "one cluster by design".into(),
+    ///     until: None,
+    ///     location: Location::default(),
+    /// };
+    /// assert!(a.matches("GT401", ["search", "ads"]));
+    /// assert!(!a.matches("GT401", ["search", "ads", "acme"]));
+    /// assert!(!a.matches("GT207", ["ads", "search"]));
+    /// ```
+    pub fn matches<I>(&self, rule: &str, tenants: I) -> bool
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        !self.is_scoped() && self.has_reason() && self.matches_tenants(rule, tenants)
     }
 
     /// Whether the entry's `until` lies before `today` (the acceptance holds through its `until` day).
@@ -111,6 +164,9 @@ mod tests {
         Acceptance {
             rule: "GT401".into(),
             tenants: tenants.map(|t| t.iter().map(|s| s.to_string()).collect()),
+            namespaces: None,
+            workloads: None,
+            nodes: None,
             reason: "by design".into(),
             until: until.map(|u| Date::parse(u).unwrap()),
             location: Location::default(),
@@ -151,6 +207,18 @@ mod tests {
             a.matches("GT401", ["a", "b"]),
             "an expired entry still matches, so GT003 can name it"
         );
+    }
+
+    #[test]
+    fn scoped_or_reasonless_entries_never_match_on_tenants_alone() {
+        let mut a = acceptance(None, None);
+        a.nodes = Some(["gpu-1".to_string()].into());
+        assert!(!a.matches("GT401", ["x", "y"]));
+        assert!(a.matches_tenants("GT401", ["x", "y"]));
+        let mut b = acceptance(None, None);
+        b.reason = " ".into();
+        assert!(!b.has_reason());
+        assert!(!b.suppresses("GT401", ["x", "y"], Date::MIN));
     }
 
     #[test]

@@ -35,7 +35,6 @@
 //! This crate does no I/O and never reads the clock: callers pass the text and the date.
 
 mod acceptance;
-mod date;
 mod pattern;
 mod policy;
 mod quantity;
@@ -43,8 +42,8 @@ mod raw;
 mod report;
 mod tenancy;
 
-pub use acceptance::{Acceptance, AcceptanceState};
-pub use date::{Date, DateError};
+pub use acceptance::{Acceptance, AcceptanceState, WorkloadRef};
+pub use gpu_trust_model::date::{Date, DateError};
 pub use gpu_trust_model::Diagnostic;
 pub use pattern::NamespacePattern;
 pub use policy::{

@@ -3,7 +3,7 @@
 use crate::pattern::NamespacePattern;
 use crate::quantity::parse_memory_mib;
 use crate::raw::{self, RawPolicy, S};
-use crate::{Acceptance, Date};
+use crate::{Acceptance, Date, WorkloadRef};
 use gpu_trust_model::fleet::{Subject, WorkloadClass};
 use gpu_trust_model::{Diagnostic, Location, Trust};
 use gpu_trust_source::{Limits, ValidationContext};
@@ -826,22 +826,13 @@ impl PolicyCheck {
                 r.value.clone()
             }
         };
-        let reason = match &a.reason {
-            None => {
-                self.cx.error(
-                    loc.clone(),
-                    "acceptance needs a `reason`: say why the interference is accepted",
-                );
-                ok = false;
-                String::new()
-            }
-            Some(r) if r.value.trim().is_empty() => {
-                self.cx.error(self.cx.loc(r), "acceptance reason is empty");
-                ok = false;
-                String::new()
-            }
-            Some(r) => r.value.clone(),
-        };
+        // An entry without a reason is kept: it accepts nothing, and the audit reports it (GT004)
+        // where it is, as it reports an annotation without one.
+        let reason = a
+            .reason
+            .as_ref()
+            .map(|r| r.value.trim().to_string())
+            .unwrap_or_default();
         let tenants = match &a.tenants {
             None => None,
             Some(list) if list.value.is_empty() => {
@@ -870,6 +861,74 @@ impl PolicyCheck {
                 Some(set)
             }
         };
+        let errors = self.cx.error_count();
+        let namespaces = match &a.namespaces {
+            None => None,
+            Some(list) if list.value.is_empty() => {
+                self.cx.error(
+                    self.cx.loc(list),
+                    "acceptance namespaces is empty: leave it out to accept the rule in every namespace",
+                );
+                None
+            }
+            Some(list) => Some(self.patterns(&list.value, "acceptance namespaces")),
+        };
+        let nodes = match &a.nodes {
+            None => None,
+            Some(list) if list.value.is_empty() => {
+                self.cx.error(
+                    self.cx.loc(list),
+                    "acceptance nodes is empty: leave it out to accept the rule on every node",
+                );
+                None
+            }
+            Some(list) => {
+                let mut set = BTreeSet::new();
+                for n in &list.value {
+                    if let Err(e) = node_name(&n.value) {
+                        self.cx.error(self.cx.loc(n), format!("acceptance nodes: {e}"));
+                    } else if !set.insert(n.value.clone()) {
+                        self.cx.error(
+                            self.cx.loc(n),
+                            format!("acceptance names node `{}` twice", n.value),
+                        );
+                    }
+                }
+                Some(set)
+            }
+        };
+        let workloads = match &a.workloads {
+            None => None,
+            Some(list) if list.value.is_empty() => {
+                self.cx.error(
+                    self.cx.loc(list),
+                    "acceptance workloads is empty: leave it out to accept the rule for every workload",
+                );
+                None
+            }
+            Some(list) => {
+                let mut out: Vec<WorkloadRef> = Vec::new();
+                for w in &list.value {
+                    if let Some(r) = self.workload_ref(w) {
+                        if out.contains(&r) {
+                            self.cx.error(
+                                self.cx.loc(w),
+                                format!(
+                                    "acceptance names workload {} {}/{} twice",
+                                    r.kind, r.namespace, r.name
+                                ),
+                            );
+                        } else {
+                            out.push(r);
+                        }
+                    }
+                }
+                Some(out)
+            }
+        };
+        if self.cx.error_count() > errors {
+            ok = false;
+        }
         let until = match &a.until {
             None => None,
             Some(u) => match Date::parse(&u.value) {
@@ -884,11 +943,81 @@ impl PolicyCheck {
         ok.then_some(Acceptance {
             rule,
             tenants,
+            namespaces,
+            workloads,
+            nodes,
             reason,
             until,
             location: loc,
         })
     }
+}
+
+impl PolicyCheck {
+    /// One entry of an acceptance's `workloads`: `kind`, `namespace` and `name`, each required.
+    fn workload_ref(&mut self, w: &S<raw::RawWorkloadRef>) -> Option<WorkloadRef> {
+        let loc = self.cx.loc(w);
+        let field = |v: &Option<S<String>>, name: &str, this: &mut Self| match v {
+            Some(t) if !t.value.trim().is_empty() => Some(t.value.clone()),
+            Some(t) => {
+                this.cx.error(
+                    this.cx.loc(t),
+                    format!("acceptance workload `{name}` is empty"),
+                );
+                None
+            }
+            None => {
+                this.cx.error(
+                    loc.clone(),
+                    format!(
+                        "acceptance workload needs `{name}` (a workload is named by kind, namespace and name, e.g. {{kind: Deployment, namespace: ml, name: trainer}})"
+                    ),
+                );
+                None
+            }
+        };
+        let kind = field(&w.value.kind, "kind", self);
+        let namespace = field(&w.value.namespace, "namespace", self);
+        let name = field(&w.value.name, "name", self);
+        if let Some(ns) = &w.value.namespace {
+            if let Err(e) = NamespacePattern::check(&ns.value) {
+                self.cx.error(self.cx.loc(ns), format!("acceptance workload namespace: {e}"));
+                return None;
+            }
+            if ns.value.contains('*') {
+                self.cx.error(
+                    self.cx.loc(ns),
+                    "acceptance workload namespace: a workload is in one namespace; use `namespaces` for globs",
+                );
+                return None;
+            }
+        }
+        Some(WorkloadRef {
+            kind: kind?,
+            namespace: namespace?,
+            name: name?,
+        })
+    }
+}
+
+/// Why a text cannot be a node name: Kubernetes names nodes with DNS subdomains (lower-case letters,
+/// digits, `-` and `.`, at most 253 characters).
+fn node_name(text: &str) -> Result<(), String> {
+    if text.is_empty() {
+        return Err("a node name cannot be empty".to_string());
+    }
+    if text.len() > 253 {
+        return Err(format!("`{text}` is longer than 253 characters"));
+    }
+    if let Some(bad) = text
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '.'))
+    {
+        return Err(format!(
+            "`{text}` is not a node name: `{bad}` is not allowed (lower-case letters, digits, `-` and `.`)"
+        ));
+    }
+    Ok(())
 }
 
 /// `GT` followed by exactly three digits.

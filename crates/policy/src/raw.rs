@@ -141,6 +141,18 @@ pub(crate) struct RawSharing {
 pub(crate) struct RawAcceptance {
     pub rule: Option<S<String>>,
     pub tenants: Option<S<Vec<S<String>>>>,
+    pub namespaces: Option<S<Vec<S<String>>>>,
+    pub workloads: Option<S<Vec<S<RawWorkloadRef>>>>,
+    pub nodes: Option<S<Vec<S<String>>>>,
     pub reason: Option<S<String>>,
     pub until: Option<S<String>>,
+}
+
+/// A workload an acceptance is scoped to: its object's kind, namespace and name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RawWorkloadRef {
+    pub kind: Option<S<String>>,
+    pub namespace: Option<S<String>>,
+    pub name: Option<S<String>>,
 }

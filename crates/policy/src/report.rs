@@ -66,10 +66,43 @@ pub struct AcceptanceReport {
     pub rule: String,
     /// Sorted; `None` when the acceptance covers any tenants.
     pub tenants: Option<BTreeSet<String>>,
+    /// The namespaces, workloads and nodes it is narrowed to, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<Vec<crate::NamespacePattern>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<Vec<crate::WorkloadRef>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<BTreeSet<String>>,
+    /// Empty when the entry gives none (it then accepts nothing; the audit reports GT004).
     pub reason: String,
     pub until: Option<Date>,
     pub state: AcceptanceState,
     pub line: u32,
+}
+
+impl AcceptanceReport {
+    /// `any`, or the tenants, then the other scopes: `acme, globex; nodes gpu-1`.
+    pub fn scope(&self) -> String {
+        let mut parts = vec![self.tenants.as_ref().map_or("any".to_string(), |s| {
+            s.iter().cloned().collect::<Vec<_>>().join(", ")
+        })];
+        if let Some(ns) = &self.namespaces {
+            let list: Vec<&str> = ns.iter().map(|p| p.pattern.as_str()).collect();
+            parts.push(format!("namespaces {}", list.join(", ")));
+        }
+        if let Some(ws) = &self.workloads {
+            let list: Vec<String> = ws
+                .iter()
+                .map(|w| format!("{} {}/{}", w.kind, w.namespace, w.name))
+                .collect();
+            parts.push(format!("workloads {}", list.join(", ")));
+        }
+        if let Some(nodes) = &self.nodes {
+            let list: Vec<&str> = nodes.iter().map(String::as_str).collect();
+            parts.push(format!("nodes {}", list.join(", ")));
+        }
+        parts.join("; ")
+    }
 }
 
 /// A diagnostic in the report.
@@ -117,6 +150,9 @@ impl CheckReport {
             .map(|a| AcceptanceReport {
                 rule: a.rule.clone(),
                 tenants: a.tenants.clone(),
+                namespaces: a.namespaces.clone(),
+                workloads: a.workloads.clone(),
+                nodes: a.nodes.clone(),
                 reason: a.reason.clone(),
                 until: a.until,
                 state: a.state(today),

@@ -101,13 +101,71 @@ fn relation_errors() {
 fn acceptance_errors() {
     let e = errors("acceptances.yaml");
     has(&e, 5, 5, &["needs a `rule`"]);
-    has(&e, 7, 5, &["needs a `reason`"]);
     has(&e, 8, 11, &["`gt401`", "GTnnn"]);
     has(&e, 10, 11, &["`GT40`", "GTnnn"]);
-    has(&e, 13, 13, &["reason is empty"]);
     has(&e, 16, 14, &["tenants is empty"]);
     has(&e, 19, 23, &["`search` twice"]);
-    assert_eq!(e.len(), 7, "{e:?}");
+    // Entries without a reason (lines 7 and 12) are read: they accept nothing, and the audit
+    // reports them as GT004.
+    assert_eq!(e.len(), 5, "{e:?}");
+}
+
+#[test]
+fn acceptance_without_a_reason_is_read_and_accepts_nothing() {
+    let text = "accept:\n  - rule: GT401\n  - rule: GT207\n    reason: \"  \"\n";
+    let policy = parse(text, "p.yaml").unwrap();
+    let a = policy.acceptances();
+    assert_eq!(a.len(), 2);
+    assert!(a.iter().all(|a| !a.has_reason()));
+    assert!(!a[0].matches("GT401", ["x", "y"]));
+    assert_eq!((a[0].location.line, a[1].location.line), (2, 3));
+}
+
+#[test]
+fn acceptance_scopes_are_read() {
+    let text = "accept:
+  - rule: GT202
+    reason: runs the MIG manager
+    namespaces: [ml-ops, \"team-*\"]
+    workloads:
+      - {kind: Deployment, namespace: ml-ops, name: mig-tuner}
+    nodes: [gpu-1.example.com]
+";
+    let policy = parse(text, "p.yaml").unwrap();
+    let a = &policy.acceptances()[0];
+    let ns: Vec<&str> = a
+        .namespaces
+        .iter()
+        .flatten()
+        .map(|p| p.pattern.as_str())
+        .collect();
+    assert_eq!(ns, ["ml-ops", "team-*"]);
+    assert!(a.workloads.as_ref().unwrap()[0].names("Deployment", "ml-ops", "mig-tuner"));
+    assert!(a.nodes.as_ref().unwrap().contains("gpu-1.example.com"));
+    assert!(a.is_scoped());
+    assert!(
+        !a.matches("GT202", ["ml"]),
+        "a scoped entry needs more than tenants"
+    );
+}
+
+#[test]
+fn acceptance_scope_errors() {
+    let e = errors("accept-scopes.yaml");
+    has(&e, 7, 17, &["namespaces is empty"]);
+    has(&e, 10, 18, &["`Search_Prod`", "not a namespace"]);
+    has(&e, 14, 9, &["needs `name`", "kind, namespace and name"]);
+    has(&e, 18, 39, &["one namespace", "`namespaces`"]);
+    has(&e, 21, 13, &["`GPU_1`", "not a node name"]);
+    has(&e, 24, 20, &["node `gpu-1` twice"]);
+    assert_eq!(e.len(), 6, "{e:?}");
+}
+
+#[test]
+fn a_typo_in_an_acceptance_scope_names_its_line() {
+    let text = "accept:\n  - rule: GT207\n    reason: shared pool\n    node: [gpu-1]\n";
+    let e = parse(text, "p.yaml").unwrap_err();
+    has(&e, 4, 5, &["unknown field `node`", "nodes"]);
 }
 
 #[test]

@@ -107,6 +107,28 @@ fn the_schema_rejects_what_the_format_forbids() {
         !errors(&schema, &bad).is_empty(),
         "v1 reaches list accepted"
     );
+    // Where an acceptance comes from: a policy entry or an annotation, with its place.
+    let accepted = good["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|f| f["accepted"]["sources"].is_array())
+        .expect("the sample has an accepted finding with its sources");
+    let mut bad = good.clone();
+    bad["findings"][accepted]["accepted"]["sources"][0]["from"] = "comment".into();
+    assert!(
+        !errors(&schema, &bad).is_empty(),
+        "unknown acceptance source accepted"
+    );
+    let mut bad = good.clone();
+    bad["findings"][accepted]["accepted"]["sources"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("line");
+    assert!(
+        !errors(&schema, &bad).is_empty(),
+        "an acceptance source without its line accepted"
+    );
     let mut bad = good;
     bad.as_object_mut().unwrap().remove("matrix");
     assert!(!errors(&schema, &bad).is_empty(), "missing matrix accepted");

@@ -2,6 +2,7 @@
 //! or pair by pair), attaches evidence to and sorts the findings, and adds the groups, blast radius and
 //! matrix sections.
 
+use crate::acceptance::Granted;
 use crate::advisories::Advisories;
 use crate::colocation::{gpu_count, Colocation, Site};
 use crate::context::{workload_facts, Context};
@@ -10,8 +11,8 @@ use crate::owner::Owners;
 use crate::parallel;
 use crate::registry::registry;
 use crate::report::{
-    AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, Finding, FindingObject, Matrix,
-    MatrixPair, SkippedEntry, Summary, TenantEntry, MAX_MATRIX_TENANTS, SCHEMA,
+    AcceptedPair, AuditReport, BlastRadiusEntry, Finding, FindingObject, Matrix, MatrixPair,
+    SkippedEntry, Summary, TenantEntry, MAX_MATRIX_TENANTS, SCHEMA,
 };
 use crate::sink::{Draft, Sink};
 use gpu_trust_model::evidence::ProbeEvidence;
@@ -66,10 +67,12 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
     let (tenant_of, overrides) = workload_facts(fleet, tenancy);
     let mut colo = Colocation::compute(fleet, &tenant_of);
     let nobody = BTreeSet::new();
+    let owners = Owners::new(fleet);
     let parts = Parts {
         input,
         tenant_of: &tenant_of,
         overrides: &overrides,
+        owners: &owners,
     };
     // The API server is one more shared thing: every tenant of the cluster outside a virtual cluster.
     let api_server = parts.context(&colo, &nobody).api_server_tenants();
@@ -82,7 +85,6 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
 
     // The rules, the groups and the matrix's incidents are pure functions of the context: they run on
     // every core, and the findings are put back in rule order, so the report is the same on any machine.
-    let owners = Owners::new(fleet);
     let (findings, groups, incidents) = parallel::run(
         || {
             parallel::each(registry(), |rule| {
@@ -223,6 +225,7 @@ struct Parts<'p> {
     input: &'p AuditInput<'p>,
     tenant_of: &'p [Option<TenantId>],
     overrides: &'p [gpu_trust_policy::WorkloadOverrides],
+    owners: &'p Owners,
 }
 
 impl<'p> Parts<'p> {
@@ -236,6 +239,7 @@ impl<'p> Parts<'p> {
             tenant_of: self.tenant_of,
             overrides: self.overrides,
             matrix,
+            owners: self.owners,
         }
     }
 }
@@ -377,48 +381,40 @@ fn finding(
                 .unwrap_or_default(),
         },
     };
-    let acceptances = ctx.tenancy.acceptances();
-    let entry = |a: &gpu_trust_policy::Acceptance| AcceptedEntry {
-        reason: a.reason.clone(),
-        until: a.until.map(|u| u.to_string()),
-    };
-    // The finding as a whole: an acceptance of the rule for any tenants or exactly these.
-    let mut accepted = ctx
-        .tenancy
-        .acceptance_for(d.rule.code, &tenants, ctx.today)
-        .map(entry);
+    // The finding as a whole: a policy entry of the rule for any tenants, exactly these, or a scope
+    // holding everything it involves; or annotations covering every workload of it.
+    let mut accepted = crate::acceptance::policy_whole(ctx, &d, &tenants)
+        .map(|a| Granted::policy(a).entry())
+        .or_else(|| crate::acceptance::annotations_whole(ctx, &d).map(|g| g.entry()));
     let mut accepted_pairs: Vec<AcceptedPair> = Vec::new();
     let mut open_pairs: Vec<[String; 2]> = Vec::new();
     if let (None, Some(pairs)) = (&accepted, &d.pairs) {
-        let pair_entry = |(a, b): (TenantId, TenantId), i: usize| {
-            let e = acceptances.get(i).map(entry);
-            let mut names = [
-                ctx.tenant_name(a).to_string(),
-                ctx.tenant_name(b).to_string(),
-            ];
-            names.sort();
-            AcceptedPair {
-                tenants: names,
-                reason: e.as_ref().map(|e| e.reason.clone()).unwrap_or_default(),
-                until: e.and_then(|e| e.until),
-            }
-        };
-        let listed: Vec<AcceptedPair> = pairs
+        let listed: Vec<(AcceptedPair, &Granted)> = pairs
             .accepted
             .iter()
-            .map(|(pair, i)| pair_entry(*pair, *i))
+            .map(|((a, b), g)| {
+                let mut names = [
+                    ctx.tenant_name(*a).to_string(),
+                    ctx.tenant_name(*b).to_string(),
+                ];
+                names.sort();
+                let e = g.entry();
+                (
+                    AcceptedPair {
+                        tenants: names,
+                        reason: e.reason,
+                        until: e.until,
+                        sources: e.sources,
+                    },
+                    g,
+                )
+            })
             .collect();
         if pairs.all_accepted {
             // Every pair accepted, each by its own entry: the reasons together, the earliest end.
-            let mut reasons: Vec<&str> = listed.iter().map(|p| p.reason.as_str()).collect();
-            reasons.sort_unstable();
-            reasons.dedup();
-            accepted = Some(AcceptedEntry {
-                reason: reasons.join("; "),
-                until: listed.iter().filter_map(|p| p.until.clone()).min(),
-            });
+            accepted = Some(Granted::merge(listed.iter().map(|(_, g)| (*g).clone())).entry());
         } else {
-            accepted_pairs = listed;
+            accepted_pairs = listed.into_iter().map(|(p, _)| p).collect();
             accepted_pairs.sort_by(|a, b| a.tenants.cmp(&b.tenants));
             open_pairs = pairs
                 .open

@@ -23,6 +23,8 @@ pub struct Context<'a> {
     pub overrides: &'a [WorkloadOverrides],
     /// The tenants of the report's matrix (whose pairs findings spell out), sorted.
     pub matrix: &'a BTreeSet<TenantId>,
+    /// Who owns each pod (for acceptances written on a pod's controller).
+    pub(crate) owners: &'a crate::owner::Owners,
 }
 
 /// Per workload: its tenant and the policy's overrides (computed once per audit).

@@ -12,6 +12,7 @@
 //! Rules are pure functions over a [`Context`](context::Context) that push findings into a
 //! [`Sink`](sink::Sink); nothing here does I/O or reads the clock.
 
+pub mod acceptance;
 pub mod advisories;
 mod audit;
 pub mod blast;

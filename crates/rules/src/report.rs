@@ -61,7 +61,7 @@ pub struct Summary {
     pub gpus: usize,
     /// Counts of findings not accepted, by severity.
     pub findings: SeverityCounts,
-    /// Findings suppressed by a policy acceptance.
+    /// Findings accepted (by the policy or by annotations).
     pub accepted: usize,
 }
 
@@ -138,8 +138,9 @@ pub struct Finding {
     pub objects: Vec<FindingObject>,
     pub message: String,
     pub remediation: String,
-    /// Set when the policy accepts the finding: an acceptance of the rule for any tenants or for
-    /// exactly the finding's tenants, or acceptances of every pair it covers.
+    /// Set when the finding is accepted: by a policy acceptance of the rule for any tenants, exactly
+    /// the finding's tenants or a scope holding all it involves, by annotations covering all its
+    /// workloads, or by acceptances of every pair it covers (docs/suppressions.md).
     pub accepted: Option<AcceptedEntry>,
     /// The tenant pairs a finding of a pairwise rule covers (each pair once, whatever it shares on how
     /// many nodes); absent for a finding about one tenant, a node or a workload.
@@ -178,8 +179,32 @@ pub struct FindingObject {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AcceptedEntry {
+    /// The reasons of the acceptances, joined by `; `.
     pub reason: String,
+    /// The earliest last day among them.
     pub until: Option<String>,
+    /// Where each acceptance is written: a policy entry or an annotated object.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<AcceptanceSource>,
+}
+
+/// Where an acceptance is written.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AcceptanceSource {
+    /// `policy` (an `accept` entry of the tenancy policy) or `annotation` (an
+    /// `accept.gpu-trust.io/<RULE>` annotation on a workload or Namespace).
+    pub from: &'static str,
+    /// The policy file, or the file of the annotated object.
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// The annotated object (`Deployment ml/trainer`, `Namespace ml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// The annotation's key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotation: Option<String>,
 }
 
 /// One accepted pair of a finding that stays open for other pairs.
@@ -190,6 +215,9 @@ pub struct AcceptedPair {
     pub tenants: [String; 2],
     pub reason: String,
     pub until: Option<String>,
+    /// Where the acceptances are written (for annotations, those of both tenants).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<AcceptanceSource>,
 }
 
 /// Where a group is, in the terms of the isolation model.

@@ -41,9 +41,9 @@ pub struct Draft {
 pub struct DraftPairs {
     /// How many (each pair once).
     pub count: usize,
-    /// Pairs accepted by an acceptance naming exactly those two tenants (index into the policy's
-    /// acceptances), when others stay open.
-    pub accepted: Vec<((TenantId, TenantId), usize)>,
+    /// Pairs accepted by a policy acceptance naming exactly those two tenants, or by the
+    /// annotations of both, with what accepts each.
+    pub accepted: Vec<((TenantId, TenantId), crate::acceptance::Granted)>,
     /// Every pair is accepted by such acceptances.
     pub all_accepted: bool,
     /// When some pairs are accepted and others stay open: the first open pairs by tenant name (at

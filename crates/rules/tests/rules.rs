@@ -117,6 +117,24 @@ fn gt003_expired_acceptance() {
 }
 
 #[test]
+fn gt004_acceptance_without_reason() {
+    let spec = pair_on(ts_node(), acme().gpu(1), globex().gpu(1));
+    let policy = |reason: &str| {
+        format!(
+            "{}accept:\n  - rule: GT401\n    tenants: [acme, globex]\n{reason}",
+            two_tenants("none")
+        )
+    };
+    check(
+        "GT004",
+        Case {
+            violating: (spec.clone(), policy("")),
+            clean: (spec, policy("    reason: one cluster by design\n")),
+        },
+    );
+}
+
+#[test]
 fn gt101_untrusted_share_time_sliced_gpu() {
     check(
         "GT101",

@@ -91,6 +91,11 @@ impl ValidationContext {
         version
     }
 
+    /// How many errors were reported so far (to tell whether one part of a document added any).
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.len()
+    }
+
     /// Whether an error has been reported.
     pub fn has_errors(&self) -> bool {
         !self.diagnostics.is_empty()

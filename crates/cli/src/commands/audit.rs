@@ -385,6 +385,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
         load_cluster(&paths, args.follow_symlinks)
     };
+    // Acceptances annotated with a code that names no rule (docs/suppressions.md).
+    let mut ingested = ingested;
+    ingested
+        .diagnostics
+        .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
     let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
         .diagnostics
         .into_iter()
@@ -671,6 +676,13 @@ fn name_standard_input(report: &mut gpu_trust_rules::report::AuditReport, name: 
         for o in &mut f.objects {
             if o.file == "-" {
                 o.file = name.to_string();
+            }
+        }
+        let accepted = f.accepted.iter_mut().map(|a| &mut a.sources);
+        let pairs = f.accepted_pairs.iter_mut().map(|p| &mut p.sources);
+        for s in accepted.chain(pairs).flatten() {
+            if s.file == "-" {
+                s.file = name.to_string();
             }
         }
     }

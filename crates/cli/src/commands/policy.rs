@@ -113,6 +113,15 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             ),
         )]);
     }
+    for a in tenancy.acceptances().iter().filter(|a| !a.has_reason()) {
+        output::eprint_diagnostics([&Diagnostic::warning(
+            a.location.clone(),
+            format!(
+                "acceptance of {} gives no reason: it accepts nothing (the audit reports GT004)",
+                a.rule
+            ),
+        )]);
+    }
     let text = match args.format {
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&report)?),
         Format::Table => render_table(&report, output::stdout_is_terminal(args.output.as_deref())),
@@ -301,15 +310,17 @@ fn render_table(r: &CheckReport, terminal: bool) -> String {
     } else {
         let mut t = table(
             terminal,
-            &["rule", "tenants", "reason", "until", "state", "line"],
+            &["rule", "scope", "reason", "until", "state", "line"],
         );
         for a in &r.acceptances {
             t.add_row(vec![
                 e(&a.rule),
-                a.tenants.as_ref().map_or("any".to_string(), |s| {
-                    s.iter().map(|t| e(t)).collect::<Vec<_>>().join(", ")
-                }),
-                e(&a.reason),
+                e(&a.scope()),
+                if a.reason.is_empty() {
+                    "(none: accepts nothing, GT004)".to_string()
+                } else {
+                    e(&a.reason)
+                },
                 a.until.map_or("no end".to_string(), |d| d.to_string()),
                 a.state.as_str().to_string(),
                 a.line.to_string(),

@@ -139,7 +139,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             kinds_absent: snapshot.absent.len(),
             objects: snapshot.inputs.len(),
         };
-        let ingested = crate::live::ingest(snapshot);
+        let mut ingested = crate::live::ingest(snapshot);
+        let unknown = gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet);
+        ingested.diagnostics.extend(unknown);
         let fleet = ingested.fleet;
         let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
             .diagnostics

@@ -8,8 +8,9 @@ use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use gpu_trust_report::RuleDoc;
 use gpu_trust_rules::coverage::{Coverage, CoverageStatus, Gap, GapReason, LayerCoverage};
 use gpu_trust_rules::report::{
-    AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, Finding, FindingObject, GroupEntry,
-    GroupLevel, Matrix, MatrixPair, SeverityCounts, SkippedEntry, Summary, TenantEntry, SCHEMA,
+    AcceptanceSource, AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, Finding,
+    FindingObject, GroupEntry, GroupLevel, Matrix, MatrixPair, SeverityCounts, SkippedEntry,
+    Summary, TenantEntry, SCHEMA,
 };
 use std::collections::BTreeMap;
 
@@ -250,12 +251,38 @@ pub fn sample_report(skipped: bool) -> AuditReport {
         tenants: ["acme".into(), "globex".into()],
         reason: "one pool for the pilot".into(),
         until: Some("2027-01-31".into()),
+        sources: vec![
+            AcceptanceSource {
+                from: "annotation",
+                file: "cluster.yaml".into(),
+                line: 12,
+                column: 5,
+                object: Some("Namespace cust-acme".into()),
+                annotation: Some("accept.gpu-trust.io/GT207".into()),
+            },
+            AcceptanceSource {
+                from: "annotation",
+                file: "cluster.yaml".into(),
+                line: 24,
+                column: 5,
+                object: Some("Namespace cust-globex".into()),
+                annotation: Some("accept.gpu-trust.io/GT207".into()),
+            },
+        ],
     }];
     findings[2].open_pairs = vec![["globex".into(), "initech".into()]];
     findings[3].key = "api-server".into();
     findings[3].accepted = Some(AcceptedEntry {
         reason: "one cluster per region by design".into(),
         until: Some("2027-06-30".into()),
+        sources: vec![AcceptanceSource {
+            from: "policy",
+            file: "policy.yaml".into(),
+            line: 21,
+            column: 5,
+            object: None,
+            annotation: None,
+        }],
     });
     let mut counts = SeverityCounts::default();
     for f in findings.iter().filter(|f| f.accepted.is_none()) {

@@ -5,6 +5,7 @@
 //! Counting never builds a value per pair when one site holds everyone: the pairs of a site whose
 //! members all meet alike are counted from its size and the policy's explicit trust relations.
 
+use crate::acceptance::{Annotations, Granted};
 use crate::colocation::{Judged, Level, Member, Site};
 use crate::context::Context;
 use crate::registry::RuleMeta;
@@ -407,10 +408,10 @@ pub fn pair_finding(
     };
     let rule = sink.rule();
     // Acceptances naming exactly two tenants accept that pair.
-    let mut accepted: Vec<((TenantId, TenantId), usize)> = Vec::new();
+    let mut accepted: Vec<((TenantId, TenantId), Granted)> = Vec::new();
     let mut open = tally.counts;
-    for (index, a) in ctx.tenancy.acceptances().iter().enumerate() {
-        if a.rule != rule.code || a.is_expired(ctx.today) {
+    for a in ctx.tenancy.acceptances() {
+        if a.rule != rule.code || a.is_expired(ctx.today) || !a.has_reason() || a.is_scoped() {
             continue;
         }
         let Some(names) = &a.tenants else { continue };
@@ -432,7 +433,35 @@ pub fn pair_finding(
             let t = trust_index(ctx.trust(pair.0, pair.1));
             let cell = &mut open[t][certainty_index(c)];
             *cell = cell.saturating_sub(1);
-            accepted.push((pair, index));
+            accepted.push((pair, Granted::policy(a)));
+        }
+    }
+    // Annotations accept a pair only when both tenants accept it: every workload of each in the
+    // finding's shared things is covered.
+    let annotations = Annotations::new(ctx, rule.code);
+    if !annotations.is_empty() {
+        let sides: Vec<(TenantId, Granted)> = tally
+            .tenants
+            .iter()
+            .filter_map(|t| {
+                annotations
+                    .side(ctx, *t, &tally.sites)
+                    .map(|list| (*t, Granted::annotations(list)))
+            })
+            .collect();
+        for (i, (a, ga)) in sides.iter().enumerate() {
+            for (b, gb) in &sides[i + 1..] {
+                let pair = ((*a).min(*b), (*a).max(*b));
+                if accepted.iter().any(|(p, _)| *p == pair) {
+                    continue;
+                }
+                if let Some(c) = pair_certainty(ctx, &tally.sites, pair.0, pair.1, relevant) {
+                    let t = trust_index(ctx.trust(pair.0, pair.1));
+                    let cell = &mut open[t][certainty_index(c)];
+                    *cell = cell.saturating_sub(1);
+                    accepted.push((pair, Granted::merge([ga.clone(), gb.clone()])));
+                }
+            }
         }
     }
     let all_accepted = !accepted.is_empty() && accepted.len() == tally.pairs();
@@ -480,7 +509,7 @@ fn open_pairs(
     ctx: &Context<'_>,
     tally: &Tally,
     relevant: &Relevant<'_>,
-    accepted: &[((TenantId, TenantId), usize)],
+    accepted: &[((TenantId, TenantId), Granted)],
 ) -> Vec<(TenantId, TenantId)> {
     const TRIES: usize = 100_000;
     let mut by_name: Vec<TenantId> = tally.tenants.clone();
@@ -511,7 +540,7 @@ fn matrix_severities(
     tally: &Tally,
     relevant: &Relevant<'_>,
     base: BaseSeverity<'_>,
-    accepted: &[((TenantId, TenantId), usize)],
+    accepted: &[((TenantId, TenantId), Granted)],
 ) -> Vec<((TenantId, TenantId), Severity)> {
     if ctx.matrix.is_empty() {
         return Vec::new();

@@ -504,6 +504,7 @@ impl FleetSpec {
             unresolved: self.unresolved.clone(),
             node_sets,
             mig_requests: self.mig_requests.clone(),
+            acceptances: Vec::new(),
         }
     }
 }

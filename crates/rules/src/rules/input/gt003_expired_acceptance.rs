@@ -1,12 +1,15 @@
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
+use gpu_trust_model::fleet::{AnnotatedSubject, ACCEPT_ANNOTATION_PREFIX, ACCEPT_UNTIL_SUFFIX};
 use gpu_trust_model::{Certainty, Layer, ObjectRef, Severity};
 
 declare_rule! {
     /// ## What it detects
     ///
-    /// An `accept:` entry of the tenancy policy whose `until` date has passed.
+    /// An `accept:` entry of the tenancy policy, or an acceptance annotated on a workload or
+    /// Namespace (`accept.gpu-trust.io/<RULE>` with `accept.gpu-trust.io/<RULE>.until`), whose
+    /// `until` date has passed.
     ///
     /// ## Why it matters
     ///
@@ -24,21 +27,33 @@ declare_rule! {
     ///     until: 2025-06-30        # today is later
     /// ```
     ///
+    /// ```yaml
+    /// apiVersion: apps/v1
+    /// kind: Deployment
+    /// metadata:
+    ///   name: mig-tuner
+    ///   namespace: ml-ops
+    ///   annotations:
+    ///     accept.gpu-trust.io/GT202: "reconfigures MIG; replaced by the operator's MIG manager"
+    ///     accept.gpu-trust.io/GT202.until: "2025-06-30"   # today is later
+    /// ```
+    ///
     /// ## Remediation
     ///
-    /// Review the accepted risk: fix what the rule reports, or renew the acceptance with a new `until`
-    /// and a reason that still holds.
+    /// Review the accepted risk: fix what the rule reports, or renew the acceptance (the policy entry
+    /// or the annotation) with a new `until` and a reason that still holds.
     ///
     /// ## References
     ///
     /// - gpu-trust tenancy policy format: `accept` entries need `rule` and `reason`; an acceptance past
     ///   its date is void, and the tool says so.
+    /// - gpu-trust suppressions (docs/suppressions.md): annotated acceptances expire the same way.
     pub struct ExpiredAcceptance {
         code: "GT003",
         name: "expired-acceptance",
         layer: Layer::Contract,
         severity: SeverityRule::Fixed(Severity::Medium),
-        summary: "a policy acceptance's `until` date has passed",
+        summary: "a policy acceptance's or an annotated acceptance's `until` date has passed",
     }
 }
 
@@ -69,6 +84,44 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .remediation(format!(
                 "Fix what {} reports, or renew the acceptance in the policy with a new `until` date and a reason that still holds",
                 a.rule
+            ));
+        sink.push(draft);
+    }
+    for a in ctx
+        .fleet
+        .acceptances
+        .iter()
+        .filter(|a| a.is_expired(ctx.today))
+    {
+        let until = a.until.map(|d| d.to_string()).unwrap_or_default();
+        let reason = a.reason.as_deref().unwrap_or("no reason given");
+        let tenant = a
+            .object
+            .namespace
+            .as_deref()
+            .or((a.subject == AnnotatedSubject::Namespace).then_some(a.object.name.as_str()))
+            .and_then(|ns| ctx.tenancy.tenant_of(ns));
+        let draft = sink
+            .draft(Severity::Medium, Certainty::Observed)
+            .key(format!(
+                "annotation/{}/{}/{}/{}",
+                a.rule,
+                a.object.kind,
+                a.object.namespace.as_deref().unwrap_or(""),
+                a.object.name
+            ))
+            .tenants(tenant)
+            .object(ObjectRef {
+                location: a.location.clone(),
+                ..a.object.clone()
+            })
+            .message(format!(
+                "the acceptance of {} annotated on {} (`{}`, \"{reason}\") expired on {until}; it no longer suppresses those findings (today is {})",
+                a.rule, a.object, a.annotation, ctx.today
+            ))
+            .remediation(format!(
+                "Fix what {} reports, or renew the acceptance with a new `{}{}{}` date and a reason that still holds",
+                a.rule, ACCEPT_ANNOTATION_PREFIX, a.rule, ACCEPT_UNTIL_SUFFIX
             ));
         sink.push(draft);
     }

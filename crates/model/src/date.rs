@@ -1,7 +1,7 @@
 //! A calendar date (`YYYY-MM-DD`, proleptic Gregorian, UTC), enough for acceptance expiry and patch
 //! windows without a date-time dependency.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Dates order chronologically. They print and serialise as `YYYY-MM-DD`.
 ///
 /// ```
-/// use gpu_trust_policy::Date;
+/// use gpu_trust_model::date::Date;
 /// let until: Date = "2027-06-30".parse().unwrap();
 /// let today = Date::new(2027, 7, 1).unwrap();
 /// assert!(until < today);
@@ -212,6 +212,13 @@ impl FromStr for Date {
 impl Serialize for Date {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Date {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Date, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Date::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 

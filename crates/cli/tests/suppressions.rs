@@ -1,0 +1,124 @@
+//! Suppressions at the command line: acceptances annotated on workloads and Namespaces change the
+//! exit status as policy acceptances do, one tenant's annotation does not accept a pair, and an
+//! annotation that names no rule is an input error (docs/suppressions.md).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn cluster() -> String {
+    let path = format!(
+        "{}/tests/data/audit/two-tenants-time-sliced.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The cluster with `annotations` (key, value) on the pod named `pod`.
+fn annotate(text: &str, pod: &str, annotations: &[(&str, &str)]) -> String {
+    let at = format!("  name: {pod}\n");
+    let mut block = String::from("  annotations:\n");
+    for (k, v) in annotations {
+        block.push_str(&format!("    {k}: \"{v}\"\n"));
+    }
+    assert!(text.contains(&at), "{pod} not in the cluster");
+    text.replacen(&at, &format!("{at}{block}"), 1)
+}
+
+/// Audits the cluster from standard input, failing on critical findings.
+fn audit(text: &str) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .args([
+            "audit",
+            "-",
+            "--stdin-filename",
+            "cluster.yaml",
+            "--format",
+            "json",
+            "--today",
+            "2026-11-15",
+            "--fail-on",
+            "critical",
+        ])
+        .write_stdin(text.to_string())
+        .assert()
+}
+
+fn gt101(out: &assert_cmd::assert::Assert) -> Value {
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GT101")
+        .cloned()
+        .expect("a GT101 finding")
+}
+
+const A: (&str, &str) = (
+    "accept.gpu-trust.io/GT101",
+    "training tolerates the shared lab GPU",
+);
+const B: (&str, &str) = (
+    "accept.gpu-trust.io/GT101",
+    "inference on the lab GPU serves no customer",
+);
+
+#[test]
+fn the_shared_gpu_fails_the_run_without_acceptances() {
+    let out = audit(&cluster()).code(1);
+    assert!(gt101(&out)["accepted"].is_null());
+}
+
+#[test]
+fn annotations_of_both_tenants_make_the_run_pass() {
+    let text = annotate(&annotate(&cluster(), "train-a", &[A]), "infer-b", &[B]);
+    let out = audit(&text).code(0);
+    let f = gt101(&out);
+    let sources: Vec<&str> = f["accepted"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["object"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["Pod team-a/train-a", "Pod team-b/infer-b"]);
+    assert_eq!(f["accepted"]["sources"][0]["line"], 43);
+    assert_eq!(f["accepted"]["sources"][0]["file"], "cluster.yaml");
+}
+
+#[test]
+fn one_tenants_annotation_leaves_the_run_failing() {
+    let text = annotate(&cluster(), "train-a", &[A]);
+    let out = audit(&text).code(1);
+    assert!(gt101(&out)["accepted"].is_null());
+}
+
+#[test]
+fn an_annotation_naming_no_rule_is_an_input_error() {
+    let text = annotate(
+        &annotate(
+            &cluster(),
+            "train-a",
+            &[A, ("accept.gpu-trust.io/GT999", "typo")],
+        ),
+        "infer-b",
+        &[B],
+    );
+    audit(&text).code(2).stderr(predicate::str::contains(
+        ":44:5: error: Pod team-a/train-a: annotation `accept.gpu-trust.io/GT999` accepts GT999, which is not a rule of gpu-trust",
+    ));
+}
+
+#[test]
+fn a_malformed_annotation_is_an_input_error_naming_its_line() {
+    let text = annotate(
+        &cluster(),
+        "train-a",
+        &[A, ("accept.gpu-trust.io/GT101.until", "31/01/2027")],
+    );
+    audit(&text)
+        .code(2)
+        .stderr(predicate::str::contains(":44:5: error: Pod team-a/train-a: annotation `accept.gpu-trust.io/GT101.until`: `31/01/2027` is not a date"));
+}

@@ -1,0 +1,376 @@
+//! Which acceptances accept a finding, and where each came from: the policy's `accept` entries
+//! (narrowed by tenants, namespaces, workloads or nodes) and the `accept.gpu-trust.io/<RULE>`
+//! annotations on workloads and Namespaces (docs/suppressions.md).
+//!
+//! An acceptance counts only when it gives a reason and its `until` has not passed. The rules:
+//!
+//! - A policy entry with `tenants` only (or nothing) accepts a finding whose tenants are exactly
+//!   those (or any); one naming two tenants accepts that pair of a pairwise finding.
+//! - A policy entry with `namespaces`, `workloads` or `nodes` accepts a finding only when everything
+//!   the finding involves lies in each scope it gives: every workload (and Namespace) of the
+//!   finding, of every shared thing it covers, in a listed namespace; every workload one of the
+//!   listed objects (or owned by one); every node listed. It never splits a finding's pairs.
+//! - Annotations accept a finding about workloads when every workload of it is covered: by an
+//!   annotation on its own object, on the object that owns it (a pod's Deployment), or on its
+//!   Namespace. A finding about a Namespace alone (GT206) is accepted by that Namespace's annotation.
+//! - For a pairwise finding, annotations accept a pair only when both tenants accept: every workload
+//!   of each tenant in the shared things of the finding is covered (a tenant with no workload there,
+//!   as at the API server, accepts through annotations on all its namespaces). One tenant's
+//!   annotation never waives the risk to the other.
+
+use crate::context::Context;
+use crate::owner::Owners;
+use crate::report::{AcceptanceSource, AcceptedEntry};
+use crate::sink::Draft;
+use gpu_trust_model::fleet::{AnnotatedAcceptance, AnnotatedSubject, Workload, WorkloadId};
+use gpu_trust_policy::{Acceptance, Date, TenantId};
+use std::collections::BTreeSet;
+
+/// What accepts a finding or a pair: the reasons, the earliest end, and where they were written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Granted {
+    pub reasons: Vec<String>,
+    pub until: Option<Date>,
+    pub sources: Vec<AcceptanceSource>,
+}
+
+impl Granted {
+    pub fn policy(a: &Acceptance) -> Granted {
+        Granted {
+            reasons: vec![a.reason.clone()],
+            until: a.until,
+            sources: vec![policy_source(a)],
+        }
+    }
+
+    pub fn annotations<'a>(list: impl IntoIterator<Item = &'a AnnotatedAcceptance>) -> Granted {
+        let mut g = Granted {
+            reasons: Vec::new(),
+            until: None,
+            sources: Vec::new(),
+        };
+        for a in list {
+            g.add_annotation(a);
+        }
+        g.normalise();
+        g
+    }
+
+    fn add_annotation(&mut self, a: &AnnotatedAcceptance) {
+        if let Some(r) = &a.reason {
+            self.reasons.push(r.clone());
+        }
+        self.until = min_until(self.until, a.until);
+        self.sources.push(annotation_source(a));
+    }
+
+    /// Several grants together: all reasons and sources, the earliest end.
+    pub fn merge(grants: impl IntoIterator<Item = Granted>) -> Granted {
+        let mut g = Granted {
+            reasons: Vec::new(),
+            until: None,
+            sources: Vec::new(),
+        };
+        for x in grants {
+            g.reasons.extend(x.reasons);
+            g.until = min_until(g.until, x.until);
+            g.sources.extend(x.sources);
+        }
+        g.normalise();
+        g
+    }
+
+    fn normalise(&mut self) {
+        self.reasons.sort();
+        self.reasons.dedup();
+        self.sources.sort();
+        self.sources.dedup();
+    }
+
+    /// The report's entry: reasons joined by `; `.
+    pub fn entry(&self) -> AcceptedEntry {
+        AcceptedEntry {
+            reason: self.reasons.join("; "),
+            until: self.until.map(|u| u.to_string()),
+            sources: self.sources.clone(),
+        }
+    }
+}
+
+/// The earlier of two ends, where `None` is no end.
+fn min_until(a: Option<Date>, b: Option<Date>) -> Option<Date> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+pub fn policy_source(a: &Acceptance) -> AcceptanceSource {
+    AcceptanceSource {
+        from: "policy",
+        file: a.location.file.clone(),
+        line: a.location.line,
+        column: a.location.column,
+        object: None,
+        annotation: None,
+    }
+}
+
+pub fn annotation_source(a: &AnnotatedAcceptance) -> AcceptanceSource {
+    AcceptanceSource {
+        from: "annotation",
+        file: a.location.file.clone(),
+        line: a.location.line,
+        column: a.location.column,
+        object: Some(a.object.to_string()),
+        annotation: Some(a.annotation.clone()),
+    }
+}
+
+/// Whether an annotated acceptance counts for `rule` today.
+fn usable(a: &AnnotatedAcceptance, rule: &str, today: Date) -> bool {
+    a.rule == rule && a.reason.is_some() && !a.is_expired(today)
+}
+
+/// Whether a policy entry counts today.
+fn active(a: &Acceptance, rule: &str, today: Date) -> bool {
+    a.rule == rule && a.has_reason() && !a.is_expired(today)
+}
+
+/// The annotations of the fleet that count for one rule today, with the owners of pods, to see
+/// which workloads they cover.
+pub struct Annotations<'c> {
+    list: Vec<&'c AnnotatedAcceptance>,
+    owners: &'c Owners,
+}
+
+impl<'c> Annotations<'c> {
+    pub fn new(ctx: &Context<'c>, rule: &str) -> Annotations<'c> {
+        let list: Vec<&AnnotatedAcceptance> = ctx
+            .fleet
+            .acceptances
+            .iter()
+            .filter(|a| usable(a, rule, ctx.today))
+            .collect();
+        Annotations {
+            list,
+            owners: ctx.owners,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The first annotation covering a workload: on its own object, on the object that owns it, or
+    /// on its Namespace.
+    pub fn covering(&self, w: &Workload) -> Option<&'c AnnotatedAcceptance> {
+        let owner = self.owners.of(w);
+        self.list
+            .iter()
+            .find(|a| {
+                a.covers(w)
+                    || (a.subject == AnnotatedSubject::Workload
+                        && a.object.namespace.as_deref().is_some_and(|ns| {
+                            owner == format!("{}/{ns}/{}", a.object.kind, a.object.name)
+                        }))
+            })
+            .copied()
+    }
+
+    /// The annotation on a Namespace.
+    pub fn on_namespace(&self, name: &str) -> Option<&'c AnnotatedAcceptance> {
+        self.list
+            .iter()
+            .find(|a| a.subject == AnnotatedSubject::Namespace && a.object.name == name)
+            .copied()
+    }
+
+    /// Annotations covering every one of `workloads` (and every Namespace of `namespaces`), when
+    /// there is at least one and all are covered.
+    pub fn cover_all(
+        &self,
+        ctx: &Context<'_>,
+        workloads: impl IntoIterator<Item = WorkloadId>,
+        namespaces: impl IntoIterator<Item = String>,
+    ) -> Option<Vec<&'c AnnotatedAcceptance>> {
+        if self.list.is_empty() {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut any = false;
+        for id in workloads {
+            any = true;
+            out.push(self.covering(ctx.workload(id)?)?);
+        }
+        for ns in namespaces {
+            any = true;
+            out.push(self.on_namespace(&ns)?);
+        }
+        any.then_some(out)
+    }
+
+    /// Whether a tenant accepts the finding's risk in `sites`: every workload of it there is
+    /// covered; with none there, every namespace of the tenant carries the annotation.
+    pub fn side(
+        &self,
+        ctx: &Context<'_>,
+        tenant: TenantId,
+        sites: &[usize],
+    ) -> Option<Vec<&'c AnnotatedAcceptance>> {
+        if self.list.is_empty() {
+            return None;
+        }
+        let workloads: BTreeSet<WorkloadId> = sites
+            .iter()
+            .filter_map(|s| ctx.site(*s))
+            .filter_map(|s| s.members.get(&tenant))
+            .flat_map(|m| m.workloads.iter().copied())
+            .collect();
+        if workloads.is_empty() {
+            let namespaces = ctx.tenancy.tenant(tenant).namespaces.clone();
+            return self.cover_all(ctx, Vec::new(), namespaces);
+        }
+        self.cover_all(ctx, workloads, Vec::new())
+    }
+}
+
+/// What a finding involves, for scoped policy entries: its workloads (of every shared thing it
+/// covers), the Namespaces it names, and its nodes.
+pub struct Involved {
+    pub workloads: BTreeSet<WorkloadId>,
+    pub namespaces: BTreeSet<String>,
+    pub nodes: BTreeSet<String>,
+}
+
+impl Involved {
+    pub fn of(ctx: &Context<'_>, d: &Draft) -> Involved {
+        let mut workloads = d.workloads.clone();
+        let mut nodes: BTreeSet<String> = d
+            .nodes
+            .iter()
+            .map(|n| ctx.node_name(*n).to_string())
+            .collect();
+        for s in d.sites.iter().filter_map(|s| ctx.site(*s)) {
+            for m in s.members.values() {
+                workloads.extend(m.workloads.iter().copied());
+            }
+            nodes.extend(s.nodes.iter().map(|n| ctx.node_name(*n).to_string()));
+        }
+        let namespaces = d
+            .objects
+            .iter()
+            .filter(|o| o.kind == "Namespace")
+            .map(|o| o.name.clone())
+            .collect();
+        Involved {
+            workloads,
+            namespaces,
+            nodes,
+        }
+    }
+}
+
+/// Whether everything a finding involves lies in a scoped entry's scopes.
+fn in_scope(ctx: &Context<'_>, owners: &Owners, a: &Acceptance, inv: &Involved) -> bool {
+    let workloads: Vec<&Workload> = inv
+        .workloads
+        .iter()
+        .filter_map(|w| ctx.workload(*w))
+        .collect();
+    if let Some(patterns) = &a.namespaces {
+        let names: Vec<&str> = workloads
+            .iter()
+            .map(|w| w.namespace.as_str())
+            .chain(inv.namespaces.iter().map(String::as_str))
+            .collect();
+        if names.is_empty() || !names.iter().all(|n| patterns.iter().any(|p| p.matches(n))) {
+            return false;
+        }
+    }
+    if let Some(refs) = &a.workloads {
+        if workloads.is_empty() {
+            return false;
+        }
+        let all = workloads.iter().all(|w| {
+            let owner = owners.of(w);
+            refs.iter().any(|r| {
+                r.names(&w.object.kind, &w.namespace, &w.object.name)
+                    || owner == format!("{}/{}/{}", r.kind, r.namespace, r.name)
+            })
+        });
+        if !all {
+            return false;
+        }
+    }
+    if let Some(nodes) = &a.nodes {
+        if inv.nodes.is_empty() || !inv.nodes.iter().all(|n| nodes.contains(n)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The policy entry that accepts a whole finding today: one with only tenants (exactly the
+/// finding's, or any), or a scoped one whose scopes hold everything the finding involves.
+pub fn policy_whole<'t>(
+    ctx: &Context<'t>,
+    d: &Draft,
+    tenants: &BTreeSet<String>,
+) -> Option<&'t Acceptance> {
+    let rule = d.rule.code;
+    let mut scoped = ctx
+        .tenancy
+        .acceptances()
+        .iter()
+        .filter(|a| active(a, rule, ctx.today) && a.matches_tenants(rule, tenants))
+        .peekable();
+    scoped.peek()?;
+    let mut involved: Option<Involved> = None;
+    scoped.find(|a| {
+        if !a.is_scoped() {
+            return true;
+        }
+        let inv = involved.get_or_insert_with(|| Involved::of(ctx, d));
+        in_scope(ctx, ctx.owners, a, inv)
+    })
+}
+
+/// The annotations that accept a whole finding that is not pairwise: every workload of it, and every
+/// Namespace it names, covered.
+pub fn annotations_whole(ctx: &Context<'_>, d: &Draft) -> Option<Granted> {
+    if d.pairs.is_some() || ctx.fleet.acceptances.is_empty() {
+        return None;
+    }
+    let annotations = Annotations::new(ctx, d.rule.code);
+    if annotations.is_empty() {
+        return None;
+    }
+    let namespaces = d
+        .objects
+        .iter()
+        .filter(|o| o.kind == "Namespace")
+        .map(|o| o.name.clone());
+    let list = annotations.cover_all(ctx, d.workloads.iter().copied(), namespaces)?;
+    Some(Granted::annotations(list))
+}
+
+/// Errors for acceptances annotated with a rule code that names no rule of the catalogue, at the
+/// annotation: ingest checks the form of a code, the audit knows which codes exist.
+pub fn unknown_rules(fleet: &gpu_trust_model::fleet::Fleet) -> Vec<gpu_trust_model::Diagnostic> {
+    fleet
+        .acceptances
+        .iter()
+        .filter(|a| crate::registry::rule(&a.rule).is_none())
+        .map(|a| {
+            gpu_trust_model::Diagnostic::error(
+                a.location.clone(),
+                format!(
+                    "{}: annotation `{}` accepts {}, which is not a rule of gpu-trust (`gpu-trust rules` lists them); it is not applied",
+                    a.object, a.annotation, a.rule
+                ),
+            )
+        })
+        .collect()
+}
