@@ -56,7 +56,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
         out.push_str("\nNot running on a node (templates and pending pods), where they may run\n");
         let mut t = table(
             Fit::terminal(terminal),
-            &[
+            [
                 "workload",
                 "tenant",
                 "class",
@@ -87,7 +87,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
     }
     if !inv.unresolved.is_empty() {
         out.push_str("\nCould not be resolved\n");
-        let mut t = table(Fit::terminal(terminal), &["object", "node", "what", "why"]);
+        let mut t = table(Fit::terminal(terminal), ["object", "node", "what", "why"]);
         for u in &inv.unresolved {
             t.add_row(vec![
                 format!(
@@ -188,7 +188,7 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
     }
     let mut t = table(
         Fit::terminal(terminal),
-        &[
+        [
             "device",
             "instance",
             "mechanism",

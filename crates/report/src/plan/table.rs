@@ -16,7 +16,7 @@ pub fn render(plan: &Plan, terminal: bool) -> String {
         out.push_str("Nodes\n");
         let mut t = table(
             Fit::terminal(terminal),
-            &["node", "tenants", "configs", "GPU", "layout", "replicas"],
+            ["node", "tenants", "configs", "GPU", "layout", "replicas"],
         );
         for n in &plan.nodes {
             let configs = format!(
@@ -85,7 +85,7 @@ pub fn render(plan: &Plan, terminal: bool) -> String {
         out.push_str("Workloads\n");
         let mut t = table(
             Fit::terminal(terminal),
-            &[
+            [
                 "workload",
                 "tenant",
                 "placed",

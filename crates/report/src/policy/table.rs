@@ -35,7 +35,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
     } else {
         let mut t = table(
             Fit::terminal(terminal),
-            &[
+            [
                 "tenant",
                 "namespaces",
                 "latency",
@@ -76,7 +76,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
     } else if r.relations.is_empty() {
         out.push_str("  no relations: every pair has the default\n");
     } else {
-        let mut t = table(Fit::terminal(terminal), &["tenants", "trust", "from"]);
+        let mut t = table(Fit::terminal(terminal), ["tenants", "trust", "from"]);
         for p in &r.relations {
             let from = match p.line {
                 Some(line) => format!("relation (line {line})"),
@@ -136,7 +136,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
         out.push_str("\nWorkloads\n");
         let mut t = table(
             Fit::terminal(terminal),
-            &["namespace", "labels", "kind", "peak memory", "latency"],
+            ["namespace", "labels", "kind", "peak memory", "latency"],
         );
         for w in &r.workloads {
             let labels: Vec<String> = w
@@ -164,7 +164,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
     } else {
         let mut t = table(
             Fit::terminal(terminal),
-            &["rule", "tenants", "reason", "until", "state", "line"],
+            ["rule", "tenants", "reason", "until", "state", "line"],
         );
         for a in &r.acceptances {
             t.add_row(vec![
