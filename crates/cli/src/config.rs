@@ -7,7 +7,6 @@
 //! stops. The command line beats the file.
 
 use crate::commands::audit::{FailOn, Format};
-use crate::output;
 use clap::ValueEnum as _;
 use gpu_trust_model::{Diagnostic, Location, Severity};
 use gpu_trust_source::{parse_document, spanned_location, Limits};
@@ -97,7 +96,7 @@ pub fn find(explicit: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
 /// Reads and validates the file at `path`; every error comes back, located.
 pub fn load(path: &Path) -> Result<Config, Vec<Diagnostic>> {
     let name = path.display().to_string();
-    let text = output::read_text(path, MAX_CONFIG_BYTES).map_err(|d| vec![d])?;
+    let text = crate::input::read(path, MAX_CONFIG_BYTES).map_err(|d| vec![d])?;
     parse(&text, &name, path.parent().unwrap_or(Path::new("")))
 }
 

@@ -1,7 +1,8 @@
 //! The audit's coverage on the command line: whether a partial audit may pass (`--accept-partial`),
-//! the message that names each gap on standard error, and the check of `--nodes` files. What is in
-//! play and what was evaluated is decided in `gpu_trust_rules::coverage`; this only prints and decides
-//! the exit.
+//! with the message that names each gap on standard error (written by
+//! `gpu_trust_report::coverage::partial_message`), and the check of `--nodes` files. What is in play
+//! and what was evaluated is decided in `gpu_trust_rules::coverage`; this only prints and decides the
+//! exit.
 
 use crate::output;
 use gpu_trust_rules::coverage::Coverage;
@@ -10,56 +11,10 @@ use std::path::{Path, PathBuf};
 /// Whether the run may end on its findings: the coverage is complete, or the user accepted a partial
 /// audit. Otherwise prints every blocking gap, by layer, and how to accept.
 pub fn passes(coverage: &Coverage) -> bool {
-    if coverage.complete {
-        return true;
+    for line in gpu_trust_report::coverage::partial_message(coverage) {
+        output::eprint_line(&line);
     }
-    // One line per gap, with every layer it touches (a missing node list touches several).
-    let mut gaps: Vec<(Vec<String>, &gpu_trust_rules::coverage::Gap)> = Vec::new();
-    for (layer, gap) in coverage.blocking() {
-        let status = coverage
-            .layer(layer)
-            .map_or("partial", |l| l.status.as_str());
-        let named = format!("{layer} ({status})");
-        match gaps.iter_mut().find(|(_, g)| *g == gap) {
-            Some((layers, _)) => layers.push(named),
-            None => gaps.push((vec![named], gap)),
-        }
-    }
-    let lines: Vec<String> = gaps
-        .iter()
-        .map(|(layers, gap)| {
-            let nodes = if gap.nodes.is_empty() {
-                String::new()
-            } else {
-                format!(" [nodes: {}]", gap.nodes.join(", "))
-            };
-            format!(
-                "  {}: {}: {}{nodes}",
-                layers.join(", "),
-                gap.reason.as_str(),
-                gap.message
-            )
-        })
-        .collect();
-    if coverage.accepted_partial {
-        output::eprint_line(
-            "gpu-trust: warning: partial audit accepted (--accept-partial); not evaluated:",
-        );
-        for line in &lines {
-            output::eprint_line(line);
-        }
-        return true;
-    }
-    output::eprint_error(
-        "the audit is partial: the input puts these layers in play but does not let them be evaluated:",
-    );
-    for line in &lines {
-        output::eprint_line(line);
-    }
-    output::eprint_line(
-        "gpu-trust: add the missing input (--nodes FILE for the nodes), or pass --accept-partial to accept a partial audit; the report is written and marked partial, and the run exits 2",
-    );
-    false
+    coverage.complete || coverage.accepted_partial
 }
 
 /// Checks each `--nodes` file on its own: a file (not standard input), holding at least one Node and
@@ -71,8 +26,7 @@ pub fn check_nodes_files(paths: &[PathBuf], follow_symlinks: bool) -> Result<(),
                 "--nodes takes a file; standard input can hold the manifests (PATH `-`)".into(),
             );
         }
-        let ingested =
-            crate::commands::audit::load_cluster(std::slice::from_ref(path), follow_symlinks);
+        let ingested = crate::input::load_cluster(std::slice::from_ref(path), follow_symlinks);
         let name = path.display();
         if ingested.diagnostics.iter().any(|d| d.is_error()) {
             // Reported with file, line and column once the whole input is read.

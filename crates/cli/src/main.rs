@@ -4,6 +4,7 @@
 mod commands;
 mod config;
 mod coverage;
+mod input;
 mod live;
 mod output;
 

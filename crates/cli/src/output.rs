@@ -1,9 +1,10 @@
 //! Where command output goes: standard output or `--output FILE`, the exit codes shared by commands,
-//! the messages on standard error, and the one way the commands read a file.
+//! and the messages on standard error. (Input is read in `input.rs`.)
 //!
-//! Text from the input reaches a terminal only through here or through [`escaped`]: diagnostics and
-//! messages on standard error are escaped whole ([`gpu_trust_model::terminal::escape`]), so a file
-//! or object name cannot move the cursor, set a window title or forge a line.
+//! Text from the input reaches a terminal only through here, through [`escaped`], or through the
+//! report crate's renderers, which escape each value: diagnostics and messages on standard error are
+//! escaped whole ([`gpu_trust_model::terminal::escape`]), so a file or object name cannot move the
+//! cursor, set a window title or forge a line.
 
 use anyhow::Context as _;
 use gpu_trust_model::terminal::escape;
@@ -50,13 +51,6 @@ pub fn eprint_diagnostics<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnost
     for d in diagnostics {
         eprint_line(&d.to_string());
     }
-}
-
-/// Reads a file of at most `limit` bytes (standard input for `-`): policy, plan, evidence and
-/// advisory files all come through the same bounded reader as the cluster input, so none of them
-/// can make the tool read without bound, block on a device, or pass UTF-16 unnoticed.
-pub fn read_text(path: &Path, limit: usize) -> Result<String, Diagnostic> {
-    gpu_trust_source::read_file(path, &mut io::stdin().lock(), limit)
 }
 
 /// Writes `text` to the file, or to standard output when `path` is `None`.

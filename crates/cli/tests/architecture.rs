@@ -126,9 +126,12 @@ fn the_check_reads_dependencies_and_would_catch_an_upward_import() {
         report.contains("rules") && report.contains("model"),
         "{report:?}"
     );
+    // The rules crate tests with ingest (fixtures are read as clusters) but does not depend on it.
+    let rules = product_dependencies(&root().join("crates/rules/Cargo.toml"));
+    assert!(rules.contains("policy"), "{rules:?}");
     assert!(
-        !report.contains("ingest"),
-        "dev-dependencies are not edges: {report:?}"
+        !rules.contains("ingest"),
+        "dev-dependencies are not edges: {rules:?}"
     );
     let table = table();
     let rules_may = table["rules"].as_ref().expect("rules has a list");
@@ -136,4 +139,131 @@ fn the_check_reads_dependencies_and_would_catch_an_upward_import() {
         !rules_may.contains("report"),
         "rules importing report would be caught"
     );
+}
+
+/// What renderers are made of. The binary parses arguments, reads input, calls the libraries, writes
+/// what they return and sets the exit code; every table, wire shape and piece of report text is built
+/// in `gpu-trust-report` (one module per command and format). A file of `crates/cli/src` using one of
+/// these is rendering, and belongs there.
+const RENDERING: &[(&str, &str)] = &[
+    ("comfy_table", "builds a table"),
+    ("anstyle", "styles text"),
+    ("Serialize", "defines or uses a wire shape"),
+    ("serde_json::to_", "serializes a document"),
+    ("to_string_pretty", "serializes a document"),
+    ("serde_saphyr::to_", "serializes a document"),
+    ("json!", "builds a document"),
+    (".push_str(", "assembles output text piece by piece"),
+    ("writeln!(", "assembles output text line by line"),
+];
+
+/// The crates that only renderers need, which the binary must not depend on.
+const RENDERING_CRATES: &[&str] = &["comfy-table", "anstyle", "anstream"];
+
+/// The rendering constructs in Rust source, comments left out: (line, construct, what it does).
+fn rendering_in(source: &str) -> Vec<(usize, &'static str, &'static str)> {
+    let mut found = Vec::new();
+    for (n, line) in source.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for (marker, why) in RENDERING {
+            let hit = if marker.chars().all(char::is_alphanumeric) {
+                // A word: `Serialize`, not `Deserialize`.
+                code.match_indices(marker).any(|(at, _)| {
+                    let before = code[..at].chars().next_back();
+                    let after = code[at + marker.len()..].chars().next();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                        && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+            } else {
+                code.contains(marker)
+            };
+            if hit {
+                found.push((n + 1, *marker, *why));
+            }
+        }
+    }
+    found
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("a source folder")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_binary_holds_no_renderer() {
+    let src = root().join("crates/cli/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(
+        files.len() > 10 && files.iter().any(|f| f.ends_with("commands/inventory.rs")),
+        "the CLI's sources were not found: {files:?}"
+    );
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a source file");
+        for (line, marker, why) in rendering_in(&text) {
+            problems.push(format!(
+                "{}:{line}: `{marker}` {why}: renderers live in crates/report",
+                file.display()
+            ));
+        }
+    }
+    let manifest =
+        std::fs::read_to_string(root().join("crates/cli/Cargo.toml")).expect("Cargo.toml");
+    let dependencies = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .and_then(|d| d.split("\n[").next())
+        .unwrap_or("");
+    for name in RENDERING_CRATES {
+        if dependencies.lines().any(|l| {
+            l.trim_start().starts_with(&format!("{name}."))
+                || l.trim_start().starts_with(&format!("{name} "))
+        }) {
+            problems.push(format!(
+                "crates/cli/Cargo.toml depends on {name}, which only renderers need"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_renderer_check_would_catch_a_renderer_moved_back() {
+    // The renderers the binary once held, as they are now in the report crate: each is caught.
+    for moved in [
+        "inventory/table.rs",
+        "inventory/yaml.rs",
+        "catalogue/json.rs",
+        "catalogue/table.rs",
+        "mechanisms/json.rs",
+        "mechanisms/table.rs",
+        "policy/table.rs",
+        "plan/table.rs",
+        "coverage.rs",
+        "text.rs",
+    ] {
+        let text = std::fs::read_to_string(root().join("crates/report/src").join(moved))
+            .expect("a renderer of the report crate");
+        assert!(
+            !rendering_in(&text).is_empty(),
+            "the check sees no rendering in crates/report/src/{moved}"
+        );
+    }
+    // Words are matched whole, and comments are left out.
+    assert!(rendering_in("#[derive(Deserialize)] // Serialize").is_empty());
+    assert_eq!(rendering_in("#[derive(Serialize)]").len(), 1);
+    assert_eq!(rendering_in("    out.push_str(&line);").len(), 1);
 }

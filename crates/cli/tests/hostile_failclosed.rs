@@ -416,6 +416,112 @@ fn a_utf16_policy_is_named_with_a_location() {
     assert!(r.stderr.contains("UTF-16"), "{}", r.stderr);
 }
 
+/// `text` as UTF-16: little-endian with a byte-order mark, or big-endian without one.
+fn utf16(text: &str, bom: bool) -> Vec<u8> {
+    if bom {
+        "\u{feff}"
+            .chars()
+            .chain(text.chars())
+            .collect::<String>()
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect()
+    } else {
+        text.encode_utf16().flat_map(u16::to_be_bytes).collect()
+    }
+}
+
+#[test]
+fn every_file_a_command_reads_is_refused_as_utf16_with_its_name() {
+    // The policy, plan, evidence, advisory and configuration files all come through the one bounded
+    // reader of the cluster input: UTF-16 is named, located at 1:1, and the run exits 2.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cluster = write(d, "cluster.yaml", NAMESPACE);
+    let good_policy = write(d, "good-policy.yaml", "tenants: []\n");
+    let policy_text = "tenants:\n  - name: a\n    namespaces: [tenant-a]\n";
+    for bom in [true, false] {
+        let tag = if bom { "bom" } else { "nobom" };
+        let file = |name: &str, text: &str| {
+            let path = d.join(format!("{tag}-{name}"));
+            std::fs::write(&path, utf16(text, bom)).unwrap();
+            path
+        };
+        let policy = file("policy.yaml", policy_text);
+        let plan = file(
+            "plan.yaml",
+            "apiVersion: gpu-trust/v1\nkind: Plan\ninventory: []\nworkloads: []\n",
+        );
+        let plan_with_file = write(
+            d,
+            &format!("{tag}-plan-file.yaml"),
+            &format!(
+                "apiVersion: gpu-trust/v1\nkind: Plan\npolicyFile: {}\ninventory: []\nworkloads: []\n",
+                s(&policy)
+            ),
+        );
+        let evidence = file("evidence.json", "{\"schema\": \"gpu-trust/probe/v1\"}\n");
+        let advisories = file("advisories.yaml", "advisories: []\n");
+        let config = file("config.yaml", "failOn: never\n");
+        let runs: Vec<(Vec<&str>, &Path)> = vec![
+            (
+                vec!["audit", s(&cluster), "--no-config", "--policy", s(&policy)],
+                &policy,
+            ),
+            (
+                vec!["inventory", s(&cluster), "--policy", s(&policy)],
+                &policy,
+            ),
+            (vec!["policy", "check", s(&policy)], &policy),
+            (vec!["plan", s(&plan)], &plan),
+            (vec!["plan", s(&plan_with_file)], &policy),
+            (
+                vec![
+                    "audit",
+                    s(&cluster),
+                    "--no-config",
+                    "--policy",
+                    s(&good_policy),
+                    "--evidence",
+                    s(&evidence),
+                ],
+                &evidence,
+            ),
+            (
+                vec![
+                    "audit",
+                    s(&cluster),
+                    "--no-config",
+                    "--policy",
+                    s(&good_policy),
+                    "--advisories",
+                    s(&advisories),
+                ],
+                &advisories,
+            ),
+            (vec!["audit", s(&cluster), "--config", s(&config)], &config),
+        ];
+        for (args, refused) in runs {
+            let r = run(&args);
+            refused_at(&r, s(refused), 1, Some(1));
+            assert!(r.stderr.contains("UTF-16"), "{args:?}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{args:?} wrote: {}", r.stdout);
+        }
+    }
+    // Standard input too.
+    let out = bin()
+        .args(["plan", "-"])
+        .write_stdin(utf16("apiVersion: gpu-trust/v1\n", true))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("-:1:1: error: ") && stderr.contains("UTF-16"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn policy_check_refuses_tied_globs_the_audit_would_refuse() {
     let dir = tempfile::tempdir().unwrap();

@@ -32,6 +32,57 @@ pub fn notice(coverage: &Coverage) -> Option<String> {
     })
 }
 
+/// What a run whose coverage is incomplete says on standard error, line by line: that the audit is
+/// partial (an error, or a warning when `--accept-partial` accepted it), one line per blocking gap
+/// with every layer it touches, and, when not accepted, how to complete or accept it. Nothing when
+/// the coverage is complete.
+pub fn partial_message(coverage: &Coverage) -> Vec<String> {
+    if coverage.complete {
+        return Vec::new();
+    }
+    // One line per gap, with every layer it touches (a missing node list touches several).
+    let mut gaps: Vec<(Vec<String>, &Gap)> = Vec::new();
+    for (layer, gap) in coverage.blocking() {
+        let status = coverage
+            .layer(layer)
+            .map_or("partial", |l| l.status.as_str());
+        let named = format!("{layer} ({status})");
+        match gaps.iter_mut().find(|(_, g)| *g == gap) {
+            Some((layers, _)) => layers.push(named),
+            None => gaps.push((vec![named], gap)),
+        }
+    }
+    let lines = gaps.iter().map(|(layers, gap)| {
+        let nodes = if gap.nodes.is_empty() {
+            String::new()
+        } else {
+            format!(" [nodes: {}]", gap.nodes.join(", "))
+        };
+        format!(
+            "  {}: {}: {}{nodes}",
+            layers.join(", "),
+            gap.reason.as_str(),
+            gap.message
+        )
+    });
+    if coverage.accepted_partial {
+        let mut out = vec![
+            "gpu-trust: warning: partial audit accepted (--accept-partial); not evaluated:"
+                .to_string(),
+        ];
+        out.extend(lines);
+        return out;
+    }
+    let mut out = vec![
+        "gpu-trust: error: the audit is partial: the input puts these layers in play but does not let them be evaluated:".to_string(),
+    ];
+    out.extend(lines);
+    out.push(
+        "gpu-trust: add the missing input (--nodes FILE for the nodes), or pass --accept-partial to accept a partial audit; the report is written and marked partial, and the run exits 2".to_string(),
+    );
+    out
+}
+
 fn gap_text(gap: &Gap) -> String {
     let mut s = format!("{}: {}", gap.reason.as_str(), gap.message);
     if !gap.nodes.is_empty() {

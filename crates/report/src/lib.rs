@@ -1,4 +1,7 @@
-//! Renderers of the audit report (`gpu-trust/audit/v2`): one module per output format.
+//! Renderers of every command's output. They do no I/O: each returns a `String` (or writes to the
+//! writer it is given) that the binary puts where it wants.
+//!
+//! The audit report (`gpu-trust/audit/v2`), one module per output format:
 //!
 //! - [`table`]: the terminal report, grouped by layer, most severe first, with what tenants share, the
 //!   blast radius and a summary line, wrapped at the terminal's width; ANSI colour only when asked for.
@@ -7,17 +10,34 @@
 //! - [`json`]: the report's serde shape, pretty-printed; the same report gives byte-identical text.
 //! - [`sarif`]: SARIF 2.1.0 as GitHub code scanning reads it (a rule per severity, stable fingerprints,
 //!   URIs relative to a stated root).
-//! - [`rules`]: the rule catalogue (`gpu-trust rules`) as a table or JSON.
+//! - [`junit`], [`markdown`], [`prometheus`] (the metrics `gpu-trust serve` exposes), and
+//!   [`coverage`], the coverage section of each and the partial-audit message.
+//!
+//! Every other command, one module named after it with one module per format:
+//!
+//! - [`inventory`]: `table`, `json`, `yaml` of the fleet as ingest reads it.
+//! - [`catalogue`]: `table`, `json` of the GPU catalogue or one model and its MIG layouts.
+//! - [`mechanisms`]: `table`, `json` of the isolation model.
+//! - [`policy`]: `table`, `json` of a policy check.
+//! - [`plan`]: `table`, `json` of a plan, and the lines naming unplaced replicas.
+//! - [`rules`]: the rule catalogue as a table or JSON.
+//! - [`explain`]: one rule's documentation and the glossary, as text (its only format).
 //!
 //! Renderers hold no rule text: every message, remediation and rule description comes from the
-//! [`AuditReport`] or from the rule registry, handed over as [`RuleDoc`]s. They do no I/O: each returns
-//! a `String` that the caller writes where it wants.
+//! [`AuditReport`] or from the rule registry, handed over as [`RuleDoc`]s. Text from the input that a
+//! terminal format prints is escaped (`gpu_trust_model::terminal::escape`).
 
+pub mod catalogue;
 pub mod coverage;
+pub mod explain;
 pub mod html;
+pub mod inventory;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod mechanisms;
+pub mod plan;
+pub mod policy;
 pub mod prometheus;
 pub mod rules;
 pub mod sarif;
@@ -25,6 +45,7 @@ pub mod table;
 mod text;
 
 pub use gpu_trust_rules::report::AuditReport;
+pub use text::plural;
 
 use gpu_trust_model::{Layer, Severity};
 use gpu_trust_rules::RuleMeta;

@@ -1,4 +1,71 @@
-//! Small text helpers shared by the renderers: word wrapping and Markdown sections.
+//! Small text helpers shared by the renderers: word wrapping, Markdown sections, counted nouns, the
+//! commands' tables, escaped input text and pretty JSON.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use gpu_trust_model::terminal::escape;
+use serde::Serialize;
+
+/// `1 node`, `2 nodes`: a count and its noun.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// How a command's table is fitted to its destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// Columns as wide as their content (a file or a pipe).
+    Natural,
+    /// Wrapped to the terminal's width (standard output is a terminal).
+    Terminal,
+    /// Wrapped to this many columns wherever it goes (the reference tables: catalogue, mechanisms).
+    Width(u16),
+}
+
+impl Fit {
+    /// [`Fit::Terminal`] when the output is a terminal, else [`Fit::Natural`].
+    pub(crate) fn terminal(terminal: bool) -> Fit {
+        if terminal {
+            Fit::Terminal
+        } else {
+            Fit::Natural
+        }
+    }
+}
+
+/// A table in the commands' one style (condensed UTF-8 frames) with its header.
+pub(crate) fn table<S: ToString>(fit: Fit, header: impl IntoIterator<Item = S>) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    match fit {
+        Fit::Natural => {}
+        Fit::Terminal => {
+            t.set_content_arrangement(ContentArrangement::Dynamic);
+        }
+        Fit::Width(width) => {
+            t.set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(width);
+        }
+    }
+    t.set_header(header.into_iter().map(|h| h.to_string()));
+    t
+}
+
+/// Text from the input, escaped for a terminal.
+pub(crate) fn e(text: &str) -> String {
+    escape(text).into_owned()
+}
+
+/// Texts from the input, each escaped for a terminal, joined with `sep`.
+pub(crate) fn joined(items: &[String], sep: &str) -> String {
+    items.iter().map(|s| e(s)).collect::<Vec<_>>().join(sep)
+}
+
+/// A document as pretty JSON ending in a newline: the commands' JSON formats.
+pub(crate) fn pretty_json<T: Serialize + ?Sized>(doc: &T) -> Result<String, serde_json::Error> {
+    let mut s = serde_json::to_string_pretty(doc)?;
+    s.push('\n');
+    Ok(s)
+}
 
 /// Greedy word wrap: lines of at most `width` characters (a longer word stays whole on its own line),
 /// each continuation line prefixed by `indent`. Existing line breaks are kept.

@@ -3,16 +3,16 @@
 //! This module only reads files, hands them to ingest, the policy and the rules, and renders the report:
 //! every judgement is in `gpu-trust-rules`, every format in `gpu-trust-report`.
 
+use crate::input;
 use crate::output::{self, colour_enabled, stream_output};
 use anyhow::Context as _;
-use gpu_trust_model::evidence::ProbeEvidence;
-use gpu_trust_model::{Diagnostic, Location, Severity};
-use gpu_trust_policy::{Date, Policy, MAX_POLICY_BYTES};
+use gpu_trust_model::{Diagnostic, Severity};
+use gpu_trust_policy::{Date, MAX_POLICY_BYTES};
 use gpu_trust_report::junit::JunitOptions;
 use gpu_trust_report::markdown::MarkdownOptions;
 use gpu_trust_report::sarif::SarifOptions;
 use gpu_trust_report::table::{Hidden, TableOptions};
-use gpu_trust_report::{html, json, junit, markdown, registry_docs, sarif, table};
+use gpu_trust_report::{html, json, junit, markdown, plural, registry_docs, sarif, table};
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -101,7 +101,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub advisories: Option<PathBuf>,
     /// The date acceptances expire against and patch windows count to (default: today).
-    #[arg(long, value_parser = parse_date, value_name = "YYYY-MM-DD")]
+    #[arg(long, value_parser = Date::parse, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
     /// Probe results (`gpu-trust probe --format json`) to attach to the findings they measured; repeatable.
     #[arg(long, value_name = "FILE")]
@@ -241,15 +241,6 @@ fn parse_severity(s: &str) -> Result<Severity, String> {
         .ok_or_else(|| format!("unknown severity `{s}`; one of critical, high, medium, low, info"))
 }
 
-fn parse_date(s: &str) -> Result<Date, String> {
-    Date::parse(s).map_err(|e| e.to_string())
-}
-
-/// Prints diagnostics to standard error, one per line, as `file:line:column: level: message`.
-fn print_diagnostics<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) {
-    output::eprint_diagnostics(diagnostics);
-}
-
 fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     output::eprint_error(message);
     Ok(output::exit(output::INPUT_ERROR))
@@ -285,11 +276,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             None => None,
             Some(Ok(c)) => Some(c),
             Some(Err(errors)) => {
-                print_diagnostics(&errors);
+                output::eprint_diagnostics(&errors);
                 return input_error(format!(
-                    "{} error{} in the configuration file",
-                    errors.len(),
-                    if errors.len() == 1 { "" } else { "s" }
+                    "{} in the configuration file",
+                    plural(errors.len(), "error", "errors")
                 ));
             }
         }
@@ -324,35 +314,30 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         Err(message) => return input_error(message),
     };
 
-    if args.policy.as_deref() == Some(Path::new("-"))
-        && args.paths.iter().any(|p| p == Path::new("-"))
-    {
+    if input::stdin_twice(args.policy.as_deref(), &args.paths) {
         return input_error("standard input can hold the cluster or the policy, not both");
     }
 
     // The policy: its errors stop the run before anything else is read.
-    let policy = match &args.policy {
-        Some(path) => match read_policy(path) {
-            Ok(p) => p,
-            Err(code) => return Ok(code),
-        },
-        None => Policy::default(),
+    let policy = match input::policy_or_default(args.policy.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
     };
 
     let advisories = match &args.advisories {
         Some(path) => {
             let name = path.display().to_string();
-            let text = match output::read_text(path, MAX_POLICY_BYTES) {
+            let text = match input::read(path, MAX_POLICY_BYTES) {
                 Ok(t) => t,
                 Err(d) => {
-                    print_diagnostics([&d]);
+                    output::eprint_diagnostics([&d]);
                     return input_error(format!("{name}: the advisory data could not be read"));
                 }
             };
             match Advisories::parse(&text, &name) {
                 Ok(a) => a,
                 Err(errors) => {
-                    print_diagnostics(&errors);
+                    output::eprint_diagnostics(&errors);
                     return input_error(format!("{name}: the advisory data is not usable"));
                 }
             }
@@ -362,10 +347,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
 
     let mut evidence = Vec::new();
     for path in &args.evidence {
-        match read_evidence(path) {
+        match input::read_evidence(path) {
             Ok(e) => evidence.push(e),
             Err(d) => {
-                print_diagnostics([&d]);
+                output::eprint_diagnostics([&d]);
                 return Ok(output::exit(output::INPUT_ERROR));
             }
         }
@@ -376,55 +361,46 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // The cluster: every problem is reported before deciding whether the run can go on.
-    let ingested = if args.paths.is_empty() {
-        match crate::live::load(&args.cluster) {
-            Some(i) => i,
-            None => return Ok(output::exit(output::INPUT_ERROR)),
-        }
-    } else {
-        let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
-        load_cluster(&paths, args.follow_symlinks)
+    let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
+    let Some(ingested) = input::cluster(&paths, &args.cluster, args.follow_symlinks) else {
+        return Ok(output::exit(output::INPUT_ERROR));
     };
     // Acceptances annotated with a code that names no rule (docs/suppressions.md).
     let mut ingested = ingested;
     ingested
         .diagnostics
         .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
-    let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
+    input::print_cluster_diagnostics(&ingested.diagnostics);
+    let errors: Vec<Diagnostic> = ingested
         .diagnostics
         .into_iter()
-        .partition(Diagnostic::is_error);
-    print_diagnostics(&warnings);
+        .filter(Diagnostic::is_error)
+        .collect();
     let fleet = ingested.fleet;
     // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
     let nothing_read = fleet.nodes.is_empty()
         && fleet.workloads.is_empty()
         && fleet.namespaces.iter().all(|n| n.object.is_none());
     if !errors.is_empty() {
-        print_diagnostics(&errors);
         if nothing_read {
             // --skip-invalid cannot help: without the unusable documents nothing is left to audit.
             output::eprint_line(&format!(
-                "gpu-trust: {} input document{} could not be used and nothing else was read; fix {} to audit",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" },
+                "gpu-trust: {} could not be used and nothing else was read; fix {} to audit",
+                plural(errors.len(), "input document", "input documents"),
                 if errors.len() == 1 { "it" } else { "them" },
             ));
             return Ok(output::exit(output::INPUT_ERROR));
         }
         if !args.skip_invalid {
-            output::eprint_line(&format!(
-                "gpu-trust: {} input document{} could not be used; fix {} or pass --skip-invalid to audit the rest",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" },
-                if errors.len() == 1 { "it" } else { "them" },
-            ));
-            return Ok(output::exit(output::INPUT_ERROR));
+            return Ok(input::refuse_unusable(errors.len(), "audit the rest"));
         }
         output::eprint_line(&format!(
-            "gpu-trust: warning: skipping {} unusable input document{}: the report covers only part of the input",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
+            "gpu-trust: warning: skipping {}: the report covers only part of the input",
+            plural(
+                errors.len(),
+                "unusable input document",
+                "unusable input documents"
+            )
         ));
     }
     if nothing_read {
@@ -435,7 +411,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
 
     let tenancy = policy.resolve(&fleet.namespaces);
-    print_diagnostics(tenancy.diagnostics());
+    output::eprint_diagnostics(tenancy.diagnostics());
     if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
         return input_error("the policy does not fit the cluster's namespaces");
     }
@@ -691,70 +667,4 @@ fn name_standard_input(report: &mut gpu_trust_rules::report::AuditReport, name: 
             s.file = name.to_string();
         }
     }
-}
-
-/// Reads and validates the policy; on failure prints every error and returns the exit code.
-pub(crate) fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
-    let name = path.display().to_string();
-    let text = match output::read_text(path, MAX_POLICY_BYTES) {
-        Ok(t) => t,
-        Err(d) => {
-            print_diagnostics([&d]);
-            output::eprint_error(format!("{name}: the policy could not be read"));
-            return Err(output::exit(output::INPUT_ERROR));
-        }
-    };
-    gpu_trust_policy::parse(&text, &name).map_err(|errors| {
-        print_diagnostics(&errors);
-        output::eprint_error(format!(
-            "{name}: {} error{} in the policy",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ));
-        output::exit(output::INPUT_ERROR)
-    })
-}
-
-/// Probe evidence (`gpu-trust/probe/v1` JSON); an error names the file, line and column.
-fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
-    let name = path.display().to_string();
-    let text = output::read_text(path, MAX_POLICY_BYTES)?;
-    let evidence: ProbeEvidence = gpu_trust_source::parse_json(&text, &name).map_err(|mut d| {
-        d.message = format!("not probe evidence: {}", d.message);
-        d
-    })?;
-    if !evidence.schema_supported() {
-        return Err(Diagnostic::error(
-            Location::new(&name, 1, 1),
-            format!(
-                "probe evidence of schema `{}` is not supported (expected `{}`)",
-                evidence.schema,
-                gpu_trust_model::evidence::PROBE_SCHEMA
-            ),
-        ));
-    }
-    Ok(evidence)
-}
-
-/// Reads every path (`-` is standard input) and builds the fleet model; every problem comes back as a
-/// diagnostic, what the reader left out of a directory included.
-pub(crate) fn load_cluster(
-    paths: &[PathBuf],
-    follow_symlinks: bool,
-) -> gpu_trust_model::fleet::Ingested {
-    let options = gpu_trust_ingest::Options::default();
-    let (inputs, gathered) = gpu_trust_source::gather_with(
-        paths,
-        &mut std::io::stdin().lock(),
-        &gpu_trust_source::GatherOptions {
-            limits: options.limits,
-            follow_symlinks,
-        },
-    );
-    // Each file's text is released once it is read, before the fleet is built.
-    let mut ingested = gpu_trust_ingest::ingest_owned(inputs, &options);
-    ingested.diagnostics.extend(gathered);
-    ingested.diagnostics.sort();
-    ingested.diagnostics.dedup();
-    ingested
 }

@@ -1,10 +1,10 @@
 //! `gpu-trust explain CODE`: one rule's documentation, from the registry; `gpu-trust explain terms`:
-//! the glossary of the words the reports use.
+//! the glossary of the words the reports use. Both are written by `gpu_trust_report::explain`; this
+//! module finds the rule, or suggests close ones.
 
 use crate::output::{write_output, INPUT_ERROR};
-use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_report::RuleDoc;
-use gpu_trust_rules::{registry, rule, SeverityRule};
+use gpu_trust_report::explain;
+use gpu_trust_rules::{registry, rule};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,7 +28,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let wanted = args.code.trim();
     if wanted.eq_ignore_ascii_case("terms") {
-        write_output(args.output.as_deref(), &terms())?;
+        write_output(args.output.as_deref(), &explain::terms())?;
         return Ok(ExitCode::SUCCESS);
     }
     let found = rule(wanted).or_else(|| {
@@ -50,49 +50,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::from(INPUT_ERROR));
     };
-    let doc = RuleDoc::from(meta);
-    let text = format!(
-        "{} {}\nlayer: {} · severity: {}\n{}\n\n{}\n\n{}\n",
-        doc.code,
-        doc.name,
-        doc.layer,
-        doc.severity_rule,
-        severity_words(&meta.severity),
-        doc.documentation.trim_end(),
-        "Terms (trust levels, severities, certainties such as [permitted], mechanisms, \
-         \"separated by\", contract kinds): gpu-trust explain terms"
-    );
-    write_output(args.output.as_deref(), &text)?;
+    write_output(args.output.as_deref(), &explain::rule(meta))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The severity line in words: how the trust between the tenants decides a finding's severity.
-fn severity_words(rule: &SeverityRule) -> String {
-    match rule {
-        SeverityRule::Fixed(s) => format!("({s} whatever the trust between the tenants)"),
-        SeverityRule::ByTrust { none, limited } => format!(
-            "(by the trust level between the tenants involved: {none} between tenants that do not \
-             trust each other, {limited} between tenants of limited trust, no finding between \
-             tenants of full trust)"
-        ),
-        SeverityRule::ByNodeSharing { shared, otherwise } => format!(
-            "({shared} when tenants of less than full trust share the node, {otherwise} otherwise)"
-        ),
-    }
-}
-
-/// The glossary (`gpu-trust explain terms`), its list of mechanisms from the isolation model.
-pub fn terms() -> String {
-    let width = Mechanism::ALL
-        .iter()
-        .map(|m| m.as_str().len())
-        .max()
-        .unwrap_or(0);
-    let mechanisms: Vec<String> = Mechanism::ALL
-        .iter()
-        .map(|m| format!("  {:<width$}   {}", m.as_str(), m.title()))
-        .collect();
-    include_str!("terms.md").replace("{mechanisms}", &mechanisms.join("\n"))
 }
 
 /// Codes and names within a small edit distance of `wanted`, or sharing its prefix, best first.
@@ -144,46 +103,6 @@ Examples:
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn glossary_names_every_word_of_the_vocabulary() {
-        use gpu_trust_model::isolation::{Enforcement, Property};
-        use gpu_trust_model::{Certainty, Layer, Severity, Trust};
-        let text = terms();
-        let mut words: Vec<&str> = Vec::new();
-        words.extend([Trust::None, Trust::Limited, Trust::Full].map(Trust::as_str));
-        words.extend(
-            [
-                Certainty::Observed,
-                Certainty::Possible,
-                Certainty::Permitted,
-            ]
-            .map(Certainty::as_str),
-        );
-        words.extend(Severity::ALL.map(Severity::as_str));
-        words.extend(Layer::ALL.map(Layer::as_str));
-        words.extend(Mechanism::ALL.map(Mechanism::as_str));
-        words.extend(Property::ALL.map(Property::as_str));
-        words.extend(
-            [
-                Enforcement::Separate,
-                Enforcement::LimitedInSoftware,
-                Enforcement::Shared,
-                Enforcement::NotEnforced,
-            ]
-            .map(Enforcement::as_str),
-        );
-        words.extend(gpu_trust_policy::Contract::ALL.map(gpu_trust_policy::Contract::as_str));
-        for word in words {
-            assert!(
-                text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-                    .any(|w| w == word),
-                "the glossary does not explain `{word}`"
-            );
-        }
-        assert!(!text.contains("{mechanisms}"));
-        assert!(text.contains("separated by"));
-    }
 
     #[test]
     fn edit_distance() {

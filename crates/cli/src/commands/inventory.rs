@@ -1,23 +1,15 @@
 //! `gpu-trust inventory PATH...`: the fleet as gpu-trust reads it, so users can check what the audit
 //! will judge. Reading and resolution live in `gpu-trust-ingest` (including the inventory view);
-//! this module only reads files, applies the policy's tenants and renders.
+//! this module only reads files, applies the policy's tenants and hands the view to its renderers
+//! (`gpu_trust_report::inventory`).
 
+use crate::input;
 use crate::output::{self, write_output};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
-use gpu_trust_ingest::inventory::{inventory, Inventory, NodeView};
+use gpu_trust_ingest::inventory::inventory;
 use gpu_trust_model::Diagnostic;
-use gpu_trust_policy::Policy;
-use std::path::{Path, PathBuf};
+use gpu_trust_report::inventory::{json, table, yaml};
+use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// Text from the input, escaped for a terminal.
-fn e(text: &str) -> String {
-    output::escaped(text).into_owned()
-}
-
-fn joined(items: &[String], sep: &str) -> String {
-    items.iter().map(|s| e(s)).collect::<Vec<_>>().join(sep)
-}
 
 /// Show the fleet as gpu-trust reads it: per node, per GPU or MIG instance, the sharing mechanism in
 /// force and the tenants' pods on it, the workloads not yet scheduled with the nodes they may land on,
@@ -78,41 +70,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         output::eprint_error(crate::live::WITH_PATHS);
         return Ok(output::exit(output::INPUT_ERROR));
     }
-    if args.policy.as_deref() == Some(Path::new("-"))
-        && args.paths.iter().any(|p| p == Path::new("-"))
-    {
+    if input::stdin_twice(args.policy.as_deref(), &args.paths) {
         output::eprint_error("standard input can hold the cluster or the policy, not both");
         return Ok(output::exit(output::INPUT_ERROR));
     }
-    let policy = match &args.policy {
-        Some(path) => match super::audit::read_policy(path) {
-            Ok(p) => p,
-            Err(code) => return Ok(code),
-        },
-        None => Policy::default(),
+    let policy = match input::policy_or_default(args.policy.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
     };
-    let ingested = if args.paths.is_empty() {
-        match crate::live::load(&args.cluster) {
-            Some(i) => i,
-            None => return Ok(output::exit(output::INPUT_ERROR)),
-        }
-    } else {
-        super::audit::load_cluster(&args.paths, args.follow_symlinks)
+    let Some(ingested) = input::cluster(&args.paths, &args.cluster, args.follow_symlinks) else {
+        return Ok(output::exit(output::INPUT_ERROR));
     };
-    let (errors, warnings): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
-        ingested.diagnostics.iter().partition(|d| d.is_error());
-    output::eprint_diagnostics(warnings);
-    if !errors.is_empty() {
-        output::eprint_diagnostics(errors.iter().copied());
-        if !args.skip_invalid {
-            output::eprint_line(&format!(
-                "gpu-trust: {} input document{} could not be used; fix {} or pass --skip-invalid to see the rest",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" },
-                if errors.len() == 1 { "it" } else { "them" },
-            ));
-            return Ok(output::exit(output::INPUT_ERROR));
-        }
+    let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
+    if errors > 0 && !args.skip_invalid {
+        return Ok(input::refuse_unusable(errors, "see the rest"));
     }
     let mut fleet = ingested.fleet;
     let tenancy = policy.resolve(&fleet.namespaces);
@@ -136,252 +107,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tenancy.tenants().len(),
     );
     let text = match args.format {
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(&inv)?),
-        Format::Yaml => serde_saphyr::to_string(&inv)?,
-        Format::Table => render(&inv, output::stdout_is_terminal(args.output.as_deref())),
+        Format::Json => json::render(&inv)?,
+        Format::Yaml => yaml::render(&inv)?,
+        Format::Table => table::render(&inv, output::stdout_is_terminal(args.output.as_deref())),
     };
     output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
-}
-
-fn table(terminal: bool, header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
-    if terminal {
-        t.set_content_arrangement(ContentArrangement::Dynamic);
-    }
-    t.set_header(header.iter().copied());
-    t
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn render(inv: &Inventory, terminal: bool) -> String {
-    let s = &inv.summary;
-    let mut out = format!(
-        "Fleet: {} ({} with GPUs: {}, {}), {} ({} on GPUs), {}\n",
-        plural(s.nodes, "node", "nodes"),
-        s.gpu_nodes,
-        plural(s.gpus, "GPU", "GPUs"),
-        plural(s.mig_instances, "MIG instance", "MIG instances"),
-        plural(s.workloads, "workload", "workloads"),
-        plural(s.gpu_pods, "pod", "pods"),
-        plural(s.tenants, "tenant", "tenants"),
-    );
-    if s.unresolved > 0 || s.skipped > 0 {
-        out.push_str(&format!(
-            "Incomplete: {} unresolved, {} skipped (see below)\n",
-            s.unresolved, s.skipped
-        ));
-    }
-    for n in inv
-        .nodes
-        .iter()
-        .filter(|n| n.product.is_some() || n.gpus > 0 || !n.devices.is_empty())
-    {
-        out.push('\n');
-        out.push_str(&node_section(n, terminal));
-    }
-    let plain: Vec<&NodeView> = inv
-        .nodes
-        .iter()
-        .filter(|n| n.product.is_none() && n.gpus == 0 && n.devices.is_empty())
-        .collect();
-    if !plain.is_empty() {
-        let names: Vec<String> = plain
-            .iter()
-            .map(|n| {
-                if n.tenants.is_empty() {
-                    e(&n.name)
-                } else {
-                    format!("{} (tenants: {})", e(&n.name), joined(&n.tenants, ", "))
-                }
-            })
-            .collect();
-        out.push_str(&format!("\nNodes without GPUs: {}\n", names.join("; ")));
-    }
-    if !inv.unscheduled.is_empty() {
-        out.push_str("\nNot running on a node (templates and pending pods), where they may run\n");
-        let mut t = table(
-            terminal,
-            &[
-                "workload",
-                "tenant",
-                "class",
-                "replicas",
-                "requests",
-                "permitted GPU nodes",
-            ],
-        );
-        for u in &inv.unscheduled {
-            t.add_row(vec![
-                format!(
-                    "{}\n{}",
-                    e(&u.workload.to_string()),
-                    e(&u.location.to_string())
-                ),
-                u.tenant.as_deref().map_or_else(|| "(platform)".into(), e),
-                u.class.as_str().to_string(),
-                u.replicas.to_string(),
-                joined(&u.requests, ", "),
-                if u.permitted_gpu_nodes.is_empty() {
-                    "none".to_string()
-                } else {
-                    joined(&u.permitted_gpu_nodes, ", ")
-                },
-            ]);
-        }
-        out.push_str(&format!("{t}\n"));
-    }
-    if !inv.unresolved.is_empty() {
-        out.push_str("\nCould not be resolved\n");
-        let mut t = table(terminal, &["object", "node", "what", "why"]);
-        for u in &inv.unresolved {
-            t.add_row(vec![
-                format!(
-                    "{}\n{}",
-                    e(&u.object.to_string()),
-                    e(&u.location.to_string())
-                ),
-                u.node.as_deref().map(e).unwrap_or_default(),
-                serde_json::to_value(u.what)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                e(&u.message),
-            ]);
-        }
-        out.push_str(&format!("{t}\n"));
-    }
-    if !inv.skipped.is_empty() {
-        out.push_str("\nSkipped (could not be read; the inventory above leaves them out)\n");
-        for d in &inv.skipped {
-            out.push_str(&format!(
-                "  {}:{}:{}: {}\n",
-                e(&d.file),
-                d.line,
-                d.column,
-                e(&d.error)
-            ));
-        }
-    }
-    out
-}
-
-fn node_section(n: &NodeView, terminal: bool) -> String {
-    let mut out = format!(
-        "{}  {} x{}  ({})\n",
-        e(&n.name),
-        n.model
-            .as_deref()
-            .map(e)
-            .or_else(|| n
-                .product
-                .as_deref()
-                .map(|p| format!("unknown model `{}`", e(p))))
-            .unwrap_or_else(|| "unknown model".to_string()),
-        n.gpus,
-        e(&n.location.to_string())
-    );
-    let mut facts = vec![format!(
-        "driver {}",
-        e(n.driver.as_deref().unwrap_or("unknown"))
-    )];
-    facts.push(format!(
-        "toolkit {}",
-        e(n.toolkit.as_deref().unwrap_or("unknown"))
-    ));
-    if let Some(m) = n.mig_strategy {
-        facts.push(format!(
-            "MIG strategy {}",
-            serde_json::to_value(m)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
-        ));
-    }
-    if let Some(cc) = &n.cc_mode {
-        facts.push(format!("CC mode {}", e(&cc.to_string())));
-    }
-    if n.hami {
-        facts.push("HAMi vGPU node".to_string());
-    }
-    out.push_str(&format!("  {}\n", facts.join(", ")));
-    out.push_str(&format!(
-        "  sharing: {} (from {})\n",
-        e(n.sharing.as_deref().unwrap_or("none")),
-        e(n.sharing_source.as_deref().unwrap_or("unknown"))
-    ));
-    if let Some(m) = &n.mig_source {
-        out.push_str(&format!("  MIG layout from {}\n", e(&m.to_string())));
-    }
-    if !n.taints.is_empty() {
-        out.push_str(&format!("  taints: {}\n", joined(&n.taints, ", ")));
-    }
-    out.push_str(&format!(
-        "  tenants: {}{}\n",
-        if n.tenants.is_empty() {
-            "none".to_string()
-        } else {
-            joined(&n.tenants, ", ")
-        },
-        if n.other_pods > 0 {
-            format!(" ({} without GPUs)", plural(n.other_pods, "pod", "pods"))
-        } else {
-            String::new()
-        }
-    ));
-    if n.devices.is_empty() {
-        return out;
-    }
-    let mut t = table(
-        terminal,
-        &[
-            "device",
-            "instance",
-            "mechanism",
-            "pods (tenant, certainty)",
-        ],
-    );
-    for d in &n.devices {
-        let occupants: Vec<String> = d
-            .occupants
-            .iter()
-            .map(|o| {
-                format!(
-                    "{} ({}, {})",
-                    e(&o.pod.to_string()),
-                    e(o.tenant.as_deref().unwrap_or("platform")),
-                    o.certainty
-                )
-            })
-            .collect();
-        let mechanism = if d.replicas > 1 {
-            format!("{} x{}", d.mechanism, d.replicas)
-        } else {
-            d.mechanism.to_string()
-        };
-        t.add_row(vec![
-            match &d.uuid {
-                Some(u) => format!("{}\n{}", e(&d.id), e(u)),
-                None => e(&d.id),
-            },
-            d.instance.as_deref().map_or_else(|| "whole GPU".into(), e),
-            mechanism,
-            if occupants.is_empty() {
-                "-".to_string()
-            } else {
-                occupants.join("\n")
-            },
-        ]);
-    }
-    for line in t.to_string().lines() {
-        out.push_str("  ");
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
 }
 
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).

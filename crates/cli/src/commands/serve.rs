@@ -6,7 +6,7 @@
 use crate::live::ClusterArgs;
 use crate::output;
 use gpu_trust_model::Diagnostic;
-use gpu_trust_policy::{Date, Policy};
+use gpu_trust_policy::Date;
 use gpu_trust_report::prometheus::{self, Coverage, Run};
 use gpu_trust_report::{html, json, registry_docs};
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
@@ -68,12 +68,9 @@ fn seconds(s: f64) -> Duration {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let policy = match &args.policy {
-        Some(path) => match super::audit::read_policy(path) {
-            Ok(p) => p,
-            Err(code) => return Ok(code),
-        },
-        None => Policy::default(),
+    let policy = match crate::input::policy_or_default(args.policy.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
     };
     let listener = match TcpListener::bind(&args.listen) {
         Ok(l) => l,
@@ -142,13 +139,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut ingested = crate::live::ingest(snapshot);
         let unknown = gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet);
         ingested.diagnostics.extend(unknown);
-        let fleet = ingested.fleet;
-        let (errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = ingested
+        crate::input::print_cluster_diagnostics(&ingested.diagnostics);
+        let errors: Vec<Diagnostic> = ingested
             .diagnostics
             .into_iter()
-            .partition(Diagnostic::is_error);
-        output::eprint_diagnostics(&warnings);
-        output::eprint_diagnostics(&errors);
+            .filter(Diagnostic::is_error)
+            .collect();
+        let fleet = ingested.fleet;
         let tenancy = policy.resolve(&fleet.namespaces);
         output::eprint_diagnostics(tenancy.diagnostics());
         if tenancy.diagnostics().iter().any(Diagnostic::is_error) {

@@ -1,0 +1,146 @@
+//! Where the commands' input comes from: every file through the source crate's one bounded reader
+//! (`gpu_trust_source::read_file`: special files refused, size bounded, UTF-16 and UTF-32 named), the
+//! policy file, probe evidence, and the cluster (files or the live API server) with the diagnostics of
+//! reading it.
+
+use crate::output;
+use gpu_trust_model::evidence::ProbeEvidence;
+use gpu_trust_model::fleet::Ingested;
+use gpu_trust_model::{Diagnostic, Location};
+use gpu_trust_policy::{Policy, MAX_POLICY_BYTES};
+use gpu_trust_report::plural;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Reads a file of at most `limit` bytes (standard input for `-`) through the source crate's reader,
+/// as the cluster input is read: policy, plan, evidence, advisory and configuration files alike.
+pub fn read(path: &Path, limit: usize) -> Result<String, Diagnostic> {
+    gpu_trust_source::read_file(path, &mut std::io::stdin().lock(), limit)
+}
+
+/// Why a policy file could not be used.
+pub enum PolicyError {
+    /// The file could not be read (missing, too large, not UTF-8...).
+    Unreadable(Diagnostic),
+    /// The file was read; these are its errors, each located.
+    Invalid(Vec<Diagnostic>),
+}
+
+/// Reads and parses a policy file (`-`: standard input): the one way the commands read a policy.
+pub fn load_policy(path: &Path) -> Result<Policy, PolicyError> {
+    let name = path.display().to_string();
+    let text = read(path, MAX_POLICY_BYTES).map_err(PolicyError::Unreadable)?;
+    gpu_trust_policy::parse(&text, &name).map_err(PolicyError::Invalid)
+}
+
+/// Reads and validates the policy; on failure prints every error and returns the exit code.
+pub fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
+    let name = path.display().to_string();
+    load_policy(path).map_err(|e| match e {
+        PolicyError::Unreadable(d) => unreadable_policy(&name, &d),
+        PolicyError::Invalid(errors) => {
+            output::eprint_diagnostics(&errors);
+            output::eprint_error(format!(
+                "{name}: {} in the policy",
+                plural(errors.len(), "error", "errors")
+            ));
+            output::exit(output::INPUT_ERROR)
+        }
+    })
+}
+
+/// Prints why the policy `name` could not be read, and returns the exit code.
+pub fn unreadable_policy(name: &str, diagnostic: &Diagnostic) -> ExitCode {
+    output::eprint_diagnostics([diagnostic]);
+    output::eprint_error(format!("{name}: the policy could not be read"));
+    output::exit(output::INPUT_ERROR)
+}
+
+/// The policy of `--policy`, or the default policy (every namespace its own tenant) without one.
+pub fn policy_or_default(path: Option<&Path>) -> Result<Policy, ExitCode> {
+    match path {
+        Some(path) => read_policy(path),
+        None => Ok(Policy::default()),
+    }
+}
+
+/// Whether standard input is named both for the policy and for the cluster (it can hold only one).
+pub fn stdin_twice(policy: Option<&Path>, paths: &[PathBuf]) -> bool {
+    policy == Some(Path::new("-")) && paths.iter().any(|p| p == Path::new("-"))
+}
+
+/// Probe evidence (`gpu-trust/probe/v1` JSON); an error names the file, line and column.
+pub fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
+    let name = path.display().to_string();
+    let text = read(path, MAX_POLICY_BYTES)?;
+    let evidence: ProbeEvidence = gpu_trust_source::parse_json(&text, &name).map_err(|mut d| {
+        d.message = format!("not probe evidence: {}", d.message);
+        d
+    })?;
+    if !evidence.schema_supported() {
+        return Err(Diagnostic::error(
+            Location::new(&name, 1, 1),
+            format!(
+                "probe evidence of schema `{}` is not supported (expected `{}`)",
+                evidence.schema,
+                gpu_trust_model::evidence::PROBE_SCHEMA
+            ),
+        ));
+    }
+    Ok(evidence)
+}
+
+/// The cluster: the files and folders of `paths` (`-` is standard input), or, without any, the live
+/// cluster `cluster` names. `None` when no cluster could be read at all (the message is printed).
+pub fn cluster(
+    paths: &[PathBuf],
+    cluster: &crate::live::ClusterArgs,
+    follow_symlinks: bool,
+) -> Option<Ingested> {
+    if paths.is_empty() {
+        crate::live::load(cluster)
+    } else {
+        Some(load_cluster(paths, follow_symlinks))
+    }
+}
+
+/// Reads every path (`-` is standard input) and builds the fleet model; every problem comes back as a
+/// diagnostic, what the reader left out of a directory included.
+pub fn load_cluster(paths: &[PathBuf], follow_symlinks: bool) -> Ingested {
+    let options = gpu_trust_ingest::Options::default();
+    let (inputs, gathered) = gpu_trust_source::gather_with(
+        paths,
+        &mut std::io::stdin().lock(),
+        &gpu_trust_source::GatherOptions {
+            limits: options.limits,
+            follow_symlinks,
+        },
+    );
+    // Each file's text is released once it is read, before the fleet is built.
+    let mut ingested = gpu_trust_ingest::ingest_owned(inputs, &options);
+    ingested.diagnostics.extend(gathered);
+    ingested.diagnostics.sort();
+    ingested.diagnostics.dedup();
+    ingested
+}
+
+/// Prints the diagnostics of reading and ingesting the cluster on standard error, the warnings
+/// first, then the errors; returns how many are errors.
+pub fn print_cluster_diagnostics(diagnostics: &[Diagnostic]) -> usize {
+    let (errors, warnings): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
+        diagnostics.iter().partition(|d| d.is_error());
+    output::eprint_diagnostics(warnings);
+    output::eprint_diagnostics(errors.iter().copied());
+    errors.len()
+}
+
+/// Stops a run over `errors` unusable documents without `--skip-invalid`: says so, and how to go on
+/// to `rest` ("audit the rest"), and returns the exit code.
+pub fn refuse_unusable(errors: usize, rest: &str) -> ExitCode {
+    output::eprint_line(&format!(
+        "gpu-trust: {} could not be used; fix {} or pass --skip-invalid to {rest}",
+        plural(errors, "input document", "input documents"),
+        if errors == 1 { "it" } else { "them" },
+    ));
+    output::exit(output::INPUT_ERROR)
+}
