@@ -49,6 +49,8 @@ CHECKOV_VERSION = "3.3.30"
 
 def measure(cmd, stdout=subprocess.DEVNULL, env=None):
     """Runs `cmd` once; returns wall seconds, CPU seconds (user + system), peak RSS in MiB, exit code."""
+    # The load average as the run starts: on a shared machine, wall time says little without it.
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
     # Read stderr before waiting so that a chatty child cannot block on a full pipe.
@@ -62,6 +64,7 @@ def measure(cmd, stdout=subprocess.DEVNULL, env=None):
         "sys_s": usage.ru_stime,
         "rss_mib": usage.ru_maxrss / 1024.0,
         "code": proc.returncode,
+        "load": load,
         "stderr": err.decode("utf-8", "replace")[-2000:],
     }
 
@@ -80,6 +83,7 @@ def repeat(cmd, runs, ok_codes=(0, 1), stdout=subprocess.DEVNULL, env=None):
         "sys_s": statistics.median(s["sys_s"] for s in samples),
         "wall_all_s": [round(s["wall_s"], 3) for s in samples],
         "rss_mib": max(s["rss_mib"] for s in samples),
+        "load": max(s["load"] for s in samples),
         "runs": runs,
         "code": samples[-1]["code"],
     }
@@ -339,12 +343,17 @@ def fmt_mib(v):
     return f"{v:,.0f} MiB"
 
 
+def load(m):
+    """The load average as the run (the most loaded of its runs) started."""
+    return f"{m['load']:.1f}" if "load" in m else "-"
+
+
 def markdown(results):
     lines = []
     if "sizes" in results:
         lines += ["| input | size | audit wall | CPU (user+sys) | peak RSS | findings | report | "
-                  "Python `json.load` of the same file (wall, CPU, peak RSS) |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "Python `json.load` of the same file (wall, CPU, peak RSS) | load |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         names = {"yaml": "YAML", "json": "JSON", "json-min": "JSON minified"}
         for r in results["sizes"]:
             py = r.get("python_json_load")
@@ -354,7 +363,7 @@ def markdown(results):
                 f"| {r['nodes']:,} nodes / {r['pods']:,} pods / {r['tenants']} tenants, "
                 f"{names[r['format']]} | {r['input_mib']:,.0f} MiB | {r['wall_s']:.2f} s | "
                 f"{r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | {r['findings']:,} | "
-                f"{r['report_mib']:,.1f} MiB | {py_text} |")
+                f"{r['report_mib']:,.1f} MiB | {py_text} | {load(r)} |")
         lines.append("")
     if "pool" in results:
         p = results["pool"]
@@ -386,37 +395,37 @@ def markdown(results):
 
     growth_head = "| nodes | pods | tenants | tenants per GPU (mean / max) | wall | CPU | "
     if "pods" in results:
-        lines += [growth_head + "µs per pod | peak RSS | findings |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        lines += [growth(r) + f"{1e6 * r['wall_s'] / r['pods']:.0f} | {fmt_mib(r['rss_mib'])} | "
-                  f"{r['findings']:,} |" for r in results["pods"]]
+        lines += [growth_head + "µs per pod (CPU) | peak RSS | findings | load |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [growth(r) + f"{1e6 * r['cpu_s'] / r['pods']:.0f} | {fmt_mib(r['rss_mib'])} | "
+                  f"{r['findings']:,} | {load(r)} |" for r in results["pods"]]
         lines.append("")
     if "tenants" in results:
-        lines += [growth_head + "peak RSS | pairs that meet | groups | findings | report |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [growth_head + "peak RSS | pairs that meet | groups | findings | report | load |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         lines += [growth(r) + f"{fmt_mib(r['rss_mib'])} | {r['pairs']:,} | {r['groups']:,} | "
-                  f"{r['findings']:,} | {r['report_mib']:.1f} MiB |"
+                  f"{r['findings']:,} | {r['report_mib']:.1f} MiB | {load(r)} |"
                   for r in results["tenants"]]
         lines.append("")
     if "minified" in results:
-        lines += ["| input | lines | size | audit wall | CPU (user+sys) | peak RSS | findings |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| input | lines | size | audit wall | CPU (user+sys) | peak RSS | findings | load |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in results["minified"]:
             lines.append(
                 f"| {r['nodes']:,} nodes / {r['pods']:,} pods / {r['tenants']} tenants, JSON "
                 f"{r['layout']} | {r['lines']:,} | {r['input_mib']:,.0f} MiB | {r['wall_s']:.2f} s | "
-                f"{r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | {r['findings']:,} |")
+                f"{r['cpu_s']:.2f} s | {fmt_mib(r['rss_mib'])} | {r['findings']:,} | {load(r)} |")
         lines.append("")
     if "checkov" in results:
         c = results["checkov"]
         lines += [f"{c['files']} files, {c['objects']:,} objects ({c['nodes']} nodes, {c['pods']:,} "
                   f"pods); checkov {c['checkov_version']}.", "",
-                  "| tool | wall | CPU | peak RSS |", "|---|---:|---:|---:|"]
+                  "| tool | wall | CPU | peak RSS | load |", "|---|---:|---:|---:|---:|"]
         for name, key in (("gpu-trust audit", "gpu_trust"), ("checkov --framework kubernetes",
                                                               "checkov")):
             m = c[key]
             lines.append(f"| {name} | {m['wall_s']:.2f} s | {m['cpu_s']:.2f} s | "
-                         f"{fmt_mib(m['rss_mib'])} |")
+                         f"{fmt_mib(m['rss_mib'])} | {load(m)} |")
         lines += ["", f"checkov takes {c['ratio']:.0f}x the wall time of gpu-trust."]
         lines.append("")
     return "\n".join(lines)
@@ -445,7 +454,8 @@ def main():
     for name in sections:
         print(f"== {name}", file=sys.stderr)
         results[name] = globals()[f"section_{name}"](args.work, runs, args.quick)
-    (args.work / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+        # Written after every section, so that an interrupted run keeps what it measured.
+        (args.work / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     print(markdown(results))
 
 

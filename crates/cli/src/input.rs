@@ -108,16 +108,17 @@ pub fn cluster(
 /// diagnostic, what the reader left out of a directory included.
 pub fn load_cluster(paths: &[PathBuf], follow_symlinks: bool) -> Ingested {
     let options = gpu_trust_ingest::Options::default();
-    let (inputs, gathered) = gpu_trust_source::gather_with(
+    let (inputs, gathered) = gpu_trust_source::gather_large(
         paths,
         &mut std::io::stdin().lock(),
         &gpu_trust_source::GatherOptions {
             limits: options.limits,
             follow_symlinks,
         },
+        gpu_trust_ingest::LARGE_INPUT_BYTES,
     );
-    // Each file's text is released once it is read, before the fleet is built.
-    let mut ingested = gpu_trust_ingest::ingest_owned(inputs, &options);
+    // Large files are read in pieces, and each text is released once it is read.
+    let mut ingested = gpu_trust_ingest::ingest_gathered(inputs, &options);
     ingested.diagnostics.extend(gathered);
     ingested.diagnostics.sort();
     ingested.diagnostics.dedup();

@@ -69,7 +69,10 @@ use gpu_trust_model::fleet::{
 };
 use gpu_trust_model::{Diagnostic, Location, ObjectRef, Version};
 use gpu_trust_source::tree::{ScalarStyle, Value};
-use gpu_trust_source::{read_stream, Entry, Format, Input, Limits, Object, ReadOptions};
+use gpu_trust_source::{
+    read_json_pieces, read_stream, Entry, Format, Gathered, Input, LargeFile, Limits, Object,
+    Pieces, ReadOptions,
+};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
@@ -110,13 +113,92 @@ pub fn ingest_owned(inputs: Vec<Input>, options: &Options) -> Ingested {
     c.finish()
 }
 
-/// Reads one input, and hints at Markdown fragments in its errors while its text is at hand.
-fn read_input(c: &mut Collector, i: usize, input: &Input, options: &Options) {
-    let read = ReadOptions {
+/// Files at least this large that are not named as YAML are read in pieces (see
+/// [`ingest_gathered`]): the size of a cluster dump whose text would otherwise weigh on the peak.
+pub const LARGE_INPUT_BYTES: u64 = 64 << 20;
+
+/// Reads every gathered input into the fleet model ([`gpu_trust_source::gather_large`]): texts as
+/// [`ingest_owned`] reads them, and each large file in pieces, so that its text never lives in
+/// memory whole. A large file the pieces reader does not take as it is (not one JSON List, or
+/// anything wrong in it outside one item) is read whole instead, with the same result as
+/// [`ingest_owned`] gives for its text.
+pub fn ingest_gathered(inputs: Vec<Gathered>, options: &Options) -> Ingested {
+    let mut c = Collector {
+        limits: options.limits,
+        ..Collector::default()
+    };
+    for (i, input) in inputs.into_iter().enumerate() {
+        match input {
+            Gathered::Text(input) => read_input(&mut c, i, &input, options),
+            Gathered::Large(file) => read_large(&mut c, i, &file, options),
+        }
+    }
+    c.finish()
+}
+
+/// How ingest reads every input: objects of `kind: List` documents item by item.
+fn read_options(options: &Options) -> ReadOptions {
+    ReadOptions {
         limits: options.limits,
         split_key: Some("items".to_string()),
         format: Format::Auto,
+    }
+}
+
+/// Reads a large file in pieces, on a second thread while the objects are typed and converted on
+/// this one; when the pieces reader says to, drops what it handed on and reads the file whole.
+fn read_large(c: &mut Collector, i: usize, file: &LargeFile, options: &Options) {
+    let read = read_options(options);
+    let mut reader = match file.open(&options.limits) {
+        Ok(f) => f,
+        Err(d) => return c.diagnostics.push(d),
     };
+    let mark = (c.mark(), c.diagnostics.len());
+    let mut pending: Vec<Object<'_>> = Vec::new();
+    let name = file.name.as_str();
+    let pieces = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Entry<'_>>>(PIPELINE_DEPTH);
+        let read = &read;
+        let reader = scope.spawn(move || {
+            let mut batch = Vec::with_capacity(PIPELINE_BATCH);
+            let pieces = read_json_pieces(&mut reader, name, read, &mut |e| {
+                batch.push(e);
+                if batch.len() == PIPELINE_BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(PIPELINE_BATCH));
+                    // The receiver only stops early if this thread's owner is gone.
+                    let _ = tx.send(full);
+                }
+            });
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            pieces
+        });
+        for batch in rx {
+            for e in batch {
+                c.accept(&mut pending, i, e);
+            }
+        }
+        reader.join().unwrap_or(Pieces::Whole)
+    });
+    c.end_document(&mut pending);
+    if pieces == Pieces::Read {
+        // A valid JSON text has no line that reads as a Markdown fragment: no hints to add.
+        return;
+    }
+    c.checkpoint = mark.0;
+    c.rollback();
+    c.diagnostics.truncate(mark.1);
+    c.current = None;
+    match file.read_whole(&options.limits) {
+        Ok(input) => read_input(c, i, &input, options),
+        Err(d) => c.diagnostics.push(d),
+    }
+}
+
+/// Reads one input, and hints at Markdown fragments in its errors while its text is at hand.
+fn read_input(c: &mut Collector, i: usize, input: &Input, options: &Options) {
+    let read = read_options(options);
     let from = c.diagnostics.len();
     // Items of the current document without apiVersion/kind, waiting for the list's own kind.
     let mut pending: Vec<Object<'_>> = Vec::new();

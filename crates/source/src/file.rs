@@ -41,6 +41,21 @@ pub(crate) fn read_path(
     limit: usize,
 ) -> Result<(String, Metadata), Diagnostic> {
     let name = display(path);
+    let (file, meta) = open_checked(path, origin, limit)?;
+    // A regular file's size is known: read into a buffer of that size, never a doubled one.
+    let size = meta.is_file().then_some(meta.len());
+    let bytes = read_bounded(&mut &file, &name, limit, size)?;
+    Ok((decode(&name, bytes, limit)?, meta))
+}
+
+/// Opens the file at `path` for reading, refusing what [`read_path`] refuses before it reads: a
+/// kind of file not read from `origin`, a regular file over `limit` bytes.
+pub(crate) fn open_checked(
+    path: &Path,
+    origin: Origin,
+    limit: usize,
+) -> Result<(File, Metadata), Diagnostic> {
+    let name = display(path);
     let file = open(path, origin)?;
     let meta = file
         .metadata()
@@ -55,10 +70,7 @@ pub(crate) fn read_path(
             ),
         ));
     }
-    // A regular file's size is known: read into a buffer of that size, never a doubled one.
-    let size = meta.is_file().then_some(meta.len());
-    let bytes = read_bounded(&mut &file, &name, limit, size)?;
-    Ok((decode(&name, bytes, limit)?, meta))
+    Ok((file, meta))
 }
 
 /// Opens for reading. A file found in a folder is opened without blocking, so that a named pipe

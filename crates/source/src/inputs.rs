@@ -18,6 +18,7 @@
 //! Every read is bounded by [`Limits::max_file_bytes`], and a walk by [`MAX_WALK_ENTRIES`].
 
 use crate::file::{self, display, Origin};
+use crate::stream::Format;
 use crate::Limits;
 use gpu_trust_model::{Diagnostic, Location};
 use std::collections::BTreeSet;
@@ -30,6 +31,39 @@ use std::path::{Path, PathBuf};
 pub struct Input {
     pub name: String,
     pub text: String,
+}
+
+/// One gathered input: its text, or a large file left to be read when it is used.
+#[derive(Debug)]
+pub enum Gathered {
+    Text(Input),
+    Large(LargeFile),
+}
+
+/// A regular file found large enough to read in pieces ([`crate::read_json_pieces`]); it has passed
+/// the checks of a read (kind, size) when gathered, and passes them again when opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LargeFile {
+    /// The name locations use: the path as given.
+    pub name: String,
+    path: PathBuf,
+    origin: Origin,
+}
+
+impl LargeFile {
+    /// Opens the file to read it in pieces.
+    pub fn open(&self, limits: &Limits) -> Result<fs::File, Diagnostic> {
+        file::open_checked(&self.path, self.origin, limits.max_file_bytes).map(|(f, _)| f)
+    }
+
+    /// Reads the file whole, as [`gather`] reads every other file.
+    pub fn read_whole(&self, limits: &Limits) -> Result<Input, Diagnostic> {
+        let (text, _) = file::read_path(&self.path, self.origin, limits.max_file_bytes)?;
+        Ok(Input {
+            name: self.name.clone(),
+            text,
+        })
+    }
 }
 
 /// How to gather inputs.
@@ -69,8 +103,38 @@ pub fn gather_with(
     stdin: &mut dyn Read,
     options: &GatherOptions,
 ) -> (Vec<Input>, Vec<Diagnostic>) {
+    let (gathered, diagnostics) = gather_all(paths, stdin, options, None);
+    let inputs = gathered
+        .into_iter()
+        .filter_map(|g| match g {
+            Gathered::Text(input) => Some(input),
+            Gathered::Large(_) => None,
+        })
+        .collect();
+    (inputs, diagnostics)
+}
+
+/// [`gather_with`], except that regular files of at least `large_from` bytes whose name does not
+/// say YAML are not read but returned as [`Gathered::Large`], to be read in pieces when used.
+/// Standard input and named pipes are read whole (they cannot be read a second time).
+pub fn gather_large(
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    options: &GatherOptions,
+    large_from: u64,
+) -> (Vec<Gathered>, Vec<Diagnostic>) {
+    gather_all(paths, stdin, options, Some(large_from))
+}
+
+fn gather_all(
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    options: &GatherOptions,
+    large_from: Option<u64>,
+) -> (Vec<Gathered>, Vec<Diagnostic>) {
     let mut g = Gatherer {
         options,
+        large_from,
         inputs: Vec::new(),
         diagnostics: Vec::new(),
         visited: BTreeSet::new(),
@@ -90,10 +154,10 @@ pub fn gather_with(
             }
             stdin_read = true;
             match file::read_stdin(stdin, options.limits.max_file_bytes) {
-                Ok(text) => g.inputs.push(Input {
+                Ok(text) => g.inputs.push(Gathered::Text(Input {
                     name: "-".to_string(),
                     text,
-                }),
+                })),
                 Err(d) => g.diagnostics.push(d),
             }
             continue;
@@ -137,7 +201,9 @@ struct Hidden {
 
 struct Gatherer<'o> {
     options: &'o GatherOptions,
-    inputs: Vec<Input>,
+    /// Regular files at least this large (and not named as YAML) are left to be read in pieces.
+    large_from: Option<u64>,
+    inputs: Vec<Gathered>,
     diagnostics: Vec<Diagnostic>,
     /// Folders walked, with whether the walk was inside a hidden entry (each is walked once per kind).
     visited: BTreeSet<(FileId, bool)>,
@@ -156,13 +222,32 @@ impl Gatherer<'_> {
     }
 
     fn read(&mut self, path: &Path, origin: Origin) {
-        match file::read_path(path, origin, self.options.limits.max_file_bytes) {
+        let limit = self.options.limits.max_file_bytes;
+        if let Some(from) = self.large_from {
+            let name = display(path);
+            if Format::for_name(&name) != Format::Yaml {
+                match file::open_checked(path, origin, limit) {
+                    Ok((_, meta)) if meta.is_file() && meta.len() >= from => {
+                        self.read.insert(file_id(&meta, path));
+                        self.inputs.push(Gathered::Large(LargeFile {
+                            name,
+                            path: path.to_path_buf(),
+                            origin,
+                        }));
+                        return;
+                    }
+                    Ok(_) => {}
+                    Err(d) => return self.diagnostics.push(d),
+                }
+            }
+        }
+        match file::read_path(path, origin, limit) {
             Ok((text, meta)) => {
                 self.read.insert(file_id(&meta, path));
-                self.inputs.push(Input {
+                self.inputs.push(Gathered::Text(Input {
                     name: display(path),
                     text,
-                });
+                }));
             }
             Err(d) => self.diagnostics.push(d),
         }

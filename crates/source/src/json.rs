@@ -5,6 +5,7 @@
 use crate::file::utf8_chars;
 use crate::stream::{json_error, Entry, Object, ReadOptions};
 use crate::tree::Pos;
+use crate::Limits;
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -94,7 +95,13 @@ fn emit<'a>(
                     diagnostic: d,
                 });
             } else {
-                sink(Entry::Object(Object::json(file, document, None, raw, base)));
+                sink(Entry::Object(Object::json(
+                    file,
+                    document,
+                    None,
+                    Cow::Borrowed(raw),
+                    base,
+                )));
             }
         }
         Doc::Split {
@@ -142,7 +149,7 @@ fn emit<'a>(
                 .partition(|(_, r)| first_item.is_none_or(|f| offset(text, r.get()) < f));
             for (k, r) in before {
                 let p = lines.pos(offset(text, r.get()));
-                positioned_fields.push((k, r.get(), p));
+                positioned_fields.push((k, Cow::Borrowed(r.get()), p));
             }
             for (index, item) in items.into_iter().enumerate() {
                 let item = item.get();
@@ -157,14 +164,14 @@ fn emit<'a>(
                         file,
                         document,
                         Some(index),
-                        item,
+                        Cow::Borrowed(item),
                         pos,
                     ))),
                 }
             }
             for (k, r) in after {
                 let p = lines.pos(offset(text, r.get()));
-                positioned_fields.push((k, r.get(), p));
+                positioned_fields.push((k, Cow::Borrowed(r.get()), p));
             }
             sink(Entry::Container {
                 object: Object::json_fields(file, document, base, positioned_fields),
@@ -183,7 +190,20 @@ fn check(
     lines: &mut Lines<'_>,
     text: &str,
 ) -> Option<Diagnostic> {
-    let limits = &options.limits;
+    let start = offset(text, raw);
+    check_at(raw, base, file, &options.limits, &mut |at| {
+        lines.pos(start + at)
+    })
+}
+
+/// [`check`] for text that starts at `base`; `pos_of` gives the position of a byte of `raw`.
+pub(crate) fn check_at(
+    raw: &str,
+    base: Pos,
+    file: &str,
+    limits: &Limits,
+    pos_of: &mut dyn FnMut(usize) -> Pos,
+) -> Option<Diagnostic> {
     if raw.len() > limits.max_object_bytes {
         return Some(Diagnostic::error(
             Location::new(file, base.line, base.column),
@@ -193,10 +213,9 @@ fn check(
             ),
         ));
     }
-    let start = offset(text, raw);
     match scan(raw, limits.max_scalar_bytes)? {
         Problem::LongString { at, len } => {
-            let p = lines.pos(start + at);
+            let p = pos_of(at);
             Some(Diagnostic::error(
                 Location::new(file, p.line, p.column),
                 format!(
@@ -206,8 +225,8 @@ fn check(
             ))
         }
         Problem::DuplicateKey { at, first, key } => {
-            let first = lines.pos(start + first).line;
-            let p = lines.pos(start + at);
+            let first = pos_of(first).line;
+            let p = pos_of(at);
             Some(duplicate_key(file, p, &key, Some(first)))
         }
     }

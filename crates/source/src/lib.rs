@@ -11,8 +11,11 @@
 //!   `kubectl` layout is parsed on several threads, its items handed on in input order.
 //! - [`parse_value`] reads a single document through the same located reader (for configurations
 //!   embedded in other objects, such as a ConfigMap's keys).
+//! - [`read_json_pieces`] reads a large JSON List from a reader in pieces, handing on the same
+//!   objects as [`read_stream`] without the whole text in memory, or says to read it whole.
 //! - [`gather`] turns command-line paths (files, directories, `-` for standard input) into inputs,
 //!   and [`read_file`] reads one file: every file the tool reads comes through these, bounded.
+//!   [`gather_large`] leaves large JSON files to be read in pieces when they are used.
 //! - [`tree`] and [`de`]: the located value tree and the serde deserializer over it.
 //! - [`ValidationContext`]: reading a configuration file (the policy, the plan, the advisory data) and
 //!   collecting its checks' errors, each located at its value.
@@ -25,13 +28,18 @@ mod file;
 mod inputs;
 mod json;
 mod parallel;
+mod pieces;
 mod stream;
 pub mod tree;
 mod validate;
 mod yaml;
 
 pub use file::{decode, read_file, read_stdin};
-pub use inputs::{gather, gather_with, GatherOptions, Input, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
+pub use inputs::{
+    gather, gather_large, gather_with, GatherOptions, Gathered, Input, LargeFile, MAX_WALK_DEPTH,
+    MAX_WALK_ENTRIES,
+};
+pub use pieces::{read_json_pieces, Pieces};
 pub use stream::{read_all, read_stream, Entry, Format, Object, ReadOptions};
 pub use tree::{Node, Pos, Value};
 pub use validate::ValidationContext;

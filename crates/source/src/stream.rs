@@ -16,6 +16,7 @@ use crate::Limits;
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::marker::PhantomData;
 
 /// How to read an input.
@@ -83,9 +84,10 @@ pub struct Object<'a> {
 #[derive(Debug)]
 enum Body<'a> {
     Tree(Node<'a>),
-    Json(&'a str),
+    /// JSON text: a slice of the input, or its own copy when the input is read in pieces.
+    Json(Cow<'a, str>),
     /// Root entries of a JSON container: key, raw JSON value and the value's position.
-    JsonFields(Vec<(String, &'a str, Pos)>),
+    JsonFields(Vec<(String, Cow<'a, str>, Pos)>),
 }
 
 impl<'a> Object<'a> {
@@ -108,7 +110,7 @@ impl<'a> Object<'a> {
         file: &'a str,
         document: usize,
         item: Option<usize>,
-        text: &'a str,
+        text: Cow<'a, str>,
         pos: Pos,
     ) -> Self {
         Object {
@@ -124,7 +126,7 @@ impl<'a> Object<'a> {
         file: &'a str,
         document: usize,
         pos: Pos,
-        fields: Vec<(String, &'a str, Pos)>,
+        fields: Vec<(String, Cow<'a, str>, Pos)>,
     ) -> Self {
         Object {
             file,
@@ -179,13 +181,13 @@ impl<'a> Object<'a> {
     }
 
     /// Deserializes the object; an error names the file, line and column of the offending value.
-    pub fn deserialize<T: Deserialize<'a>>(&self) -> Result<T, Diagnostic> {
+    pub fn deserialize<'s, T: Deserialize<'s>>(&'s self) -> Result<T, Diagnostic> {
         self.deserialize_seed(PhantomData::<T>)
     }
 
     /// Deserializes the object with a seed.
-    pub fn deserialize_seed<S: DeserializeSeed<'a>>(
-        &self,
+    pub fn deserialize_seed<'s, S: DeserializeSeed<'s>>(
+        &'s self,
         seed: S,
     ) -> Result<S::Value, Diagnostic> {
         let result = match &self.body {
@@ -306,10 +308,10 @@ fn clamp(v: usize) -> u32 {
 
 /// The root entries of a JSON container as a map.
 struct FieldsDeserializer<'f, 'a> {
-    fields: &'f [(String, &'a str, Pos)],
+    fields: &'f [(String, Cow<'a, str>, Pos)],
 }
 
-impl<'f, 'de> de::Deserializer<'de> for FieldsDeserializer<'f, 'de> {
+impl<'de> de::Deserializer<'de> for FieldsDeserializer<'de, '_> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -327,20 +329,20 @@ impl<'f, 'de> de::Deserializer<'de> for FieldsDeserializer<'f, 'de> {
 }
 
 struct FieldsMap<'f, 'a> {
-    fields: std::slice::Iter<'f, (String, &'a str, Pos)>,
-    value: Option<(&'a str, Pos)>,
+    fields: std::slice::Iter<'f, (String, Cow<'a, str>, Pos)>,
+    value: Option<(&'f str, Pos)>,
 }
 
-impl<'f, 'a> MapAccess<'a> for FieldsMap<'f, 'a> {
+impl<'f> MapAccess<'f> for FieldsMap<'f, '_> {
     type Error = DeError;
 
-    fn next_key_seed<K: DeserializeSeed<'a>>(
+    fn next_key_seed<K: DeserializeSeed<'f>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, DeError> {
         match self.fields.next() {
             Some((key, raw, pos)) => {
-                self.value = Some((raw, *pos));
+                self.value = Some((raw.as_ref(), *pos));
                 seed.deserialize(de::value::StrDeserializer::<DeError>::new(key))
                     .map(Some)
             }
@@ -348,7 +350,7 @@ impl<'f, 'a> MapAccess<'a> for FieldsMap<'f, 'a> {
         }
     }
 
-    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, DeError> {
+    fn next_value_seed<V: DeserializeSeed<'f>>(&mut self, seed: V) -> Result<V::Value, DeError> {
         match self.value.take() {
             Some((raw, pos)) => json_seed(seed, raw, pos),
             None => Err(de::Error::custom("value requested before its key")),
