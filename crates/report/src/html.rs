@@ -212,7 +212,7 @@ pub fn gpu_runs(gpus: &[GpuLayout]) -> Vec<&[GpuLayout]> {
     runs
 }
 
-/// What the page shows of a report and a layout.
+/// What the page shows of a report and its layout.
 pub struct Plan<'a> {
     /// Findings shown, in the report's order.
     pub findings: Vec<&'a Finding>,
@@ -251,7 +251,7 @@ fn pair_risk(
 }
 
 impl<'a> Plan<'a> {
-    pub fn new(report: &'a AuditReport, layout: &'a [NodeLayout]) -> Plan<'a> {
+    pub fn new(report: &'a AuditReport) -> Plan<'a> {
         // Per rule: open findings first, then accepted ones, up to the cap; shown in report order.
         let mut per_rule: BTreeMap<&str, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
         for (i, f) in report.findings.iter().enumerate() {
@@ -285,7 +285,7 @@ impl<'a> Plan<'a> {
             groups.truncate(MAX_GROUPS);
             groups.sort_by_key(|g| report.groups.iter().position(|x| x.id == g.id));
         }
-        let (drawn, listed) = drawn_nodes(layout);
+        let (drawn, listed) = drawn_nodes(&report.layout);
         Plan {
             findings,
             hidden,
@@ -375,13 +375,15 @@ pub fn drawn_nodes(layout: &[NodeLayout]) -> (Vec<DrawnNode<'_>>, Vec<&NodeLayou
     (kept, listed)
 }
 
-/// The report as one HTML document.
+/// The report as one HTML document, GPU drawings included: the report's [`AuditReport::layout`], which
+/// the audit builds from its own analysis when asked (`AuditOptions::layout`).
 ///
 /// `rules` is the registry (every rule's documentation); only the rules that fired are documented on
 /// the page.
-pub fn render(report: &AuditReport, layout: &[NodeLayout], rules: &[RuleDoc<'_>]) -> String {
+pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
+    let layout = report.layout.as_slice();
     let tenants = TenantIndex::new(report, layout);
-    let plan = Plan::new(report, layout);
+    let plan = Plan::new(report);
     let mut out = String::with_capacity(64 * 1024);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     let _ = writeln!(

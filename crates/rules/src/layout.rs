@@ -15,8 +15,8 @@
 //! Profile sizes are the catalogue's. A MIG instance whose start slice the input does not give is put
 //! where the first valid layout of the model ([`gpu_trust_model::geometry`]) with the same profiles puts it.
 
+use crate::analysis::Analysis;
 use crate::colocation::{device_use, Colocation, DeviceUse, Unit};
-use crate::context::workload_facts;
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{
     Fleet, GpuNode, MigSlot, NodeId, PhysicalGpu, SharingStrategy, Workload,
@@ -151,15 +151,15 @@ pub struct Occupant {
     pub workload_count: usize,
 }
 
-/// The layout of every GPU node of the fleet, in node order.
-pub fn build(fleet: &Fleet, tenancy: &Tenancy) -> Vec<NodeLayout> {
-    let (tenant_of, _) = workload_facts(fleet, tenancy);
-    let colo = Colocation::compute(fleet, &tenant_of);
+/// The layout of every GPU node of the fleet, in node order, read from the audit's analysis (the
+/// audit builds it when [`crate::AuditOptions::layout`] asks: [`crate::report::AuditReport::layout`]).
+pub(crate) fn build(fleet: &Fleet, tenancy: &Tenancy, analysis: &Analysis) -> Vec<NodeLayout> {
+    let colo = &analysis.colo;
     fleet
         .gpu_nodes()
         .filter_map(|(id, node)| {
             let gpu = node.gpu.as_ref()?;
-            Some(node_layout(fleet, tenancy, &colo, id, gpu))
+            Some(node_layout(fleet, tenancy, colo, id, gpu))
         })
         .collect()
 }
@@ -216,13 +216,23 @@ fn node_layout(
             let Some(w) = fleet.workloads.get(wid) else {
                 continue;
             };
-            let Some(du) = device_use(w, gpu) else {
-                continue;
+            // Scheduled here: the analysis's; only permitted here: how it would get a GPU here.
+            let permitted_use;
+            let du: &DeviceUse = match colo.device_use_on(id, wid) {
+                Some(du) => du,
+                None if w.placement.node == Some(id) => continue,
+                None => match device_use(w, gpu) {
+                    Some(du) => {
+                        permitted_use = du;
+                        &permitted_use
+                    }
+                    None => continue,
+                },
             };
             let (reach, _) = colo.reach_of(wid);
             let (candidates, certainty) = match seats_from_ingest(w, id, &gpus) {
                 Some(found) => found,
-                None => candidate_seats(w, &du, gpu, &gpus, reach),
+                None => candidate_seats(w, du, gpu, &gpus, reach),
             };
             for seat in candidates {
                 seats
@@ -657,6 +667,52 @@ mod tests {
         (fleet, tenancy)
     }
 
+    /// The layout an audit that asks for it returns.
+    fn layout_of(fleet: &Fleet, tenancy: &Tenancy) -> Vec<NodeLayout> {
+        let mut options =
+            crate::AuditOptions::new(gpu_trust_policy::Date::new(2026, 6, 1).unwrap());
+        options.layout = true;
+        crate::audit(&crate::AuditInput {
+            fleet,
+            tenancy,
+            options: &options,
+        })
+        .layout
+    }
+
+    #[test]
+    fn an_audit_with_the_layout_runs_one_analysis() {
+        let node = gpu_node(
+            "a100-2",
+            "A100-SXM4-80GB",
+            vec![plain_gpu(0, "GPU-a"), plain_gpu(1, "GPU-b")],
+            time_sliced(4),
+        );
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                pod("team-a", "a", Some(0), &[("nvidia.com/gpu", 1)]),
+                pod("team-b", "b", Some(0), &[("nvidia.com/gpu", 1)]),
+            ],
+        );
+        let computed = || crate::colocation::tests::COMPUTED.with(std::cell::Cell::get);
+        let before = computed();
+        let layout = layout_of(&fleet, &tenancy);
+        assert_eq!(
+            computed() - before,
+            1,
+            "the audit and its layout share one analysis"
+        );
+        assert_eq!(layout.len(), 1);
+        assert_eq!(
+            tenants(&layout[0].gpus[0].tenants),
+            vec![
+                ("team-a", Certainty::Possible),
+                ("team-b", Certainty::Possible)
+            ]
+        );
+    }
+
     fn time_sliced(replicas: u32) -> SharingConfig {
         let mut s = SharingConfig {
             strategy: SharingStrategy::TimeSlicing,
@@ -703,7 +759,7 @@ mod tests {
                 waiting,
             ],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         assert_eq!(layout.len(), 1);
         let n = &layout[0];
         assert_eq!(n.memory_slices, Some(8));
@@ -782,7 +838,7 @@ mod tests {
                 &[("nvidia.com/mig-1g.10gb", 1)],
             )],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         for i in &layout[0].gpus[0].instances {
             assert_eq!(tenants(&i.tenants), vec![("team-a", Certainty::Possible)]);
         }
@@ -803,7 +859,7 @@ mod tests {
         }];
         w.placement.observed = true;
         let (fleet, tenancy) = fleet(vec![node], vec![w]);
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let instances = &layout[0].gpus[0].instances;
         assert!(instances[0].tenants.is_empty());
         assert_eq!(
@@ -828,7 +884,7 @@ mod tests {
                 pod("team-b", "wide", Some(0), &[("nvidia.com/gpu", 8)]),
             ],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];
         assert_eq!(n.gpus.len(), 2);
         for g in &n.gpus {
@@ -865,7 +921,7 @@ mod tests {
         });
         w.placement.gpu_uuids = vec!["GPU-b".into()];
         let (fleet, tenancy) = fleet(vec![node], vec![w]);
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];
         assert!(n.hami);
         assert!(n.gpus[0].tenants.is_empty());
@@ -889,7 +945,7 @@ mod tests {
                 pod("team-b", "cpu", Some(0), &[]),
             ],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];
         let indices: Vec<u32> = n.gpus.iter().map(|g| g.index).collect();
         assert_eq!(indices, vec![0, 1]);
@@ -943,8 +999,8 @@ mod tests {
                 pod("team-a", "a", Some(0), &[("nvidia.com/gpu", 1)]),
             ],
         );
-        let a = serde_json::to_string(&build(&fleet, &tenancy)).unwrap();
-        let b = serde_json::to_string(&build(&fleet, &tenancy)).unwrap();
+        let a = serde_json::to_string(&layout_of(&fleet, &tenancy)).unwrap();
+        let b = serde_json::to_string(&layout_of(&fleet, &tenancy)).unwrap();
         assert_eq!(a, b);
         assert!(
             a.contains("\"sharing\":{\"kind\":\"time-slicing\",\"replicas\":2}"),

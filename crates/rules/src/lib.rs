@@ -13,6 +13,7 @@
 //! [`Sink`](sink::Sink); nothing here does I/O or reads the clock.
 
 pub mod advisories;
+pub mod analysis;
 mod audit;
 pub mod blast;
 pub mod colocation;

@@ -448,6 +448,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             vec![]
         },
         disabled_rules: Vec::new(),
+        layout: Vec::new(),
     }
 }
 
