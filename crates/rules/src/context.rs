@@ -91,24 +91,26 @@ impl<'a> Context<'a> {
     /// What the workload does: the policy's `workloads` kind, else what ingest classified, else
     /// training for the training kinds.
     pub fn class(&self, id: WorkloadId) -> WorkloadClass {
-        let over = self.overrides.get(id).and_then(|o| o.kind);
         let Some(w) = self.workload(id) else {
             return WorkloadClass::Unknown;
         };
-        match over {
-            Some(k) => k,
-            None if w.class != WorkloadClass::Unknown => w.class,
-            None if w.kind.is_training_kind() => WorkloadClass::Training,
-            None => WorkloadClass::Unknown,
+        let o = self.overrides.get(id).copied().unwrap_or_default();
+        match o.class(w) {
+            WorkloadClass::Unknown if o.kind.is_none() && w.kind.is_training_kind() => {
+                WorkloadClass::Training
+            }
+            class => class,
         }
     }
 
     /// Peak device memory in MiB, from the policy's `workloads` entries or the objects.
     pub fn peak_memory_mib(&self, id: WorkloadId) -> Option<u64> {
+        let w = self.workload(id)?;
         self.overrides
             .get(id)
-            .and_then(|o| o.peak_memory_mib)
-            .or_else(|| self.workload(id).and_then(|w| w.peak_memory_mib))
+            .copied()
+            .unwrap_or_default()
+            .peak_memory_mib(w)
     }
 
     /// Latency sensitivity: the workload's entry, else its tenant's.

@@ -18,12 +18,10 @@
 use crate::analysis::Analysis;
 use crate::colocation::{device_use, Colocation, DeviceUse, Unit};
 use gpu_trust_model::catalogue::{self, GpuModel};
-use gpu_trust_model::fleet::{
-    Fleet, GpuNode, MigSlot, NodeId, PhysicalGpu, SharingStrategy, Workload,
-};
+use gpu_trust_model::fleet::{Fleet, GpuNode, MigSlot, NodeId, SharingStrategy, Workload};
 use gpu_trust_model::geometry;
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::resource;
+use gpu_trust_model::occupancy::{Devices, Seat};
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::Tenancy;
 use serde::Serialize;
@@ -99,10 +97,10 @@ pub enum Sharing {
 }
 
 impl Sharing {
-    /// How the device plugin shares one device of `resource` on this node.
-    fn of(node: &GpuNode, name: &str) -> Sharing {
-        let replicas = node.sharing.replicas_for(name);
-        match Mechanism::from_sharing(node.sharing.strategy, replicas, false) {
+    /// How the device plugin shares the device of `seat`.
+    fn of(devices: &Devices<'_>, seat: Seat) -> Sharing {
+        let replicas = devices.replicas(seat);
+        match Mechanism::from_sharing(devices.node.sharing.strategy, replicas, false) {
             Mechanism::TimeSlicing => Sharing::TimeSlicing { replicas },
             Mechanism::Mps => Sharing::Mps { replicas },
             _ => Sharing::Exclusive,
@@ -164,13 +162,6 @@ pub(crate) fn build(fleet: &Fleet, tenancy: &Tenancy, analysis: &Analysis) -> Ve
         .collect()
 }
 
-/// Where one workload may be: a whole GPU, or one MIG instance of a GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Seat {
-    Gpu(usize),
-    Instance(usize, usize),
-}
-
 /// What accumulates for one tenant on one seat.
 #[derive(Debug, Default)]
 struct Tally {
@@ -201,7 +192,9 @@ fn node_layout(
     let node = &fleet.nodes[id];
     let model = gpu.model.as_deref().and_then(catalogue::lookup);
     let mig = model.and_then(|m| m.mig);
-    let gpus = physical_gpus(gpu);
+    // The node's per-GPU occupancy view (GPUs the input does not list drawn from the count).
+    let devices = Devices::counted(gpu);
+    let gpus = &devices.gpus;
 
     // Tenant -> seat -> tally.
     let mut seats: BTreeMap<Seat, BTreeMap<String, Tally>> = BTreeMap::new();
@@ -230,9 +223,9 @@ fn node_layout(
                 },
             };
             let (reach, _) = colo.reach_of(wid);
-            let (candidates, certainty) = match seats_from_ingest(w, id, &gpus) {
+            let (candidates, certainty) = match seats_from_ingest(w, id, &devices) {
                 Some(found) => found,
-                None => candidate_seats(w, du, gpu, &gpus, reach),
+                None => candidate_seats(w, du, &devices, reach),
             };
             for seat in candidates {
                 seats
@@ -265,7 +258,7 @@ fn node_layout(
                 })
                 .collect()
         };
-        if is_mig_gpu(pg) {
+        if gpu_trust_model::occupancy::is_mig(pg) {
             let starts = place(&pg.mig, model);
             let mut instances: Vec<MigInstanceLayout> = pg
                 .mig
@@ -273,7 +266,6 @@ fn node_layout(
                 .enumerate()
                 .map(|(i, slot)| {
                     let profile = mig.and_then(|geo| geo.profile(&slot.profile));
-                    let resource = catalogue::mig_resource(&slot.profile);
                     MigInstanceLayout {
                         profile: profile
                             .map_or_else(|| slot.profile.clone(), |p| p.name.to_string()),
@@ -281,7 +273,7 @@ fn node_layout(
                         memory_slices: profile.map(|p| p.memory_slices),
                         compute_slices: profile.map(|p| p.compute_slices),
                         memory_mib: profile.map(|p| p.memory_mib),
-                        sharing: Sharing::of(gpu, &resource),
+                        sharing: Sharing::of(&devices, Seat::Instance(g, i)),
                         tenants: take(Seat::Instance(g, i), &mut mechanisms),
                     }
                 })
@@ -306,7 +298,7 @@ fn node_layout(
             layouts.push(GpuLayout {
                 index: pg.index,
                 uuid: pg.uuid.clone(),
-                sharing: Sharing::of(gpu, resource::GPU),
+                sharing: Sharing::of(&devices, Seat::Gpu(g)),
                 mechanisms: mechanisms.into_iter().collect(),
                 tenants,
                 instances: Vec::new(),
@@ -339,7 +331,7 @@ fn node_layout(
 fn seats_from_ingest(
     w: &Workload,
     node: NodeId,
-    gpus: &[PhysicalGpu],
+    devices: &Devices<'_>,
 ) -> Option<(Vec<Seat>, Certainty)> {
     if w.placement.node != Some(node) || w.placement.devices.is_empty() {
         return None;
@@ -348,16 +340,7 @@ fn seats_from_ingest(
         .placement
         .devices
         .iter()
-        .filter_map(|d| {
-            let g = gpus.iter().position(|pg| pg.index == d.gpu)?;
-            match d.instance {
-                None => Some(Seat::Gpu(g)),
-                Some(i) => {
-                    let i = usize::try_from(i).ok()?;
-                    (i < gpus[g].mig.len()).then_some(Seat::Instance(g, i))
-                }
-            }
-        })
+        .filter_map(|d| devices.seat_of(d))
         .collect();
     if seats.is_empty() {
         return None;
@@ -376,10 +359,10 @@ fn seats_from_ingest(
 fn candidate_seats(
     w: &Workload,
     du: &DeviceUse,
-    gpu: &GpuNode,
-    gpus: &[PhysicalGpu],
+    devices: &Devices<'_>,
     reach: Certainty,
 ) -> (Vec<Seat>, Certainty) {
+    let gpus = &devices.gpus;
     let mut candidates: Vec<Seat> = if du.mechanism.is_mig() {
         gpus.iter()
             .enumerate()
@@ -398,7 +381,7 @@ fn candidate_seats(
     } else {
         gpus.iter()
             .enumerate()
-            .filter(|(_, pg)| !is_mig_gpu(pg))
+            .filter(|(_, pg)| !gpu_trust_model::occupancy::is_mig(pg))
             .map(|(g, _)| Seat::Gpu(g))
             .collect()
     };
@@ -408,10 +391,7 @@ fn candidate_seats(
             .iter()
             .copied()
             .filter(|s| {
-                let g = match s {
-                    Seat::Gpu(g) | Seat::Instance(g, _) => *g,
-                };
-                gpus[g]
+                gpus[s.gpu()]
                     .uuid
                     .as_ref()
                     .is_some_and(|u| w.placement.gpu_uuids.contains(u))
@@ -422,7 +402,7 @@ fn candidate_seats(
             pinned = true;
         }
     }
-    let needed = units_needed(&du.unit, du.demand, gpu);
+    let needed = units_needed(&du.unit, du.demand, devices.node);
     let certainty = if reach == Certainty::Permitted {
         Certainty::Permitted
     } else if pinned || needed >= candidates.len() as u64 {
@@ -431,34 +411,6 @@ fn candidate_seats(
         Certainty::Possible
     };
     (candidates, certainty)
-}
-
-fn is_mig_gpu(gpu: &PhysicalGpu) -> bool {
-    gpu.mig_enabled || !gpu.mig.is_empty()
-}
-
-/// The node's GPUs by index: those listed, plus one plain entry for each index up to the node's count
-/// that the input does not list.
-fn physical_gpus(node: &GpuNode) -> Vec<PhysicalGpu> {
-    let mut gpus = node.gpus.clone();
-    let listed: BTreeSet<u32> = gpus.iter().map(|g| g.index).collect();
-    let mut next = 0u32;
-    while gpus.len() < node.count as usize {
-        if !listed.contains(&next) {
-            gpus.push(PhysicalGpu {
-                index: next,
-                uuid: None,
-                mig_enabled: false,
-                mig: Vec::new(),
-            });
-        }
-        match next.checked_add(1) {
-            Some(n) => next = n,
-            None => break,
-        }
-    }
-    gpus.sort_by_key(|g| g.index);
-    gpus
 }
 
 /// Devices of `unit` a workload holding `demand` replicas occupies.
@@ -540,8 +492,8 @@ fn place(slots: &[MigSlot], model: Option<&'static GpuModel>) -> Vec<Option<u8>>
 mod tests {
     use super::*;
     use gpu_trust_model::fleet::{
-        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, Placement,
-        SharingConfig, Workload, WorkloadClass, WorkloadKind,
+        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, PhysicalGpu,
+        Placement, SharingConfig, Workload, WorkloadClass, WorkloadKind,
     };
     use gpu_trust_model::{Location, ObjectRef};
     use gpu_trust_policy::Policy;
