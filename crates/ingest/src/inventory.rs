@@ -3,13 +3,12 @@
 //! may go, and everything that could not be resolved. This is the `gpu-trust/inventory/v1` wire
 //! format (camelCase keys, sorted lists, so the same input gives byte-identical JSON).
 
-use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
     ConfigSource, DeviceSlot, Fleet, GpuNode, MigStrategy, Platform, SharingStrategy, UnknownFact,
-    Workload, WorkloadClass,
+    Workload, WorkloadClass, WorkloadOverrides,
 };
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::resource;
+use gpu_trust_model::occupancy::{Devices, Seat};
 use gpu_trust_model::{Certainty, Diagnostic};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -152,11 +151,13 @@ impl From<&Diagnostic> for SkippedView {
 }
 
 /// Builds the inventory. `tenant_of` names the tenant of a namespace (`None` for a platform
-/// namespace); `tenants` is how many tenants the policy resolved.
+/// namespace); `overrides` says what the policy's `workloads` entries say about a workload;
+/// `tenants` is how many tenants the policy resolved.
 pub fn inventory(
     fleet: &Fleet,
     diagnostics: &[Diagnostic],
     tenant_of: &dyn Fn(&str) -> Option<String>,
+    overrides: &dyn Fn(&Workload) -> WorkloadOverrides,
     tenants: usize,
 ) -> Inventory {
     let mut nodes: Vec<NodeView> = fleet
@@ -211,25 +212,22 @@ pub fn inventory(
             other_pods: 0,
         })
         .collect();
-    // Position of each device view by (GPU, instance), per node.
-    let slot_index: Vec<BTreeMap<(u32, Option<u32>), usize>> = fleet
+    // Position of each device view by seat, per node.
+    let seat_index: Vec<BTreeMap<Seat, usize>> = fleet
         .nodes
         .iter()
         .map(|n| {
-            let mut m = BTreeMap::new();
-            let mut i = 0usize;
-            for p in n.gpu.iter().flat_map(|g| &g.gpus) {
-                if p.mig_enabled && !p.mig.is_empty() {
-                    for k in 0..p.mig.len() {
-                        m.insert((p.index, Some(u32::try_from(k).unwrap_or(u32::MAX))), i);
-                        i += 1;
-                    }
-                } else {
-                    m.insert((p.index, None), i);
-                    i += 1;
-                }
-            }
-            m
+            n.gpu
+                .as_ref()
+                .map(|g| {
+                    Devices::listed(g)
+                        .seats()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, seat)| (seat, i))
+                        .collect()
+                })
+                .unwrap_or_default()
         })
         .collect();
     let mut unscheduled = Vec::new();
@@ -259,10 +257,12 @@ pub fn inventory(
                 } else {
                     Certainty::Possible
                 };
+                let devices = node.gpu.as_ref().map(Devices::listed);
                 for slot in &w.placement.devices {
-                    let found = slot_index
-                        .get(id)
-                        .and_then(|m| m.get(&(slot.gpu, slot.instance)))
+                    let found = devices
+                        .as_ref()
+                        .and_then(|d| d.seat_of(slot))
+                        .and_then(|seat| seat_index.get(id)?.get(&seat))
                         .copied();
                     if let Some(d) = found.and_then(|i| view.devices.get_mut(i)) {
                         d.occupants.push(Occupant {
@@ -286,7 +286,7 @@ pub fn inventory(
                     workload: workload_name(w),
                     location: w.object.location.to_string(),
                     tenant,
-                    class: w.class,
+                    class: overrides(w).class(w),
                     replicas: w.replicas,
                     requests: w
                         .gpu
@@ -376,34 +376,14 @@ fn slot_id(slot: &DeviceSlot) -> String {
     }
 }
 
+/// The node's devices as the occupancy view gives them: the instances of a MIG GPU, one entry for a MIG
+/// GPU without instances, else the whole GPU.
 fn device_views(g: &GpuNode) -> Vec<DeviceView> {
+    let devices = Devices::listed(g);
     let mut out = Vec::new();
-    for p in &g.gpus {
-        if p.mig_enabled && !p.mig.is_empty() {
-            for (i, s) in p.mig.iter().enumerate() {
-                let name = if g.mig_strategy == MigStrategy::Single {
-                    resource::GPU.to_string()
-                } else {
-                    catalogue::mig_resource(&s.profile)
-                };
-                let replicas = g.sharing.replicas_for(&name);
-                let mechanism = Mechanism::from_sharing(g.sharing.strategy, replicas, true);
-                out.push(DeviceView {
-                    id: slot_id(&DeviceSlot {
-                        gpu: p.index,
-                        instance: Some(u32::try_from(i).unwrap_or(u32::MAX)),
-                    }),
-                    uuid: None,
-                    instance: Some(match s.start {
-                        Some(st) => format!("{}@{st}", s.profile),
-                        None => s.profile.clone(),
-                    }),
-                    mechanism,
-                    replicas,
-                    occupants: Vec::new(),
-                });
-            }
-        } else if p.mig_enabled {
+    for (k, p) in devices.gpus.iter().enumerate() {
+        let seats = devices.seats_of(k);
+        if seats.is_empty() {
             // MIG is on without instances: a config that creates none (`mig-devices: {}`), or one
             // the geometry cannot place.
             out.push(DeviceView {
@@ -417,22 +397,29 @@ fn device_views(g: &GpuNode) -> Vec<DeviceView> {
                 replicas: 1,
                 occupants: Vec::new(),
             });
-        } else {
-            let replicas = g.sharing.replicas_for(resource::GPU);
-            let mechanism = if g.hami {
-                Mechanism::HamiVgpu
-            } else {
-                Mechanism::from_sharing(g.sharing.strategy, replicas, false)
+            continue;
+        }
+        for seat in seats {
+            let (instance, uuid, slot) = match seat {
+                Seat::Instance(_, i) => {
+                    let s = &p.mig[i];
+                    let text = match s.start {
+                        Some(st) => format!("{}@{st}", s.profile),
+                        None => s.profile.clone(),
+                    };
+                    (Some(text), None, Some(u32::try_from(i).unwrap_or(u32::MAX)))
+                }
+                Seat::Gpu(_) => (None, p.uuid.clone(), None),
             };
             out.push(DeviceView {
                 id: slot_id(&DeviceSlot {
                     gpu: p.index,
-                    instance: None,
+                    instance: slot,
                 }),
-                uuid: p.uuid.clone(),
-                instance: None,
-                mechanism,
-                replicas,
+                uuid,
+                instance,
+                mechanism: devices.mechanism(seat),
+                replicas: devices.replicas(seat),
                 occupants: Vec::new(),
             });
         }

@@ -255,27 +255,6 @@ pub fn ingest_paths(paths: &[PathBuf], stdin: &mut dyn Read, options: &Options) 
     ingested
 }
 
-/// What a tenancy policy's `workloads` entries say about one workload.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Override {
-    pub class: Option<gpu_trust_model::fleet::WorkloadClass>,
-    pub peak_memory_mib: Option<u64>,
-}
-
-/// Applies the policy's `workloads` entries to every workload: `overrides` is asked per workload
-/// and what it sets replaces what ingest inferred.
-pub fn apply_overrides(fleet: &mut Fleet, overrides: &dyn Fn(&Workload) -> Override) {
-    for w in &mut fleet.workloads {
-        let o = overrides(w);
-        if let Some(c) = o.class {
-            w.class = c;
-        }
-        if let Some(p) = o.peak_memory_mib {
-            w.peak_memory_mib = Some(p);
-        }
-    }
-}
-
 /// Reads one text (named `file` in locations).
 pub fn ingest_text(text: &str, file: &str) -> Ingested {
     ingest(

@@ -506,7 +506,7 @@ mod no_panic {
                 text.replace_range(start..end, &insert);
             }
             let ing = ingest_text(&text, "mutated.yaml");
-            let _ = gpu_trust_ingest::inventory::inventory(&ing.fleet, &ing.diagnostics, &|ns| Some(ns.to_string()), 0);
+            let _ = gpu_trust_ingest::inventory::inventory(&ing.fleet, &ing.diagnostics, &|ns| Some(ns.to_string()), &|_| Default::default(), 0);
         }
 
         #[test]

@@ -550,6 +550,29 @@ impl WorkloadClass {
     }
 }
 
+/// What the tenancy policy's `workloads` entries say about one workload; each field is taken from the
+/// first entry (in file order) that selects the workload and sets it. The policy computes it
+/// (`Tenancy::workload_overrides`); what it sets wins over what ingest read from the objects, here and
+/// nowhere else, for every command that reads it (the audit, the inventory).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkloadOverrides {
+    pub kind: Option<WorkloadClass>,
+    pub peak_memory_mib: Option<u64>,
+    pub latency: Option<crate::Latency>,
+}
+
+impl WorkloadOverrides {
+    /// What `workload` does: the policy's kind, else what ingest classified.
+    pub fn class(&self, workload: &Workload) -> WorkloadClass {
+        self.kind.unwrap_or(workload.class)
+    }
+
+    /// Peak device memory of `workload` in MiB: the policy's, else the one ingest read.
+    pub fn peak_memory_mib(&self, workload: &Workload) -> Option<u64> {
+        self.peak_memory_mib.or(workload.peak_memory_mib)
+    }
+}
+
 /// A pod, or the pod template of a workload (one entry per template; `replicas` says how many pods).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,6 +1,6 @@
 //! The isolation model of gpu-trust: one source of truth that every command reads.
 //!
-//! - [`vocab`]: layers, severities, certainties, trust levels, incidents.
+//! - [`vocab`]: layers, severities, certainties, trust levels, latency sensitivity, incidents.
 //! - [`location`]: file/line/column of every object, and input diagnostics.
 //! - [`version`]: dotted versions with per-branch comparison.
 //! - [`fleet`]: the fleet model ingest builds from Kubernetes objects.
@@ -10,6 +10,8 @@
 //! - [`labels`]: the node labels GPU Feature Discovery and the GPU Operator write (`nvidia.com/gpu.product`...).
 //! - [`resource`]: the NVIDIA extended resource names (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`).
 //! - [`date`]: the calendar date acceptances expire on (`YYYY-MM-DD`).
+//! - [`occupancy`]: the per-GPU occupancy view of a node: its GPUs and MIG instances as seats, and how
+//!   the device plugin hands each out (read by the inventory and the audit's GPU layout).
 //! - [`terminal`]: input text made safe to print on a terminal (control characters escaped).
 //!
 //! This crate does no I/O: it is data and pure functions over data.
@@ -22,6 +24,7 @@ pub mod geometry;
 pub mod isolation;
 pub mod labels;
 pub mod location;
+pub mod occupancy;
 pub mod resource;
 pub mod terminal;
 pub mod version;
@@ -29,4 +32,4 @@ pub mod vocab;
 
 pub use location::{Diagnostic, DiagnosticLevel, Location, ObjectRef};
 pub use version::Version;
-pub use vocab::{Certainty, Incident, Layer, Severity, Trust};
+pub use vocab::{Certainty, Incident, Latency, Layer, Severity, Trust};

@@ -185,6 +185,39 @@ impl fmt::Display for Trust {
     }
 }
 
+/// How sensitive a tenant or workload is to latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Latency {
+    /// Needs a guaranteed execution quantum: time-slicing, MPS and fractions cannot give one (GT111).
+    Critical,
+    #[default]
+    Standard,
+    Tolerant,
+}
+
+impl Latency {
+    pub const ALL: [Latency; 3] = [Latency::Critical, Latency::Standard, Latency::Tolerant];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Latency::Critical => "critical",
+            Latency::Standard => "standard",
+            Latency::Tolerant => "tolerant",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Latency> {
+        Latency::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+impl fmt::Display for Latency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What one tenant can set off, and the blast radius question asks who else it reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

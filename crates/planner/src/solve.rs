@@ -213,6 +213,93 @@ struct PoolCtx<'a> {
     method: Method,
 }
 
+/// MIG instances to place, per clique.
+type MigItems = BTreeMap<usize, Vec<Payload>>;
+
+/// Tenants that may share a device (trust `full`, no isolation contract) form sharing groups; groups
+/// that may share a GPU (trust above `none` between every two tenants) form cliques.
+struct TrustGroups {
+    groups: Vec<Vec<usize>>,
+    group_of: BTreeMap<usize, usize>,
+    clique_of_group: Vec<usize>,
+}
+
+impl TrustGroups {
+    fn of(input: &PlanInput, tenants: &BTreeSet<usize>) -> TrustGroups {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut group_of: BTreeMap<usize, usize> = BTreeMap::new();
+        for &t in tenants {
+            let conf = input.tenants[t].confidential;
+            let found = groups.iter().position(|g| {
+                !conf
+                    && g.iter()
+                        .all(|&o| !input.tenants[o].confidential && input.may_share_device(t, o))
+            });
+            let gi = match found {
+                Some(gi) => gi,
+                None => {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                }
+            };
+            groups[gi].push(t);
+            group_of.insert(t, gi);
+        }
+        let mut cliques: Vec<Vec<usize>> = Vec::new();
+        let mut clique_of_group: Vec<usize> = vec![0; groups.len()];
+        for (gi, g) in groups.iter().enumerate() {
+            let conf = g.iter().any(|&t| input.tenants[t].confidential);
+            let found = cliques.iter().position(|c| {
+                !conf
+                    && c.iter().all(|&og| {
+                        groups[og].iter().all(|&o| {
+                            !input.tenants[o].confidential
+                                && g.iter().all(|&t| input.may_share_gpu(t, o))
+                        })
+                    })
+            });
+            let ci = match found {
+                Some(ci) => ci,
+                None => {
+                    cliques.push(Vec::new());
+                    cliques.len() - 1
+                }
+            };
+            cliques[ci].push(gi);
+            clique_of_group[gi] = ci;
+        }
+        TrustGroups {
+            groups,
+            group_of,
+            clique_of_group,
+        }
+    }
+
+    /// A unit of whole GPUs for `members`, in the clique of tenant `t`.
+    fn whole_unit(
+        &self,
+        input: &PlanInput,
+        gpus: u32,
+        share: Share,
+        members: Vec<Rep>,
+        t: usize,
+    ) -> Unit {
+        let clique = self.clique_of_group[self.group_of[&t]];
+        let tenants_set: BTreeSet<usize> = members
+            .iter()
+            .map(|r| input.workloads[r.w].tenant)
+            .collect();
+        Unit {
+            gpus,
+            clique,
+            tenants: tenants_set,
+            keys: BTreeMap::from([(Res::Gpu, share)]),
+            cc: input.tenants[t].confidential,
+            kind: UnitKind::Whole { share, members },
+        }
+    }
+}
+
 fn gib(mib: u64) -> String {
     let g = mib as f64 / MIB_PER_GIB;
     if (g - g.round()).abs() < 0.005 {
@@ -401,6 +488,39 @@ impl PoolCtx<'_> {
     /// the smallest, so that one replica that needs a larger share does not shrink everyone's.
     fn plan_once(&self, workloads: &[usize], remap: bool, split: bool) -> PoolResult {
         let input = self.input;
+        let (mut needs, mut misses) = self.needs(workloads);
+        // Sharing groups, then cliques of groups.
+        let tenants: BTreeSet<usize> = needs.keys().map(|&w| input.workloads[w].tenant).collect();
+        let tg = TrustGroups::of(input, &tenants);
+        let (mut units, mut mig_items) = self.items(&needs, &tg, split);
+        if let (Some(spec), true) = (self.spec, remap) {
+            self.remap_shared_profiles(spec, &tg, &mut mig_items, &mut needs);
+        }
+        if let Some(spec) = self.spec {
+            self.mig_units(spec, mig_items, &mut units);
+        }
+
+        // GPUs that packing per clique and partition left part-empty: empty whole GPUs by moving their
+        // instances onto others where trust and the layout allow (never adds a GPU).
+        if let (Some(spec), Method::Best | Method::Exact { .. }) = (self.spec, self.method) {
+            consolidate(input, spec, &mut units);
+            // Then rearrangements across the cliques of each trust component.
+            crate::improve::improve(input, spec, &mut units);
+        }
+
+        let nodes = self.place(&units, &tenants, &mut misses);
+        PoolResult {
+            units,
+            nodes,
+            misses,
+            needs,
+        }
+    }
+
+    /// What one replica of each workload needs here; the replicas of those that cannot run here are
+    /// misses.
+    fn needs(&self, workloads: &[usize]) -> (BTreeMap<usize, Need>, Vec<(Rep, Miss)>) {
+        let input = self.input;
         let mut misses: Vec<(Rep, Miss)> = Vec::new();
         let mut needs: BTreeMap<usize, Need> = BTreeMap::new();
         for &w in workloads {
@@ -416,82 +536,36 @@ impl PoolCtx<'_> {
                 }
             }
         }
-        // Sharing groups, then cliques of groups.
-        let tenants: BTreeSet<usize> = needs.keys().map(|&w| input.workloads[w].tenant).collect();
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        let mut group_of: BTreeMap<usize, usize> = BTreeMap::new();
-        for &t in &tenants {
-            let conf = input.tenants[t].confidential;
-            let found = groups.iter().position(|g| {
-                !conf
-                    && g.iter()
-                        .all(|&o| !input.tenants[o].confidential && input.may_share_device(t, o))
-            });
-            let gi = match found {
-                Some(gi) => gi,
-                None => {
-                    groups.push(Vec::new());
-                    groups.len() - 1
-                }
-            };
-            groups[gi].push(t);
-            group_of.insert(t, gi);
-        }
-        let mut cliques: Vec<Vec<usize>> = Vec::new();
-        let mut clique_of_group: Vec<usize> = vec![0; groups.len()];
-        for (gi, g) in groups.iter().enumerate() {
-            let conf = g.iter().any(|&t| input.tenants[t].confidential);
-            let found = cliques.iter().position(|c| {
-                !conf
-                    && c.iter().all(|&og| {
-                        groups[og].iter().all(|&o| {
-                            !input.tenants[o].confidential
-                                && g.iter().all(|&t| input.may_share_gpu(t, o))
-                        })
-                    })
-            });
-            let ci = match found {
-                Some(ci) => ci,
-                None => {
-                    cliques.push(Vec::new());
-                    cliques.len() - 1
-                }
-            };
-            cliques[ci].push(gi);
-            clique_of_group[gi] = ci;
-        }
+        (needs, misses)
+    }
 
-        // Items: whole units directly, MIG instances per clique; shared devices bundled per group.
+    /// The items to pack: whole units directly, MIG instances per clique; the replicas of shared
+    /// devices bundled per sharing group (when `split`, whole GPUs by each workload's own replicas per
+    /// GPU).
+    fn items(
+        &self,
+        needs: &BTreeMap<usize, Need>,
+        tg: &TrustGroups,
+        split: bool,
+    ) -> (Vec<Unit>, MigItems) {
+        let input = self.input;
         let mut units: Vec<Unit> = Vec::new();
-        let mut mig_items: BTreeMap<usize, Vec<(usize, Share, Vec<Rep>)>> = BTreeMap::new();
+        let mut mig_items: MigItems = BTreeMap::new();
         // (group, resource, is_mps) -> replicas with their own replica bound.
         let mut bundles: BTreeMap<(usize, Res, bool), Vec<(Rep, u32)>> = BTreeMap::new();
-        let whole_unit = |gpus: u32, share: Share, members: Vec<Rep>, t: usize| -> Unit {
-            let clique = clique_of_group[group_of[&t]];
-            let tenants_set: BTreeSet<usize> = members
-                .iter()
-                .map(|r| input.workloads[r.w].tenant)
-                .collect();
-            Unit {
-                gpus,
-                clique,
-                tenants: tenants_set,
-                keys: BTreeMap::from([(Res::Gpu, share)]),
-                cc: input.tenants[t].confidential,
-                kind: UnitKind::Whole { share, members },
-            }
-        };
-        for (&w, &need) in &needs {
+        for (&w, &need) in needs {
             let wl = &input.workloads[w];
             let t = wl.tenant;
-            let group = group_of[&t];
-            let clique = clique_of_group[group];
+            let group = tg.group_of[&t];
+            let clique = tg.clique_of_group[group];
             for i in 0..wl.replicas {
                 let rep = Rep { w, i };
                 match need {
-                    Need::Gang(g) => units.push(whole_unit(g, Share::Exclusive, vec![rep], t)),
+                    Need::Gang(g) => {
+                        units.push(tg.whole_unit(input, g, Share::Exclusive, vec![rep], t))
+                    }
                     Need::Whole(Mode::Exclusive) => {
-                        units.push(whole_unit(1, Share::Exclusive, vec![rep], t))
+                        units.push(tg.whole_unit(input, 1, Share::Exclusive, vec![rep], t))
                     }
                     Need::Whole(Mode::TimeSliced(r)) => bundles
                         .entry((group, Res::Gpu, false))
@@ -528,7 +602,7 @@ impl PoolCtx<'_> {
                 };
                 classes.entry(class).or_default().push(*rep);
             }
-            let t = groups[group].first().copied().unwrap_or(0);
+            let t = tg.groups[group].first().copied().unwrap_or(0);
             for (r, members) in classes {
                 let share = if r < 2 {
                     Share::Exclusive
@@ -540,170 +614,180 @@ impl PoolCtx<'_> {
                 for chunk in members.chunks(r as usize) {
                     let members: Vec<Rep> = chunk.to_vec();
                     match res {
-                        Res::Gpu => units.push(whole_unit(1, share, members, t)),
+                        Res::Gpu => units.push(tg.whole_unit(input, 1, share, members, t)),
                         Res::Mig(p) => mig_items
-                            .entry(clique_of_group[group])
+                            .entry(tg.clique_of_group[group])
                             .or_default()
                             .push((p, share, members)),
                     }
                 }
             }
         }
+        (units, mig_items)
+    }
 
-        // A time-sliced profile that the clique also hands out whole (or time-slices for another
-        // group) cannot share a node with those instances; move such bundles to another profile with
-        // as much memory and compute that no other use claims, when there is one.
-        if let (Some(spec), true) = (self.spec, remap) {
-            for items in mig_items.values_mut() {
-                let mut uses: BTreeMap<usize, BTreeSet<Share>> = BTreeMap::new();
-                for (p, s, _) in items.iter() {
-                    uses.entry(*p).or_default().insert(*s);
+    /// A time-sliced profile that the clique also hands out whole (or time-slices for another group)
+    /// cannot share a node with those instances; moves such bundles to another profile with as much
+    /// memory and compute that no other use claims, when there is one.
+    fn remap_shared_profiles(
+        &self,
+        spec: &MigSpec,
+        tg: &TrustGroups,
+        mig_items: &mut MigItems,
+        needs: &mut BTreeMap<usize, Need>,
+    ) {
+        let input = self.input;
+        for items in mig_items.values_mut() {
+            let mut uses: BTreeMap<usize, BTreeSet<Share>> = BTreeMap::new();
+            for (p, s, _) in items.iter() {
+                uses.entry(*p).or_default().insert(*s);
+            }
+            let shared: BTreeSet<(usize, Share)> = items
+                .iter()
+                .filter(|(_, s, _)| *s != Share::Exclusive)
+                .map(|(p, s, _)| (*p, *s))
+                .collect();
+            for (p, s) in shared {
+                if uses.get(&p).is_none_or(|u| u.len() < 2) {
+                    continue;
                 }
-                let shared: BTreeSet<(usize, Share)> = items
+                let (mem, frac) = (spec.profiles[p].memory_mib, spec.compute_fraction(p));
+                let alternative = (0..spec.profiles.len())
+                    .filter(|&q| {
+                        q != p
+                            && spec.profiles[q].memory_mib >= mem
+                            && spec.compute_fraction(q) + 1e-9 >= frac
+                            && uses.get(&q).is_none_or(|u| u.iter().all(|k| *k == s))
+                    })
+                    .min_by_key(|&q| {
+                        let x = spec.profiles[q];
+                        (x.memory_slices, x.compute_slices, x.memory_mib, q)
+                    });
+                let Some(q) = alternative else { continue };
+                for item in items.iter_mut() {
+                    if item.0 == p && item.1 == s {
+                        item.0 = q;
+                    }
+                }
+                if let Some(u) = uses.get_mut(&p) {
+                    u.remove(&s);
+                }
+                uses.entry(q).or_default().insert(s);
+                let Share::TimeSliced { group, .. } = s else {
+                    continue;
+                };
+                for (w, need) in needs.iter_mut() {
+                    if tg.group_of.get(&input.workloads[*w].tenant) == Some(&group) {
+                        if let Need::Instance(np, mode @ Mode::TimeSliced(_)) = *need {
+                            if np == p {
+                                *need = Need::Instance(q, mode);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// MIG GPUs per clique: the clique's instances split into partitions whose device plugin configs
+    /// do not clash, each packed into GPU layouts.
+    fn mig_units(&self, spec: &MigSpec, mig_items: MigItems, units: &mut Vec<Unit>) {
+        let input = self.input;
+        for (clique, items) in mig_items {
+            let mut partitions: Vec<BTreeMap<usize, Share>> = vec![BTreeMap::new()];
+            for (p, share, _) in &items {
+                if *share == Share::Exclusive {
+                    partitions[0].insert(*p, Share::Exclusive);
+                }
+            }
+            let mut part_of: BTreeMap<(usize, Share), usize> = BTreeMap::new();
+            let keys: BTreeSet<(usize, Share)> = items.iter().map(|(p, s, _)| (*p, *s)).collect();
+            for (p, s) in keys {
+                let at = partitions
                     .iter()
-                    .filter(|(_, s, _)| *s != Share::Exclusive)
-                    .map(|(p, s, _)| (*p, *s))
-                    .collect();
-                for (p, s) in shared {
-                    if uses.get(&p).is_none_or(|u| u.len() < 2) {
-                        continue;
+                    .position(|part| part.get(&p).is_none_or(|have| *have == s));
+                let at = match at {
+                    Some(at) => at,
+                    None => {
+                        partitions.push(BTreeMap::new());
+                        partitions.len() - 1
                     }
-                    let (mem, frac) = (spec.profiles[p].memory_mib, spec.compute_fraction(p));
-                    let alternative = (0..spec.profiles.len())
-                        .filter(|&q| {
-                            q != p
-                                && spec.profiles[q].memory_mib >= mem
-                                && spec.compute_fraction(q) + 1e-9 >= frac
-                                && uses.get(&q).is_none_or(|u| u.iter().all(|k| *k == s))
-                        })
-                        .min_by_key(|&q| {
-                            let x = spec.profiles[q];
-                            (x.memory_slices, x.compute_slices, x.memory_mib, q)
-                        });
-                    let Some(q) = alternative else { continue };
-                    for item in items.iter_mut() {
-                        if item.0 == p && item.1 == s {
-                            item.0 = q;
-                        }
+                };
+                partitions[at].insert(p, s);
+                part_of.insert((p, s), at);
+            }
+            let mut by_part: BTreeMap<usize, Vec<(usize, Share, Vec<Rep>)>> = BTreeMap::new();
+            for item in items {
+                let at = part_of.get(&(item.0, item.1)).copied().unwrap_or(0);
+                by_part.entry(at).or_default().push(item);
+            }
+            for (_, mut part_items) in by_part {
+                part_items.sort_by(|a, b| a.2.cmp(&b.2));
+                let mut demand = vec![0u32; spec.profiles.len()];
+                for (p, _, _) in &part_items {
+                    demand[*p] += 1;
+                }
+                let packing = match self.method {
+                    Method::Best => pack::pack(spec, &demand),
+                    Method::FirstFitDecreasing => pack::first_fit_decreasing(spec, &demand),
+                    Method::Exact { time_limit_secs } => {
+                        exact::exact_pack(spec, &demand, time_limit_secs)
+                            .unwrap_or_else(|| pack::pack(spec, &demand))
                     }
-                    if let Some(u) = uses.get_mut(&p) {
-                        u.remove(&s);
-                    }
-                    uses.entry(q).or_default().insert(s);
-                    let Share::TimeSliced { group, .. } = s else {
-                        continue;
-                    };
-                    for (w, need) in needs.iter_mut() {
-                        if group_of.get(&input.workloads[*w].tenant) == Some(&group) {
-                            if let Need::Instance(np, mode @ Mode::TimeSliced(_)) = *need {
-                                if np == p {
-                                    *need = Need::Instance(q, mode);
+                };
+                // Hand the instances out to the GPUs, profile by profile, in order.
+                let mut queues: Vec<std::collections::VecDeque<(Share, Vec<Rep>)>> =
+                    vec![std::collections::VecDeque::new(); spec.profiles.len()];
+                for (p, s, m) in part_items {
+                    queues[p].push_back((s, m));
+                }
+                for counts in packing {
+                    let mut instances = Vec::new();
+                    let mut keys = BTreeMap::new();
+                    let mut tenants_set = BTreeSet::new();
+                    for (p, &c) in counts.iter().enumerate() {
+                        for _ in 0..c {
+                            if let Some((s, m)) = queues[p].pop_front() {
+                                keys.insert(Res::Mig(p), s);
+                                for r in &m {
+                                    tenants_set.insert(input.workloads[r.w].tenant);
                                 }
+                                instances.push((p, s, m));
                             }
                         }
                     }
+                    let mut real = vec![0u32; spec.profiles.len()];
+                    for (p, _, _) in &instances {
+                        real[*p] += 1;
+                    }
+                    if instances.is_empty() {
+                        continue;
+                    }
+                    units.push(Unit {
+                        gpus: 1,
+                        clique,
+                        tenants: tenants_set,
+                        keys,
+                        cc: false,
+                        kind: UnitKind::Mig {
+                            counts: real,
+                            instances,
+                        },
+                    });
                 }
             }
         }
+    }
 
-        // MIG GPUs per clique and conflict-free partition.
-        if let Some(spec) = self.spec {
-            for (clique, items) in mig_items {
-                let mut partitions: Vec<BTreeMap<usize, Share>> = vec![BTreeMap::new()];
-                for (p, share, _) in &items {
-                    if *share == Share::Exclusive {
-                        partitions[0].insert(*p, Share::Exclusive);
-                    }
-                }
-                let mut part_of: BTreeMap<(usize, Share), usize> = BTreeMap::new();
-                let keys: BTreeSet<(usize, Share)> =
-                    items.iter().map(|(p, s, _)| (*p, *s)).collect();
-                for (p, s) in keys {
-                    let at = partitions
-                        .iter()
-                        .position(|part| part.get(&p).is_none_or(|have| *have == s));
-                    let at = match at {
-                        Some(at) => at,
-                        None => {
-                            partitions.push(BTreeMap::new());
-                            partitions.len() - 1
-                        }
-                    };
-                    partitions[at].insert(p, s);
-                    part_of.insert((p, s), at);
-                }
-                let mut by_part: BTreeMap<usize, Vec<(usize, Share, Vec<Rep>)>> = BTreeMap::new();
-                for item in items {
-                    let at = part_of.get(&(item.0, item.1)).copied().unwrap_or(0);
-                    by_part.entry(at).or_default().push(item);
-                }
-                for (_, mut part_items) in by_part {
-                    part_items.sort_by(|a, b| a.2.cmp(&b.2));
-                    let mut demand = vec![0u32; spec.profiles.len()];
-                    for (p, _, _) in &part_items {
-                        demand[*p] += 1;
-                    }
-                    let packing = match self.method {
-                        Method::Best => pack::pack(spec, &demand),
-                        Method::FirstFitDecreasing => pack::first_fit_decreasing(spec, &demand),
-                        Method::Exact { time_limit_secs } => {
-                            exact::exact_pack(spec, &demand, time_limit_secs)
-                                .unwrap_or_else(|| pack::pack(spec, &demand))
-                        }
-                    };
-                    // Hand the instances out to the GPUs, profile by profile, in order.
-                    let mut queues: Vec<std::collections::VecDeque<(Share, Vec<Rep>)>> =
-                        vec![std::collections::VecDeque::new(); spec.profiles.len()];
-                    for (p, s, m) in part_items {
-                        queues[p].push_back((s, m));
-                    }
-                    for counts in packing {
-                        let mut instances = Vec::new();
-                        let mut keys = BTreeMap::new();
-                        let mut tenants_set = BTreeSet::new();
-                        for (p, &c) in counts.iter().enumerate() {
-                            for _ in 0..c {
-                                if let Some((s, m)) = queues[p].pop_front() {
-                                    keys.insert(Res::Mig(p), s);
-                                    for r in &m {
-                                        tenants_set.insert(input.workloads[r.w].tenant);
-                                    }
-                                    instances.push((p, s, m));
-                                }
-                            }
-                        }
-                        let mut real = vec![0u32; spec.profiles.len()];
-                        for (p, _, _) in &instances {
-                            real[*p] += 1;
-                        }
-                        if instances.is_empty() {
-                            continue;
-                        }
-                        units.push(Unit {
-                            gpus: 1,
-                            clique,
-                            tenants: tenants_set,
-                            keys,
-                            cc: false,
-                            kind: UnitKind::Mig {
-                                counts: real,
-                                instances,
-                            },
-                        });
-                    }
-                }
-            }
-        }
-
-        // GPUs that packing per clique and partition left part-empty: empty whole GPUs by moving their
-        // instances onto others where trust and the layout allow (never adds a GPU).
-        if let (Some(spec), Method::Best | Method::Exact { .. }) = (self.spec, self.method) {
-            consolidate(input, spec, &mut units);
-            // Then rearrangements across the cliques of each trust component.
-            crate::improve::improve(input, spec, &mut units);
-        }
-
-        // Nodes: best-fit decreasing.
+    /// Nodes, best-fit decreasing: the node of each unit, in the order the nodes were opened; the
+    /// replicas of units no node has room for are misses.
+    fn place(
+        &self,
+        units: &[Unit],
+        tenants: &BTreeSet<usize>,
+        misses: &mut Vec<(Rep, Miss)>,
+    ) -> Vec<NodeFill> {
+        let input = self.input;
         let members_of: Vec<Vec<Rep>> = units.iter().map(Unit::members).collect();
         let mut order: Vec<usize> = (0..units.len()).collect();
         // Larger units first; within a clique, those that carry more replicas (when nodes run out,
@@ -803,12 +887,7 @@ impl PoolCtx<'_> {
                 }
             }
         }
-        PoolResult {
-            units,
-            nodes,
-            misses,
-            needs,
-        }
+        nodes
     }
 
     fn compatible(&self, n: &NodeFill, u: &Unit, cap: u32) -> bool {
@@ -945,6 +1024,8 @@ fn is_label_value(s: &str) -> bool {
         && s.as_bytes().last().is_some_and(u8::is_ascii_alphanumeric)
 }
 
+/// The plan from each pool's result: the nodes with their GPUs and the names of the configs they use,
+/// the bounds, where every workload went and the replicas that were not placed.
 fn assemble(
     input: &PlanInput,
     ctxs: &[PoolCtx],
@@ -954,23 +1035,16 @@ fn assemble(
     no_pool: &BTreeMap<usize, String>,
 ) -> Plan {
     let mut nodes_out: Vec<PlanNode> = Vec::new();
-    let mut unplaced: Vec<Unplaced> = Vec::new();
+    let mut out = Outcome::default();
     let mut bounds: Vec<Bound> = Vec::new();
     let mut lower_bound = 0u32;
     let mut nodes_lower_bound = 0u32;
-    let mut mig_config_names: BTreeMap<(String, LayoutSet), String> = BTreeMap::new();
-    let mut dp_names: BTreeMap<NodeSharing, String> = BTreeMap::new();
-    let mut ts_count = 0;
-    let mut mps_count = 0;
-    let mut shared_pools: BTreeMap<Vec<usize>, String> = BTreeMap::new();
-    // Where each replica went: (node index in nodes_out, gpu index).
-    let mut placed_on: BTreeMap<Rep, (usize, u32)> = BTreeMap::new();
+    let mut names = Names::default();
     let mut workload_needs: BTreeMap<usize, (usize, Need)> = BTreeMap::new();
-    let tenant_name = |t: usize| input.tenants[t].name.clone();
 
     for (w, reason) in no_pool {
         for i in 0..input.workloads[*w].replicas {
-            unplaced.push(Unplaced {
+            out.unplaced.push(Unplaced {
                 workload: input.workloads[*w].name.clone(),
                 replica: i,
                 reason: reason.clone(),
@@ -992,256 +1066,35 @@ fn assemble(
             let reason = match miss {
                 Miss::Fit(r) | Miss::Capacity(r) => r.clone(),
             };
-            unplaced.push(Unplaced {
+            out.unplaced.push(Unplaced {
                 workload: input.workloads[rep.w].name.clone(),
                 replica: rep.i,
                 reason,
             });
         }
-        // Bounds over the placed units.
-        let placed_units: Vec<&Unit> = res
-            .nodes
-            .iter()
-            .flat_map(|n| n.units.iter().map(|&u| &res.units[u]))
-            .collect();
-        let (pool_bounds, pool_lb, pool_nodes_lb) = bound::pool_bounds(
-            input,
-            pool,
-            ctx.spec,
-            &placed_units
-                .iter()
-                .map(|u| bound::UnitDemand {
-                    tenants: u.tenants.clone(),
-                    whole_gpus: match u.kind {
-                        UnitKind::Whole { .. } => u.gpus,
-                        UnitKind::Mig { .. } => 0,
-                    },
-                    gang: match &u.kind {
-                        UnitKind::Whole { share, .. } if *share == Share::Exclusive => u.gpus,
-                        _ => 0,
-                    },
-                    counts: match &u.kind {
-                        UnitKind::Mig { counts, .. } => counts.clone(),
-                        UnitKind::Whole { .. } => Vec::new(),
-                    },
-                })
-                .collect::<Vec<_>>(),
-        );
+        let (pool_bounds, pool_lb, pool_nodes_lb) = placed_bounds(input, ctx, res);
         bounds.extend(pool_bounds);
         lower_bound += pool_lb;
         nodes_lower_bound += pool_nodes_lb;
 
         for (ni, fill) in res.nodes.iter().enumerate() {
             let name = format!("{}-{ni}", pool.name);
-            // GPUs: whole units first (largest first), then MIG GPUs.
-            let mut unit_ids = fill.units.clone();
-            unit_ids.sort_by(|&a, &b| {
-                let (ua, ub) = (&res.units[a], &res.units[b]);
-                ua.has_mig()
-                    .cmp(&ub.has_mig())
-                    .then(ub.gpus.cmp(&ua.gpus))
-                    .then(ua.members().cmp(&ub.members()))
-            });
-            let node_index = nodes_out.len();
-            let mut gpus: Vec<PlanGpu> = Vec::new();
-            let mut next = 0u32;
-            let mut sharing = NodeSharing::default();
-            for &u in &unit_ids {
-                let unit = &res.units[u];
-                match &unit.kind {
-                    UnitKind::Whole { share, members } => {
-                        for g in 0..unit.gpus {
-                            let index = next + g;
-                            let assignments: Vec<Assignment> = members
-                                .iter()
-                                .map(|r| {
-                                    placed_on.insert(*r, (node_index, index));
-                                    Assignment {
-                                        workload: input.workloads[r.w].name.clone(),
-                                        replica: r.i,
-                                        tenant: tenant_name(input.workloads[r.w].tenant),
-                                        profile: None,
-                                        start: None,
-                                    }
-                                })
-                                .collect();
-                            gpus.push(PlanGpu {
-                                index,
-                                mig: Vec::new(),
-                                sharing: share.device_sharing(),
-                                replicas: share.replicas(),
-                                assignments,
-                            });
-                        }
-                        if *share != Share::Exclusive {
-                            sharing
-                                .resources
-                                .insert(resource::GPU.to_string(), share.replicas());
-                            sharing.strategy = match share {
-                                Share::Mps { .. } => SharingStrategy::Mps,
-                                _ => SharingStrategy::TimeSlicing,
-                            };
-                        }
-                        next += unit.gpus;
-                    }
-                    UnitKind::Mig { counts, instances } => {
-                        let index = next;
-                        next += 1;
-                        let Some(spec) = ctx.spec else { continue };
-                        let named: Vec<(&str, u32)> = counts
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, &c)| c > 0)
-                            .map(|(p, &c)| (spec.profiles[p].name, c))
-                            .collect();
-                        let layout =
-                            match gpu_trust_model::geometry::place_counts(pool.model, &named) {
-                                Ok(l) => l,
-                                Err(e) => {
-                                    for (_, _, m) in instances {
-                                        for r in m {
-                                            unplaced.push(Unplaced {
-                                                workload: input.workloads[r.w].name.clone(),
-                                                replica: r.i,
-                                                reason: format!(
-                                                    "no MIG placement on {}: {e}",
-                                                    pool.model.id
-                                                ),
-                                            });
-                                        }
-                                    }
-                                    continue;
-                                }
-                            };
-                        // Instances of each profile by start, handed to the payloads in order.
-                        let mut slots: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-                        for inst in layout.instances() {
-                            if let Some(p) = spec.profile_index(inst.profile().name) {
-                                slots.entry(p).or_default().push(inst.start());
-                            }
-                        }
-                        let mut mig: Vec<MigInstance> = Vec::new();
-                        let mut assignments: Vec<Assignment> = Vec::new();
-                        let mut taken: BTreeMap<usize, usize> = BTreeMap::new();
-                        let mut any_ts = false;
-                        for (p, share, members) in instances {
-                            let k = taken.entry(*p).or_insert(0);
-                            let start = slots.get(p).and_then(|s| s.get(*k)).copied().unwrap_or(0);
-                            *k += 1;
-                            let prof = spec.profiles[*p];
-                            mig.push(MigInstance {
-                                profile: prof.name.to_string(),
-                                start,
-                                sharing: share.device_sharing(),
-                                replicas: share.replicas(),
-                            });
-                            if *share != Share::Exclusive {
-                                any_ts = true;
-                                sharing
-                                    .resources
-                                    .insert(prof.resource_name(), share.replicas());
-                                sharing.strategy = SharingStrategy::TimeSlicing;
-                            }
-                            for r in members {
-                                placed_on.insert(*r, (node_index, index));
-                                assignments.push(Assignment {
-                                    workload: input.workloads[r.w].name.clone(),
-                                    replica: r.i,
-                                    tenant: tenant_name(input.workloads[r.w].tenant),
-                                    profile: Some(prof.name.to_string()),
-                                    start: Some(start),
-                                });
-                            }
-                        }
-                        mig.sort_by_key(|a| a.start);
-                        assignments.sort();
-                        gpus.push(PlanGpu {
-                            index,
-                            mig,
-                            sharing: if any_ts {
-                                DeviceSharing::TimeSlicing
-                            } else {
-                                DeviceSharing::Exclusive
-                            },
-                            replicas: 1,
-                            assignments,
-                        });
-                    }
-                }
-            }
-            let tenants: Vec<String> = fill.tenants.iter().map(|&t| tenant_name(t)).collect();
-            let confidential = fill.cc == Some(true);
-            // mig-parted config: one per distinct model and GPU layout set.
-            let mig_config = if pool.model.supports_mig() {
-                let layout_set: LayoutSet = gpus
-                    .iter()
-                    .filter(|g| !g.mig.is_empty())
-                    .map(|g| {
-                        (
-                            g.index,
-                            g.mig.iter().map(|m| (m.profile.clone(), m.start)).collect(),
-                        )
-                    })
-                    .collect();
-                if layout_set.is_empty() {
-                    Some(crate::emit::ALL_DISABLED.to_string())
-                } else {
-                    let n = mig_config_names.len() + 1;
-                    Some(
-                        mig_config_names
-                            .entry((pool.model.id.to_string(), layout_set))
-                            .or_insert_with(|| format!("gpu-trust-mig-{n}"))
-                            .clone(),
-                    )
-                }
-            } else {
-                None
-            };
-            let device_plugin_config = match sharing.strategy {
-                SharingStrategy::None => crate::emit::EXCLUSIVE_CONFIG.to_string(),
-                SharingStrategy::TimeSlicing => dp_names
-                    .entry(sharing.clone())
-                    .or_insert_with(|| {
-                        ts_count += 1;
-                        format!("time-slicing-{ts_count}")
-                    })
-                    .clone(),
-                SharingStrategy::Mps => dp_names
-                    .entry(sharing.clone())
-                    .or_insert_with(|| {
-                        mps_count += 1;
-                        format!("mps-{mps_count}")
-                    })
-                    .clone(),
-            };
-            // The tenant node pool: one tenant, a set of tenants that may share everything on a node,
-            // or the node alone where tenants without trust (or with an isolation contract) meet.
-            let ids: Vec<usize> = fill.tenants.iter().copied().collect();
-            let guarded = ids.iter().any(|&a| {
-                ids.iter().any(|&b| {
-                    a != b
-                        && (input.trust[a][b] == Trust::None
-                            || input.tenants[a].contract == Contract::Isolation)
-                })
-            });
-            let tenant_pool = if guarded {
-                name.clone()
-            } else if ids.len() == 1 && is_label_value(&tenants[0]) {
-                tenants[0].clone()
-            } else {
-                let n = shared_pools.len() + 1;
-                shared_pools
-                    .entry(ids.clone())
-                    .or_insert_with(|| format!("shared-{n}"))
-                    .clone()
-            };
+            let (gpus, sharing) = node_gpus(input, ctx, res, fill, nodes_out.len(), &mut out);
+            let tenants: Vec<String> = fill
+                .tenants
+                .iter()
+                .map(|&t| input.tenants[t].name.clone())
+                .collect();
+            let mig_config = names.mig_config(pool, &gpus);
+            let device_plugin_config = names.device_plugin_config(&sharing);
+            let tenant_pool = names.tenant_pool(input, fill, &tenants, &name);
             nodes_out.push(PlanNode {
                 name,
                 pool: pool.name.clone(),
                 model: pool.model.id.to_string(),
                 tenants,
                 sharing,
-                confidential,
+                confidential: fill.cc == Some(true),
                 tenant_pool,
                 mig_config,
                 device_plugin_config,
@@ -1250,6 +1103,10 @@ fn assemble(
             });
         }
     }
+    let Outcome {
+        placed_on,
+        mut unplaced,
+    } = out;
     unplaced.sort();
     unplaced.dedup();
     // Remove from the placement any replica that a failed MIG placement reported.
@@ -1297,6 +1154,315 @@ fn assemble(
         nodes: nodes_out,
         workloads,
         unplaced,
+    }
+}
+
+/// Where each replica went (node index in the plan's nodes, GPU index), and the replicas not placed,
+/// as the plan's nodes are written.
+#[derive(Default)]
+struct Outcome {
+    placed_on: BTreeMap<Rep, (usize, u32)>,
+    unplaced: Vec<Unplaced>,
+}
+
+/// The bounds of a pool over the units placed on its nodes.
+fn placed_bounds(input: &PlanInput, ctx: &PoolCtx, res: &PoolResult) -> (Vec<Bound>, u32, u32) {
+    let placed_units: Vec<&Unit> = res
+        .nodes
+        .iter()
+        .flat_map(|n| n.units.iter().map(|&u| &res.units[u]))
+        .collect();
+    bound::pool_bounds(
+        input,
+        ctx.pool,
+        ctx.spec,
+        &placed_units
+            .iter()
+            .map(|u| bound::UnitDemand {
+                tenants: u.tenants.clone(),
+                whole_gpus: match u.kind {
+                    UnitKind::Whole { .. } => u.gpus,
+                    UnitKind::Mig { .. } => 0,
+                },
+                gang: match &u.kind {
+                    UnitKind::Whole { share, .. } if *share == Share::Exclusive => u.gpus,
+                    _ => 0,
+                },
+                counts: match &u.kind {
+                    UnitKind::Mig { counts, .. } => counts.clone(),
+                    UnitKind::Whole { .. } => Vec::new(),
+                },
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The GPUs of one node (the `node_index`th of the plan): whole units first (largest first), then
+/// MIG GPUs; and the node's device plugin sharing.
+fn node_gpus(
+    input: &PlanInput,
+    ctx: &PoolCtx,
+    res: &PoolResult,
+    fill: &NodeFill,
+    node_index: usize,
+    out: &mut Outcome,
+) -> (Vec<PlanGpu>, NodeSharing) {
+    let mut unit_ids = fill.units.clone();
+    unit_ids.sort_by(|&a, &b| {
+        let (ua, ub) = (&res.units[a], &res.units[b]);
+        ua.has_mig()
+            .cmp(&ub.has_mig())
+            .then(ub.gpus.cmp(&ua.gpus))
+            .then(ua.members().cmp(&ub.members()))
+    });
+    let mut gpus: Vec<PlanGpu> = Vec::new();
+    let mut next = 0u32;
+    let mut sharing = NodeSharing::default();
+    for &u in &unit_ids {
+        let unit = &res.units[u];
+        match &unit.kind {
+            UnitKind::Whole { share, members } => {
+                for g in 0..unit.gpus {
+                    let index = next + g;
+                    let assignments: Vec<Assignment> = members
+                        .iter()
+                        .map(|r| {
+                            out.placed_on.insert(*r, (node_index, index));
+                            Assignment {
+                                workload: input.workloads[r.w].name.clone(),
+                                replica: r.i,
+                                tenant: input.tenants[input.workloads[r.w].tenant].name.clone(),
+                                profile: None,
+                                start: None,
+                            }
+                        })
+                        .collect();
+                    gpus.push(PlanGpu {
+                        index,
+                        mig: Vec::new(),
+                        sharing: share.device_sharing(),
+                        replicas: share.replicas(),
+                        assignments,
+                    });
+                }
+                if *share != Share::Exclusive {
+                    sharing
+                        .resources
+                        .insert(resource::GPU.to_string(), share.replicas());
+                    sharing.strategy = match share {
+                        Share::Mps { .. } => SharingStrategy::Mps,
+                        _ => SharingStrategy::TimeSlicing,
+                    };
+                }
+                next += unit.gpus;
+            }
+            UnitKind::Mig { counts, instances } => {
+                let index = next;
+                next += 1;
+                let Some(spec) = ctx.spec else { continue };
+                let at = (node_index, index);
+                gpus.extend(mig_gpu(
+                    input,
+                    ctx,
+                    spec,
+                    counts,
+                    instances,
+                    at,
+                    &mut sharing,
+                    out,
+                ));
+            }
+        }
+    }
+    (gpus, sharing)
+}
+
+/// One MIG GPU (GPU `index` of the `node_index`th node) with its instances at their placement; `None`
+/// when the geometry has no placement for the counts (its replicas are then not placed).
+#[allow(clippy::too_many_arguments)]
+fn mig_gpu(
+    input: &PlanInput,
+    ctx: &PoolCtx,
+    spec: &MigSpec,
+    counts: &[u32],
+    instances: &[Payload],
+    (node_index, index): (usize, u32),
+    sharing: &mut NodeSharing,
+    out: &mut Outcome,
+) -> Option<PlanGpu> {
+    let pool = ctx.pool;
+    let named: Vec<(&str, u32)> = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(p, &c)| (spec.profiles[p].name, c))
+        .collect();
+    let layout = match gpu_trust_model::geometry::place_counts(pool.model, &named) {
+        Ok(l) => l,
+        Err(e) => {
+            for (_, _, m) in instances {
+                for r in m {
+                    out.unplaced.push(Unplaced {
+                        workload: input.workloads[r.w].name.clone(),
+                        replica: r.i,
+                        reason: format!("no MIG placement on {}: {e}", pool.model.id),
+                    });
+                }
+            }
+            return None;
+        }
+    };
+    // Instances of each profile by start, handed to the payloads in order.
+    let mut slots: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+    for inst in layout.instances() {
+        if let Some(p) = spec.profile_index(inst.profile().name) {
+            slots.entry(p).or_default().push(inst.start());
+        }
+    }
+    let mut mig: Vec<MigInstance> = Vec::new();
+    let mut assignments: Vec<Assignment> = Vec::new();
+    let mut taken: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut any_ts = false;
+    for (p, share, members) in instances {
+        let k = taken.entry(*p).or_insert(0);
+        let start = slots.get(p).and_then(|s| s.get(*k)).copied().unwrap_or(0);
+        *k += 1;
+        let prof = spec.profiles[*p];
+        mig.push(MigInstance {
+            profile: prof.name.to_string(),
+            start,
+            sharing: share.device_sharing(),
+            replicas: share.replicas(),
+        });
+        if *share != Share::Exclusive {
+            any_ts = true;
+            sharing
+                .resources
+                .insert(prof.resource_name(), share.replicas());
+            sharing.strategy = SharingStrategy::TimeSlicing;
+        }
+        for r in members {
+            out.placed_on.insert(*r, (node_index, index));
+            assignments.push(Assignment {
+                workload: input.workloads[r.w].name.clone(),
+                replica: r.i,
+                tenant: input.tenants[input.workloads[r.w].tenant].name.clone(),
+                profile: Some(prof.name.to_string()),
+                start: Some(start),
+            });
+        }
+    }
+    mig.sort_by_key(|a| a.start);
+    assignments.sort();
+    Some(PlanGpu {
+        index,
+        mig,
+        sharing: if any_ts {
+            DeviceSharing::TimeSlicing
+        } else {
+            DeviceSharing::Exclusive
+        },
+        replicas: 1,
+        assignments,
+    })
+}
+
+/// The names of the configs and node pools the plan emits, each given on first use: a mig-parted
+/// config per GPU model and layout set, a device plugin config per node sharing, a shared node pool
+/// per set of tenants.
+#[derive(Default)]
+struct Names {
+    mig_configs: BTreeMap<(String, LayoutSet), String>,
+    device_plugin: BTreeMap<NodeSharing, String>,
+    time_slicing: usize,
+    mps: usize,
+    shared_pools: BTreeMap<Vec<usize>, String>,
+}
+
+impl Names {
+    /// The mig-parted config of a node with `gpus` (on a model with MIG): one per distinct model and
+    /// GPU layout set.
+    fn mig_config(&mut self, pool: &Pool, gpus: &[PlanGpu]) -> Option<String> {
+        if !pool.model.supports_mig() {
+            return None;
+        }
+        let layout_set: LayoutSet = gpus
+            .iter()
+            .filter(|g| !g.mig.is_empty())
+            .map(|g| {
+                (
+                    g.index,
+                    g.mig.iter().map(|m| (m.profile.clone(), m.start)).collect(),
+                )
+            })
+            .collect();
+        if layout_set.is_empty() {
+            return Some(crate::emit::ALL_DISABLED.to_string());
+        }
+        let n = self.mig_configs.len() + 1;
+        Some(
+            self.mig_configs
+                .entry((pool.model.id.to_string(), layout_set))
+                .or_insert_with(|| format!("gpu-trust-mig-{n}"))
+                .clone(),
+        )
+    }
+
+    /// The device plugin config of a node with `sharing`.
+    fn device_plugin_config(&mut self, sharing: &NodeSharing) -> String {
+        let Names {
+            device_plugin,
+            time_slicing,
+            mps,
+            ..
+        } = self;
+        match sharing.strategy {
+            SharingStrategy::None => crate::emit::EXCLUSIVE_CONFIG.to_string(),
+            SharingStrategy::TimeSlicing => device_plugin
+                .entry(sharing.clone())
+                .or_insert_with(|| {
+                    *time_slicing += 1;
+                    format!("time-slicing-{time_slicing}")
+                })
+                .clone(),
+            SharingStrategy::Mps => device_plugin
+                .entry(sharing.clone())
+                .or_insert_with(|| {
+                    *mps += 1;
+                    format!("mps-{mps}")
+                })
+                .clone(),
+        }
+    }
+
+    /// The tenant node pool: one tenant, a set of tenants that may share everything on a node, or
+    /// the node alone (`name`) where tenants without trust (or with an isolation contract) meet.
+    fn tenant_pool(
+        &mut self,
+        input: &PlanInput,
+        fill: &NodeFill,
+        tenants: &[String],
+        name: &str,
+    ) -> String {
+        let ids: Vec<usize> = fill.tenants.iter().copied().collect();
+        let guarded = ids.iter().any(|&a| {
+            ids.iter().any(|&b| {
+                a != b
+                    && (input.trust[a][b] == Trust::None
+                        || input.tenants[a].contract == Contract::Isolation)
+            })
+        });
+        if guarded {
+            name.to_string()
+        } else if ids.len() == 1 && is_label_value(&tenants[0]) {
+            tenants[0].clone()
+        } else {
+            let n = self.shared_pools.len() + 1;
+            self.shared_pools
+                .entry(ids)
+                .or_insert_with(|| format!("shared-{n}"))
+                .clone()
+        }
     }
 }
 

@@ -62,38 +62,7 @@ pub const DEFAULT_PATCH_WINDOW_DAYS: u32 = 30;
 /// Replicas per time-sliced or MPS GPU without a memory limit (`sharing.maxReplicas`) before GT110.
 pub const DEFAULT_MAX_REPLICAS: u32 = 4;
 
-/// How sensitive a tenant or workload is to latency.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Latency {
-    /// Needs a guaranteed execution quantum: time-slicing, MPS and fractions cannot give one (GT111).
-    Critical,
-    #[default]
-    Standard,
-    Tolerant,
-}
-
-impl Latency {
-    pub const ALL: [Latency; 3] = [Latency::Critical, Latency::Standard, Latency::Tolerant];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Latency::Critical => "critical",
-            Latency::Standard => "standard",
-            Latency::Tolerant => "tolerant",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Latency> {
-        Latency::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
-
-impl fmt::Display for Latency {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use gpu_trust_model::Latency;
 
 /// What the hosting terms promise a tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]

@@ -4,7 +4,7 @@
 use crate::pattern::NamespacePattern;
 use crate::policy::{Contract, Latency, Policy, TenantDecl, WorkloadRule};
 use crate::{Acceptance, Date};
-use gpu_trust_model::fleet::{NamespaceInfo, Subject, WorkloadClass};
+use gpu_trust_model::fleet::{NamespaceInfo, Subject};
 use gpu_trust_model::{Diagnostic, Location, Trust};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,14 +88,7 @@ pub struct TrustPair {
     pub source: TrustSource,
 }
 
-/// What the policy's `workloads` entries say about one workload; each field is taken from the first
-/// entry (in file order) that selects the workload and sets it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WorkloadOverrides {
-    pub kind: Option<WorkloadClass>,
-    pub peak_memory_mib: Option<u64>,
-    pub latency: Option<Latency>,
-}
+pub use gpu_trust_model::fleet::WorkloadOverrides;
 
 /// Subjects that every tenant can act as, so a binding to them is a binding for every tenant.
 ///

@@ -42,14 +42,14 @@ fn a_partial_report_says_so_first() {
         text.starts_with("PARTIAL AUDIT (accepted with --accept-partial)"),
         "{text}"
     );
-    let page = html::render(&report, &[], &sample_rules());
+    let page = html::render(&report, &sample_rules());
     assert!(page.contains("<p class=\"partial\" id=\"partial-audit\" role=\"alert\">"));
     // A complete report has no notice, but still its coverage section.
     let report = sample_report(false);
     let text = table::render(&report, &TableOptions::default());
     assert!(text.starts_with("TENANTS"), "{text}");
     assert!(text.contains("COVERAGE\n"));
-    let page = html::render(&report, &[], &sample_rules());
+    let page = html::render(&report, &sample_rules());
     assert!(!page.contains("id=\"partial-audit\""));
     assert!(page.contains("<section id=\"coverage\""));
 }

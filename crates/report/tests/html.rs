@@ -11,10 +11,13 @@ use gpu_trust_model::{Certainty, Layer, Severity};
 use gpu_trust_report::html::{self, headline, CONTENT_SECURITY_POLICY};
 use gpu_trust_report::json;
 use gpu_trust_rules::report::{Finding, FindingObject};
-use html_fixture::{gpus, mig_instances, sample_layout};
+use html_fixture::{gpus, mig_instances, sample_layout, with_layout};
 
 fn page() -> String {
-    html::render(&sample_report(false), &sample_layout(), &sample_rules())
+    html::render(
+        &with_layout(sample_report(false), sample_layout()),
+        &sample_rules(),
+    )
 }
 
 /// The text between the first `start` and the `end` after it, both included.
@@ -99,7 +102,10 @@ fn headline_counts_tenants_and_broken_contracts() {
         "No tenant shares a memory pool, but 3 tenants share a GPU with another tenant; 1 input document \
          was not audited, so this covers part of the input only."
     );
-    let p = html::render(&report, &sample_layout(), &sample_rules());
+    let p = html::render(
+        &with_layout(report.clone(), sample_layout()),
+        &sample_rules(),
+    );
     assert!(p.contains("<a href=\"#skipped\">1 document skipped</a>: partial input."));
     assert!(p.contains("<section id=\"skipped\""));
     assert!(p.contains("<code>examples/inference/broken.yaml:3:7</code>"));
@@ -316,7 +322,10 @@ fn every_input_text_is_escaped() {
     let mut layout = sample_layout();
     layout[0].name = evil.into();
     layout[0].gpus[0].tenants[0].tenant = evil.into();
-    let p = html::render(&report, &layout, &sample_rules());
+    let p = html::render(
+        &with_layout(report.clone(), layout.clone()),
+        &sample_rules(),
+    );
     assert!(!p.contains("<script>alert"));
     assert!(!p.contains("\"onload=\""));
     assert!(p.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;!--"));
@@ -365,7 +374,7 @@ fn empty_report_still_renders_every_section() {
     report.tenants.clear();
     report.summary.findings = Default::default();
     report.summary.accepted = 0;
-    let p = html::render(&report, &[], &[]);
+    let p = html::render(&report, &[]);
     assert!(p.contains("<p>No findings.</p>"));
     assert!(p.contains("<p>The input has no GPU node.</p>"));
     assert!(p.contains("No two tenants share anything the audit can see."));
@@ -404,7 +413,10 @@ fn findings_order_keeps_open_before_accepted() {
     extra.accepted = None;
     extra.severity = Severity::Low;
     report.findings.push(extra);
-    let p = html::render(&report, &sample_layout(), &sample_rules());
+    let p = html::render(
+        &with_layout(report.clone(), sample_layout()),
+        &sample_rules(),
+    );
     let cp = between(
         &p,
         "<section class=\"layer\" data-layer=\"control-plane\"",
@@ -430,7 +442,10 @@ fn nodes_alike_are_drawn_once() {
     assert_eq!(drawn.len(), 1);
     assert_eq!(drawn[0].alike.len(), 39);
     assert!(listed.is_empty());
-    let p = html::render(&sample_report(false), &layout, &sample_rules());
+    let p = html::render(
+        &with_layout(sample_report(false), layout.clone()),
+        &sample_rules(),
+    );
     assert_eq!(count(&p, "<details class=\"node\""), 1);
     assert!(p.contains("<h3>node-000 and 39 more nodes alike</h3>"));
     assert!(p.contains("The same GPUs and tenants: node-001, node-002,"));
@@ -456,7 +471,10 @@ fn a_large_fleet_draws_the_busiest_nodes_and_lists_the_rest() {
     assert!(listed
         .iter()
         .all(|n| n.name.ends_with('0') || n.name.ends_with('5')));
-    let p = html::render(&sample_report(false), &layout, &sample_rules());
+    let p = html::render(
+        &with_layout(sample_report(false), layout.clone()),
+        &sample_rules(),
+    );
     assert_eq!(count(&p, "<details class=\"node\""), html::MAX_DRAWN_NODES);
     assert_eq!(count(&p, "<tr class=\"listed-node\""), 50);
     assert!(p.contains("<a href=\"#listed-nodes\">the other 50</a>"));
@@ -493,8 +511,11 @@ fn many_findings_of_a_rule_are_shown_up_to_a_cap_and_counted() {
         })
         .collect();
     report.findings.push(with_objects);
-    let p = html::render(&report, &sample_layout(), &sample_rules());
-    let plan = html::Plan::new(&report, &[]);
+    let p = html::render(
+        &with_layout(report.clone(), sample_layout()),
+        &sample_rules(),
+    );
+    let plan = html::Plan::new(&report);
     assert_eq!(plan.hidden.get("GT101"), Some(&51));
     assert_eq!(
         count(&p, "data-rule=\"GT101\" data-layer"),
@@ -512,9 +533,12 @@ fn many_findings_of_a_rule_are_shown_up_to_a_cap_and_counted() {
 fn the_matrix_says_how_many_tenants_it_leaves_out() {
     let mut report = sample_report(false);
     report.matrix.omitted = 70;
-    let plan = html::Plan::new(&report, &[]);
+    let plan = html::Plan::new(&report);
     assert_eq!(plan.matrix_tenants, report.matrix.tenants);
-    let p = html::render(&report, &sample_layout(), &sample_rules());
+    let p = html::render(
+        &with_layout(report.clone(), sample_layout()),
+        &sample_rules(),
+    );
     assert!(p.contains(
         "<p>The 3 tenants whose incidents reach the most others are shown; 70 more are in the groups \
          below and in the JSON report.</p>"
@@ -547,11 +571,11 @@ fn many_pairs_are_listed_riskiest_first_up_to_a_cap() {
         p.tenants = [format!("a-{i:03}"), format!("b-{i:03}")];
         report.matrix.pairs.push(p);
     }
-    let plan = html::Plan::new(&report, &[]);
+    let plan = html::Plan::new(&report);
     assert_eq!(plan.pairs.len(), html::MAX_PAIRS);
     assert_eq!(plan.pairs[0].severity, Some(Severity::Critical));
     assert_eq!(plan.pairs[1].severity, Some(Severity::High));
-    let p = html::render(&report, &[], &sample_rules());
+    let p = html::render(&report, &sample_rules());
     assert_eq!(count(&p, "<tr class=\"pair\""), html::MAX_PAIRS);
     assert!(p.contains("<p>500 of 603 pairs listed, riskiest first;"));
 }
@@ -560,7 +584,7 @@ fn many_pairs_are_listed_riskiest_first_up_to_a_cap() {
 fn long_node_lists_are_counted_not_spelled_out() {
     let mut report = sample_report(false);
     report.findings[0].nodes = (0..45).map(|i| format!("gpu-{i:02}")).collect();
-    let p = html::render(&report, &[], &sample_rules());
+    let p = html::render(&report, &sample_rules());
     assert!(p.contains("gpu-18, gpu-19 and 25 more nodes</dd>"));
     assert!(!p.contains("gpu-20"));
 }

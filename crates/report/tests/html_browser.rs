@@ -175,7 +175,7 @@ fn expected(report: &AuditReport, layout: &[NodeLayout]) -> Value {
     let findings = doc["findings"].as_array().unwrap();
     let n = doc["matrix"]["tenants"].as_array().unwrap().len();
     // These pages are small enough to show everything: the counts are the JSON report's own.
-    let plan = html::Plan::new(report, layout);
+    let plan = html::Plan::new(report);
     assert!(plan.hidden.is_empty());
     let runs: Vec<&[gpu_trust_rules::layout::GpuLayout]> = drawn
         .iter()
@@ -291,16 +291,11 @@ fn text_of_page(page: &Path) -> String {
     std::fs::read_to_string(page).unwrap()
 }
 
-fn check_page(
-    browser: &Path,
-    name: &str,
-    report: &AuditReport,
-    layout: &[NodeLayout],
-    rules: &[RuleDoc<'_>],
-) -> String {
+fn check_page(browser: &Path, name: &str, report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
     let dir = out_dir();
     let page = dir.join(format!("{name}.html"));
-    let text = html::render(report, layout, rules);
+    let text = html::render(report, rules);
+    let layout = &report.layout;
     std::fs::write(&page, &text).unwrap();
 
     let run = run_chromium(browser, &page, &["--dump-dom".to_string()]);
@@ -424,15 +419,13 @@ fn sample_report_renders_cleanly_in_chromium() {
     check_page(
         &browser,
         "sample",
-        &sample_report(false),
-        &layout,
+        &html_fixture::with_layout(sample_report(false), layout.clone()),
         &sample_rules(),
     );
     check_page(
         &browser,
         "sample-partial",
-        &sample_report(true),
-        &layout,
+        &html_fixture::with_layout(sample_report(true), layout),
         &sample_rules(),
     );
 }
@@ -444,12 +437,11 @@ fn every_example_cluster_renders_cleanly_in_chromium() {
     };
     let examples = html_examples::audit_examples();
     assert!(!examples.is_empty(), "no example cluster under examples/");
-    for (name, report, layout) in &examples {
+    for (name, report) in &examples {
         check_page(
             &browser,
             &format!("example-{name}"),
             report,
-            layout,
             &html_examples::registry_docs(),
         );
     }
@@ -463,8 +455,7 @@ fn the_browser_check_catches_requests_and_errors() {
         return;
     };
     let text = html::render(
-        &sample_report(false),
-        &html_fixture::sample_layout(),
+        &html_fixture::with_layout(sample_report(false), html_fixture::sample_layout()),
         &sample_rules(),
     );
     let bad = text.replacen(
@@ -495,8 +486,7 @@ fn filters_and_incident_switch_work_in_chromium() {
         return;
     };
     let text = html::render(
-        &sample_report(false),
-        &html_fixture::sample_layout(),
+        &html_fixture::with_layout(sample_report(false), html_fixture::sample_layout()),
         &sample_rules(),
     );
     // Drives the page's controls as a reader would (set a value, the control fires `change`), and

@@ -4,8 +4,9 @@
 
 use crate::acceptance::Granted;
 use crate::advisories::Advisories;
-use crate::colocation::{gpu_count, Colocation, Site};
-use crate::context::{workload_facts, Context};
+use crate::analysis::Analysis;
+use crate::colocation::gpu_count;
+use crate::context::Context;
 use crate::coverage::CoverageInput;
 use crate::owner::Owners;
 use crate::parallel;
@@ -35,6 +36,9 @@ pub struct AuditOptions {
     pub skipped: Vec<Diagnostic>,
     /// The user accepts a partial audit (`--accept-partial`); the report says so.
     pub accept_partial: bool,
+    /// Build the GPU layout view ([`AuditReport::layout`]) that the HTML report draws, from the
+    /// audit's own analysis. Off by default: the other formats do not draw GPUs.
+    pub layout: bool,
 }
 
 impl AuditOptions {
@@ -46,6 +50,7 @@ impl AuditOptions {
             evidence: Vec::new(),
             skipped: Vec::new(),
             accept_partial: false,
+            layout: false,
         }
     }
 }
@@ -64,24 +69,15 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
     let fleet = input.fleet;
     let tenancy = input.tenancy;
     let options = input.options;
-    let (tenant_of, overrides) = workload_facts(fleet, tenancy);
-    let mut colo = Colocation::compute(fleet, &tenant_of);
+    // The one analysis of this audit: everything below reads it.
+    let analysis = Analysis::compute(fleet, tenancy);
     let nobody = BTreeSet::new();
     let owners = Owners::new(fleet);
-    let parts = Parts {
-        input,
-        tenant_of: &tenant_of,
-        overrides: &overrides,
-        owners: &owners,
-    };
-    // The API server is one more shared thing: every tenant of the cluster outside a virtual cluster.
-    let api_server = parts.context(&colo, &nobody).api_server_tenants();
-    colo.add_site(Site::control_plane(api_server));
 
     // The blast radius first: it chooses the tenants of the matrix, whose pairs the rules spell out.
-    let blast_radius = crate::blast::blast_radius(&parts.context(&colo, &nobody));
+    let blast_radius = crate::blast::blast_radius(&context(input, &analysis, &owners, &nobody));
     let matrix_tenants = matrix_tenants(tenancy, &blast_radius);
-    let ctx = parts.context(&colo, &matrix_tenants);
+    let ctx = context(input, &analysis, &owners, &matrix_tenants);
 
     // The rules, the groups and the matrix's incidents are pure functions of the context: they run on
     // every core, and the findings are put back in rule order, so the report is the same on any machine.
@@ -153,8 +149,8 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
 
     let virtual_clusters: BTreeSet<&str> = ctx
         .virtual_cluster_tenants()
-        .into_iter()
-        .map(|t| ctx.tenant_name(t))
+        .iter()
+        .map(|t| ctx.tenant_name(*t))
         .collect();
     let tenants = tenancy
         .tenants()
@@ -194,7 +190,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
             .iter()
             .map(|t| tenancy.name(*t).to_string())
             .collect(),
-        omitted: crate::blast::blast_tenants(&ctx).len() - matrix_tenants.len(),
+        omitted: ctx.blast_tenants().len() - matrix_tenants.len(),
         pairs: incidents
             .into_iter()
             .map(|((a, b), incidents)| MatrixPair {
@@ -204,6 +200,13 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
                 incidents,
             })
             .collect(),
+    };
+
+    // The GPU layout view the HTML report draws, from the same analysis, when it is asked for.
+    let layout = if options.layout {
+        crate::layout::build(fleet, tenancy, &analysis)
+    } else {
+        Vec::new()
     };
 
     AuditReport {
@@ -217,30 +220,28 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         matrix,
         skipped,
         disabled_rules: Vec::new(),
+        layout,
     }
 }
 
-/// What every context of one audit shares.
-struct Parts<'p> {
-    input: &'p AuditInput<'p>,
-    tenant_of: &'p [Option<TenantId>],
-    overrides: &'p [gpu_trust_policy::WorkloadOverrides],
-    owners: &'p Owners,
-}
-
-impl<'p> Parts<'p> {
-    fn context<'c>(&'c self, colo: &'c Colocation, matrix: &'c BTreeSet<TenantId>) -> Context<'c> {
-        Context {
-            fleet: self.input.fleet,
-            tenancy: self.input.tenancy,
-            colo,
-            today: self.input.options.today,
-            advisories: &self.input.options.advisories,
-            tenant_of: self.tenant_of,
-            overrides: self.overrides,
-            matrix,
-            owners: self.owners,
-        }
+/// The context the rules read: the audit's input and its one analysis, with the matrix's tenants.
+fn context<'c>(
+    input: &'c AuditInput<'c>,
+    analysis: &'c Analysis,
+    owners: &'c Owners,
+    matrix: &'c BTreeSet<TenantId>,
+) -> Context<'c> {
+    Context {
+        fleet: input.fleet,
+        tenancy: input.tenancy,
+        analysis,
+        colo: &analysis.colo,
+        today: input.options.today,
+        advisories: &input.options.advisories,
+        tenant_of: &analysis.tenant_of,
+        overrides: &analysis.overrides,
+        matrix,
+        owners,
     }
 }
 

@@ -16,7 +16,6 @@ use crate::report::BlastRadiusEntry;
 use gpu_trust_model::isolation::{Mechanism, Scope};
 use gpu_trust_model::{Certainty, Incident};
 use gpu_trust_policy::TenantId;
-use std::collections::BTreeSet;
 
 /// Whether a co-location at `level` under `mechanism` carries `incident`.
 pub fn carries(mechanism: Mechanism, level: Scope, incident: Incident) -> bool {
@@ -29,17 +28,6 @@ pub fn group_id(site: usize) -> String {
     format!("g{}", site + 1)
 }
 
-/// The tenants the blast radius covers: those of the GPU fleet and those that share the API server.
-pub(crate) fn blast_tenants(ctx: &Context<'_>) -> BTreeSet<TenantId> {
-    let mut tenants = ctx.gpu_tenants();
-    for site in &ctx.colo.sites {
-        if site.level == crate::colocation::Level::ControlPlane {
-            tenants.extend(site.members.keys().copied());
-        }
-    }
-    tenants
-}
-
 /// Whether `me` reaches every other member of `site` alike, and with what certainty.
 fn reaches_all(site: &Site, me: TenantId) -> Option<Certainty> {
     let certainty = site.uniform()?;
@@ -48,7 +36,7 @@ fn reaches_all(site: &Site, me: TenantId) -> Option<Certainty> {
 }
 
 pub(crate) fn blast_radius(ctx: &Context<'_>) -> Vec<BlastRadiusEntry> {
-    let tenants: Vec<TenantId> = blast_tenants(ctx).into_iter().collect();
+    let tenants: Vec<TenantId> = ctx.blast_tenants().iter().copied().collect();
     let slots = ctx.tenancy.tenants().len();
     // Tenants in chunks on every core; each chunk reuses one array of marks.
     let chunks: Vec<&[TenantId]> = tenants.chunks(32).collect();

@@ -601,12 +601,17 @@ pub struct Colocation {
     /// Per workload: the set it is permitted on (unscheduled), or the nodes it runs on.
     workload_set: BTreeMap<WorkloadId, usize>,
     workload_nodes: BTreeMap<WorkloadId, Vec<NodeId>>,
+    /// How each scheduled workload gets its GPU on each GPU node it runs on (none for those that
+    /// request no GPU), computed once.
+    uses: BTreeMap<(NodeId, WorkloadId), DeviceUse>,
 }
 
 impl Colocation {
     /// Analyses `fleet`; `tenant_of[w]` is the tenant of workload `w` (`None` for platform workloads,
     /// which the analysis ignores).
-    pub fn compute(fleet: &Fleet, tenant_of: &[Option<TenantId>]) -> Colocation {
+    pub(crate) fn compute(fleet: &Fleet, tenant_of: &[Option<TenantId>]) -> Colocation {
+        #[cfg(test)]
+        tests::COMPUTED.with(|n| n.set(n.get() + 1));
         let mut c = Colocation::default();
         c.classify_nodes(fleet);
         let daemon_pods = daemonset_pods(fleet);
@@ -668,6 +673,16 @@ impl Colocation {
         for (set, nodes) in c.sets.iter().enumerate() {
             for n in nodes.iter() {
                 c.sets_of_node.entry(*n).or_default().push(set);
+            }
+        }
+        for (node, tenants) in &c.placed {
+            let Some(gpu) = fleet.nodes.get(*node).and_then(|n| n.gpu.as_ref()) else {
+                continue;
+            };
+            for wid in tenants.values().flatten() {
+                if let Some(u) = fleet.workloads.get(*wid).and_then(|w| device_use(w, gpu)) {
+                    c.uses.insert((*node, *wid), u);
+                }
             }
         }
 
@@ -781,7 +796,7 @@ impl Colocation {
                     let Some(w) = fleet.workloads.get(*wid) else {
                         continue;
                     };
-                    let Some(u) = device_use(w, gpu) else {
+                    let Some(u) = self.uses.get(&(*node_id, *wid)) else {
                         continue;
                     };
                     if u.mechanism.is_mig() {
@@ -991,7 +1006,7 @@ impl Colocation {
                         let Some(w) = fleet.workloads.get(*wid) else {
                             continue;
                         };
-                        let Some(u) = device_use(w, gpu) else {
+                        let Some(u) = self.uses.get(&(*node, *wid)) else {
                             continue;
                         };
                         if u.unit.is_shared() {
@@ -1107,6 +1122,12 @@ impl Colocation {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// How a workload scheduled on a GPU node (a DaemonSet's template on each node it selects) gets
+    /// its GPU there; `None` when it requests none or is not scheduled there.
+    pub fn device_use_on(&self, node: NodeId, workload: WorkloadId) -> Option<&DeviceUse> {
+        self.uses.get(&(node, workload))
     }
 
     /// Whether the workload runs or may run on some GPU node.
@@ -1231,5 +1252,15 @@ fn pigeonhole(a: u64, b: u64, per_unit: u64, units: u64) -> Certainty {
         Certainty::Observed
     } else {
         Certainty::Possible
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Co-location analyses computed on this thread (tests count them: one per audit).
+        pub(crate) static COMPUTED: Cell<usize> = const { Cell::new(0) };
     }
 }

@@ -2,6 +2,7 @@
 //! plus what is known about each workload once the policy's `workloads` entries are applied.
 
 use crate::advisories::Advisories;
+use crate::analysis::Analysis;
 use crate::colocation::{Colocation, Site};
 use gpu_trust_model::fleet::{
     Fleet, GpuNode, NamespaceInfo, NodeId, Workload, WorkloadClass, WorkloadId,
@@ -14,6 +15,8 @@ use std::collections::BTreeSet;
 pub struct Context<'a> {
     pub fleet: &'a Fleet,
     pub tenancy: &'a Tenancy,
+    /// The audit's one analysis; `colo`, `tenant_of` and `overrides` are parts of it.
+    pub analysis: &'a Analysis,
     pub colo: &'a Colocation,
     pub today: Date,
     pub advisories: &'a Advisories,
@@ -25,24 +28,6 @@ pub struct Context<'a> {
     pub matrix: &'a BTreeSet<TenantId>,
     /// Who owns each pod (for acceptances written on a pod's controller).
     pub(crate) owners: &'a crate::owner::Owners,
-}
-
-/// Per workload: its tenant and the policy's overrides (computed once per audit).
-pub(crate) fn workload_facts(
-    fleet: &Fleet,
-    tenancy: &Tenancy,
-) -> (Vec<Option<TenantId>>, Vec<WorkloadOverrides>) {
-    let tenants = fleet
-        .workloads
-        .iter()
-        .map(|w| tenancy.tenant_of(&w.namespace))
-        .collect();
-    let overrides = fleet
-        .workloads
-        .iter()
-        .map(|w| tenancy.workload_overrides(&w.namespace, &w.labels))
-        .collect();
-    (tenants, overrides)
 }
 
 impl<'a> Context<'a> {
@@ -101,34 +86,33 @@ impl<'a> Context<'a> {
     }
 
     /// Tenants with a workload that runs or may run on a GPU node: the tenants of the GPU fleet.
-    pub fn gpu_tenants(&self) -> BTreeSet<TenantId> {
-        self.tenant_workloads()
-            .filter(|(w, _, _)| self.colo.reaches_gpu(*w))
-            .map(|(_, t, _)| t)
-            .collect()
+    pub fn gpu_tenants(&self) -> &'a BTreeSet<TenantId> {
+        &self.analysis.gpu_tenants
     }
 
     /// What the workload does: the policy's `workloads` kind, else what ingest classified, else
     /// training for the training kinds.
     pub fn class(&self, id: WorkloadId) -> WorkloadClass {
-        let over = self.overrides.get(id).and_then(|o| o.kind);
         let Some(w) = self.workload(id) else {
             return WorkloadClass::Unknown;
         };
-        match over {
-            Some(k) => k,
-            None if w.class != WorkloadClass::Unknown => w.class,
-            None if w.kind.is_training_kind() => WorkloadClass::Training,
-            None => WorkloadClass::Unknown,
+        let o = self.overrides.get(id).copied().unwrap_or_default();
+        match o.class(w) {
+            WorkloadClass::Unknown if o.kind.is_none() && w.kind.is_training_kind() => {
+                WorkloadClass::Training
+            }
+            class => class,
         }
     }
 
     /// Peak device memory in MiB, from the policy's `workloads` entries or the objects.
     pub fn peak_memory_mib(&self, id: WorkloadId) -> Option<u64> {
+        let w = self.workload(id)?;
         self.overrides
             .get(id)
-            .and_then(|o| o.peak_memory_mib)
-            .or_else(|| self.workload(id).and_then(|w| w.peak_memory_mib))
+            .copied()
+            .unwrap_or_default()
+            .peak_memory_mib(w)
     }
 
     /// Latency sensitivity: the workload's entry, else its tenant's.
@@ -142,60 +126,17 @@ impl<'a> Context<'a> {
     }
 }
 
-/// Labels and annotations vCluster's syncer puts on the pods it syncs into the host cluster (vCluster
-/// docs, "Syncing": synced objects carry `vcluster.loft.sh/*` metadata naming the virtual cluster and
-/// the object's virtual name and namespace).
-const VCLUSTER_KEYS: [&str; 3] = [
-    "vcluster.loft.sh/managed-by",
-    "vcluster.loft.sh/namespace",
-    "vcluster.loft.sh/object-name",
-];
-
-/// The `app` label of vCluster's own control plane in its host namespace, with a `release` label
-/// naming the virtual cluster: the syncer StatefulSet (or Deployment) and its pods are `vcluster`,
-/// the optional external etcd is `vcluster-etcd` (loft-sh/vcluster `chart/templates/statefulset.yaml`,
-/// `chart/templates/etcd-statefulset.yaml`).
-const VCLUSTER_CONTROL_PLANE: [&str; 2] = ["vcluster", "vcluster-etcd"];
-
-/// Whether a workload is a virtual cluster: a pod its syncer put in the host namespace, or the
-/// virtual cluster's control plane there.
-fn in_virtual_cluster(w: &gpu_trust_model::fleet::Workload) -> bool {
-    let synced = VCLUSTER_KEYS
-        .iter()
-        .any(|k| w.labels.contains_key(*k) || w.annotations.contains_key(*k));
-    let control_plane = w
-        .labels
-        .get("app")
-        .is_some_and(|a| VCLUSTER_CONTROL_PLANE.contains(&a.as_str()))
-        && w.labels.contains_key("release");
-    synced || control_plane
-}
-
-impl Context<'_> {
-    /// Tenants that share the cluster's API server: every tenant with a namespace in the input, GPU
-    /// workloads or not, except those whose workloads all run in a virtual cluster.
-    pub fn api_server_tenants(&self) -> BTreeSet<TenantId> {
-        let virtual_clusters = self.virtual_cluster_tenants();
-        self.tenancy
-            .ids()
-            .filter(|t| !self.tenancy.tenant(*t).namespaces.is_empty())
-            .chain(self.tenants_with_workloads())
-            .filter(|t| !virtual_clusters.contains(t))
-            .collect()
-    }
-
+impl<'a> Context<'a> {
     /// Tenants whose workloads all run in a virtual cluster (each has its own API server; nodes,
     /// device plugins and drivers stay shared): pods the vCluster syncer put in the host namespace,
     /// and the virtual cluster's own control plane beside them.
-    pub fn virtual_cluster_tenants(&self) -> BTreeSet<TenantId> {
-        let mut all: std::collections::BTreeMap<TenantId, bool> = std::collections::BTreeMap::new();
-        for (_, t, w) in self.tenant_workloads() {
-            let e = all.entry(t).or_insert(true);
-            *e &= in_virtual_cluster(w);
-        }
-        all.into_iter()
-            .filter(|(_, v)| *v)
-            .map(|(t, _)| t)
-            .collect()
+    pub fn virtual_cluster_tenants(&self) -> &'a BTreeSet<TenantId> {
+        &self.analysis.virtual_clusters
+    }
+
+    /// The tenants the blast radius covers: those of the GPU fleet and those that share the API
+    /// server.
+    pub fn blast_tenants(&self) -> &'a BTreeSet<TenantId> {
+        &self.analysis.blast_tenants
     }
 }

@@ -15,15 +15,13 @@
 //! Profile sizes are the catalogue's. A MIG instance whose start slice the input does not give is put
 //! where the first valid layout of the model ([`gpu_trust_model::geometry`]) with the same profiles puts it.
 
+use crate::analysis::Analysis;
 use crate::colocation::{device_use, Colocation, DeviceUse, Unit};
-use crate::context::workload_facts;
 use gpu_trust_model::catalogue::{self, GpuModel};
-use gpu_trust_model::fleet::{
-    Fleet, GpuNode, MigSlot, NodeId, PhysicalGpu, SharingStrategy, Workload,
-};
+use gpu_trust_model::fleet::{Fleet, GpuNode, MigSlot, NodeId, SharingStrategy, Workload};
 use gpu_trust_model::geometry;
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::resource;
+use gpu_trust_model::occupancy::{Devices, Seat};
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::Tenancy;
 use serde::Serialize;
@@ -99,10 +97,10 @@ pub enum Sharing {
 }
 
 impl Sharing {
-    /// How the device plugin shares one device of `resource` on this node.
-    fn of(node: &GpuNode, name: &str) -> Sharing {
-        let replicas = node.sharing.replicas_for(name);
-        match Mechanism::from_sharing(node.sharing.strategy, replicas, false) {
+    /// How the device plugin shares the device of `seat`.
+    fn of(devices: &Devices<'_>, seat: Seat) -> Sharing {
+        let replicas = devices.replicas(seat);
+        match Mechanism::from_sharing(devices.node.sharing.strategy, replicas, false) {
             Mechanism::TimeSlicing => Sharing::TimeSlicing { replicas },
             Mechanism::Mps => Sharing::Mps { replicas },
             _ => Sharing::Exclusive,
@@ -151,24 +149,17 @@ pub struct Occupant {
     pub workload_count: usize,
 }
 
-/// The layout of every GPU node of the fleet, in node order.
-pub fn build(fleet: &Fleet, tenancy: &Tenancy) -> Vec<NodeLayout> {
-    let (tenant_of, _) = workload_facts(fleet, tenancy);
-    let colo = Colocation::compute(fleet, &tenant_of);
+/// The layout of every GPU node of the fleet, in node order, read from the audit's analysis (the
+/// audit builds it when [`crate::AuditOptions::layout`] asks: [`crate::report::AuditReport::layout`]).
+pub(crate) fn build(fleet: &Fleet, tenancy: &Tenancy, analysis: &Analysis) -> Vec<NodeLayout> {
+    let colo = &analysis.colo;
     fleet
         .gpu_nodes()
         .filter_map(|(id, node)| {
             let gpu = node.gpu.as_ref()?;
-            Some(node_layout(fleet, tenancy, &colo, id, gpu))
+            Some(node_layout(fleet, tenancy, colo, id, gpu))
         })
         .collect()
-}
-
-/// Where one workload may be: a whole GPU, or one MIG instance of a GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Seat {
-    Gpu(usize),
-    Instance(usize, usize),
 }
 
 /// What accumulates for one tenant on one seat.
@@ -201,7 +192,9 @@ fn node_layout(
     let node = &fleet.nodes[id];
     let model = gpu.model.as_deref().and_then(catalogue::lookup);
     let mig = model.and_then(|m| m.mig);
-    let gpus = physical_gpus(gpu);
+    // The node's per-GPU occupancy view (GPUs the input does not list drawn from the count).
+    let devices = Devices::counted(gpu);
+    let gpus = &devices.gpus;
 
     // Tenant -> seat -> tally.
     let mut seats: BTreeMap<Seat, BTreeMap<String, Tally>> = BTreeMap::new();
@@ -216,13 +209,23 @@ fn node_layout(
             let Some(w) = fleet.workloads.get(wid) else {
                 continue;
             };
-            let Some(du) = device_use(w, gpu) else {
-                continue;
+            // Scheduled here: the analysis's; only permitted here: how it would get a GPU here.
+            let permitted_use;
+            let du: &DeviceUse = match colo.device_use_on(id, wid) {
+                Some(du) => du,
+                None if w.placement.node == Some(id) => continue,
+                None => match device_use(w, gpu) {
+                    Some(du) => {
+                        permitted_use = du;
+                        &permitted_use
+                    }
+                    None => continue,
+                },
             };
             let (reach, _) = colo.reach_of(wid);
-            let (candidates, certainty) = match seats_from_ingest(w, id, &gpus) {
+            let (candidates, certainty) = match seats_from_ingest(w, id, &devices) {
                 Some(found) => found,
-                None => candidate_seats(w, &du, gpu, &gpus, reach),
+                None => candidate_seats(w, du, &devices, reach),
             };
             for seat in candidates {
                 seats
@@ -255,7 +258,7 @@ fn node_layout(
                 })
                 .collect()
         };
-        if is_mig_gpu(pg) {
+        if gpu_trust_model::occupancy::is_mig(pg) {
             let starts = place(&pg.mig, model);
             let mut instances: Vec<MigInstanceLayout> = pg
                 .mig
@@ -263,7 +266,6 @@ fn node_layout(
                 .enumerate()
                 .map(|(i, slot)| {
                     let profile = mig.and_then(|geo| geo.profile(&slot.profile));
-                    let resource = catalogue::mig_resource(&slot.profile);
                     MigInstanceLayout {
                         profile: profile
                             .map_or_else(|| slot.profile.clone(), |p| p.name.to_string()),
@@ -271,7 +273,7 @@ fn node_layout(
                         memory_slices: profile.map(|p| p.memory_slices),
                         compute_slices: profile.map(|p| p.compute_slices),
                         memory_mib: profile.map(|p| p.memory_mib),
-                        sharing: Sharing::of(gpu, &resource),
+                        sharing: Sharing::of(&devices, Seat::Instance(g, i)),
                         tenants: take(Seat::Instance(g, i), &mut mechanisms),
                     }
                 })
@@ -296,7 +298,7 @@ fn node_layout(
             layouts.push(GpuLayout {
                 index: pg.index,
                 uuid: pg.uuid.clone(),
-                sharing: Sharing::of(gpu, resource::GPU),
+                sharing: Sharing::of(&devices, Seat::Gpu(g)),
                 mechanisms: mechanisms.into_iter().collect(),
                 tenants,
                 instances: Vec::new(),
@@ -329,7 +331,7 @@ fn node_layout(
 fn seats_from_ingest(
     w: &Workload,
     node: NodeId,
-    gpus: &[PhysicalGpu],
+    devices: &Devices<'_>,
 ) -> Option<(Vec<Seat>, Certainty)> {
     if w.placement.node != Some(node) || w.placement.devices.is_empty() {
         return None;
@@ -338,16 +340,7 @@ fn seats_from_ingest(
         .placement
         .devices
         .iter()
-        .filter_map(|d| {
-            let g = gpus.iter().position(|pg| pg.index == d.gpu)?;
-            match d.instance {
-                None => Some(Seat::Gpu(g)),
-                Some(i) => {
-                    let i = usize::try_from(i).ok()?;
-                    (i < gpus[g].mig.len()).then_some(Seat::Instance(g, i))
-                }
-            }
-        })
+        .filter_map(|d| devices.seat_of(d))
         .collect();
     if seats.is_empty() {
         return None;
@@ -366,10 +359,10 @@ fn seats_from_ingest(
 fn candidate_seats(
     w: &Workload,
     du: &DeviceUse,
-    gpu: &GpuNode,
-    gpus: &[PhysicalGpu],
+    devices: &Devices<'_>,
     reach: Certainty,
 ) -> (Vec<Seat>, Certainty) {
+    let gpus = &devices.gpus;
     let mut candidates: Vec<Seat> = if du.mechanism.is_mig() {
         gpus.iter()
             .enumerate()
@@ -388,7 +381,7 @@ fn candidate_seats(
     } else {
         gpus.iter()
             .enumerate()
-            .filter(|(_, pg)| !is_mig_gpu(pg))
+            .filter(|(_, pg)| !gpu_trust_model::occupancy::is_mig(pg))
             .map(|(g, _)| Seat::Gpu(g))
             .collect()
     };
@@ -398,10 +391,7 @@ fn candidate_seats(
             .iter()
             .copied()
             .filter(|s| {
-                let g = match s {
-                    Seat::Gpu(g) | Seat::Instance(g, _) => *g,
-                };
-                gpus[g]
+                gpus[s.gpu()]
                     .uuid
                     .as_ref()
                     .is_some_and(|u| w.placement.gpu_uuids.contains(u))
@@ -412,7 +402,7 @@ fn candidate_seats(
             pinned = true;
         }
     }
-    let needed = units_needed(&du.unit, du.demand, gpu);
+    let needed = units_needed(&du.unit, du.demand, devices.node);
     let certainty = if reach == Certainty::Permitted {
         Certainty::Permitted
     } else if pinned || needed >= candidates.len() as u64 {
@@ -421,34 +411,6 @@ fn candidate_seats(
         Certainty::Possible
     };
     (candidates, certainty)
-}
-
-fn is_mig_gpu(gpu: &PhysicalGpu) -> bool {
-    gpu.mig_enabled || !gpu.mig.is_empty()
-}
-
-/// The node's GPUs by index: those listed, plus one plain entry for each index up to the node's count
-/// that the input does not list.
-fn physical_gpus(node: &GpuNode) -> Vec<PhysicalGpu> {
-    let mut gpus = node.gpus.clone();
-    let listed: BTreeSet<u32> = gpus.iter().map(|g| g.index).collect();
-    let mut next = 0u32;
-    while gpus.len() < node.count as usize {
-        if !listed.contains(&next) {
-            gpus.push(PhysicalGpu {
-                index: next,
-                uuid: None,
-                mig_enabled: false,
-                mig: Vec::new(),
-            });
-        }
-        match next.checked_add(1) {
-            Some(n) => next = n,
-            None => break,
-        }
-    }
-    gpus.sort_by_key(|g| g.index);
-    gpus
 }
 
 /// Devices of `unit` a workload holding `demand` replicas occupies.
@@ -530,8 +492,8 @@ fn place(slots: &[MigSlot], model: Option<&'static GpuModel>) -> Vec<Option<u8>>
 mod tests {
     use super::*;
     use gpu_trust_model::fleet::{
-        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, Placement,
-        SharingConfig, Workload, WorkloadClass, WorkloadKind,
+        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, PhysicalGpu,
+        Placement, SharingConfig, Workload, WorkloadClass, WorkloadKind,
     };
     use gpu_trust_model::{Location, ObjectRef};
     use gpu_trust_policy::Policy;
@@ -657,6 +619,52 @@ mod tests {
         (fleet, tenancy)
     }
 
+    /// The layout an audit that asks for it returns.
+    fn layout_of(fleet: &Fleet, tenancy: &Tenancy) -> Vec<NodeLayout> {
+        let mut options =
+            crate::AuditOptions::new(gpu_trust_policy::Date::new(2026, 6, 1).unwrap());
+        options.layout = true;
+        crate::audit(&crate::AuditInput {
+            fleet,
+            tenancy,
+            options: &options,
+        })
+        .layout
+    }
+
+    #[test]
+    fn an_audit_with_the_layout_runs_one_analysis() {
+        let node = gpu_node(
+            "a100-2",
+            "A100-SXM4-80GB",
+            vec![plain_gpu(0, "GPU-a"), plain_gpu(1, "GPU-b")],
+            time_sliced(4),
+        );
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                pod("team-a", "a", Some(0), &[("nvidia.com/gpu", 1)]),
+                pod("team-b", "b", Some(0), &[("nvidia.com/gpu", 1)]),
+            ],
+        );
+        let computed = || crate::colocation::tests::COMPUTED.with(std::cell::Cell::get);
+        let before = computed();
+        let layout = layout_of(&fleet, &tenancy);
+        assert_eq!(
+            computed() - before,
+            1,
+            "the audit and its layout share one analysis"
+        );
+        assert_eq!(layout.len(), 1);
+        assert_eq!(
+            tenants(&layout[0].gpus[0].tenants),
+            vec![
+                ("team-a", Certainty::Possible),
+                ("team-b", Certainty::Possible)
+            ]
+        );
+    }
+
     fn time_sliced(replicas: u32) -> SharingConfig {
         let mut s = SharingConfig {
             strategy: SharingStrategy::TimeSlicing,
@@ -703,7 +711,7 @@ mod tests {
                 waiting,
             ],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         assert_eq!(layout.len(), 1);
         let n = &layout[0];
         assert_eq!(n.memory_slices, Some(8));
@@ -782,7 +790,7 @@ mod tests {
                 &[("nvidia.com/mig-1g.10gb", 1)],
             )],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         for i in &layout[0].gpus[0].instances {
             assert_eq!(tenants(&i.tenants), vec![("team-a", Certainty::Possible)]);
         }
@@ -803,7 +811,7 @@ mod tests {
         }];
         w.placement.observed = true;
         let (fleet, tenancy) = fleet(vec![node], vec![w]);
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let instances = &layout[0].gpus[0].instances;
         assert!(instances[0].tenants.is_empty());
         assert_eq!(
@@ -828,7 +836,7 @@ mod tests {
                 pod("team-b", "wide", Some(0), &[("nvidia.com/gpu", 8)]),
             ],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];
         assert_eq!(n.gpus.len(), 2);
         for g in &n.gpus {
@@ -865,7 +873,7 @@ mod tests {
         });
         w.placement.gpu_uuids = vec!["GPU-b".into()];
         let (fleet, tenancy) = fleet(vec![node], vec![w]);
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];
         assert!(n.hami);
         assert!(n.gpus[0].tenants.is_empty());
@@ -889,7 +897,7 @@ mod tests {
                 pod("team-b", "cpu", Some(0), &[]),
             ],
         );
-        let layout = build(&fleet, &tenancy);
+        let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];
         let indices: Vec<u32> = n.gpus.iter().map(|g| g.index).collect();
         assert_eq!(indices, vec![0, 1]);
@@ -943,8 +951,8 @@ mod tests {
                 pod("team-a", "a", Some(0), &[("nvidia.com/gpu", 1)]),
             ],
         );
-        let a = serde_json::to_string(&build(&fleet, &tenancy)).unwrap();
-        let b = serde_json::to_string(&build(&fleet, &tenancy)).unwrap();
+        let a = serde_json::to_string(&layout_of(&fleet, &tenancy)).unwrap();
+        let b = serde_json::to_string(&layout_of(&fleet, &tenancy)).unwrap();
         assert_eq!(a, b);
         assert!(
             a.contains("\"sharing\":{\"kind\":\"time-slicing\",\"replicas\":2}"),

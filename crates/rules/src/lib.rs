@@ -14,6 +14,7 @@
 
 pub mod acceptance;
 pub mod advisories;
+pub mod analysis;
 mod audit;
 pub mod blast;
 pub mod colocation;

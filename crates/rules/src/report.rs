@@ -39,6 +39,11 @@ pub struct AuditReport {
     /// Rules a configuration file turned off, with its reason: their findings are not in the report.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disabled_rules: Vec<DisabledRuleEntry>,
+    /// Not part of the wire format: per GPU node, the GPUs and who is on them, as the HTML report draws
+    /// them, built from the audit's own analysis when [`crate::AuditOptions::layout`] asks for it
+    /// (empty otherwise).
+    #[serde(skip)]
+    pub layout: Vec<crate::layout::NodeLayout>,
 }
 
 /// A rule turned off by the configuration (`disabledRules` of `.gpu-trust.yaml`).

@@ -424,6 +424,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         evidence,
         skipped: errors,
         accept_partial: args.accept_partial,
+        // What the HTML page draws comes from the audit's own analysis; the other formats need only
+        // the report.
+        layout: targets.iter().any(|(f, _)| *f == Format::Html),
     };
     let mut report = audit(&AuditInput {
         fleet: &fleet,
@@ -436,13 +439,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     );
     let disabled_findings = drop_disabled(&mut report, &disabled);
 
-    // What the HTML page draws comes from the fleet; the other formats need only the report.
     let fail_on = args.fail_on.unwrap_or(FailOn::DEFAULT);
-    let layout = if targets.iter().any(|(f, _)| *f == Format::Html) {
-        gpu_trust_rules::layout::build(&fleet, &tenancy)
-    } else {
-        Vec::new()
-    };
 
     // The verdict is known before a byte is written: a reader that goes away cannot change it.
     let failing = match fail_on {
@@ -513,9 +510,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                     options.stdin_name = args.stdin_filename.clone();
                     w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
                 }
-                Format::Html => {
-                    w.write_all(html::render(&report, &layout, &registry_docs()).as_bytes())?
-                }
+                Format::Html => w.write_all(html::render(&report, &registry_docs()).as_bytes())?,
             }
             Ok(())
         });
@@ -630,6 +625,7 @@ fn printed(
         matrix: report.matrix.clone(),
         skipped: report.skipped.clone(),
         disabled_rules: report.disabled_rules.clone(),
+        layout: Vec::new(),
     };
     for f in &report.findings {
         if min_severity.is_some_and(|floor| f.severity < floor) {

@@ -85,25 +85,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if errors > 0 && !args.skip_invalid {
         return Ok(input::refuse_unusable(errors, "see the rest"));
     }
-    let mut fleet = ingested.fleet;
+    let fleet = ingested.fleet;
     let tenancy = policy.resolve(&fleet.namespaces);
     output::eprint_diagnostics(tenancy.diagnostics());
     if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
         output::eprint_error("the policy does not fit the cluster's namespaces");
         return Ok(output::exit(output::INPUT_ERROR));
     }
-    gpu_trust_ingest::apply_overrides(&mut fleet, &|w| {
-        let o = tenancy.workload_overrides(&w.namespace, &w.labels);
-        gpu_trust_ingest::Override {
-            class: o.kind,
-            peak_memory_mib: o.peak_memory_mib,
-        }
-    });
     let tenant_of = |ns: &str| tenancy.tenant_of(ns).map(|t| tenancy.name(t).to_string());
+    let overrides =
+        |w: &gpu_trust_model::fleet::Workload| tenancy.workload_overrides(&w.namespace, &w.labels);
     let inv = inventory(
         &fleet,
         &ingested.diagnostics,
         &tenant_of,
+        &overrides,
         tenancy.tenants().len(),
     );
     let text = match args.format {

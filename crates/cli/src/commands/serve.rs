@@ -163,13 +163,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // There is no exit status to guard here: a partial audit is served marked partial, and
             // /metrics says which layers (gpu_trust_coverage_layer).
             accept_partial: false,
+            // The page served at / draws the GPUs.
+            layout: true,
         };
         let report = audit(&AuditInput {
             fleet: &fleet,
             tenancy: &tenancy,
             options: &options,
         });
-        let layout = gpu_trust_rules::layout::build(&fleet, &tenancy);
         audits += 1;
         let run = Run {
             audits,
@@ -181,7 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let rendered = Published {
             json: json::render(&report).ok(),
-            html: Some(html::render(&report, &layout, &registry_docs())),
+            html: Some(html::render(&report, &registry_docs())),
             metrics: Some(prometheus::render(&report, &coverage, &run)),
         };
         if let Ok(mut p) = published.write() {

@@ -475,6 +475,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             vec![]
         },
         disabled_rules: Vec::new(),
+        layout: Vec::new(),
     }
 }
 

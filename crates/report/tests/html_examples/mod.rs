@@ -7,7 +7,6 @@
 
 use gpu_trust_policy::{Date, Policy};
 use gpu_trust_report::{registry_docs as docs, AuditReport, RuleDoc};
-use gpu_trust_rules::layout::{self, NodeLayout};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::path::{Path, PathBuf};
 
@@ -21,8 +20,8 @@ pub fn registry_docs() -> Vec<RuleDoc<'static>> {
     docs()
 }
 
-/// Each example: its folder name, the audit report and the GPU layout.
-pub fn audit_examples() -> Vec<(String, AuditReport, Vec<NodeLayout>)> {
+/// Each example: its folder name and the audit report, with the GPU layout the HTML page draws.
+pub fn audit_examples() -> Vec<(String, AuditReport)> {
     let root = examples_dir();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
@@ -48,7 +47,7 @@ fn cluster_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn audit_example(dir: &Path) -> (String, AuditReport, Vec<NodeLayout>) {
+fn audit_example(dir: &Path) -> (String, AuditReport) {
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let files = cluster_files(dir);
     let inputs: Vec<gpu_trust_ingest::SourceInput> = files
@@ -79,12 +78,12 @@ fn audit_example(dir: &Path) -> (String, AuditReport, Vec<NodeLayout>) {
     };
     let fleet = ingested.fleet;
     let tenancy = policy.resolve(&fleet.namespaces);
-    let options = AuditOptions::new(Date::new(2026, 6, 1).unwrap());
+    let mut options = AuditOptions::new(Date::new(2026, 6, 1).unwrap());
+    options.layout = true;
     let report = audit(&AuditInput {
         fleet: &fleet,
         tenancy: &tenancy,
         options: &options,
     });
-    let layout = layout::build(&fleet, &tenancy);
-    (name, report, layout)
+    (name, report)
 }

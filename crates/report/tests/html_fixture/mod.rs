@@ -256,3 +256,12 @@ pub fn gpus(layout: &[NodeLayout]) -> usize {
         .map(|n| gpu_trust_report::html::gpu_runs(&n.gpus).len())
         .sum()
 }
+
+/// `report` with `layout` as the GPU layout the audit would have built for it.
+pub fn with_layout(
+    mut report: gpu_trust_rules::report::AuditReport,
+    layout: Vec<NodeLayout>,
+) -> gpu_trust_rules::report::AuditReport {
+    report.layout = layout;
+    report
+}

@@ -1,0 +1,102 @@
+//! Text for the page: HTML escaping, code spans, JSON safe inside a script element, counted phrases.
+
+use super::*;
+
+/// HTML-escapes text for element content and quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text with Markdown code spans (`` `like this` ``) set as `<code>`, everything escaped: what the
+/// rules write between backticks reads as code, and no backtick is left on the page. A backtick
+/// without a partner stays as it is.
+pub fn code_spans(text: &str) -> String {
+    let pieces: Vec<&str> = text.split('`').collect();
+    // An odd number of pieces means the backticks pair up; otherwise the last one has no partner.
+    let paired = if pieces.len() % 2 == 1 {
+        pieces.len()
+    } else {
+        pieces.len() - 1
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, piece) in pieces.iter().enumerate() {
+        if i >= paired {
+            out.push('`');
+            out.push_str(&escape(piece));
+        } else if i % 2 == 1 {
+            out.push_str("<code>");
+            out.push_str(&escape(piece));
+            out.push_str("</code>");
+        } else {
+            out.push_str(&escape(piece));
+        }
+    }
+    out
+}
+
+/// JSON made safe to sit inside a `<script>` element: `<`, `>` and `&` (and the two line separators
+/// JavaScript once treated as line ends) as `\u` escapes, which JSON reads back unchanged.
+pub fn script_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// `3 more tenants`, `1 more tenant`.
+pub(super) fn more(n: usize, one: &str, many: &str) -> String {
+    format!("{n} more {}", if n == 1 { one } else { many })
+}
+
+/// The first [`MAX_NAMES`] names, joined, and how many more there are.
+pub(super) fn names_text(names: &[String], one: &str, many: &str) -> String {
+    let mut s = names
+        .iter()
+        .take(MAX_NAMES)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX_NAMES {
+        let _ = write!(s, " and {}", more(names.len() - MAX_NAMES, one, many));
+    }
+    s
+}
+
+pub(super) fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else if max <= 1 {
+        "…".to_string()
+    } else {
+        let mut s: String = text.chars().take(max - 1).collect();
+        s.push('…');
+        s
+    }
+}
