@@ -855,7 +855,8 @@ impl PolicyCheck {
                 let mut set = BTreeSet::new();
                 for n in &list.value {
                     if let Err(e) = node_name(&n.value) {
-                        self.cx.error(self.cx.loc(n), format!("acceptance nodes: {e}"));
+                        self.cx
+                            .error(self.cx.loc(n), format!("acceptance nodes: {e}"));
                     } else if !set.insert(n.value.clone()) {
                         self.cx.error(
                             self.cx.loc(n),
@@ -950,7 +951,10 @@ impl PolicyCheck {
         let name = field(&w.value.name, "name", self);
         if let Some(ns) = &w.value.namespace {
             if let Err(e) = NamespacePattern::check(&ns.value) {
-                self.cx.error(self.cx.loc(ns), format!("acceptance workload namespace: {e}"));
+                self.cx.error(
+                    self.cx.loc(ns),
+                    format!("acceptance workload namespace: {e}"),
+                );
                 return None;
             }
             if ns.value.contains('*') {
