@@ -942,68 +942,27 @@ impl Collector {
             }
             Typed::ConfigMap(cm) => {
                 let r = reference(&cm.metadata, true);
-                let mut key_lines = BTreeMap::new();
-                if let Some(data) = doc
-                    .node
-                    .and_then(|n| n.get("data"))
-                    .and_then(|d| d.as_map())
-                {
-                    for (k, v) in data {
-                        let (Some(key), Value::Scalar(s)) = (k.as_scalar_text(), &v.value) else {
-                            continue;
-                        };
-                        // The node's position is its first non-empty line; a literal block keeps
-                        // the lines of the file, so text line n is file line offset + n.
-                        let leading =
-                            u32::try_from(s.text.chars().take_while(|c| *c == '\n').count())
-                                .unwrap_or(0);
-                        let offset = match s.style {
-                            ScalarStyle::Literal | ScalarStyle::Plain => {
-                                v.pos.line.saturating_sub(1).saturating_sub(leading)
-                            }
-                            // Folded and quoted text does not keep the file's lines: point at the key.
-                            _ => 0,
-                        };
-                        key_lines.insert(key.to_string(), offset);
-                    }
-                }
-                let ns = r.namespace.clone().unwrap_or_default();
-                let name = r.name.clone();
-                self.config_maps.push((
-                    ns,
-                    name,
-                    ConfigMapDraft {
-                        object: r,
-                        data: cm.data.unwrap_or_default(),
-                        key_lines,
-                    },
-                ));
+                self.config_map(doc, *cm, r);
             }
             Typed::Deployment(d) => {
                 let r = reference(&d.metadata, true);
                 if let Some(spec) = d.spec {
-                    self.template(
+                    self.controller_template(
                         r,
                         WorkloadKind::Deployment,
-                        None,
                         i64::from(spec.replicas.unwrap_or(1)),
                         &spec.template,
-                        None,
-                        false,
                     );
                 }
             }
             Typed::StatefulSet(d) => {
                 let r = reference(&d.metadata, true);
                 if let Some(spec) = d.spec {
-                    self.template(
+                    self.controller_template(
                         r,
                         WorkloadKind::StatefulSet,
-                        None,
                         i64::from(spec.replicas.unwrap_or(1)),
                         &spec.template,
-                        None,
-                        false,
                     );
                 }
             }
@@ -1012,29 +971,18 @@ impl Collector {
                 self.plugin_daemonsets
                     .extend(platforms::plugin_daemonset::read(&d, r.clone()));
                 if let Some(spec) = d.spec {
-                    self.template(
-                        r,
-                        WorkloadKind::DaemonSet,
-                        None,
-                        0,
-                        &spec.template,
-                        None,
-                        false,
-                    );
+                    self.controller_template(r, WorkloadKind::DaemonSet, 0, &spec.template);
                 }
             }
             Typed::ReplicaSet(d) => {
                 let r = reference(&d.metadata, true);
                 if let Some(spec) = d.spec {
                     if let Some(t) = &spec.template {
-                        self.template(
+                        self.controller_template(
                             r,
                             WorkloadKind::ReplicaSet,
-                            None,
                             i64::from(spec.replicas.unwrap_or(1)),
                             t,
-                            None,
-                            false,
                         );
                     }
                 }
@@ -1042,28 +990,22 @@ impl Collector {
             Typed::Job(j) => {
                 let r = reference(&j.metadata, true);
                 if let Some(spec) = j.spec {
-                    self.template(
+                    self.controller_template(
                         r,
                         WorkloadKind::Job,
-                        None,
                         i64::from(spec.parallelism.unwrap_or(1)),
                         &spec.template,
-                        None,
-                        false,
                     );
                 }
             }
             Typed::CronJob(j) => {
                 let r = reference(&j.metadata, true);
                 if let Some(job) = j.spec.and_then(|s| s.job_template.spec) {
-                    self.template(
+                    self.controller_template(
                         r,
                         WorkloadKind::CronJob,
-                        None,
                         i64::from(job.parallelism.unwrap_or(1)),
                         &job.template,
-                        None,
-                        false,
                     );
                 }
             }
@@ -1076,32 +1018,7 @@ impl Collector {
                 });
             }
             Typed::Role(_) | Typed::ClusterRole(_) => {
-                let cluster = matches!(typed, Typed::ClusterRole(_));
-                let (metadata, rules, aggregation) = match typed {
-                    Typed::Role(role) => {
-                        (role.metadata, rbac::rules(role.rules.as_ref()), Vec::new())
-                    }
-                    Typed::ClusterRole(role) => {
-                        let agg = role
-                            .aggregation_rule
-                            .and_then(|a| a.cluster_role_selectors)
-                            .unwrap_or_default();
-                        (role.metadata, rbac::rules(role.rules.as_ref()), agg)
-                    }
-                    _ => return Ok(()),
-                };
-                self.roles.push(rbac::RoleDraft {
-                    namespace: (!cluster).then(|| {
-                        metadata
-                            .namespace
-                            .clone()
-                            .unwrap_or_else(|| "default".into())
-                    }),
-                    name: metadata.name.clone().unwrap_or_default(),
-                    labels: metadata.labels.clone().unwrap_or_default(),
-                    rules,
-                    aggregation,
-                });
+                self.role(typed);
             }
             Typed::RoleBinding(b) => {
                 let r = reference(&b.metadata, true);
@@ -1155,6 +1072,85 @@ impl Collector {
             }
         }
         Ok(())
+    }
+
+    /// A ConfigMap, with the file line of each data key's text (configurations embedded in it are
+    /// read later, and their errors point into the file).
+    fn config_map(&mut self, doc: &Doc<'_, '_>, cm: core::ConfigMap, r: ObjectRef) {
+        let mut key_lines = BTreeMap::new();
+        if let Some(data) = doc
+            .node
+            .and_then(|n| n.get("data"))
+            .and_then(|d| d.as_map())
+        {
+            for (k, v) in data {
+                let (Some(key), Value::Scalar(s)) = (k.as_scalar_text(), &v.value) else {
+                    continue;
+                };
+                // The node's position is its first non-empty line; a literal block keeps
+                // the lines of the file, so text line n is file line offset + n.
+                let leading =
+                    u32::try_from(s.text.chars().take_while(|c| *c == '\n').count()).unwrap_or(0);
+                let offset = match s.style {
+                    ScalarStyle::Literal | ScalarStyle::Plain => {
+                        v.pos.line.saturating_sub(1).saturating_sub(leading)
+                    }
+                    // Folded and quoted text does not keep the file's lines: point at the key.
+                    _ => 0,
+                };
+                key_lines.insert(key.to_string(), offset);
+            }
+        }
+        let ns = r.namespace.clone().unwrap_or_default();
+        let name = r.name.clone();
+        self.config_maps.push((
+            ns,
+            name,
+            ConfigMapDraft {
+                object: r,
+                data: cm.data.unwrap_or_default(),
+                key_lines,
+            },
+        ));
+    }
+
+    /// The pod template of a built-in controller, with the replicas it asks for.
+    fn controller_template(
+        &mut self,
+        r: ObjectRef,
+        kind: WorkloadKind,
+        replicas: i64,
+        t: &core::PodTemplateSpec,
+    ) {
+        self.template(r, kind, None, replicas, t, None, false);
+    }
+
+    /// A Role or ClusterRole: its rules, and a ClusterRole's aggregation selectors.
+    fn role(&mut self, typed: Typed) {
+        let cluster = matches!(typed, Typed::ClusterRole(_));
+        let (metadata, rules, aggregation) = match typed {
+            Typed::Role(role) => (role.metadata, rbac::rules(role.rules.as_ref()), Vec::new()),
+            Typed::ClusterRole(role) => {
+                let agg = role
+                    .aggregation_rule
+                    .and_then(|a| a.cluster_role_selectors)
+                    .unwrap_or_default();
+                (role.metadata, rbac::rules(role.rules.as_ref()), agg)
+            }
+            _ => return,
+        };
+        self.roles.push(rbac::RoleDraft {
+            namespace: (!cluster).then(|| {
+                metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into())
+            }),
+            name: metadata.name.clone().unwrap_or_default(),
+            labels: metadata.labels.clone().unwrap_or_default(),
+            rules,
+            aggregation,
+        });
     }
 
     fn pod(
@@ -1356,27 +1352,7 @@ impl Collector {
         let mut diagnostics = std::mem::take(&mut self.diagnostics);
         let mut unresolved: Vec<Unresolved> = Vec::new();
 
-        // Nodes, by name; a node read twice keeps its first reading.
-        let mut drafts = std::mem::take(&mut self.nodes);
-        drafts.sort_by(|a, b| {
-            a.name
-                .cmp(&b.name)
-                .then(a.object.location.cmp(&b.object.location))
-        });
-        let mut kept: Vec<NodeDraft> = Vec::with_capacity(drafts.len());
-        for d in drafts {
-            match kept.last() {
-                Some(prev) if prev.name == d.name => diagnostics.push(Diagnostic::warning(
-                    d.object.location.clone(),
-                    format!(
-                        "Node {} is also at {}; this one is ignored",
-                        d.name, prev.object.location
-                    ),
-                )),
-                _ => kept.push(d),
-            }
-        }
-        let drafts = kept;
+        let drafts = unique_nodes(std::mem::take(&mut self.nodes), &mut diagnostics);
 
         // The ClusterPolicy the operator uses (the first by name when there are several).
         let mut policies = std::mem::take(&mut self.policies);
@@ -1403,25 +1379,7 @@ impl Collector {
         );
         let info = policy.map(|(r, cp)| cluster::info(cp, r.clone(), operator_namespace.clone()));
 
-        let mut operands: BTreeMap<String, cluster::Operands> = BTreeMap::new();
-        let mut operator_version: Option<Version> = None;
-        for (node, op) in std::mem::take(&mut self.operands) {
-            match (node, op) {
-                (_, cluster::Operand::Operator(v)) => {
-                    operator_version = Some(match operator_version {
-                        Some(old) if old >= v => old,
-                        _ => v,
-                    })
-                }
-                (Some(n), cluster::Operand::Toolkit(v)) => {
-                    operands.entry(n).or_default().toolkit = Some(v)
-                }
-                (Some(n), cluster::Operand::Driver(v)) => {
-                    operands.entry(n).or_default().driver = Some(v)
-                }
-                (None, _) => {}
-            }
-        }
+        let (operands, operator_version) = operands_by_node(std::mem::take(&mut self.operands));
 
         let operator = policy.zip(info.as_ref()).and_then(|((r, cp), info)| {
             platforms::gpu_operator::plugin_selection(cp, info, r, &operator_namespace)
@@ -1480,40 +1438,7 @@ impl Collector {
             .collect();
 
         // Workloads, sorted; node ids, devices and permitted node sets.
-        let mut wdrafts = std::mem::take(&mut self.workloads);
-        fn key(w: &WorkloadDraft) -> (&str, WorkloadKind, &str, &str, Option<&str>) {
-            let w = &w.workload;
-            (
-                w.namespace.as_str(),
-                w.kind,
-                w.object.kind.as_str(),
-                w.object.name.as_str(),
-                w.role.as_deref(),
-            )
-        }
-        wdrafts.sort_by(|a, b| {
-            key(a)
-                .cmp(&key(b))
-                .then_with(|| a.workload.object.location.cmp(&b.workload.object.location))
-        });
-        // The same object read twice (a dump and the manifests it came from) counts once.
-        let mut unique: Vec<WorkloadDraft> = Vec::with_capacity(wdrafts.len());
-        for d in wdrafts {
-            match unique.last() {
-                Some(prev) if key(prev) == key(&d) => diagnostics.push(Diagnostic::warning(
-                    d.workload.object.location.clone(),
-                    format!(
-                        "{} {}/{} is also at {}; this one is ignored",
-                        d.workload.object.kind,
-                        d.workload.namespace,
-                        d.workload.object.name,
-                        prev.workload.object.location
-                    ),
-                )),
-                _ => unique.push(d),
-            }
-        }
-        let wdrafts = unique;
+        let wdrafts = unique_workloads(std::mem::take(&mut self.workloads), &mut diagnostics);
         let by_name: BTreeMap<&str, NodeId> = fleet_nodes
             .iter()
             .enumerate()
@@ -1591,49 +1516,11 @@ impl Collector {
             });
         }
 
-        // Namespaces: from Namespace objects and every namespaced object.
-        let mut namespaces: BTreeMap<String, NamespaceInfo> = BTreeMap::new();
-        for w in &workloads_out {
-            if !namespaces.contains_key(&w.namespace) {
-                namespaces.insert(
-                    w.namespace.clone(),
-                    NamespaceInfo {
-                        name: w.namespace.clone(),
-                        ..NamespaceInfo::default()
-                    },
-                );
-            }
-        }
-        for (name, object) in std::mem::take(&mut self.namespaces) {
-            if !namespaces.contains_key(&name) {
-                namespaces.insert(
-                    name.clone(),
-                    NamespaceInfo {
-                        name: name.clone(),
-                        ..NamespaceInfo::default()
-                    },
-                );
-            }
-            let Some(e) = namespaces.get_mut(&name) else {
-                continue;
-            };
-            if let Some((labels, r)) = object {
-                if e.object.is_none() {
-                    e.labels = labels;
-                    e.object = Some(r);
-                }
-            }
-        }
-        for b in &self.bindings {
-            if let Some(ns) = &b.namespace {
-                namespaces
-                    .entry(ns.clone())
-                    .or_insert_with(|| NamespaceInfo {
-                        name: ns.clone(),
-                        ..NamespaceInfo::default()
-                    });
-            }
-        }
+        let namespaces = namespaces_of(
+            &workloads_out,
+            std::mem::take(&mut self.namespaces),
+            &self.bindings,
+        );
 
         let rbac = rbac::resolve(&self.roles, std::mem::take(&mut self.bindings));
         let mut runtime_classes = std::mem::take(&mut self.runtime_classes);
@@ -1781,6 +1668,131 @@ fn hint_fragments(diagnostics: &mut [Diagnostic], inputs: &[Input]) {
 
 /// The operator's namespace: where its own pods run; else the namespace holding the ConfigMap the
 /// ClusterPolicy names (when exactly one does); else the default.
+/// Nodes by name; a node read twice keeps its first reading, and the other is a warning.
+fn unique_nodes(mut drafts: Vec<NodeDraft>, diagnostics: &mut Vec<Diagnostic>) -> Vec<NodeDraft> {
+    drafts.sort_by(|a, b| {
+        a.name
+            .cmp(&b.name)
+            .then(a.object.location.cmp(&b.object.location))
+    });
+    let mut kept: Vec<NodeDraft> = Vec::with_capacity(drafts.len());
+    for d in drafts {
+        match kept.last() {
+            Some(prev) if prev.name == d.name => diagnostics.push(Diagnostic::warning(
+                d.object.location.clone(),
+                format!(
+                    "Node {} is also at {}; this one is ignored",
+                    d.name, prev.object.location
+                ),
+            )),
+            _ => kept.push(d),
+        }
+    }
+    kept
+}
+
+/// The operand versions seen on each node (toolkit, driver), and the newest operator version.
+fn operands_by_node(
+    seen: Vec<(Option<String>, cluster::Operand)>,
+) -> (BTreeMap<String, cluster::Operands>, Option<Version>) {
+    let mut operands: BTreeMap<String, cluster::Operands> = BTreeMap::new();
+    let mut operator_version: Option<Version> = None;
+    for (node, op) in seen {
+        match (node, op) {
+            (_, cluster::Operand::Operator(v)) => {
+                operator_version = Some(match operator_version {
+                    Some(old) if old >= v => old,
+                    _ => v,
+                })
+            }
+            (Some(n), cluster::Operand::Toolkit(v)) => {
+                operands.entry(n).or_default().toolkit = Some(v)
+            }
+            (Some(n), cluster::Operand::Driver(v)) => {
+                operands.entry(n).or_default().driver = Some(v)
+            }
+            (None, _) => {}
+        }
+    }
+    (operands, operator_version)
+}
+
+/// Workloads sorted by namespace, kind and name; the same object read twice (a dump and the
+/// manifests it came from) counts once, and the other reading is a warning.
+fn unique_workloads(
+    mut wdrafts: Vec<WorkloadDraft>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<WorkloadDraft> {
+    fn key(w: &WorkloadDraft) -> (&str, WorkloadKind, &str, &str, Option<&str>) {
+        let w = &w.workload;
+        (
+            w.namespace.as_str(),
+            w.kind,
+            w.object.kind.as_str(),
+            w.object.name.as_str(),
+            w.role.as_deref(),
+        )
+    }
+    wdrafts.sort_by(|a, b| {
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| a.workload.object.location.cmp(&b.workload.object.location))
+    });
+    let mut unique: Vec<WorkloadDraft> = Vec::with_capacity(wdrafts.len());
+    for d in wdrafts {
+        match unique.last() {
+            Some(prev) if key(prev) == key(&d) => diagnostics.push(Diagnostic::warning(
+                d.workload.object.location.clone(),
+                format!(
+                    "{} {}/{} is also at {}; this one is ignored",
+                    d.workload.object.kind,
+                    d.workload.namespace,
+                    d.workload.object.name,
+                    prev.workload.object.location
+                ),
+            )),
+            _ => unique.push(d),
+        }
+    }
+    unique
+}
+
+/// Namespaces: from Namespace objects (the first reading's labels) and every namespaced workload
+/// and binding.
+fn namespaces_of(
+    workloads: &[Workload],
+    read: Vec<NamespaceRecord>,
+    bindings: &[rbac::BindingDraft],
+) -> BTreeMap<String, NamespaceInfo> {
+    let mut namespaces: BTreeMap<String, NamespaceInfo> = BTreeMap::new();
+    let blank = |name: &str| NamespaceInfo {
+        name: name.to_string(),
+        ..NamespaceInfo::default()
+    };
+    for w in workloads {
+        if !namespaces.contains_key(&w.namespace) {
+            namespaces.insert(w.namespace.clone(), blank(&w.namespace));
+        }
+    }
+    for (name, object) in read {
+        let e = namespaces
+            .entry(name.clone())
+            .or_insert_with(|| blank(&name));
+        if let Some((labels, r)) = object {
+            if e.object.is_none() {
+                e.labels = labels;
+                e.object = Some(r);
+            }
+        }
+    }
+    for b in bindings {
+        if let Some(ns) = &b.namespace {
+            namespaces.entry(ns.clone()).or_insert_with(|| blank(ns));
+        }
+    }
+    namespaces
+}
+
 fn operator_namespace(
     operator_pods: &[String],
     policy: Option<&crd::ClusterPolicy>,
