@@ -1,7 +1,7 @@
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
-use gpu_trust_model::fleet::{AnnotatedSubject, ACCEPT_ANNOTATION_PREFIX, ACCEPT_UNTIL_SUFFIX};
+use gpu_trust_model::fleet::{ACCEPT_ANNOTATION_PREFIX, ACCEPT_UNTIL_SUFFIX};
 use gpu_trust_model::{Certainty, Layer, ObjectRef, Severity};
 
 declare_rule! {
@@ -95,26 +95,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     {
         let until = a.until.map(|d| d.to_string()).unwrap_or_default();
         let reason = a.reason.as_deref().unwrap_or("no reason given");
-        let tenant = a
-            .object
-            .namespace
-            .as_deref()
-            .or((a.subject == AnnotatedSubject::Namespace).then_some(a.object.name.as_str()))
-            .and_then(|ns| ctx.tenancy.tenant_of(ns));
-        let draft = sink
-            .draft(Severity::Medium, Certainty::Observed)
-            .key(format!(
-                "annotation/{}/{}/{}/{}",
-                a.rule,
-                a.object.kind,
-                a.object.namespace.as_deref().unwrap_or(""),
-                a.object.name
-            ))
-            .tenants(tenant)
-            .object(ObjectRef {
-                location: a.location.clone(),
-                ..a.object.clone()
-            })
+        let draft = super::annotated_acceptance_draft(ctx, sink, a)
             .message(format!(
                 "the acceptance of {} annotated on {} (`{}`, \"{reason}\") expired on {until}; it no longer suppresses those findings (today is {})",
                 a.rule, a.object, a.annotation, ctx.today

@@ -1,7 +1,7 @@
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
-use gpu_trust_model::fleet::{AnnotatedSubject, ACCEPT_ANNOTATION_PREFIX};
+use gpu_trust_model::fleet::ACCEPT_ANNOTATION_PREFIX;
 use gpu_trust_model::{Certainty, Layer, ObjectRef, Severity};
 
 declare_rule! {
@@ -80,26 +80,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         sink.push(draft);
     }
     for a in ctx.fleet.acceptances.iter().filter(|a| a.reason.is_none()) {
-        let tenant = a
-            .object
-            .namespace
-            .as_deref()
-            .or((a.subject == AnnotatedSubject::Namespace).then_some(a.object.name.as_str()))
-            .and_then(|ns| ctx.tenancy.tenant_of(ns));
-        let draft = sink
-            .draft(Severity::Medium, Certainty::Observed)
-            .key(format!(
-                "annotation/{}/{}/{}/{}",
-                a.rule,
-                a.object.kind,
-                a.object.namespace.as_deref().unwrap_or(""),
-                a.object.name
-            ))
-            .tenants(tenant)
-            .object(ObjectRef {
-                location: a.location.clone(),
-                ..a.object.clone()
-            })
+        let draft = super::annotated_acceptance_draft(ctx, sink, a)
             .message(format!(
                 "the acceptance of {} annotated on {} (`{}`) gives no reason: it accepts nothing",
                 a.rule, a.object, a.annotation
