@@ -160,10 +160,17 @@ const RENDERING: &[(&str, &str)] = &[
 /// The crates that only renderers need, which the binary must not depend on.
 const RENDERING_CRATES: &[&str] = &["comfy-table", "anstyle", "anstream"];
 
-/// The rendering constructs in Rust source, comments left out: (line, construct, what it does).
+/// The rendering constructs in Rust source, comments and test code left out: (line, construct, what
+/// it does). Besides the markers above, two shapes of `format!`-only rendering are caught: a format
+/// spec with a width or an alignment (`{:<8}`, `{:>w$}`), which lays out columns, and lines joined with
+/// a newline, which assembles a multi-line text.
 fn rendering_in(source: &str) -> Vec<(usize, &'static str, &'static str)> {
     let mut found = Vec::new();
     for (n, line) in source.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            // Test modules close a file; what they print is a test's message, not output.
+            break;
+        }
         let code = line.split("//").next().unwrap_or("");
         for (marker, why) in RENDERING {
             let hit = if marker.chars().all(char::is_alphanumeric) {
@@ -181,8 +188,56 @@ fn rendering_in(source: &str) -> Vec<(usize, &'static str, &'static str)> {
                 found.push((n + 1, *marker, *why));
             }
         }
+        if has_width_or_alignment(code) {
+            found.push((n + 1, "{:<width}", "lays out columns"));
+        }
+        if code.contains(r#".join("\n")"#) {
+            found.push((n + 1, r#".join("\n")"#, "assembles a multi-line text"));
+        }
     }
     found
+}
+
+/// Whether a line holds a format spec with a fill, an alignment or a width: `{:<8}`, `{name:>w$}`,
+/// `{:08}`, `{:^10}`. Precision alone (`{:.1}`) and debug output (`{:?}`, `{:#?}`) are not layout.
+fn has_width_or_alignment(code: &str) -> bool {
+    let mut rest = code;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        if let Some(escaped) = after.strip_prefix('{') {
+            rest = escaped;
+            continue;
+        }
+        let Some(close) = after.find('}') else {
+            return false;
+        };
+        let inner = &after[..close];
+        if let Some((_, spec)) = inner.split_once(':') {
+            let mut chars = spec.chars();
+            let first = chars.next();
+            let second = chars.next();
+            let aligned = |c: Option<char>| matches!(c, Some('<' | '>' | '^'));
+            let width = first.is_some_and(|c| c.is_ascii_digit())
+                || spec.ends_with('$') && !spec.starts_with('.');
+            if aligned(first) || aligned(second) || width {
+                return true;
+            }
+        }
+        rest = &after[close + 1..];
+    }
+    false
+}
+
+/// The files of `src` that only tests compile (`#[cfg(test)] mod name;` in `main.rs`).
+fn test_only_files(src: &Path) -> Vec<PathBuf> {
+    let main = std::fs::read_to_string(src.join("main.rs")).expect("main.rs");
+    let lines: Vec<&str> = main.lines().map(str::trim).collect();
+    lines
+        .windows(2)
+        .filter(|w| w[0] == "#[cfg(test)]")
+        .filter_map(|w| w[1].strip_prefix("mod ")?.strip_suffix(';'))
+        .map(|name| src.join(format!("{name}.rs")))
+        .collect()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -210,8 +265,13 @@ fn the_binary_holds_no_renderer() {
         files.len() > 10 && files.iter().any(|f| f.ends_with("commands/inventory.rs")),
         "the CLI's sources were not found: {files:?}"
     );
+    let tests_only = test_only_files(&src);
+    assert!(
+        tests_only.iter().any(|f| f.ends_with("cli_contract.rs")),
+        "the test-only modules of main.rs were not found: {tests_only:?}"
+    );
     let mut problems = Vec::new();
-    for file in &files {
+    for file in files.iter().filter(|f| !tests_only.contains(f)) {
         let text = std::fs::read_to_string(file).expect("a source file");
         for (line, marker, why) in rendering_in(&text) {
             problems.push(format!(
@@ -254,6 +314,7 @@ fn the_renderer_check_would_catch_a_renderer_moved_back() {
         "plan/table.rs",
         "coverage.rs",
         "text.rs",
+        "probe/table.rs",
     ] {
         let text = std::fs::read_to_string(root().join("crates/report/src").join(moved))
             .expect("a renderer of the report crate");
@@ -266,4 +327,11 @@ fn the_renderer_check_would_catch_a_renderer_moved_back() {
     assert!(rendering_in("#[derive(Deserialize)] // Serialize").is_empty());
     assert_eq!(rendering_in("#[derive(Serialize)]").len(), 1);
     assert_eq!(rendering_in("    out.push_str(&line);").len(), 1);
+    // A renderer made of `format!` alone: columns, or lines joined into one text.
+    assert_eq!(rendering_in(r#"format!("{:<w$}  {}", a, b)"#).len(), 1);
+    assert_eq!(rendering_in(r#"format!("{name:>8} {count:05}")"#).len(), 1);
+    assert_eq!(rendering_in(r#"let text = rows.join("\n");"#).len(), 1);
+    // A message with its values is not layout, nor is a test module's text.
+    assert!(rendering_in(r#"format!("{path}: `{id}` {:?} {:.1} {{literal}}", x, y)"#).is_empty());
+    assert!(rendering_in("#[cfg(test)]\nmod tests { fn f() { out.push_str(x); } }").is_empty());
 }

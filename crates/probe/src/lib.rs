@@ -19,7 +19,8 @@
 //! - [`worker`]: what a worker process does per request.
 //! - [`orchestrate`]: the parent's sequence per scenario.
 //! - [`verdict`], [`detect`]: pure decisions (verdicts, mechanism).
-//! - [`render`], [`job`], [`serve`]: output, the Kubernetes Job, the remote aggressor host.
+//! - [`job`], [`serve`]: the Kubernetes Job, the remote aggressor host. The output formats of a run are
+//!   the report crate's (`gpu_trust_report::probe`): they read only the evidence.
 //!
 //! Architecture invariant: nothing calls into libcuda before [`real::driver_present`] returned `Ok`, since
 //! the dynamically loaded entry points panic without the library. The probe never changes MIG mode,
@@ -34,7 +35,6 @@ pub mod kernels;
 pub mod orchestrate;
 pub mod protocol;
 pub mod real;
-pub mod render;
 pub mod serve;
 pub mod thresholds;
 pub mod transport;

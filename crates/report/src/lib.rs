@@ -20,6 +20,7 @@
 //! - [`mechanisms`]: `table`, `json` of the isolation model.
 //! - [`policy`]: `table`, `json` of a policy check.
 //! - [`plan`]: `table`, `json` of a plan, and the lines naming unplaced replicas.
+//! - [`probe`]: `table`, `json` of a probe run's evidence.
 //! - [`rules`]: the rule catalogue as a table or JSON.
 //! - [`explain`]: one rule's documentation and the glossary, as text (its only format).
 //!
@@ -38,6 +39,7 @@ pub mod markdown;
 pub mod mechanisms;
 pub mod plan;
 pub mod policy;
+pub mod probe;
 pub mod prometheus;
 pub mod rules;
 pub mod sarif;

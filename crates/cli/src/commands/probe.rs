@@ -231,8 +231,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let text = match args.format {
-        Format::Json => gpu_trust_probe::render::to_json(&evidence),
-        Format::Table => gpu_trust_probe::render::to_table(&evidence),
+        Format::Json => gpu_trust_report::probe::json::render(&evidence)?,
+        Format::Table => gpu_trust_report::probe::table::render(&evidence),
     };
     let harmed = evidence
         .scenarios
