@@ -235,11 +235,8 @@ fn context<'c>(
         fleet: input.fleet,
         tenancy: input.tenancy,
         analysis,
-        colo: &analysis.colo,
         today: input.options.today,
         advisories: &input.options.advisories,
-        tenant_of: &analysis.tenant_of,
-        overrides: &analysis.overrides,
         matrix,
         owners,
     }
@@ -272,7 +269,7 @@ fn matrix_incidents(
     let mut out: BTreeMap<(TenantId, TenantId), BTreeMap<Incident, Certainty>> = BTreeMap::new();
     let mut seen: BTreeSet<usize> = BTreeSet::new();
     for t in ctx.matrix {
-        for i in ctx.colo.sites_of.get(t).into_iter().flatten() {
+        for i in ctx.colo().sites_of.get(t).into_iter().flatten() {
             if !seen.insert(*i) {
                 continue;
             }

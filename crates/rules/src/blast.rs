@@ -62,7 +62,7 @@ type Reach = Option<(usize, Certainty)>;
 /// is left all false. Incidents carried by the same sites share one count.
 fn radius_of(ctx: &Context<'_>, t: TenantId, seen: &mut [bool], out: &mut Vec<BlastRadiusEntry>) {
     let none: Vec<usize> = Vec::new();
-    let sites = ctx.colo.sites_of.get(&t).unwrap_or(&none);
+    let sites = ctx.colo().sites_of.get(&t).unwrap_or(&none);
     let mut counted: Vec<(Vec<usize>, Reach)> = Vec::new();
     for incident in Incident::ALL {
         let carrying: Vec<usize> = sites

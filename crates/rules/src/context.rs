@@ -15,15 +15,10 @@ use std::collections::BTreeSet;
 pub struct Context<'a> {
     pub fleet: &'a Fleet,
     pub tenancy: &'a Tenancy,
-    /// The audit's one analysis; `colo`, `tenant_of` and `overrides` are parts of it.
+    /// The audit's one analysis: the shared things, each workload's tenant and policy overrides.
     pub analysis: &'a Analysis,
-    pub colo: &'a Colocation,
     pub today: Date,
     pub advisories: &'a Advisories,
-    /// `tenant_of[w]`: the tenant of workload `w`; `None` for platform namespaces.
-    pub tenant_of: &'a [Option<TenantId>],
-    /// `overrides[w]`: what the policy's `workloads` entries say about workload `w`.
-    pub overrides: &'a [WorkloadOverrides],
     /// The tenants of the report's matrix (whose pairs findings spell out), sorted.
     pub matrix: &'a BTreeSet<TenantId>,
     /// Who owns each pod (for acceptances written on a pod's controller).
@@ -31,17 +26,32 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// The shared things (the co-location analysis), the API server included.
+    pub fn colo(&self) -> &'a Colocation {
+        &self.analysis.colo
+    }
+
+    /// `tenant_of()[w]`: the tenant of workload `w`; `None` for platform namespaces.
+    pub fn tenant_of(&self) -> &'a [Option<TenantId>] {
+        &self.analysis.tenant_of
+    }
+
+    /// `overrides()[w]`: what the policy's `workloads` entries say about workload `w`.
+    pub fn overrides(&self) -> &'a [WorkloadOverrides] {
+        &self.analysis.overrides
+    }
+
     pub fn workload(&self, id: WorkloadId) -> Option<&'a Workload> {
         self.fleet.workloads.get(id)
     }
 
     pub fn tenant(&self, id: WorkloadId) -> Option<TenantId> {
-        self.tenant_of.get(id).copied().flatten()
+        self.tenant_of().get(id).copied().flatten()
     }
 
     /// A site (shared thing) of the co-location analysis, the API server included.
     pub fn site(&self, id: usize) -> Option<&'a Site> {
-        self.colo.sites.get(id)
+        self.colo().sites.get(id)
     }
 
     pub fn tenant_name(&self, id: TenantId) -> &'a str {
@@ -82,7 +92,7 @@ impl<'a> Context<'a> {
 
     /// Tenants that have at least one workload in the input, sorted.
     pub fn tenants_with_workloads(&self) -> BTreeSet<TenantId> {
-        self.tenant_of.iter().flatten().copied().collect()
+        self.tenant_of().iter().flatten().copied().collect()
     }
 
     /// Tenants with a workload that runs or may run on a GPU node: the tenants of the GPU fleet.
@@ -96,7 +106,7 @@ impl<'a> Context<'a> {
         let Some(w) = self.workload(id) else {
             return WorkloadClass::Unknown;
         };
-        let o = self.overrides.get(id).copied().unwrap_or_default();
+        let o = self.overrides().get(id).copied().unwrap_or_default();
         match o.class(w) {
             WorkloadClass::Unknown if o.kind.is_none() && w.kind.is_training_kind() => {
                 WorkloadClass::Training
@@ -108,7 +118,7 @@ impl<'a> Context<'a> {
     /// Peak device memory in MiB, from the policy's `workloads` entries or the objects.
     pub fn peak_memory_mib(&self, id: WorkloadId) -> Option<u64> {
         let w = self.workload(id)?;
-        self.overrides
+        self.overrides()
             .get(id)
             .copied()
             .unwrap_or_default()
@@ -117,7 +127,7 @@ impl<'a> Context<'a> {
 
     /// Latency sensitivity: the workload's entry, else its tenant's.
     pub fn latency(&self, id: WorkloadId) -> Latency {
-        if let Some(l) = self.overrides.get(id).and_then(|o| o.latency) {
+        if let Some(l) = self.overrides().get(id).and_then(|o| o.latency) {
             return l;
         }
         self.tenant(id)

@@ -85,7 +85,7 @@ pub(crate) fn pairs_of(ctx: &Context<'_>, site: &Site) -> (usize, Certainty) {
 
 /// One entry per site, in site order (`g1`, `g2`...).
 pub(crate) fn groups(ctx: &Context<'_>) -> Vec<GroupEntry> {
-    ctx.colo
+    ctx.colo()
         .sites
         .iter()
         .enumerate()

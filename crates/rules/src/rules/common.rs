@@ -584,7 +584,7 @@ pub fn sites_by_group(
     level: impl Fn(Level) -> bool,
 ) -> BTreeMap<(Option<usize>, Level), Vec<usize>> {
     let mut out: BTreeMap<(Option<usize>, Level), Vec<usize>> = BTreeMap::new();
-    for (i, site) in ctx.colo.sites.iter().enumerate() {
+    for (i, site) in ctx.colo().sites.iter().enumerate() {
         if level(site.level) {
             out.entry((site.group, site.level)).or_default().push(i);
         }
@@ -674,7 +674,7 @@ pub fn group_key(ctx: &Context<'_>, group: Option<usize>, level: Level) -> Strin
         Level::ControlPlane => return "api-server".to_string(),
     };
     let gpu = group
-        .and_then(|g| ctx.colo.group_rep(g))
+        .and_then(|g| ctx.colo().group_rep(g))
         .and_then(|n| ctx.gpu(n));
     match gpu {
         Some(g) => format!("{level}@{}", crate::colocation::group_signature(g)),

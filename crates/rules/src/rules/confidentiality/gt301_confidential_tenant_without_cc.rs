@@ -57,7 +57,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         if !ctx.tenancy.tenant(tenant).confidential || !w.requests_gpu() {
             continue;
         }
-        let (certainty, nodes) = ctx.colo.reach_of(wid);
+        let (certainty, nodes) = ctx.colo().reach_of(wid);
         let off: Vec<usize> = nodes
             .into_iter()
             .filter(|n| ctx.gpu(*n).is_some_and(|g| !super::cc_on(g)))

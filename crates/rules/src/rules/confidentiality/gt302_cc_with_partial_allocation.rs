@@ -71,10 +71,10 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         if gpu.hami {
             how.push("HAMi splits it into vGPUs".to_string());
         }
-        let tenants = ctx.colo.tenants_on(id);
+        let tenants = ctx.colo().tenants_on(id);
         let fractional: Vec<usize> = tenants
             .keys()
-            .flat_map(|t| ctx.colo.workloads_on(id, *t))
+            .flat_map(|t| ctx.colo().workloads_on(id, *t))
             .filter(|w| ctx.workload(*w).is_some_and(|w| w.gpu.fraction.is_some()))
             .collect();
         if !fractional.is_empty() {

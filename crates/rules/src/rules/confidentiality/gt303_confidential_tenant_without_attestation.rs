@@ -80,7 +80,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .collect();
         let nodes: BTreeSet<usize> = workloads
             .iter()
-            .flat_map(|w| ctx.colo.reach_of(*w).1)
+            .flat_map(|w| ctx.colo().reach_of(*w).1)
             .collect();
         let draft = sink
             .draft(Severity::Medium, Certainty::Observed)

@@ -64,7 +64,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // Per node group: the devices that share memory, faults or compute (any trust), and the node
     // shared with a tenant of trust none.
     let mut by_group: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
-    for (i, site) in ctx.colo.sites.iter().enumerate() {
+    for (i, site) in ctx.colo().sites.iter().enumerate() {
         let counts = match site.level {
             Level::Device(m) => m.shares_device(),
             Level::Node => true,

@@ -65,7 +65,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // lists the neighbours set, so nothing here grows with the square of the tenants.
     let mut accepts: Vec<Accepts> = vec![Accepts::default(); tenants];
     let mut certainty: Vec<Option<Certainty>> = vec![None; tenants];
-    for (tenant, sites) in &ctx.colo.sites_of {
+    for (tenant, sites) in &ctx.colo().sites_of {
         if ctx.tenancy.tenant(*tenant).contract != Contract::ProportionalCompute {
             continue;
         }

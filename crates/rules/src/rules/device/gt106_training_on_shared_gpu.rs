@@ -61,7 +61,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         if ctx.class(wid) != WorkloadClass::Training || !w.requests_gpu() {
             continue;
         }
-        let seats = ctx.colo.seats(ctx.fleet, wid);
+        let seats = ctx.colo().seats(ctx.fleet, wid);
         if seats.is_empty() {
             if super::no_gpu_nodes(ctx) {
                 manifest_only(ctx, sink, wid, tenant, w);

@@ -94,7 +94,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             continue;
         }
         let control_disabled = w.gpu.hami.as_ref().is_some_and(|h| h.control_disabled);
-        let seats = ctx.colo.seats(ctx.fleet, wid);
+        let seats = ctx.colo().seats(ctx.fleet, wid);
         let mut nodes = BTreeSet::new();
         let mut mechanisms = BTreeSet::new();
         let mut certainty = Certainty::Permitted;

@@ -80,7 +80,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 )
             })
             .collect();
-        let tenants = ctx.colo.tenants_on(*node);
+        let tenants = ctx.colo().tenants_on(*node);
         let mut draft = sink
             .draft(Severity::High, Certainty::Observed)
             .nodes([*node])
@@ -162,7 +162,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 format!("{word} {}: {e}", text::list(&idx))
             })
             .collect();
-        let tenants = ctx.colo.tenants_on(id);
+        let tenants = ctx.colo().tenants_on(id);
         let draft = sink
             .draft(Severity::High, Certainty::Observed)
             .nodes([id])

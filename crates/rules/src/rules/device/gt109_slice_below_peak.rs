@@ -136,12 +136,12 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     for (wid, tenant, w) in ctx.tenant_workloads() {
         // HAMi's gpumem is both the peak ingest records and the share HAMi grants: only a policy
         // peak can be compared with it.
-        let policy_peak = ctx.overrides.get(wid).and_then(|o| o.peak_memory_mib);
+        let policy_peak = ctx.overrides().get(wid).and_then(|o| o.peak_memory_mib);
         let Some(peak) = ctx.peak_memory_mib(wid) else {
             continue;
         };
         let mut worst: Option<(u64, String, Mechanism, Certainty, Vec<NodeId>)> = None;
-        for seat in ctx.colo.seats(ctx.fleet, wid) {
+        for seat in ctx.colo().seats(ctx.fleet, wid) {
             if seat.mechanism == Mechanism::HamiVgpu && policy_peak.is_none() {
                 continue;
             }

@@ -69,7 +69,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 continue;
             }
             let unit = if mig { "MIG instance" } else { "GPU" };
-            let tenants = ctx.colo.tenants_on(id);
+            let tenants = ctx.colo().tenants_on(id);
             let draft = sink
                 .draft(Severity::Low, Certainty::Observed)
                 .key(format!("node/{}/{resource}", node.name))

@@ -57,7 +57,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let mut nodes = BTreeSet::new();
         let mut mechanisms = BTreeSet::new();
         let mut certainty = Certainty::Permitted;
-        for seat in ctx.colo.seats(ctx.fleet, wid) {
+        for seat in ctx.colo().seats(ctx.fleet, wid) {
             if seat.mechanism.property(Property::Compute).enforcement != Enforcement::Separate {
                 nodes.extend(seat.nodes.iter().copied());
                 mechanisms.insert(seat.mechanism);

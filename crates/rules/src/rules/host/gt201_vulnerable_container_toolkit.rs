@@ -121,7 +121,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     type Key = (Component, String, &'static str, bool);
     let mut groups: BTreeMap<Key, (Version, RuntimeSetup, BTreeSet<NodeId>)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
-        if ctx.colo.tenants_on(id).is_empty() {
+        if ctx.colo().tenants_on(id).is_empty() {
             continue;
         }
         let s = setup(ctx, id);
@@ -155,7 +155,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         };
         let tenants: BTreeSet<_> = nodes
             .iter()
-            .flat_map(|n| ctx.colo.tenants_on(*n).into_keys())
+            .flat_map(|n| ctx.colo().tenants_on(*n).into_keys())
             .collect();
         let cves: Vec<String> = hits.iter().map(describe).collect();
         let target = hits.iter().filter_map(|h| h.fix.clone()).max();

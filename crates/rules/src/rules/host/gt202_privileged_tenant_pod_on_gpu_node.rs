@@ -111,7 +111,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         if what.is_empty() {
             continue;
         }
-        let (certainty, nodes) = ctx.colo.reach_of(wid);
+        let (certainty, nodes) = ctx.colo().reach_of(wid);
         if nodes.is_empty() {
             // Without GPU nodes in the input (manifests alone), a GPU request says where it will run.
             if w.requests_gpu() && ctx.fleet.gpu_nodes().next().is_none() {

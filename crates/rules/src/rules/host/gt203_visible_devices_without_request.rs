@@ -106,7 +106,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         if ways.is_empty() {
             continue;
         }
-        let (certainty, nodes) = ctx.colo.reach_of(wid);
+        let (certainty, nodes) = ctx.colo().reach_of(wid);
         let nodes: BTreeSet<usize> = nodes
             .into_iter()
             .filter(|n| {

@@ -62,7 +62,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         if which.is_empty() {
             continue;
         }
-        let (certainty, nodes) = ctx.colo.reach_of(wid);
+        let (certainty, nodes) = ctx.colo().reach_of(wid);
         if nodes.is_empty() {
             continue;
         }

@@ -79,7 +79,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         }
         let tenants: BTreeSet<_> = nodes
             .iter()
-            .flat_map(|n| ctx.colo.tenants_on(*n).into_keys())
+            .flat_map(|n| ctx.colo().tenants_on(*n).into_keys())
             .collect();
         let items: Vec<String> = overdue
             .iter()

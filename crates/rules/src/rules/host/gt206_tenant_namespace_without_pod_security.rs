@@ -51,7 +51,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // namespace -> (strongest certainty, workloads reaching GPU nodes, nodes)
     let mut reach: BTreeMap<&str, (Certainty, BTreeSet<usize>, BTreeSet<usize>)> = BTreeMap::new();
     for (wid, _, w) in ctx.tenant_workloads() {
-        let (certainty, nodes) = ctx.colo.reach_of(wid);
+        let (certainty, nodes) = ctx.colo().reach_of(wid);
         if nodes.is_empty() {
             continue;
         }

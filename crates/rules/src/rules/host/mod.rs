@@ -17,7 +17,7 @@ pub(crate) fn nodes_shared_below_full(ctx: &Context<'_>) -> BTreeSet<NodeId> {
         trusts: &|_| common::BELOW_FULL,
         involving: None,
     };
-    for (i, site) in ctx.colo.sites.iter().enumerate() {
+    for (i, site) in ctx.colo().sites.iter().enumerate() {
         if site.level != Level::Node || site.nodes.iter().all(|n| out.contains(n)) {
             continue;
         }
@@ -32,6 +32,6 @@ pub(crate) fn nodes_shared_below_full(ctx: &Context<'_>) -> BTreeSet<NodeId> {
 pub(crate) fn tenant_presence(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> Option<Certainty> {
     nodes
         .iter()
-        .flat_map(|n| ctx.colo.tenants_on(*n).into_values())
+        .flat_map(|n| ctx.colo().tenants_on(*n).into_values())
         .min()
 }

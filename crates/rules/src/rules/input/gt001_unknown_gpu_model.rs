@@ -72,7 +72,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .as_ref()
             .and_then(|g| g.product.as_deref())
             .unwrap_or("(none)");
-        let tenants = ctx.colo.tenants_on(id);
+        let tenants = ctx.colo().tenants_on(id);
         let draft = sink
             .draft(Severity::Low, Certainty::Observed)
             .nodes([id])

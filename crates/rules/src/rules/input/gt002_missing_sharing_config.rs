@@ -59,7 +59,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             }
         };
         let node = u.node.as_deref().and_then(|n| ctx.fleet.node_by_name(n));
-        let tenants = node.map(|n| ctx.colo.tenants_on(n)).unwrap_or_default();
+        let tenants = node.map(|n| ctx.colo().tenants_on(n)).unwrap_or_default();
         let place = match &u.node {
             Some(n) => format!("node {n}"),
             None => u.object.to_string(),
