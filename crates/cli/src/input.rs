@@ -30,7 +30,19 @@ pub enum PolicyError {
 pub fn load_policy(path: &Path) -> Result<Policy, PolicyError> {
     let name = path.display().to_string();
     let text = read(path, MAX_POLICY_BYTES).map_err(PolicyError::Unreadable)?;
-    gpu_trust_policy::parse(&text, &name).map_err(PolicyError::Invalid)
+    parse_policy(&text, &name).map_err(PolicyError::Invalid)
+}
+
+/// Parses a policy's text (a file's, or one inline in a plan file) and refuses `accept:` entries
+/// that name no rule of the catalogue.
+pub fn parse_policy(text: &str, name: &str) -> Result<Policy, Vec<Diagnostic>> {
+    let policy = gpu_trust_policy::parse(text, name)?;
+    let unknown = gpu_trust_rules::acceptance::unknown_policy_rules(&policy);
+    if unknown.is_empty() {
+        Ok(policy)
+    } else {
+        Err(unknown)
+    }
 }
 
 /// Reads and validates the policy; on failure prints every error and returns the exit code.

@@ -1,6 +1,6 @@
 //! Suppressions at the command line: acceptances annotated on workloads and Namespaces change the
 //! exit status as policy acceptances do, one tenant's annotation does not accept a pair, and an
-//! annotation that names no rule is an input error (docs/suppressions.md).
+//! annotation or a policy entry that names no rule is an input error (docs/suppressions.md).
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -121,4 +121,43 @@ fn a_malformed_annotation_is_an_input_error_naming_its_line() {
     audit(&text)
         .code(2)
         .stderr(predicate::str::contains(":44:5: error: Pod team-a/train-a: annotation `accept.gpu-trust.io/GT101.until`: `31/01/2027` is not a date"));
+}
+
+#[test]
+fn a_policy_entry_naming_no_rule_refuses_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: gpu-trust/v1\nkind: TenancyPolicy\naccept:\n  - rule: GT101\n    reason: lab GPU\n  - rule: GT999\n    reason: typo\n",
+    )
+    .unwrap();
+    let at = format!(
+        "{}:6:5: error: accept: GT999 is not a rule of gpu-trust",
+        policy.display()
+    );
+    Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .args(["policy", "check"])
+        .arg(&policy)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(at.as_str()));
+    Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .args([
+            "audit",
+            "-",
+            "--stdin-filename",
+            "cluster.yaml",
+            "--today",
+            "2026-11-15",
+            "--policy",
+        ])
+        .arg(&policy)
+        .write_stdin(cluster())
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains(at.as_str()));
 }

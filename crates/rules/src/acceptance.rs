@@ -374,3 +374,24 @@ pub fn unknown_rules(fleet: &gpu_trust_model::fleet::Fleet) -> Vec<gpu_trust_mod
         })
         .collect()
 }
+
+/// Errors for `accept:` entries of the policy whose rule code names no rule of the catalogue, at the
+/// entry: the policy reader checks the form of a code (`GT` and digits), the rule catalogue knows
+/// which codes exist. Such an entry would accept nothing while its author believes the finding
+/// accepted, so the policy is refused, as an annotation with an unknown code is.
+pub fn unknown_policy_rules(policy: &gpu_trust_policy::Policy) -> Vec<gpu_trust_model::Diagnostic> {
+    policy
+        .acceptances()
+        .iter()
+        .filter(|a| crate::registry::rule(&a.rule).is_none())
+        .map(|a| {
+            gpu_trust_model::Diagnostic::error(
+                a.location.clone(),
+                format!(
+                    "accept: {} is not a rule of gpu-trust (`gpu-trust rules` lists them)",
+                    a.rule
+                ),
+            )
+        })
+        .collect()
+}

@@ -76,8 +76,9 @@ fn load(args: &Args) -> Result<PlanInput, ExitCode> {
     let plan_file = file::parse(&text, &name).map_err(|d| input_error(&d, "the plan file"))?;
     let policy = match &plan_file.policy {
         PolicySource::Default => Policy::default(),
-        PolicySource::Inline { text } => gpu_trust_policy::parse(text, &name)
-            .map_err(|d| input_error(&d, "the inline policy"))?,
+        PolicySource::Inline { text } => {
+            input::parse_policy(text, &name).map_err(|d| input_error(&d, "the inline policy"))?
+        }
         PolicySource::File { path, location } => {
             let base = args.file.parent().unwrap_or(Path::new("."));
             let full = if Path::new(path).is_absolute() || args.file == Path::new("-") {
