@@ -161,3 +161,46 @@ fn a_policy_entry_naming_no_rule_refuses_the_policy() {
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains(at.as_str()));
 }
+
+#[test]
+fn sarif_marks_an_annotation_in_source_at_its_line() {
+    let text = annotate(&annotate(&cluster(), "train-a", &[A]), "infer-b", &[B]);
+    let out = Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .args([
+            "audit",
+            "-",
+            "--stdin-filename",
+            "cluster.yaml",
+            "--format",
+            "sarif",
+            "--today",
+            "2026-11-15",
+            "--fail-on",
+            "critical",
+        ])
+        .write_stdin(text)
+        .assert()
+        .code(0);
+    let sarif: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let result = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"].as_str().is_some_and(|id| id.starts_with("GT101")))
+        .expect("a GT101 result");
+    let suppressions = result["suppressions"].as_array().unwrap();
+    assert_eq!(suppressions.len(), 2, "one per tenant's annotation");
+    for s in suppressions {
+        assert_eq!(s["kind"], "inSource");
+        assert_eq!(s["status"], "accepted");
+        assert_eq!(
+            s["location"]["physicalLocation"]["artifactLocation"]["uri"],
+            "cluster.yaml"
+        );
+    }
+    assert_eq!(
+        suppressions[0]["location"]["physicalLocation"]["region"]["startLine"],
+        43
+    );
+}

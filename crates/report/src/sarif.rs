@@ -13,13 +13,14 @@
 //!   not a pod of one ReplicaSet; the node group, not its nodes), so a rollout or a moved line keeps
 //!   the alert. GitHub keeps at most 25,000 results a run; an audit reports per node group, not per
 //!   pair of tenants, and stays far below.
-//! - Accepted findings carry an external suppression with the policy's reason; skipped input documents
-//!   become error notifications of the invocation.
+//! - Accepted findings carry one suppression per acceptance, with its reason and location (`inSource`
+//!   for an annotation in the audited manifests, `external` for a policy entry); skipped input
+//!   documents become error notifications of the invocation.
 
 use crate::text::markdown_to_plain;
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::Severity;
-use gpu_trust_rules::report::{Finding, FindingObject};
+use gpu_trust_rules::report::{AcceptedEntry, Finding, FindingObject};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
@@ -264,16 +265,7 @@ fn result<'a>(
     let suppressions = f
         .accepted
         .as_ref()
-        .map(|a| {
-            vec![Suppression {
-                kind: "external",
-                status: "accepted",
-                justification: match &a.until {
-                    Some(until) => format!("{} (until {until})", a.reason),
-                    None => a.reason.clone(),
-                },
-            }]
-        })
+        .map(|a| suppressions(a, options))
         .unwrap_or_default();
     let mut partial = BTreeMap::new();
     partial.insert("primaryLocationLineHash", fingerprint);
@@ -336,6 +328,46 @@ impl Fnv {
             self.0 = self.0.wrapping_mul(Self::PRIME);
         }
     }
+}
+
+/// The suppressions of an accepted finding, one per place an acceptance is written: an annotation
+/// on the audited manifest is `inSource`, a policy entry `external` (SARIF 2.1.0, 3.35.2), each with
+/// its location. A finding accepted without a recorded place gets one `external` suppression.
+fn suppressions(accepted: &AcceptedEntry, options: &SarifOptions) -> Vec<Suppression> {
+    let justification = match &accepted.until {
+        Some(until) => format!("{} (until {until})", accepted.reason),
+        None => accepted.reason.clone(),
+    };
+    let suppression = |kind, location| Suppression {
+        kind,
+        status: "accepted",
+        justification: justification.clone(),
+        location,
+    };
+    if accepted.sources.is_empty() {
+        return vec![suppression("external", None)];
+    }
+    accepted
+        .sources
+        .iter()
+        .map(|source| {
+            let kind = if source.from == "annotation" {
+                "inSource"
+            } else {
+                "external"
+            };
+            let location = Location {
+                physical_location: physical(
+                    &source.file,
+                    source.line,
+                    Some(source.column),
+                    options,
+                ),
+                message: None,
+            };
+            suppression(kind, Some(location))
+        })
+        .collect()
 }
 
 fn physical(
@@ -590,6 +622,8 @@ struct Suppression {
     kind: &'static str,
     status: &'static str,
     justification: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    location: Option<Location>,
 }
 
 #[derive(Serialize)]
