@@ -7,6 +7,10 @@
 //! and audited on a fixed date. A violating case's findings of the rule are a snapshot
 //! (`fixtures__<code>_fixture.snap` for `violating.yaml`, `..._fixture_<what>.snap` for the others); a
 //! clean case has none of them.
+//!
+//! The folder is a rule's one test format: a behaviour of a rule (another mechanism, a certainty, a
+//! severity under another trust level) is one more case in it, written as the objects a cluster has, so
+//! the real ingest reads it. What no input can produce is tested beside the code, not here.
 
 use gpu_trust_policy::Date;
 use gpu_trust_rules::report::{AuditReport, Finding};

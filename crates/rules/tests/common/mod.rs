@@ -4,10 +4,10 @@
 #![allow(dead_code)]
 
 use gpu_trust_model::fleet::{
-    Binding, ClusterPolicyInfo, ConfigSource, ContainerInfo, Fleet, FractionRequest,
-    FractionScheduler, GpuNode, GpuRequest, HamiRequest, InferenceEngine, InferenceServer, MigSlot,
-    MigStrategy, NamespaceInfo, Node, PhysicalGpu, PolicyRule, SharingConfig, SharingStrategy,
-    Subject, Workload, WorkloadClass, WorkloadKind,
+    Binding, ConfigSource, ContainerInfo, Fleet, FractionRequest, FractionScheduler, GpuNode,
+    GpuRequest, HamiRequest, InferenceEngine, InferenceServer, MigSlot, MigStrategy, NamespaceInfo,
+    Node, PhysicalGpu, PolicyRule, SharingConfig, SharingStrategy, Subject, Workload,
+    WorkloadClass, WorkloadKind,
 };
 use gpu_trust_model::{Location, ObjectRef, Version};
 use gpu_trust_policy::{Date, Tenancy};
@@ -94,24 +94,6 @@ impl NodeSpec {
             MigStrategy::Mixed,
             (0..self.gpus).map(|_| layout.to_vec()).collect(),
         ));
-        self
-    }
-
-    pub fn mig_per_gpu(mut self, layouts: Vec<Vec<&'static str>>) -> Self {
-        self.mig = Some((MigStrategy::Mixed, layouts));
-        self
-    }
-
-    pub fn mig_time_sliced(mut self, profile: &str, replicas: u32) -> Self {
-        self.strategy = SharingStrategy::TimeSlicing;
-        self.replicas
-            .insert(format!("nvidia.com/mig-{profile}"), replicas);
-        self
-    }
-
-    pub fn product(mut self, product: &str, model: Option<&str>) -> Self {
-        self.product = Some(product.to_string());
-        self.model = model.map(str::to_string);
         self
     }
 
@@ -277,13 +259,6 @@ impl W {
         self
     }
 
-    pub fn hami_control_disabled(mut self) -> Self {
-        if let Some(h) = &mut self.w.gpu.hami {
-            h.control_disabled = true;
-        }
-        self
-    }
-
     pub fn kai(mut self, fraction: f64) -> Self {
         self.w.gpu.fraction = Some(FractionRequest {
             scheduler: FractionScheduler::Kai,
@@ -298,11 +273,6 @@ impl W {
 
     pub fn class(mut self, c: WorkloadClass) -> Self {
         self.w.class = c;
-        self
-    }
-
-    pub fn label(mut self, k: &str, v: &str) -> Self {
-        self.w.labels.insert(k.into(), v.into());
         self
     }
 
@@ -323,11 +293,6 @@ impl W {
 
     pub fn visible_devices(mut self, v: &str) -> Self {
         self.w.containers[0].nvidia_visible_devices = Some(v.into());
-        self
-    }
-
-    pub fn runtime_class(mut self, rc: &str) -> Self {
-        self.w.pod_security.runtime_class_name = Some(rc.into());
         self
     }
 
@@ -372,11 +337,8 @@ pub struct FleetSpec {
     pub nodes: Vec<NodeSpec>,
     pub workloads: Vec<W>,
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
-    pub cluster_policy: Option<ClusterPolicyInfo>,
     pub bindings: Vec<Binding>,
-    pub runtime_classes: Vec<(String, String)>,
     pub unresolved: Vec<gpu_trust_model::fleet::Unresolved>,
-    pub mig_requests: Vec<gpu_trust_model::fleet::MigRequest>,
 }
 
 impl FleetSpec {
@@ -398,11 +360,6 @@ impl FleetSpec {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         );
-        self
-    }
-
-    pub fn cluster_policy(mut self, cp: ClusterPolicyInfo) -> Self {
-        self.cluster_policy = Some(cp);
         self
     }
 
@@ -487,23 +444,15 @@ impl FleetSpec {
                     labels,
                 })
                 .collect(),
-            runtime_classes: self
-                .runtime_classes
-                .iter()
-                .map(|(n, h)| gpu_trust_model::fleet::RuntimeClassInfo {
-                    object: obj("RuntimeClass", None, n, 700),
-                    name: n.clone(),
-                    handler: h.clone(),
-                })
-                .collect(),
-            cluster_policy: self.cluster_policy.clone(),
+            runtime_classes: vec![],
+            cluster_policy: None,
             rbac: gpu_trust_model::fleet::Rbac {
                 bindings: self.bindings.clone(),
             },
             resource_claims: vec![],
             unresolved: self.unresolved.clone(),
             node_sets,
-            mig_requests: self.mig_requests.clone(),
+            mig_requests: vec![],
             acceptances: Vec::new(),
         }
     }
