@@ -187,7 +187,11 @@ fn sarif_marks_an_annotation_in_source_at_its_line() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["ruleId"].as_str().is_some_and(|id| id.starts_with("GT101")))
+        .find(|r| {
+            r["ruleId"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("GT101"))
+        })
         .expect("a GT101 result");
     let suppressions = result["suppressions"].as_array().unwrap();
     assert_eq!(suppressions.len(), 2, "one per tenant's annotation");

@@ -564,6 +564,43 @@ impl Members {
     }
 }
 
+/// Each member's pins on one device unit, comparable with one another.
+///
+/// On a HAMi unit where every member's allocations name their GPUs and no device slot was observed,
+/// the allocated UUIDs are the evidence and the slots only candidates, so members pin by UUID. Pins
+/// of different kinds (a slot for one member, a UUID for another) cannot tell whether two members
+/// are on one GPU: then no member is pinned, and every two meet.
+fn unit_pins<T: Ord + Copy>(
+    members: &BTreeMap<T, Members>,
+    hami: bool,
+) -> BTreeMap<T, Option<BTreeSet<Pin>>> {
+    let by_uuid = hami
+        && members
+            .values()
+            .all(|m| m.all_pinned && !m.uuids.is_empty() && m.observed_devices.is_empty());
+    let mut pins: BTreeMap<T, Option<BTreeSet<Pin>>> = members
+        .iter()
+        .map(|(t, m)| {
+            let pins = if by_uuid {
+                Some(m.uuids.iter().cloned().map(Pin::Uuid).collect())
+            } else {
+                m.pins(hami)
+            };
+            (*t, pins)
+        })
+        .collect();
+    let kinds: BTreeSet<bool> = pins
+        .values()
+        .flatten()
+        .flatten()
+        .map(|p| matches!(p, Pin::Uuid(_)))
+        .collect();
+    if kinds.len() > 1 {
+        pins.values_mut().for_each(|p| *p = None);
+    }
+    pins
+}
+
 /// Whether `profiles` (plugin spelling; `None` for any) may get an instance of `gpu`.
 fn may_get(profiles: &Option<BTreeSet<String>>, instance: &str) -> bool {
     profiles.as_ref().is_none_or(|set| {
@@ -822,8 +859,7 @@ impl Colocation {
                     continue;
                 }
                 let hami = unit == Unit::Hami;
-                let pins: BTreeMap<TenantId, Option<BTreeSet<Pin>>> =
-                    members.iter().map(|(t, m)| (*t, m.pins(hami))).collect();
+                let pins = unit_pins(&members, hami);
                 let all: BTreeSet<&Pin> = pins.values().flatten().flatten().collect();
                 let keys: Vec<Option<Pin>> = if all.is_empty() {
                     vec![None]
@@ -1262,5 +1298,73 @@ pub(crate) mod tests {
     thread_local! {
         /// Co-location analyses computed on this thread (tests count them: one per audit).
         pub(crate) static COMPUTED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    use super::{unit_pins, DeviceSlot, Members, Pin};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn slot(gpu: u32) -> DeviceSlot {
+        DeviceSlot {
+            gpu,
+            instance: None,
+        }
+    }
+
+    /// A tenant on a HAMi unit: its allocations' UUIDs, its candidate slots, the observed ones.
+    fn member(uuids: &[&str], candidates: &[u32], observed: &[u32]) -> Members {
+        Members {
+            uuids: uuids.iter().map(|u| u.to_string()).collect(),
+            all_pinned: !uuids.is_empty(),
+            observed_devices: observed.iter().copied().map(slot).collect(),
+            devices: Some(candidates.iter().copied().map(slot).collect()),
+            ..Members::default()
+        }
+    }
+
+    fn uuids(pins: &Option<BTreeSet<Pin>>) -> Vec<&str> {
+        pins.iter()
+            .flatten()
+            .filter_map(|p| match p {
+                Pin::Uuid(u) => Some(u.as_str()),
+                Pin::Slot(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hami_allocations_pin_by_uuid_over_candidate_slots() {
+        // A node with two GPUs and no HAMi register: both tenants may be on either GPU, and their
+        // allocations name the same one.
+        let members = BTreeMap::from([
+            (1, member(&["GPU-a"], &[0, 1], &[])),
+            (2, member(&["GPU-a"], &[0, 1], &[])),
+        ]);
+        let pins = unit_pins(&members, true);
+        assert_eq!(uuids(&pins[&1]), ["GPU-a"]);
+        assert_eq!(uuids(&pins[&2]), ["GPU-a"]);
+        // Without HAMi the UUIDs are not allocations: the slots stay.
+        let pins = unit_pins(&members, false);
+        assert!(uuids(&pins[&1]).is_empty() && pins[&1].is_some());
+    }
+
+    #[test]
+    fn pins_of_different_kinds_pin_no_one() {
+        // One tenant's pod has no allocation annotation: it may be anywhere, and the other's UUID
+        // cannot be compared with its slots, so every two meet.
+        let members = BTreeMap::from([
+            (1, member(&["GPU-a"], &[], &[])),
+            (2, member(&[], &[0, 1], &[])),
+        ]);
+        let pins = unit_pins(&members, true);
+        assert!(pins.values().all(Option::is_none), "{pins:?}");
+        // Observed slots are evidence: they are kept when every member has them.
+        let members = BTreeMap::from([
+            (1, member(&["GPU-a"], &[0], &[0])),
+            (2, member(&["GPU-a"], &[0], &[0])),
+        ]);
+        let pins = unit_pins(&members, true);
+        assert!(pins
+            .values()
+            .all(|p| p.as_ref().is_some_and(|p| p.contains(&Pin::Slot(slot(0))))));
     }
 }
