@@ -207,3 +207,32 @@ fn kai_fractions_on_mps_inherit_mps() {
     );
     assert!(findings(&report, "GT102").is_empty());
 }
+
+/// AKS labels only the accelerator vendor and the VM size: the size names the GPU model and count,
+/// and a size with a fraction of one GPU leaves the model unknown with the reason.
+#[test]
+fn aks_vm_size_names_the_gpus() {
+    let (ing, report) = load("aks.yaml");
+    let a100 = gpu(&ing.fleet, "aks-gpu-12345678-vmss000000");
+    assert_eq!(a100.model.as_deref(), Some("A100-PCIE-80GB"));
+    assert_eq!(a100.count, 2);
+    assert!(a100.platforms.contains(&Platform::Aks));
+    assert!(a100
+        .unknown
+        .iter()
+        .any(|u| u.fact == NodeFact::DriverVersion && u.reason.contains("AKS")));
+    // One whole GPU each, no sharing configured: nothing shared on the device, the host is.
+    assert!(on_node(&report, "GT101", "aks-gpu-12345678-vmss000000").is_empty());
+    assert_eq!(
+        on_node(&report, "GT207", "aks-gpu-12345678-vmss000000").len(),
+        1
+    );
+    assert!(on_node(&report, "GT001", "aks-gpu-12345678-vmss000000").is_empty());
+    let gt001 = on_node(&report, "GT001", "aks-nva10-87654321-vmss000000");
+    assert_eq!(gt001.len(), 1, "{gt001:#?}");
+    assert!(
+        gt001[0].message.contains("fraction of one GPU"),
+        "{}",
+        gt001[0].message
+    );
+}

@@ -1,7 +1,7 @@
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
-use gpu_trust_model::fleet::UnresolvedKind;
+use gpu_trust_model::fleet::{NodeFact, UnresolvedKind};
 use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::BTreeSet;
 
@@ -67,11 +67,23 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let Some(node) = ctx.fleet.nodes.get(id) else {
             continue;
         };
-        let product = node
-            .gpu
-            .as_ref()
-            .and_then(|g| g.product.as_deref())
-            .unwrap_or("(none)");
+        let gpu = node.gpu.as_ref();
+        let product = gpu.and_then(|g| g.product.as_deref());
+        // Without a product name, the reason the platform left the model unknown says the most.
+        let why = gpu.and_then(|g| {
+            g.unknown
+                .iter()
+                .find(|u| u.fact == NodeFact::GpuModel)
+                .map(|u| u.reason.as_str())
+        });
+        let what = match (product, why) {
+            (Some(product), _) => format!(
+                "node {} reports GPU product `{product}`, which the GPU catalogue does not know",
+                node.name
+            ),
+            (None, Some(why)) => format!("node {}: the GPU model is unknown ({why})", node.name),
+            (None, None) => format!("node {} reports GPU product `(none)`", node.name),
+        };
         let tenants = ctx.colo().tenants_on(id);
         let draft = sink
             .draft(Severity::Low, Certainty::Observed)
@@ -79,8 +91,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .tenants(tenants.keys().copied())
             .with_node_objects(ctx)
             .message(format!(
-                "node {} reports GPU product `{product}`, which the GPU catalogue does not know: its MIG geometry, memory and confidential-computing support are unknown, so MIG layout, slice size and CC checks cannot judge this node",
-                node.name
+                "{what}: its MIG geometry, memory and confidential-computing support are unknown, so MIG layout, slice size and CC checks cannot judge this node"
             ))
             .remediation(format!(
                 "Check `kubectl get node {} -L nvidia.com/gpu.product` against the names `gpu-trust catalogue` lists; correct a hand-set label, or report the model so the catalogue can add it",
