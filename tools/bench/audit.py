@@ -24,7 +24,8 @@ Sections:
 
 Clusters come from tools/gen-cluster (deterministic: the same arguments give the same bytes) and
 are written under the work folder (default target/bench). Each measurement is one child process
-timed with os.wait4, so its peak RSS is its own (and its children's). Times are medians of --runs
+timed with os.wait4; its peak RSS comes from GNU time (`/usr/bin/time`, Debian package `time`) when
+installed, since wait4's figure also carries this script's own peak (see `measure`). Times are medians of --runs
 runs; peak RSS is the largest seen. Results are printed as Markdown tables and written as JSON.
 """
 
@@ -35,6 +36,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,10 +49,22 @@ GEN = RELEASE / "gen-cluster"
 CHECKOV_VERSION = "3.3.30"
 
 
+# GNU time, when installed (Debian package `time`), reports the peak RSS of the command alone.
+# `ru_maxrss` from wait4 does not: Linux keeps a process's high-water mark across execve, and Python
+# starts children with vfork, so every child's figure is at least this script's own peak (which the
+# sections that read reports raise to hundreds of MiB).
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
 def measure(cmd, stdout=subprocess.DEVNULL, env=None):
     """Runs `cmd` once; returns wall seconds, CPU seconds (user + system), peak RSS in MiB, exit code."""
     # The load average as the run starts: on a shared machine, wall time says little without it.
     load = os.getloadavg()[0]
+    rss_file = None
+    if GNU_TIME:
+        fd, rss_file = tempfile.mkstemp(prefix="gpu-trust-bench-rss-")
+        os.close(fd)
+        cmd = [GNU_TIME, "-f", "%M", "-o", rss_file, *map(str, cmd)]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
     # Read stderr before waiting so that a chatty child cannot block on a full pipe.
@@ -58,11 +72,19 @@ def measure(cmd, stdout=subprocess.DEVNULL, env=None):
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
+    rss_kib = usage.ru_maxrss
+    if rss_file:
+        text = Path(rss_file).read_text().strip().splitlines()
+        os.unlink(rss_file)
+        # GNU time exits with the command's code; its file's last line is %M in KiB.
+        if text and text[-1].isdigit():
+            rss_kib = int(text[-1])
     return {
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "sys_s": usage.ru_stime,
-        "rss_mib": usage.ru_maxrss / 1024.0,
+        "rss_mib": rss_kib / 1024.0,
+        "rss_source": "GNU time" if rss_file else "wait4 (includes this script's own peak)",
         "code": proc.returncode,
         "load": load,
         "stderr": err.decode("utf-8", "replace")[-2000:],
