@@ -239,29 +239,19 @@ pub(super) fn finding(
         let _ = writeln!(out, "<dt>Evidence</dt><dd>{}</dd>", escape(e));
     }
     if let Some(a) = &f.accepted {
-        let until = a
-            .until
-            .as_deref()
-            .map(|u| format!(" (until {})", escape(u)))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "<dt>Accepted</dt><dd>{}{until}</dd>",
-            code_spans(&a.reason)
+            "<dt>Accepted</dt><dd>{}</dd>",
+            acceptance(&a.reason, a.until.as_deref())
         );
     }
     for a in f.accepted_pairs.iter().take(MAX_NAMES) {
-        let until = a
-            .until
-            .as_deref()
-            .map(|u| format!(" (until {})", escape(u)))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "<dt>Accepted pair</dt><dd>{} and {}: {}{until}</dd>",
+            "<dt>Accepted pair</dt><dd>{} and {}: {}</dd>",
             escape(&a.tenants[0]),
             escape(&a.tenants[1]),
-            code_spans(&a.reason)
+            acceptance(&a.reason, a.until.as_deref())
         );
     }
     if f.accepted_pairs.len() > MAX_NAMES {
@@ -333,4 +323,12 @@ pub(super) fn skipped(out: &mut String, report: &AuditReport) {
         );
     }
     out.push_str("</ul>\n</section>\n");
+}
+
+/// An acceptance's reason and, when it has one, its last day.
+fn acceptance(reason: &str, until: Option<&str>) -> String {
+    match until {
+        Some(until) => format!("{} (until {})", code_spans(reason), escape(until)),
+        None => code_spans(reason),
+    }
 }
