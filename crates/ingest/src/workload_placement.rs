@@ -43,8 +43,9 @@ struct Fleet<'f> {
 /// Places `workloads` (unique and sorted) on `nodes` (with the `drafts` they were resolved from),
 /// with the resolved NVIDIA GPU `claims` and every ResourceClaim read (`claim_drafts`, for their
 /// allocations).
+#[allow(clippy::vec_box)] // See `Collector::workloads`.
 pub(crate) fn place_workloads(
-    workloads: Vec<WorkloadDraft>,
+    workloads: Vec<Box<WorkloadDraft>>,
     drafts: &[NodeDraft],
     nodes: &[Node],
     claims: &[ResourceClaimInfo],
@@ -54,10 +55,18 @@ pub(crate) fn place_workloads(
     let mut sets = NodeSets::new();
     let mut missing: BTreeMap<String, (ObjectRef, usize)> = BTreeMap::new();
     let mut placed: Vec<Workload> = Vec::with_capacity(workloads.len());
+    // Workloads in a row often have equal constraints (the pods of one controller): the last ones
+    // and their node set, to skip hashing them again.
+    let mut last: Option<(Constraints, usize)> = None;
     for d in workloads {
+        let d = *d;
         let mut w = d.workload;
         w.gpu.dra.extend(fleet.claim_uses(&w.namespace, &d.claims));
-        permit(&mut w, &d.constraints, &fleet, &mut sets);
+        let set = match &last {
+            Some((c, set)) if *c == d.constraints => *set,
+            _ => sets.permitted(&d.constraints, fleet.nodes, &fleet.by_name, &fleet.offers()),
+        };
+        permit(&mut w, set, &sets);
         w.placement.gpu_uuids = d.allocated.clone();
         if let Some(node_name) = &d.node_name {
             match fleet.by_name.get(node_name.as_str()) {
@@ -71,6 +80,7 @@ pub(crate) fn place_workloads(
             }
         }
         placed.push(w);
+        last = Some((d.constraints, set));
     }
     Placed {
         workloads: placed,
@@ -147,6 +157,12 @@ impl<'f> Fleet<'f> {
         out
     }
 
+    /// Whether a node offers an extended resource.
+    fn offers(&self) -> impl Fn(NodeId, &str) -> bool + 'f {
+        let (drafts, nodes) = (self.drafts, self.nodes);
+        move |node, resource| nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+    }
+
     /// The devices the allocated ResourceClaims a pod in `namespace` names (`uses`) were given on
     /// `node_name`.
     fn dra_devices(&self, namespace: &str, uses: &[ClaimUse], node_name: &str) -> Vec<String> {
@@ -160,19 +176,12 @@ impl<'f> Fleet<'f> {
     }
 }
 
-/// The nodes the workload's constraints permit (interned in `sets`); a DaemonSet has one replica on
-/// each of them.
-fn permit(w: &mut Workload, constraints: &Constraints, fleet: &Fleet<'_>, sets: &mut NodeSets) {
-    let offers = |node: NodeId, resource: &str| -> bool {
-        nodes::offers(
-            &fleet.drafts[node],
-            fleet.nodes[node].gpu.as_ref(),
-            resource,
-        )
-    };
-    w.placement.permitted = sets.permitted(constraints, fleet.nodes, &fleet.by_name, &offers);
+/// The workload's permitted node set (`set`, of `sets`); a DaemonSet has one replica on each of its
+/// nodes.
+fn permit(w: &mut Workload, set: usize, sets: &NodeSets) {
+    w.placement.permitted = set;
     if w.kind == WorkloadKind::DaemonSet {
-        w.replicas = u32::try_from(sets.sets[w.placement.permitted].len()).unwrap_or(u32::MAX);
+        w.replicas = u32::try_from(sets.sets[set].len()).unwrap_or(u32::MAX);
     }
 }
 
