@@ -435,16 +435,44 @@ fn scan(text: &str, max_string: usize, max_depth: usize) -> Option<Problem<'_>> 
                 }
                 i += 1;
             }
-            _ => i += 1,
+            // Whitespace, `:`, numbers and literals: up to the next byte that matters.
+            _ => {
+                i += 1;
+                while i < bytes.len() && !STRUCTURAL[usize::from(bytes[i])] {
+                    i += 1;
+                }
+            }
         }
     }
     None
 }
 
+/// The bytes [`scan`] acts on: a string's quote, brackets and braces, commas.
+static STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b']' as usize] = true;
+    t[b',' as usize] = true;
+    t
+};
+
 /// The closing quote of a string whose text starts at `from`: the next quote not escaped by an
 /// odd run of backslashes.
 fn closing_quote(bytes: &[u8], from: usize) -> Option<usize> {
+    // Most strings of a manifest (keys, names) are short: their first bytes are looked at one by
+    // one before searching the rest.
     let mut j = from;
+    let short = from.saturating_add(16).min(bytes.len());
+    while j < short {
+        match bytes[j] {
+            b'"' => return Some(j),
+            b'\\' => break,
+            _ => j += 1,
+        }
+    }
     loop {
         let q = memchr::memchr2(b'"', b'\\', bytes.get(j..)?)? + j;
         if bytes[q] == b'\\' {
@@ -766,6 +794,36 @@ mod tests {
             Some(Problem::DuplicateKey { key, .. }) if key == "k7"
         ));
         assert!(scan(&format!("{{{}}}", many.join(", ")), 100, usize::MAX).is_none());
+    }
+
+    #[test]
+    fn closing_quotes_are_found_past_escapes_near_and_far() {
+        // The first unescaped quote, found byte by byte: what `closing_quote` must agree with.
+        fn naive(bytes: &[u8], from: usize) -> Option<usize> {
+            let mut j = from;
+            while j < bytes.len() {
+                match bytes[j] {
+                    b'"' => return Some(j),
+                    b'\\' => j += 2,
+                    _ => j += 1,
+                }
+            }
+            None
+        }
+        for at in 0..40 {
+            for escape in ["\\\"", "\\\\", "\\u00e9", "\\n"] {
+                let text = format!(
+                    "\"{}{escape}{}\" tail\"",
+                    "a".repeat(at),
+                    "b".repeat(at % 7)
+                );
+                let bytes = text.as_bytes();
+                assert_eq!(closing_quote(bytes, 1), naive(bytes, 1), "{text}");
+            }
+            // Unterminated, and ending in a backslash.
+            let open = format!("\"{}\\", "a".repeat(at));
+            assert_eq!(closing_quote(open.as_bytes(), 1), None, "{open}");
+        }
     }
 
     #[test]
