@@ -56,16 +56,17 @@ mod placement;
 mod platforms;
 mod rbac;
 mod util;
+mod workload_placement;
 mod workloads;
 
 use crate::controllers::{Controller, Reads};
 use crate::discover::{At, Embedded, RuntimeDraft, TrainJobDraft};
 use crate::kinds::{Dispatch, Dispatched, Typed};
 use crate::nodes::{ConfigMapDraft, NodeDraft};
-use crate::placement::{Constraints, NodeSets};
+use crate::placement::Constraints;
 use gpu_trust_model::fleet::{
-    DeviceSlot, DraClaimUse, Fleet, GpuNode, Ingested, MigStrategy, NamespaceInfo, Node, NodeId,
-    RuntimeClassInfo, Unresolved, UnresolvedKind, Workload, WorkloadClass, WorkloadKind,
+    Fleet, Ingested, NamespaceInfo, Node, RuntimeClassInfo, Unresolved, Workload, WorkloadClass,
+    WorkloadKind,
 };
 use gpu_trust_model::{Diagnostic, Location, ObjectRef, Version};
 use gpu_trust_source::tree::{ScalarStyle, Value};
@@ -387,7 +388,10 @@ struct Checkpoint {
 #[derive(Default)]
 struct Collector {
     nodes: Vec<NodeDraft>,
-    workloads: Vec<WorkloadDraft>,
+    /// Boxed: on a large dump the list grows, is sorted and deduplicated without moving the drafts
+    /// themselves (about a kilobyte each), and without a second copy of them all beside the first.
+    #[allow(clippy::vec_box)]
+    workloads: Vec<Box<WorkloadDraft>>,
     namespaces: Vec<NamespaceRecord>,
     config_maps: Vec<(String, String, ConfigMapDraft)>,
     policies: Vec<(ObjectRef, crd::ClusterPolicy)>,
@@ -1198,7 +1202,7 @@ impl Collector {
         let mut draft = self.draft(r, WorkloadKind::Pod, None, 1, &spec, labels, annotations)?;
         draft.workload.owner = owner;
         draft.node_name = node_name;
-        self.workloads.push(draft);
+        self.workloads.push(Box::new(draft));
         Ok(())
     }
 
@@ -1252,7 +1256,7 @@ impl Collector {
         if replicas > 0 || kind == WorkloadKind::DaemonSet {
             draft.node_name = spec.node_name.clone().filter(|n| !n.is_empty());
         }
-        self.workloads.push(draft);
+        self.workloads.push(Box::new(draft));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1416,105 +1420,18 @@ impl Collector {
 
         // DRA claims and their strategies.
         let claims = dra::resolve(&self.claims, &self.classes);
-        let claim_index: BTreeMap<(String, String, bool), usize> = claims
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                (
-                    (
-                        c.object.namespace.clone().unwrap_or_default(),
-                        c.object.name.clone(),
-                        c.template,
-                    ),
-                    i,
-                )
-            })
-            .collect();
-        let allocations: BTreeMap<(String, String), Vec<(String, String)>> = self
-            .claims
-            .iter()
-            .filter(|c| !c.template)
-            .map(|c| ((c.namespace.clone(), c.name.clone()), c.allocated.clone()))
-            .collect();
 
         // Workloads, sorted; node ids, devices and permitted node sets.
         let wdrafts = unique_workloads(std::mem::take(&mut self.workloads), &mut diagnostics);
-        let by_name: BTreeMap<&str, NodeId> = fleet_nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
-        let mut sets = NodeSets::new();
-        let mut missing_nodes: BTreeMap<String, (ObjectRef, usize)> = BTreeMap::new();
-        let mut workloads_out: Vec<Workload> = Vec::with_capacity(wdrafts.len());
-        for d in wdrafts {
-            let mut w = d.workload;
-            // DRA claims the pod uses.
-            for (_, claim, template) in &d.claims {
-                let (name, is_template) = match (claim, template) {
-                    (Some(c), _) => (c.clone(), false),
-                    (None, Some(t)) => (t.clone(), true),
-                    (None, None) => continue,
-                };
-                if let Some(&i) = claim_index.get(&(w.namespace.clone(), name.clone(), is_template))
-                {
-                    let c = &claims[i];
-                    w.gpu.dra.push(DraClaimUse {
-                        claim: (!is_template).then(|| format!("{}/{}", w.namespace, name)),
-                        template: is_template.then(|| name.clone()),
-                        device_class: c.device_class.clone(),
-                        strategy: c.strategy,
-                    });
-                }
-            }
-            let offers = |node: NodeId, resource: &str| -> bool {
-                nodes::offers(&drafts[node], fleet_nodes[node].gpu.as_ref(), resource)
-            };
-            w.placement.permitted = sets.permitted(&d.constraints, &fleet_nodes, &by_name, &offers);
-            if w.kind == WorkloadKind::DaemonSet {
-                w.replicas =
-                    u32::try_from(sets.sets[w.placement.permitted].len()).unwrap_or(u32::MAX);
-            }
-            w.placement.gpu_uuids = d.allocated.clone();
-            if let Some(node_name) = &d.node_name {
-                match by_name.get(node_name.as_str()) {
-                    Some(&id) => {
-                        w.placement.node = Some(id);
-                        if let Some(g) = &fleet_nodes[id].gpu {
-                            let dra_devices: Vec<String> = d
-                                .claims
-                                .iter()
-                                .filter_map(|(_, c, _)| c.as_ref())
-                                .filter_map(|c| allocations.get(&(w.namespace.clone(), c.clone())))
-                                .flatten()
-                                .filter(|(pool, _)| pool == node_name)
-                                .map(|(_, dev)| dev.clone())
-                                .collect();
-                            let (devices, observed) = devices(&w, g, &dra_devices);
-                            w.placement.devices = devices;
-                            w.placement.observed = observed;
-                        }
-                    }
-                    None => {
-                        let e = missing_nodes
-                            .entry(node_name.clone())
-                            .or_insert_with(|| (w.object.clone(), 0));
-                        e.1 += 1;
-                    }
-                }
-            }
-            workloads_out.push(w);
-        }
-        for (node, (object, count)) in missing_nodes {
-            unresolved.push(Unresolved {
-                object,
-                node: Some(node.clone()),
-                what: UnresolvedKind::MissingNode,
-                message: format!(
-                    "{count} pod(s) are scheduled on node {node}, which is not in the input: their devices and neighbours are unknown"
-                ),
-            });
-        }
+        let placed = workload_placement::place_workloads(
+            wdrafts,
+            &drafts,
+            &fleet_nodes,
+            &claims,
+            &self.claims,
+        );
+        unresolved.extend(placed.unresolved);
+        let workloads_out = placed.workloads;
 
         let namespaces = namespaces_of(
             &workloads_out,
@@ -1578,7 +1495,7 @@ impl Collector {
                 rbac,
                 resource_claims: claims,
                 unresolved,
-                node_sets: sets.sets,
+                node_sets: placed.node_sets,
                 mig_requests,
                 acceptances,
             },
@@ -1719,10 +1636,11 @@ fn operands_by_node(
 
 /// Workloads sorted by namespace, kind and name; the same object read twice (a dump and the
 /// manifests it came from) counts once, and the other reading is a warning.
+#[allow(clippy::vec_box)] // See `Collector::workloads`.
 fn unique_workloads(
-    mut wdrafts: Vec<WorkloadDraft>,
+    mut wdrafts: Vec<Box<WorkloadDraft>>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<WorkloadDraft> {
+) -> Vec<Box<WorkloadDraft>> {
     fn key(w: &WorkloadDraft) -> (&str, WorkloadKind, &str, &str, Option<&str>) {
         let w = &w.workload;
         (
@@ -1738,7 +1656,7 @@ fn unique_workloads(
             .cmp(&key(b))
             .then_with(|| a.workload.object.location.cmp(&b.workload.object.location))
     });
-    let mut unique: Vec<WorkloadDraft> = Vec::with_capacity(wdrafts.len());
+    let mut unique: Vec<Box<WorkloadDraft>> = Vec::with_capacity(wdrafts.len());
     for d in wdrafts {
         match unique.last() {
             Some(prev) if key(prev) == key(&d) => diagnostics.push(Diagnostic::warning(
@@ -1841,103 +1759,4 @@ fn operator_namespace(
         }
     }
     platforms::gpu_operator::default_namespace(nodes).to_string()
-}
-
-/// The devices of its node a scheduled pod may be on, and whether the evidence pins it to exactly
-/// those.
-fn devices(w: &Workload, g: &GpuNode, dra_devices: &[String]) -> (Vec<DeviceSlot>, bool) {
-    if !w.requests_gpu() || g.gpus.is_empty() {
-        return (Vec::new(), false);
-    }
-    let gpu = |i: u32| DeviceSlot {
-        gpu: i,
-        instance: None,
-    };
-    // HAMi's allocation annotation names the GPUs.
-    if !w.placement.gpu_uuids.is_empty() {
-        let pinned: Vec<DeviceSlot> = g
-            .gpus
-            .iter()
-            .filter(|p| {
-                p.uuid
-                    .as_ref()
-                    .is_some_and(|u| w.placement.gpu_uuids.contains(u))
-            })
-            .map(|p| gpu(p.index))
-            .collect();
-        if pinned.len() == w.placement.gpu_uuids.len() {
-            return (pinned, true);
-        }
-    }
-    // An allocated DRA claim names its devices (`gpu-<index>`).
-    if !dra_devices.is_empty() {
-        let pinned: Vec<DeviceSlot> = dra_devices
-            .iter()
-            .filter_map(|d| d.strip_prefix("gpu-").and_then(|i| i.parse::<u32>().ok()))
-            .filter(|i| g.gpus.iter().any(|p| p.index == *i))
-            .map(gpu)
-            .collect();
-        if pinned.len() == dra_devices.len() {
-            let mut pinned = pinned;
-            pinned.sort();
-            pinned.dedup();
-            return (pinned, true);
-        }
-    }
-    let mig_slots = |filter: &dyn Fn(&str) -> bool| -> Vec<DeviceSlot> {
-        g.gpus
-            .iter()
-            .filter(|p| p.mig_enabled)
-            .flat_map(|p| {
-                p.mig
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| filter(&s.profile))
-                    .map(move |(i, _)| DeviceSlot {
-                        gpu: p.index,
-                        instance: Some(u32::try_from(i).unwrap_or(u32::MAX)),
-                    })
-            })
-            .collect()
-    };
-    let requested_mig: Vec<(String, u64)> = w
-        .gpu
-        .mig_profiles()
-        .map(|(p, n)| (p.to_string(), n))
-        .collect();
-    let (candidates, wanted) = if !requested_mig.is_empty() {
-        let names: Vec<&str> = requested_mig.iter().map(|(p, _)| p.as_str()).collect();
-        let wanted: u64 = requested_mig.iter().map(|(_, n)| *n).sum();
-        (
-            mig_slots(&|profile| {
-                names
-                    .iter()
-                    .any(|n| gpu_trust_model::catalogue::is_plugin_spelling(profile, n))
-            }),
-            wanted,
-        )
-    } else {
-        let wanted = w
-            .gpu
-            .resources
-            .get(gpu_trust_model::resource::GPU)
-            .or_else(|| w.gpu.resources.get(gpu_trust_model::resource::GPU_SHARED))
-            .copied()
-            .unwrap_or(1)
-            .max(1);
-        if g.mig_strategy == MigStrategy::Single && g.mig_enabled() {
-            (mig_slots(&|_| true), wanted)
-        } else {
-            let whole: Vec<DeviceSlot> = g
-                .gpus
-                .iter()
-                .filter(|p| !(p.mig_enabled && g.mig_strategy == MigStrategy::Mixed))
-                .map(|p| gpu(p.index))
-                .collect();
-            // A fractional or HAMi request gets one GPU per requested device.
-            (whole, wanted)
-        }
-    };
-    let observed = !candidates.is_empty() && (candidates.len() as u64) <= wanted;
-    (candidates, observed)
 }

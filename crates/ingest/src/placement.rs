@@ -269,7 +269,8 @@ impl Tol {
     }
 }
 
-/// Interns permitted node sets: equal constraints are evaluated once, equal sets stored once.
+/// Interns permitted node sets: equal constraints (of workloads not bound to a node) are evaluated
+/// once, equal sets stored once.
 #[derive(Default)]
 pub(crate) struct NodeSets {
     pub sets: Vec<Vec<NodeId>>,
@@ -302,8 +303,14 @@ impl NodeSets {
         by_name: &BTreeMap<&str, NodeId>,
         offers: &dyn Fn(NodeId, &str) -> bool,
     ) -> usize {
-        if let Some(&id) = self.by_constraints.get(c) {
-            return id;
+        // A pod bound to a node (`nodeName`, as every scheduled pod of a dump) is permitted that
+        // node or none: its constraints are seldom another's, and cheap to evaluate, so they are
+        // neither looked up nor kept (on a dump, a copy of every pod's constraints).
+        let memo = c.node_name.is_none();
+        if memo {
+            if let Some(&id) = self.by_constraints.get(c) {
+                return id;
+            }
         }
         let ids: Vec<NodeId> = match c.name_candidates() {
             Some(names) => {
@@ -320,7 +327,9 @@ impl NodeSets {
                 .collect(),
         };
         let id = self.intern(ids);
-        self.by_constraints.insert(c.clone(), id);
+        if memo {
+            self.by_constraints.insert(c.clone(), id);
+        }
         id
     }
 }

@@ -115,7 +115,7 @@ fn emit<'a>(
                 // The whole document's scan finds the first problem in text order, with both
                 // places of the duplicate (linear, and only on this error path).
                 let start = offset(text, raw);
-                match scan(raw, usize::MAX) {
+                match scan(raw, usize::MAX, usize::MAX) {
                     Some(Problem::DuplicateKey { at, first, key }) => {
                         let first = lines.pos(start + first).line;
                         let p = lines.pos(start + at);
@@ -205,31 +205,114 @@ pub(crate) fn check_at(
     pos_of: &mut dyn FnMut(usize) -> Pos,
 ) -> Option<Diagnostic> {
     if raw.len() > limits.max_object_bytes {
-        return Some(Diagnostic::error(
-            Location::new(file, base.line, base.column),
-            format!(
-                "object is over the size limit of {} bytes (max_object_bytes)",
-                limits.max_object_bytes
-            ),
-        ));
+        return Some(over_size(base, file, limits));
     }
-    match scan(raw, limits.max_scalar_bytes)? {
+    let problem = scan(raw, limits.max_scalar_bytes, usize::MAX)?;
+    Some(diagnose(problem, file, limits, pos_of))
+}
+
+/// What [`check_piece`] makes of a value's text.
+pub(crate) enum Checked {
+    /// Within the bounds: hand it on.
+    Fine,
+    /// Over a bound of its own, reported as [`check_at`] reports it.
+    Invalid(Diagnostic),
+    /// Nested deeper than `max_depth`.
+    TooDeep,
+}
+
+/// [`check_at`] for valid JSON text that is also refused when nested deeper than `max_depth`
+/// (whatever else is wrong with it), in one pass over the text when nothing is.
+pub(crate) fn check_piece(
+    raw: &str,
+    base: Pos,
+    file: &str,
+    limits: &Limits,
+    max_depth: usize,
+    pos_of: &mut dyn FnMut(usize) -> Pos,
+) -> Checked {
+    if raw.len() > limits.max_object_bytes {
+        return if deeper_than(raw, max_depth) {
+            Checked::TooDeep
+        } else {
+            Checked::Invalid(over_size(base, file, limits))
+        };
+    }
+    match scan(raw, limits.max_scalar_bytes, max_depth) {
+        None => Checked::Fine,
+        Some(Problem::TooDeep) => Checked::TooDeep,
+        // The scan stopped at the first problem: the depth of the rest is checked apart.
+        Some(_) if deeper_than(raw, max_depth) => Checked::TooDeep,
+        Some(problem) => Checked::Invalid(diagnose(problem, file, limits, pos_of)),
+    }
+}
+
+fn over_size(base: Pos, file: &str, limits: &Limits) -> Diagnostic {
+    Diagnostic::error(
+        Location::new(file, base.line, base.column),
+        format!(
+            "object is over the size limit of {} bytes (max_object_bytes)",
+            limits.max_object_bytes
+        ),
+    )
+}
+
+fn diagnose(
+    problem: Problem<'_>,
+    file: &str,
+    limits: &Limits,
+    pos_of: &mut dyn FnMut(usize) -> Pos,
+) -> Diagnostic {
+    match problem {
         Problem::LongString { at, len } => {
             let p = pos_of(at);
-            Some(Diagnostic::error(
+            Diagnostic::error(
                 Location::new(file, p.line, p.column),
                 format!(
                     "string of {len} bytes is over the scalar limit of {} bytes (max_scalar_bytes)",
                     limits.max_scalar_bytes
                 ),
-            ))
+            )
         }
         Problem::DuplicateKey { at, first, key } => {
             let first = pos_of(first).line;
             let p = pos_of(at);
-            Some(duplicate_key(file, p, &key, Some(first)))
+            duplicate_key(file, p, &key, Some(first))
+        }
+        // Only [`check_piece`] asks for a depth, and it does not report this one.
+        Problem::TooDeep => {
+            let p = pos_of(0);
+            Diagnostic::error(
+                Location::new(file, p.line, p.column),
+                "nested deeper than the reader takes".to_string(),
+            )
         }
     }
+}
+
+/// Whether JSON text nests objects and arrays deeper than `max`.
+fn deeper_than(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0usize;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => match closing_quote(bytes, i + 1) {
+                Some(close) => i = close,
+                None => return false,
+            },
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The error for a key given twice in one object, worded as the YAML reader words it.
@@ -256,6 +339,8 @@ enum Problem<'a> {
         first: usize,
         key: Cow<'a, str>,
     },
+    /// Objects and arrays nested deeper than asked.
+    TooDeep,
 }
 
 /// An open object or array while scanning.
@@ -272,10 +357,11 @@ struct Frame<'a> {
 /// Keys of one object compared one by one up to this many, by hash beyond.
 const LINEAR_KEYS: usize = 32;
 
-/// Scans valid JSON text once, in linear time, for the first string longer than `max_string` bytes
-/// and the first key given twice in one object (keys compared after unescaping, so `"k\u0069nd"`
-/// is `kind`). Nesting is bounded by the JSON parser itself, at [`JSON_DEPTH_LIMIT`].
-fn scan(text: &str, max_string: usize) -> Option<Problem<'_>> {
+/// Scans valid JSON text once, in linear time, for the first string longer than `max_string` bytes,
+/// the first key given twice in one object (keys compared after unescaping, so `"k\u0069nd"` is
+/// `kind`) and the first object or array nested deeper than `max_depth`. Nesting is bounded by the
+/// JSON parser itself, at [`JSON_DEPTH_LIMIT`].
+fn scan(text: &str, max_string: usize, max_depth: usize) -> Option<Problem<'_>> {
     let bytes = text.as_bytes();
     let mut keys: Vec<(Cow<'_, str>, usize)> = Vec::new();
     let mut stack: Vec<Frame<'_>> = Vec::new();
@@ -326,6 +412,9 @@ fn scan(text: &str, max_string: usize) -> Option<Problem<'_>> {
                 i = close + 1;
             }
             b'{' | b'[' => {
+                if stack.len() >= max_depth {
+                    return Some(Problem::TooDeep);
+                }
                 stack.push(Frame {
                     object: bytes[i] == b'{',
                     expect_key: true,
@@ -346,16 +435,44 @@ fn scan(text: &str, max_string: usize) -> Option<Problem<'_>> {
                 }
                 i += 1;
             }
-            _ => i += 1,
+            // Whitespace, `:`, numbers and literals: up to the next byte that matters.
+            _ => {
+                i += 1;
+                while i < bytes.len() && !STRUCTURAL[usize::from(bytes[i])] {
+                    i += 1;
+                }
+            }
         }
     }
     None
 }
 
+/// The bytes [`scan`] acts on: a string's quote, brackets and braces, commas.
+static STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b']' as usize] = true;
+    t[b',' as usize] = true;
+    t
+};
+
 /// The closing quote of a string whose text starts at `from`: the next quote not escaped by an
 /// odd run of backslashes.
 fn closing_quote(bytes: &[u8], from: usize) -> Option<usize> {
+    // Most strings of a manifest (keys, names) are short: their first bytes are looked at one by
+    // one before searching the rest.
     let mut j = from;
+    let short = from.saturating_add(16).min(bytes.len());
+    while j < short {
+        match bytes[j] {
+            b'"' => return Some(j),
+            b'\\' => break,
+            _ => j += 1,
+        }
+    }
     loop {
         let q = memchr::memchr2(b'"', b'\\', bytes.get(j..)?)? + j;
         if bytes[q] == b'\\' {
@@ -614,7 +731,7 @@ mod tests {
     }
 
     fn long(text: &str, max: usize) -> Option<usize> {
-        match scan(text, max) {
+        match scan(text, max, usize::MAX) {
             Some(Problem::LongString { at, .. }) => Some(at),
             _ => None,
         }
@@ -643,11 +760,11 @@ mod tests {
 
     #[test]
     fn scan_finds_long_strings() {
-        assert!(scan(r#"{"a": [[1]]}"#, 10).is_none());
+        assert!(scan(r#"{"a": [[1]]}"#, 10, usize::MAX).is_none());
         assert_eq!(long(r#"{"a": "0123456789ab"}"#, 10), Some(6));
-        assert!(scan(r#"{"a": "\"[[[[[["}"#, 100).is_none());
+        assert!(scan(r#"{"a": "\"[[[[[["}"#, 100, usize::MAX).is_none());
         assert_eq!(long(r#"{"a": "x\"yyyyyyyyyyyyyyyyyy"}"#, 10), Some(6));
-        assert!(scan(r#"{"unterminated"#, 3).is_none());
+        assert!(scan(r#"{"unterminated"#, 3, usize::MAX).is_none());
     }
 
     #[test]
@@ -655,7 +772,7 @@ mod tests {
         let text =
             r#"{"kind": "Service", "spec": {"kind": 1, "a": {"kind": 2}}, "k\u0069nd": "Pod"}"#;
         assert_eq!(
-            scan(text, 100),
+            scan(text, 100, usize::MAX),
             Some(Problem::DuplicateKey {
                 at: 59,
                 first: 1,
@@ -665,17 +782,48 @@ mod tests {
         // The same key in sibling and nested objects is no duplicate.
         assert!(scan(
             r#"[{"a": 1}, {"a": 2, "b": {"a": 3}}, {"a": {"a": {}}}]"#,
-            100
+            100,
+            usize::MAX
         )
         .is_none());
         // Objects with many keys are checked by hash.
         let many: Vec<String> = (0..100).map(|i| format!("\"k{i}\": {i}")).collect();
         let text = format!("{{{}, \"k7\": 0}}", many.join(", "));
         assert!(matches!(
-            scan(&text, 100),
+            scan(&text, 100, usize::MAX),
             Some(Problem::DuplicateKey { key, .. }) if key == "k7"
         ));
-        assert!(scan(&format!("{{{}}}", many.join(", ")), 100).is_none());
+        assert!(scan(&format!("{{{}}}", many.join(", ")), 100, usize::MAX).is_none());
+    }
+
+    #[test]
+    fn closing_quotes_are_found_past_escapes_near_and_far() {
+        // The first unescaped quote, found byte by byte: what `closing_quote` must agree with.
+        fn naive(bytes: &[u8], from: usize) -> Option<usize> {
+            let mut j = from;
+            while j < bytes.len() {
+                match bytes[j] {
+                    b'"' => return Some(j),
+                    b'\\' => j += 2,
+                    _ => j += 1,
+                }
+            }
+            None
+        }
+        for at in 0..40 {
+            for escape in ["\\\"", "\\\\", "\\u00e9", "\\n"] {
+                let text = format!(
+                    "\"{}{escape}{}\" tail\"",
+                    "a".repeat(at),
+                    "b".repeat(at % 7)
+                );
+                let bytes = text.as_bytes();
+                assert_eq!(closing_quote(bytes, 1), naive(bytes, 1), "{text}");
+            }
+            // Unterminated, and ending in a backslash.
+            let open = format!("\"{}\\", "a".repeat(at));
+            assert_eq!(closing_quote(open.as_bytes(), 1), None, "{open}");
+        }
     }
 
     #[test]

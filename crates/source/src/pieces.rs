@@ -14,7 +14,7 @@
 //! characters from the line's start, from the first byte after a UTF-8 byte-order mark.
 
 use crate::file::utf8_chars;
-use crate::json::check_at;
+use crate::json::{check_piece, Checked};
 use crate::stream::{Entry, Object, ReadOptions};
 use crate::tree::Pos;
 use serde::de::IgnoredAny;
@@ -186,92 +186,70 @@ impl Splitter<'_> {
         )
     }
 
-    /// Takes one JSON value's text (no longer than `max` bytes, no deeper than [`MAX_DEPTH`]), valid
-    /// UTF-8 and valid JSON by serde_json, and returns its start in `buf`; the value is
-    /// `buf[start..self.pos]` until the next read.
+    /// Takes one JSON value's text (no longer than `max` bytes), valid UTF-8 and valid JSON by
+    /// serde_json, and returns its start in `buf`; the value is `buf[start..self.pos]` until the
+    /// next read. Its depth is left to [`check_piece`], which scans the text anyway.
+    ///
+    /// serde_json finds the value's end as it checks it, in one pass. It is given what is buffered
+    /// up to the last byte that may follow a value (whitespace or punctuation), so that no number
+    /// or literal is cut short. A value that runs past that is parsed again once at least twice as
+    /// much of it is buffered (a value costs at most about three parses of its text), and the
+    /// buffer never holds more than `max` bytes of it beyond one read.
     fn value(&mut self, max: usize) -> Result<usize, Stop> {
-        let start = self.pos;
-        self.keep = Some(start);
-        let first = self.peek()?.ok_or(Stop)?;
-        let mut depth = 0usize;
-        let mut in_string = false;
-        let mut escaped = false;
-        let scalar = !matches!(first, b'{' | b'[' | b'"');
-        'outer: loop {
-            if self.pos == self.end {
+        self.keep = Some(self.pos);
+        // Bytes of the value to have buffered before parsing (again).
+        let mut want = 1usize;
+        loop {
+            while self.end - self.pos < want && !self.eof {
                 self.fill()?;
-                if self.pos == self.end {
-                    // The end of the input: a scalar may end there (and the document is then
-                    // incomplete, which the caller finds); nothing else may.
-                    if scalar {
-                        break;
-                    }
-                    return Err(Stop);
-                }
             }
-            let keep = self.keep.unwrap_or(0);
-            let bytes = &self.buf[self.pos..self.end];
-            let mut i = 0;
-            while i < bytes.len() {
-                if escaped {
-                    escaped = false;
-                    i += 1;
-                    continue;
+            let all = &self.buf[self.pos..self.end];
+            let bytes = if self.eof {
+                all
+            } else {
+                let last = all.iter().rposition(|b| {
+                    matches!(
+                        b,
+                        b' ' | b'\t'
+                            | b'\n'
+                            | b'\r'
+                            | b','
+                            | b':'
+                            | b'['
+                            | b']'
+                            | b'{'
+                            | b'}'
+                            | b'"'
+                    )
+                });
+                &all[..last.map_or(0, |i| i + 1)]
+            };
+            let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<IgnoredAny>();
+            match stream.next() {
+                Some(Ok(_)) => {
+                    let len = stream.byte_offset();
+                    if len > max {
+                        return Err(Stop);
+                    }
+                    std::str::from_utf8(&bytes[..len]).map_err(|_| Stop)?;
+                    let start = self.pos;
+                    self.pos += len;
+                    return Ok(start);
                 }
-                if in_string {
-                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
-                        None => i = bytes.len(),
-                        Some(k) => {
-                            i += k;
-                            if bytes[i] == b'\\' {
-                                escaped = true;
-                            } else {
-                                in_string = false;
-                                if depth == 0 {
-                                    self.pos += i + 1;
-                                    break 'outer;
-                                }
-                            }
-                            i += 1;
-                        }
-                    }
-                    continue;
-                }
-                match bytes[i] {
-                    b'"' if !scalar => in_string = true,
-                    b'{' | b'[' if !scalar => {
-                        depth += 1;
-                        if depth > MAX_DEPTH {
-                            return Err(Stop);
-                        }
-                    }
-                    b'}' | b']' if !scalar => {
-                        depth = depth.checked_sub(1).ok_or(Stop)?;
-                        if depth == 0 {
-                            self.pos += i + 1;
-                            break 'outer;
-                        }
-                    }
-                    b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' if scalar => {
-                        self.pos += i;
-                        break 'outer;
-                    }
-                    _ => {}
-                }
-                i += 1;
+                // The value goes on past what was given.
+                Some(Err(e)) if e.is_eof() && !self.eof => {}
+                None if !self.eof => {}
+                // Not valid JSON, or no value before the end of the input.
+                _ => return Err(Stop),
             }
-            self.pos += bytes.len();
-            if self.pos - keep > max {
+            if all.len() > max {
                 return Err(Stop);
             }
+            want = all
+                .len()
+                .saturating_mul(2)
+                .clamp(all.len() + 1, max.saturating_add(1));
         }
-        let start = self.keep.unwrap_or(start);
-        if self.pos - start > max {
-            return Err(Stop);
-        }
-        let text = std::str::from_utf8(&self.buf[start..self.pos]).map_err(|_| Stop)?;
-        serde_json::from_str::<IgnoredAny>(text).map_err(|_| Stop)?;
-        Ok(start)
     }
 
     /// The text of the value taken last, from `start`.
@@ -323,7 +301,10 @@ impl Splitter<'_> {
                 let at = self.pos_at(start);
                 let text = self.text(start).to_string();
                 self.keep = None;
-                if check_at(&text, at, file, limits, &mut |i| within(&text, at, i)).is_some() {
+                let checked = check_piece(&text, at, file, limits, MAX_DEPTH, &mut |i| {
+                    within(&text, at, i)
+                });
+                if !matches!(checked, Checked::Fine) {
                     return Err(Stop);
                 }
                 fields.push((key, Cow::Owned(text), at));
@@ -372,13 +353,16 @@ impl Splitter<'_> {
             let start = self.value(limits.max_object_bytes)?;
             let at = self.pos_at(start);
             let text = self.text(start);
-            let entry = match check_at(text, at, file, limits, &mut |i| within(text, at, i)) {
-                Some(diagnostic) => Entry::Invalid {
+            let entry = match check_piece(text, at, file, limits, MAX_DEPTH, &mut |i| {
+                within(text, at, i)
+            }) {
+                Checked::TooDeep => return Err(Stop),
+                Checked::Invalid(diagnostic) => Entry::Invalid {
                     document: 1,
                     item: Some(index),
                     diagnostic,
                 },
-                None => Entry::Object(Object::json(
+                Checked::Fine => Entry::Object(Object::json(
                     file,
                     1,
                     Some(index),
@@ -621,6 +605,66 @@ mod tests {
             "]".repeat(MAX_DEPTH + 1)
         );
         gives_up(&deep, Limits::default());
+    }
+
+    #[test]
+    fn numbers_and_literals_cut_by_the_buffer_are_read_whole() {
+        // serde_json is never given a number or a literal cut short at the buffer's end.
+        let text = "{\"items\": [-1, 0.5e-3, 12345678901234567890, -0, true, false, null,\n [1e5,-2], {\"a\": -7.25E+2, \"b\": \"\\u00e9\\\\\\\"\"}, 42], \"kind\": 1.5}";
+        same(text, Limits::default());
+        same(&text.replace([' ', '\n'], ""), Limits::default());
+    }
+
+    #[test]
+    fn an_item_longer_than_the_buffer_is_read_and_one_over_the_bound_is_not() {
+        let strings: Vec<String> = (0..300_000).map(|i| format!("\"s{i}\"")).collect();
+        let item = format!("{{\"kind\": \"Pod\", \"a\": [{}]}}", strings.join(", "));
+        assert!(item.len() > 3 * CHUNK);
+        let text = format!("{{\"items\": [{{\"kind\": \"Pod\"}}, {item}, 7]}}");
+        let expected = whole(&text, Limits::default());
+        for step in [7, 4096, CHUNK] {
+            let (p, got) = pieces(&text, step, Limits::default());
+            assert_eq!(p, Pieces::Read, "step {step}");
+            assert_eq!(got, expected, "step {step}");
+        }
+        let bounded = Limits {
+            max_object_bytes: 2 * CHUNK,
+            ..Limits::default()
+        };
+        gives_up(&text, bounded);
+    }
+
+    #[test]
+    fn depth_is_checked_whatever_else_is_wrong_with_an_item() {
+        // As deep as the pieces reader takes: read.
+        let deepest = format!(
+            "{{\"items\": [{{\"b\": {}{}}}]}}",
+            "[".repeat(MAX_DEPTH - 1),
+            "]".repeat(MAX_DEPTH - 1)
+        );
+        same(&deepest, Limits::default());
+        // One level deeper, after a duplicate key or a long string that the item would otherwise
+        // be reported for: left to the whole-text reader.
+        let limits = Limits {
+            max_scalar_bytes: 12,
+            ..Limits::default()
+        };
+        for before in ["\"a\": 1, \"a\": 2", "\"a\": \"0123456789abcdef\""] {
+            let deeper = format!(
+                "{{\"items\": [{{\"kind\": \"Pod\"}}, {{{before}, \"b\": {}{}}}]}}",
+                "[".repeat(MAX_DEPTH),
+                "]".repeat(MAX_DEPTH)
+            );
+            gives_up(&deeper, limits);
+            let _ = whole(&deeper, limits);
+            // And in a root value.
+            let root = format!(
+                "{{\"metadata\": {{{before}, \"b\": {}{}}}, \"items\": []}}",
+                "[".repeat(MAX_DEPTH),
+                "]".repeat(MAX_DEPTH)
+            );
+            gives_up(&root, limits);
+        }
     }
 
     /// A JSON value of a few shapes, with strings that hold what the splitter must step over.

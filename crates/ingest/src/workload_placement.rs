@@ -1,0 +1,313 @@
+//! Placing the workloads read on the fleet's nodes, the last step of ingestion: each workload gets
+//! the DRA claims it uses, the set of nodes its constraints permit, and, when it is scheduled, its
+//! node and the devices of that node it may be using. Pods scheduled on a node the input does not
+//! hold are counted per node and reported as unresolved.
+
+use crate::dra::ClaimDraft;
+use crate::nodes::{self, NodeDraft};
+use crate::placement::{Constraints, NodeSets};
+use crate::WorkloadDraft;
+use gpu_trust_model::fleet::{
+    DeviceSlot, DraClaimUse, GpuNode, MigStrategy, Node, NodeId, ResourceClaimInfo, Unresolved,
+    UnresolvedKind, Workload, WorkloadKind,
+};
+use gpu_trust_model::ObjectRef;
+use std::collections::BTreeMap;
+
+/// A pod's entry in `resourceClaims`: its name, and the ResourceClaim or ResourceClaimTemplate it
+/// names.
+type ClaimUse = (String, Option<String>, Option<String>);
+
+/// The workloads placed, the node sets their `placement.permitted` indexes, and what could not be
+/// resolved (pods on nodes not in the input).
+pub(crate) struct Placed {
+    pub workloads: Vec<Workload>,
+    pub node_sets: Vec<Vec<NodeId>>,
+    pub unresolved: Vec<Unresolved>,
+}
+
+/// What placing needs to know about the fleet's nodes and DRA claims, looked up once for every
+/// workload.
+struct Fleet<'f> {
+    /// The nodes as read (what they offer) and as resolved (their GPUs), in the same order.
+    drafts: &'f [NodeDraft],
+    nodes: &'f [Node],
+    by_name: BTreeMap<&'f str, NodeId>,
+    /// The NVIDIA GPU claims, and each one's index by (namespace, name, from a template).
+    claims: &'f [ResourceClaimInfo],
+    claim_index: BTreeMap<(String, String, bool), usize>,
+    /// The devices each allocated ResourceClaim was given: (pool, device), by (namespace, name).
+    allocations: BTreeMap<(String, String), Vec<(String, String)>>,
+}
+
+/// Places `workloads` (unique and sorted) on `nodes` (with the `drafts` they were resolved from),
+/// with the resolved NVIDIA GPU `claims` and every ResourceClaim read (`claim_drafts`, for their
+/// allocations).
+#[allow(clippy::vec_box)] // See `Collector::workloads`.
+pub(crate) fn place_workloads(
+    workloads: Vec<Box<WorkloadDraft>>,
+    drafts: &[NodeDraft],
+    nodes: &[Node],
+    claims: &[ResourceClaimInfo],
+    claim_drafts: &[ClaimDraft],
+) -> Placed {
+    let fleet = Fleet::new(drafts, nodes, claims, claim_drafts);
+    let mut sets = NodeSets::new();
+    let mut missing: BTreeMap<String, (ObjectRef, usize)> = BTreeMap::new();
+    let mut placed: Vec<Workload> = Vec::with_capacity(workloads.len());
+    // Workloads in a row often have equal constraints (the pods of one controller): the last ones
+    // and their node set, to skip hashing them again.
+    let mut last: Option<(Constraints, usize)> = None;
+    for d in workloads {
+        let d = *d;
+        let mut w = d.workload;
+        w.gpu.dra.extend(fleet.claim_uses(&w.namespace, &d.claims));
+        let set = match &last {
+            Some((c, set)) if *c == d.constraints => *set,
+            _ => sets.permitted(&d.constraints, fleet.nodes, &fleet.by_name, &fleet.offers()),
+        };
+        permit(&mut w, set, &sets);
+        w.placement.gpu_uuids = d.allocated.clone();
+        if let Some(node_name) = &d.node_name {
+            match fleet.by_name.get(node_name.as_str()) {
+                Some(&id) => schedule(&mut w, &d.claims, node_name, id, &fleet),
+                None => {
+                    let e = missing
+                        .entry(node_name.clone())
+                        .or_insert_with(|| (w.object.clone(), 0));
+                    e.1 += 1;
+                }
+            }
+        }
+        placed.push(w);
+        last = Some((d.constraints, set));
+    }
+    Placed {
+        workloads: placed,
+        node_sets: sets.sets,
+        unresolved: missing_nodes(missing),
+    }
+}
+
+impl<'f> Fleet<'f> {
+    fn new(
+        drafts: &'f [NodeDraft],
+        nodes: &'f [Node],
+        claims: &'f [ResourceClaimInfo],
+        claim_drafts: &[ClaimDraft],
+    ) -> Self {
+        let by_name = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let claim_index = claims
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (
+                    (
+                        c.object.namespace.clone().unwrap_or_default(),
+                        c.object.name.clone(),
+                        c.template,
+                    ),
+                    i,
+                )
+            })
+            .collect();
+        let allocations = claim_drafts
+            .iter()
+            .filter(|c| !c.template)
+            .map(|c| ((c.namespace.clone(), c.name.clone()), c.allocated.clone()))
+            .collect();
+        Fleet {
+            drafts,
+            nodes,
+            by_name,
+            claims,
+            claim_index,
+            allocations,
+        }
+    }
+
+    /// The NVIDIA GPU claims a pod in `namespace` uses, in the order its `resourceClaims` name
+    /// them: a shared ResourceClaim by name, or a per-pod claim from a ResourceClaimTemplate.
+    /// Claims that are not NVIDIA GPU claims (or not in the input) are left out.
+    fn claim_uses(&self, namespace: &str, uses: &[ClaimUse]) -> Vec<DraClaimUse> {
+        let mut out = Vec::new();
+        for (_, claim, template) in uses {
+            let (name, is_template) = match (claim, template) {
+                (Some(c), _) => (c.clone(), false),
+                (None, Some(t)) => (t.clone(), true),
+                (None, None) => continue,
+            };
+            if let Some(&i) =
+                self.claim_index
+                    .get(&(namespace.to_string(), name.clone(), is_template))
+            {
+                let c = &self.claims[i];
+                out.push(DraClaimUse {
+                    claim: (!is_template).then(|| format!("{namespace}/{name}")),
+                    template: is_template.then(|| name.clone()),
+                    device_class: c.device_class.clone(),
+                    strategy: c.strategy,
+                });
+            }
+        }
+        out
+    }
+
+    /// Whether a node offers an extended resource.
+    fn offers(&self) -> impl Fn(NodeId, &str) -> bool + 'f {
+        let (drafts, nodes) = (self.drafts, self.nodes);
+        move |node, resource| nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+    }
+
+    /// The devices the allocated ResourceClaims a pod in `namespace` names (`uses`) were given on
+    /// `node_name`.
+    fn dra_devices(&self, namespace: &str, uses: &[ClaimUse], node_name: &str) -> Vec<String> {
+        uses.iter()
+            .filter_map(|(_, c, _)| c.as_ref())
+            .filter_map(|c| self.allocations.get(&(namespace.to_string(), c.clone())))
+            .flatten()
+            .filter(|(pool, _)| pool == node_name)
+            .map(|(_, dev)| dev.clone())
+            .collect()
+    }
+}
+
+/// The workload's permitted node set (`set`, of `sets`); a DaemonSet has one replica on each of its
+/// nodes.
+fn permit(w: &mut Workload, set: usize, sets: &NodeSets) {
+    w.placement.permitted = set;
+    if w.kind == WorkloadKind::DaemonSet {
+        w.replicas = u32::try_from(sets.sets[set].len()).unwrap_or(u32::MAX);
+    }
+}
+
+/// A pod scheduled on node `id` (named `node_name`), using the ResourceClaims `uses`: its node, and
+/// on a GPU node the devices it may be using and whether the evidence pins it to exactly those.
+fn schedule(w: &mut Workload, uses: &[ClaimUse], node_name: &str, id: NodeId, fleet: &Fleet<'_>) {
+    w.placement.node = Some(id);
+    if let Some(g) = &fleet.nodes[id].gpu {
+        let dra_devices = fleet.dra_devices(&w.namespace, uses, node_name);
+        let (devices, observed) = devices(w, g, &dra_devices);
+        w.placement.devices = devices;
+        w.placement.observed = observed;
+    }
+}
+
+/// One unresolved entry per node that scheduled pods name but the input does not hold, with the
+/// first such pod and how many there are.
+fn missing_nodes(missing: BTreeMap<String, (ObjectRef, usize)>) -> Vec<Unresolved> {
+    missing
+        .into_iter()
+        .map(|(node, (object, count))| Unresolved {
+            object,
+            node: Some(node.clone()),
+            what: UnresolvedKind::MissingNode,
+            message: format!(
+                "{count} pod(s) are scheduled on node {node}, which is not in the input: their devices and neighbours are unknown"
+            ),
+        })
+        .collect()
+}
+
+/// The devices of its node a scheduled pod may be on, and whether the evidence pins it to exactly
+/// those.
+fn devices(w: &Workload, g: &GpuNode, dra_devices: &[String]) -> (Vec<DeviceSlot>, bool) {
+    if !w.requests_gpu() || g.gpus.is_empty() {
+        return (Vec::new(), false);
+    }
+    let gpu = |i: u32| DeviceSlot {
+        gpu: i,
+        instance: None,
+    };
+    // HAMi's allocation annotation names the GPUs.
+    if !w.placement.gpu_uuids.is_empty() {
+        let pinned: Vec<DeviceSlot> = g
+            .gpus
+            .iter()
+            .filter(|p| {
+                p.uuid
+                    .as_ref()
+                    .is_some_and(|u| w.placement.gpu_uuids.contains(u))
+            })
+            .map(|p| gpu(p.index))
+            .collect();
+        if pinned.len() == w.placement.gpu_uuids.len() {
+            return (pinned, true);
+        }
+    }
+    // An allocated DRA claim names its devices (`gpu-<index>`).
+    if !dra_devices.is_empty() {
+        let pinned: Vec<DeviceSlot> = dra_devices
+            .iter()
+            .filter_map(|d| d.strip_prefix("gpu-").and_then(|i| i.parse::<u32>().ok()))
+            .filter(|i| g.gpus.iter().any(|p| p.index == *i))
+            .map(gpu)
+            .collect();
+        if pinned.len() == dra_devices.len() {
+            let mut pinned = pinned;
+            pinned.sort();
+            pinned.dedup();
+            return (pinned, true);
+        }
+    }
+    let mig_slots = |filter: &dyn Fn(&str) -> bool| -> Vec<DeviceSlot> {
+        g.gpus
+            .iter()
+            .filter(|p| p.mig_enabled)
+            .flat_map(|p| {
+                p.mig
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| filter(&s.profile))
+                    .map(move |(i, _)| DeviceSlot {
+                        gpu: p.index,
+                        instance: Some(u32::try_from(i).unwrap_or(u32::MAX)),
+                    })
+            })
+            .collect()
+    };
+    let requested_mig: Vec<(String, u64)> = w
+        .gpu
+        .mig_profiles()
+        .map(|(p, n)| (p.to_string(), n))
+        .collect();
+    let (candidates, wanted) = if !requested_mig.is_empty() {
+        let names: Vec<&str> = requested_mig.iter().map(|(p, _)| p.as_str()).collect();
+        let wanted: u64 = requested_mig.iter().map(|(_, n)| *n).sum();
+        (
+            mig_slots(&|profile| {
+                names
+                    .iter()
+                    .any(|n| gpu_trust_model::catalogue::is_plugin_spelling(profile, n))
+            }),
+            wanted,
+        )
+    } else {
+        let wanted = w
+            .gpu
+            .resources
+            .get(gpu_trust_model::resource::GPU)
+            .or_else(|| w.gpu.resources.get(gpu_trust_model::resource::GPU_SHARED))
+            .copied()
+            .unwrap_or(1)
+            .max(1);
+        if g.mig_strategy == MigStrategy::Single && g.mig_enabled() {
+            (mig_slots(&|_| true), wanted)
+        } else {
+            let whole: Vec<DeviceSlot> = g
+                .gpus
+                .iter()
+                .filter(|p| !(p.mig_enabled && g.mig_strategy == MigStrategy::Mixed))
+                .map(|p| gpu(p.index))
+                .collect();
+            // A fractional or HAMi request gets one GPU per requested device.
+            (whole, wanted)
+        }
+    };
+    let observed = !candidates.is_empty() && (candidates.len() as u64) <= wanted;
+    (candidates, observed)
+}
