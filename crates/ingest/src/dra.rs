@@ -12,13 +12,40 @@
 //! Sharing inside a MIG instance is MIG time-slicing or MIG MPS, never whole-GPU sharing. Without a
 //! config, the pods that share one ResourceClaim share its device (time-slicing); a claim made from a
 //! template belongs to one pod.
+//!
+//! Extended resources backed by DRA (KEP-5004, `DRAExtendedResource`, alpha in Kubernetes 1.34; the
+//! Kubernetes documentation, "Dynamic Resource Allocation", section "Extended resource allocation by
+//! DRA"): a DeviceClass may name an extended resource in `spec.extendedResourceName`, and every
+//! DeviceClass is also requested as `deviceclass.resource.kubernetes.io/<class name>` (kubernetes
+//! `staging/src/k8s.io/api/resource/v1beta1/types.go`, `ResourceDeviceClassPrefix`). A container that
+//! requests such a resource in `resources.requests`/`limits` gets devices of the class through one
+//! ResourceClaim the scheduler makes for the pod alone: an `ExactCount` request of that many devices,
+//! annotated `resource.kubernetes.io/extended-resource-claim: "true"` (`ExtendedResourceClaimAnnotation`,
+//! same file), whose name and request mappings the pod records in `status.extendedResourceClaimStatus`
+//! (`PodExtendedResourceClaimStatus`, `staging/src/k8s.io/api/core/v1/types.go`). The class's config
+//! applies to those devices as to any claim on the class. One extended resource is served by the
+//! device plugin or by DRA on a node, not both; a node whose device plugin advertises the resource
+//! serves it through the device plugin.
 
 use crate::crd;
-use gpu_trust_model::fleet::{DraStrategy, ResourceClaimInfo};
+use gpu_trust_model::fleet::{DraClaimUse, DraStrategy, ResourceClaimInfo};
+use gpu_trust_model::resource;
 use gpu_trust_model::ObjectRef;
 use std::collections::BTreeMap;
 
 pub(crate) const NVIDIA_DRIVER: &str = "gpu.nvidia.com";
+/// The implicit extended resource of every DeviceClass is this prefix and the class name.
+const IMPLICIT_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
+/// The annotation on the ResourceClaim the scheduler makes for a pod's extended resources.
+const EXTENDED_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/extended-resource-claim";
+/// What a DeviceClass's CEL selector says when it selects the NVIDIA driver's devices, as the Kubernetes
+/// documentation's DeviceClass examples and the driver's own classes write it
+/// (`device.driver == 'gpu.nvidia.com'`; kubernetes-sigs/dra-driver-nvidia-gpu
+/// `demo/specs/extended-resources/mig-1g-12gb.yaml`).
+const NVIDIA_DRIVER_SELECTORS: &[&str] = &[
+    "device.driver == 'gpu.nvidia.com'",
+    "device.driver == \"gpu.nvidia.com\"",
+];
 const MIG_CLASS: &str = "mig.nvidia.com";
 const MIG_CONFIG_KIND: &str = "MigDeviceConfig";
 const TIME_SLICING: &str = "TimeSlicing";
@@ -31,6 +58,8 @@ pub(crate) struct ClaimDraft {
     pub namespace: String,
     pub name: String,
     pub template: bool,
+    /// Made by the scheduler for one pod's extended resources (KEP-5004): the pod's alone.
+    pub extended: bool,
     pub device_class: Option<String>,
     pub config: Option<DraStrategy>,
     /// Allocated devices: (pool, device), e.g. (`gpu-node-1`, `gpu-0`).
@@ -42,6 +71,12 @@ pub(crate) struct DeviceClassDraft {
     pub name: String,
     pub config: Option<DraStrategy>,
     pub nvidia: bool,
+    /// `spec.extendedResourceName`.
+    pub extended_resource: Option<String>,
+    /// A selector names the NVIDIA driver (`device.driver == 'gpu.nvidia.com'`).
+    pub selects_nvidia: bool,
+    /// `metadata.creationTimestamp`: the newer of two classes naming one extended resource serves it.
+    pub created: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 /// The strategy an NVIDIA opaque config names.
@@ -97,6 +132,7 @@ pub(crate) fn claim_draft(
         namespace,
         name,
         template,
+        extended: false,
         device_class,
         config: config_strategy(&spec.devices.config),
         allocated,
@@ -128,7 +164,7 @@ pub(crate) fn resolve(
             let strategy = c.config.or(class.and_then(|d| d.config)).unwrap_or(
                 if c.device_class.as_deref() == Some(MIG_CLASS) {
                     DraStrategy::Mig
-                } else if c.template {
+                } else if c.template || c.extended {
                     DraStrategy::Exclusive
                 } else {
                     DraStrategy::TimeSlicing
@@ -154,7 +190,200 @@ pub(crate) fn class_draft(dc: &crd::DeviceClass) -> DeviceClassDraft {
                 c.opaque.as_ref().and_then(|o| o.driver.as_deref()) == Some(NVIDIA_DRIVER)
             }),
         config: config_strategy(&dc.spec.config),
+        extended_resource: dc.spec.extended_resource_name.clone(),
+        selects_nvidia: dc.spec.selectors.iter().any(|s| {
+            s.cel
+                .as_ref()
+                .and_then(|c| c.expression.as_deref())
+                .is_some_and(|e| NVIDIA_DRIVER_SELECTORS.iter().any(|n| e.contains(n)))
+        }),
+        created: dc.metadata.creation_timestamp.clone(),
         name,
+    }
+}
+
+/// Whether a ResourceClaim is the one the scheduler made for a pod's extended resources.
+pub(crate) fn is_extended_claim(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> bool {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(EXTENDED_CLAIM_ANNOTATION))
+        .is_some_and(|v| v == "true")
+}
+
+/// A pod's `status.extendedResourceClaimStatus`: the claim's name and the resources it serves.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExtendedStatus {
+    pub claim: Option<String>,
+    pub resources: Vec<String>,
+}
+
+impl ExtendedStatus {
+    pub(crate) fn of(s: &crd::ExtendedResourceClaimStatus) -> ExtendedStatus {
+        let mut resources: Vec<String> = s
+            .request_mappings
+            .iter()
+            .filter_map(|m| m.resource_name.clone())
+            .collect();
+        resources.sort();
+        resources.dedup();
+        ExtendedStatus {
+            claim: s.resource_claim_name.clone().filter(|n| !n.is_empty()),
+            resources,
+        }
+    }
+}
+
+/// What a pod's extended resources come to under DRA.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExtendedUses {
+    /// The NVIDIA GPU requests among them, each as the use of the pod's own claim.
+    pub uses: Vec<DraClaimUse>,
+    /// Resources DRA serves (no node advertises them: the scheduler does not look for them there).
+    pub served: Vec<String>,
+    /// The claim the scheduler made, when the pod's status names it.
+    pub claim: Option<String>,
+    /// Why a resource could not be judged: (resource, reason).
+    pub unresolved: Vec<(String, String)>,
+}
+
+/// The class that serves extended resource `name`: the implicit name's class, or the class naming it
+/// in `extendedResourceName` (of two, the newer; at the same time, the first by name: the
+/// `extendedResourceName` field's documentation in `DeviceClassSpec`).
+fn class_of<'a>(
+    name: &str,
+    classes: &'a [DeviceClassDraft],
+) -> Result<&'a DeviceClassDraft, String> {
+    if let Some(class) = name.strip_prefix(IMPLICIT_PREFIX) {
+        return classes
+            .iter()
+            .find(|c| c.name == class)
+            .ok_or_else(|| format!("DeviceClass {class} is not in the input"));
+    }
+    classes
+        .iter()
+        .filter(|c| c.extended_resource.as_deref() == Some(name))
+        .min_by(|a, b| b.created.cmp(&a.created).then_with(|| a.name.cmp(&b.name)))
+        .ok_or_else(|| format!("no DeviceClass in the input names {name} in extendedResourceName"))
+}
+
+/// Whether an extended resource has the shape of a GPU: its name after the domain is `gpu`, or starts
+/// with `gpu.`, `gpu-` or `mig-`, as the NVIDIA device plugin's (`nvidia.com/gpu`,
+/// `nvidia.com/gpu.shared`, `nvidia.com/mig-<profile>`, [`resource`]), the DRA driver's extended resource
+/// demos (`nvidia.com/mig-1g.12gb`) and the Kubernetes documentation's DRA example (`example.com/gpu`)
+/// write GPU resources.
+fn gpu_shaped(name: &str) -> bool {
+    let Some((_, local)) = name.split_once('/') else {
+        return false;
+    };
+    local == "gpu"
+        || local.starts_with("gpu.")
+        || local.starts_with("gpu-")
+        || local.starts_with("mig-")
+}
+
+/// The pod's extended resources (`resources`, summed over its containers) that DRA serves, with the
+/// NVIDIA GPU requests among them as claim uses. `status` is the pod's
+/// `status.extendedResourceClaimStatus`; `claims` the ResourceClaims read (the one it names says the
+/// class when the input lacks it); `advertised` the extended resources nodes of the input advertise.
+pub(crate) fn extended_uses(
+    resources: &BTreeMap<String, u64>,
+    status: Option<&ExtendedStatus>,
+    namespace: &str,
+    classes: &[DeviceClassDraft],
+    claims: &[ClaimDraft],
+    advertised: &std::collections::BTreeSet<String>,
+) -> ExtendedUses {
+    let mut out = ExtendedUses {
+        claim: status.and_then(|s| s.claim.clone()),
+        ..ExtendedUses::default()
+    };
+    let status_claim = out.claim.as_deref().and_then(|n| {
+        claims
+            .iter()
+            .find(|c| !c.template && c.namespace == namespace && c.name == n)
+    });
+    for name in resources.keys() {
+        let mapped = status.is_some_and(|s| s.resources.iter().any(|r| r == name));
+        // The device plugin's own names stay the device plugin's unless the pod's status says DRA
+        // served them: a node that runs the device plugin advertises them and serves them so.
+        if resource::is_gpu_resource(name) && !mapped {
+            continue;
+        }
+        let class = match class_of(name, classes) {
+            Ok(c) => Some(c),
+            Err(why) => {
+                if let Some(c) = status_claim.filter(|_| mapped) {
+                    // The scheduler's claim is in the input: its request names the class.
+                    match c
+                        .device_class
+                        .as_deref()
+                        .and_then(|n| classes.iter().find(|d| d.name == n))
+                    {
+                        Some(d) => Some(d),
+                        None if c
+                            .device_class
+                            .as_deref()
+                            .is_some_and(|n| NVIDIA_CLASSES.contains(&n)) =>
+                        {
+                            out.uses.push(use_of(
+                                c.device_class.clone(),
+                                None,
+                                c.device_class.as_deref(),
+                            ));
+                            out.served.push(name.clone());
+                            continue;
+                        }
+                        None => {
+                            out.unresolved.push((name.clone(), why));
+                            continue;
+                        }
+                    }
+                } else if name.starts_with(IMPLICIT_PREFIX)
+                    || mapped
+                    || (gpu_shaped(name) && !advertised.contains(name))
+                {
+                    out.unresolved.push((name.clone(), why));
+                    continue;
+                } else {
+                    None
+                }
+            }
+        };
+        let Some(class) = class else { continue };
+        // A node whose device plugin advertises the resource serves it so.
+        if advertised.contains(name) && !mapped {
+            continue;
+        }
+        out.served.push(name.clone());
+        if class.nvidia || class.selects_nvidia {
+            out.uses.push(use_of(
+                Some(class.name.clone()),
+                class.config,
+                Some(&class.name),
+            ));
+        }
+    }
+    out
+}
+
+/// The use of a pod's own claim on `class`: the class's config decides how it shares its device;
+/// without one, each device is the pod's alone (a MIG instance for the MIG class).
+fn use_of(
+    device_class: Option<String>,
+    config: Option<DraStrategy>,
+    class: Option<&str>,
+) -> DraClaimUse {
+    DraClaimUse {
+        claim: None,
+        template: None,
+        device_class,
+        strategy: config.unwrap_or(if class == Some(MIG_CLASS) {
+            DraStrategy::Mig
+        } else {
+            DraStrategy::Exclusive
+        }),
     }
 }
 

@@ -358,6 +358,8 @@ struct WorkloadDraft {
     constraints: Constraints,
     claims: Vec<(String, Option<String>, Option<String>)>,
     allocated: Vec<String>,
+    /// A pod's `status.extendedResourceClaimStatus`.
+    extended: Option<dra::ExtendedStatus>,
 }
 
 /// A namespace named by an object, with the labels and reference of a Namespace object.
@@ -1055,6 +1057,9 @@ impl Collector {
                     &c.spec,
                     c.status.as_ref(),
                 ));
+                if let Some(d) = self.claims.last_mut() {
+                    d.extended = dra::is_extended_claim(&c.metadata);
+                }
             }
             Typed::ResourceClaimTemplate(c) => {
                 let r = reference(&c.metadata, true);
@@ -1165,6 +1170,11 @@ impl Collector {
         let labels = p.metadata.labels.take().unwrap_or_default();
         let annotations = p.metadata.annotations.take().unwrap_or_default();
         let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        let extended = p
+            .status
+            .as_ref()
+            .and_then(|s| s.extended_resource_claim_status.as_ref())
+            .map(dra::ExtendedStatus::of);
         // A pod that has finished holds no device and will not run again; its owner (a Job, a
         // CronJob) is what may run next.
         if matches!(phase, Some("Succeeded" | "Failed")) {
@@ -1198,6 +1208,7 @@ impl Collector {
         let mut draft = self.draft(r, WorkloadKind::Pod, None, 1, &spec, labels, annotations)?;
         draft.workload.owner = owner;
         draft.node_name = node_name;
+        draft.extended = extended;
         self.workloads.push(draft);
         Ok(())
     }
@@ -1307,6 +1318,7 @@ impl Collector {
             constraints: parts.constraints,
             claims: parts.claims,
             allocated: parts.allocated,
+            extended: None,
         })
     }
 
@@ -1447,7 +1459,31 @@ impl Collector {
         let mut sets = NodeSets::new();
         let mut missing_nodes: BTreeMap<String, (ObjectRef, usize)> = BTreeMap::new();
         let mut workloads_out: Vec<Workload> = Vec::with_capacity(wdrafts.len());
-        for d in wdrafts {
+        let advertised: BTreeSet<String> = drafts
+            .iter()
+            .flat_map(|n| n.extended.iter().flatten())
+            .filter(|(_, v)| **v > 0)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for mut d in wdrafts {
+            // Extended resources served by DRA (KEP-5004): GPU requests through the pod's own claim.
+            let ext = dra::extended_uses(
+                &d.workload.gpu.resources,
+                d.extended.as_ref(),
+                &d.workload.namespace,
+                &self.classes,
+                &self.claims,
+                &advertised,
+            );
+            d.constraints.resources.retain(|r| !ext.served.contains(r));
+            for (resource, why) in &ext.unresolved {
+                unresolved.push(Unresolved {
+                    object: d.workload.object.clone(),
+                    node: d.node_name.clone(),
+                    what: UnresolvedKind::ExtendedResource,
+                    message: format!("{} requests {resource}: {why}", d.workload.object),
+                });
+            }
             let mut w = d.workload;
             // DRA claims the pod uses.
             for (_, claim, template) in &d.claims {
@@ -1466,6 +1502,11 @@ impl Collector {
                         strategy: c.strategy,
                     });
                 }
+            }
+            w.gpu.dra.extend(ext.uses);
+            // The scheduler's claim names the devices allocated, as a pod's own claims do.
+            if let Some(c) = ext.claim {
+                d.claims.push((String::new(), Some(c), None));
             }
             let offers = |node: NodeId, resource: &str| -> bool {
                 nodes::offers(&drafts[node], fleet_nodes[node].gpu.as_ref(), resource)

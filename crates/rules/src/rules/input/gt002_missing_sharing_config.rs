@@ -54,7 +54,10 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let what = match u.what {
             UnresolvedKind::DevicePluginConfig => "device plugin sharing config",
             UnresolvedKind::MigConfig => "mig-parted config",
-            UnresolvedKind::GpuModel | UnresolvedKind::MissingNode | UnresolvedKind::Other => {
+            UnresolvedKind::GpuModel
+            | UnresolvedKind::MissingNode
+            | UnresolvedKind::ExtendedResource
+            | UnresolvedKind::Other => {
                 continue
             }
         };
