@@ -46,6 +46,12 @@ const NVIDIA_DRIVER_SELECTORS: &[&str] = &[
     "device.driver == 'gpu.nvidia.com'",
     "device.driver == \"gpu.nvidia.com\"",
 ];
+/// What such a selector says when it selects MIG devices: the driver's `type` attribute is `mig`
+/// (same demo file).
+const NVIDIA_MIG_SELECTORS: &[&str] = &[
+    "device.attributes['gpu.nvidia.com'].type == 'mig'",
+    "device.attributes[\"gpu.nvidia.com\"].type == \"mig\"",
+];
 const MIG_CLASS: &str = "mig.nvidia.com";
 const MIG_CONFIG_KIND: &str = "MigDeviceConfig";
 const TIME_SLICING: &str = "TimeSlicing";
@@ -75,6 +81,8 @@ pub(crate) struct DeviceClassDraft {
     pub extended_resource: Option<String>,
     /// A selector names the NVIDIA driver (`device.driver == 'gpu.nvidia.com'`).
     pub selects_nvidia: bool,
+    /// A selector asks for the NVIDIA driver's MIG devices.
+    pub selects_mig: bool,
     /// `metadata.creationTimestamp`: the newer of two classes naming one extended resource serves it.
     pub created: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
@@ -191,15 +199,21 @@ pub(crate) fn class_draft(dc: &crd::DeviceClass) -> DeviceClassDraft {
             }),
         config: config_strategy(&dc.spec.config),
         extended_resource: dc.spec.extended_resource_name.clone(),
-        selects_nvidia: dc.spec.selectors.iter().any(|s| {
-            s.cel
-                .as_ref()
-                .and_then(|c| c.expression.as_deref())
-                .is_some_and(|e| NVIDIA_DRIVER_SELECTORS.iter().any(|n| e.contains(n)))
-        }),
+        selects_nvidia: selector_names(dc, NVIDIA_DRIVER_SELECTORS),
+        selects_mig: selector_names(dc, NVIDIA_MIG_SELECTORS),
         created: dc.metadata.creation_timestamp.clone(),
         name,
     }
+}
+
+/// Whether a CEL selector of the class holds one of `what`.
+fn selector_names(dc: &crd::DeviceClass, what: &[&str]) -> bool {
+    dc.spec.selectors.iter().any(|s| {
+        s.cel
+            .as_ref()
+            .and_then(|c| c.expression.as_deref())
+            .is_some_and(|e| what.iter().any(|n| e.contains(n)))
+    })
 }
 
 /// Whether a ResourceClaim is the one the scheduler made for a pod's extended resources.
@@ -286,7 +300,8 @@ fn gpu_shaped(name: &str) -> bool {
 /// The pod's extended resources (`resources`, summed over its containers) that DRA serves, with the
 /// NVIDIA GPU requests among them as claim uses. `status` is the pod's
 /// `status.extendedResourceClaimStatus`; `claims` the ResourceClaims read (the one it names says the
-/// class when the input lacks it); `advertised` the extended resources nodes of the input advertise.
+/// class when the input lacks it); `advertised` the extended resources nodes of the input advertise;
+/// `nodes_known` whether the input has nodes and each has its status (what it advertises).
 pub(crate) fn extended_uses(
     resources: &BTreeMap<String, u64>,
     status: Option<&ExtendedStatus>,
@@ -294,6 +309,7 @@ pub(crate) fn extended_uses(
     classes: &[DeviceClassDraft],
     claims: &[ClaimDraft],
     advertised: &std::collections::BTreeSet<String>,
+    nodes_known: bool,
 ) -> ExtendedUses {
     let mut out = ExtendedUses {
         claim: status.and_then(|s| s.claim.clone()),
@@ -307,8 +323,16 @@ pub(crate) fn extended_uses(
     for name in resources.keys() {
         let mapped = status.is_some_and(|s| s.resources.iter().any(|r| r == name));
         // The device plugin's own names stay the device plugin's unless the pod's status says DRA
-        // served them: a node that runs the device plugin advertises them and serves them so.
-        if resource::is_gpu_resource(name) && !mapped {
+        // served them, or a class maps them and no node of the input (each with its status)
+        // advertises them: a node that runs the device plugin advertises them and serves them so.
+        if resource::is_gpu_resource(name)
+            && !mapped
+            && !(nodes_known
+                && !advertised.contains(name)
+                && classes
+                    .iter()
+                    .any(|c| c.extended_resource.as_deref() == Some(name.as_str())))
+        {
             continue;
         }
         let class = match class_of(name, classes) {
@@ -327,11 +351,8 @@ pub(crate) fn extended_uses(
                             .as_deref()
                             .is_some_and(|n| NVIDIA_CLASSES.contains(&n)) =>
                         {
-                            out.uses.push(use_of(
-                                c.device_class.clone(),
-                                None,
-                                c.device_class.as_deref(),
-                            ));
+                            let mig = c.device_class.as_deref() == Some(MIG_CLASS);
+                            out.uses.push(use_of(c.device_class.clone(), None, mig));
                             out.served.push(name.clone());
                             continue;
                         }
@@ -358,28 +379,22 @@ pub(crate) fn extended_uses(
         }
         out.served.push(name.clone());
         if class.nvidia || class.selects_nvidia {
-            out.uses.push(use_of(
-                Some(class.name.clone()),
-                class.config,
-                Some(&class.name),
-            ));
+            let mig = class.name == MIG_CLASS || class.selects_mig;
+            out.uses
+                .push(use_of(Some(class.name.clone()), class.config, mig));
         }
     }
     out
 }
 
 /// The use of a pod's own claim on `class`: the class's config decides how it shares its device;
-/// without one, each device is the pod's alone (a MIG instance for the MIG class).
-fn use_of(
-    device_class: Option<String>,
-    config: Option<DraStrategy>,
-    class: Option<&str>,
-) -> DraClaimUse {
+/// without one, each device is the pod's alone (a MIG instance for a class of MIG devices).
+fn use_of(device_class: Option<String>, config: Option<DraStrategy>, mig: bool) -> DraClaimUse {
     DraClaimUse {
         claim: None,
         template: None,
         device_class,
-        strategy: config.unwrap_or(if class == Some(MIG_CLASS) {
+        strategy: config.unwrap_or(if mig {
             DraStrategy::Mig
         } else {
             DraStrategy::Exclusive

@@ -1465,6 +1465,7 @@ impl Collector {
             .filter(|(_, v)| **v > 0)
             .map(|(k, _)| k.clone())
             .collect();
+        let nodes_known = !drafts.is_empty() && drafts.iter().all(|n| n.extended.is_some());
         for mut d in wdrafts {
             // Extended resources served by DRA (KEP-5004): GPU requests through the pod's own claim.
             let ext = dra::extended_uses(
@@ -1474,6 +1475,7 @@ impl Collector {
                 &self.classes,
                 &self.claims,
                 &advertised,
+                nodes_known,
             );
             d.constraints.resources.retain(|r| !ext.served.contains(r));
             for (resource, why) in &ext.unresolved {
