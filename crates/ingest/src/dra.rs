@@ -23,7 +23,11 @@
 //! annotated `resource.kubernetes.io/extended-resource-claim: "true"` (`ExtendedResourceClaimAnnotation`,
 //! same file), whose name and request mappings the pod records in `status.extendedResourceClaimStatus`
 //! (`PodExtendedResourceClaimStatus`, `staging/src/k8s.io/api/core/v1/types.go`). The class's config
-//! applies to those devices as to any claim on the class. One extended resource is served by the
+//! applies to those devices as to any claim on the class, and like a claim from a template the claim is
+//! one pod's: a device goes to one claim, unless the driver publishes its GPUs for several claims
+//! (`allowMultipleAllocations`, KEP-5075), which NVIDIA's driver does only under its alpha
+//! `ConsumableShares` feature gate, off by default (kubernetes-sigs/dra-driver-nvidia-gpu pull request
+//! 1257); ingest does not read the driver's flags or ResourceSlices. One extended resource is served by the
 //! device plugin or by DRA on a node, not both; a node whose device plugin advertises the resource
 //! serves it through the device plugin.
 

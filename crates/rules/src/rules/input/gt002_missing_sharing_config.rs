@@ -57,9 +57,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             UnresolvedKind::GpuModel
             | UnresolvedKind::MissingNode
             | UnresolvedKind::ExtendedResource
-            | UnresolvedKind::Other => {
-                continue
-            }
+            | UnresolvedKind::Other => continue,
         };
         let node = u.node.as_deref().and_then(|n| ctx.fleet.node_by_name(n));
         let tenants = node.map(|n| ctx.colo().tenants_on(n)).unwrap_or_default();
