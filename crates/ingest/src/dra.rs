@@ -42,20 +42,15 @@ pub(crate) const NVIDIA_DRIVER: &str = "gpu.nvidia.com";
 const IMPLICIT_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
 /// The annotation on the ResourceClaim the scheduler makes for a pod's extended resources.
 const EXTENDED_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/extended-resource-claim";
-/// What a DeviceClass's CEL selector says when it selects the NVIDIA driver's devices, as the Kubernetes
-/// documentation's DeviceClass examples and the driver's own classes write it
-/// (`device.driver == 'gpu.nvidia.com'`; kubernetes-sigs/dra-driver-nvidia-gpu
+/// A DeviceClass's CEL selector that names the NVIDIA driver's domain (`device.driver ==
+/// 'gpu.nvidia.com'`, or an attribute of its domain, `device.attributes['gpu.nvidia.com']`) selects the
+/// NVIDIA driver's devices: attribute domains are the driver's name (the Kubernetes documentation's
+/// DeviceClass examples; kubernetes-sigs/dra-driver-nvidia-gpu
 /// `demo/specs/extended-resources/mig-1g-12gb.yaml`).
-const NVIDIA_DRIVER_SELECTORS: &[&str] = &[
-    "device.driver == 'gpu.nvidia.com'",
-    "device.driver == \"gpu.nvidia.com\"",
-];
-/// What such a selector says when it selects MIG devices: the driver's `type` attribute is `mig`
-/// (same demo file).
-const NVIDIA_MIG_SELECTORS: &[&str] = &[
-    "device.attributes['gpu.nvidia.com'].type == 'mig'",
-    "device.attributes[\"gpu.nvidia.com\"].type == \"mig\"",
-];
+const NVIDIA_SELECTOR: &str = "gpu.nvidia.com";
+/// Such a selector selects MIG devices when it asks for the driver's `type` attribute `mig` (same demo
+/// file), written here without spaces and with single quotes.
+const NVIDIA_MIG_SELECTOR: &str = "device.attributes['gpu.nvidia.com'].type=='mig'";
 const MIG_CLASS: &str = "mig.nvidia.com";
 const MIG_CONFIG_KIND: &str = "MigDeviceConfig";
 const TIME_SLICING: &str = "TimeSlicing";
@@ -203,20 +198,27 @@ pub(crate) fn class_draft(dc: &crd::DeviceClass) -> DeviceClassDraft {
             }),
         config: config_strategy(&dc.spec.config),
         extended_resource: dc.spec.extended_resource_name.clone(),
-        selects_nvidia: selector_names(dc, NVIDIA_DRIVER_SELECTORS),
-        selects_mig: selector_names(dc, NVIDIA_MIG_SELECTORS),
+        selects_nvidia: selector_holds(dc, NVIDIA_SELECTOR),
+        selects_mig: selector_holds(dc, NVIDIA_MIG_SELECTOR),
         created: dc.metadata.creation_timestamp.clone(),
         name,
     }
 }
 
-/// Whether a CEL selector of the class holds one of `what`.
-fn selector_names(dc: &crd::DeviceClass, what: &[&str]) -> bool {
+/// Whether a CEL selector of the class holds `what`, read without spaces and with `"` as `'`.
+fn selector_holds(dc: &crd::DeviceClass, what: &str) -> bool {
     dc.spec.selectors.iter().any(|s| {
         s.cel
             .as_ref()
             .and_then(|c| c.expression.as_deref())
-            .is_some_and(|e| what.iter().any(|n| e.contains(n)))
+            .is_some_and(|e| {
+                let e: String = e
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .map(|c| if c == '"' { '\'' } else { c })
+                    .collect();
+                e.contains(what)
+            })
     })
 }
 
@@ -419,6 +421,77 @@ mod tests {
         let v =
             serde_json::json!([{"opaque": {"driver": "gpu.nvidia.com", "parameters": parameters}}]);
         serde_json::from_value(v).unwrap_or_default()
+    }
+
+    fn class(name: &str, yaml_spec: serde_json::Value, created: Option<&str>) -> DeviceClassDraft {
+        let mut v = serde_json::json!({"metadata": {"name": name}, "spec": yaml_spec});
+        if let Some(c) = created {
+            v["metadata"]["creationTimestamp"] = serde_json::json!(c);
+        }
+        let dc: crd::DeviceClass = serde_json::from_value(v).unwrap_or_default();
+        class_draft(&dc)
+    }
+
+    /// A selector naming the NVIDIA driver or its attributes, in either quote and any spacing, makes
+    /// a class NVIDIA's; one asking for its `mig` type, a MIG class.
+    #[test]
+    fn selectors_naming_the_nvidia_driver_make_an_nvidia_class() {
+        let cel = |e: &str| serde_json::json!({"selectors": [{"cel": {"expression": e}}]});
+        let c = class("a", cel("device.driver==\"gpu.nvidia.com\""), None);
+        assert!(c.selects_nvidia && !c.selects_mig);
+        let c = class(
+            "b",
+            cel("device.driver == 'gpu.nvidia.com' && device.attributes[\"gpu.nvidia.com\"].type == \"mig\""),
+            None,
+        );
+        assert!(c.selects_nvidia && c.selects_mig);
+        let c = class("c", cel("device.driver == 'gpu.example.com'"), None);
+        assert!(!c.selects_nvidia && !c.nvidia);
+    }
+
+    /// Of two classes naming one extended resource, the newer serves it; at the same time, the first
+    /// by name; the implicit name is the class's own.
+    #[test]
+    fn the_newer_class_serves_an_extended_resource() {
+        let spec = serde_json::json!({"extendedResourceName": "example.com/gpu"});
+        let classes = vec![
+            class("old", spec.clone(), Some("2026-01-01T00:00:00Z")),
+            class("new-b", spec.clone(), Some("2026-06-01T00:00:00Z")),
+            class("new-a", spec.clone(), Some("2026-06-01T00:00:00Z")),
+        ];
+        assert_eq!(
+            class_of("example.com/gpu", &classes).map(|c| c.name.as_str()),
+            Ok("new-a")
+        );
+        assert_eq!(
+            class_of("deviceclass.resource.kubernetes.io/old", &classes).map(|c| c.name.as_str()),
+            Ok("old")
+        );
+        assert!(class_of("deviceclass.resource.kubernetes.io/gone", &classes).is_err());
+        assert!(class_of("example.com/other", &classes).is_err());
+    }
+
+    /// GPU-shaped names are the device plugin's and the DRA examples' forms; HAMi's memory and core
+    /// resources, hugepages and other devices are not.
+    #[test]
+    fn gpu_shaped_names() {
+        for yes in [
+            "example.com/gpu",
+            "nvidia.com/mig-1g.12gb",
+            "nvidia.com/gpu.shared",
+            "example.com/gpu-a100",
+        ] {
+            assert!(gpu_shaped(yes), "{yes}");
+        }
+        for no in [
+            "nvidia.com/gpumem",
+            "nvidia.com/gpucores",
+            "hugepages-2Mi",
+            "example.com/foo",
+            "gpu",
+        ] {
+            assert!(!gpu_shaped(no), "{no}");
+        }
     }
 
     /// A `MigDeviceConfig` with a sharing strategy shares one MIG instance, not a whole GPU.
