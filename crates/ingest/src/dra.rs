@@ -35,7 +35,7 @@ use crate::crd;
 use gpu_trust_model::fleet::{DraClaimUse, DraStrategy, ResourceClaimInfo};
 use gpu_trust_model::resource;
 use gpu_trust_model::ObjectRef;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) const NVIDIA_DRIVER: &str = "gpu.nvidia.com";
 /// The implicit extended resource of every DeviceClass is this prefix and the class name.
@@ -268,26 +268,6 @@ pub(crate) struct ExtendedUses {
     pub unresolved: Vec<(String, String)>,
 }
 
-/// The class that serves extended resource `name`: the implicit name's class, or the class naming it
-/// in `extendedResourceName` (of two, the newer; at the same time, the first by name: the
-/// `extendedResourceName` field's documentation in `DeviceClassSpec`).
-fn class_of<'a>(
-    name: &str,
-    classes: &'a [DeviceClassDraft],
-) -> Result<&'a DeviceClassDraft, String> {
-    if let Some(class) = name.strip_prefix(IMPLICIT_PREFIX) {
-        return classes
-            .iter()
-            .find(|c| c.name == class)
-            .ok_or_else(|| format!("DeviceClass {class} is not in the input"));
-    }
-    classes
-        .iter()
-        .filter(|c| c.extended_resource.as_deref() == Some(name))
-        .min_by(|a, b| b.created.cmp(&a.created).then_with(|| a.name.cmp(&b.name)))
-        .ok_or_else(|| format!("no DeviceClass in the input names {name} in extendedResourceName"))
-}
-
 /// Whether an extended resource has the shape of a GPU: its name after the domain is `gpu`, or starts
 /// with `gpu.`, `gpu-` or `mig-`, as the NVIDIA device plugin's (`nvidia.com/gpu`,
 /// `nvidia.com/gpu.shared`, `nvidia.com/mig-<profile>`, [`resource`]), the DRA driver's extended resource
@@ -303,94 +283,140 @@ fn gpu_shaped(name: &str) -> bool {
         || local.starts_with("mig-")
 }
 
-/// The pod's extended resources (`resources`, summed over its containers) that DRA serves, with the
-/// NVIDIA GPU requests among them as claim uses. `status` is the pod's
-/// `status.extendedResourceClaimStatus`; `claims` the ResourceClaims read (the one it names says the
-/// class when the input lacks it); `advertised` the extended resources nodes of the input advertise;
-/// `nodes_known` whether the input has nodes and each has its status (what it advertises).
-pub(crate) fn extended_uses(
-    resources: &BTreeMap<String, u64>,
-    status: Option<&ExtendedStatus>,
-    namespace: &str,
-    classes: &[DeviceClassDraft],
-    claims: &[ClaimDraft],
-    advertised: &std::collections::BTreeSet<String>,
+/// What the input says about extended resources backed by DRA, indexed once for every pod: the
+/// DeviceClasses by name and by the extended resource each serves, the ResourceClaims by namespace and
+/// name, and what the nodes advertise.
+pub(crate) struct Extended<'a> {
+    by_name: BTreeMap<&'a str, &'a DeviceClassDraft>,
+    by_resource: BTreeMap<&'a str, &'a DeviceClassDraft>,
+    claims: BTreeMap<(&'a str, &'a str), &'a ClaimDraft>,
+    advertised: BTreeSet<String>,
     nodes_known: bool,
-) -> ExtendedUses {
-    let mut out = ExtendedUses {
-        claim: status.and_then(|s| s.claim.clone()),
-        ..ExtendedUses::default()
-    };
-    let status_claim = out.claim.as_deref().and_then(|n| {
-        claims
-            .iter()
-            .find(|c| !c.template && c.namespace == namespace && c.name == n)
-    });
-    for name in resources.keys() {
-        let mapped = status.is_some_and(|s| s.resources.iter().any(|r| r == name));
-        // The device plugin's own names stay the device plugin's unless the pod's status says DRA
-        // served them, or a class maps them and no node of the input (each with its status)
-        // advertises them: a node that runs the device plugin advertises them and serves them so.
-        if resource::is_gpu_resource(name)
-            && !mapped
-            && !(nodes_known
-                && !advertised.contains(name)
-                && classes
-                    .iter()
-                    .any(|c| c.extended_resource.as_deref() == Some(name.as_str())))
-        {
-            continue;
-        }
-        let class = match class_of(name, classes) {
-            Ok(c) => Some(c),
-            Err(why) => {
-                if let Some(c) = status_claim.filter(|_| mapped) {
-                    // The scheduler's claim is in the input: its request names the class.
-                    match c
-                        .device_class
-                        .as_deref()
-                        .and_then(|n| classes.iter().find(|d| d.name == n))
-                    {
-                        Some(d) => Some(d),
-                        None if c
-                            .device_class
-                            .as_deref()
-                            .is_some_and(|n| NVIDIA_CLASSES.contains(&n)) =>
-                        {
-                            let mig = c.device_class.as_deref() == Some(MIG_CLASS);
-                            out.uses.push(use_of(c.device_class.clone(), None, mig));
-                            out.served.push(name.clone());
-                            continue;
-                        }
-                        None => {
-                            out.unresolved.push((name.clone(), why));
-                            continue;
-                        }
-                    }
-                } else if name.starts_with(IMPLICIT_PREFIX)
-                    || mapped
-                    || (gpu_shaped(name) && !advertised.contains(name))
-                {
-                    out.unresolved.push((name.clone(), why));
-                    continue;
-                } else {
-                    None
-                }
+}
+
+impl<'a> Extended<'a> {
+    /// `advertised`: the extended resources nodes of the input advertise; `nodes_known`: whether the
+    /// input has nodes and each has its status (what it advertises).
+    pub(crate) fn new(
+        classes: &'a [DeviceClassDraft],
+        claims: &'a [ClaimDraft],
+        advertised: BTreeSet<String>,
+        nodes_known: bool,
+    ) -> Extended<'a> {
+        // Of two classes naming one extended resource, the newer serves it; at the same time, the
+        // first by name (the `extendedResourceName` field's documentation in `DeviceClassSpec`).
+        let mut by_resource: BTreeMap<&str, &DeviceClassDraft> = BTreeMap::new();
+        for c in classes {
+            let Some(r) = c.extended_resource.as_deref() else {
+                continue;
+            };
+            let e = by_resource.entry(r).or_insert(c);
+            if (&c.created, std::cmp::Reverse(&c.name)) > (&e.created, std::cmp::Reverse(&e.name)) {
+                *e = c;
             }
-        };
-        let Some(class) = class else { continue };
-        // A node whose device plugin advertises the resource serves it so.
-        if advertised.contains(name) && !mapped {
-            continue;
         }
-        out.served.push(name.clone());
-        if class.nvidia || class.selects_nvidia {
-            let mig = class.name == MIG_CLASS || class.selects_mig;
-            out.uses
-                .push(use_of(Some(class.name.clone()), class.config, mig));
+        Extended {
+            by_name: classes.iter().map(|c| (c.name.as_str(), c)).collect(),
+            by_resource,
+            claims: claims
+                .iter()
+                .filter(|c| !c.template)
+                .map(|c| ((c.namespace.as_str(), c.name.as_str()), c))
+                .collect(),
+            advertised,
+            nodes_known,
         }
     }
-    out
+
+    /// The class that serves extended resource `name`: the implicit name's class, or the class naming
+    /// it in `extendedResourceName`.
+    fn class_of(&self, name: &str) -> Option<&'a DeviceClassDraft> {
+        match name.strip_prefix(IMPLICIT_PREFIX) {
+            Some(class) => self.by_name.get(class).copied(),
+            None => self.by_resource.get(name).copied(),
+        }
+    }
+
+    /// The pod's extended resources (`resources`, summed over its containers) that DRA serves, with
+    /// the NVIDIA GPU requests among them as uses of the pod's own claim. `status` is the pod's
+    /// `status.extendedResourceClaimStatus`; the claim it names, when the input has it, says the class
+    /// when the input lacks the class's mapping.
+    pub(crate) fn uses(
+        &self,
+        resources: &BTreeMap<String, u64>,
+        status: Option<&ExtendedStatus>,
+        namespace: &str,
+    ) -> ExtendedUses {
+        let mut out = ExtendedUses {
+            claim: status.and_then(|s| s.claim.clone()),
+            ..ExtendedUses::default()
+        };
+        let status_claim = out
+            .claim
+            .as_deref()
+            .and_then(|n| self.claims.get(&(namespace, n)).copied());
+        for name in resources.keys() {
+            let mapped = status.is_some_and(|s| s.resources.iter().any(|r| r == name));
+            let advertised = self.advertised.contains(name);
+            // The device plugin's own names stay the device plugin's unless the pod's status says DRA
+            // served them, or a class maps them and no node of the input (each with its status)
+            // advertises them: a node that runs the device plugin advertises them and serves them so.
+            if resource::is_gpu_resource(name)
+                && !mapped
+                && !(self.nodes_known
+                    && !advertised
+                    && self.by_resource.contains_key(name.as_str()))
+            {
+                continue;
+            }
+            let class = match self.class_of(name) {
+                Some(c) => c,
+                None => {
+                    // The scheduler's claim, when the input has it, names the class in its request.
+                    let claimed = status_claim
+                        .filter(|_| mapped)
+                        .and_then(|c| c.device_class.as_deref());
+                    if let Some(c) = claimed.and_then(|n| self.by_name.get(n).copied()) {
+                        c
+                    } else if let Some(n) = claimed.filter(|n| NVIDIA_CLASSES.contains(n)) {
+                        out.uses
+                            .push(use_of(Some(n.to_string()), None, n == MIG_CLASS));
+                        out.served.push(name.clone());
+                        continue;
+                    } else {
+                        if let Some(class) = name.strip_prefix(IMPLICIT_PREFIX) {
+                            out.unresolved.push((
+                                name.clone(),
+                                format!("DeviceClass {class} is not in the input"),
+                            ));
+                        } else if mapped {
+                            out.unresolved.push((
+                                name.clone(),
+                                "the pod's status says DRA serves it, and neither a DeviceClass naming it nor the ResourceClaim the status names is in the input".to_string(),
+                            ));
+                        } else if gpu_shaped(name) && !advertised {
+                            out.unresolved.push((
+                                name.clone(),
+                                "no DeviceClass in the input names it in extendedResourceName and no node advertises it".to_string(),
+                            ));
+                        }
+                        continue;
+                    }
+                }
+            };
+            // A node whose device plugin advertises the resource serves it so.
+            if advertised && !mapped {
+                continue;
+            }
+            out.served.push(name.clone());
+            if class.nvidia || class.selects_nvidia {
+                let mig = class.name == MIG_CLASS || class.selects_mig;
+                out.uses
+                    .push(use_of(Some(class.name.clone()), class.config, mig));
+            }
+        }
+        out
+    }
 }
 
 /// The use of a pod's own claim on `class`: the class's config decides how it shares its device;
@@ -459,16 +485,12 @@ mod tests {
             class("new-b", spec.clone(), Some("2026-06-01T00:00:00Z")),
             class("new-a", spec.clone(), Some("2026-06-01T00:00:00Z")),
         ];
-        assert_eq!(
-            class_of("example.com/gpu", &classes).map(|c| c.name.as_str()),
-            Ok("new-a")
-        );
-        assert_eq!(
-            class_of("deviceclass.resource.kubernetes.io/old", &classes).map(|c| c.name.as_str()),
-            Ok("old")
-        );
-        assert!(class_of("deviceclass.resource.kubernetes.io/gone", &classes).is_err());
-        assert!(class_of("example.com/other", &classes).is_err());
+        let ext = Extended::new(&classes, &[], BTreeSet::new(), false);
+        let name = |r: &str| ext.class_of(r).map(|c| c.name.as_str());
+        assert_eq!(name("example.com/gpu"), Some("new-a"));
+        assert_eq!(name("deviceclass.resource.kubernetes.io/old"), Some("old"));
+        assert_eq!(name("deviceclass.resource.kubernetes.io/gone"), None);
+        assert_eq!(name("example.com/other"), None);
     }
 
     /// GPU-shaped names are the device plugin's and the DRA examples' forms; HAMi's memory and core

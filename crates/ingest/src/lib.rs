@@ -1466,16 +1466,13 @@ impl Collector {
             .map(|(k, _)| k.clone())
             .collect();
         let nodes_known = !drafts.is_empty() && drafts.iter().all(|n| n.extended.is_some());
+        let extended = dra::Extended::new(&self.classes, &self.claims, advertised, nodes_known);
         for mut d in wdrafts {
             // Extended resources served by DRA (KEP-5004): GPU requests through the pod's own claim.
-            let ext = dra::extended_uses(
+            let ext = extended.uses(
                 &d.workload.gpu.resources,
                 d.extended.as_ref(),
                 &d.workload.namespace,
-                &self.classes,
-                &self.claims,
-                &advertised,
-                nodes_known,
             );
             d.constraints.resources.retain(|r| !ext.served.contains(r));
             for (resource, why) in &ext.unresolved {
