@@ -234,8 +234,8 @@ pub struct DeviceClass {
 }
 
 /// `spec` of a DeviceClass. `extendedResourceName` (KEP-5004, alpha in Kubernetes 1.34) has the
-/// same name and place in `v1`, `v1beta1` and `v1beta2` (kubernetes `staging/src/k8s.io/api/resource/
-/// {v1,v1beta1,v1beta2}/types.go`, `DeviceClassSpec`).
+/// same name and place in `v1`, `v1beta1` and `v1beta2` (the generated `DeviceClassSpec` of each,
+/// k8s-openapi 0.29 `src/v1_35/api/resource/{v1,v1beta1,v1beta2}/device_class_spec.rs`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceClassSpec {
@@ -262,8 +262,9 @@ pub struct CelSelector {
 /// `status.extendedResourceClaimStatus` of a Pod (KEP-5004): the ResourceClaim the scheduler made for
 /// the pod's extended resources backed by DRA, and which container resource maps to which of its
 /// requests (of each mapping, `containerName`, `resourceName` and `requestName`; only the resource is
-/// read) (kubernetes `staging/src/k8s.io/api/core/v1/types.go`, `PodExtendedResourceClaimStatus`,
-/// `ContainerExtendedResourceRequest`).
+/// read) (`PodExtendedResourceClaimStatus` and `ContainerExtendedResourceRequest`, k8s-openapi 0.29
+/// `src/v1_35/api/core/v1/pod_extended_resource_claim_status.rs`,
+/// `container_extended_resource_request.rs`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExtendedResourceClaimStatus {

@@ -13,16 +13,17 @@
 //! config, the pods that share one ResourceClaim share its device (time-slicing); a claim made from a
 //! template belongs to one pod.
 //!
-//! Extended resources backed by DRA (KEP-5004, `DRAExtendedResource`, alpha in Kubernetes 1.34; the
-//! Kubernetes documentation, "Dynamic Resource Allocation", section "Extended resource allocation by
-//! DRA"): a DeviceClass may name an extended resource in `spec.extendedResourceName`, and every
+//! Extended resources backed by DRA (KEP-5004, https://www.kubernetes.dev/resources/keps/5004/, feature
+//! gate `DRAExtendedResource`, alpha in Kubernetes 1.34, beta in 1.36; kubernetes/website, page "DRA
+//! Features", section "Extended resource allocation by DRA"): a DeviceClass may name an extended resource in `spec.extendedResourceName`, and every
 //! DeviceClass is also requested as `deviceclass.resource.kubernetes.io/<class name>` (kubernetes
 //! `staging/src/k8s.io/api/resource/v1beta1/types.go`, `ResourceDeviceClassPrefix`). A container that
 //! requests such a resource in `resources.requests`/`limits` gets devices of the class through one
 //! ResourceClaim the scheduler makes for the pod alone: an `ExactCount` request of that many devices,
 //! annotated `resource.kubernetes.io/extended-resource-claim: "true"` (`ExtendedResourceClaimAnnotation`,
 //! same file), whose name and request mappings the pod records in `status.extendedResourceClaimStatus`
-//! (`PodExtendedResourceClaimStatus`, `staging/src/k8s.io/api/core/v1/types.go`). The class's config
+//! (`PodExtendedResourceClaimStatus`, k8s-openapi 0.29 `src/v1_35/api/core/v1/pod_status.rs`; an
+//! example of both in kubernetes-sigs/dra-driver-nvidia-gpu `demo/specs/extended-resources/gpu-full.yaml`). The class's config
 //! applies to those devices as to any claim on the class, and like a claim from a template the claim is
 //! one pod's: a device goes to one claim, unless the driver publishes its GPUs for several claims
 //! (`allowMultipleAllocations`, KEP-5075), which NVIDIA's driver does only under its alpha

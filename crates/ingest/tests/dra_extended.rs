@@ -110,6 +110,19 @@ fn both_names_of_an_nvidia_class_are_gpu_requests() {
     assert!(f.unresolved.is_empty(), "{:?}", f.unresolved);
 }
 
+/// `extendedResourceName` is read from `resource.k8s.io/v1beta1` and `v1beta2` DeviceClasses too.
+#[test]
+fn every_served_version_of_device_class_maps_its_resource() {
+    for version in ["v1beta1", "v1beta2"] {
+        let f = fleet(&[
+            NODE.to_string(),
+            class(None).replace("resource.k8s.io/v1", &format!("resource.k8s.io/{version}")),
+            pod("team-a", "a", "example.com/gpu", ""),
+        ]);
+        assert_eq!(workload(&f, "a").gpu.dra.len(), 1, "{version}");
+    }
+}
+
 /// The class's opaque config decides the sharing strategy.
 #[test]
 fn the_class_config_decides_the_strategy() {
