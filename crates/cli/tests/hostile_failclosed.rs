@@ -590,3 +590,46 @@ fn a_hundred_thousand_unplaced_replicas_are_one_line() {
     );
     assert!(r.stdout.lines().count() < 100, "{}", r.stdout);
 }
+
+// --- GPUs through DRA extended resources whose DeviceClass is not in the input ----------------
+
+/// A pod requesting `deviceclass.resource.kubernetes.io/<class>` (KEP-5004) of a class the input
+/// lacks may get GPUs shared any way: the audit is partial, says what was not evaluated and exits 2;
+/// `--accept-partial` accepts it. Extended resources of other devices stay quiet.
+#[test]
+fn a_dra_extended_resource_of_a_missing_device_class_is_not_evaluated() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels:\n    nvidia.com/gpu.present: \"true\"\n    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n    nvidia.com/gpu.count: \"8\"\nstatus:\n  allocatable: {cpu: \"64\"}\n";
+    let pod = |resource: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: tenant-a\nspec:\n  nodeName: gpu-1\n  containers:\n  - name: c\n    image: cuda\n    resources:\n      limits:\n        {resource}: 1\n"
+        )
+    };
+    let missing = write(
+        dir.path(),
+        "missing.yaml",
+        &format!(
+            "{node}---\n{}",
+            pod("deviceclass.resource.kubernetes.io/gpu.nvidia.com")
+        ),
+    );
+    let r = run(&["audit", s(&missing)]);
+    assert_eq!(r.code, Some(2), "stderr: {}", r.stderr);
+    assert!(
+        r.stderr.contains("unresolved-extended-resource")
+            && r.stderr.contains("Pod tenant-a/p requests deviceclass.resource.kubernetes.io/gpu.nvidia.com: DeviceClass gpu.nvidia.com is not in the input"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["audit", "--accept-partial", s(&missing)]);
+    assert!(matches!(r.code, Some(0 | 1)), "stderr: {}", r.stderr);
+    assert!(r.stdout.contains("PARTIAL AUDIT"), "{}", r.stdout);
+
+    let quiet = write(
+        dir.path(),
+        "quiet.yaml",
+        &format!("{node}---\n{}", pod("example.com/foo")),
+    );
+    let r = run(&["audit", s(&quiet)]);
+    assert!(!r.stderr.contains("extended"), "{}", r.stderr);
+}

@@ -233,9 +233,48 @@ pub struct DeviceClass {
     pub spec: DeviceClassSpec,
 }
 
+/// `spec` of a DeviceClass. `extendedResourceName` (KEP-5004, alpha in Kubernetes 1.34) has the
+/// same name and place in `v1`, `v1beta1` and `v1beta2` (the generated `DeviceClassSpec` of each,
+/// k8s-openapi 0.29 `src/v1_35/api/resource/{v1,v1beta1,v1beta2}/device_class_spec.rs`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceClassSpec {
     #[serde(default)]
     pub config: Vec<DeviceConfig>,
+    #[serde(default)]
+    pub selectors: Vec<DeviceSelector>,
+    pub extended_resource_name: Option<String>,
+}
+
+/// A DeviceClass selector: a CEL expression over a device.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceSelector {
+    pub cel: Option<CelSelector>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CelSelector {
+    pub expression: Option<String>,
+}
+
+/// `status.extendedResourceClaimStatus` of a Pod (KEP-5004): the ResourceClaim the scheduler made for
+/// the pod's extended resources backed by DRA, and which container resource maps to which of its
+/// requests (of each mapping, `containerName`, `resourceName` and `requestName`; only the resource is
+/// read) (`PodExtendedResourceClaimStatus` and `ContainerExtendedResourceRequest`, k8s-openapi 0.29
+/// `src/v1_35/api/core/v1/pod_extended_resource_claim_status.rs`,
+/// `container_extended_resource_request.rs`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtendedResourceClaimStatus {
+    #[serde(default)]
+    pub request_mappings: Vec<ExtendedResourceRequest>,
+    pub resource_claim_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtendedResourceRequest {
+    pub resource_name: Option<String>,
 }

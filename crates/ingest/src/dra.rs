@@ -12,13 +12,46 @@
 //! Sharing inside a MIG instance is MIG time-slicing or MIG MPS, never whole-GPU sharing. Without a
 //! config, the pods that share one ResourceClaim share its device (time-slicing); a claim made from a
 //! template belongs to one pod.
+//!
+//! Extended resources backed by DRA (KEP-5004, https://www.kubernetes.dev/resources/keps/5004/, feature
+//! gate `DRAExtendedResource`, alpha in Kubernetes 1.34, beta in 1.36; kubernetes/website, page "DRA
+//! Features", section "Extended resource allocation by DRA"): a DeviceClass may name an extended resource in `spec.extendedResourceName`, and every
+//! DeviceClass is also requested as `deviceclass.resource.kubernetes.io/<class name>` (kubernetes
+//! `staging/src/k8s.io/api/resource/v1beta1/types.go`, `ResourceDeviceClassPrefix`). A container that
+//! requests such a resource in `resources.requests`/`limits` gets devices of the class through one
+//! ResourceClaim the scheduler makes for the pod alone: an `ExactCount` request of that many devices,
+//! annotated `resource.kubernetes.io/extended-resource-claim: "true"` (`ExtendedResourceClaimAnnotation`,
+//! same file), whose name and request mappings the pod records in `status.extendedResourceClaimStatus`
+//! (`PodExtendedResourceClaimStatus`, k8s-openapi 0.29 `src/v1_35/api/core/v1/pod_status.rs`; an
+//! example of both in kubernetes-sigs/dra-driver-nvidia-gpu `demo/specs/extended-resources/gpu-full.yaml`). The class's config
+//! applies to those devices as to any claim on the class, and like a claim from a template the claim is
+//! one pod's: a device goes to one claim, unless the driver publishes its GPUs for several claims
+//! (`allowMultipleAllocations`, KEP-5075), which NVIDIA's driver does only under its alpha
+//! `ConsumableShares` feature gate, off by default (kubernetes-sigs/dra-driver-nvidia-gpu pull request
+//! 1257); ingest does not read the driver's flags or ResourceSlices. One extended resource is served by the
+//! device plugin or by DRA on a node, not both; a node whose device plugin advertises the resource
+//! serves it through the device plugin.
 
 use crate::crd;
-use gpu_trust_model::fleet::{DraStrategy, ResourceClaimInfo};
+use gpu_trust_model::fleet::{DraClaimUse, DraStrategy, ResourceClaimInfo};
+use gpu_trust_model::resource;
 use gpu_trust_model::ObjectRef;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) const NVIDIA_DRIVER: &str = "gpu.nvidia.com";
+/// The implicit extended resource of every DeviceClass is this prefix and the class name.
+const IMPLICIT_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
+/// The annotation on the ResourceClaim the scheduler makes for a pod's extended resources.
+const EXTENDED_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/extended-resource-claim";
+/// A DeviceClass's CEL selector that names the NVIDIA driver's domain (`device.driver ==
+/// 'gpu.nvidia.com'`, or an attribute of its domain, `device.attributes['gpu.nvidia.com']`) selects the
+/// NVIDIA driver's devices: attribute domains are the driver's name (the Kubernetes documentation's
+/// DeviceClass examples; kubernetes-sigs/dra-driver-nvidia-gpu
+/// `demo/specs/extended-resources/mig-1g-12gb.yaml`).
+const NVIDIA_SELECTOR: &str = "gpu.nvidia.com";
+/// Such a selector selects MIG devices when it asks for the driver's `type` attribute `mig` (same demo
+/// file), written here without spaces and with single quotes.
+const NVIDIA_MIG_SELECTOR: &str = "device.attributes['gpu.nvidia.com'].type=='mig'";
 const MIG_CLASS: &str = "mig.nvidia.com";
 const MIG_CONFIG_KIND: &str = "MigDeviceConfig";
 const TIME_SLICING: &str = "TimeSlicing";
@@ -31,6 +64,8 @@ pub(crate) struct ClaimDraft {
     pub namespace: String,
     pub name: String,
     pub template: bool,
+    /// Made by the scheduler for one pod's extended resources (KEP-5004): the pod's alone.
+    pub extended: bool,
     pub device_class: Option<String>,
     pub config: Option<DraStrategy>,
     /// Allocated devices: (pool, device), e.g. (`gpu-node-1`, `gpu-0`).
@@ -42,6 +77,14 @@ pub(crate) struct DeviceClassDraft {
     pub name: String,
     pub config: Option<DraStrategy>,
     pub nvidia: bool,
+    /// `spec.extendedResourceName`.
+    pub extended_resource: Option<String>,
+    /// A selector names the NVIDIA driver (`device.driver == 'gpu.nvidia.com'`).
+    pub selects_nvidia: bool,
+    /// A selector asks for the NVIDIA driver's MIG devices.
+    pub selects_mig: bool,
+    /// `metadata.creationTimestamp`: the newer of two classes naming one extended resource serves it.
+    pub created: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 /// The strategy an NVIDIA opaque config names.
@@ -97,6 +140,7 @@ pub(crate) fn claim_draft(
         namespace,
         name,
         template,
+        extended: false,
         device_class,
         config: config_strategy(&spec.devices.config),
         allocated,
@@ -128,7 +172,7 @@ pub(crate) fn resolve(
             let strategy = c.config.or(class.and_then(|d| d.config)).unwrap_or(
                 if c.device_class.as_deref() == Some(MIG_CLASS) {
                     DraStrategy::Mig
-                } else if c.template {
+                } else if c.template || c.extended {
                     DraStrategy::Exclusive
                 } else {
                     DraStrategy::TimeSlicing
@@ -154,7 +198,240 @@ pub(crate) fn class_draft(dc: &crd::DeviceClass) -> DeviceClassDraft {
                 c.opaque.as_ref().and_then(|o| o.driver.as_deref()) == Some(NVIDIA_DRIVER)
             }),
         config: config_strategy(&dc.spec.config),
+        extended_resource: dc.spec.extended_resource_name.clone(),
+        selects_nvidia: selector_holds(dc, NVIDIA_SELECTOR),
+        selects_mig: selector_holds(dc, NVIDIA_MIG_SELECTOR),
+        created: dc.metadata.creation_timestamp.clone(),
         name,
+    }
+}
+
+/// Whether a CEL selector of the class holds `what`, read without spaces and with `"` as `'`.
+fn selector_holds(dc: &crd::DeviceClass, what: &str) -> bool {
+    dc.spec.selectors.iter().any(|s| {
+        s.cel
+            .as_ref()
+            .and_then(|c| c.expression.as_deref())
+            .is_some_and(|e| {
+                let e: String = e
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .map(|c| if c == '"' { '\'' } else { c })
+                    .collect();
+                e.contains(what)
+            })
+    })
+}
+
+/// Whether a ResourceClaim is the one the scheduler made for a pod's extended resources.
+pub(crate) fn is_extended_claim(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> bool {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(EXTENDED_CLAIM_ANNOTATION))
+        .is_some_and(|v| v == "true")
+}
+
+/// A pod's `status.extendedResourceClaimStatus`: the claim's name and the resources it serves.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExtendedStatus {
+    pub claim: Option<String>,
+    pub resources: Vec<String>,
+}
+
+impl ExtendedStatus {
+    pub(crate) fn of(s: &crd::ExtendedResourceClaimStatus) -> ExtendedStatus {
+        let mut resources: Vec<String> = s
+            .request_mappings
+            .iter()
+            .filter_map(|m| m.resource_name.clone())
+            .collect();
+        resources.sort();
+        resources.dedup();
+        ExtendedStatus {
+            claim: s.resource_claim_name.clone().filter(|n| !n.is_empty()),
+            resources,
+        }
+    }
+}
+
+/// What a pod's extended resources come to under DRA.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExtendedUses {
+    /// The NVIDIA GPU requests among them, each as the use of the pod's own claim.
+    pub uses: Vec<DraClaimUse>,
+    /// Resources DRA serves (no node advertises them: the scheduler does not look for them there).
+    pub served: Vec<String>,
+    /// The claim the scheduler made, when the pod's status names it.
+    pub claim: Option<String>,
+    /// Why a resource could not be judged: (resource, reason).
+    pub unresolved: Vec<(String, String)>,
+}
+
+/// Whether an extended resource has the shape of a GPU: its name after the domain is `gpu`, or starts
+/// with `gpu.`, `gpu-` or `mig-`, as the NVIDIA device plugin's (`nvidia.com/gpu`,
+/// `nvidia.com/gpu.shared`, `nvidia.com/mig-<profile>`, [`resource`]), the DRA driver's extended resource
+/// demos (`nvidia.com/mig-1g.12gb`) and the Kubernetes documentation's DRA example (`example.com/gpu`)
+/// write GPU resources.
+fn gpu_shaped(name: &str) -> bool {
+    let Some((_, local)) = name.split_once('/') else {
+        return false;
+    };
+    local == "gpu"
+        || local.starts_with("gpu.")
+        || local.starts_with("gpu-")
+        || local.starts_with("mig-")
+}
+
+/// What the input says about extended resources backed by DRA, indexed once for every pod: the
+/// DeviceClasses by name and by the extended resource each serves, the ResourceClaims by namespace and
+/// name, and what the nodes advertise.
+pub(crate) struct Extended<'a> {
+    by_name: BTreeMap<&'a str, &'a DeviceClassDraft>,
+    by_resource: BTreeMap<&'a str, &'a DeviceClassDraft>,
+    claims: BTreeMap<(&'a str, &'a str), &'a ClaimDraft>,
+    advertised: BTreeSet<String>,
+    nodes_known: bool,
+}
+
+impl<'a> Extended<'a> {
+    /// `advertised`: the extended resources nodes of the input advertise; `nodes_known`: whether the
+    /// input has nodes and each has its status (what it advertises).
+    pub(crate) fn new(
+        classes: &'a [DeviceClassDraft],
+        claims: &'a [ClaimDraft],
+        advertised: BTreeSet<String>,
+        nodes_known: bool,
+    ) -> Extended<'a> {
+        // Of two classes naming one extended resource, the newer serves it; at the same time, the
+        // first by name (the `extendedResourceName` field's documentation in `DeviceClassSpec`).
+        let mut by_resource: BTreeMap<&str, &DeviceClassDraft> = BTreeMap::new();
+        for c in classes {
+            let Some(r) = c.extended_resource.as_deref() else {
+                continue;
+            };
+            let e = by_resource.entry(r).or_insert(c);
+            if (&c.created, std::cmp::Reverse(&c.name)) > (&e.created, std::cmp::Reverse(&e.name)) {
+                *e = c;
+            }
+        }
+        Extended {
+            by_name: classes.iter().map(|c| (c.name.as_str(), c)).collect(),
+            by_resource,
+            claims: claims
+                .iter()
+                .filter(|c| !c.template)
+                .map(|c| ((c.namespace.as_str(), c.name.as_str()), c))
+                .collect(),
+            advertised,
+            nodes_known,
+        }
+    }
+
+    /// The class that serves extended resource `name`: the implicit name's class, or the class naming
+    /// it in `extendedResourceName`.
+    fn class_of(&self, name: &str) -> Option<&'a DeviceClassDraft> {
+        match name.strip_prefix(IMPLICIT_PREFIX) {
+            Some(class) => self.by_name.get(class).copied(),
+            None => self.by_resource.get(name).copied(),
+        }
+    }
+
+    /// The pod's extended resources (`resources`, summed over its containers) that DRA serves, with
+    /// the NVIDIA GPU requests among them as uses of the pod's own claim. `status` is the pod's
+    /// `status.extendedResourceClaimStatus`; the claim it names, when the input has it, says the class
+    /// when the input lacks the class's mapping.
+    pub(crate) fn uses(
+        &self,
+        resources: &BTreeMap<String, u64>,
+        status: Option<&ExtendedStatus>,
+        namespace: &str,
+    ) -> ExtendedUses {
+        let mut out = ExtendedUses {
+            claim: status.and_then(|s| s.claim.clone()),
+            ..ExtendedUses::default()
+        };
+        let status_claim = out
+            .claim
+            .as_deref()
+            .and_then(|n| self.claims.get(&(namespace, n)).copied());
+        for name in resources.keys() {
+            let mapped = status.is_some_and(|s| s.resources.iter().any(|r| r == name));
+            let advertised = self.advertised.contains(name);
+            // The device plugin's own names stay the device plugin's unless the pod's status says DRA
+            // served them, or a class maps them and no node of the input (each with its status)
+            // advertises them: a node that runs the device plugin advertises them and serves them so.
+            if resource::is_gpu_resource(name)
+                && !mapped
+                && !(self.nodes_known
+                    && !advertised
+                    && self.by_resource.contains_key(name.as_str()))
+            {
+                continue;
+            }
+            let class = match self.class_of(name) {
+                Some(c) => c,
+                None => {
+                    // The scheduler's claim, when the input has it, names the class in its request.
+                    let claimed = status_claim
+                        .filter(|_| mapped)
+                        .and_then(|c| c.device_class.as_deref());
+                    if let Some(c) = claimed.and_then(|n| self.by_name.get(n).copied()) {
+                        c
+                    } else if let Some(n) = claimed.filter(|n| NVIDIA_CLASSES.contains(n)) {
+                        out.uses
+                            .push(use_of(Some(n.to_string()), None, n == MIG_CLASS));
+                        out.served.push(name.clone());
+                        continue;
+                    } else {
+                        if let Some(class) = name.strip_prefix(IMPLICIT_PREFIX) {
+                            out.unresolved.push((
+                                name.clone(),
+                                format!("DeviceClass {class} is not in the input"),
+                            ));
+                        } else if mapped {
+                            out.unresolved.push((
+                                name.clone(),
+                                "the pod's status says DRA serves it, and neither a DeviceClass naming it nor the ResourceClaim the status names is in the input".to_string(),
+                            ));
+                        } else if gpu_shaped(name) && !advertised {
+                            out.unresolved.push((
+                                name.clone(),
+                                "no DeviceClass in the input names it in extendedResourceName and no node advertises it".to_string(),
+                            ));
+                        }
+                        continue;
+                    }
+                }
+            };
+            // A node whose device plugin advertises the resource serves it so.
+            if advertised && !mapped {
+                continue;
+            }
+            out.served.push(name.clone());
+            if class.nvidia || class.selects_nvidia {
+                let mig = class.name == MIG_CLASS || class.selects_mig;
+                out.uses
+                    .push(use_of(Some(class.name.clone()), class.config, mig));
+            }
+        }
+        out
+    }
+}
+
+/// The use of a pod's own claim on `class`: the class's config decides how it shares its device;
+/// without one, each device is the pod's alone (a MIG instance for a class of MIG devices).
+fn use_of(device_class: Option<String>, config: Option<DraStrategy>, mig: bool) -> DraClaimUse {
+    DraClaimUse {
+        claim: None,
+        template: None,
+        device_class,
+        strategy: config.unwrap_or(if mig {
+            DraStrategy::Mig
+        } else {
+            DraStrategy::Exclusive
+        }),
     }
 }
 
@@ -171,6 +448,73 @@ mod tests {
         let v =
             serde_json::json!([{"opaque": {"driver": "gpu.nvidia.com", "parameters": parameters}}]);
         serde_json::from_value(v).unwrap_or_default()
+    }
+
+    fn class(name: &str, yaml_spec: serde_json::Value, created: Option<&str>) -> DeviceClassDraft {
+        let mut v = serde_json::json!({"metadata": {"name": name}, "spec": yaml_spec});
+        if let Some(c) = created {
+            v["metadata"]["creationTimestamp"] = serde_json::json!(c);
+        }
+        let dc: crd::DeviceClass = serde_json::from_value(v).unwrap_or_default();
+        class_draft(&dc)
+    }
+
+    /// A selector naming the NVIDIA driver or its attributes, in either quote and any spacing, makes
+    /// a class NVIDIA's; one asking for its `mig` type, a MIG class.
+    #[test]
+    fn selectors_naming_the_nvidia_driver_make_an_nvidia_class() {
+        let cel = |e: &str| serde_json::json!({"selectors": [{"cel": {"expression": e}}]});
+        let c = class("a", cel("device.driver==\"gpu.nvidia.com\""), None);
+        assert!(c.selects_nvidia && !c.selects_mig);
+        let c = class(
+            "b",
+            cel("device.driver == 'gpu.nvidia.com' && device.attributes[\"gpu.nvidia.com\"].type == \"mig\""),
+            None,
+        );
+        assert!(c.selects_nvidia && c.selects_mig);
+        let c = class("c", cel("device.driver == 'gpu.example.com'"), None);
+        assert!(!c.selects_nvidia && !c.nvidia);
+    }
+
+    /// Of two classes naming one extended resource, the newer serves it; at the same time, the first
+    /// by name; the implicit name is the class's own.
+    #[test]
+    fn the_newer_class_serves_an_extended_resource() {
+        let spec = serde_json::json!({"extendedResourceName": "example.com/gpu"});
+        let classes = vec![
+            class("old", spec.clone(), Some("2026-01-01T00:00:00Z")),
+            class("new-b", spec.clone(), Some("2026-06-01T00:00:00Z")),
+            class("new-a", spec.clone(), Some("2026-06-01T00:00:00Z")),
+        ];
+        let ext = Extended::new(&classes, &[], BTreeSet::new(), false);
+        let name = |r: &str| ext.class_of(r).map(|c| c.name.as_str());
+        assert_eq!(name("example.com/gpu"), Some("new-a"));
+        assert_eq!(name("deviceclass.resource.kubernetes.io/old"), Some("old"));
+        assert_eq!(name("deviceclass.resource.kubernetes.io/gone"), None);
+        assert_eq!(name("example.com/other"), None);
+    }
+
+    /// GPU-shaped names are the device plugin's and the DRA examples' forms; HAMi's memory and core
+    /// resources, hugepages and other devices are not.
+    #[test]
+    fn gpu_shaped_names() {
+        for yes in [
+            "example.com/gpu",
+            "nvidia.com/mig-1g.12gb",
+            "nvidia.com/gpu.shared",
+            "example.com/gpu-a100",
+        ] {
+            assert!(gpu_shaped(yes), "{yes}");
+        }
+        for no in [
+            "nvidia.com/gpumem",
+            "nvidia.com/gpucores",
+            "hugepages-2Mi",
+            "example.com/foo",
+            "gpu",
+        ] {
+            assert!(!gpu_shaped(no), "{no}");
+        }
     }
 
     /// A `MigDeviceConfig` with a sharing strategy shares one MIG instance, not a whole GPU.

@@ -204,8 +204,10 @@ pub(crate) struct PodObject {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct PodPhase {
     pub phase: Option<String>,
+    pub extended_resource_claim_status: Option<crate::crd::ExtendedResourceClaimStatus>,
 }
 
 /// A Node, without the parts of its status ingest does not read.

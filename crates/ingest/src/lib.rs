@@ -359,6 +359,8 @@ struct WorkloadDraft {
     constraints: Constraints,
     claims: Vec<(String, Option<String>, Option<String>)>,
     allocated: Vec<String>,
+    /// A pod's `status.extendedResourceClaimStatus`.
+    extended: Option<dra::ExtendedStatus>,
 }
 
 /// A namespace named by an object, with the labels and reference of a Namespace object.
@@ -1059,6 +1061,9 @@ impl Collector {
                     &c.spec,
                     c.status.as_ref(),
                 ));
+                if let Some(d) = self.claims.last_mut() {
+                    d.extended = dra::is_extended_claim(&c.metadata);
+                }
             }
             Typed::ResourceClaimTemplate(c) => {
                 let r = reference(&c.metadata, true);
@@ -1169,6 +1174,11 @@ impl Collector {
         let labels = p.metadata.labels.take().unwrap_or_default();
         let annotations = p.metadata.annotations.take().unwrap_or_default();
         let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        let extended = p
+            .status
+            .as_ref()
+            .and_then(|s| s.extended_resource_claim_status.as_ref())
+            .map(dra::ExtendedStatus::of);
         // A pod that has finished holds no device and will not run again; its owner (a Job, a
         // CronJob) is what may run next.
         if matches!(phase, Some("Succeeded" | "Failed")) {
@@ -1202,6 +1212,7 @@ impl Collector {
         let mut draft = self.draft(r, WorkloadKind::Pod, None, 1, &spec, labels, annotations)?;
         draft.workload.owner = owner;
         draft.node_name = node_name;
+        draft.extended = extended;
         self.workloads.push(Box::new(draft));
         Ok(())
     }
@@ -1311,6 +1322,7 @@ impl Collector {
             constraints: parts.constraints,
             claims: parts.claims,
             allocated: parts.allocated,
+            extended: None,
         })
     }
 
@@ -1423,12 +1435,23 @@ impl Collector {
 
         // Workloads, sorted; node ids, devices and permitted node sets.
         let wdrafts = unique_workloads(std::mem::take(&mut self.workloads), &mut diagnostics);
+        // Extended resources served by DRA (KEP-5004): what the nodes advertise, and whether every
+        // node's status says what it advertises.
+        let advertised: BTreeSet<String> = drafts
+            .iter()
+            .flat_map(|n| n.extended.iter().flatten())
+            .filter(|(_, v)| **v > 0)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let nodes_known = !drafts.is_empty() && drafts.iter().all(|n| n.extended.is_some());
+        let extended = dra::Extended::new(&self.classes, &self.claims, advertised, nodes_known);
         let placed = workload_placement::place_workloads(
             wdrafts,
             &drafts,
             &fleet_nodes,
             &claims,
             &self.claims,
+            &extended,
         );
         unresolved.extend(placed.unresolved);
         let workloads_out = placed.workloads;

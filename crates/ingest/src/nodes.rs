@@ -358,7 +358,10 @@ impl Context<'_> {
                     unknown_fact(NodeFact::SharingConfig, u.message.clone())
                 }
                 UnresolvedKind::MigConfig => unknown_fact(NodeFact::MigLayout, u.message.clone()),
-                UnresolvedKind::GpuModel | UnresolvedKind::MissingNode | UnresolvedKind::Other => {}
+                UnresolvedKind::GpuModel
+                | UnresolvedKind::MissingNode
+                | UnresolvedKind::ExtendedResource
+                | UnresolvedKind::Other => {}
             }
         }
         unknown.sort();

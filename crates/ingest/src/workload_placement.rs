@@ -1,9 +1,10 @@
 //! Placing the workloads read on the fleet's nodes, the last step of ingestion: each workload gets
 //! the DRA claims it uses, the set of nodes its constraints permit, and, when it is scheduled, its
 //! node and the devices of that node it may be using. Pods scheduled on a node the input does not
-//! hold are counted per node and reported as unresolved.
+//! hold are counted per node and reported as unresolved, as are extended resources (KEP-5004) that
+//! nothing in the input explains.
 
-use crate::dra::ClaimDraft;
+use crate::dra::{self, ClaimDraft};
 use crate::nodes::{self, NodeDraft};
 use crate::placement::{Constraints, NodeSets};
 use crate::WorkloadDraft;
@@ -19,7 +20,7 @@ use std::collections::BTreeMap;
 type ClaimUse = (String, Option<String>, Option<String>);
 
 /// The workloads placed, the node sets their `placement.permitted` indexes, and what could not be
-/// resolved (pods on nodes not in the input).
+/// resolved (extended resources nothing in the input explains, pods on nodes not in the input).
 pub(crate) struct Placed {
     pub workloads: Vec<Workload>,
     pub node_sets: Vec<Vec<NodeId>>,
@@ -50,8 +51,10 @@ pub(crate) fn place_workloads(
     nodes: &[Node],
     claims: &[ResourceClaimInfo],
     claim_drafts: &[ClaimDraft],
+    extended: &dra::Extended<'_>,
 ) -> Placed {
     let fleet = Fleet::new(drafts, nodes, claims, claim_drafts);
+    let mut unresolved = Vec::new();
     let mut sets = NodeSets::new();
     let mut missing: BTreeMap<String, (ObjectRef, usize)> = BTreeMap::new();
     let mut placed: Vec<Workload> = Vec::with_capacity(workloads.len());
@@ -59,9 +62,29 @@ pub(crate) fn place_workloads(
     // and their node set, to skip hashing them again.
     let mut last: Option<(Constraints, usize)> = None;
     for d in workloads {
-        let d = *d;
+        let mut d = *d;
+        // Extended resources served by DRA (KEP-5004): GPU requests through the pod's own claim.
+        let ext = extended.uses(
+            &d.workload.gpu.resources,
+            d.extended.as_ref(),
+            &d.workload.namespace,
+        );
+        d.constraints.resources.retain(|r| !ext.served.contains(r));
+        for (resource, why) in &ext.unresolved {
+            unresolved.push(Unresolved {
+                object: d.workload.object.clone(),
+                node: d.node_name.clone(),
+                what: UnresolvedKind::ExtendedResource,
+                message: format!("{} requests {resource}: {why}", d.workload.object),
+            });
+        }
         let mut w = d.workload;
         w.gpu.dra.extend(fleet.claim_uses(&w.namespace, &d.claims));
+        w.gpu.dra.extend(ext.uses);
+        // The scheduler's claim names the devices allocated, as a pod's own claims do.
+        if let Some(c) = ext.claim {
+            d.claims.push((String::new(), Some(c), None));
+        }
         let set = match &last {
             Some((c, set)) if *c == d.constraints => *set,
             _ => sets.permitted(&d.constraints, fleet.nodes, &fleet.by_name, &fleet.offers()),
@@ -82,10 +105,11 @@ pub(crate) fn place_workloads(
         placed.push(w);
         last = Some((d.constraints, set));
     }
+    unresolved.extend(missing_nodes(missing));
     Placed {
         workloads: placed,
         node_sets: sets.sets,
-        unresolved: missing_nodes(missing),
+        unresolved,
     }
 }
 

@@ -156,6 +156,10 @@ pub enum UnresolvedKind {
     GpuModel,
     /// A node that pods are bound to (`spec.nodeName`) but that is not in the input.
     MissingNode,
+    /// An extended resource a pod requests that DRA may serve with GPUs, whose DeviceClass is not in
+    /// the input (`deviceclass.resource.kubernetes.io/<class>`, a GPU-shaped name no class or node
+    /// explains).
+    ExtendedResource,
     /// Anything else.
     Other,
 }

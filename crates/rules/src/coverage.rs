@@ -108,6 +108,8 @@ pub enum GapReason {
     UnresolvedConfig,
     /// Documents skipped with `--skip-invalid`.
     SkippedInput,
+    /// Pods request extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
+    UnresolvedExtendedResource,
 }
 
 impl GapReason {
@@ -120,6 +122,7 @@ impl GapReason {
             GapReason::HiddenFacts => "hidden-facts",
             GapReason::UnresolvedConfig => "unresolved-config",
             GapReason::SkippedInput => "skipped-input",
+            GapReason::UnresolvedExtendedResource => "unresolved-extended-resource",
         }
     }
 }
@@ -183,6 +186,13 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         })
         .count();
     let gpu_nodes = fleet.gpu_nodes().count();
+    // Pods whose extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
+    let extended: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
+        .unresolved
+        .iter()
+        .filter(|u| u.what == UnresolvedKind::ExtendedResource)
+        .collect();
+    let extended_pods: BTreeSet<String> = extended.iter().map(|u| u.object.to_string()).collect();
 
     let gpu_in_play = if gpu_nodes > 0 {
         Some(format!(
@@ -198,6 +208,15 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             } else {
                 "request"
             }
+        ))
+    } else if !extended_pods.is_empty() {
+        Some(format!(
+            "{} extended resources DRA may serve with GPUs",
+            plural(
+                extended_pods.len(),
+                "workload requests",
+                "workloads request"
+            )
         ))
     } else if runtime_askers > 0 {
         Some(format!(
@@ -422,6 +441,35 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                 ),
                 reported_by: vec!["GT002".to_string()],
                 nodes: names(&unresolved),
+            },
+        );
+    }
+
+    if !extended.is_empty() {
+        let nodes: BTreeSet<String> = extended.iter().filter_map(|u| u.node.clone()).collect();
+        let examples: BTreeSet<&str> = extended.iter().map(|u| u.message.as_str()).collect();
+        add(
+            &[
+                (Layer::Device, Effect::Partial),
+                (Layer::Host, Effect::Partial),
+                (Layer::Contract, Effect::Partial),
+            ],
+            Gap {
+                reason: GapReason::UnresolvedExtendedResource,
+                blocking: true,
+                message: format!(
+                    "{} extended resources that DRA may serve with GPUs through a DeviceClass the input lacks, so whether {} GPUs, and how they are shared, is not evaluated ({}); add the DeviceClasses (`kubectl get deviceclasses -o yaml`)",
+                    plural(extended_pods.len(), "workload requests", "workloads request"),
+                    if extended_pods.len() == 1 { "it gets" } else { "they get" },
+                    examples
+                        .iter()
+                        .take(3)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                reported_by: Vec::new(),
+                nodes: names(&nodes),
             },
         );
     }

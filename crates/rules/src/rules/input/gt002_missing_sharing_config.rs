@@ -54,9 +54,10 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let what = match u.what {
             UnresolvedKind::DevicePluginConfig => "device plugin sharing config",
             UnresolvedKind::MigConfig => "mig-parted config",
-            UnresolvedKind::GpuModel | UnresolvedKind::MissingNode | UnresolvedKind::Other => {
-                continue
-            }
+            UnresolvedKind::GpuModel
+            | UnresolvedKind::MissingNode
+            | UnresolvedKind::ExtendedResource
+            | UnresolvedKind::Other => continue,
         };
         let node = u.node.as_deref().and_then(|n| ctx.fleet.node_by_name(n));
         let tenants = node.map(|n| ctx.colo().tenants_on(n)).unwrap_or_default();
