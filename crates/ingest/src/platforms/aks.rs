@@ -128,13 +128,7 @@ impl LabelAdapter for Aks {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::platforms::labels;
 
     #[test]
     fn every_vm_size_names_a_catalogue_model() {
@@ -191,14 +185,11 @@ mod tests {
 
     #[test]
     fn accelerator_label_marks_a_gpu_node_without_a_model() {
-        let labels: BTreeMap<String, String> = [
+        let labels = labels(&[
             (ACCELERATOR, "nvidia"),
             (SKU_GPU_NAME, "A100"),
             (SKU_GPU_COUNT, "2"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         let f = Aks.read(&labels).expect("an AKS GPU node");
         assert!(f.model.is_none());
         assert_eq!(f.count, Some(2));

@@ -83,31 +83,26 @@ impl LabelAdapter for Eks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platforms::labels;
 
     #[test]
     fn instance_gpus_name_catalogue_models() {
         for (n, m, id) in GPUS {
             assert!(catalogue::lookup(id).is_some(), "{n} {m} -> {id}");
         }
-        let labels: BTreeMap<String, String> = [
+        let a100 = labels(&[
             ("karpenter.k8s.aws/instance-gpu-name", "a100"),
             ("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
             ("karpenter.k8s.aws/instance-gpu-count", "8"),
             ("karpenter.k8s.aws/instance-gpu-memory", "81920"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        let f = Eks.read(&labels).expect("an EKS GPU node");
+        ]);
+        let f = Eks.read(&a100).expect("an EKS GPU node");
         assert_eq!(f.model.map(|m| m.id), Some("A100-SXM4-80GB"));
         assert_eq!(f.count, Some(8));
-        let amd: BTreeMap<String, String> = [
+        let amd = labels(&[
             ("eks.amazonaws.com/instance-gpu-name", "radeon-pro-v520"),
             ("eks.amazonaws.com/instance-gpu-manufacturer", "amd"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         assert!(Eks.read(&amd).is_none());
     }
 }

@@ -150,13 +150,7 @@ pub(crate) fn sharing(labels: &BTreeMap<String, String>) -> BTreeMap<String, Lab
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::platforms::labels;
 
     #[test]
     fn mig_enabled_gpus_carry_no_sharing_labels() {

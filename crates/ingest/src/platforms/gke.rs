@@ -107,6 +107,7 @@ impl LabelAdapter for Gke {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platforms::labels;
 
     #[test]
     fn every_accelerator_names_a_catalogue_model() {
@@ -117,15 +118,12 @@ mod tests {
 
     #[test]
     fn time_sharing_and_partitions_are_read() {
-        let labels: BTreeMap<String, String> = [
+        let labels = labels(&[
             (ACCELERATOR, "nvidia-tesla-a100"),
             (PARTITION_SIZE, "1g.5gb"),
             (MAX_SHARED_CLIENTS, "3"),
             (SHARING_STRATEGY, "time-sharing"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         let f = Gke.read(&labels).expect("a GKE node");
         assert_eq!(f.model.map(|m| m.id), Some("A100-SXM4-40GB"));
         assert_eq!(f.sharing, Some((SharingStrategy::TimeSlicing, 3)));

@@ -253,6 +253,15 @@ impl PluginSelection {
     }
 }
 
+/// A node's labels from (key, value) pairs, for the adapters' tests.
+#[cfg(test)]
+pub(crate) fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
