@@ -25,8 +25,13 @@ fn annotate(text: &str, pod: &str, annotations: &[(&str, &str)]) -> String {
     text.replacen(&at, &format!("{at}{block}"), 1)
 }
 
-/// Audits the cluster from standard input, failing on critical findings.
+/// Audits the cluster from standard input, as JSON, failing on critical findings.
 fn audit(text: &str) -> assert_cmd::assert::Assert {
+    audit_with(text, &["--format", "json", "--fail-on", "critical"])
+}
+
+/// Audits the cluster from standard input (named `cluster.yaml`, on a fixed day) with `args`.
+fn audit_with(text: &str, args: &[&str]) -> assert_cmd::assert::Assert {
     Command::cargo_bin("gpu-trust")
         .unwrap()
         .env("NO_COLOR", "1")
@@ -35,13 +40,10 @@ fn audit(text: &str) -> assert_cmd::assert::Assert {
             "-",
             "--stdin-filename",
             "cluster.yaml",
-            "--format",
-            "json",
             "--today",
             "2026-11-15",
-            "--fail-on",
-            "critical",
         ])
+        .args(args)
         .write_stdin(text.to_string())
         .assert()
 }
@@ -143,20 +145,7 @@ fn a_policy_entry_naming_no_rule_refuses_the_policy() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(at.as_str()));
-    Command::cargo_bin("gpu-trust")
-        .unwrap()
-        .args([
-            "audit",
-            "-",
-            "--stdin-filename",
-            "cluster.yaml",
-            "--today",
-            "2026-11-15",
-            "--policy",
-        ])
-        .arg(&policy)
-        .write_stdin(cluster())
-        .assert()
+    audit_with(&cluster(), &["--policy", policy.to_str().unwrap()])
         .code(2)
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains(at.as_str()));
@@ -165,23 +154,7 @@ fn a_policy_entry_naming_no_rule_refuses_the_policy() {
 #[test]
 fn sarif_marks_an_annotation_in_source_at_its_line() {
     let text = annotate(&annotate(&cluster(), "train-a", &[A]), "infer-b", &[B]);
-    let out = Command::cargo_bin("gpu-trust")
-        .unwrap()
-        .args([
-            "audit",
-            "-",
-            "--stdin-filename",
-            "cluster.yaml",
-            "--format",
-            "sarif",
-            "--today",
-            "2026-11-15",
-            "--fail-on",
-            "critical",
-        ])
-        .write_stdin(text)
-        .assert()
-        .code(0);
+    let out = audit_with(&text, &["--format", "sarif", "--fail-on", "critical"]).code(0);
     let sarif: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let result = sarif["runs"][0]["results"]
         .as_array()
