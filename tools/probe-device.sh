@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe's evidence on a machine with an NVIDIA GPU, in one bounded run (under 5 minutes by default).
+# The probe's evidence on a machine with an NVIDIA GPU, in one bounded run (under 6 minutes by default).
 #
 #   tools/probe-device.sh [OUTDIR]        # OUTDIR: default $OUT, else ./probe-evidence
 #
@@ -12,21 +12,31 @@
 #      the GPU is in, with an empty private MPS pipe directory so that no MPS daemon of the host serves it;
 #   3. MPS: an MPS control daemon started by this script as the calling user, with its own pipe and log
 #      directories under /tmp, then `gpu-trust probe` as its client, then the daemon stopped (`quit`);
+#      3b. declared against enforced under MPS: a second daemon of our own whose clients each get a
+#      default pinned device memory limit (PROBE_MPS_LIMIT, set with the control daemon's
+#      `set_default_device_pinned_mem_limit` before any client, as the device plugin's MPS daemon does);
+#      two processes with one environment take what they can at the same time (tools/probe-limits.py),
+#      then the memory-exhaustion scenario alone; then the daemon stopped;
+#      3c. a limit only a library would enforce, set without it: HAMi-core's CUDA_DEVICE_MEMORY_LIMIT
+#      (PROBE_HAMI_LIMIT) with no libvgpu.so preloaded and no MPS daemon, one process taking what it can;
 #   4. MIG: recorded as not measured, with the GPU's MIG mode as the reason: this script never changes
 #      MIG mode;
 #   5. the settings and the GPU's compute processes again, and summary.json.
 #
 # It never changes MIG mode, compute mode, clocks or persistence and never resets a GPU: nvidia-smi is
-# only queried. A step that fails is recorded with its exit status and error text, never as evidence.
+# only queried, and the MPS limits are set on daemons this script started and stops. A step that fails is
+# recorded with its exit status and error text, never as evidence.
 # Files under OUTDIR: summary.json, steps.log, facts/, time-slicing.json (+ .stderr), mps.json
-# (+ .stderr), mps/ (the daemon's logs). docs/evidence/README.md describes them.
+# (+ .stderr), mps/ (the daemon's logs), mps-limited-two-processes.json, mps-limited.json (+ .stderr),
+# mps-limited/ (that daemon's logs and the limit it reported), variable-only-limit.json.
+# docs/evidence/README.md describes them.
 #
-# Exit status: 0 when every probe run wrote its evidence, 1 when one failed (see summary.json), 2 when the
+# Exit status: 0 when every run wrote its evidence, 1 when one failed (see summary.json), 2 when the
 # script could not start (no binary, OUTDIR not writable).
 #
 # Environment: GPU_TRUST (the binary), PROBE_DEVICE (the GPU both roles use, default 0),
 # PROBE_SCENARIO_SECS (bound of each scenario, default 18), PROBE_DEVICE_BUDGET_SECS (the whole run,
-# default 280).
+# default 360), PROBE_MPS_LIMIT (default 8192M), PROBE_HAMI_LIMIT (default 8g).
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +45,10 @@ out=${1:-${OUT:-probe-evidence}}
 gpu_trust=${GPU_TRUST:-"$repo/target/release/gpu-trust"}
 device=${PROBE_DEVICE:-0}
 scenario_secs=${PROBE_SCENARIO_SECS:-18}
-budget=${PROBE_DEVICE_BUDGET_SECS:-280}
+budget=${PROBE_DEVICE_BUDGET_SECS:-360}
+# The per-client MPS memory limit of step 3b and the HAMi-core limit of step 3c (their own spellings).
+mps_limit=${PROBE_MPS_LIMIT:-8192M}
+hami_limit=${PROBE_HAMI_LIMIT:-8g}
 # Seconds kept back from every bounded step for what follows the runs: stopping the MPS daemon (at most
 # 21 s), the settings and processes afterwards (10 s each) and the summary.
 reserve=45
@@ -57,7 +70,7 @@ if [ ! -x "$gpu_trust" ]; then
     echo "probe-device: no gpu-trust binary at $gpu_trust (cargo build --release, or set GPU_TRUST)" >&2
     exit 2
 fi
-if ! mkdir -p "$out/facts" "$out/mps" || [ ! -w "$out" ]; then
+if ! mkdir -p "$out/facts" || [ ! -w "$out" ]; then
     echo "probe-device: cannot write to $out" >&2
     exit 2
 fi
@@ -70,6 +83,7 @@ runs=()
 failed=0
 mps_pipe=''
 mps_log=''
+mps_name=mps
 mps_started=0
 mps_stopped=0
 ts_pipe=''
@@ -153,8 +167,8 @@ stop_mps() {
     [ "$mps_started" -eq 1 ] && [ "$mps_stopped" -eq 0 ] || return 0
     mps_stopped=1
     echo quit | CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log \
-        timeout -k 1 10 nvidia-cuda-mps-control >"$out/mps/stop.txt" 2>&1
-    log "mps: quit sent (exit $?)"
+        timeout -k 1 10 nvidia-cuda-mps-control >"$out/$mps_name/stop.txt" 2>&1
+    log "$mps_name: quit sent (exit $?)"
     local i=0 left
     while [ "$i" -lt 20 ]; do
         left=$(our_mps_pids)
@@ -165,14 +179,58 @@ stop_mps() {
     left=$(our_mps_pids)
     if [ -n "$left" ]; then
         # Only the daemons this script started: matched by their pipe directory.
-        log "mps: daemon processes still running after quit: $(echo $left); sending TERM to them"
+        log "$mps_name: daemon processes still running after quit: $(echo $left); sending TERM to them"
         # shellcheck disable=SC2086
         kill -TERM $left 2>/dev/null
         sleep 1
     else
-        log "mps: daemon stopped"
+        log "$mps_name: daemon stopped"
     fi
-    cp -R "$mps_log/." "$out/mps/" 2>/dev/null
+    cp -R "$mps_log/." "$out/$mps_name/" 2>/dev/null
+    rm -rf "$mps_pipe" "$mps_log"
+}
+
+# start_mps NAME [LIMIT]: starts an MPS control daemon of our own, with its own pipe and log directories
+# (its logs end in OUTDIR/NAME/), and with LIMIT (e.g. 8192M) as every client's default pinned device
+# memory limit on the device, set before any client connects, as the device plugin's MPS daemon does.
+# Returns 0 when its control socket is there; otherwise records NAME as failed.
+start_mps() {
+    local name=$1 limit=${2:-}
+    stop_mps
+    mps_name=$name
+    mps_stopped=0
+    mkdir -p "$out/$name"
+    mps_pipe=$(mktemp -d /tmp/gpu-trust-mps-pipe.XXXXXX)
+    mps_log=$(mktemp -d /tmp/gpu-trust-mps-log.XXXXXX)
+    CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log \
+        step "$name: nvidia-cuda-mps-control -d" 20 "$out/$name/start.txt" "$out/$name/start.stderr" \
+        nvidia-cuda-mps-control -d
+    local start_rc=$? i=0 why
+    mps_started=1
+    while [ "$i" -lt 20 ] && [ ! -e "$mps_pipe/control" ]; do
+        sleep 0.5
+        i=$((i + 1))
+    done
+    if [ "$start_rc" -ne 0 ] || [ ! -e "$mps_pipe/control" ]; then
+        why=$(cat "$out/$name/start.txt" "$out/$name/start.stderr" 2>/dev/null | one_line)
+        log "$name: the control daemon did not start (exit $start_rc)"
+        run_entry "$name" failed "$start_rc" "the MPS control daemon did not start (no control socket in its pipe directory): $why" '' ''
+        failed=1
+        return 1
+    fi
+    if [ -n "$limit" ]; then
+        {
+            echo "set_default_device_pinned_mem_limit $device $limit" |
+                CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
+            echo "exit $?"
+            echo "get_default_device_pinned_mem_limit $device" |
+                CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
+            echo "exit $?"
+        } >"$out/$name/limit.txt" 2>&1
+        log "$name: default pinned device memory limit $limit asked; the daemon says: $(one_line <"$out/$name/limit.txt")"
+    fi
+    log "$name: control daemon running"
+    return 0
 }
 
 # Appends a run to the summary. run_entry NAME STATUS EXIT REASON EVIDENCE STDERR
@@ -195,9 +253,11 @@ run_entry() {
     runs+=("$e}")
 }
 
-# probe_run NAME: runs the probe with the current environment; records the outcome.
+# probe_run NAME [ARGS...]: runs the probe with the current environment (and ARGS, e.g. one
+# --scenario); records the outcome.
 probe_run() {
     local name=$1
+    shift
     local t secs
     t=$(allowance $((scenarios * scenario_secs + probe_slack)))
     if [ "$t" -lt "$min_probe_secs" ]; then
@@ -212,7 +272,7 @@ probe_run() {
     rm -f "$out/$name.json"
     step "$name: gpu-trust probe (${secs}s per scenario)" "$t" "$out/$name.stdout" "$out/$name.stderr" \
         "$gpu_trust" probe --victim "$device" --aggressor "$device" --timeout "$secs" \
-        --format json --output "$out/$name.json"
+        --format json --output "$out/$name.json" "$@"
     local rc=$?
     if { [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && grep -q '"schema": "gpu-trust/probe/v1"' "$out/$name.json" 2>/dev/null; then
         run_entry "$name" completed "$rc" '' "$name.json" "$name.stderr"
@@ -230,12 +290,48 @@ probe_run() {
     [ -s "$out/$name.stdout" ] || rm -f "$out/$name.stdout"
 }
 
+# limits_run NAME PROCESSES: tools/probe-limits.py with the current environment: how much device memory
+# each of PROCESSES processes takes at the same time; records the outcome.
+limits_run() {
+    local name=$1 n=$2 t
+    if ! command -v python3 >/dev/null 2>&1; then
+        log "$name: python3 not found"
+        run_entry "$name" not-measured '' "python3 is not installed on this machine (tools/probe-limits.py needs it and libcuda only)" '' ''
+        return
+    fi
+    t=$(allowance 40)
+    if [ "$t" -lt 10 ]; then
+        log "$name: not run, the time budget of ${budget}s is spent"
+        run_entry "$name" failed '' "not run: the time budget of ${budget}s was spent before it" '' ''
+        failed=1
+        return
+    fi
+    step "$name: probe-limits.py, $n process(es)" "$t" "$out/$name.json" "$out/$name.stderr" \
+        python3 "$here/probe-limits.py" --processes "$n" --device "$device" --label "$name" \
+        --hold-secs $((t - 5))
+    local rc=$?
+    if [ "$rc" -eq 0 ] && grep -q '"sumAllocatedMiB"' "$out/$name.json"; then
+        local e="{\"run\": $(json_str "$name"), \"status\": \"completed\", \"exitCode\": 0"
+        e="$e, \"evidence\": $(json_str "$name.json")"
+        e="$e, \"allocatedMiB\": [$(grep -o '"allocatedMiB": [0-9]*' "$out/$name.json" | sed 's/.*: //' | paste -sd, -)]"
+        e="$e, \"sumAllocatedMiB\": $(grep -o '"sumAllocatedMiB": [0-9]*' "$out/$name.json" | sed 's/.*: //')}"
+        runs+=("$e")
+    else
+        local why
+        why=$( { grep -o '"error": "[^"]*"' "$out/$name.json" 2>/dev/null; cat "$out/$name.stderr"; } | one_line)
+        [ -z "$why" ] && why="no message"
+        local err=''
+        [ -s "$out/$name.stderr" ] && err="$name.stderr"
+        run_entry "$name" failed "$rc" "probe-limits.py exited $rc: $why" '' "$err"
+        failed=1
+    fi
+    [ -s "$out/$name.stderr" ] || rm -f "$out/$name.stderr"
+}
+
 finish() {
     [ "$finished" -eq 0 ] || return 0
     finished=1
     stop_mps
-    [ -n "$mps_pipe" ] && rm -rf "$mps_pipe"
-    [ -n "$mps_log" ] && rm -rf "$mps_log"
     [ -n "$ts_pipe" ] && rm -rf "$ts_pipe"
     local unchanged=null
     if [ -s "$out/facts/settings-before.csv" ] && [ -s "$out/facts/settings-after.csv" ]; then
@@ -301,35 +397,33 @@ CUDA_MPS_PIPE_DIRECTORY=$ts_pipe probe_run time-slicing
 if ! command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
     log "mps: nvidia-cuda-mps-control not found"
     run_entry mps not-measured '' "nvidia-cuda-mps-control is not installed on this machine" '' ''
+    run_entry mps-limited not-measured '' "nvidia-cuda-mps-control is not installed on this machine" '' ''
 elif [ $((budget - SECONDS - reserve)) -lt $((10 + min_probe_secs)) ]; then
     # Starting the daemon (up to 10 s to its socket) and the shortest probe run would not fit.
     log "mps: not run, the time budget of ${budget}s is spent"
     run_entry mps failed '' "not run: the time budget of ${budget}s was spent before it" '' ''
     failed=1
 else
-    mps_pipe=$(mktemp -d /tmp/gpu-trust-mps-pipe.XXXXXX)
-    mps_log=$(mktemp -d /tmp/gpu-trust-mps-log.XXXXXX)
-    CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log \
-        step "mps: nvidia-cuda-mps-control -d" 20 "$out/mps/start.txt" "$out/mps/start.stderr" \
-        nvidia-cuda-mps-control -d
-    start_rc=$?
-    mps_started=1
-    i=0
-    while [ "$i" -lt 20 ] && [ ! -e "$mps_pipe/control" ]; do
-        sleep 0.5
-        i=$((i + 1))
-    done
-    if [ "$start_rc" -ne 0 ] || [ ! -e "$mps_pipe/control" ]; then
-        why=$(cat "$out/mps/start.txt" "$out/mps/start.stderr" 2>/dev/null | one_line)
-        log "mps: the control daemon did not start (exit $start_rc)"
-        run_entry mps failed "$start_rc" "the MPS control daemon did not start (no control socket in its pipe directory): $why" '' ''
-        failed=1
-    else
-        log "mps: control daemon running"
+    if start_mps mps; then
         CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log probe_run mps
     fi
     stop_mps
+
+    # 3b. Declared against enforced under MPS: a fresh daemon whose clients each get a default pinned
+    # memory limit, as the device plugin's MPS daemon sets one per replica. Two processes of one
+    # "container" (the same environment) take what they can at the same time; then the memory
+    # exhaustion scenario alone, the aggressor under the same limit.
+    if start_mps mps-limited "$mps_limit"; then
+        CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log limits_run mps-limited-two-processes 2
+        CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log \
+            probe_run mps-limited --scenario memory-exhaustion
+    fi
+    stop_mps
 fi
+
+# 3c. A limit only a library would enforce, set without the library: HAMi-core's variable with no
+# libvgpu.so preloaded, as a container gets it when the library is switched off, and no MPS daemon.
+CUDA_MPS_PIPE_DIRECTORY=$ts_pipe CUDA_DEVICE_MEMORY_LIMIT=$hami_limit limits_run variable-only-limit 1
 
 # 4. MIG: never enabled by this script.
 case $mig_mode in
