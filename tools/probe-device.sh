@@ -12,11 +12,12 @@
 #      the GPU is in, with an empty private MPS pipe directory so that no MPS daemon of the host serves it;
 #   3. MPS: an MPS control daemon started by this script as the calling user, with its own pipe and log
 #      directories under /tmp, then `gpu-trust probe` as its client, then the daemon stopped (`quit`);
-#      3b. declared against enforced under MPS: a second daemon of our own whose clients each get a
-#      default pinned device memory limit (PROBE_MPS_LIMIT, set with the control daemon's
-#      `set_default_device_pinned_mem_limit` before any client, as the device plugin's MPS daemon does);
-#      two processes with one environment take what they can at the same time (tools/probe-limits.py),
-#      then the memory-exhaustion scenario alone; then the daemon stopped;
+#      3b. declared against enforced under MPS: a second daemon of our own configured as the device
+#      plugin's MPS daemon configures a GPU of PROBE_MPS_REPLICAS replicas (each client's default pinned
+#      memory limit the GPU's memory over the replicas, its default active thread percentage 100 over
+#      them, set before any client connects); two processes with one environment take what they can
+#      and hold it, then a third (tools/probe-limits.py); then the whole battery as its clients; then
+#      the daemon stopped;
 #      3c. a limit only a library would enforce, set without it: HAMi-core's CUDA_DEVICE_MEMORY_LIMIT
 #      (PROBE_HAMI_LIMIT) with no libvgpu.so preloaded and no MPS daemon, one process taking what it can;
 #   4. MIG: recorded as not measured, with the GPU's MIG mode as the reason: this script never changes
@@ -27,8 +28,8 @@
 # only queried, and the MPS limits are set on daemons this script started and stops. A step that fails is
 # recorded with its exit status and error text, never as evidence.
 # Files under OUTDIR: summary.json, steps.log, facts/, time-slicing.json (+ .stderr), mps.json
-# (+ .stderr), mps/ (the daemon's logs), mps-limited-two-processes.json, mps-limited.json (+ .stderr),
-# mps-limited/ (that daemon's logs and the limit it reported), variable-only-limit.json.
+# (+ .stderr), mps/ (the daemon's logs), mps-replicas-one-pod-two-processes.json, mps-replicas.json
+# (+ .stderr), mps-replicas/ (that daemon's logs and the limits it reported), variable-only-limit.json.
 # docs/evidence/README.md describes them.
 #
 # Exit status: 0 when every run wrote its evidence, 1 when one failed (see summary.json), 2 when the
@@ -36,7 +37,7 @@
 #
 # Environment: GPU_TRUST (the binary), PROBE_DEVICE (the GPU both roles use, default 0),
 # PROBE_SCENARIO_SECS (bound of each scenario, default 18), PROBE_DEVICE_BUDGET_SECS (the whole run,
-# default 360), PROBE_MPS_LIMIT (default 8192M), PROBE_HAMI_LIMIT (default 8g).
+# default 360), PROBE_MPS_REPLICAS (default 2), PROBE_HAMI_LIMIT (default 8g).
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,8 +47,8 @@ gpu_trust=${GPU_TRUST:-"$repo/target/release/gpu-trust"}
 device=${PROBE_DEVICE:-0}
 scenario_secs=${PROBE_SCENARIO_SECS:-18}
 budget=${PROBE_DEVICE_BUDGET_SECS:-360}
-# The per-client MPS memory limit of step 3b and the HAMi-core limit of step 3c (their own spellings).
-mps_limit=${PROBE_MPS_LIMIT:-8192M}
+# The replicas the MPS daemon of step 3b is configured for, and the HAMi-core limit of step 3c.
+mps_replicas=${PROBE_MPS_REPLICAS:-2}
 hami_limit=${PROBE_HAMI_LIMIT:-8g}
 # Seconds kept back from every bounded step for what follows the runs: stopping the MPS daemon (at most
 # 21 s), the settings and processes afterwards (10 s each) and the summary.
@@ -58,10 +59,10 @@ probe_slack=15
 # The shortest probe run worth starting: one second per scenario.
 min_probe_secs=$((scenarios + probe_slack))
 
-for n in "$scenario_secs" "$budget"; do
+for n in "$scenario_secs" "$budget" "$mps_replicas"; do
     case $n in
     '' | *[!0-9]*)
-        echo "probe-device: PROBE_SCENARIO_SECS and PROBE_DEVICE_BUDGET_SECS must be whole seconds" >&2
+        echo "probe-device: PROBE_SCENARIO_SECS, PROBE_DEVICE_BUDGET_SECS and PROBE_MPS_REPLICAS must be whole numbers" >&2
         exit 2
         ;;
     esac
@@ -190,12 +191,13 @@ stop_mps() {
     rm -rf "$mps_pipe" "$mps_log"
 }
 
-# start_mps NAME [LIMIT]: starts an MPS control daemon of our own, with its own pipe and log directories
-# (its logs end in OUTDIR/NAME/), and with LIMIT (e.g. 8192M) as every client's default pinned device
-# memory limit on the device, set before any client connects, as the device plugin's MPS daemon does.
-# Returns 0 when its control socket is there; otherwise records NAME as failed.
+# start_mps NAME [LIMIT THREADS]: starts an MPS control daemon of our own, with its own pipe and log
+# directories (its logs end in OUTDIR/NAME/), and with LIMIT (e.g. 71885M) as every client's default
+# pinned device memory limit on the device and THREADS as its default active thread percentage, set
+# before any client connects, as the device plugin's MPS daemon does. Returns 0 when its control socket
+# is there; otherwise records NAME as failed.
 start_mps() {
-    local name=$1 limit=${2:-}
+    local name=$1 limit=${2:-} threads=${3:-}
     stop_mps
     mps_name=$name
     mps_stopped=0
@@ -226,8 +228,16 @@ start_mps() {
             echo "get_default_device_pinned_mem_limit $device" |
                 CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
             echo "exit $?"
+            if [ -n "$threads" ]; then
+                echo "set_default_active_thread_percentage $threads" |
+                    CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
+                echo "exit $?"
+                echo "get_default_active_thread_percentage" |
+                    CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
+                echo "exit $?"
+            fi
         } >"$out/$name/limit.txt" 2>&1
-        log "$name: default pinned device memory limit $limit asked; the daemon says: $(one_line <"$out/$name/limit.txt")"
+        log "$name: default pinned memory limit $limit and active thread percentage ${threads:-unset} asked; the daemon says: $(one_line <"$out/$name/limit.txt")"
     fi
     log "$name: control daemon running"
     return 0
@@ -290,10 +300,12 @@ probe_run() {
     [ -s "$out/$name.stdout" ] || rm -f "$out/$name.stdout"
 }
 
-# limits_run NAME PROCESSES: tools/probe-limits.py with the current environment: how much device memory
-# each of PROCESSES processes takes at the same time; records the outcome.
+# limits_run NAME PROCESSES [ARGS...]: tools/probe-limits.py with the current environment (and ARGS,
+# e.g. --first): how much device memory each of PROCESSES processes takes at the same time; records the
+# outcome.
 limits_run() {
     local name=$1 n=$2 t
+    shift 2
     if ! command -v python3 >/dev/null 2>&1; then
         log "$name: python3 not found"
         run_entry "$name" not-measured '' "python3 is not installed on this machine (tools/probe-limits.py needs it and libcuda only)" '' ''
@@ -308,7 +320,7 @@ limits_run() {
     fi
     step "$name: probe-limits.py, $n process(es)" "$t" "$out/$name.json" "$out/$name.stderr" \
         python3 "$here/probe-limits.py" --processes "$n" --device "$device" --label "$name" \
-        --hold-secs $((t - 5))
+        --hold-secs $((t - 5)) "$@"
     local rc=$?
     if [ "$rc" -eq 0 ] && grep -q '"sumAllocatedMiB"' "$out/$name.json"; then
         local e="{\"run\": $(json_str "$name"), \"status\": \"completed\", \"exitCode\": 0"
@@ -397,7 +409,7 @@ CUDA_MPS_PIPE_DIRECTORY=$ts_pipe probe_run time-slicing
 if ! command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
     log "mps: nvidia-cuda-mps-control not found"
     run_entry mps not-measured '' "nvidia-cuda-mps-control is not installed on this machine" '' ''
-    run_entry mps-limited not-measured '' "nvidia-cuda-mps-control is not installed on this machine" '' ''
+    run_entry mps-replicas not-measured '' "nvidia-cuda-mps-control is not installed on this machine" '' ''
 elif [ $((budget - SECONDS - reserve)) -lt $((10 + min_probe_secs)) ]; then
     # Starting the daemon (up to 10 s to its socket) and the shortest probe run would not fit.
     log "mps: not run, the time budget of ${budget}s is spent"
@@ -409,14 +421,22 @@ else
     fi
     stop_mps
 
-    # 3b. Declared against enforced under MPS: a fresh daemon whose clients each get a default pinned
-    # memory limit, as the device plugin's MPS daemon sets one per replica. Two processes of one
-    # "container" (the same environment) take what they can at the same time; then the memory
-    # exhaustion scenario alone, the aggressor under the same limit.
-    if start_mps mps-limited "$mps_limit"; then
-        CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log limits_run mps-limited-two-processes 2
+    # 3b. Declared against enforced under MPS, configured as the device plugin's MPS daemon configures
+    # a GPU shared by PROBE_MPS_REPLICAS replicas: every client's default pinned memory limit is the
+    # GPU's memory divided by the replicas, and its default active thread percentage 100 divided by
+    # them (k8s-device-plugin, cmd/mps-control-daemon/mps/daemon.go). The plugin also sets the GPU to
+    # EXCLUSIVE_PROCESS; this script never changes the compute mode. Two processes with one
+    # environment (one pod's) take what they can and hold it, then a third (the neighbour replica's);
+    # then the whole battery with both roles as clients.
+    total_mib=$(timeout -k 2 10 nvidia-smi -i "$device" --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1 | tr -dc '0-9')
+    if [ -z "$total_mib" ]; then
+        log "mps-replicas: nvidia-smi did not report the memory of GPU $device"
+        run_entry mps-replicas failed '' "nvidia-smi did not report the memory of GPU $device" '' ''
+        failed=1
+    elif start_mps mps-replicas "$((total_mib / mps_replicas))M" "$((100 / mps_replicas))"; then
         CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log \
-            probe_run mps-limited --scenario memory-exhaustion
+            limits_run mps-replicas-one-pod-two-processes 3 --first 2
+        CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log probe_run mps-replicas
     fi
     stop_mps
 fi

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Declared against enforced: how much device memory each of N processes can take at the same time.
 
-    tools/probe-limits.py [--processes N] [--device I] [--label TEXT] [--hold-secs S] > result.json
+    tools/probe-limits.py [--processes N] [--first K] [--device I] [--label TEXT] [--hold-secs S] > result.json
 
 Each of N worker processes (this script again, with --worker) opens GPU I through the CUDA driver API
 (libcuda.so.1 only, through ctypes: no CUDA toolkit, no Python package), reads cuMemGetInfo, then takes
 device memory in chunks of 1 GiB, halving the chunk on each refusal down to 1 MiB, until nothing more is
 given. It reports what it holds and keeps holding it until every worker has reported, so the figures are
-what the processes held *at the same time*. Then all free their memory and exit.
+what the processes held *at the same time*. Then all free their memory and exit. With --first K, K of
+them take and hold their memory before the others start (two processes of one pod, then a neighbour).
 
 What the figures answer depends on the environment the caller sets, which every worker inherits:
 
@@ -136,12 +137,15 @@ def main():
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--label", default="")
     ap.add_argument("--hold-secs", type=float, default=30.0)
+    ap.add_argument("--first", type=int, default=0,
+                    help="start this many processes, wait until they hold their memory, then start the rest")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.device, args.hold_secs)
-    if not 1 <= args.processes <= 16 or args.hold_secs <= 0:
-        print("probe-limits: --processes must be 1 to 16 and --hold-secs positive", file=sys.stderr)
+    if not 1 <= args.processes <= 16 or args.hold_secs <= 0 or not 0 <= args.first <= args.processes:
+        print("probe-limits: --processes must be 1 to 16, --first at most --processes and --hold-secs positive",
+              file=sys.stderr)
         return 2
 
     env_keys = sorted(k for k in os.environ if k.startswith(("CUDA_", "NVIDIA_")) or k == "LD_PRELOAD")
@@ -156,10 +160,11 @@ def main():
     deadline = time.monotonic() + args.hold_secs
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--device", str(args.device),
            "--hold-secs", str(args.hold_secs)]
-    workers = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True) for _ in range(args.processes)]
-    failed = 0
-    for w in workers:
+    def start():
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    def collect(w, wave):
         left = max(0.0, deadline - time.monotonic())
         ready, _, _ = select.select([w.stdout], [], [], left)
         line = w.stdout.readline() if ready else ""
@@ -167,9 +172,22 @@ def main():
             rep = json.loads(line) if line else {"error": "no report before the time bound"}
         except json.JSONDecodeError:
             rep = {"error": f"unreadable report: {line[:200]!r}"}
-        if "error" in rep:
-            failed = 1
+        rep["wave"] = wave
         result["processes"].append(rep)
+        return "error" in rep
+
+    # With --first K: K processes take their memory and hold it before the others start (wave 1, then
+    # wave 2); without it, all start together (wave 1).
+    first = args.first or args.processes
+    workers = [start() for _ in range(first)]
+    failed = 0
+    for w in workers:
+        failed |= collect(w, 1)
+    if first < args.processes:
+        later = [start() for _ in range(args.processes - first)]
+        for w in later:
+            failed |= collect(w, 2)
+        workers += later
     # Every worker has reported while holding its memory: release them all.
     for w in workers:
         try:
