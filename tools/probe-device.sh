@@ -37,7 +37,8 @@
 #
 # Environment: GPU_TRUST (the binary), PROBE_DEVICE (the GPU both roles use, default 0),
 # PROBE_SCENARIO_SECS (bound of each scenario, default 18), PROBE_DEVICE_BUDGET_SECS (the whole run,
-# default 360), PROBE_MPS_REPLICAS (default 2), PROBE_HAMI_LIMIT (default 8g).
+# default 360), PROBE_MPS_REPLICAS (default 2), PROBE_HAMI_LIMIT (default 8g), PROBE_LIMITS (the limits
+# tool, default tools/probe-limits.py run by python3; the tests give a stub).
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -306,7 +307,9 @@ probe_run() {
 limits_run() {
     local name=$1 n=$2 t
     shift 2
-    if ! command -v python3 >/dev/null 2>&1; then
+    local tool=(python3 "$here/probe-limits.py")
+    [ -n "${PROBE_LIMITS:-}" ] && tool=("$PROBE_LIMITS")
+    if [ -z "${PROBE_LIMITS:-}" ] && ! command -v python3 >/dev/null 2>&1; then
         log "$name: python3 not found"
         run_entry "$name" not-measured '' "python3 is not installed on this machine (tools/probe-limits.py needs it and libcuda only)" '' ''
         return
@@ -319,7 +322,7 @@ limits_run() {
         return
     fi
     step "$name: probe-limits.py, $n process(es)" "$t" "$out/$name.json" "$out/$name.stderr" \
-        python3 "$here/probe-limits.py" --processes "$n" --device "$device" --label "$name" \
+        "${tool[@]}" --processes "$n" --device "$device" --label "$name" \
         --hold-secs $((t - 5)) "$@"
     local rc=$?
     if [ "$rc" -eq 0 ] && grep -q '"sumAllocatedMiB"' "$out/$name.json"; then
@@ -414,6 +417,7 @@ elif [ $((budget - SECONDS - reserve)) -lt $((10 + min_probe_secs)) ]; then
     # Starting the daemon (up to 10 s to its socket) and the shortest probe run would not fit.
     log "mps: not run, the time budget of ${budget}s is spent"
     run_entry mps failed '' "not run: the time budget of ${budget}s was spent before it" '' ''
+    run_entry mps-replicas failed '' "not run: the time budget of ${budget}s was spent before it" '' ''
     failed=1
 else
     if start_mps mps; then

@@ -22,7 +22,8 @@ What the figures answer depends on the environment the caller sets, which every 
 
 The JSON on standard output records the environment variables that decide it (CUDA_*, NVIDIA_*,
 LD_PRELOAD), per process the memory free before, the memory taken, the chunks and the error that stopped
-it, and the sum. Every step is bounded (--hold-secs, default 30 s, for the whole run). It never changes a
+it (`stoppedAt` names the call when the process was refused before its first allocation, e.g. its
+context), and the sum. Every step is bounded (--hold-secs, default 30 s, for the whole run). It never changes a
 GPU setting. Exit status: 0 when every worker reported, 1 when one failed (its error is in the JSON),
 2 when the script could not start.
 """
@@ -39,6 +40,16 @@ import time
 MIB = 1024 * 1024
 CUDA_SUCCESS = 0
 CUDA_ERROR_OUT_OF_MEMORY = 2
+
+
+class CudaError(RuntimeError):
+    """A driver call that failed: which call, and its CUresult."""
+
+    def __init__(self, what, code, name):
+        super().__init__(f"{what}: {name}")
+        self.what = what
+        self.code = code
+        self.name = name
 
 
 class Driver:
@@ -73,7 +84,7 @@ class Driver:
 
     def check(self, code, what):
         if code != CUDA_SUCCESS:
-            raise RuntimeError(f"{what}: {self.name(code)}")
+            raise CudaError(what, code, self.name(code))
 
 
 def worker(device, release_after):
@@ -120,6 +131,13 @@ def worker(device, release_after):
         out["allocSeconds"] = round(time.monotonic() - t0, 3)
         drv.check(drv.lib.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)), "cuMemGetInfo")
         out["freeAfterMiB"] = free.value // MIB
+    except CudaError as e:
+        if e.code == CUDA_ERROR_OUT_OF_MEMORY and not held:
+            # Refused before its first allocation (a context needs device memory too): a measurement,
+            # not a failure of the run.
+            out.update(allocatedMiB=0, allocations=0, stoppedBy=e.name, stoppedAt=e.what)
+        else:
+            out["error"] = str(e)
     except RuntimeError as e:
         out["error"] = str(e)
     print(json.dumps(out), flush=True)

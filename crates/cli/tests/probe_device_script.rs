@@ -26,6 +26,7 @@ case "$*" in
   -q) echo "Driver Version : 0.0 (stub)" ;;
   -L) echo "GPU 0: Stub GPU (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
   *mig.mode.current*noheader*) echo "Disabled" ;;
+  *memory.total*noheader*) echo "81559" ;;
   --query-gpu=*) echo "index, compute_mode"; echo "0, Default" ;;
   --query-compute-apps=*) echo "pid, process_name, used_memory" ;;
   *) echo "stub nvidia-smi: unexpected arguments: $*" >&2; exit 9 ;;
@@ -59,6 +60,25 @@ fi
 exec "$REAL_GPU_TRUST" "$@"
 "#;
 
+/// tools/probe-limits.py on no GPU: logs the MPS pipe directory and the limit variable it runs with, and
+/// its arguments, and reports what each process "took" (the fake device's numbers, not a measurement).
+const FAKE_LIMITS: &str = r#"#!/bin/sh
+echo "limits $* pipe=${CUDA_MPS_PIPE_DIRECTORY:-} hami=${CUDA_DEVICE_MEMORY_LIMIT:-}" >> "$STUB_LOG"
+n=1
+while [ $# -gt 0 ]; do
+  case $1 in --processes) n=$2; shift ;; esac
+  shift
+done
+printf '{"script": "tools/probe-limits.py", "processes": ['
+i=1
+while [ "$i" -le "$n" ]; do
+  [ "$i" -gt 1 ] && printf ', '
+  printf '{"wave": 1, "allocatedMiB": 40000}'
+  i=$((i + 1))
+done
+printf '], "sumAllocatedMiB": %d}\n' $((n * 40000))
+"#;
+
 /// A probe that never finishes, with a child of its own.
 const HUNG_GPU_TRUST: &str = r#"#!/bin/sh
 if [ "$1" = --version ]; then echo "gpu-trust (hanging stub)"; exit 0; fi
@@ -80,6 +100,7 @@ impl Stubs {
             write_executable(&dir.path().join("bin/nvidia-smi"), NVIDIA_SMI);
             write_executable(&dir.path().join("bin/nvidia-cuda-mps-control"), MPS_CONTROL);
         }
+        write_executable(&dir.path().join("bin/probe-limits"), FAKE_LIMITS);
         if let Some(text) = gpu_trust {
             write_executable(&dir.path().join("bin/gpu-trust"), text);
         }
@@ -188,11 +209,15 @@ fn the_script_parses() {
 }
 
 #[test]
-fn a_dry_run_records_time_slicing_and_mps_evidence_and_stops_its_daemon() {
+fn a_dry_run_records_time_slicing_and_mps_evidence_and_stops_its_daemons() {
     let stubs = Stubs::new(Some(FAKE_GPU_TRUST), true);
-    let (output, elapsed) = stubs.run(&stubs.path("bin/gpu-trust"), &[]);
+    let limits = stubs.path("bin/probe-limits");
+    let (output, elapsed) = stubs.run(
+        &stubs.path("bin/gpu-trust"),
+        &[("PROBE_LIMITS", limits.to_str().unwrap())],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    assert!(elapsed < Duration::from_secs(280), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(360), "{elapsed:?}");
 
     let summary = stubs.summary();
     assert_eq!(summary["script"], "tools/probe-device.sh");
@@ -203,10 +228,21 @@ fn a_dry_run_records_time_slicing_and_mps_evidence_and_stops_its_daemon() {
         .iter()
         .map(|r| r["run"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["time-slicing", "mps", "mig"]);
+    assert_eq!(
+        names,
+        [
+            "time-slicing",
+            "mps",
+            "mps-replicas-one-pod-two-processes",
+            "mps-replicas",
+            "variable-only-limit",
+            "mig"
+        ]
+    );
     for (name, kind) in [
         ("time-slicing", MeasuredMechanism::TimeSlicing),
         ("mps", MeasuredMechanism::Mps),
+        ("mps-replicas", MeasuredMechanism::Mps),
     ] {
         let run = run_named(&summary, name);
         assert_eq!(run["status"], "completed", "{run}");
@@ -225,6 +261,15 @@ fn a_dry_run_records_time_slicing_and_mps_evidence_and_stops_its_daemon() {
             );
         }
     }
+    for (name, processes) in [
+        ("mps-replicas-one-pod-two-processes", 3),
+        ("variable-only-limit", 1),
+    ] {
+        let run = run_named(&summary, name);
+        assert_eq!(run["status"], "completed", "{run}");
+        assert_eq!(run["allocatedMiB"].as_array().unwrap().len(), processes);
+        assert_eq!(run["sumAllocatedMiB"], processes * 40000);
+    }
     let mig = run_named(&summary, "mig");
     assert_eq!(mig["status"], "not-measured");
     let reason = mig["reason"].as_str().unwrap();
@@ -239,29 +284,61 @@ fn a_dry_run_records_time_slicing_and_mps_evidence_and_stops_its_daemon() {
         "facts/host.txt",
         "steps.log",
         "mps/control.log",
+        "mps-replicas/control.log",
+        "mps-replicas/limit.txt",
     ] {
         assert!(stubs.out().join(fact).exists(), "{fact} missing");
     }
 
     let log = stubs.stub_log();
     assert_nvidia_smi_only_queried(&log);
+    // Two daemons of our own, one after the other, each told to quit and its directories removed.
     let starts: Vec<&String> = log
         .iter()
         .filter(|l| l.starts_with("mps-control -d "))
         .collect();
-    assert_eq!(starts.len(), 1, "{log:?}");
-    let dirs: Vec<&str> = starts[0].split_whitespace().skip(2).collect();
-    let (pipe, logs) = (dirs[0], dirs[1]);
-    assert!(pipe.starts_with("/tmp/gpu-trust-mps-pipe."), "{pipe}");
-    assert!(logs.starts_with("/tmp/gpu-trust-mps-log."), "{logs}");
-    assert!(
-        log.contains(&format!("mps-control quit {pipe}")),
-        "the daemon was not told to quit: {log:?}"
+    assert_eq!(starts.len(), 2, "{log:?}");
+    let mut pipes = Vec::new();
+    for start in starts {
+        let dirs: Vec<&str> = start.split_whitespace().skip(2).collect();
+        let (pipe, logs) = (dirs[0], dirs[1]);
+        assert!(pipe.starts_with("/tmp/gpu-trust-mps-pipe."), "{pipe}");
+        assert!(logs.starts_with("/tmp/gpu-trust-mps-log."), "{logs}");
+        assert!(
+            log.contains(&format!("mps-control quit {pipe}")),
+            "the daemon was not told to quit: {log:?}"
+        );
+        assert!(
+            !Path::new(pipe).exists() && !Path::new(logs).exists(),
+            "the script left its MPS directories behind"
+        );
+        pipes.push(pipe.to_string());
+    }
+    // The second daemon is configured as the device plugin configures two replicas: half the GPU's
+    // memory (81559 MiB by the stub) and half its threads per client, before any client.
+    let replicas = &pipes[1];
+    let configured: Vec<&String> = log
+        .iter()
+        .filter(|l| l.starts_with("mps-control set_default_"))
+        .collect();
+    assert_eq!(
+        configured,
+        [
+            &format!("mps-control set_default_device_pinned_mem_limit 0 40779M {replicas}"),
+            &format!("mps-control set_default_active_thread_percentage 50 {replicas}"),
+        ],
+        "{log:?}"
     );
-    assert!(
-        !Path::new(pipe).exists() && !Path::new(logs).exists(),
-        "the script left its MPS directories behind"
-    );
+    // Its limit run: three processes, two first, as its clients; the variable-only run with HAMi-core's
+    // variable and no daemon.
+    let runs: Vec<&String> = log.iter().filter(|l| l.starts_with("limits ")).collect();
+    assert_eq!(runs.len(), 2, "{log:?}");
+    assert!(runs[0].contains("--processes 3"), "{}", runs[0]);
+    assert!(runs[0].contains("--first 2"), "{}", runs[0]);
+    assert!(runs[0].contains(&format!("pipe={replicas} ")), "{}", runs[0]);
+    assert!(runs[1].contains("--processes 1"), "{}", runs[1]);
+    assert!(runs[1].ends_with("hami=8g"), "{}", runs[1]);
+    assert!(!runs[1].contains(&pipes[0]) && !runs[1].contains(replicas));
 }
 
 #[test]
@@ -284,7 +361,18 @@ fn without_a_gpu_every_failure_is_recorded_and_nothing_passes_for_evidence() {
     assert!(ts.get("evidence").is_none());
     assert!(!stubs.out().join("time-slicing.json").exists());
     assert_eq!(run_named(&summary, "mps")["status"], "not-measured");
+    assert_eq!(run_named(&summary, "mps-replicas")["status"], "not-measured");
     assert_eq!(run_named(&summary, "mig")["status"], "not-measured");
+    // The limit run with the real tools/probe-limits.py: no driver, so no figure, and said why.
+    let limit = run_named(&summary, "variable-only-limit");
+    if Command::new("python3").arg("--version").output().is_ok() {
+        assert_eq!(limit["status"], "failed", "{limit}");
+        let reason = limit["reason"].as_str().unwrap();
+        assert!(reason.contains("libcuda.so.1 could not be loaded"), "{reason}");
+        assert!(limit.get("sumAllocatedMiB").is_none(), "{limit}");
+    } else {
+        assert_eq!(limit["status"], "not-measured", "{limit}");
+    }
     assert_eq!(summary["settingsUnchanged"], Value::Null);
 }
 
@@ -311,6 +399,14 @@ fn a_hung_probe_is_killed_at_its_bound_with_its_children() {
         mps["reason"].as_str().unwrap().contains("time budget"),
         "{mps}"
     );
+    for name in ["mps-replicas", "variable-only-limit"] {
+        let run = run_named(&summary, name);
+        assert_eq!(run["status"], "failed", "{run}");
+        assert!(
+            run["reason"].as_str().unwrap().contains("time budget"),
+            "{run}"
+        );
+    }
     assert!(
         !stubs
             .stub_log()
