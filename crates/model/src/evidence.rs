@@ -71,26 +71,60 @@ impl ProbeEvidence {
             .collect()
     }
 
-    /// The claims that bear on `incident` between workloads on `node` that share through `mechanism`: the
-    /// evidence must name that node (or no node) and have been measured under that mechanism. A fraction
+    /// The claims that bear on `incident` between workloads on `site` that share through `mechanism`. The
+    /// evidence speaks for the site when it was measured on that node, or on no named node, or on a
+    /// reference host that is not a node of the audited cluster and has the site's GPU model (what a
+    /// mechanism leaves shared does not change from one GPU of a model to another; the statement then
+    /// says where it was measured). It must also have been measured under that mechanism. A fraction
     /// (HAMi, KAI, Run:ai) adds its own accounting, so evidence of the bare mechanism does not speak for it.
     pub fn claims_for(
         &self,
-        node: &str,
+        site: &EvidenceSite<'_>,
         mechanism: Mechanism,
         incident: Incident,
     ) -> Vec<EvidenceClaim> {
-        if self.node.as_deref().is_some_and(|n| n != node) {
-            return Vec::new();
-        }
+        let reference_model = match self.node.as_deref() {
+            None => None,
+            Some(n) if n == site.node => None,
+            Some(n) if !site.cluster_nodes.contains(n) => match self.model_id() {
+                Some(id) if site.model == Some(id) => self.victim.name.clone(),
+                _ => return Vec::new(),
+            },
+            Some(_) => return Vec::new(),
+        };
         if self.mechanism.kind.model_mechanism() != Some(mechanism) {
             return Vec::new();
         }
         self.claims()
             .into_iter()
             .filter(|c| c.incident == Some(incident))
+            .map(|mut c| {
+                if let (Some(model), Some(node)) = (&reference_model, &self.node) {
+                    c.statement = c.statement.replacen(
+                        &format!("measured on {node}:"),
+                        &format!("measured on {node} ({model}, not a node of this cluster):"),
+                        1,
+                    );
+                }
+                c
+            })
             .collect()
     }
+
+    /// The catalogue id of the GPU the victim ran on, from the name the driver gave it.
+    fn model_id(&self) -> Option<&'static str> {
+        let name = self.victim.name.as_deref()?;
+        crate::catalogue::lookup(name).map(|m| m.id)
+    }
+}
+
+/// Where a finding shares, as evidence is matched against it: the node, its GPU model (catalogue id),
+/// and the names of every node of the audited cluster.
+#[derive(Debug, Clone, Copy)]
+pub struct EvidenceSite<'a> {
+    pub node: &'a str,
+    pub model: Option<&'a str>,
+    pub cluster_nodes: &'a std::collections::BTreeSet<&'a str>,
 }
 
 /// A statement the audit can cite: one scenario's outcome on one node under one mechanism.
@@ -578,26 +612,97 @@ mod tests {
         }
     }
 
+    fn site<'a>(
+        node: &'a str,
+        model: Option<&'a str>,
+        cluster: &'a std::collections::BTreeSet<&'a str>,
+    ) -> EvidenceSite<'a> {
+        EvidenceSite {
+            node,
+            model,
+            cluster_nodes: cluster,
+        }
+    }
+
     #[test]
     fn time_slicing_evidence_speaks_for_time_slicing_nodes_only() {
         let ev = evidence(MeasuredMechanism::TimeSlicing);
-        let claims = ev.claims_for("gpu-a", Mechanism::TimeSlicing, Incident::MemoryExhaustion);
+        let cluster = ["gpu-a", "gpu-b"].into_iter().collect();
+        let on = |node| site(node, None, &cluster);
+        let claims = ev.claims_for(
+            &on("gpu-a"),
+            Mechanism::TimeSlicing,
+            Incident::MemoryExhaustion,
+        );
         assert_eq!(claims.len(), 1);
         assert_eq!(
             claims[0].statement,
             "measured on gpu-a: victim allocation of 256 MiB failed under time-slicing (not-isolated)"
         );
         assert!(ev
-            .claims_for("gpu-b", Mechanism::TimeSlicing, Incident::MemoryExhaustion)
+            .claims_for(
+                &on("gpu-b"),
+                Mechanism::TimeSlicing,
+                Incident::MemoryExhaustion
+            )
             .is_empty());
         assert!(ev
-            .claims_for("gpu-a", Mechanism::MigInstance, Incident::MemoryExhaustion)
+            .claims_for(
+                &on("gpu-a"),
+                Mechanism::MigInstance,
+                Incident::MemoryExhaustion
+            )
             .is_empty());
         assert!(ev
-            .claims_for("gpu-a", Mechanism::HamiVgpu, Incident::MemoryExhaustion)
+            .claims_for(
+                &on("gpu-a"),
+                Mechanism::HamiVgpu,
+                Incident::MemoryExhaustion
+            )
             .is_empty());
         assert!(ev
-            .claims_for("gpu-a", Mechanism::TimeSlicing, Incident::DeviceFault)
+            .claims_for(&on("gpu-a"), Mechanism::TimeSlicing, Incident::DeviceFault)
+            .is_empty());
+    }
+
+    #[test]
+    fn evidence_from_a_reference_host_speaks_for_nodes_of_its_gpu_model_and_says_where() {
+        let mut ev = evidence(MeasuredMechanism::TimeSlicing);
+        ev.node = Some("bench-host".into());
+        ev.victim.name = Some("NVIDIA H200".into());
+        let h200 = crate::catalogue::lookup("NVIDIA H200").map(|m| m.id);
+        let h100 = crate::catalogue::lookup("NVIDIA H100 80GB HBM3").map(|m| m.id);
+        assert!(h200.is_some() && h100.is_some() && h200 != h100);
+        let cluster = ["gpu-a", "gpu-b"].into_iter().collect();
+        let claims = ev.claims_for(
+            &site("gpu-a", h200, &cluster),
+            Mechanism::TimeSlicing,
+            Incident::MemoryExhaustion,
+        );
+        assert_eq!(claims.len(), 1);
+        assert_eq!(
+            claims[0].statement,
+            "measured on bench-host (NVIDIA H200, not a node of this cluster): victim allocation of 256 \
+             MiB failed under time-slicing (not-isolated)"
+        );
+        // Another GPU model, or a node of unknown model: the measurement does not speak for it.
+        for model in [h100, None] {
+            assert!(ev
+                .claims_for(
+                    &site("gpu-a", model, &cluster),
+                    Mechanism::TimeSlicing,
+                    Incident::MemoryExhaustion
+                )
+                .is_empty());
+        }
+        // Measured on another node of the cluster: that node's own evidence, never another's.
+        let cluster_with_host = ["gpu-a", "bench-host"].into_iter().collect();
+        assert!(ev
+            .claims_for(
+                &site("gpu-a", h200, &cluster_with_host),
+                Mechanism::TimeSlicing,
+                Incident::MemoryExhaustion
+            )
             .is_empty());
     }
 

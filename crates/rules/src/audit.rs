@@ -16,7 +16,7 @@ use crate::report::{
     SkippedEntry, Summary, TenantEntry, MAX_MATRIX_TENANTS, SCHEMA,
 };
 use crate::sink::{Draft, Sink};
-use gpu_trust_model::evidence::ProbeEvidence;
+use gpu_trust_model::evidence::{EvidenceSite, ProbeEvidence};
 use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::{Certainty, Diagnostic, Incident, Layer, ObjectRef, Severity};
 use gpu_trust_policy::{Date, Tenancy, TenantId};
@@ -430,12 +430,19 @@ fn finding(
         }
     }
     let mut statements: BTreeSet<String> = BTreeSet::new();
-    if d.rule.layer == Layer::Device && !d.mechanisms.is_empty() {
+    if d.rule.layer == Layer::Device && !d.mechanisms.is_empty() && !evidence.is_empty() {
+        let cluster_nodes: BTreeSet<&str> =
+            ctx.fleet.nodes.iter().map(|n| n.name.as_str()).collect();
         for ev in evidence.iter().filter(|e| e.schema_supported()) {
-            for node in &nodes {
+            for &n in &d.nodes {
+                let site = EvidenceSite {
+                    node: ctx.node_name(n),
+                    model: ctx.gpu(n).and_then(|g| g.model.as_deref()),
+                    cluster_nodes: &cluster_nodes,
+                };
                 for m in &d.mechanisms {
                     for i in DEVICE_INCIDENTS {
-                        for claim in ev.claims_for(node, *m, i) {
+                        for claim in ev.claims_for(&site, *m, i) {
                             statements.insert(claim.statement);
                         }
                     }
