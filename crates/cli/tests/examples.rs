@@ -7,13 +7,22 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const EXAMPLES: [&str; 5] = [
+const EXAMPLES: [&str; 6] = [
     "inference-platform",
     "ml-platform",
     "hami-kai",
     "gke",
     "helm-device-plugin",
+    "measured-h200",
 ];
+/// The examples audited with probe evidence (`--evidence`), as their READMEs run them.
+const EVIDENCE: [(&str, &[&str]); 1] = [(
+    "measured-h200",
+    &[
+        "docs/evidence/2026-12-04-h200/run-2a/time-slicing.json",
+        "docs/evidence/2026-12-04-h200/run-2a/mps-replicas.json",
+    ],
+)];
 /// The examples whose dumps hold no RBAC objects (their headers name the kinds they were read
 /// from): their control plane is not evaluated, so they exit 2 unless the partial audit is accepted.
 const PARTIAL: [&str; 2] = ["gke", "helm-device-plugin"];
@@ -34,6 +43,12 @@ fn audit(example: &str, format: &str) -> (i32, String) {
         .args(["--policy", &format!("examples/{example}/policy.yaml")])
         .args(["--format", format, "--today", TODAY])
         .args(PARTIAL.contains(&example).then_some("--accept-partial"))
+        .args(
+            EVIDENCE
+                .iter()
+                .filter(|(e, _)| *e == example)
+                .flat_map(|(_, files)| files.iter().flat_map(|f| ["--evidence", f])),
+        )
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -228,6 +243,38 @@ fn examples_without_rbac_are_partial() {
         } else {
             assert_eq!(out.status.code(), Some(1), "{example}: {stderr}");
             assert_eq!(doc["coverage"]["complete"], true, "{example}");
+        }
+    }
+}
+
+/// An example audited with evidence cites it on its device findings, and says where it was measured.
+#[test]
+fn evidence_examples_cite_their_measurements() {
+    for (example, _) in EVIDENCE {
+        let (_, text) = audit(example, "json");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let device: Vec<&Value> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["layer"] == "device")
+            .collect();
+        assert!(!device.is_empty(), "{example}: no device finding");
+        for f in device {
+            let evidence = f["evidence"].as_array().cloned().unwrap_or_default();
+            assert!(
+                !evidence.is_empty(),
+                "{example}: {} cites no evidence",
+                f["rule"]
+            );
+            for e in evidence {
+                assert!(
+                    e.as_str()
+                        .unwrap()
+                        .contains("(NVIDIA H200, not a node of this cluster)"),
+                    "{example}: {e}"
+                );
+            }
         }
     }
 }
