@@ -335,7 +335,11 @@ fn a_dry_run_records_time_slicing_and_mps_evidence_and_stops_its_daemons() {
     assert_eq!(runs.len(), 2, "{log:?}");
     assert!(runs[0].contains("--processes 3"), "{}", runs[0]);
     assert!(runs[0].contains("--first 2"), "{}", runs[0]);
-    assert!(runs[0].contains(&format!("pipe={replicas} ")), "{}", runs[0]);
+    assert!(
+        runs[0].contains(&format!("pipe={replicas} ")),
+        "{}",
+        runs[0]
+    );
     assert!(runs[1].contains("--processes 1"), "{}", runs[1]);
     assert!(runs[1].ends_with("hami=8g"), "{}", runs[1]);
     assert!(!runs[1].contains(&pipes[0]) && !runs[1].contains(replicas));
@@ -361,14 +365,20 @@ fn without_a_gpu_every_failure_is_recorded_and_nothing_passes_for_evidence() {
     assert!(ts.get("evidence").is_none());
     assert!(!stubs.out().join("time-slicing.json").exists());
     assert_eq!(run_named(&summary, "mps")["status"], "not-measured");
-    assert_eq!(run_named(&summary, "mps-replicas")["status"], "not-measured");
+    assert_eq!(
+        run_named(&summary, "mps-replicas")["status"],
+        "not-measured"
+    );
     assert_eq!(run_named(&summary, "mig")["status"], "not-measured");
     // The limit run with the real tools/probe-limits.py: no driver, so no figure, and said why.
     let limit = run_named(&summary, "variable-only-limit");
     if Command::new("python3").arg("--version").output().is_ok() {
         assert_eq!(limit["status"], "failed", "{limit}");
         let reason = limit["reason"].as_str().unwrap();
-        assert!(reason.contains("libcuda.so.1 could not be loaded"), "{reason}");
+        assert!(
+            reason.contains("libcuda.so.1 could not be loaded"),
+            "{reason}"
+        );
         assert!(limit.get("sumAllocatedMiB").is_none(), "{limit}");
     } else {
         assert_eq!(limit["status"], "not-measured", "{limit}");
