@@ -194,6 +194,21 @@ pub(crate) fn refusal(api_version: &str, kind: &str) -> Option<Refusal> {
     })
 }
 
+/// kustomize's API group: `Kustomization` (`kustomize.config.k8s.io/v1beta1`) and `Component`
+/// (`v1alpha1`) are kustomize's input, never objects of a cluster (kustomize documentation,
+/// "kustomization.yaml" and "Components").
+const KUSTOMIZE_GROUP: &str = "kustomize.config.k8s.io";
+
+/// Why an object of `group`/`kind` is a tool's input and not a rendered object: a kustomization
+/// whose bases, patches, name prefixes and namespace are applied only when it is rendered.
+pub(crate) fn unrendered(group: &str, kind: &str) -> Option<String> {
+    (group == KUSTOMIZE_GROUP).then(|| {
+        format!(
+            "a {kind} is kustomize's input, not rendered here: the resources beside it are read as written, without its patches, name prefixes and namespace; audit what `kubectl kustomize DIR` (or `kustomize build DIR`) renders instead of the folder"
+        )
+    })
+}
+
 /// A Pod, without the parts of its status ingest does not read.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct PodObject {
@@ -261,6 +276,33 @@ impl Typed {
             _ => return None,
         };
         meta.namespace.as_deref().filter(|n| !n.is_empty())
+    }
+
+    /// Whether a namespaced object names no `metadata.namespace`: it goes where whoever applies it
+    /// says (`kubectl`'s context or `-n`, a Helm release), which the file does not.
+    pub(crate) fn lacks_namespace(&self) -> bool {
+        let meta = match self {
+            Typed::Pod(o) => &o.metadata,
+            Typed::ConfigMap(o) => &o.metadata,
+            Typed::Deployment(o) => &o.metadata,
+            Typed::StatefulSet(o) => &o.metadata,
+            Typed::DaemonSet(o) => &o.metadata,
+            Typed::ReplicaSet(o) => &o.metadata,
+            Typed::Job(o) => &o.metadata,
+            Typed::CronJob(o) => &o.metadata,
+            Typed::Role(o) => &o.metadata,
+            Typed::RoleBinding(o) => &o.metadata,
+            Typed::ResourceClaim(o) => &o.metadata,
+            Typed::ResourceClaimTemplate(o) => &o.metadata,
+            Typed::Node(_)
+            | Typed::Namespace(_)
+            | Typed::RuntimeClass(_)
+            | Typed::ClusterRole(_)
+            | Typed::ClusterRoleBinding(_)
+            | Typed::ClusterPolicy(_)
+            | Typed::DeviceClass(_) => return false,
+        };
+        meta.namespace.as_deref().is_none_or(str::is_empty)
     }
 }
 
