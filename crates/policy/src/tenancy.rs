@@ -266,6 +266,26 @@ impl Policy {
                 }
             }
         }
+        if !input.is_empty() {
+            diagnostics.extend(self.unmatched_tenants(&tenants));
+            let mut names: BTreeMap<&str, Location> = BTreeMap::new();
+            for (name, info) in &input {
+                names.insert(name, object_location(info));
+            }
+            for p in self
+                .tenants
+                .iter()
+                .flat_map(|t| &t.namespaces)
+                .chain(&self.platform)
+                .filter(|p| !p.is_glob())
+            {
+                names
+                    .entry(p.pattern.as_str())
+                    .or_insert_with(|| p.location.clone());
+            }
+            let list: Vec<(&str, &Location)> = names.iter().map(|(n, l)| (*n, l)).collect();
+            diagnostics.extend(crate::names::confusable(&list));
+        }
         diagnostics.sort();
         diagnostics.dedup();
 
@@ -284,6 +304,37 @@ impl Policy {
             acceptances: self.acceptances.clone(),
             diagnostics,
         }
+    }
+
+    /// One warning naming the declared tenants that got no namespace of the input: a typo in their
+    /// namespaces leaves their workloads to other tenants or unassigned (a live audit of one namespace
+    /// has them too).
+    fn unmatched_tenants(&self, tenants: &[Tenant]) -> Option<Diagnostic> {
+        let empty: Vec<&Tenant> = tenants
+            .iter()
+            .filter(|t| t.origin == TenantOrigin::Declared && t.namespaces.is_empty())
+            .collect();
+        let first = empty.first()?;
+        let listed: Vec<String> = empty
+            .iter()
+            .take(5)
+            .map(|t| format!("`{}` ({})", t.name, t.declared_namespaces.join(", ")))
+            .collect();
+        Some(Diagnostic::warning(
+            first.location.clone(),
+            format!(
+                "{} {}{} no namespace of the input: check the names for typos; whatever runs in the namespaces meant is judged as another tenant's or an unassigned namespace's",
+                if empty.len() == 1 { "tenant" } else { "tenants" },
+                listed.join(", "),
+                if empty.len() > 5 {
+                    format!(" and {} more match", empty.len() - 5)
+                } else if empty.len() == 1 {
+                    " matches".to_string()
+                } else {
+                    " match".to_string()
+                }
+            ),
+        ))
     }
 
     fn place<'p>(
