@@ -264,25 +264,12 @@ pub(crate) enum Typed {
 }
 
 impl Typed {
-    /// The namespace of a namespaced object that is not a workload (ConfigMap, Role, RoleBinding,
-    /// ResourceClaim, ResourceClaimTemplate).
-    pub(crate) fn config_namespace(&self) -> Option<&str> {
-        let meta = match self {
-            Typed::ConfigMap(o) => &o.metadata,
-            Typed::Role(o) => &o.metadata,
-            Typed::RoleBinding(o) => &o.metadata,
-            Typed::ResourceClaim(o) => &o.metadata,
-            Typed::ResourceClaimTemplate(o) => &o.metadata,
-            _ => return None,
-        };
-        meta.namespace.as_deref().filter(|n| !n.is_empty())
-    }
-
-    /// Whether a namespaced object names no `metadata.namespace`: it goes where whoever applies it
-    /// says (`kubectl`'s context or `-n`, a Helm release), which the file does not.
-    pub(crate) fn lacks_namespace(&self) -> bool {
-        let meta = match self {
+    /// The object's metadata.
+    fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Typed::Node(o) => &o.metadata,
             Typed::Pod(o) => &o.metadata,
+            Typed::Namespace(o) => &o.metadata,
             Typed::ConfigMap(o) => &o.metadata,
             Typed::Deployment(o) => &o.metadata,
             Typed::StatefulSet(o) => &o.metadata,
@@ -290,19 +277,58 @@ impl Typed {
             Typed::ReplicaSet(o) => &o.metadata,
             Typed::Job(o) => &o.metadata,
             Typed::CronJob(o) => &o.metadata,
+            Typed::RuntimeClass(o) => &o.metadata,
             Typed::Role(o) => &o.metadata,
+            Typed::ClusterRole(o) => &o.metadata,
             Typed::RoleBinding(o) => &o.metadata,
+            Typed::ClusterRoleBinding(o) => &o.metadata,
+            Typed::ClusterPolicy(o) => &o.metadata,
             Typed::ResourceClaim(o) => &o.metadata,
             Typed::ResourceClaimTemplate(o) => &o.metadata,
+            Typed::DeviceClass(o) => &o.metadata,
+        }
+    }
+
+    /// Whether objects of the kind live in a namespace.
+    fn namespaced(&self) -> bool {
+        !matches!(
+            self,
             Typed::Node(_)
-            | Typed::Namespace(_)
-            | Typed::RuntimeClass(_)
-            | Typed::ClusterRole(_)
-            | Typed::ClusterRoleBinding(_)
-            | Typed::ClusterPolicy(_)
-            | Typed::DeviceClass(_) => return false,
-        };
-        meta.namespace.as_deref().is_none_or(str::is_empty)
+                | Typed::Namespace(_)
+                | Typed::RuntimeClass(_)
+                | Typed::ClusterRole(_)
+                | Typed::ClusterRoleBinding(_)
+                | Typed::ClusterPolicy(_)
+                | Typed::DeviceClass(_)
+        )
+    }
+
+    /// The namespace of a namespaced object that is not a workload (ConfigMap, Role, RoleBinding,
+    /// ResourceClaim, ResourceClaimTemplate).
+    pub(crate) fn config_namespace(&self) -> Option<&str> {
+        match self {
+            Typed::ConfigMap(_)
+            | Typed::Role(_)
+            | Typed::RoleBinding(_)
+            | Typed::ResourceClaim(_)
+            | Typed::ResourceClaimTemplate(_) => {}
+            _ => return None,
+        }
+        self.metadata()
+            .namespace
+            .as_deref()
+            .filter(|n| !n.is_empty())
+    }
+
+    /// Whether a namespaced object names no `metadata.namespace`: it goes where whoever applies it
+    /// says (`kubectl`'s context or `-n`, a Helm release), which the file does not.
+    pub(crate) fn lacks_namespace(&self) -> bool {
+        self.namespaced()
+            && self
+                .metadata()
+                .namespace
+                .as_deref()
+                .is_none_or(str::is_empty)
     }
 }
 

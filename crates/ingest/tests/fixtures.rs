@@ -540,6 +540,15 @@ fn documents_that_are_not_objects_are_errors_but_unknown_kinds_are_not() {
     assert_eq!(ing.fleet.namespaces[0].name, "shop");
 }
 
+/// The errors of an ingestion, as printed.
+fn errors_of(ing: &Ingested) -> Vec<String> {
+    ing.diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect()
+}
+
 /// The same object read twice: identical readings are one object, silently; readings that differ in
 /// what the audit reads are an error at the later one, never "the first wins" (a kustomize base and its
 /// patch, a dump and changed manifests, a list item repeated with other contents).
@@ -571,12 +580,7 @@ fn an_object_read_twice_counts_once_or_is_an_error() {
         "image: i, securityContext: {privileged: true}}",
     );
     let ing = read(pod, &patched);
-    let errors: Vec<String> = ing
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(ToString::to_string)
-        .collect();
+    let errors = errors_of(&ing);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].starts_with("manifests/p.yaml:1:1: error: Pod a/p is also at dump.yaml:1:1 with different contents (containers)"),
@@ -607,12 +611,7 @@ fn an_object_read_twice_counts_once_or_is_an_error() {
         ),
     ] {
         let ing = read(a, b);
-        let errors: Vec<String> = ing
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .map(ToString::to_string)
-            .collect();
+        let errors = errors_of(&ing);
         assert_eq!(errors.len(), 1, "{what}: {errors:?}");
         assert!(errors[0].contains(&format!("{what} is also at")), "{errors:?}");
         assert!(read(a, a).diagnostics.iter().all(|d| !d.is_error()), "{what}");
@@ -626,12 +625,7 @@ fn an_implausible_gpu_count_is_an_error_not_a_fleet() {
         "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\n  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, nvidia.com/gpu.count: '4000000000'}\n",
         "n.yaml",
     );
-    let errors: Vec<String> = ing
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(ToString::to_string)
-        .collect();
+    let errors = errors_of(&ing);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].starts_with(
@@ -678,12 +672,7 @@ fn a_kustomization_is_named_as_not_rendered() {
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: prod\nresources: [deployment.yaml]\npatches: [{path: gpu.yaml}]\n",
         "overlays/prod/kustomization.yaml",
     );
-    let errors: Vec<String> = ing
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(ToString::to_string)
-        .collect();
+    let errors = errors_of(&ing);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].starts_with(

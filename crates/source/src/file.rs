@@ -177,28 +177,24 @@ fn read_bounded(
         bytes.reserve_exact(size.min(limit));
     }
     let cap = limit.saturating_add(1);
+    let hint = size.and_then(|s| usize::try_from(s).ok());
     let mut reader = reader.take(as_u64(cap));
-    // Grown by doubling, but never past `limit + 1` bytes: read_to_end alone would double a buffer
-    // of `limit` bytes to twice that to find the byte over the limit (two gigabytes for a pipe that
-    // does not end). `filled` bytes are read; the rest of `bytes` is zeroed room for the next read.
+    // The buffer doubles with exact reservations and never past `limit + 1` bytes: read_to_end
+    // alone doubles a buffer of `limit` bytes to twice that to find the byte over the limit. A file
+    // read to the size it said is probed for more before the buffer grows. `filled` bytes are read;
+    // the rest of `bytes` is zeroed room for the next read.
     let mut filled = 0usize;
     loop {
         if filled == bytes.len() {
             if filled == cap {
                 break;
             }
-            if filled > 0 && filled == bytes.capacity() {
-                // Full, maybe at its end (a file of the size it said): look for more before growing.
+            if filled > 0 && hint == Some(filled) {
                 let mut probe = [0u8; 4096];
-                let n = loop {
-                    match reader.read(&mut probe) {
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        other => break other,
-                    }
-                };
-                match n {
+                match read_some(&mut reader, &mut probe) {
                     Ok(0) => break,
                     Ok(n) => {
+                        bytes.reserve_exact(n);
                         bytes.extend_from_slice(&probe[..n]);
                         filled += n;
                         continue;
@@ -206,13 +202,17 @@ fn read_bounded(
                     Err(e) => return Err(read_error(name, &e)),
                 }
             }
-            let want = bytes.capacity().max(CHUNK).min(cap);
+            let want = bytes
+                .capacity()
+                .max(CHUNK)
+                .max(filled.saturating_mul(2))
+                .min(cap);
+            bytes.reserve_exact(want.saturating_sub(bytes.len()));
             bytes.resize(want, 0);
         }
-        match reader.read(&mut bytes[filled..]) {
+        match read_some(&mut reader, &mut bytes[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(read_error(name, &e)),
         }
     }
@@ -272,6 +272,16 @@ pub fn decode(name: &str, bytes: Vec<u8>, limit: usize) -> Result<String, Diagno
 /// Characters in valid UTF-8 bytes: the bytes that are not continuation bytes.
 pub(crate) fn utf8_chars(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| (**b as i8) >= -0x40).count()
+}
+
+/// One read, retried when interrupted.
+fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match reader.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
 }
 
 fn read_error(name: &str, e: &std::io::Error) -> Diagnostic {
