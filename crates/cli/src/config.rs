@@ -72,10 +72,13 @@ pub struct Config {
     pub policy: Option<PathBuf>,
     pub format: Option<Format>,
     pub fail_on: Option<FailOn>,
+    /// Where `failOn` is written (the run announces a threshold below the default).
+    pub fail_on_location: Option<Location>,
     pub min_severity: Option<Severity>,
     pub show_accepted: Option<bool>,
     pub disabled_rules: Vec<DisabledRule>,
-    pub outputs: Vec<(Format, PathBuf)>,
+    /// Report files, inside the repository the file is in (see [`load`]), with where each is written.
+    pub outputs: Vec<(Format, PathBuf, Location)>,
 }
 
 /// The configuration file that applies: `explicit` (`--config`), else `.gpu-trust.yaml` in `cwd`,
@@ -93,11 +96,82 @@ pub fn find(explicit: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
     there.is_file().then_some(there)
 }
 
-/// Reads and validates the file at `path`; every error comes back, located.
+/// Reads and validates the file at `path`; every error comes back, located. Its report files must
+/// stay inside the repository it is in (the nearest folder up holding `.git`, else its own folder),
+/// through no symbolic link: a repository's file must not make a run write elsewhere on the machine
+/// (`--output` on the command line may).
 pub fn load(path: &Path) -> Result<Config, Vec<Diagnostic>> {
     let name = path.display().to_string();
     let text = crate::input::read(path, MAX_CONFIG_BYTES).map_err(|d| vec![d])?;
-    parse(&text, &name, path.parent().unwrap_or(Path::new("")))
+    let base = path.parent().unwrap_or(Path::new(""));
+    let config = parse(&text, &name, base)?;
+    let errors = outputs_outside(base, &config.outputs);
+    if errors.is_empty() {
+        Ok(config)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Errors for report files of the configuration that leave its repository, at their entries.
+fn outputs_outside(base: &Path, outputs: &[(Format, PathBuf, Location)]) -> Vec<Diagnostic> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    let absolute = |p: &Path| lexical(&cwd.join(p));
+    let base = absolute(base);
+    let root = base
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&base)
+        .to_path_buf();
+    let mut errors = Vec::new();
+    for (_, path, location) in outputs {
+        let full = absolute(path);
+        let why = if !full.starts_with(&root) {
+            Some(format!("is outside the repository ({})", root.display()))
+        } else {
+            full.strip_prefix(&root)
+                .ok()
+                .into_iter()
+                .flat_map(|rest| {
+                    rest.ancestors()
+                        .filter(|a| !a.as_os_str().is_empty())
+                        .map(|a| root.join(a))
+                        .collect::<Vec<_>>()
+                })
+                .find(|p| {
+                    p.symlink_metadata()
+                        .is_ok_and(|m| m.file_type().is_symlink())
+                })
+                .map(|link| format!("goes through the symbolic link {}", link.display()))
+        };
+        if let Some(why) = why {
+            let shown = path.display().to_string();
+            errors.push(Diagnostic::error(
+                location.clone(),
+                format!(
+                    "report file {shown} {why}: a configuration file writes reports only inside its repository; give such a path with --output"
+                ),
+            ));
+        }
+    }
+    errors
+}
+
+/// `path` with `.` and `..` taken away lexically.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Parses and validates configuration `text` read from `file`; relative paths are taken from `base`.
@@ -158,7 +232,10 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
     }
     if let Some(f) = &raw.fail_on {
         match FailOn::parse(&f.value) {
-            Some(v) => config.fail_on = Some(v),
+            Some(v) => {
+                config.fail_on = Some(v);
+                config.fail_on_location = Some(at(f));
+            }
             None => errors.push(Diagnostic::error(
                 at(f),
                 format!(
@@ -257,7 +334,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
             }
         };
         let path = match &entry.value.file {
-            Some(p) if !p.value.trim().is_empty() => Some(relative(base, &p.value)),
+            Some(p) if !p.value.trim().is_empty() => Some((relative(base, &p.value), at(p))),
             _ => {
                 errors.push(Diagnostic::error(
                     here,
@@ -266,8 +343,8 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
                 None
             }
         };
-        if let (Some(format), Some(path)) = (format, path) {
-            config.outputs.push((format, path));
+        if let (Some(format), Some((path, location))) = (format, path) {
+            config.outputs.push((format, path, location));
         }
     }
     if errors.is_empty() {
@@ -338,7 +415,15 @@ outputs:
         assert!(codes[1].starts_with("GT1"));
         assert_eq!(
             c.outputs,
-            [(Format::Json, PathBuf::from("repo/out/report.json"))]
+            [(
+                Format::Json,
+                PathBuf::from("repo/out/report.json"),
+                Location::new("repo/.gpu-trust.yaml", 13, 26)
+            )]
+        );
+        assert_eq!(
+            c.fail_on_location,
+            Some(Location::new("repo/.gpu-trust.yaml", 5, 9))
         );
     }
 
@@ -380,6 +465,30 @@ outputs:
     fn input_and_policy_rules_cannot_be_disabled() {
         let e = errors("disabledRules: [{rule: GT003, reason: noisy}]\n");
         assert!(e[0].contains("cannot be disabled"), "{e:?}");
+    }
+
+    #[test]
+    fn report_files_stay_inside_the_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::create_dir(root.join("ci")).unwrap();
+        let write = |text: &str| {
+            let path = root.join("ci").join(FILE_NAME);
+            std::fs::write(&path, text).unwrap();
+            load(&path)
+        };
+        assert!(write("outputs: [{format: json, file: ../reports/audit.json}]\n").is_ok());
+        for outside in ["../../elsewhere.json", "/tmp/audit.json"] {
+            let e = write(&format!("outputs: [{{format: json, file: {outside}}}]\n")).unwrap_err();
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert!(e[0].message.contains("outside the repository"), "{e:?}");
+            assert_eq!(e[0].location.line, 1);
+        }
+        std::os::unix::fs::symlink(std::env::temp_dir(), root.join("ci/out")).unwrap();
+        let e = write("outputs:\n  - {format: sarif, file: out/x.sarif}\n").unwrap_err();
+        assert!(e[0].message.contains("symbolic link"), "{e:?}");
+        assert_eq!(e[0].location.line, 2);
     }
 
     #[test]

@@ -53,6 +53,44 @@ pub fn eprint_diagnostics<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnost
     }
 }
 
+/// The input `target` would overwrite, if any: one of `inputs` (files read: the cluster's paths, the
+/// policy, the configuration...) that is the same file, or, for an input folder, an existing file in
+/// it the walk reads (`.yaml`, `.yml`, `.json`). A report written there would destroy what it judged.
+pub fn overwritten_input<'a>(target: &Path, inputs: &'a [&'a Path]) -> Option<&'a Path> {
+    let meta = std::fs::metadata(target).ok()?;
+    let target_real = std::fs::canonicalize(target).ok()?;
+    inputs.iter().copied().find(|input| {
+        if *input == Path::new("-") {
+            return false;
+        }
+        let Ok(input_meta) = std::fs::metadata(input) else {
+            return false;
+        };
+        if input_meta.is_dir() {
+            let read = target
+                .extension()
+                .and_then(OsStr::to_str)
+                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
+            return read
+                && std::fs::canonicalize(input).is_ok_and(|dir| target_real.starts_with(dir));
+        }
+        same_file(&meta, &input_meta)
+            || std::fs::canonicalize(input).is_ok_and(|real| real == target_real)
+    })
+}
+
+/// Whether two files are one (hard links included).
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
+}
+
 /// Writes `text` to the file, or to standard output when `path` is `None`.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
     stream_output(path, |w| Ok(w.write_all(text.as_bytes())?))

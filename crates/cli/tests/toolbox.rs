@@ -221,6 +221,11 @@ fn the_configuration_file_sets_policy_threshold_disabled_rules_and_outputs() {
             && stderr.contains("time-slicing is reviewed by hand"),
         "{stderr}"
     );
+    // A threshold below the default is announced, with where it is written.
+    assert!(
+        stderr.contains(".gpu-trust.yaml:2:9: the configuration file sets failOn to never"),
+        "{stderr}"
+    );
     // The configured output is written (paths relative to the file), standard output keeps the
     // table; neither holds the disabled rule's findings, and the table says they were left out.
     let table = stdout(&out);
@@ -284,6 +289,62 @@ fn the_configuration_file_sets_policy_threshold_disabled_rules_and_outputs() {
         .unwrap();
     assert_eq!(ignored.status.code(), Some(1));
     assert!(stdout(&ignored).contains("GT101"));
+}
+
+/// A report never overwrites what the run reads: a manifest, a file of an input folder, the policy.
+/// A configuration file's report files stay inside its repository.
+#[test]
+fn reports_never_overwrite_inputs_and_configured_ones_stay_in_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("cluster.yaml");
+    std::fs::copy(data("two-tenants-time-sliced.yaml"), &cluster).unwrap();
+    let before = std::fs::read(&cluster).unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::copy(data("accept-time-slicing.yaml"), &policy).unwrap();
+    let c = cluster.to_str().unwrap();
+    let p = policy.to_str().unwrap();
+    for args in [
+        vec!["audit", c, "--no-config", "--output", c],
+        vec![
+            "audit",
+            c,
+            "--no-config",
+            "--policy",
+            p,
+            "--output",
+            &format!("json={p}"),
+        ],
+        vec![
+            "audit",
+            dir.path().to_str().unwrap(),
+            "--no-config",
+            "--output",
+            c,
+        ],
+    ] {
+        let out = gpu_trust().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("which this run reads"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&cluster).unwrap(), before);
+    let out = gpu_trust()
+        .args(["policy", "check", p, "--output", p])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+
+    let repo = configured("outputs: [{format: json, file: ../escape.json}]\n", true);
+    let out = gpu_trust()
+        .current_dir(repo.path())
+        .args(["audit", &data("two-tenants-time-sliced.yaml")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(".gpu-trust.yaml:1:"), "{stderr}");
+    assert!(stderr.contains("is outside the repository"), "{stderr}");
+    assert!(!repo.path().join("../escape.json").exists());
 }
 
 #[test]

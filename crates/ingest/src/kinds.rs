@@ -194,6 +194,21 @@ pub(crate) fn refusal(api_version: &str, kind: &str) -> Option<Refusal> {
     })
 }
 
+/// kustomize's API group: `Kustomization` (`kustomize.config.k8s.io/v1beta1`) and `Component`
+/// (`v1alpha1`) are kustomize's input, never objects of a cluster (kustomize documentation,
+/// "kustomization.yaml" and "Components").
+const KUSTOMIZE_GROUP: &str = "kustomize.config.k8s.io";
+
+/// Why an object of `group`/`kind` is a tool's input and not a rendered object: a kustomization
+/// whose bases, patches, name prefixes and namespace are applied only when it is rendered.
+pub(crate) fn unrendered(group: &str, kind: &str) -> Option<String> {
+    (group == KUSTOMIZE_GROUP).then(|| {
+        format!(
+            "a {kind} is kustomize's input, not rendered here: the resources beside it are read as written, without its patches, name prefixes and namespace; audit what `kubectl kustomize DIR` (or `kustomize build DIR`) renders instead of the folder"
+        )
+    })
+}
+
 /// A Pod, without the parts of its status ingest does not read.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct PodObject {
@@ -249,18 +264,71 @@ pub(crate) enum Typed {
 }
 
 impl Typed {
+    /// The object's metadata.
+    fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Typed::Node(o) => &o.metadata,
+            Typed::Pod(o) => &o.metadata,
+            Typed::Namespace(o) => &o.metadata,
+            Typed::ConfigMap(o) => &o.metadata,
+            Typed::Deployment(o) => &o.metadata,
+            Typed::StatefulSet(o) => &o.metadata,
+            Typed::DaemonSet(o) => &o.metadata,
+            Typed::ReplicaSet(o) => &o.metadata,
+            Typed::Job(o) => &o.metadata,
+            Typed::CronJob(o) => &o.metadata,
+            Typed::RuntimeClass(o) => &o.metadata,
+            Typed::Role(o) => &o.metadata,
+            Typed::ClusterRole(o) => &o.metadata,
+            Typed::RoleBinding(o) => &o.metadata,
+            Typed::ClusterRoleBinding(o) => &o.metadata,
+            Typed::ClusterPolicy(o) => &o.metadata,
+            Typed::ResourceClaim(o) => &o.metadata,
+            Typed::ResourceClaimTemplate(o) => &o.metadata,
+            Typed::DeviceClass(o) => &o.metadata,
+        }
+    }
+
+    /// Whether objects of the kind live in a namespace.
+    fn namespaced(&self) -> bool {
+        !matches!(
+            self,
+            Typed::Node(_)
+                | Typed::Namespace(_)
+                | Typed::RuntimeClass(_)
+                | Typed::ClusterRole(_)
+                | Typed::ClusterRoleBinding(_)
+                | Typed::ClusterPolicy(_)
+                | Typed::DeviceClass(_)
+        )
+    }
+
     /// The namespace of a namespaced object that is not a workload (ConfigMap, Role, RoleBinding,
     /// ResourceClaim, ResourceClaimTemplate).
     pub(crate) fn config_namespace(&self) -> Option<&str> {
-        let meta = match self {
-            Typed::ConfigMap(o) => &o.metadata,
-            Typed::Role(o) => &o.metadata,
-            Typed::RoleBinding(o) => &o.metadata,
-            Typed::ResourceClaim(o) => &o.metadata,
-            Typed::ResourceClaimTemplate(o) => &o.metadata,
+        match self {
+            Typed::ConfigMap(_)
+            | Typed::Role(_)
+            | Typed::RoleBinding(_)
+            | Typed::ResourceClaim(_)
+            | Typed::ResourceClaimTemplate(_) => {}
             _ => return None,
-        };
-        meta.namespace.as_deref().filter(|n| !n.is_empty())
+        }
+        self.metadata()
+            .namespace
+            .as_deref()
+            .filter(|n| !n.is_empty())
+    }
+
+    /// Whether a namespaced object names no `metadata.namespace`: it goes where whoever applies it
+    /// says (`kubectl`'s context or `-n`, a Helm release), which the file does not.
+    pub(crate) fn lacks_namespace(&self) -> bool {
+        self.namespaced()
+            && self
+                .metadata()
+                .namespace
+                .as_deref()
+                .is_none_or(str::is_empty)
     }
 }
 

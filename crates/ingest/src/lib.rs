@@ -47,6 +47,8 @@ mod crd;
 pub mod device_plugin;
 mod discover;
 mod dra;
+mod duplicates;
+mod env;
 mod inference;
 pub mod inventory;
 mod kinds;
@@ -361,6 +363,8 @@ struct WorkloadDraft {
     allocated: Vec<String>,
     /// A pod's `status.extendedResourceClaimStatus`.
     extended: Option<dra::ExtendedStatus>,
+    /// What its containers' environments take from ConfigMaps and Secrets, by container index.
+    env_refs: Vec<(usize, env::Refs)>,
 }
 
 /// A namespace named by an object, with the labels and reference of a Namespace object.
@@ -420,6 +424,8 @@ struct Collector {
     limits: Limits,
     /// Acceptances annotated on the workloads and Namespaces read.
     acceptances: Vec<gpu_trust_model::fleet::AnnotatedAcceptance>,
+    /// Per file, the first namespaced object that names no namespace and how many do.
+    unnamespaced: BTreeMap<String, (Location, usize)>,
 }
 
 impl Collector {
@@ -568,6 +574,9 @@ impl Collector {
     fn dispatched(&mut self, doc: &Doc<'_, '_>, dispatched: Dispatched) {
         match dispatched {
             Dispatched::Known { kind, object } => {
+                if object.lacks_namespace() {
+                    self.unnamespaced(&doc.location);
+                }
                 // Workloads add their namespace when the fleet is built; the other namespaced
                 // kinds add theirs here.
                 if let Some(ns) = object.config_namespace() {
@@ -655,6 +664,9 @@ impl Collector {
             root.get(field)
                 .map_or(doc.location.clone(), |a| a.location(&doc.location))
         };
+        if let Some(message) = kinds::unrendered(group, kind) {
+            return Err(Diagnostic::error(field_location("kind"), message));
+        }
         if let Some(r) = kinds::refusal(api, kind) {
             let loc = field_location(r.field);
             return Err(if r.error {
@@ -674,12 +686,18 @@ impl Collector {
         }
         let reference = self.reference_at(root, kind, &doc.location);
         let entries = annotations::tree_entries(root, &doc.location);
+        let before = self.workloads.len();
         let read = match controllers::lookup(group, kind) {
             Some(c) => self.controller(c, root, reference.clone()),
             None if controllers::inert(group, kind) => return Ok(()),
             None => self.generic(root, reference.clone()),
         };
         if read.is_ok() {
+            if self.workloads.len() > before
+                && discover::meta_text(root, "namespace").is_none_or(|n| n.is_empty())
+            {
+                self.unnamespaced(&doc.location);
+            }
             self.annotated(
                 gpu_trust_model::fleet::AnnotatedSubject::Workload,
                 &reference,
@@ -687,6 +705,23 @@ impl Collector {
             );
         }
         read
+    }
+
+    /// Notes a namespaced object read from a file without `metadata.namespace` (objects inside another
+    /// take their owner's namespace and are not counted).
+    fn unnamespaced(&mut self, location: &Location) {
+        if self.embedding.is_some() {
+            return;
+        }
+        self.unnamespaced
+            .entry(location.file.clone())
+            .and_modify(|(first, n)| {
+                *n += 1;
+                if location < first {
+                    *first = location.clone();
+                }
+            })
+            .or_insert((location.clone(), 1));
     }
 
     /// The reference an accept annotation of a typed object names (the namespace of a workload as
@@ -1293,6 +1328,17 @@ impl Collector {
                 ),
             ));
         }
+        if !parts.refused_paths.is_empty() {
+            return Err(Diagnostic::error(
+                object.location.clone(),
+                format!(
+                    "{} {}: {}; what it mounts from the host cannot be judged",
+                    object.kind,
+                    object.name,
+                    parts.refused_paths.join("; ")
+                ),
+            ));
+        }
         let class = workloads::classify(kind, &parts);
         let namespace = object
             .namespace
@@ -1323,6 +1369,7 @@ impl Collector {
             claims: parts.claims,
             allocated: parts.allocated,
             extended: None,
+            env_refs: parts.env_refs,
         })
     }
 
@@ -1384,7 +1431,20 @@ impl Collector {
         }
         let mut config_maps: BTreeMap<(String, String), ConfigMapDraft> = BTreeMap::new();
         for (ns, name, cm) in std::mem::take(&mut self.config_maps) {
-            config_maps.entry((ns, name)).or_insert(cm);
+            match config_maps.entry((ns, name)) {
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(cm);
+                }
+                std::collections::btree_map::Entry::Occupied(o) if o.get().data != cm.data => {
+                    diagnostics.push(duplicates::conflict(
+                        &format!("ConfigMap {}/{}", o.key().0, o.key().1),
+                        &cm.object.location,
+                        &o.get().object.location,
+                        &["data".to_string()],
+                    ))
+                }
+                std::collections::btree_map::Entry::Occupied(_) => {}
+            }
         }
         let policy = policies.first();
         let operator_namespace = operator_namespace(
@@ -1434,7 +1494,28 @@ impl Collector {
         let claims = dra::resolve(&self.claims, &self.classes);
 
         // Workloads, sorted; node ids, devices and permitted node sets.
-        let wdrafts = unique_workloads(std::mem::take(&mut self.workloads), &mut diagnostics);
+        let mut wdrafts = unique_workloads(std::mem::take(&mut self.workloads), &mut diagnostics);
+        let mut runtime_classes = std::mem::take(&mut self.runtime_classes);
+        runtime_classes.sort_by(|a, b| a.name.cmp(&b.name).then(a.object.cmp(&b.object)));
+        runtime_classes.dedup_by(|later, first| {
+            if later.name != first.name {
+                return false;
+            }
+            if later.handler != first.handler {
+                diagnostics.push(duplicates::conflict(
+                    &format!("RuntimeClass {}", later.name),
+                    &later.object.location,
+                    &first.object.location,
+                    &["handler".to_string()],
+                ));
+            }
+            true
+        });
+        unresolved.extend(resolve_references(
+            &mut wdrafts,
+            &config_maps,
+            &runtime_classes,
+        ));
         // Extended resources served by DRA (KEP-5004): what the nodes advertise, and whether every
         // node's status says what it advertises.
         let advertised: BTreeSet<String> = drafts
@@ -1460,12 +1541,10 @@ impl Collector {
             &workloads_out,
             std::mem::take(&mut self.namespaces),
             &self.bindings,
+            &mut diagnostics,
         );
 
         let rbac = rbac::resolve(&self.roles, std::mem::take(&mut self.bindings));
-        let mut runtime_classes = std::mem::take(&mut self.runtime_classes);
-        runtime_classes.sort_by(|a, b| a.name.cmp(&b.name).then(a.object.cmp(&b.object)));
-        runtime_classes.dedup_by(|a, b| a.name == b.name);
 
         unresolved.sort();
         unresolved.dedup();
@@ -1489,7 +1568,7 @@ impl Collector {
                 .then_with(|| a.cmp(b))
         });
         acceptances.dedup_by(|a, b| {
-            (
+            let same = (
                 &a.subject,
                 &a.object.kind,
                 &a.object.namespace,
@@ -1501,8 +1580,29 @@ impl Collector {
                 &b.object.namespace,
                 &b.object.name,
                 &b.rule,
-            )
+            );
+            if same && (&a.reason, a.until) != (&b.reason, b.until) {
+                diagnostics.push(duplicates::conflict(
+                    &format!("{} (annotation {})", a.object, a.annotation),
+                    &a.location,
+                    &b.location,
+                    &["its reason or end date".to_string()],
+                ));
+            }
+            same
         });
+        for (_, (first, n)) in std::mem::take(&mut self.unnamespaced) {
+            diagnostics.push(Diagnostic::warning(
+                first,
+                format!(
+                    "{} in this file {} no metadata.namespace: {} audited in namespace `default`, but `kubectl apply` puts {} in its context's namespace (or `-n`), and Helm in the release's; write the namespace in the manifests (or render with `helm template --namespace NS`)",
+                    if n == 1 { "a namespaced object".to_string() } else { format!("{n} namespaced objects") },
+                    if n == 1 { "names" } else { "name" },
+                    if n == 1 { "it is" } else { "they are" },
+                    if n == 1 { "it" } else { "them" },
+                ),
+            ));
+        }
         diagnostics.sort();
         diagnostics.dedup();
         mig_requests.sort_by(|a: &gpu_trust_model::fleet::MigRequest, b| {
@@ -1550,7 +1650,7 @@ fn not_an_object(root: Option<At<'_, '_>>) -> String {
     } else if has("resources")
         && (has("namespace") || has("patches") || has("images") || has("namePrefix"))
     {
-        Some("a kustomization: audit what `kustomize build` renders")
+        Some("a kustomization, which is not rendered: audit what `kubectl kustomize DIR` renders")
     } else {
         None
     };
@@ -1562,10 +1662,9 @@ fn not_an_object(root: Option<At<'_, '_>>) -> String {
 
 /// What makes a document that does not read a fragment of documentation rather than a broken
 /// manifest: a line `...` standing for text left out, or a shell command in front of its output.
-/// `line` is the line of the error, 1-based, in `text`.
-fn fragment_hint(text: &str, line: u32) -> Option<String> {
+/// `line` is the line of the error, 1-based, in `lines`, the text's lines.
+fn fragment_hint(lines: &[&str], line: u32) -> Option<String> {
     let line = usize::try_from(line).ok()?.checked_sub(1)?;
-    let lines: Vec<&str> = text.lines().collect();
     let at = lines.get(line)?.trim();
     if at == "..." || at == "\u{2026}" {
         return Some(format!(
@@ -1591,16 +1690,23 @@ fn fragment_hint(text: &str, line: u32) -> Option<String> {
 
 /// Adds [`fragment_hint`] to errors of documents that could not be read.
 fn hint_fragments(diagnostics: &mut [Diagnostic], inputs: &[Input]) {
+    let mut split: Option<(usize, Vec<&str>)> = None;
     for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
         if !(d.message.starts_with("invalid YAML")
             || d.message.starts_with("not a Kubernetes object"))
         {
             continue;
         }
-        let Some(input) = inputs.iter().find(|i| i.name == d.location.file) else {
+        let Some(at) = inputs.iter().position(|i| i.name == d.location.file) else {
             continue;
         };
-        if let Some(h) = fragment_hint(&input.text, d.location.line) {
+        // The text's lines, split once per input (not once per error: a file of many documents
+        // that are not objects has an error for each).
+        if split.as_ref().is_none_or(|(i, _)| *i != at) {
+            split = Some((at, inputs[at].text.lines().collect()));
+        }
+        let Some((_, lines)) = &split else { continue };
+        if let Some(h) = fragment_hint(lines, d.location.line) {
             d.message = format!("{}; {h}", d.message);
         }
     }
@@ -1608,7 +1714,8 @@ fn hint_fragments(diagnostics: &mut [Diagnostic], inputs: &[Input]) {
 
 /// The operator's namespace: where its own pods run; else the namespace holding the ConfigMap the
 /// ClusterPolicy names (when exactly one does); else the default.
-/// Nodes by name; a node read twice keeps its first reading, and the other is a warning.
+/// Nodes by name. A node read twice with the same labels, taints and status counts once; two readings
+/// that differ are an error at the later one (`duplicates.rs`), which is left out.
 fn unique_nodes(mut drafts: Vec<NodeDraft>, diagnostics: &mut Vec<Diagnostic>) -> Vec<NodeDraft> {
     drafts.sort_by(|a, b| {
         a.name
@@ -1618,13 +1725,27 @@ fn unique_nodes(mut drafts: Vec<NodeDraft>, diagnostics: &mut Vec<Diagnostic>) -
     let mut kept: Vec<NodeDraft> = Vec::with_capacity(drafts.len());
     for d in drafts {
         match kept.last() {
-            Some(prev) if prev.name == d.name => diagnostics.push(Diagnostic::warning(
-                d.object.location.clone(),
-                format!(
-                    "Node {} is also at {}; this one is ignored",
-                    d.name, prev.object.location
-                ),
-            )),
+            Some(prev) if prev.name == d.name => {
+                let mut differ = Vec::new();
+                for (what, same) in [
+                    ("labels", prev.labels == d.labels),
+                    ("taints", prev.taints == d.taints),
+                    ("annotations", prev.hami_register == d.hami_register),
+                    ("status", prev.extended == d.extended),
+                ] {
+                    if !same {
+                        differ.push(what.to_string());
+                    }
+                }
+                if !differ.is_empty() {
+                    diagnostics.push(duplicates::conflict(
+                        &format!("Node {}", d.name),
+                        &d.object.location,
+                        &prev.object.location,
+                        &differ,
+                    ));
+                }
+            }
             _ => kept.push(d),
         }
     }
@@ -1657,8 +1778,9 @@ fn operands_by_node(
     (operands, operator_version)
 }
 
-/// Workloads sorted by namespace, kind and name; the same object read twice (a dump and the
-/// manifests it came from) counts once, and the other reading is a warning.
+/// Workloads sorted by namespace, kind and name. The same object read twice (a dump and the manifests
+/// it came from, an item repeated in a list) counts once when both readings say the same to the
+/// audit; two that differ are an error at the later one (`duplicates.rs`), which is left out.
 #[allow(clippy::vec_box)] // See `Collector::workloads`.
 fn unique_workloads(
     mut wdrafts: Vec<Box<WorkloadDraft>>,
@@ -1682,20 +1804,80 @@ fn unique_workloads(
     let mut unique: Vec<Box<WorkloadDraft>> = Vec::with_capacity(wdrafts.len());
     for d in wdrafts {
         match unique.last() {
-            Some(prev) if key(prev) == key(&d) => diagnostics.push(Diagnostic::warning(
-                d.workload.object.location.clone(),
-                format!(
-                    "{} {}/{} is also at {}; this one is ignored",
-                    d.workload.object.kind,
-                    d.workload.namespace,
-                    d.workload.object.name,
-                    prev.workload.object.location
-                ),
-            )),
+            Some(prev) if key(prev) == key(&d) => {
+                let differ = workload_differences(prev, &d);
+                if !differ.is_empty() {
+                    diagnostics.push(duplicates::conflict(
+                        &format!(
+                            "{} {}/{}",
+                            d.workload.object.kind, d.workload.namespace, d.workload.object.name
+                        ),
+                        &d.workload.object.location,
+                        &prev.workload.object.location,
+                        &differ,
+                    ));
+                }
+            }
             _ => unique.push(d),
         }
     }
     unique
+}
+
+/// What two readings of one workload differ in, as the audit reads them.
+fn workload_differences(a: &WorkloadDraft, b: &WorkloadDraft) -> Vec<String> {
+    let mut out = duplicates::differing_fields(&a.workload, &b.workload);
+    for (what, same) in [
+        ("nodeName", a.node_name == b.node_name),
+        ("scheduling constraints", a.constraints == b.constraints),
+        ("resourceClaims", a.claims == b.claims),
+        ("allocated devices", a.allocated == b.allocated),
+        ("environment sources", a.env_refs == b.env_refs),
+        (
+            "extended resource claims",
+            format!("{:?}", a.extended) == format!("{:?}", b.extended),
+        ),
+    ] {
+        if !same {
+            out.push(what.to_string());
+        }
+    }
+    out
+}
+
+/// What workloads take from other objects of the input: their containers' environment from
+/// ConfigMaps (`env.rs`), and the handler of their runtime class; what the input cannot tell is
+/// returned as unresolved.
+#[allow(clippy::vec_box)] // See `Collector::workloads`.
+fn resolve_references(
+    wdrafts: &mut [Box<WorkloadDraft>],
+    config_maps: &BTreeMap<(String, String), ConfigMapDraft>,
+    runtime_classes: &[RuntimeClassInfo],
+) -> Vec<Unresolved> {
+    let mut unresolved = Vec::new();
+    for d in wdrafts.iter_mut() {
+        let w = &mut d.workload;
+        for (i, refs) in &d.env_refs {
+            if let Some(c) = w.containers.get_mut(*i) {
+                unresolved.extend(env::resolve(c, refs, &w.namespace, &w.object, config_maps));
+            }
+        }
+        if let Some(name) = w.pod_security.runtime_class_name.clone() {
+            match workloads::runtime_handler(&name, runtime_classes) {
+                Some(h) => w.pod_security.runtime_handler = Some(h),
+                None => unresolved.push(Unresolved {
+                    object: w.object.clone(),
+                    node: None,
+                    what: gpu_trust_model::fleet::UnresolvedKind::RuntimeClass,
+                    message: format!(
+                        "{} uses runtimeClassName {name}, whose RuntimeClass is not in the input: whether it runs the NVIDIA container runtime is not known",
+                        w.object
+                    ),
+                }),
+            }
+        }
+    }
+    unresolved
 }
 
 /// Namespaces: from Namespace objects (the first reading's labels) and every namespaced workload
@@ -1704,6 +1886,7 @@ fn namespaces_of(
     workloads: &[Workload],
     read: Vec<NamespaceRecord>,
     bindings: &[rbac::BindingDraft],
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, NamespaceInfo> {
     let mut namespaces: BTreeMap<String, NamespaceInfo> = BTreeMap::new();
     let blank = |name: &str| NamespaceInfo {
@@ -1720,9 +1903,19 @@ fn namespaces_of(
             .entry(name.clone())
             .or_insert_with(|| blank(&name));
         if let Some((labels, r)) = object {
-            if e.object.is_none() {
-                e.labels = labels;
-                e.object = Some(r);
+            match &e.object {
+                None => {
+                    e.labels = labels;
+                    e.object = Some(r);
+                }
+                // Its labels decide its Pod Security level and, through tenant labels, its tenant.
+                Some(first) if e.labels != labels => diagnostics.push(duplicates::conflict(
+                    &format!("Namespace {name}"),
+                    &r.location,
+                    &first.location,
+                    &["labels".to_string()],
+                )),
+                Some(_) => {}
             }
         }
     }

@@ -284,11 +284,35 @@ impl Context<'_> {
             .as_ref()
             .and_then(|(profile, _)| model?.profile(profile))
             .map_or(1, |p| u32::from(p.max_count.max(1)));
-        let count = labels
+        let (mut count, counted_by) = match labels
             .get(gfd::COUNT)
             .and_then(|c| c.trim().parse::<u32>().ok())
-            .or_else(|| platform_facts.iter().find_map(|p| p.count))
-            .unwrap_or_else(|| advertised_gpus(d, &sharing, instances_per_gpu, hami_uuids.len()));
+        {
+            Some(c) => (c, format!("label `{}`", gfd::COUNT)),
+            None => match platform_facts.iter().find_map(|p| p.count) {
+                Some(c) => (c, "the platform's GPU count label".to_string()),
+                None => (
+                    advertised_gpus(d, &sharing, instances_per_gpu, hami_uuids.len()),
+                    "the GPU resources it advertises".to_string(),
+                ),
+            },
+        };
+        // A count no node has is an error, and the GPUs are not modelled one by one.
+        let mut implausible = None;
+        if count > gpu_trust_model::labels::MAX_GPUS_PER_NODE {
+            let message = format!(
+                "Node {}: {} says {count} GPUs, more than any node holds (at most {}): its GPUs are not judged",
+                d.name,
+                counted_by,
+                gpu_trust_model::labels::MAX_GPUS_PER_NODE
+            );
+            out.diagnostics.push(Diagnostic::error(
+                d.object.location.clone(),
+                message.clone(),
+            ));
+            implausible = Some(message);
+            count = 0;
+        }
         let mut gpus: Vec<PhysicalGpu> = (0..count)
             .map(|i| PhysicalGpu {
                 index: i,
@@ -307,10 +331,12 @@ impl Context<'_> {
         if gpus.is_empty() {
             unknown_fact(
                 NodeFact::GpuCount,
-                format!(
-                    "no `{}` label, platform GPU count or advertised GPU resource in the input",
-                    gfd::COUNT
-                ),
+                implausible.unwrap_or_else(|| {
+                    format!(
+                        "no `{}` label, platform GPU count or advertised GPU resource in the input",
+                        gfd::COUNT
+                    )
+                }),
             );
         }
 
@@ -361,6 +387,8 @@ impl Context<'_> {
                 UnresolvedKind::GpuModel
                 | UnresolvedKind::MissingNode
                 | UnresolvedKind::ExtendedResource
+                | UnresolvedKind::EnvFrom
+                | UnresolvedKind::RuntimeClass
                 | UnresolvedKind::Other => {}
             }
         }

@@ -34,8 +34,6 @@ const FRACTION: &str = "gpu-fraction";
 const FRACTION_MEMORY: &str = "gpu-memory";
 const FRACTION_DEVICES: &str = "gpu-fraction-num-devices";
 const FRACTION_MPS: &str = "mps";
-/// Environment variables kept on a container: the ones that change isolation or device visibility.
-const KEPT_ENV_PREFIXES: &[&str] = &["CUDA_", "NVIDIA_", "LD_PRELOAD", "HAMI_"];
 
 /// Labels and annotations that mark a pod as part of a gang (training) job: coscheduling
 /// (`scheduling.x-k8s.io/pod-group`), Volcano (`scheduling.k8s.io/group-name`,
@@ -84,7 +82,11 @@ pub(crate) struct Parts {
     /// Resource quantities that are not quantities (`container: name=value`): the API server would
     /// reject the object.
     pub invalid: Vec<String>,
+    /// hostPaths the API server refuses or that cannot be judged (`volume: path: why`).
+    pub refused_paths: Vec<String>,
     pub notebook: bool,
+    /// What containers' environments take from ConfigMaps and Secrets, by container index.
+    pub env_refs: Vec<(usize, crate::env::Refs)>,
 }
 
 pub(crate) fn pod_parts(
@@ -94,11 +96,24 @@ pub(crate) fn pod_parts(
 ) -> Parts {
     let mut containers = Vec::with_capacity(spec.containers.len());
     let mut invalid = Vec::new();
+    let mut env_refs = Vec::new();
+    let mut add = |c: &core::Container, is_init: bool, containers: &mut Vec<ContainerInfo>| {
+        let r = crate::env::refs(c.env.as_deref(), c.env_from.as_deref());
+        if !r.is_empty() {
+            env_refs.push((containers.len(), r));
+        }
+        containers.push(container(c, is_init, &mut invalid));
+    };
     for c in spec.init_containers.iter().flatten() {
-        containers.push(container(c, true, &mut invalid));
+        add(c, true, &mut containers);
     }
     for c in &spec.containers {
-        containers.push(container(c, false, &mut invalid));
+        add(c, false, &mut containers);
+    }
+    // Ephemeral containers (`kubectl debug`) run in the pod like the others, with the same security
+    // context and environment; the API server refuses resources on them, so they request nothing.
+    for e in spec.ephemeral_containers.iter().flatten() {
+        add(&ephemeral(e), false, &mut containers);
     }
     // Effective request per resource: the larger of the app containers' sum and the largest init
     // container (the kubelet's rule for pod requests).
@@ -159,12 +174,17 @@ pub(crate) fn pod_parts(
         })
         .collect();
 
-    let mut host_paths: Vec<String> = spec
-        .volumes
-        .iter()
-        .flatten()
-        .filter_map(|v| v.host_path.as_ref().map(|h| h.path.clone()))
-        .collect();
+    let mut host_paths: Vec<String> = Vec::new();
+    let mut refused_paths = Vec::new();
+    for v in spec.volumes.iter().flatten() {
+        let Some(h) = &v.host_path else { continue };
+        match gpu_trust_model::host::normalise_host_path(&h.path) {
+            Ok(p) => host_paths.push(p),
+            Err(why) => {
+                refused_paths.push(format!("volume {}: hostPath {:?}: {why}", v.name, h.path))
+            }
+        }
+    }
     host_paths.sort();
     host_paths.dedup();
     let mut cdi: Vec<String> = annotations
@@ -178,6 +198,7 @@ pub(crate) fn pod_parts(
         host_ipc: spec.host_ipc.unwrap_or(false),
         host_network: spec.host_network.unwrap_or(false),
         runtime_class_name: spec.runtime_class_name.clone(),
+        runtime_handler: None,
         host_paths,
         cdi_annotations: cdi,
     };
@@ -230,6 +251,23 @@ pub(crate) fn pod_parts(
         training,
         notebook,
         invalid,
+        refused_paths,
+        env_refs,
+    }
+}
+
+/// An ephemeral container as a container: what the audit reads of it (its name, image, command,
+/// environment and security context); its resources, which the API server refuses, are dropped.
+fn ephemeral(e: &core::EphemeralContainer) -> core::Container {
+    core::Container {
+        name: e.name.clone(),
+        image: e.image.clone(),
+        command: e.command.clone(),
+        args: e.args.clone(),
+        env: e.env.clone(),
+        env_from: e.env_from.clone(),
+        security_context: e.security_context.clone(),
+        ..core::Container::default()
     }
 }
 
@@ -239,12 +277,12 @@ fn container(c: &core::Container, is_init: bool, invalid: &mut Vec<String>) -> C
     let mut env = BTreeMap::new();
     let mut visible = None;
     for e in c.env.iter().flatten() {
-        if !KEPT_ENV_PREFIXES.iter().any(|p| e.name.starts_with(p)) {
+        if !crate::env::kept(&e.name) {
             continue;
         }
         let value = match (&e.value, &e.value_from) {
             (Some(v), _) => v.clone(),
-            (None, Some(_)) => "<valueFrom>".to_string(),
+            (None, Some(_)) => crate::env::FROM_ELSEWHERE.to_string(),
             (None, None) => String::new(),
         };
         if e.name == "NVIDIA_VISIBLE_DEVICES" {
@@ -284,7 +322,10 @@ fn container(c: &core::Container, is_init: bool, invalid: &mut Vec<String>) -> C
         .and_then(|caps| caps.add.clone())
         .unwrap_or_default()
         .into_iter()
-        .map(|cap| cap.trim_start_matches("CAP_").to_ascii_uppercase())
+        .map(|cap| {
+            let cap = cap.trim().to_ascii_uppercase();
+            cap.strip_prefix("CAP_").map_or(cap.clone(), str::to_string)
+        })
         .collect();
     added_capabilities.sort();
     added_capabilities.dedup();
@@ -328,6 +369,19 @@ fn fraction(
             .get(FRACTION_MPS)
             .is_some_and(|v| v.eq_ignore_ascii_case("true")),
     })
+}
+
+/// The handler of runtime class `name`: its RuntimeClass's in the input, or for a class the GPU
+/// Operator creates (`gpu_trust_model::host::NVIDIA_RUNTIME_HANDLERS`, name and handler equal) the
+/// name; `None` for any other class the input lacks.
+pub(crate) fn runtime_handler(
+    name: &str,
+    classes: &[gpu_trust_model::fleet::RuntimeClassInfo],
+) -> Option<String> {
+    match classes.binary_search_by(|c| c.name.as_str().cmp(name)) {
+        Ok(i) => classes.get(i).map(|c| c.handler.clone()),
+        Err(_) => gpu_trust_model::host::is_nvidia_runtime_handler(name).then(|| name.to_string()),
+    }
 }
 
 /// The class of a workload from its kind and what its spec shows (policy `workloads` entries are
@@ -410,6 +464,31 @@ mod tests {
             p.containers[0].nvidia_visible_devices.as_deref(),
             Some("all")
         );
+    }
+
+    #[test]
+    fn ephemeral_containers_capabilities_and_host_paths() {
+        let p = parts(
+            "containers: [{name: a}]\nephemeralContainers:\n- name: dbg\n  image: busybox\n  securityContext: {privileged: true, capabilities: {add: [cap_sys_admin, all]}}\n  env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n  resources: {limits: {nvidia.com/gpu: 1}}\nvolumes:\n- {name: a, hostPath: {path: //dev}}\n- {name: b, hostPath: {path: /run//nvidia/}}\n- {name: c, hostPath: {path: /./dev/}}\n",
+            &[],
+        );
+        let dbg = &p.containers[1];
+        assert_eq!(dbg.name, "dbg");
+        assert!(dbg.privileged);
+        assert_eq!(dbg.added_capabilities, ["ALL", "SYS_ADMIN"]);
+        assert_eq!(dbg.nvidia_visible_devices.as_deref(), Some("all"));
+        // The API server refuses resources on ephemeral containers: they request nothing.
+        assert!(p.gpu.resources.is_empty());
+        assert_eq!(p.pod_security.host_paths, ["/dev", "/run/nvidia"]);
+        assert!(p.refused_paths.is_empty());
+
+        let p = parts(
+            "containers: [{name: a}]\nvolumes: [{name: up, hostPath: {path: /data/../dev}}, {name: rel, hostPath: {path: dev}}]\n",
+            &[],
+        );
+        assert_eq!(p.refused_paths.len(), 2, "{:?}", p.refused_paths);
+        assert!(p.refused_paths[0].contains("`..`"), "{:?}", p.refused_paths);
+        assert!(p.pod_security.host_paths.is_empty());
     }
 
     #[test]

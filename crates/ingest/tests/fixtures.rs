@@ -540,28 +540,147 @@ fn documents_that_are_not_objects_are_errors_but_unknown_kinds_are_not() {
     assert_eq!(ing.fleet.namespaces[0].name, "shop");
 }
 
+/// The errors of an ingestion, as printed.
+fn errors_of(ing: &Ingested) -> Vec<String> {
+    ing.diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// The same object read twice: identical readings are one object, silently; readings that differ in
+/// what the audit reads are an error at the later one, never "the first wins" (a kustomize base and its
+/// patch, a dump and changed manifests, a list item repeated with other contents).
 #[test]
-fn an_object_read_twice_counts_once() {
+fn an_object_read_twice_counts_once_or_is_an_error() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: [{name: c, image: i}]}\n";
-    let inputs = [
-        Input {
-            name: "dump.yaml".into(),
-            text: pod.into(),
-        },
-        Input {
-            name: "manifests/p.yaml".into(),
-            text: pod.into(),
-        },
-    ];
-    let ing = ingest(&inputs, &Options::default());
+    let read = |first: &str, second: &str| {
+        ingest(
+            &[
+                Input {
+                    name: "dump.yaml".into(),
+                    text: first.into(),
+                },
+                Input {
+                    name: "manifests/p.yaml".into(),
+                    text: second.into(),
+                },
+            ],
+            &Options::default(),
+        )
+    };
+    let ing = read(pod, pod);
     assert_eq!(ing.fleet.workloads.len(), 1);
     assert_eq!(ing.fleet.workloads[0].object.location.file, "dump.yaml");
-    assert_eq!(ing.diagnostics.len(), 1);
-    assert!(
-        ing.diagnostics[0].message.contains("also at dump.yaml:1:1"),
-        "{}",
-        ing.diagnostics[0]
+    assert!(ing.diagnostics.is_empty(), "{:?}", ing.diagnostics);
+
+    let patched = pod.replace(
+        "image: i}",
+        "image: i, securityContext: {privileged: true}}",
     );
+    let ing = read(pod, &patched);
+    let errors = errors_of(&ing);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("manifests/p.yaml:1:1: error: Pod a/p is also at dump.yaml:1:1 with different contents (containers)"),
+        "{errors:?}"
+    );
+
+    // Namespaces, ConfigMaps, Nodes and RuntimeClasses alike.
+    for (a, b, what) in [
+        (
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: a, labels: {pod-security.kubernetes.io/enforce: restricted}}\n",
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: a, labels: {pod-security.kubernetes.io/enforce: privileged}}\n",
+            "Namespace a",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\ndata: {x: '1'}\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\ndata: {x: '2'}\n",
+            "ConfigMap a/c",
+        ),
+        (
+            "apiVersion: v1\nkind: Node\nmetadata: {name: node-1, labels: {nvidia.com/gpu.count: '1'}}\n",
+            "apiVersion: v1\nkind: Node\nmetadata: {name: node-1, labels: {nvidia.com/gpu.count: '8'}}\n",
+            "Node node-1",
+        ),
+        (
+            "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: gpu}\nhandler: runc\n",
+            "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: gpu}\nhandler: nvidia\n",
+            "RuntimeClass gpu",
+        ),
+    ] {
+        let ing = read(a, b);
+        let errors = errors_of(&ing);
+        assert_eq!(errors.len(), 1, "{what}: {errors:?}");
+        assert!(errors[0].contains(&format!("{what} is also at")), "{errors:?}");
+        assert!(read(a, a).diagnostics.iter().all(|d| !d.is_error()), "{what}");
+    }
+}
+
+/// `nvidia.com/gpu.count` beyond any node's is an error at the node, and no GPU is modelled for it.
+#[test]
+fn an_implausible_gpu_count_is_an_error_not_a_fleet() {
+    let ing = ingest_text(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\n  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, nvidia.com/gpu.count: '4000000000'}\n",
+        "n.yaml",
+    );
+    let errors = errors_of(&ing);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with(
+            "n.yaml:1:1: error: Node node-1: label `nvidia.com/gpu.count` says 4000000000 GPUs"
+        ),
+        "{errors:?}"
+    );
+    let gpu = ing.fleet.nodes[0].gpu.as_ref().unwrap();
+    assert!(gpu.gpus.is_empty());
+    assert!(gpu.unknown.iter().any(|u| u.reason.contains("4000000000")));
+}
+
+/// Namespaced objects without `metadata.namespace` are audited in `default`, with one warning per
+/// file: `kubectl apply` and Helm put them elsewhere.
+#[test]
+fn objects_without_a_namespace_are_warned_about_once_per_file() {
+    let ing = ingest_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: {spec: {containers: [{name: c}]}}}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: x}\nspec: {containers: [{name: c}]}\n",
+        "chart.yaml",
+    );
+    let warnings: Vec<String> = ing.diagnostics.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(
+            "chart.yaml:1:1: warning: 2 namespaced objects in this file name no metadata.namespace"
+        ),
+        "{warnings:?}"
+    );
+    assert!(
+        ing.fleet
+            .workloads
+            .iter()
+            .filter(|w| w.namespace == "default")
+            .count()
+            == 2
+    );
+}
+
+/// A Kustomization in the input is kustomize's input, not rendered: an error naming
+/// `kubectl kustomize`, whatever else the folder holds.
+#[test]
+fn a_kustomization_is_named_as_not_rendered() {
+    let ing = ingest_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: prod\nresources: [deployment.yaml]\npatches: [{path: gpu.yaml}]\n",
+        "overlays/prod/kustomization.yaml",
+    );
+    let errors = errors_of(&ing);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with(
+            "overlays/prod/kustomization.yaml:2:7: error: a Kustomization is kustomize's input"
+        ),
+        "{errors:?}"
+    );
+    assert!(errors[0].contains("kubectl kustomize"), "{errors:?}");
 }
 
 /// One fixture per group of workload controllers (`tests/fixtures/controllers/`): every pod

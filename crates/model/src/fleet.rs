@@ -160,6 +160,13 @@ pub enum UnresolvedKind {
     /// the input (`deviceclass.resource.kubernetes.io/<class>`, a GPU-shaped name no class or node
     /// explains).
     ExtendedResource,
+    /// A container's environment taken from a Secret (`envFrom`, `valueFrom`), which gpu-trust does
+    /// not read, or from a ConfigMap that is not in the input, where it may set a variable the
+    /// audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`...).
+    EnvFrom,
+    /// A pod's `runtimeClassName` whose RuntimeClass is not in the input (and is none the GPU
+    /// Operator creates): whether it is the NVIDIA runtime is not known.
+    RuntimeClass,
     /// Anything else.
     Other,
 }
@@ -763,7 +770,12 @@ pub struct PodSecurity {
     pub host_ipc: bool,
     pub host_network: bool,
     pub runtime_class_name: Option<String>,
-    /// hostPath volume paths.
+    /// The handler of the runtime class: its RuntimeClass's, or the name itself for a class the
+    /// GPU Operator creates with handler and name equal (`crate::host::NVIDIA_RUNTIME_HANDLERS`);
+    /// `None` without a runtime class, or when its RuntimeClass is not in the input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_handler: Option<String>,
+    /// hostPath volume paths, normalised (`crate::host::normalise_host_path`).
     pub host_paths: Vec<String>,
     /// `nvidia.cdi.k8s.io/*` annotations (CDI device injection).
     pub cdi_annotations: Vec<String>,

@@ -23,6 +23,11 @@
 pub const PRODUCT: &str = "nvidia.com/gpu.product";
 /// The number of GPUs on the node.
 pub const COUNT: &str = "nvidia.com/gpu.count";
+/// The most GPUs a node's count (label, platform or advertised resources) may plausibly say: NVIDIA's
+/// largest systems hold 16 GPUs under one operating system (DGX-2 and HGX-2: 16 V100, NVIDIA DGX-2
+/// datasheet), PCIe servers a few more single-slot cards; 64 leaves room for what comes.
+/// A larger count is an error, not a fleet of GPUs to model.
+pub const MAX_GPUS_PER_NODE: u32 = 64;
 /// Memory per GPU, MiB.
 pub const MEMORY: &str = "nvidia.com/gpu.memory";
 /// The GPU Operator's mark of a node with NVIDIA GPUs.

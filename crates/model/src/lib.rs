@@ -6,6 +6,8 @@
 //! - [`fleet`]: the fleet model ingest builds from Kubernetes objects.
 //! - [`catalogue`]: GPU models, their memory, CC support and MIG profiles, looked up by label or PCI id.
 //! - [`geometry`]: valid MIG layouts of a model: placement checks, count placement, enumeration.
+//! - [`host`]: what a pod reaches of its node: sensitive host paths, capabilities that make a container
+//!   privileged, the NVIDIA runtime handlers.
 //! - [`isolation`]: mechanisms, what each keeps separate or shares, and how far incidents reach.
 //! - [`labels`]: the node labels GPU Feature Discovery and the GPU Operator write (`nvidia.com/gpu.product`...).
 //! - [`resource`]: the NVIDIA extended resource names (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`).
@@ -21,6 +23,7 @@ pub mod date;
 pub mod evidence;
 pub mod fleet;
 pub mod geometry;
+pub mod host;
 pub mod isolation;
 pub mod labels;
 pub mod location;

@@ -10,6 +10,8 @@
 //! - [`Policy::resolve`] applies the policy to a cluster's namespaces and gives the [`Tenancy`]: the
 //!   tenants, who owns each namespace, [`Tenancy::trust`] between any two tenants, the RBAC subjects
 //!   that act for a tenant, the `workloads` overrides, and the [`Acceptance`]s.
+//! - Resolution warns about declared tenants that get no namespace of the input, and about namespace
+//!   names that look alike (Unicode confusables) or have characters no namespace can have.
 //! - [`Date`] is the calendar date acceptances expire on (and the audit's `--today`).
 //!
 //! ```
@@ -35,6 +37,7 @@
 //! This crate does no I/O and never reads the clock: callers pass the text and the date.
 
 mod acceptance;
+mod names;
 mod pattern;
 mod policy;
 mod quantity;

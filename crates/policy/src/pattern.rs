@@ -76,6 +76,66 @@ impl NamespacePattern {
     }
 }
 
+/// The most glob pairs [`tied_globs`] looks at: past it, the search stops and says so.
+pub(crate) const TIE_BUDGET: usize = 1_000_000;
+
+/// A name that two globs of different owners (`usize`, a tenant's index) of equal specificity both
+/// match, for each such pair found, and whether the search looked at every candidate pair. Pairs are
+/// looked for through the globs' literal prefixes (the text before the first `*`): two globs share a
+/// name only when one prefix starts the other, and likewise for their suffixes, so a policy of
+/// per-tenant globs (`team-1-*`, `team-2-*`) costs about one lookup per glob, not one per pair. Globs
+/// that overlap everything (`*-prod`, `*x*`) are compared with all the others of their specificity,
+/// within [`TIE_BUDGET`] pairs.
+pub(crate) fn tied_globs(globs: &[(usize, &NamespacePattern)]) -> (Vec<String>, bool) {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut buckets: BTreeMap<usize, Vec<(usize, &NamespacePattern, &str, &str)>> = BTreeMap::new();
+    for (owner, g) in globs {
+        let text = g.pattern.as_str();
+        let prefix = text.split('*').next().unwrap_or("");
+        let suffix = text.rsplit('*').next().unwrap_or("");
+        buckets
+            .entry(g.specificity())
+            .or_default()
+            .push((*owner, *g, prefix, suffix));
+    }
+    let mut found: BTreeSet<String> = BTreeSet::new();
+    let mut budget = TIE_BUDGET;
+    for mut bucket in buckets.into_values() {
+        bucket.sort_by(|a, b| a.2.cmp(b.2));
+        let prefixes: Vec<&str> = bucket.iter().map(|e| e.2).collect();
+        for (i, (owner, g, prefix, suffix)) in bucket.iter().enumerate() {
+            // Candidates: globs whose prefix starts this one's (a shorter or equal prefix), and
+            // globs whose prefix this one starts (the sorted run after it).
+            let mut candidates: Vec<usize> = Vec::new();
+            for k in (0..=prefix.len()).filter(|k| prefix.is_char_boundary(*k)) {
+                let p = &prefix[..k];
+                let from = prefixes.partition_point(|x| *x < p);
+                let to = prefixes.partition_point(|x| *x <= p);
+                candidates.extend(from..to);
+            }
+            let longer = prefixes.partition_point(|x| *x <= *prefix);
+            candidates
+                .extend((longer..prefixes.len()).take_while(|j| prefixes[*j].starts_with(prefix)));
+            for j in candidates.into_iter().filter(|j| *j > i) {
+                if budget == 0 {
+                    return (found.into_iter().collect(), false);
+                }
+                budget -= 1;
+                let (other, h, _, other_suffix) = &bucket[j];
+                if other == owner
+                    || !(suffix.ends_with(other_suffix) || other_suffix.ends_with(suffix))
+                {
+                    continue;
+                }
+                if let Some(w) = g.common_match(h) {
+                    found.insert(w);
+                }
+            }
+        }
+    }
+    (found.into_iter().collect(), true)
+}
+
 /// A breadth-first search over pairs of positions in the two patterns: `*` may be skipped or
 /// swallow a character the other pattern needs; two literals must agree. At most
 /// `(|p| + 1) * (|q| + 1)` states.
@@ -188,6 +248,32 @@ mod tests {
             let w = both(a, b).unwrap();
             assert!(pat(a).matches(&w) && pat(b).matches(&w), "{a} {b} {w}");
         }
+    }
+
+    #[test]
+    fn tied_globs_are_found_through_their_prefixes() {
+        let globs = [
+            pat("team-*"),
+            pat("*-prod"),
+            pat("team-1-*"),
+            pat("team-2-*"),
+            pat("ads-*"),
+        ];
+        let owned: Vec<(usize, &NamespacePattern)> = globs.iter().enumerate().collect();
+        let (ties, complete) = tied_globs(&owned);
+        assert!(complete);
+        // `team-*` and `*-prod` (five literal characters each); `ads-*` has four.
+        assert_eq!(ties, ["team-prod"]);
+        // Per-tenant globs with distinct prefixes never tie, and are not compared pair by pair.
+        let many: Vec<NamespacePattern> = (0..20_000).map(|i| pat(&format!("t{i:05}-*"))).collect();
+        let owned: Vec<(usize, &NamespacePattern)> = many.iter().enumerate().collect();
+        assert_eq!(tied_globs(&owned), (Vec::new(), true));
+        // The same owner's globs do not tie with each other.
+        let same = [pat("a-*"), pat("*-b")];
+        assert_eq!(
+            tied_globs(&[(0, &same[0]), (0, &same[1])]).0,
+            Vec::<String>::new()
+        );
     }
 
     #[test]

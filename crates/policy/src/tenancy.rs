@@ -155,9 +155,10 @@ impl Policy {
             input.entry(ns.name.as_str()).or_insert(ns);
         }
 
+        let index = PlaceIndex::new(self);
         let placements: Vec<(&str, &NamespaceInfo, Placement)> = input
             .iter()
-            .map(|(name, info)| (*name, *info, self.place(info, &mut diagnostics)))
+            .map(|(name, info)| (*name, *info, self.place(&index, info, &mut diagnostics)))
             .collect();
 
         // Names taken by declared and label tenants, before unassigned namespaces pick theirs.
@@ -266,6 +267,26 @@ impl Policy {
                 }
             }
         }
+        if !input.is_empty() {
+            diagnostics.extend(self.unmatched_tenants(&tenants));
+            let mut names: BTreeMap<&str, Location> = BTreeMap::new();
+            for (name, info) in &input {
+                names.insert(name, object_location(info));
+            }
+            for p in self
+                .tenants
+                .iter()
+                .flat_map(|t| &t.namespaces)
+                .chain(&self.platform)
+                .filter(|p| !p.is_glob())
+            {
+                names
+                    .entry(p.pattern.as_str())
+                    .or_insert_with(|| p.location.clone());
+            }
+            let list: Vec<(&str, &Location)> = names.iter().map(|(n, l)| (*n, l)).collect();
+            diagnostics.extend(crate::names::confusable(&list));
+        }
         diagnostics.sort();
         diagnostics.dedup();
 
@@ -286,36 +307,67 @@ impl Policy {
         }
     }
 
+    /// One warning naming the declared tenants that got no namespace of the input: a typo in their
+    /// namespaces leaves their workloads to other tenants or unassigned (a live audit of one namespace
+    /// has them too).
+    fn unmatched_tenants(&self, tenants: &[Tenant]) -> Option<Diagnostic> {
+        let empty: Vec<&Tenant> = tenants
+            .iter()
+            .filter(|t| t.origin == TenantOrigin::Declared && t.namespaces.is_empty())
+            .collect();
+        let first = empty.first()?;
+        let listed: Vec<String> = empty
+            .iter()
+            .take(5)
+            .map(|t| format!("`{}` ({})", t.name, t.declared_namespaces.join(", ")))
+            .collect();
+        Some(Diagnostic::warning(
+            first.location.clone(),
+            format!(
+                "{} {}{} no namespace of the input: check the names for typos; whatever runs in the namespaces meant is judged as another tenant's or an unassigned namespace's",
+                if empty.len() == 1 { "tenant" } else { "tenants" },
+                listed.join(", "),
+                if empty.len() > 5 {
+                    format!(" and {} more match", empty.len() - 5)
+                } else if empty.len() == 1 {
+                    " matches".to_string()
+                } else {
+                    " match".to_string()
+                }
+            ),
+        ))
+    }
+
     fn place<'p>(
         &'p self,
+        index: &PlaceIndex<'p>,
         ns: &'p NamespaceInfo,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Placement<'p> {
         let name = ns.name.as_str();
-        let explicit = |p: &NamespacePattern| !p.is_glob() && p.pattern == name;
-        if let Some(i) = self
-            .tenants
-            .iter()
-            .position(|t| t.namespaces.iter().any(explicit))
-        {
-            return Placement::Declared(i);
+        if let Some(i) = index.explicit.get(name) {
+            return Placement::Declared(*i);
         }
-        if self.platform.iter().any(explicit) {
+        if index.platform.contains(name) {
             return Placement::Platform;
         }
-        // The most specific matching glob of each tenant.
+        // The most specific matching glob of each tenant (the last of equal ones, in its list).
+        let mut per_tenant: BTreeMap<usize, (usize, usize, &NamespacePattern)> = BTreeMap::new();
+        for (t, at, g) in index.candidates(name) {
+            if !g.matches(name) {
+                continue;
+            }
+            let key = (g.specificity(), at);
+            match per_tenant.get(&t) {
+                Some((s, a, _)) if (*s, *a) >= key => {}
+                _ => {
+                    per_tenant.insert(t, (key.0, key.1, g));
+                }
+            }
+        }
         let mut best: Option<(usize, usize, &NamespacePattern)> = None;
         let mut tied: Vec<(usize, &NamespacePattern)> = Vec::new();
-        for (i, t) in self.tenants.iter().enumerate() {
-            let Some(g) = t
-                .namespaces
-                .iter()
-                .filter(|p| p.is_glob() && p.matches(name))
-                .max_by_key(|p| p.specificity())
-            else {
-                continue;
-            };
-            let s = g.specificity();
+        for (i, (s, _, g)) in per_tenant {
             match best {
                 Some((_, bs, _)) if s < bs => {}
                 Some((_, bs, _)) if s == bs => tied.push((i, g)),
@@ -377,28 +429,37 @@ impl Policy {
     ///   the tenant's, not infrastructure.
     pub fn static_diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
-        let mut witnesses: BTreeMap<String, ()> = BTreeMap::new();
-        for (i, a) in self.tenants.iter().enumerate() {
-            for b in &self.tenants[i + 1..] {
-                for ga in a.namespaces.iter().filter(|p| p.is_glob()) {
-                    for gb in b.namespaces.iter().filter(|p| p.is_glob()) {
-                        if ga.specificity() != gb.specificity() {
-                            continue;
-                        }
-                        if let Some(w) = ga.common_match(gb) {
-                            witnesses.insert(w, ());
-                        }
-                    }
-                }
+        let globs: Vec<(usize, &NamespacePattern)> = self
+            .tenants
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| {
+                t.namespaces
+                    .iter()
+                    .filter(|p| p.is_glob())
+                    .map(move |p| (i, p))
+            })
+            .collect();
+        let (witnesses, complete) = crate::pattern::tied_globs(&globs);
+        if !complete {
+            if let Some((_, first)) = globs.first() {
+                out.push(Diagnostic::warning(
+                    first.location.clone(),
+                    format!(
+                        "the search for tenants' globs that tie over a namespace stopped after {} comparisons: this policy has too many globs that overlap to list them all; the audit still refuses a cluster holding a namespace two of them tie over",
+                        crate::pattern::TIE_BUDGET
+                    ),
+                ));
             }
         }
-        for name in witnesses.into_keys() {
+        let index = PlaceIndex::new(self);
+        for name in witnesses {
             let ns = NamespaceInfo {
                 name: name.clone(),
                 ..NamespaceInfo::default()
             };
             let mut ties = Vec::new();
-            self.place(&ns, &mut ties);
+            self.place(&index, &ns, &mut ties);
             for d in ties {
                 out.push(Diagnostic::error(
                     d.location,
@@ -446,6 +507,72 @@ impl Policy {
         out.sort();
         out.dedup();
         out
+    }
+}
+
+/// The policy's namespaces, indexed once per resolution so that placing a namespace costs lookups,
+/// not a pass over every tenant: explicit names (the first tenant naming one wins), explicit platform
+/// names, and tenants' globs by literal prefix (the text before the first `*`), by suffix for globs
+/// that start with `*`, and the globs with neither.
+struct PlaceIndex<'p> {
+    explicit: std::collections::HashMap<&'p str, usize>,
+    platform: BTreeSet<&'p str>,
+    /// (tenant, position in its list, glob).
+    by_prefix: std::collections::HashMap<&'p str, Vec<(usize, usize, &'p NamespacePattern)>>,
+    by_suffix: std::collections::HashMap<&'p str, Vec<(usize, usize, &'p NamespacePattern)>>,
+    open: Vec<(usize, usize, &'p NamespacePattern)>,
+}
+
+impl<'p> PlaceIndex<'p> {
+    fn new(policy: &'p Policy) -> PlaceIndex<'p> {
+        let mut index = PlaceIndex {
+            explicit: std::collections::HashMap::new(),
+            platform: policy
+                .platform
+                .iter()
+                .filter(|p| !p.is_glob())
+                .map(|p| p.pattern.as_str())
+                .collect(),
+            by_prefix: std::collections::HashMap::new(),
+            by_suffix: std::collections::HashMap::new(),
+            open: Vec::new(),
+        };
+        for (t, decl) in policy.tenants.iter().enumerate() {
+            for (at, p) in decl.namespaces.iter().enumerate() {
+                let text = p.pattern.as_str();
+                if !p.is_glob() {
+                    index.explicit.entry(text).or_insert(t);
+                    continue;
+                }
+                let prefix = text.split('*').next().unwrap_or("");
+                let suffix = text.rsplit('*').next().unwrap_or("");
+                let entry = (t, at, p);
+                if !prefix.is_empty() {
+                    index.by_prefix.entry(prefix).or_default().push(entry);
+                } else if !suffix.is_empty() {
+                    index.by_suffix.entry(suffix).or_default().push(entry);
+                } else {
+                    index.open.push(entry);
+                }
+            }
+        }
+        index
+    }
+
+    /// The globs that may match `name`: those whose prefix or suffix it has, and the open ones.
+    fn candidates<'s>(
+        &'s self,
+        name: &'s str,
+    ) -> impl Iterator<Item = (usize, usize, &'p NamespacePattern)> + 's {
+        let cuts = (0..=name.len()).filter(move |k| name.is_char_boundary(*k));
+        let prefixed = cuts
+            .clone()
+            .filter_map(move |k| self.by_prefix.get(&name[..k]))
+            .flatten();
+        let suffixed = cuts
+            .filter_map(move |k| self.by_suffix.get(&name[k..]))
+            .flatten();
+        prefixed.chain(suffixed).chain(self.open.iter()).copied()
     }
 }
 

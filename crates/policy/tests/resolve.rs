@@ -179,12 +179,18 @@ fn the_more_specific_glob_wins_and_equal_globs_are_an_error() {
     let t = p.resolve(&[ns("ads-eu-1"), ns("ads-us")]);
     assert_eq!(tenant_name(&t, "ads-eu-1"), "ads-eu");
     assert_eq!(tenant_name(&t, "ads-us"), "ads");
-    assert!(t.diagnostics().is_empty());
+    // Only that `prod` matches none of them.
+    let messages: Vec<&str> = t.diagnostics().iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].starts_with("tenant `prod` (*prod) matches no namespace"),
+        "{messages:?}"
+    );
 
     // `ads-*` and `*prod` both have four literal characters.
     let t = p.resolve(&[ns("ads-prod")]);
     assert_eq!(tenant_name(&t, "ads-prod"), "ads");
-    let d = &t.diagnostics()[0];
+    let d = t.diagnostics().iter().find(|d| d.is_error()).unwrap();
     assert!(d.is_error());
     assert_eq!(d.location.line, 7);
     assert!(
@@ -455,4 +461,42 @@ fn same_input_same_tenancy() {
     let a = valid().resolve(&cluster());
     let b = valid().resolve(&shuffled);
     assert_eq!(a.tenants(), b.tenants());
+}
+
+/// Declared tenants that get no namespace of the input, and namespace names that look alike or have
+/// characters no namespace can have, are warnings of the resolution.
+#[test]
+fn unmatched_tenants_and_confusable_namespaces_are_warned_about() {
+    let p = parse(
+        "tenants:\n  - name: a\n    namespaces: [team-a]\n  - name: b\n    namespaces: [team-b]\n",
+        "p.yaml",
+    )
+    .unwrap();
+    // `team-a` written with a Cyrillic `а` in the cluster: tenant a matches nothing.
+    let t = p.resolve(&[ns("te\u{0430}m-a"), ns("team-b")]);
+    let messages: Vec<String> = t.diagnostics().iter().map(ToString::to_string).collect();
+    assert!(
+        t.diagnostics().iter().all(|d| !d.is_error()),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(
+            |m| m.starts_with("p.yaml:2:11: warning: tenant `a` (team-a) matches no namespace")
+        ),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("input: warning: namespace `te\\u{430}m-a` has U+0430")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("look alike") && m.contains("`team-a`")),
+        "{messages:?}"
+    );
+    // Without a cluster (`policy check`) nothing is missing.
+    assert!(p.resolve(&[]).diagnostics().is_empty());
 }

@@ -13,6 +13,10 @@
 //! - Annotations accept a finding about workloads when every workload of it is covered: by an
 //!   annotation on its own object, on the object that owns it (a pod's Deployment), or on its
 //!   Namespace. A finding about a Namespace alone (GT206) is accepted by that Namespace's annotation.
+//! - A rule whose risk falls on the neighbours (`RuleMeta::neighbour_risk`: GT202 a privileged pod,
+//!   GT203 GPUs taken without a request) is accepted by the policy only: the tenants at risk are every
+//!   tenant the node has or will have, and only the policy speaks for them all. Its annotations are
+//!   reported (`unknown_rules`) and not applied.
 //! - For a pairwise finding, annotations accept a pair only when both tenants accept: every workload
 //!   of each tenant in the shared things of the finding is covered (a tenant with no workload there,
 //!   as at the API server, accepts through annotations on all its namespaces). One tenant's
@@ -340,7 +344,8 @@ pub fn policy_whole<'t>(
 /// The annotations that accept a whole finding that is not pairwise: every workload of it, and every
 /// Namespace it names, covered.
 pub fn annotations_whole(ctx: &Context<'_>, d: &Draft) -> Option<Granted> {
-    if d.pairs.is_some() || ctx.fleet.acceptances.is_empty() {
+    // A rule whose risk falls on the neighbours: the tenant who annotates is not the one at risk.
+    if d.pairs.is_some() || d.rule.neighbour_risk || ctx.fleet.acceptances.is_empty() {
         return None;
     }
     let annotations = Annotations::new(ctx, d.rule.code);
@@ -357,20 +362,28 @@ pub fn annotations_whole(ctx: &Context<'_>, d: &Draft) -> Option<Granted> {
 }
 
 /// Errors for acceptances annotated with a rule code that names no rule of the catalogue, at the
-/// annotation: ingest checks the form of a code, the audit knows which codes exist.
+/// annotation: ingest checks the form of a code, the audit knows which codes exist. Warnings for
+/// annotations of a rule whose risk falls on the neighbours, which only the policy accepts.
 pub fn unknown_rules(fleet: &gpu_trust_model::fleet::Fleet) -> Vec<gpu_trust_model::Diagnostic> {
     fleet
         .acceptances
         .iter()
-        .filter(|a| crate::registry::rule(&a.rule).is_none())
-        .map(|a| {
-            gpu_trust_model::Diagnostic::error(
+        .filter_map(|a| match crate::registry::rule(&a.rule) {
+            None => Some(gpu_trust_model::Diagnostic::error(
                 a.location.clone(),
                 format!(
                     "{}: annotation `{}` accepts {}, which is not a rule of gpu-trust (`gpu-trust rules` lists them); it is not applied",
                     a.object, a.annotation, a.rule
                 ),
-            )
+            )),
+            Some(r) if r.neighbour_risk => Some(gpu_trust_model::Diagnostic::warning(
+                a.location.clone(),
+                format!(
+                    "{}: annotation `{}` is not applied: the risk of {} falls on the other tenants of the GPU nodes, not on the tenant who annotates; accept it in the tenancy policy (`accept:` with `rule: {}` and `namespaces` or `workloads`)",
+                    a.object, a.annotation, r.code, r.code
+                ),
+            )),
+            Some(_) => None,
         })
         .collect()
 }

@@ -110,6 +110,12 @@ pub enum GapReason {
     SkippedInput,
     /// Pods request extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
     UnresolvedExtendedResource,
+    /// Tenant containers take their environment from a Secret, or from a ConfigMap the input lacks,
+    /// that may set a variable the audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`).
+    UnresolvedEnvironment,
+    /// Tenant pods name a runtime class whose RuntimeClass the input lacks: whether it is the NVIDIA
+    /// runtime is not known.
+    UnresolvedRuntimeClass,
 }
 
 impl GapReason {
@@ -123,6 +129,8 @@ impl GapReason {
             GapReason::UnresolvedConfig => "unresolved-config",
             GapReason::SkippedInput => "skipped-input",
             GapReason::UnresolvedExtendedResource => "unresolved-extended-resource",
+            GapReason::UnresolvedEnvironment => "unresolved-environment",
+            GapReason::UnresolvedRuntimeClass => "unresolved-runtime-class",
         }
     }
 }
@@ -470,6 +478,55 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                 ),
                 reported_by: Vec::new(),
                 nodes: names(&nodes),
+            },
+        );
+    }
+
+    // What tenant workloads take from objects the input lacks: GT203 (and the device checks that read
+    // `CUDA_*` variables) cannot judge them.
+    for (kind, reason, what, fix) in [
+        (
+            UnresolvedKind::EnvFrom,
+            GapReason::UnresolvedEnvironment,
+            "take their environment from a Secret gpu-trust does not read, or from a ConfigMap not in the input, which may set NVIDIA_VISIBLE_DEVICES or another variable the audit reads",
+            "add the ConfigMaps, or give Secret sources a prefix no NVIDIA_, CUDA_ or HAMI_ variable starts with (`envFrom[].prefix`)",
+        ),
+        (
+            UnresolvedKind::RuntimeClass,
+            GapReason::UnresolvedRuntimeClass,
+            "name a runtime class whose RuntimeClass is not in the input, so whether they run the NVIDIA container runtime is not known",
+            "add the RuntimeClasses (`kubectl get runtimeclasses -o yaml`)",
+        ),
+    ] {
+        let held: BTreeSet<String> = fleet
+            .unresolved
+            .iter()
+            .filter(|u| u.what == kind)
+            .filter(|u| {
+                u.object
+                    .namespace
+                    .as_deref()
+                    .is_some_and(|ns| tenancy.tenant_of(ns).is_some())
+            })
+            .map(|u| u.object.to_string())
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        let examples: Vec<&str> = held.iter().take(3).map(String::as_str).collect();
+        add(
+            &[(Layer::Device, Effect::Partial), (Layer::Host, Effect::Partial)],
+            Gap {
+                reason,
+                blocking: true,
+                message: format!(
+                    "{} {what} ({}{}); {fix}",
+                    plural(held.len(), "tenant workload", "tenant workloads"),
+                    examples.join(", "),
+                    if held.len() > examples.len() { ", ..." } else { "" }
+                ),
+                reported_by: Vec::new(),
+                nodes: Vec::new(),
             },
         );
     }

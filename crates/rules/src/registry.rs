@@ -95,6 +95,10 @@ pub struct RuleMeta {
     pub summary: &'static str,
     /// The doc comment as written (every line keeps the space after `///`).
     pub raw_doc: &'static str,
+    /// Whether the rule's risk falls on the tenant's neighbours rather than on the tenant whose
+    /// workload it names (a privileged pod sees every GPU of its node): then a tenant's own annotation
+    /// cannot accept a finding, only the policy can (`acceptance.rs`, docs/suppressions.md).
+    pub neighbour_risk: bool,
     /// The module the rule is declared in (`gpu_trust_rules::rules::device::gt101_...`): the tests check
     /// that each rule's file is named after its code and name.
     #[cfg_attr(not(test), allow(dead_code))]
@@ -188,7 +192,8 @@ macro_rules! declare_rule {
             name: $name:literal,
             layer: $layer:expr,
             severity: $severity:expr,
-            summary: $summary:literal $(,)?
+            summary: $summary:literal
+            $(, neighbour_risk: $neighbour:literal)? $(,)?
         }
     ) => {
         $(#[doc = $doc])*
@@ -206,6 +211,7 @@ macro_rules! declare_rule {
                 severity: $severity,
                 summary: $summary,
                 raw_doc: Self::DOC,
+                neighbour_risk: false $(|| $neighbour)?,
                 module: module_path!(),
                 check,
             };

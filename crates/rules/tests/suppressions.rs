@@ -19,7 +19,8 @@ fn today() -> Date {
     Date::new(2026, 6, 1).unwrap()
 }
 
-/// A Deployment bound to gpu-1 with one GPU, its annotations and whether it is privileged.
+/// A Deployment bound to gpu-1 with one GPU, its annotations and whether it is privileged (with the
+/// host network: GT202 and GT204).
 fn deployment(ns: &str, name: &str, annotations: &[(&str, &str)], privileged: bool) -> String {
     let mut a = String::new();
     for (k, v) in annotations {
@@ -46,6 +47,7 @@ metadata:
       labels: {{app: {name}}}
     spec:
       nodeName: gpu-1
+      hostNetwork: {privileged}
       containers:
         - name: main
           image: registry.example.com/{name}:1.0
@@ -102,9 +104,9 @@ fn one<'a>(r: &'a AuditReport, code: &str) -> &'a Finding {
     found[0]
 }
 
-const ACCEPT_202: (&str, &str) = (
-    "accept.gpu-trust.io/GT202",
-    "vendor debug image, removed after the driver rollout",
+const ACCEPT_204: (&str, &str) = (
+    "accept.gpu-trust.io/GT204",
+    "RDMA benchmark: host network for NCCL over RoCE",
 );
 
 #[test]
@@ -112,19 +114,19 @@ fn an_annotation_accepts_a_finding_about_its_workload() {
     let text = format!(
         "{}{}",
         CLUSTER,
-        deployment("cust-acme", "gpu-debug", &[ACCEPT_202], true)
+        deployment("cust-acme", "gpu-debug", &[ACCEPT_204], true)
     );
     let report = run(&text, POLICY);
-    let f = one(&report, "GT202");
+    let f = one(&report, "GT204");
     let accepted = f.accepted.as_ref().expect("accepted by the annotation");
-    assert_eq!(accepted.reason, ACCEPT_202.1);
+    assert_eq!(accepted.reason, ACCEPT_204.1);
     let source = &accepted.sources[0];
     assert_eq!(source.from, "annotation");
     assert_eq!(
         source.object.as_deref(),
         Some("Deployment cust-acme/gpu-debug")
     );
-    assert_eq!(source.annotation.as_deref(), Some(ACCEPT_202.0));
+    assert_eq!(source.annotation.as_deref(), Some(ACCEPT_204.0));
     assert_eq!((source.file.as_str(), source.line), ("cluster.yaml", 89));
     // Without the annotation the same finding is open.
     let bare = format!(
@@ -132,7 +134,7 @@ fn an_annotation_accepts_a_finding_about_its_workload() {
         CLUSTER,
         deployment("cust-acme", "gpu-debug", &[], true)
     );
-    assert!(one(&run(&bare, POLICY), "GT202").accepted.is_none());
+    assert!(one(&run(&bare, POLICY), "GT204").accepted.is_none());
 }
 
 #[test]
@@ -143,13 +145,13 @@ fn an_annotation_for_another_rule_or_another_workload_accepts_nothing() {
         deployment(
             "cust-acme",
             "gpu-debug",
-            &[("accept.gpu-trust.io/GT204", "host network for NCCL")],
+            &[("accept.gpu-trust.io/GT106", "training shares by design")],
             true
         ),
-        deployment("cust-acme", "gpu-debug-2", &[ACCEPT_202], true)
+        deployment("cust-acme", "gpu-debug-2", &[ACCEPT_204], true)
     );
     let report = run(&text, POLICY);
-    let found = of_rule(&report, "GT202");
+    let found = of_rule(&report, "GT204");
     let open: Vec<&str> = found
         .iter()
         .filter(|f| f.accepted.is_none())
@@ -162,11 +164,11 @@ fn an_annotation_for_another_rule_or_another_workload_accepts_nothing() {
 fn a_namespace_annotation_accepts_the_findings_of_its_workloads() {
     let text = format!(
         "{}{}",
-        cluster(&[("cust-acme", ACCEPT_202.0, ACCEPT_202.1)]),
+        cluster(&[("cust-acme", ACCEPT_204.0, ACCEPT_204.1)]),
         deployment("cust-acme", "gpu-debug", &[], true)
     );
     let report = run(&text, POLICY);
-    let accepted = one(&report, "GT202").accepted.clone().expect("accepted");
+    let accepted = one(&report, "GT204").accepted.clone().expect("accepted");
     assert_eq!(
         accepted.sources[0].object.as_deref(),
         Some("Namespace cust-acme")
@@ -375,6 +377,7 @@ metadata:
     - {apiVersion: apps/v1, kind: ReplicaSet, name: gpu-debug-7d4f9c8b6d, uid: 5b7e0c4e-1f0a-4c1e-9a57-3c1d2f3e4a5b, controller: true}
 spec:
   nodeName: gpu-1
+  hostNetwork: true
   containers:
     - name: main
       image: registry.example.com/gpu-debug:1.0
@@ -385,13 +388,50 @@ status:
     let annotated = format!(
         "{}{}{pod}",
         CLUSTER,
-        deployment("cust-acme", "gpu-debug", &[ACCEPT_202], true)
+        deployment("cust-acme", "gpu-debug", &[ACCEPT_204], true)
     );
     let report = run(&annotated, POLICY);
-    assert!(of_rule(&report, "GT202")
+    assert!(of_rule(&report, "GT204")
         .iter()
         .all(|f| f.accepted.is_some()));
     // The pod alone, without its Deployment in the input: nothing accepts it.
     let report = run(&format!("{CLUSTER}{pod}"), POLICY);
+    assert!(one(&report, "GT204").accepted.is_none());
+}
+
+/// GT202 and GT203 put their risk on the other tenants of the node: a tenant's own annotation, on its
+/// workload or its Namespace, does not accept them (it is reported and not applied); the policy does.
+#[test]
+fn a_tenant_annotation_does_not_accept_a_risk_that_falls_on_its_neighbours() {
+    let accept = ("accept.gpu-trust.io/GT202", "our debug image is privileged");
+    let text = format!(
+        "{}{}",
+        cluster(&[("cust-acme", accept.0, accept.1)]),
+        deployment("cust-acme", "gpu-debug", &[accept], true)
+    );
+    let ingested = gpu_trust_ingest::ingest_text(&text, "cluster.yaml");
+    let warnings: Vec<String> = gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings.iter().all(|w| w.contains("warning:")
+            && w.contains("is not applied: the risk of GT202 falls on the other tenants")),
+        "{warnings:?}"
+    );
+    let report = run(&text, POLICY);
     assert!(one(&report, "GT202").accepted.is_none());
+    // GT204 on the same workload is the tenant's own to accept.
+    let text = format!(
+        "{}{}",
+        CLUSTER,
+        deployment("cust-acme", "gpu-debug", &[accept, ACCEPT_204], true)
+    );
+    let report = run(&text, POLICY);
+    assert!(one(&report, "GT202").accepted.is_none());
+    assert!(one(&report, "GT204").accepted.is_some());
+    // The policy speaks for every tenant of the node.
+    let policy = format!("{POLICY}accept:\n  - rule: GT202\n    namespaces: [cust-acme]\n    reason: vendor diagnostics, reviewed\n");
+    assert!(one(&run(&text, &policy), "GT202").accepted.is_some());
 }

@@ -161,6 +161,9 @@ pub(crate) fn special_kind(meta: &Metadata) -> SpecialKind {
     SpecialKind::Other
 }
 
+/// The first buffer of a read whose size is not known.
+const CHUNK: usize = 64 << 10;
+
 /// Reads at most `limit + 1` bytes: one more than allowed tells an oversized input apart. `size`,
 /// when known, is what the input should hold.
 fn read_bounded(
@@ -173,16 +176,47 @@ fn read_bounded(
     if let Some(size) = size.and_then(|s| usize::try_from(s).ok()) {
         bytes.reserve_exact(size.min(limit));
     }
-    reader
-        .take(as_u64(limit).saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            if name == "-" {
-                error(name, format!("cannot read standard input: {e}"))
-            } else {
-                error(name, format!("cannot read: {e}"))
+    let cap = limit.saturating_add(1);
+    let hint = size.and_then(|s| usize::try_from(s).ok());
+    let mut reader = reader.take(as_u64(cap));
+    // The buffer doubles with exact reservations and never past `limit + 1` bytes: read_to_end
+    // alone doubles a buffer of `limit` bytes to twice that to find the byte over the limit. A file
+    // read to the size it said is probed for more before the buffer grows. `filled` bytes are read;
+    // the rest of `bytes` is zeroed room for the next read.
+    let mut filled = 0usize;
+    loop {
+        if filled == bytes.len() {
+            if filled == cap {
+                break;
             }
-        })?;
+            if filled > 0 && hint == Some(filled) {
+                let mut probe = [0u8; 4096];
+                match read_some(&mut reader, &mut probe) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        bytes.reserve_exact(n);
+                        bytes.extend_from_slice(&probe[..n]);
+                        filled += n;
+                        continue;
+                    }
+                    Err(e) => return Err(read_error(name, &e)),
+                }
+            }
+            let want = bytes
+                .capacity()
+                .max(CHUNK)
+                .max(filled.saturating_mul(2))
+                .min(cap);
+            bytes.reserve_exact(want.saturating_sub(bytes.len()));
+            bytes.resize(want, 0);
+        }
+        match read_some(&mut reader, &mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) => return Err(read_error(name, &e)),
+        }
+    }
+    bytes.truncate(filled);
     if bytes.len() > limit {
         return Err(error(
             name,
@@ -240,6 +274,24 @@ pub(crate) fn utf8_chars(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| (**b as i8) >= -0x40).count()
 }
 
+/// One read, retried when interrupted.
+fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match reader.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+fn read_error(name: &str, e: &std::io::Error) -> Diagnostic {
+    if name == "-" {
+        error(name, format!("cannot read standard input: {e}"))
+    } else {
+        error(name, format!("cannot read: {e}"))
+    }
+}
+
 fn error(name: &str, message: impl Into<String>) -> Diagnostic {
     Diagnostic::error(Location::new(name, 0, 0), message)
 }
@@ -255,6 +307,18 @@ pub(crate) fn display(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_up_to_the_limit_and_refuses_one_byte_more() {
+        for n in [0, 1, 4095, 4096, CHUNK, CHUNK + 1, 200_000] {
+            let data = vec![b'a'; n];
+            let text = read_stdin(&mut data.as_slice(), 200_000).unwrap();
+            assert_eq!(text.len(), n);
+        }
+        let data = vec![b'a'; 200_001];
+        let e = read_stdin(&mut data.as_slice(), 200_000).unwrap_err();
+        assert!(e.message.contains("over the file size limit"), "{e}");
+    }
 
     #[test]
     fn utf16_is_named_with_and_without_a_byte_order_mark() {

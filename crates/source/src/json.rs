@@ -207,7 +207,8 @@ pub(crate) fn check_at(
     if raw.len() > limits.max_object_bytes {
         return Some(over_size(base, file, limits));
     }
-    let problem = scan(raw, limits.max_scalar_bytes, usize::MAX)?;
+    // The depth bound of YAML holds for JSON too, in every field of an object.
+    let problem = scan(raw, limits.max_scalar_bytes, limits.max_depth)?;
     Some(diagnose(problem, file, limits, pos_of))
 }
 
@@ -279,12 +280,14 @@ fn diagnose(
             let p = pos_of(at);
             duplicate_key(file, p, &key, Some(first))
         }
-        // Only [`check_piece`] asks for a depth, and it does not report this one.
         Problem::TooDeep => {
             let p = pos_of(0);
             Diagnostic::error(
                 Location::new(file, p.line, p.column),
-                "nested deeper than the reader takes".to_string(),
+                format!(
+                    "object nests mappings and sequences deeper than the depth limit of {} levels (max_depth)",
+                    limits.max_depth
+                ),
             )
         }
     }

@@ -57,8 +57,8 @@ pub struct Limits {
     /// Largest single object: a document, or one item of a document's split sequence. Kubernetes
     /// itself stores objects of at most about 1.5 MiB (etcd's default request size).
     pub max_object_bytes: usize,
-    /// Deepest nesting of mappings and sequences in YAML (JSON nesting is bounded by the JSON parser
-    /// at 128 levels, named in its error).
+    /// Deepest nesting of mappings and sequences in an object, YAML or JSON (a JSON document is
+    /// bounded by the JSON parser at 128 levels as well, named in its error).
     pub max_depth: usize,
     /// Most alias references (`*name`) in one document.
     pub max_aliases: usize,

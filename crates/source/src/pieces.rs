@@ -36,7 +36,7 @@ pub enum Pieces {
 const CHUNK: usize = 1 << 20;
 /// Deepest nesting of a root value or an item taken in pieces: serde_json's bound is 128 levels,
 /// counted from the root (an item is two levels down); deeper values are left to the whole-text
-/// reader, which reports them.
+/// reader, which reports them (as it reports any object deeper than `Limits::max_depth`).
 const MAX_DEPTH: usize = 100;
 
 /// The input is not one to read in pieces (or could not be read): read it whole.
@@ -301,9 +301,14 @@ impl Splitter<'_> {
                 let at = self.pos_at(start);
                 let text = self.text(start).to_string();
                 self.keep = None;
-                let checked = check_piece(&text, at, file, limits, MAX_DEPTH, &mut |i| {
-                    within(&text, at, i)
-                });
+                let checked = check_piece(
+                    &text,
+                    at,
+                    file,
+                    limits,
+                    MAX_DEPTH.min(limits.max_depth),
+                    &mut |i| within(&text, at, i),
+                );
                 if !matches!(checked, Checked::Fine) {
                     return Err(Stop);
                 }
@@ -353,9 +358,14 @@ impl Splitter<'_> {
             let start = self.value(limits.max_object_bytes)?;
             let at = self.pos_at(start);
             let text = self.text(start);
-            let entry = match check_piece(text, at, file, limits, MAX_DEPTH, &mut |i| {
-                within(text, at, i)
-            }) {
+            let entry = match check_piece(
+                text,
+                at,
+                file,
+                limits,
+                MAX_DEPTH.min(limits.max_depth),
+                &mut |i| within(text, at, i),
+            ) {
                 Checked::TooDeep => return Err(Stop),
                 Checked::Invalid(diagnostic) => Entry::Invalid {
                     document: 1,
@@ -636,13 +646,28 @@ mod tests {
 
     #[test]
     fn depth_is_checked_whatever_else_is_wrong_with_an_item() {
+        // The depth bound of every object, YAML's, holds for JSON items too.
+        let max = MAX_DEPTH.min(Limits::default().max_depth);
         // As deep as the pieces reader takes: read.
         let deepest = format!(
             "{{\"items\": [{{\"b\": {}{}}}]}}",
-            "[".repeat(MAX_DEPTH - 1),
-            "]".repeat(MAX_DEPTH - 1)
+            "[".repeat(max - 1),
+            "]".repeat(max - 1)
         );
         same(&deepest, Limits::default());
+        // One level deeper: that item is an error of its own, the others are read.
+        let too_deep = format!(
+            "{{\"items\": [{{\"kind\": \"Pod\"}}, {{\"b\": {}{}}}]}}",
+            "[".repeat(max),
+            "]".repeat(max)
+        );
+        let read = whole(&too_deep, Limits::default());
+        assert_eq!(read.len(), 3, "{read:?}");
+        assert!(read[0].starts_with("object"), "{read:?}");
+        assert!(
+            read[1].contains("deeper than the depth limit of 64 levels"),
+            "{read:?}"
+        );
         // One level deeper, after a duplicate key or a long string that the item would otherwise
         // be reported for: left to the whole-text reader.
         let limits = Limits {
@@ -652,16 +677,16 @@ mod tests {
         for before in ["\"a\": 1, \"a\": 2", "\"a\": \"0123456789abcdef\""] {
             let deeper = format!(
                 "{{\"items\": [{{\"kind\": \"Pod\"}}, {{{before}, \"b\": {}{}}}]}}",
-                "[".repeat(MAX_DEPTH),
-                "]".repeat(MAX_DEPTH)
+                "[".repeat(max),
+                "]".repeat(max)
             );
             gives_up(&deeper, limits);
             let _ = whole(&deeper, limits);
             // And in a root value.
             let root = format!(
                 "{{\"metadata\": {{{before}, \"b\": {}{}}}, \"items\": []}}",
-                "[".repeat(MAX_DEPTH),
-                "]".repeat(MAX_DEPTH)
+                "[".repeat(max),
+                "]".repeat(max)
             );
             gives_up(&root, limits);
         }

@@ -214,6 +214,16 @@ impl FailOn {
     }
 }
 
+/// How a threshold from the configuration file is more lenient than the default, in words; `None`
+/// when it is not.
+fn relaxed(fail_on: FailOn) -> Option<String> {
+    match fail_on {
+        FailOn::Never => Some("never".to_string()),
+        FailOn::AtOrAbove(s) if Some(s) > fail_at(FailOn::DEFAULT) => Some(s.to_string()),
+        FailOn::AtOrAbove(_) => None,
+    }
+}
+
 /// The lowest severity that fails the run, or `None` for `never`.
 fn fail_at(fail_on: FailOn) -> Option<Severity> {
     match fail_on {
@@ -285,9 +295,19 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let mut disabled: Vec<crate::config::DisabledRule> = Vec::new();
+    let mut config_file: Option<PathBuf> = None;
     if let Some(c) = config {
         args.policy = args.policy.or(c.policy);
         args.format = args.format.or(c.format);
+        // A repository's file that lets findings pass is said out loud: a reviewer of the CI log sees
+        // why a critical finding did not fail the job.
+        if let (None, Some(fail_on), Some(at)) = (args.fail_on, c.fail_on, &c.fail_on_location) {
+            if let Some(what) = relaxed(fail_on) {
+                output::eprint_line(&format!(
+                    "gpu-trust: {at}: the configuration file sets failOn to {what}, below the default (high): findings below it do not fail this run; --fail-on overrides it"
+                ));
+            }
+        }
         args.fail_on = args.fail_on.or(c.fail_on);
         args.min_severity = args.min_severity.or(c.min_severity);
         args.show_accepted |= c.show_accepted.unwrap_or(false);
@@ -295,12 +315,13 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             args.output = c
                 .outputs
                 .into_iter()
-                .map(|(format, path)| OutputTarget {
+                .map(|(format, path, _)| OutputTarget {
                     format: Some(format),
                     path,
                 })
                 .collect();
         }
+        config_file = Some(c.file);
         disabled = c.disabled_rules;
         for d in &disabled {
             output::eprint_line(&format!(
@@ -316,6 +337,29 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
 
     if input::stdin_twice(args.policy.as_deref(), &args.paths) {
         return input_error("standard input can hold the cluster or the policy, not both");
+    }
+    // A report never replaces what it judges: the cluster's files, the policy, the configuration.
+    let read: Vec<&Path> = args
+        .paths
+        .iter()
+        .chain(&args.nodes)
+        .chain(&args.evidence)
+        .chain(args.policy.iter())
+        .chain(args.advisories.iter())
+        .chain(config_file.iter())
+        .map(PathBuf::as_path)
+        .collect();
+    for (_, path) in &targets {
+        if let Some(input) = path
+            .as_deref()
+            .and_then(|p| output::overwritten_input(p, &read))
+        {
+            return input_error(format!(
+                "--output {} would overwrite {}, which this run reads; write the report elsewhere",
+                output::escaped(&path.as_deref().unwrap_or(input).display().to_string()),
+                output::escaped(&input.display().to_string())
+            ));
+        }
     }
 
     // The policy: its errors stop the run before anything else is read.

@@ -60,6 +60,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
+    if let Some(out) = &args.output {
+        if output::overwritten_input(out, &[args.file.as_path()]).is_some() {
+            output::eprint_error(format!(
+                "--output {} is the policy being checked; write the report elsewhere",
+                output::escaped(&out.display().to_string())
+            ));
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
+    }
     let policy = match input::load_policy(&args.file) {
         Ok(p) => p,
         Err(PolicyError::Unreadable(d)) => return Ok(input::unreadable_policy(&name, &d)),

@@ -3,24 +3,35 @@ use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::fleet::Workload;
+use gpu_trust_model::host;
 use gpu_trust_model::{Layer, Severity};
 
 declare_rule! {
     /// ## What it detects
     ///
-    /// A tenant pod (or pod template) that runs or may run on a GPU node and is privileged, adds the
-    /// `SYS_ADMIN` capability, or mounts a hostPath under `/dev`, `/run/nvidia`,
-    /// `/var/run/nvidia-container-devices` or the MPS pipe directory (`/run/nvidia/mps`), or an ancestor of
-    /// them such as `/`. On manifests alone (no GPU node in the input), a workload that requests a GPU
-    /// is judged by its request: it will run on a GPU node.
+    /// A tenant pod (or pod template) that runs or may run on a GPU node and has a privileged container
+    /// (an ephemeral `kubectl debug` container included), adds the `SYS_ADMIN` capability or `ALL` (in
+    /// any letter case, with or without `CAP_`), or mounts a hostPath under `/dev`, `/run/nvidia`,
+    /// `/var/run/nvidia-container-devices` or the MPS pipe directory (`/run/nvidia/mps`), a container
+    /// runtime's socket (containerd, k3s's containerd, CRI-O, Docker, cri-dockerd), or the kubelet's
+    /// device plugin or pod resources sockets (`/var/lib/kubelet/device-plugins`,
+    /// `/var/lib/kubelet/pod-resources`), or an ancestor of them such as `/` or `/run`. Paths are
+    /// judged as the node resolves them (`//dev`, `/./dev` and `/run//nvidia/` are `/dev` and
+    /// `/run/nvidia`; `/var/run` is `/run`). On manifests alone (no GPU node in the input), a workload
+    /// that requests a GPU is judged by its request: it will run on a GPU node.
     ///
     /// ## Why it matters
     ///
     /// A privileged container sees every device node of the host: every GPU, including the ones the
     /// device plugin gave to other tenants, and their memory through the driver. The NVIDIA toolkit
     /// treats a container with `CAP_SYS_ADMIN` as privileged and hands it all GPUs. The MPS pipe directory
-    /// is the control channel of every MPS client on the node. Platform DaemonSets need these rights;
-    /// tenants never do.
+    /// is the control channel of every MPS client on the node. A container runtime's socket starts any
+    /// container on the node, privileged included; the kubelet's device plugin socket lets a pod register
+    /// as the GPU plugin, and the pod resources socket lists every pod's devices. Platform DaemonSets
+    /// need these rights; tenants never do.
+    ///
+    /// The risk falls on the node's other tenants, present and future, so a tenant's own annotation does
+    /// not accept a finding of this rule: only the policy can (docs/suppressions.md).
     ///
     /// ## Example
     ///
@@ -44,63 +55,52 @@ declare_rule! {
     ///   the default set (SYS_ADMIN included) and hostPath volumes are forbidden.
     /// - NVIDIA Container Toolkit: "privileged" means CAP_SYS_ADMIN in the bounding set.
     /// - NVIDIA k8s-device-plugin MPS support: pipe and shared-memory directories under `/run/nvidia/mps`.
+    /// - containerd and CRI-O grant every capability for `ALL` in any letter case (containerd
+    ///   `pkg/cri/util.InStringSlice`).
+    /// - The socket paths of containerd, k3s, CRI-O, Docker and cri-dockerd, and the kubelet's "Device
+    ///   Plugins" and "Monitoring Device Plugin Resources" documentation; each path with its source in
+    ///   `gpu_trust_model::host::SENSITIVE_PATHS`.
     pub struct PrivilegedTenantPodOnGpuNode {
         code: "GT202",
         name: "privileged-tenant-pod-on-gpu-node",
         layer: Layer::Host,
         severity: SeverityRule::Fixed(Severity::Critical),
-        summary: "a tenant pod that runs or may run on a GPU node is privileged, adds SYS_ADMIN, or mounts GPU device or MPS paths from the host",
+        summary: "a tenant pod that runs or may run on a GPU node is privileged, adds SYS_ADMIN or ALL, or mounts GPU device, MPS, container runtime or kubelet device plugin paths from the host",
+        neighbour_risk: true,
     }
 }
 
-/// Host paths that expose GPUs or their control channels (sources in the doc comment above:
-/// device nodes, the driver's runtime directory, the toolkit's device list, the MPS pipe root).
-const SENSITIVE_PATHS: [&str; 4] = [
-    "/dev",
-    "/run/nvidia",
-    "/var/run/nvidia-container-devices",
-    "/run/nvidia/mps",
-];
-
-/// Whether mounting `path` exposes a sensitive path: it is one, lies under one, or contains one.
-pub(crate) fn sensitive_host_path(path: &str) -> bool {
-    let clean = path.trim_end_matches('/');
-    let clean = if clean.is_empty() { "/" } else { clean };
-    let clean = clean
-        .strip_prefix("/var/run")
-        .map_or(clean.to_string(), |rest| {
-            // /var/run is a link to /run on every current distribution.
-            format!("/run{rest}")
-        });
-    SENSITIVE_PATHS.iter().any(|p| {
-        let p = p
-            .strip_prefix("/var/run")
-            .map_or(p.to_string(), |r| format!("/run{r}"));
-        clean == p
-            || clean.starts_with(&format!("{p}/"))
-            || clean == "/"
-            || p.starts_with(&format!("{clean}/"))
-    })
-}
-
-/// What makes the workload privileged on the host, in words.
+/// What makes the workload privileged on the host, in words: privileged containers (ephemeral ones
+/// included), capabilities that give `SYS_ADMIN` and host paths that expose GPUs or the node, as the
+/// model's host facts (`gpu_trust_model::host`) say.
 pub(crate) fn privileges(w: &Workload) -> Vec<String> {
     let mut out = Vec::new();
     for c in &w.containers {
         if c.privileged {
             out.push(format!("container {} is privileged", c.name));
         }
-        if c.added_capabilities.iter().any(|cap| {
-            cap.trim_start_matches("CAP_")
-                .eq_ignore_ascii_case("SYS_ADMIN")
-        }) {
-            out.push(format!("container {} adds SYS_ADMIN", c.name));
+        for cap in c
+            .added_capabilities
+            .iter()
+            .filter(|c| host::grants_sys_admin(c))
+        {
+            out.push(if cap.eq_ignore_ascii_case("SYS_ADMIN") {
+                format!("container {} adds SYS_ADMIN", c.name)
+            } else {
+                format!(
+                    "container {} adds {cap} (every capability, SYS_ADMIN included)",
+                    c.name
+                )
+            });
         }
     }
     for p in &w.pod_security.host_paths {
-        if sensitive_host_path(p) {
-            out.push(format!("mounts hostPath {p}"));
+        let exposed = host::exposed_by(p);
+        if exposed.is_empty() {
+            continue;
         }
+        let what: Vec<&str> = exposed.iter().map(|s| s.exposes).collect();
+        out.push(format!("mounts hostPath {p} ({})", what.join(", ")));
     }
     out
 }
@@ -151,36 +151,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
 
 fn remediation(ctx: &Context<'_>, wid: usize, w: &Workload) -> String {
     format!(
-        "Remove privileged, SYS_ADMIN and the GPU hostPath mounts from {}, and label namespace {} `pod-security.kubernetes.io/enforce: baseline` (or `restricted`) so they cannot return; host-level tools belong in a platform namespace",
+        "Remove privileged, SYS_ADMIN (or ALL) and the host path mounts from {}, and label namespace {} `pod-security.kubernetes.io/enforce: baseline` (or `restricted`) so they cannot return; host-level tools belong in a platform namespace",
         text::workload(ctx, wid),
         w.namespace
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_paths() {
-        for p in [
-            "/dev",
-            "/dev/nvidia0",
-            "/run/nvidia/mps",
-            "/var/run/nvidia-container-devices",
-            "/",
-            "/run",
-            "/var/run/nvidia/driver",
-        ] {
-            assert!(sensitive_host_path(p), "{p}");
-        }
-        for p in [
-            "/data",
-            "/var/lib/models",
-            "/devices-not",
-            "/run/containerd",
-        ] {
-            assert!(!sensitive_host_path(p), "{p}");
-        }
-    }
 }

@@ -9,19 +9,24 @@ declare_rule! {
     /// ## What it detects
     ///
     /// A tenant container that asks the NVIDIA runtime for GPUs without requesting a GPU resource: it
-    /// sets `NVIDIA_VISIBLE_DEVICES` (to anything but `void` or `none`), uses `runtimeClassName: nvidia`
-    /// (CUDA base images set `NVIDIA_VISIBLE_DEVICES=all` themselves), or carries an
+    /// sets `NVIDIA_VISIBLE_DEVICES` (to anything but `void` or `none`; in `env`, through `envFrom` of a
+    /// ConfigMap with or without a prefix, or from a ConfigMap key; ephemeral containers included), uses
+    /// a runtime class whose handler is the NVIDIA runtime (`nvidia`, `nvidia-cdi`, `nvidia-legacy`,
+    /// `nvidia-experimental`, whatever the class is called; CUDA base images set
+    /// `NVIDIA_VISIBLE_DEVICES=all` themselves), or carries an
     /// `nvidia.cdi.k8s.io/*` annotation, on GPU nodes where the toolkit honours the variable from
     /// unprivileged containers (its default) or the device plugin passes devices by environment variable.
     /// On manifests alone (no GPU node in the input) the toolkit's default decides, unless the input's
-    /// ClusterPolicy turns the variable off.
+    /// ClusterPolicy turns the variable off. An environment taken from a Secret, or a runtime class
+    /// whose RuntimeClass the input lacks, cannot be judged: the audit's coverage reports it as a gap.
     ///
     /// ## Why it matters
     ///
     /// The scheduler and device plugin never see such a container, so it is never counted, never
     /// isolated and never kept off a neighbour's GPU: with `NVIDIA_VISIBLE_DEVICES=all` it gets every GPU
     /// of the node, including the ones allocated to other tenants. With the NRI plugin, a CDI annotation
-    /// injects any GPU by UUID from any namespace.
+    /// injects any GPU by UUID from any namespace. The risk falls on the neighbours whose GPUs it takes,
+    /// so a tenant's own annotation does not accept a finding of this rule: only the policy can.
     ///
     /// ## Example
     ///
@@ -48,12 +53,15 @@ declare_rule! {
     /// - NVIDIA k8s-device-plugin: `--device-list-strategy` (default envvar).
     /// - NVIDIA k8s-device-plugin issue 1605, "Silent full-GPU exposure when pods omit nvidia.com/gpu
     ///   request"; GPU Operator NRI plugin documentation.
+    /// - The NVIDIA runtime handlers and their RuntimeClasses: `gpu_trust_model::host::NVIDIA_RUNTIME_HANDLERS`
+    ///   (GPU Operator `assets/pre-requisites/02*_runtime_class*.yaml`).
     pub struct VisibleDevicesWithoutRequest {
         code: "GT203",
         name: "visible-devices-without-request",
         layer: Layer::Host,
         severity: SeverityRule::Fixed(Severity::High),
         summary: "a tenant container sets NVIDIA_VISIBLE_DEVICES, uses the nvidia runtime class or a CDI annotation without requesting a GPU",
+        neighbour_risk: true,
     }
 }
 
@@ -64,9 +72,6 @@ const NO_GPU_VALUES: [&str; 3] = ["", "void", "none"];
 /// The toolkit setting that decides whether unprivileged containers may pick GPUs by variable, as
 /// the GPU Operator names it under ClusterPolicy `toolkit.env` (default true).
 const ACCEPT_ENVVAR: &str = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED";
-
-/// The runtime class the GPU Operator creates for the NVIDIA runtime.
-const NVIDIA_RUNTIME_CLASS: &str = "nvidia";
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let toolkit_accepts = ctx
@@ -92,8 +97,18 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 }
             }
         }
-        if w.pod_security.runtime_class_name.as_deref() == Some(NVIDIA_RUNTIME_CLASS) {
-            ways.push("it uses runtimeClassName nvidia".to_string());
+        if let Some(handler) = w
+            .pod_security
+            .runtime_handler
+            .as_deref()
+            .filter(|h| gpu_trust_model::host::is_nvidia_runtime_handler(h))
+        {
+            let name = w.pod_security.runtime_class_name.as_deref().unwrap_or("");
+            ways.push(if name == handler {
+                format!("it uses runtimeClassName {name}")
+            } else {
+                format!("it uses runtimeClassName {name} (NVIDIA runtime handler {handler})")
+            });
             by_variable = true;
         }
         let cdi = !w.pod_security.cdi_annotations.is_empty();

@@ -57,6 +57,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             UnresolvedKind::GpuModel
             | UnresolvedKind::MissingNode
             | UnresolvedKind::ExtendedResource
+            | UnresolvedKind::EnvFrom
+            | UnresolvedKind::RuntimeClass
             | UnresolvedKind::Other => continue,
         };
         let node = u.node.as_deref().and_then(|n| ctx.fleet.node_by_name(n));
