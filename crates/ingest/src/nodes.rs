@@ -243,10 +243,12 @@ impl Context<'_> {
         };
         match (&product, model) {
             (Some(p), None) => {
-                let message = if gfd_product.is_some() {
-                    format!("GPU product `{p}` is not in the GPU catalogue: MIG geometry and CC support unknown")
-                } else {
-                    format!("the platform names the GPU `{p}`, which the GPU catalogue does not know: MIG geometry and CC support unknown")
+                let message = match (&gfd_product, hidden(NodeFact::GpuModel)) {
+                    (Some(_), _) => format!("GPU product `{p}` is not in the GPU catalogue: MIG geometry and CC support unknown"),
+                    // The platform says why its name is no catalogue model (a fraction of a GPU, an
+                    // instance type it does not map).
+                    (None, Some(reason)) => format!("{reason}: the GPU model is unknown"),
+                    (None, None) => format!("the platform names the GPU `{p}`, which the GPU catalogue does not know: MIG geometry and CC support unknown"),
                 };
                 unknown_fact(NodeFact::GpuModel, message.clone());
                 out.unresolved(d, UnresolvedKind::GpuModel, message);

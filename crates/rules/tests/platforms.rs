@@ -236,3 +236,30 @@ fn aks_vm_size_names_the_gpus() {
         gt001[0].message
     );
 }
+
+/// Karpenter's AWS provider names the GPU of the instance type: `a10g` with 22888 MiB is the
+/// catalogue's A10G, `l40s` its L40S; a g6f size's eighth of an L4 is no whole GPU, and the
+/// finding says so rather than that the catalogue lacks the L4.
+#[test]
+fn karpenter_instance_gpus_resolve_to_catalogue_models() {
+    let (ing, report) = load("eks-karpenter.yaml");
+    let a10g = gpu(&ing.fleet, "ip-10-0-12-34.ec2.internal");
+    assert_eq!(a10g.model.as_deref(), Some("A10G"));
+    assert!(a10g.platforms.contains(&Platform::Eks));
+    assert_eq!(
+        gpu(&ing.fleet, "ip-10-0-56-78.ec2.internal")
+            .model
+            .as_deref(),
+        Some("L40S")
+    );
+    assert!(on_node(&report, "GT001", "ip-10-0-12-34.ec2.internal").is_empty());
+    assert!(on_node(&report, "GT001", "ip-10-0-56-78.ec2.internal").is_empty());
+    let fraction = on_node(&report, "GT001", "ip-10-0-90-12.ec2.internal");
+    assert_eq!(fraction.len(), 1, "{fraction:#?}");
+    assert!(
+        fraction[0].message.contains("fraction of one `l4` GPU")
+            && !fraction[0].message.contains("does not know"),
+        "{}",
+        fraction[0].message
+    );
+}
