@@ -50,6 +50,7 @@ mod dra;
 mod inference;
 pub mod inventory;
 mod kinds;
+mod kserve;
 pub mod mig_parted;
 mod nodes;
 mod placement;
@@ -384,6 +385,8 @@ struct Checkpoint {
     plugin_daemonsets: usize,
     runtimes: usize,
     train_jobs: usize,
+    serving_runtimes: usize,
+    predictors: usize,
     acceptances: usize,
 }
 
@@ -414,6 +417,9 @@ struct Collector {
     /// Kubeflow Trainer runtimes and the TrainJobs that reference them, joined at the end.
     runtimes: Vec<RuntimeDraft>,
     train_jobs: Vec<TrainJobDraft>,
+    /// KServe serving runtimes and the predictors that run in them, joined at the end.
+    serving_runtimes: Vec<kserve::ServingRuntime>,
+    predictors: Vec<kserve::Predictor>,
     /// While objects embedded in another (an Argo resource template's manifest) are read: that
     /// object, and the namespace its objects default to.
     embedding: Option<(ObjectRef, String)>,
@@ -440,6 +446,8 @@ impl Collector {
             plugin_daemonsets: self.plugin_daemonsets.len(),
             runtimes: self.runtimes.len(),
             train_jobs: self.train_jobs.len(),
+            serving_runtimes: self.serving_runtimes.len(),
+            predictors: self.predictors.len(),
             acceptances: self.acceptances.len(),
         }
     }
@@ -461,6 +469,8 @@ impl Collector {
         self.plugin_daemonsets.truncate(c.plugin_daemonsets);
         self.runtimes.truncate(c.runtimes);
         self.train_jobs.truncate(c.train_jobs);
+        self.serving_runtimes.truncate(c.serving_runtimes);
+        self.predictors.truncate(c.predictors);
         self.acceptances.truncate(c.acceptances);
     }
 
@@ -766,6 +776,13 @@ impl Collector {
                 let runtime = discover::read_runtime(c.kind, namespace, &r.name, root, &loc)?;
                 self.runtimes.push(runtime);
             }
+            Reads::Holder if c.group == kserve::GROUP && c.kind.ends_with("ServingRuntime") => {
+                let namespace = (c.kind == "ServingRuntime")
+                    .then(|| r.namespace.clone())
+                    .flatten();
+                let runtime = kserve::read_runtime(namespace, &r.name, root, &loc)?;
+                self.serving_runtimes.push(runtime);
+            }
             Reads::Holder => {}
             Reads::VllmRuntime => {
                 for f in discover::read_vllm_runtime(root, &loc, &r.name)? {
@@ -786,7 +803,29 @@ impl Collector {
             }
             Reads::Groups(_) => {
                 let read = discover::read_groups(c, root, &loc)?;
+                // A KServe predictor written as `model` runs the image of a serving runtime: its
+                // pods are built once the runtimes are read.
+                let model = if c.group == kserve::GROUP && c.kind == "InferenceService" {
+                    kserve::read_model(root, &loc)?
+                } else {
+                    None
+                };
+                let multinode = root.path("spec.predictor.workerSpec").is_some();
                 for f in read.found {
+                    if let Some(model) = model
+                        .as_ref()
+                        .filter(|_| f.role.as_deref() == Some("predictor"))
+                    {
+                        self.predictors.push(kserve::Predictor {
+                            object: r.clone(),
+                            kind: c.workload,
+                            class: c.class,
+                            model: model.clone(),
+                            multinode,
+                            found: f,
+                        });
+                        continue;
+                    }
                     self.template(
                         r.clone(),
                         c.workload,
@@ -1362,9 +1401,42 @@ impl Collector {
         }
     }
 
+    /// KServe predictors written as `model`, with the serving runtime KServe gives each; without
+    /// it, the predictor as written (what its server runs is then unknown, and said so).
+    fn predictors(&mut self) {
+        let predictors = std::mem::take(&mut self.predictors);
+        for p in predictors {
+            let found = match kserve::runtime_for(&p, &self.serving_runtimes)
+                .and_then(|runtime| kserve::apply(runtime, &p.found))
+            {
+                Ok(found) => found,
+                Err(why) => {
+                    self.diagnostics.push(Diagnostic::warning(
+                        p.object.location.clone(),
+                        format!(
+                            "{}: {why}; the image of its predictor, and so the server it runs, is unknown",
+                            p.object
+                        ),
+                    ));
+                    p.found
+                }
+            };
+            self.template(
+                p.object,
+                p.kind,
+                found.role,
+                found.replicas,
+                &found.template,
+                p.class,
+                found.unknown_constraints,
+            );
+        }
+    }
+
     fn finish(mut self) -> Ingested {
         self.end_document(&mut Vec::new());
         self.train_jobs();
+        self.predictors();
         let mut diagnostics = std::mem::take(&mut self.diagnostics);
         let mut unresolved: Vec<Unresolved> = Vec::new();
 

@@ -190,8 +190,14 @@ fn summary(ing: &Ingested) -> String {
         if let Some(i) = &w.inference {
             writeln!(
                 out,
-                "  inference {:?} in {} reserves {:?} via {:?}",
-                i.engine, i.container, i.reserved_fraction, i.flag
+                "  inference {:?} in {} reserves {:?} via {:?}{}",
+                i.engine,
+                i.container,
+                i.reserved_fraction,
+                i.flag,
+                i.via
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" run by {v}"))
             )
             .unwrap();
         }
