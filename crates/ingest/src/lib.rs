@@ -85,15 +85,19 @@ use std::path::PathBuf;
 pub use gpu_trust_source::Input as SourceInput;
 
 /// How to read the input.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub limits: Limits,
+    /// Collections the reader of a live cluster could not list: a configuration missing from the
+    /// input is then unknown, not missing from the cluster.
+    pub unread: Vec<api::Unread>,
 }
 
 /// Reads every input into the fleet model.
 pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
     let mut c = Collector {
         limits: options.limits,
+        unread: options.unread.clone(),
         ..Collector::default()
     };
     for (i, input) in inputs.iter().enumerate() {
@@ -107,6 +111,7 @@ pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
 pub fn ingest_owned(inputs: Vec<Input>, options: &Options) -> Ingested {
     let mut c = Collector {
         limits: options.limits,
+        unread: options.unread.clone(),
         ..Collector::default()
     };
     for (i, input) in inputs.into_iter().enumerate() {
@@ -127,6 +132,7 @@ pub const LARGE_INPUT_BYTES: u64 = 64 << 20;
 pub fn ingest_gathered(inputs: Vec<Gathered>, options: &Options) -> Ingested {
     let mut c = Collector {
         limits: options.limits,
+        unread: options.unread.clone(),
         ..Collector::default()
     };
     for (i, input) in inputs.into_iter().enumerate() {
@@ -424,6 +430,8 @@ struct Collector {
     /// object, and the namespace its objects default to.
     embedding: Option<(ObjectRef, String)>,
     limits: Limits,
+    /// Collections a live reader could not list.
+    unread: Vec<api::Unread>,
     /// Acceptances annotated on the workloads and Namespaces read.
     acceptances: Vec<gpu_trust_model::fleet::AnnotatedAcceptance>,
 }
@@ -1484,6 +1492,7 @@ impl Collector {
             operator_version,
             dp_cache: BTreeMap::new(),
             mig_cache: BTreeMap::new(),
+            unread: &self.unread,
         };
         let mut fleet_nodes: Vec<Node> = Vec::with_capacity(drafts.len());
         let mut mig_requests = Vec::new();

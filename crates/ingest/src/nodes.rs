@@ -29,6 +29,7 @@ use crate::placement::Constraints;
 use crate::platforms::gpu_operator::MIG_CONFIG_KEY;
 use crate::platforms::plugin_daemonset::PluginDaemonSet;
 use crate::platforms::{self, gfd, Choice, LabelFacts, PluginSelection};
+use crate::api::Unread;
 use crate::util::{quantity_u64, uuids};
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{
@@ -138,6 +139,8 @@ pub(crate) struct Context<'c> {
     pub operator_version: Option<Version>,
     pub dp_cache: BTreeMap<(String, String, String), Option<DevicePluginConfig>>,
     pub mig_cache: BTreeMap<(String, String), Option<MigPartedConfig>>,
+    /// Collections the reader of a live cluster could not list.
+    pub unread: &'c [Unread],
 }
 
 /// What resolving one node produced.
@@ -216,6 +219,14 @@ fn selection_for<'s>(
 }
 
 impl Context<'_> {
+    /// Why the ConfigMaps of `namespace` are not in the input when the reader could not list them.
+    fn unread_config_maps(&self, namespace: &str) -> Option<String> {
+        self.unread
+            .iter()
+            .find(|u| u.covers("", "ConfigMap", namespace))
+            .map(|u| u.reason.clone())
+    }
+
     pub(crate) fn resolve(&mut self, d: &NodeDraft, id: NodeId) -> Resolved {
         let mut out = Resolved::default();
         let platform_facts = platforms::read_labels(&d.labels);
@@ -448,9 +459,25 @@ impl Context<'_> {
                             ),
                         }
                     }
-                    Choice::Missing(message) => {
-                        out.unresolved(d, UnresolvedKind::DevicePluginConfig, message)
-                    }
+                    Choice::Missing(message) => match keys
+                        .is_none()
+                        .then(|| self.unread_config_maps(&sel.namespace))
+                        .flatten()
+                    {
+                        // The ConfigMap is not in the input because it could not be read: what it
+                        // says is unknown, not missing (the unread list is the coverage gap).
+                        Some(why) => out.unresolved(
+                            d,
+                            UnresolvedKind::Other,
+                            format!(
+                                "the device plugin config of {} is in ConfigMap {}/{}, which could not be read from the cluster ({why}): the sharing mode of the node is unknown",
+                                sel.owner,
+                                sel.namespace,
+                                configmap_of(sel)
+                            ),
+                        ),
+                        None => out.unresolved(d, UnresolvedKind::DevicePluginConfig, message),
+                    },
                 }
             }
             None => {
@@ -764,16 +791,26 @@ impl Context<'_> {
                 .get(&(ns.clone(), c.clone()))
                 .map(|cm| (c.clone(), cm.clone()))
         });
-        let mut unresolved = |message: String| {
+        let mut unresolved = |what: UnresolvedKind, message: String| {
             out.unresolved.push(Unresolved {
                 object: d.object.clone(),
                 node: Some(d.name.clone()),
-                what: UnresolvedKind::MigConfig,
+                what,
                 message,
             });
         };
         let Some((cm_name, cm)) = found else {
-            unresolved(format!(
+            if let Some(why) = self.unread_config_maps(&ns) {
+                // Unknown, not missing: the unread list is the coverage gap.
+                unresolved(
+                    UnresolvedKind::Other,
+                    format!(
+                        "the node asks for MIG config `{name}`, whose mig-parted ConfigMap {ns}/{named} could not be read from the cluster ({why}): its MIG layout is unknown"
+                    ),
+                );
+                return None;
+            }
+            unresolved(UnresolvedKind::MigConfig, format!(
                 "the node asks for MIG config `{name}`, but the mig-parted ConfigMap {ns}/{named} is not in the input"
             ));
             return None;
@@ -803,16 +840,20 @@ impl Context<'_> {
             }
         };
         let Some(config) = parsed else {
-            unresolved(format!(
-                "the mig-parted ConfigMap {ns}/{cm_name} has no valid `{MIG_CONFIG_KEY}`"
-            ));
+            unresolved(
+                UnresolvedKind::MigConfig,
+                format!("the mig-parted ConfigMap {ns}/{cm_name} has no valid `{MIG_CONFIG_KEY}`"),
+            );
             return None;
         };
         if !config.mig_configs.contains_key(name) {
-            unresolved(format!(
+            unresolved(
+                UnresolvedKind::MigConfig,
+                format!(
                 "MIG config `{name}` (label {}) is not in the mig-parted ConfigMap {ns}/{cm_name}",
                 gfd::MIG_CONFIG
-            ));
+            ),
+            );
             return None;
         }
         Some((cm_name, cm, config))
