@@ -33,7 +33,8 @@ pub struct ApiKind {
 /// kserve/kserve `config/crd/full/`, knative/serving `config/core/300-resources/`,
 /// argoproj/argo-workflows `manifests/base/crds/minimal/`, vllm-project/production-stack
 /// `operator/config/crd/bases/`, kubernetes-sigs/kueue `config/components/crd/bases/`,
-/// NVIDIA/gpu-operator `deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`.
+/// NVIDIA/gpu-operator `deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`,
+/// kubevirt/kubevirt `pkg/virt-operator/resource/generate/components/crds.go`.
 const RESOURCES: &[(&str, &str, &str, bool)] = &[
     ("", "Node", "nodes", false),
     ("", "Pod", "pods", true),
@@ -151,6 +152,14 @@ const RESOURCES: &[(&str, &str, &str, bool)] = &[
         true,
     ),
     ("kueue.x-k8s.io", "Workload", "workloads", true),
+    ("kubevirt.io", "VirtualMachine", "virtualmachines", true),
+    (
+        "kubevirt.io",
+        "VirtualMachineInstance",
+        "virtualmachineinstances",
+        true,
+    ),
+    ("kubevirt.io", "KubeVirt", "kubevirts", true),
 ];
 
 /// The namespaced kinds whose objects decide how the GPUs of every node are shared, wherever they

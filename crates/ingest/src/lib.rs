@@ -51,6 +51,7 @@ mod inference;
 pub mod inventory;
 mod kinds;
 mod kserve;
+mod kubevirt;
 pub mod mig_parted;
 mod nodes;
 mod placement;
@@ -393,6 +394,7 @@ struct Checkpoint {
     train_jobs: usize,
     serving_runtimes: usize,
     predictors: usize,
+    unjudged_devices: usize,
     acceptances: usize,
 }
 
@@ -426,6 +428,8 @@ struct Collector {
     /// KServe serving runtimes and the predictors that run in them, joined at the end.
     serving_runtimes: Vec<kserve::ServingRuntime>,
     predictors: Vec<kserve::Predictor>,
+    /// NVIDIA devices the KubeVirt CR permits that are not read as whole GPUs: name, why, where.
+    unjudged_devices: Vec<(String, String, Location)>,
     /// While objects embedded in another (an Argo resource template's manifest) are read: that
     /// object, and the namespace its objects default to.
     embedding: Option<(ObjectRef, String)>,
@@ -456,6 +460,7 @@ impl Collector {
             train_jobs: self.train_jobs.len(),
             serving_runtimes: self.serving_runtimes.len(),
             predictors: self.predictors.len(),
+            unjudged_devices: self.unjudged_devices.len(),
             acceptances: self.acceptances.len(),
         }
     }
@@ -479,6 +484,7 @@ impl Collector {
         self.train_jobs.truncate(c.train_jobs);
         self.serving_runtimes.truncate(c.serving_runtimes);
         self.predictors.truncate(c.predictors);
+        self.unjudged_devices.truncate(c.unjudged_devices);
         self.acceptances.truncate(c.acceptances);
     }
 
@@ -791,7 +797,25 @@ impl Collector {
                 let runtime = kserve::read_runtime(namespace, &r.name, root, &loc)?;
                 self.serving_runtimes.push(runtime);
             }
+            Reads::Holder if c.group == kubevirt::GROUP && c.kind == "KubeVirt" => {
+                for (name, why) in kubevirt::unjudged_devices(root, &loc)? {
+                    self.unjudged_devices.push((name, why, loc.clone()));
+                }
+            }
             Reads::Holder => {}
+            Reads::KubeVirt => {
+                for f in kubevirt::read(c.kind, root, &loc)? {
+                    self.template(
+                        r.clone(),
+                        c.workload,
+                        f.role,
+                        f.replicas,
+                        &f.template,
+                        c.class,
+                        false,
+                    );
+                }
+            }
             Reads::VllmRuntime => {
                 for f in discover::read_vllm_runtime(root, &loc, &r.name)? {
                     self.template(
@@ -1441,10 +1465,30 @@ impl Collector {
         }
     }
 
+    /// Workloads requesting an NVIDIA device KubeVirt serves that is no whole GPU gpu-trust reads:
+    /// what they get, and whom they share it with, is not judged: an error at the workload.
+    fn unjudged_devices(&mut self) {
+        for (name, why, at) in &self.unjudged_devices {
+            for w in &self.workloads {
+                let w = &w.workload;
+                if w.gpu.resources.contains_key(name) {
+                    self.diagnostics.push(Diagnostic::error(
+                        w.object.location.clone(),
+                        format!(
+                            "{} requests `{name}`: {why} ({}:{}); what it gets, and whom it shares it with, is not judged",
+                            w.object, at.file, at.line
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
     fn finish(mut self) -> Ingested {
         self.end_document(&mut Vec::new());
         self.train_jobs();
         self.predictors();
+        self.unjudged_devices();
         let mut diagnostics = std::mem::take(&mut self.diagnostics);
         let mut unresolved: Vec<Unresolved> = Vec::new();
 
@@ -1493,6 +1537,7 @@ impl Collector {
             dp_cache: BTreeMap::new(),
             mig_cache: BTreeMap::new(),
             unread: &self.unread,
+            policy: policy.map(|p| &p.1),
         };
         let mut fleet_nodes: Vec<Node> = Vec::with_capacity(drafts.len());
         let mut mig_requests = Vec::new();

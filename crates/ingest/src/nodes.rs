@@ -22,6 +22,7 @@
 //! What the input does not say (a driver version GKE does not label) is recorded per node as an
 //! unknown fact with its reason.
 
+use crate::api::Unread;
 use crate::cluster::Operands;
 use crate::device_plugin::{self, parse_mig_strategy, DevicePluginConfig, Strictness};
 use crate::mig_parted::{self, MigPartedConfig};
@@ -29,7 +30,6 @@ use crate::placement::Constraints;
 use crate::platforms::gpu_operator::MIG_CONFIG_KEY;
 use crate::platforms::plugin_daemonset::PluginDaemonSet;
 use crate::platforms::{self, gfd, Choice, LabelFacts, PluginSelection};
-use crate::api::Unread;
 use crate::util::{quantity_u64, uuids};
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{
@@ -141,6 +141,8 @@ pub(crate) struct Context<'c> {
     pub mig_cache: BTreeMap<(String, String), Option<MigPartedConfig>>,
     /// Collections the reader of a live cluster could not list.
     pub unread: &'c [Unread],
+    /// The ClusterPolicy, for the workloads (containers or VMs) it gives each node.
+    pub policy: Option<&'c crate::crd::ClusterPolicy>,
 }
 
 /// What resolving one node produced.
@@ -176,6 +178,15 @@ pub(crate) fn is_gpu_node(d: &NodeDraft, platform_facts: &[LabelFacts]) -> bool 
             e.iter()
                 .any(|(k, v)| *v > 0 && resource::is_nvidia_gpu_resource(k))
         })
+}
+
+/// The first resource of GPUs passed through to VMs the node advertises, by name.
+fn passthrough_resource(d: &NodeDraft) -> Option<&str> {
+    d.extended
+        .as_ref()?
+        .iter()
+        .find(|(k, v)| **v > 0 && resource::is_passthrough(k))
+        .map(|(k, _)| k.as_str())
 }
 
 /// The plugin config the node's installer selects: the GPU Operator's, else the one device plugin
@@ -236,10 +247,20 @@ impl Context<'_> {
         let labels = &d.labels;
         let gfd_product = labels.get(gfd::PRODUCT).cloned();
         let platform_product = platform_facts.iter().find_map(|p| p.product.clone());
-        let product = gfd_product.clone().or(platform_product);
+        // GPUs passed through to VMs, as the sandbox device plugin advertises them.
+        let passthrough = passthrough_resource(d);
+        let product = gfd_product.clone().or(platform_product).or_else(|| {
+            passthrough
+                .filter(|r| resource::passthrough_model(r).is_some())
+                .map(|r| r.trim_start_matches("nvidia.com/").to_string())
+        });
         let model = match &gfd_product {
             Some(p) => catalogue::lookup(p),
-            None => platform_facts.iter().find_map(|p| p.model),
+            None => platform_facts.iter().find_map(|p| p.model).or_else(|| {
+                passthrough
+                    .and_then(resource::passthrough_model)
+                    .and_then(catalogue::lookup)
+            }),
         };
         let hidden = |fact: NodeFact| {
             platform_facts
@@ -265,9 +286,15 @@ impl Context<'_> {
                 out.unresolved(d, UnresolvedKind::GpuModel, message);
             }
             (None, _) => {
-                let message = match hidden(NodeFact::GpuModel) {
-                    Some(reason) => format!("{reason}: the GPU model is unknown"),
-                    None => format!("no `{}` label: the GPU model is unknown", gfd::PRODUCT),
+                let message = match (hidden(NodeFact::GpuModel), passthrough) {
+                    (Some(reason), _) => format!("{reason}: the GPU model is unknown"),
+                    (None, Some(name)) => format!(
+                        "the node passes its GPUs through to VMs as `{name}`, which names no GPU model, and has no `{}` label: the GPU model is unknown",
+                        gfd::PRODUCT
+                    ),
+                    (None, None) => {
+                        format!("no `{}` label: the GPU model is unknown", gfd::PRODUCT)
+                    }
                 };
                 unknown_fact(NodeFact::GpuModel, message.clone());
                 out.unresolved(d, UnresolvedKind::GpuModel, message);
@@ -275,7 +302,13 @@ impl Context<'_> {
             _ => {}
         }
 
-        let selection = match selection_for(self.operator.as_ref(), self.daemonsets, d) {
+        // On a node the operator gives VMs, its device plugin does not run: the sandbox device
+        // plugin passes whole GPUs through instead, and nothing shares them.
+        let operator = self
+            .operator
+            .as_ref()
+            .filter(|_| platforms::gpu_operator::sandbox_workload(self.policy, labels).is_none());
+        let selection = match selection_for(operator, self.daemonsets, d) {
             Ok(s) => s.cloned(),
             Err(message) => {
                 out.unresolved(d, UnresolvedKind::DevicePluginConfig, message);
@@ -1113,6 +1146,15 @@ fn advertised_gpus(
     hami_devices: usize,
 ) -> u32 {
     if let Some(ext) = &d.extended {
+        // GPUs passed through whole, one device each.
+        let passed: u64 = ext
+            .iter()
+            .filter(|(k, _)| resource::is_passthrough(k))
+            .map(|(_, v)| *v)
+            .sum();
+        if passed > 0 {
+            return u32::try_from(passed).unwrap_or(u32::MAX);
+        }
         let replicas = u64::from(sharing.replicas_for(resource::GPU));
         let advertised = ext
             .get(resource::GPU)

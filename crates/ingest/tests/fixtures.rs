@@ -594,3 +594,20 @@ fn workload_controllers_read_through_the_table() {
         insta::assert_snapshot!(format!("controllers_{stem}"), summary(&ing));
     }
 }
+
+/// A VM that requests an NVIDIA vGPU the KubeVirt CR serves as a mediated device is not judged: an
+/// error at the VM, naming the device and the CR.
+#[test]
+fn kubevirt_vgpu_requests_are_refused() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\nspec:\n  configuration:\n    permittedHostDevices:\n      mediatedDevices:\n      - {mdevNameSelector: GRID T4-1Q, resourceName: nvidia.com/GRID_T4-1Q}\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: desktop, namespace: vms}\nspec:\n  runStrategy: Always\n  template:\n    spec:\n      domain:\n        devices:\n          gpus: [{deviceName: nvidia.com/GRID_T4-1Q, name: vgpu1}]\n";
+    let ing = ingest_text(text, "vgpu.yaml");
+    let errors: Vec<_> = ing.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].message.contains("nvidia.com/GRID_T4-1Q")
+            && errors[0].message.contains("vGPU")
+            && errors[0].location.line == 10,
+        "{}",
+        errors[0]
+    );
+}

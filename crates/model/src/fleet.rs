@@ -286,6 +286,8 @@ impl GpuNode {
                         .flat_map(|p| &p.mig)
                         .any(|s| crate::catalogue::is_plugin_spelling(&s.profile, profile))
             }
+            // Passed-through GPUs are advertised by the sandbox device plugin, not configured here.
+            Some(DeviceResource::Passthrough) => true,
             None if resource::HAMI_RESOURCES.contains(&name) => self.hami,
             None => true,
         }
