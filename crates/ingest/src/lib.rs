@@ -70,6 +70,7 @@ use gpu_trust_model::fleet::{
     Fleet, Ingested, NamespaceInfo, Node, RuntimeClassInfo, Unresolved, Workload, WorkloadClass,
     WorkloadKind,
 };
+use gpu_trust_model::resource;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef, Version};
 use gpu_trust_source::tree::{ScalarStyle, Value};
 use gpu_trust_source::{
@@ -1465,9 +1466,25 @@ impl Collector {
         }
     }
 
-    /// Workloads requesting an NVIDIA device KubeVirt serves that is no whole GPU gpu-trust reads:
-    /// what they get, and whom they share it with, is not judged: an error at the workload.
+    /// Workloads requesting a device gpu-trust cannot judge: an NVIDIA device KubeVirt serves that is
+    /// no whole GPU, or a compute instance of a MIG GPU instance. What they get, and whom they
+    /// share it with, is not judged: an error at the workload.
     fn unjudged_devices(&mut self) {
+        for w in &self.workloads {
+            let w = &w.workload;
+            for name in w.gpu.resources.keys() {
+                let Some((c, gpu_instance)) = resource::compute_instance(name) else {
+                    continue;
+                };
+                self.diagnostics.push(Diagnostic::error(
+                    w.object.location.clone(),
+                    format!(
+                        "{} requests `{name}`: {c} compute slice(s) of a {gpu_instance} MIG GPU instance, whose compute instances share its memory and engines with each other (NVIDIA MIG user guide); gpu-trust does not model compute instances, so whom it shares that memory with is not judged (NVIDIA's device plugin advertises no compute-instance profile by default: k8s-device-plugin internal/rm/rm.go names only profiles whose compute slices equal the GPU instance's)",
+                        w.object
+                    ),
+                ));
+            }
+        }
         for (name, why, at) in &self.unjudged_devices {
             for w in &self.workloads {
                 let w = &w.workload;

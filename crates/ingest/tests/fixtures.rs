@@ -611,3 +611,23 @@ fn kubevirt_vgpu_requests_are_refused() {
         errors[0]
     );
 }
+
+/// Pods on compute instances of one MIG GPU instance (`nvidia.com/mig-1c.3g.40gb`, a profile
+/// mig-parted creates: its known configs list `1c.3g.20gb`) share that instance's memory; gpu-trust
+/// does not model compute instances, so such a request is refused with the reason, never judged as
+/// pods that only share a node.
+#[test]
+fn compute_instance_requests_are_refused_with_the_reason() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: team-a}\nspec:\n  containers:\n  - name: c\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources: {limits: {nvidia.com/mig-1c.3g.40gb: 1}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: team-b}\nspec:\n  containers:\n  - name: c\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources: {limits: {nvidia.com/mig-3g.40gb: 1}}\n";
+    let ing = ingest_text(text, "ci.yaml");
+    let errors: Vec<_> = ing.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = errors[0];
+    assert_eq!(e.location.line, 1, "{e}");
+    assert!(
+        e.message.contains("nvidia.com/mig-1c.3g.40gb")
+            && e.message.contains("3g.40gb MIG GPU instance")
+            && e.message.contains("internal/rm/rm.go"),
+        "{e}"
+    );
+}

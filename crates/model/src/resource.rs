@@ -179,6 +179,29 @@ pub fn mig_profile(name: &str) -> Option<&str> {
     }
 }
 
+/// A compute-instance profile in a mixed-strategy resource: `nvidia.com/mig-1c.3g.40gb` is one
+/// compute instance (`1c`, its compute slices) of a `3g.40gb` GPU instance. Returns the compute
+/// slices and the GPU instance's profile in the plugin's spelling; `None` for a GPU-instance profile
+/// (`3g.40gb`, or `3c.3g.40gb`, whose one compute instance spans it).
+///
+/// Compute instances of one GPU instance share its memory and engines; only their
+/// streaming multiprocessors are separate (NVIDIA Multi-Instance GPU User Guide, "Terminology":
+/// "GPU Instance", "Compute Instance"). NVIDIA's device plugin advertises no such profile by default:
+/// under the mixed strategy it names only profiles whose compute slices equal the GPU instance's
+/// (k8s-device-plugin `internal/rm/rm.go`, `AddDefaultResourcesToConfig`: `info.C != info.G` is
+/// skipped), and a MIG device no resource pattern matches stops it (`internal/rm/device_map.go`,
+/// `buildMigDeviceMap`: "does not match any resource patterns"); mig-parted creates them
+/// (`pkg/mig/config/known_configs.go`, `1c.3g.20gb`...), and a plugin config's `resources.mig`
+/// can name them.
+pub fn compute_instance(name: &str) -> Option<(u32, String)> {
+    let profile = mig_profile(name)?;
+    let (c, rest) = profile.split_once("c.")?;
+    let c: u32 = c.parse().ok()?;
+    let (g, _) = rest.split_once("g.")?;
+    let g: u32 = g.parse().ok()?;
+    (c < g).then(|| (c, rest.to_string()))
+}
+
 /// Whether a node advertising `name` has NVIDIA GPUs behind it (device resources and HAMi's).
 pub fn is_nvidia_gpu_resource(name: &str) -> bool {
     is_gpu_resource(name) || HAMI_RESOURCES.contains(&name)
@@ -221,6 +244,26 @@ mod tests {
         );
         assert!(is_mig_resource("nvidia.com/mig-3g.40gb"));
         assert!(!is_mig_resource(GPU_SHARED));
+    }
+
+    #[test]
+    fn compute_instance_profiles_name_their_gpu_instance() {
+        assert_eq!(
+            compute_instance("nvidia.com/mig-1c.3g.40gb"),
+            Some((1, "3g.40gb".to_string()))
+        );
+        assert_eq!(
+            compute_instance("nvidia.com/mig-2c.4g.20gb.shared"),
+            Some((2, "4g.20gb".to_string()))
+        );
+        for not in [
+            "nvidia.com/mig-3g.40gb",
+            "nvidia.com/mig-3c.3g.40gb",
+            "nvidia.com/mig-1g.10gb.me",
+            GPU,
+        ] {
+            assert_eq!(compute_instance(not), None, "{not}");
+        }
     }
 
     #[test]
