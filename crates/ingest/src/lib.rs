@@ -804,21 +804,13 @@ impl Collector {
                 }
             }
             Reads::Holder => {}
-            Reads::KubeVirt => {
-                for f in kubevirt::read(c.kind, root, &loc)? {
-                    self.template(
-                        r.clone(),
-                        c.workload,
-                        f.role,
-                        f.replicas,
-                        &f.template,
-                        c.class,
-                        false,
-                    );
-                }
-            }
-            Reads::VllmRuntime => {
-                for f in discover::read_vllm_runtime(root, &loc, &r.name)? {
+            Reads::KubeVirt | Reads::VllmRuntime => {
+                let found = if matches!(c.reads, Reads::KubeVirt) {
+                    kubevirt::read(c.kind, root, &loc)?
+                } else {
+                    discover::read_vllm_runtime(root, &loc, &r.name)?
+                };
+                for f in found {
                     self.template(
                         r.clone(),
                         c.workload,
