@@ -19,7 +19,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
     /// Without PATH: read namespaced objects of this namespace only (the tenant in scope); nodes,
-    /// cluster-scoped RBAC and the GPU configuration are still read.
+    /// cluster-scoped RBAC and the GPU configuration (the ClusterPolicy, and the ConfigMaps and
+    /// DaemonSets of every namespace) are still read.
     #[arg(long, short = 'n', value_name = "NS")]
     pub namespace: Option<String>,
 }
@@ -99,7 +100,10 @@ pub fn load(args: &ClusterArgs) -> Option<Ingested> {
 
 /// The fleet of a snapshot, with the kinds that could not be read as error diagnostics.
 pub fn ingest(snapshot: gpu_trust_live::Snapshot) -> Ingested {
-    let options = gpu_trust_ingest::Options::default();
+    let options = gpu_trust_ingest::Options {
+        unread: snapshot.unread,
+        ..gpu_trust_ingest::Options::default()
+    };
     let mut ingested = gpu_trust_ingest::ingest(&snapshot.inputs, &options);
     ingested.diagnostics.extend(snapshot.diagnostics);
     ingested.diagnostics.sort();

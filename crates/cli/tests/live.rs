@@ -303,6 +303,97 @@ fn a_namespace_scopes_the_tenant_objects_and_still_reads_the_cluster() {
     );
 }
 
+/// The rules of a JSON audit report's findings, and its coverage gaps' reasons.
+fn rules_and_gaps(report: &[u8]) -> (Vec<String>, Vec<String>) {
+    let report: serde_json::Value = serde_json::from_slice(report).expect("json report");
+    let rules = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["rule"].as_str().map(str::to_string))
+        .collect();
+    let gaps = report.to_string();
+    let gaps = ["unresolved-config", "skipped-input"]
+        .iter()
+        .filter(|r| gaps.contains(&format!("\"{r}\"")))
+        .map(|r| r.to_string())
+        .collect();
+    (rules, gaps)
+}
+
+/// An audit scoped to one namespace still reads what decides how the GPUs are shared: the
+/// ClusterPolicy, and the ConfigMaps (the device plugin's and mig-parted's, in the GPU Operator's
+/// namespace) and DaemonSets of every namespace. The tenant's nodes keep their sharing
+/// configuration: no "missing configuration" finding.
+#[test]
+fn a_namespaced_audit_reads_the_sharing_configuration_of_every_namespace() {
+    let rec = serve("ml-platform", Behaviour::default());
+    let out = gpu_trust()
+        .args(["audit", "-o", "json", "--today", TODAY, "-n", "ml-training"])
+        .arg("--policy")
+        .arg(example("ml-platform").join("policy.yaml"))
+        .arg("--kubeconfig")
+        .arg(&rec.kubeconfig)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let log = rec.server.log();
+    for cluster_wide in ["/api/v1/configmaps?", "/apis/apps/v1/daemonsets?"] {
+        assert!(
+            log.iter().any(|l| l.starts_with(cluster_wide)),
+            "{cluster_wide}: {log:?}"
+        );
+    }
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("/api/v1/namespaces/ml-training/pods?")),
+        "{log:?}"
+    );
+    let (rules, gaps) = rules_and_gaps(&out.stdout);
+    assert!(!rules.iter().any(|r| r == "GT002"), "{rules:?}");
+    assert!(gaps.is_empty(), "{gaps:?}");
+}
+
+/// When the ConfigMaps may not be listed (a namespaced user's 403 at the cluster scope), the audit
+/// fails closed on the unread kind (exit 2); accepted with --skip-invalid, the report marks the gap
+/// and says nothing about a configuration missing from the cluster.
+#[test]
+fn a_forbidden_sharing_configuration_is_a_gap_not_a_finding() {
+    let rec = serve(
+        "ml-platform",
+        Behaviour {
+            page: 0,
+            forbidden: vec!["configmaps"],
+            expire_once: vec![],
+        },
+    );
+    let run = |extra: &[&str]| {
+        gpu_trust()
+            .args(["audit", "-o", "json", "--today", TODAY, "-n", "ml-training"])
+            .args(extra)
+            .arg("--policy")
+            .arg(example("ml-platform").join("policy.yaml"))
+            .arg("--kubeconfig")
+            .arg(&rec.kubeconfig)
+            .output()
+            .expect("run")
+    };
+    let refused = run(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("api/v1/configmaps") && stderr.contains("403 forbidden"),
+        "{stderr}"
+    );
+    let skipped = run(&["--skip-invalid"]);
+    let stderr = String::from_utf8_lossy(&skipped.stderr);
+    assert!(matches!(skipped.status.code(), Some(0 | 1)), "{stderr}");
+    let (rules, gaps) = rules_and_gaps(&skipped.stdout);
+    assert!(!rules.iter().any(|r| r == "GT002"), "{rules:?}");
+    assert_eq!(gaps, ["skipped-input"], "{gaps:?}");
+}
+
 #[test]
 fn it_reads_only_what_the_role_grants() {
     let rec = serve("inference-platform", Behaviour::default());

@@ -33,7 +33,8 @@ pub struct ApiKind {
 /// kserve/kserve `config/crd/full/`, knative/serving `config/core/300-resources/`,
 /// argoproj/argo-workflows `manifests/base/crds/minimal/`, vllm-project/production-stack
 /// `operator/config/crd/bases/`, kubernetes-sigs/kueue `config/components/crd/bases/`,
-/// NVIDIA/gpu-operator `deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`.
+/// NVIDIA/gpu-operator `deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`,
+/// kubevirt/kubevirt `pkg/virt-operator/resource/generate/components/crds.go`.
 const RESOURCES: &[(&str, &str, &str, bool)] = &[
     ("", "Node", "nodes", false),
     ("", "Pod", "pods", true),
@@ -151,7 +152,51 @@ const RESOURCES: &[(&str, &str, &str, bool)] = &[
         true,
     ),
     ("kueue.x-k8s.io", "Workload", "workloads", true),
+    ("kubevirt.io", "VirtualMachine", "virtualmachines", true),
+    (
+        "kubevirt.io",
+        "VirtualMachineInstance",
+        "virtualmachineinstances",
+        true,
+    ),
+    ("kubevirt.io", "KubeVirt", "kubevirts", true),
 ];
+
+/// The namespaced kinds whose objects decide how the GPUs of every node are shared, wherever they
+/// are: the device plugin's and mig-parted's ConfigMaps (in the GPU Operator's namespace or the
+/// device plugin chart's) and the device plugin's DaemonSet, whose config they name
+/// (`platforms/gpu_operator.rs`, `platforms/plugin_daemonset.rs`). An audit scoped to one
+/// namespace still reads them in every namespace: without them the sharing configuration in force
+/// on a node is unknown.
+const CONFIGURES_GPUS: &[(&str, &str)] = &[("", "ConfigMap"), ("apps", "DaemonSet")];
+
+impl ApiKind {
+    /// Whether objects of the kind decide how GPUs are shared cluster-wide, so that a reader scoped
+    /// to one namespace lists them in every namespace.
+    pub fn configures_gpus(&self) -> bool {
+        CONFIGURES_GPUS.contains(&(self.group, self.kind))
+    }
+}
+
+/// A collection a reader could not list (forbidden, or failed): objects of `kind`, in `namespace`
+/// (`None`: in every namespace, or a cluster-scoped kind). What ingest would have read there is
+/// unknown, so nothing is concluded from its absence.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unread {
+    pub kind: ApiKind,
+    pub namespace: Option<String>,
+    /// Why, in a few words (`403 forbidden`).
+    pub reason: String,
+}
+
+impl Unread {
+    /// Whether objects of `group`/`kind` in `namespace` were in what could not be read.
+    pub fn covers(&self, group: &str, kind: &str, namespace: &str) -> bool {
+        self.kind.group == group
+            && self.kind.kind == kind
+            && self.namespace.as_deref().is_none_or(|ns| ns == namespace)
+    }
+}
 
 /// The versions of the custom resources ingest types itself (the others: any version).
 const CLUSTER_POLICY_VERSIONS: &[&str] = &["v1"];
@@ -233,6 +278,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_kinds_that_configure_gpus_are_namespaced_kinds_ingest_reads() {
+        let kinds = read_kinds();
+        for (group, kind) in CONFIGURES_GPUS {
+            let k = kinds
+                .iter()
+                .find(|a| a.group == *group && a.kind == *kind)
+                .unwrap_or_else(|| panic!("{group}/{kind} is not read"));
+            assert!(k.namespaced && k.configures_gpus());
+        }
+        assert!(!kinds.iter().any(|a| a.kind == "Pod" && a.configures_gpus()));
     }
 
     #[test]

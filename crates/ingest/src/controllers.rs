@@ -38,6 +38,9 @@ pub(crate) enum Reads {
     /// vLLM production-stack's VLLMRuntime: one Deployment of a vLLM server built from the
     /// runtime's fields, not from a pod template.
     VllmRuntime,
+    /// KubeVirt's VirtualMachine and VirtualMachineInstance: the virt-launcher pod of a VM, built
+    /// from its devices and scheduling fields (`kubevirt.rs`).
+    KubeVirt,
     /// A template other objects reference, which runs nothing by itself (Kubeflow Trainer's
     /// training runtimes, KServe serving runtimes, Argo cluster workflow templates, PodTemplate,
     /// ControllerRevision): not a workload. Training runtimes are kept for the TrainJobs that use
@@ -482,6 +485,31 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Inference),
         reads: Reads::VllmRuntime,
+    },
+    // KubeVirt (kubevirt/kubevirt `staging/src/kubevirt.io/api/core/v1/types.go`): a
+    // VirtualMachine runs one VirtualMachineInstance from `spec.template` unless halted; each VMI
+    // runs in one virt-launcher pod that requests its GPUs and host devices. The KubeVirt CR
+    // configures which host devices VMs may get and runs no VM itself.
+    Controller {
+        group: "kubevirt.io",
+        kind: "VirtualMachine",
+        workload: WorkloadKind::Custom,
+        class: None,
+        reads: Reads::KubeVirt,
+    },
+    Controller {
+        group: "kubevirt.io",
+        kind: "VirtualMachineInstance",
+        workload: WorkloadKind::Custom,
+        class: None,
+        reads: Reads::KubeVirt,
+    },
+    Controller {
+        group: "kubevirt.io",
+        kind: "KubeVirt",
+        workload: WorkloadKind::Custom,
+        class: None,
+        reads: Reads::Holder,
     },
     // Kueue's Workload copies the pod sets of the job it admits, which is read itself
     // (kubernetes-sigs/kueue `apis/kueue/v1beta1/workload_types.go`).

@@ -38,6 +38,18 @@ pub struct ClusterPolicySpec {
     pub cc_manager: Option<CcManagerSpec>,
     #[serde(default)]
     pub cdi: Option<CdiSpec>,
+    #[serde(default)]
+    pub sandbox_workloads: Option<SandboxWorkloadsSpec>,
+}
+
+/// `spec.sandboxWorkloads` (NVIDIA/gpu-operator `api/nvidia/v1/clusterpolicy_types.go`): whether GPUs
+/// may be passed through to VMs, and the workload a node without the `nvidia.com/gpu.workload.config`
+/// label gets.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxWorkloadsSpec {
+    pub enabled: Option<bool>,
+    pub default_workload: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

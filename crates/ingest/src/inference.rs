@@ -62,9 +62,48 @@ const ENGINES: &[Engine] = &[
     },
 ];
 
+/// A server that runs one of the engines above with the engine's own arguments and defaults.
+struct Wrapper {
+    /// What it is called in messages.
+    name: &'static str,
+    /// Substrings of the image reference (lower-cased) that identify it.
+    images: &'static [&'static str],
+    engine: InferenceEngine,
+    /// The flag that chooses another backend, and the values that keep the engine (the default
+    /// among them).
+    backend: (&'static str, &'static [&'static str]),
+}
+
+/// Sources: kserve/kserve `config/runtimes/kserve-huggingfaceserver.yaml` (the ClusterServingRuntime
+/// of `modelFormat: huggingface`, image `kserve/huggingfaceserver`) and
+/// `python/huggingfaceserver/huggingfaceserver/__main__.py`: `--backend` defaults to `auto`, which
+/// loads the model with vLLM when vLLM is installed and supports the architecture (the README: "If
+/// available for a model, vLLM is set as the default backend"; `--backend=huggingface` turns it
+/// off), and vLLM's own engine arguments are added to the server's parser (a vLLM
+/// `FlexibleArgumentParser`), so `--gpu-memory-utilization` and its default are vLLM's. The
+/// vLLM production stack (vllm-project/production-stack) runs `vllm serve` in `lmcache/vllm-openai`
+/// images, which the vLLM engine above recognises by name.
+const WRAPPERS: &[Wrapper] = &[Wrapper {
+    name: "KServe's Hugging Face runtime",
+    images: &["huggingfaceserver"],
+    engine: InferenceEngine::Vllm,
+    backend: ("--backend", &["auto", "vllm"]),
+}];
+
 /// The first inference server among the containers (init containers excluded).
 pub(crate) fn detect(containers: &[ContainerInfo]) -> Option<InferenceServer> {
     containers.iter().filter(|c| !c.is_init).find_map(|c| {
+        if let Some(w) = WRAPPERS.iter().find(|w| image_is(w.images, c)) {
+            let (flag, keeps) = w.backend;
+            if flag_value(&c.argv, flag, true).is_some_and(|b| !keeps.contains(&b.as_str())) {
+                // Another backend than the engine: no up-front reservation of the engine's.
+                return None;
+            }
+            let engine = ENGINES.iter().find(|e| e.engine == w.engine)?;
+            let mut server = reservation(engine, c);
+            server.via = Some(w.name.to_string());
+            return Some(server);
+        }
         ENGINES
             .iter()
             .find(|e| is_engine(e, c))
@@ -72,9 +111,10 @@ pub(crate) fn detect(containers: &[ContainerInfo]) -> Option<InferenceServer> {
     })
 }
 
-fn is_engine(e: &Engine, c: &ContainerInfo) -> bool {
+/// Whether the image of `c` is one of `images`: the image name, not the registry path
+/// (`.../vllm-openai:v0.6` but not `.../not-vllm-helper`).
+fn image_is(images: &[&str], c: &ContainerInfo) -> bool {
     let image = c.image.to_ascii_lowercase();
-    // The image name, not the registry path: `.../vllm-openai:v0.6` but not `.../not-vllm-helper`.
     let name = image
         .rsplit('/')
         .next()
@@ -82,10 +122,13 @@ fn is_engine(e: &Engine, c: &ContainerInfo) -> bool {
         .split([':', '@'])
         .next()
         .unwrap_or("");
-    if e.images
+    images
         .iter()
         .any(|i| name.contains(i) || image.contains(&format!("/{i}")))
-    {
+}
+
+fn is_engine(e: &Engine, c: &ContainerInfo) -> bool {
+    if image_is(e.images, c) {
         return true;
     }
     c.argv.iter().take(4).any(|a| {
@@ -108,6 +151,7 @@ fn reservation(e: &Engine, c: &ContainerInfo) -> InferenceServer {
         container: c.name.clone(),
         reserved_fraction: fraction,
         flag,
+        via: None,
     };
     if let Some(flag) = e
         .override_flags
@@ -228,6 +272,36 @@ mod tests {
         // SGLang's parser does not: its flag must be written as documented.
         let g = detect(&[c("lmsysorg/sglang", &["--mem_fraction_static", "0.5"])]).unwrap();
         assert_eq!(g.reserved_fraction, Some(0.88));
+    }
+
+    /// KServe's Hugging Face runtime runs vLLM with vLLM's flags and defaults, unless its backend
+    /// is set to another.
+    #[test]
+    fn kserve_huggingface_runtime_runs_vllm() {
+        let args = [
+            "--model_name=llama",
+            "--model_id=meta-llama/Llama-3.1-8B-Instruct",
+        ];
+        let s = detect(&[c("kserve/huggingfaceserver:v0.15.2-gpu", &args)]).unwrap();
+        assert_eq!(s.engine, InferenceEngine::Vllm);
+        assert_eq!((s.reserved_fraction, s.flag), (Some(0.9), None));
+        assert_eq!(s.via.as_deref(), Some("KServe's Hugging Face runtime"));
+        let s = detect(&[c(
+            "kserve/huggingfaceserver:v0.15.2-gpu",
+            &["--model_name=llama", "--gpu_memory_utilization=0.3"],
+        )])
+        .unwrap();
+        assert_eq!(s.reserved_fraction, Some(0.3));
+        assert!(detect(&[c(
+            "kserve/huggingfaceserver:v0.15.2-gpu",
+            &["--model_name=llama", "--backend=huggingface"]
+        )])
+        .is_none());
+        assert!(detect(&[c(
+            "kserve/huggingfaceserver:v0.15.2-gpu",
+            &["--backend", "vllm"]
+        )])
+        .is_some());
     }
 
     #[test]

@@ -52,6 +52,8 @@ mod env;
 mod inference;
 pub mod inventory;
 mod kinds;
+mod kserve;
+mod kubevirt;
 pub mod mig_parted;
 mod nodes;
 mod placement;
@@ -70,6 +72,7 @@ use gpu_trust_model::fleet::{
     Fleet, Ingested, NamespaceInfo, Node, RuntimeClassInfo, Unresolved, Workload, WorkloadClass,
     WorkloadKind,
 };
+use gpu_trust_model::resource;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef, Version};
 use gpu_trust_source::tree::{ScalarStyle, Value};
 use gpu_trust_source::{
@@ -86,15 +89,19 @@ use std::path::PathBuf;
 pub use gpu_trust_source::Input as SourceInput;
 
 /// How to read the input.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub limits: Limits,
+    /// Collections the reader of a live cluster could not list: a configuration missing from the
+    /// input is then unknown, not missing from the cluster.
+    pub unread: Vec<api::Unread>,
 }
 
 /// Reads every input into the fleet model.
 pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
     let mut c = Collector {
         limits: options.limits,
+        unread: options.unread.clone(),
         ..Collector::default()
     };
     for (i, input) in inputs.iter().enumerate() {
@@ -108,6 +115,7 @@ pub fn ingest(inputs: &[Input], options: &Options) -> Ingested {
 pub fn ingest_owned(inputs: Vec<Input>, options: &Options) -> Ingested {
     let mut c = Collector {
         limits: options.limits,
+        unread: options.unread.clone(),
         ..Collector::default()
     };
     for (i, input) in inputs.into_iter().enumerate() {
@@ -128,6 +136,7 @@ pub const LARGE_INPUT_BYTES: u64 = 64 << 20;
 pub fn ingest_gathered(inputs: Vec<Gathered>, options: &Options) -> Ingested {
     let mut c = Collector {
         limits: options.limits,
+        unread: options.unread.clone(),
         ..Collector::default()
     };
     for (i, input) in inputs.into_iter().enumerate() {
@@ -388,6 +397,9 @@ struct Checkpoint {
     plugin_daemonsets: usize,
     runtimes: usize,
     train_jobs: usize,
+    serving_runtimes: usize,
+    predictors: usize,
+    unjudged_devices: usize,
     acceptances: usize,
 }
 
@@ -418,10 +430,17 @@ struct Collector {
     /// Kubeflow Trainer runtimes and the TrainJobs that reference them, joined at the end.
     runtimes: Vec<RuntimeDraft>,
     train_jobs: Vec<TrainJobDraft>,
+    /// KServe serving runtimes and the predictors that run in them, joined at the end.
+    serving_runtimes: Vec<kserve::ServingRuntime>,
+    predictors: Vec<kserve::Predictor>,
+    /// NVIDIA devices the KubeVirt CR permits that are not read as whole GPUs: name, why, where.
+    unjudged_devices: Vec<(String, String, Location)>,
     /// While objects embedded in another (an Argo resource template's manifest) are read: that
     /// object, and the namespace its objects default to.
     embedding: Option<(ObjectRef, String)>,
     limits: Limits,
+    /// Collections a live reader could not list.
+    unread: Vec<api::Unread>,
     /// Acceptances annotated on the workloads and Namespaces read.
     acceptances: Vec<gpu_trust_model::fleet::AnnotatedAcceptance>,
     /// Per file, the first namespaced object that names no namespace and how many do.
@@ -446,6 +465,9 @@ impl Collector {
             plugin_daemonsets: self.plugin_daemonsets.len(),
             runtimes: self.runtimes.len(),
             train_jobs: self.train_jobs.len(),
+            serving_runtimes: self.serving_runtimes.len(),
+            predictors: self.predictors.len(),
+            unjudged_devices: self.unjudged_devices.len(),
             acceptances: self.acceptances.len(),
         }
     }
@@ -467,6 +489,9 @@ impl Collector {
         self.plugin_daemonsets.truncate(c.plugin_daemonsets);
         self.runtimes.truncate(c.runtimes);
         self.train_jobs.truncate(c.train_jobs);
+        self.serving_runtimes.truncate(c.serving_runtimes);
+        self.predictors.truncate(c.predictors);
+        self.unjudged_devices.truncate(c.unjudged_devices);
         self.acceptances.truncate(c.acceptances);
     }
 
@@ -801,9 +826,26 @@ impl Collector {
                 let runtime = discover::read_runtime(c.kind, namespace, &r.name, root, &loc)?;
                 self.runtimes.push(runtime);
             }
+            Reads::Holder if c.group == kserve::GROUP && c.kind.ends_with("ServingRuntime") => {
+                let namespace = (c.kind == "ServingRuntime")
+                    .then(|| r.namespace.clone())
+                    .flatten();
+                let runtime = kserve::read_runtime(namespace, &r.name, root, &loc)?;
+                self.serving_runtimes.push(runtime);
+            }
+            Reads::Holder if c.group == kubevirt::GROUP && c.kind == "KubeVirt" => {
+                for (name, why) in kubevirt::unjudged_devices(root, &loc)? {
+                    self.unjudged_devices.push((name, why, loc.clone()));
+                }
+            }
             Reads::Holder => {}
-            Reads::VllmRuntime => {
-                for f in discover::read_vllm_runtime(root, &loc, &r.name)? {
+            Reads::KubeVirt | Reads::VllmRuntime => {
+                let found = if matches!(c.reads, Reads::KubeVirt) {
+                    kubevirt::read(c.kind, root, &loc)?
+                } else {
+                    discover::read_vllm_runtime(root, &loc, &r.name)?
+                };
+                for f in found {
                     self.template(
                         r.clone(),
                         c.workload,
@@ -821,7 +863,29 @@ impl Collector {
             }
             Reads::Groups(_) => {
                 let read = discover::read_groups(c, root, &loc)?;
+                // A KServe predictor written as `model` runs the image of a serving runtime: its
+                // pods are built once the runtimes are read.
+                let model = if c.group == kserve::GROUP && c.kind == "InferenceService" {
+                    kserve::read_model(root, &loc)?
+                } else {
+                    None
+                };
+                let multinode = root.path("spec.predictor.workerSpec").is_some();
                 for f in read.found {
+                    if let Some(model) = model
+                        .as_ref()
+                        .filter(|_| f.role.as_deref() == Some("predictor"))
+                    {
+                        self.predictors.push(kserve::Predictor {
+                            object: r.clone(),
+                            kind: c.workload,
+                            class: c.class,
+                            model: model.clone(),
+                            multinode,
+                            found: f,
+                        });
+                        continue;
+                    }
                     self.template(
                         r.clone(),
                         c.workload,
@@ -1409,9 +1473,78 @@ impl Collector {
         }
     }
 
+    /// KServe predictors written as `model`, with the serving runtime KServe gives each; without
+    /// it, the predictor as written (what its server runs is then unknown, and said so).
+    fn predictors(&mut self) {
+        let predictors = std::mem::take(&mut self.predictors);
+        for p in predictors {
+            let found = match kserve::runtime_for(&p, &self.serving_runtimes)
+                .and_then(|runtime| kserve::apply(runtime, &p.found))
+            {
+                Ok(found) => found,
+                Err(why) => {
+                    self.diagnostics.push(Diagnostic::warning(
+                        p.object.location.clone(),
+                        format!(
+                            "{}: {why}; the image of its predictor, and so the server it runs, is unknown",
+                            p.object
+                        ),
+                    ));
+                    p.found
+                }
+            };
+            self.template(
+                p.object,
+                p.kind,
+                found.role,
+                found.replicas,
+                &found.template,
+                p.class,
+                found.unknown_constraints,
+            );
+        }
+    }
+
+    /// Workloads requesting a device gpu-trust cannot judge: an NVIDIA device KubeVirt serves that is
+    /// no whole GPU, or a compute instance of a MIG GPU instance. What they get, and whom they
+    /// share it with, is not judged: an error at the workload.
+    fn unjudged_devices(&mut self) {
+        for w in &self.workloads {
+            let w = &w.workload;
+            for name in w.gpu.resources.keys() {
+                let Some((c, gpu_instance)) = resource::compute_instance(name) else {
+                    continue;
+                };
+                self.diagnostics.push(Diagnostic::error(
+                    w.object.location.clone(),
+                    format!(
+                        "{} requests `{name}`: {c} compute slice(s) of a {gpu_instance} MIG GPU instance, whose compute instances share its memory and engines with each other (NVIDIA MIG user guide); gpu-trust does not model compute instances, so whom it shares that memory with is not judged (NVIDIA's device plugin advertises no compute-instance profile by default: k8s-device-plugin internal/rm/rm.go names only profiles whose compute slices equal the GPU instance's)",
+                        w.object
+                    ),
+                ));
+            }
+        }
+        for (name, why, at) in &self.unjudged_devices {
+            for w in &self.workloads {
+                let w = &w.workload;
+                if w.gpu.resources.contains_key(name) {
+                    self.diagnostics.push(Diagnostic::error(
+                        w.object.location.clone(),
+                        format!(
+                            "{} requests `{name}`: {why} ({}:{}); what it gets, and whom it shares it with, is not judged",
+                            w.object, at.file, at.line
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
     fn finish(mut self) -> Ingested {
         self.end_document(&mut Vec::new());
         self.train_jobs();
+        self.predictors();
+        self.unjudged_devices();
         let mut diagnostics = std::mem::take(&mut self.diagnostics);
         let mut unresolved: Vec<Unresolved> = Vec::new();
 
@@ -1472,6 +1605,8 @@ impl Collector {
             operator_version,
             dp_cache: BTreeMap::new(),
             mig_cache: BTreeMap::new(),
+            unread: &self.unread,
+            policy: policy.map(|p| &p.1),
         };
         let mut fleet_nodes: Vec<Node> = Vec::with_capacity(drafts.len());
         let mut mig_requests = Vec::new();

@@ -22,6 +22,7 @@
 //! What the input does not say (a driver version GKE does not label) is recorded per node as an
 //! unknown fact with its reason.
 
+use crate::api::Unread;
 use crate::cluster::Operands;
 use crate::device_plugin::{self, parse_mig_strategy, DevicePluginConfig, Strictness};
 use crate::mig_parted::{self, MigPartedConfig};
@@ -138,6 +139,10 @@ pub(crate) struct Context<'c> {
     pub operator_version: Option<Version>,
     pub dp_cache: BTreeMap<(String, String, String), Option<DevicePluginConfig>>,
     pub mig_cache: BTreeMap<(String, String), Option<MigPartedConfig>>,
+    /// Collections the reader of a live cluster could not list.
+    pub unread: &'c [Unread],
+    /// The ClusterPolicy, for the workloads (containers or VMs) it gives each node.
+    pub policy: Option<&'c crate::crd::ClusterPolicy>,
 }
 
 /// What resolving one node produced.
@@ -173,6 +178,15 @@ pub(crate) fn is_gpu_node(d: &NodeDraft, platform_facts: &[LabelFacts]) -> bool 
             e.iter()
                 .any(|(k, v)| *v > 0 && resource::is_nvidia_gpu_resource(k))
         })
+}
+
+/// The first resource of GPUs passed through to VMs the node advertises, by name.
+fn passthrough_resource(d: &NodeDraft) -> Option<&str> {
+    d.extended
+        .as_ref()?
+        .iter()
+        .find(|(k, v)| **v > 0 && resource::is_passthrough(k))
+        .map(|(k, _)| k.as_str())
 }
 
 /// The plugin config the node's installer selects: the GPU Operator's, else the one device plugin
@@ -216,6 +230,14 @@ fn selection_for<'s>(
 }
 
 impl Context<'_> {
+    /// Why the ConfigMaps of `namespace` are not in the input when the reader could not list them.
+    fn unread_config_maps(&self, namespace: &str) -> Option<String> {
+        self.unread
+            .iter()
+            .find(|u| u.covers("", "ConfigMap", namespace))
+            .map(|u| u.reason.clone())
+    }
+
     pub(crate) fn resolve(&mut self, d: &NodeDraft, id: NodeId) -> Resolved {
         let mut out = Resolved::default();
         let platform_facts = platforms::read_labels(&d.labels);
@@ -225,10 +247,20 @@ impl Context<'_> {
         let labels = &d.labels;
         let gfd_product = labels.get(gfd::PRODUCT).cloned();
         let platform_product = platform_facts.iter().find_map(|p| p.product.clone());
-        let product = gfd_product.clone().or(platform_product);
+        // GPUs passed through to VMs, as the sandbox device plugin advertises them.
+        let passthrough = passthrough_resource(d);
+        let product = gfd_product.clone().or(platform_product).or_else(|| {
+            passthrough
+                .filter(|r| resource::passthrough_model(r).is_some())
+                .map(|r| r.trim_start_matches("nvidia.com/").to_string())
+        });
         let model = match &gfd_product {
             Some(p) => catalogue::lookup(p),
-            None => platform_facts.iter().find_map(|p| p.model),
+            None => platform_facts.iter().find_map(|p| p.model).or_else(|| {
+                passthrough
+                    .and_then(resource::passthrough_model)
+                    .and_then(catalogue::lookup)
+            }),
         };
         let hidden = |fact: NodeFact| {
             platform_facts
@@ -243,18 +275,26 @@ impl Context<'_> {
         };
         match (&product, model) {
             (Some(p), None) => {
-                let message = if gfd_product.is_some() {
-                    format!("GPU product `{p}` is not in the GPU catalogue: MIG geometry and CC support unknown")
-                } else {
-                    format!("the platform names the GPU `{p}`, which the GPU catalogue does not know: MIG geometry and CC support unknown")
+                let message = match (&gfd_product, hidden(NodeFact::GpuModel)) {
+                    (Some(_), _) => format!("GPU product `{p}` is not in the GPU catalogue: MIG geometry and CC support unknown"),
+                    // The platform says why its name is no catalogue model (a fraction of a GPU, an
+                    // instance type it does not map).
+                    (None, Some(reason)) => format!("{reason}: the GPU model is unknown"),
+                    (None, None) => format!("the platform names the GPU `{p}`, which the GPU catalogue does not know: MIG geometry and CC support unknown"),
                 };
                 unknown_fact(NodeFact::GpuModel, message.clone());
                 out.unresolved(d, UnresolvedKind::GpuModel, message);
             }
             (None, _) => {
-                let message = match hidden(NodeFact::GpuModel) {
-                    Some(reason) => format!("{reason}: the GPU model is unknown"),
-                    None => format!("no `{}` label: the GPU model is unknown", gfd::PRODUCT),
+                let message = match (hidden(NodeFact::GpuModel), passthrough) {
+                    (Some(reason), _) => format!("{reason}: the GPU model is unknown"),
+                    (None, Some(name)) => format!(
+                        "the node passes its GPUs through to VMs as `{name}`, which names no GPU model, and has no `{}` label: the GPU model is unknown",
+                        gfd::PRODUCT
+                    ),
+                    (None, None) => {
+                        format!("no `{}` label: the GPU model is unknown", gfd::PRODUCT)
+                    }
                 };
                 unknown_fact(NodeFact::GpuModel, message.clone());
                 out.unresolved(d, UnresolvedKind::GpuModel, message);
@@ -262,7 +302,13 @@ impl Context<'_> {
             _ => {}
         }
 
-        let selection = match selection_for(self.operator.as_ref(), self.daemonsets, d) {
+        // On a node the operator gives VMs, its device plugin does not run: the sandbox device
+        // plugin passes whole GPUs through instead, and nothing shares them.
+        let operator = self
+            .operator
+            .as_ref()
+            .filter(|_| platforms::gpu_operator::sandbox_workload(self.policy, labels).is_none());
+        let selection = match selection_for(operator, self.daemonsets, d) {
             Ok(s) => s.cloned(),
             Err(message) => {
                 out.unresolved(d, UnresolvedKind::DevicePluginConfig, message);
@@ -474,9 +520,25 @@ impl Context<'_> {
                             ),
                         }
                     }
-                    Choice::Missing(message) => {
-                        out.unresolved(d, UnresolvedKind::DevicePluginConfig, message)
-                    }
+                    Choice::Missing(message) => match keys
+                        .is_none()
+                        .then(|| self.unread_config_maps(&sel.namespace))
+                        .flatten()
+                    {
+                        // The ConfigMap is not in the input because it could not be read: what it
+                        // says is unknown, not missing (the unread list is the coverage gap).
+                        Some(why) => out.unresolved(
+                            d,
+                            UnresolvedKind::Other,
+                            format!(
+                                "the device plugin config of {} is in ConfigMap {}/{}, which could not be read from the cluster ({why}): the sharing mode of the node is unknown",
+                                sel.owner,
+                                sel.namespace,
+                                configmap_of(sel)
+                            ),
+                        ),
+                        None => out.unresolved(d, UnresolvedKind::DevicePluginConfig, message),
+                    },
                 }
             }
             None => {
@@ -790,16 +852,26 @@ impl Context<'_> {
                 .get(&(ns.clone(), c.clone()))
                 .map(|cm| (c.clone(), cm.clone()))
         });
-        let mut unresolved = |message: String| {
+        let mut unresolved = |what: UnresolvedKind, message: String| {
             out.unresolved.push(Unresolved {
                 object: d.object.clone(),
                 node: Some(d.name.clone()),
-                what: UnresolvedKind::MigConfig,
+                what,
                 message,
             });
         };
         let Some((cm_name, cm)) = found else {
-            unresolved(format!(
+            if let Some(why) = self.unread_config_maps(&ns) {
+                // Unknown, not missing: the unread list is the coverage gap.
+                unresolved(
+                    UnresolvedKind::Other,
+                    format!(
+                        "the node asks for MIG config `{name}`, whose mig-parted ConfigMap {ns}/{named} could not be read from the cluster ({why}): its MIG layout is unknown"
+                    ),
+                );
+                return None;
+            }
+            unresolved(UnresolvedKind::MigConfig, format!(
                 "the node asks for MIG config `{name}`, but the mig-parted ConfigMap {ns}/{named} is not in the input"
             ));
             return None;
@@ -829,16 +901,20 @@ impl Context<'_> {
             }
         };
         let Some(config) = parsed else {
-            unresolved(format!(
-                "the mig-parted ConfigMap {ns}/{cm_name} has no valid `{MIG_CONFIG_KEY}`"
-            ));
+            unresolved(
+                UnresolvedKind::MigConfig,
+                format!("the mig-parted ConfigMap {ns}/{cm_name} has no valid `{MIG_CONFIG_KEY}`"),
+            );
             return None;
         };
         if !config.mig_configs.contains_key(name) {
-            unresolved(format!(
+            unresolved(
+                UnresolvedKind::MigConfig,
+                format!(
                 "MIG config `{name}` (label {}) is not in the mig-parted ConfigMap {ns}/{cm_name}",
                 gfd::MIG_CONFIG
-            ));
+            ),
+            );
             return None;
         }
         Some((cm_name, cm, config))
@@ -1098,6 +1174,15 @@ fn advertised_gpus(
     hami_devices: usize,
 ) -> u32 {
     if let Some(ext) = &d.extended {
+        // GPUs passed through whole, one device each.
+        let passed: u64 = ext
+            .iter()
+            .filter(|(k, _)| resource::is_passthrough(k))
+            .map(|(_, v)| *v)
+            .sum();
+        if passed > 0 {
+            return u32::try_from(passed).unwrap_or(u32::MAX);
+        }
         let replicas = u64::from(sharing.replicas_for(resource::GPU));
         let advertised = ext
             .get(resource::GPU)

@@ -190,8 +190,14 @@ fn summary(ing: &Ingested) -> String {
         if let Some(i) = &w.inference {
             writeln!(
                 out,
-                "  inference {:?} in {} reserves {:?} via {:?}",
-                i.engine, i.container, i.reserved_fraction, i.flag
+                "  inference {:?} in {} reserves {:?} via {:?}{}",
+                i.engine,
+                i.container,
+                i.reserved_fraction,
+                i.flag,
+                i.via
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" run by {v}"))
             )
             .unwrap();
         }
@@ -706,4 +712,41 @@ fn workload_controllers_read_through_the_table() {
         );
         insta::assert_snapshot!(format!("controllers_{stem}"), summary(&ing));
     }
+}
+
+/// A VM that requests an NVIDIA vGPU the KubeVirt CR serves as a mediated device is not judged: an
+/// error at the VM, naming the device and the CR.
+#[test]
+fn kubevirt_vgpu_requests_are_refused() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\nspec:\n  configuration:\n    permittedHostDevices:\n      mediatedDevices:\n      - {mdevNameSelector: GRID T4-1Q, resourceName: nvidia.com/GRID_T4-1Q}\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: desktop, namespace: vms}\nspec:\n  runStrategy: Always\n  template:\n    spec:\n      domain:\n        devices:\n          gpus: [{deviceName: nvidia.com/GRID_T4-1Q, name: vgpu1}]\n";
+    let ing = ingest_text(text, "vgpu.yaml");
+    let errors: Vec<_> = ing.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].message.contains("nvidia.com/GRID_T4-1Q")
+            && errors[0].message.contains("vGPU")
+            && errors[0].location.line == 10,
+        "{}",
+        errors[0]
+    );
+}
+
+/// Pods on compute instances of one MIG GPU instance (`nvidia.com/mig-1c.3g.40gb`, a profile
+/// mig-parted creates: its known configs list `1c.3g.20gb`) share that instance's memory; gpu-trust
+/// does not model compute instances, so such a request is refused with the reason, never judged as
+/// pods that only share a node.
+#[test]
+fn compute_instance_requests_are_refused_with_the_reason() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: team-a}\nspec:\n  containers:\n  - name: c\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources: {limits: {nvidia.com/mig-1c.3g.40gb: 1}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: team-b}\nspec:\n  containers:\n  - name: c\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources: {limits: {nvidia.com/mig-3g.40gb: 1}}\n";
+    let ing = ingest_text(text, "ci.yaml");
+    let errors: Vec<_> = ing.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = errors[0];
+    assert_eq!(e.location.line, 1, "{e}");
+    assert!(
+        e.message.contains("nvidia.com/mig-1c.3g.40gb")
+            && e.message.contains("3g.40gb MIG GPU instance")
+            && e.message.contains("internal/rm/rm.go"),
+        "{e}"
+    );
 }

@@ -23,7 +23,7 @@ pub mod rbac;
 pub mod watch;
 
 use futures::stream::{self, StreamExt};
-use gpu_trust_ingest::api::{read_kinds, ApiKind};
+use gpu_trust_ingest::api::{read_kinds, ApiKind, Unread};
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::Input;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -52,7 +52,8 @@ pub struct Options {
     pub kubeconfig: Option<PathBuf>,
     /// A context of the kubeconfig instead of its current context.
     pub context: Option<String>,
-    /// Read namespaced kinds in this namespace only (cluster-scoped kinds are read whole).
+    /// Read namespaced kinds in this namespace only (cluster-scoped kinds are read whole, and so
+    /// are the kinds that configure the GPUs: [`ApiKind::configures_gpus`]).
     pub namespace: Option<String>,
 }
 
@@ -93,6 +94,20 @@ impl Served {
     }
 }
 
+impl Served {
+    /// The namespace to list the kind in when the read is scoped to `namespace`: the kinds that
+    /// configure the GPUs (the device plugin's and mig-parted's ConfigMaps, the device plugin's
+    /// DaemonSet) are listed in every namespace, since the sharing in force on every node depends
+    /// on them.
+    pub fn scope<'n>(&self, namespace: Option<&'n str>) -> Option<&'n str> {
+        if self.kind.configures_gpus() {
+            None
+        } else {
+            namespace
+        }
+    }
+}
+
 /// What a read of the cluster gave.
 #[derive(Debug, Default)]
 pub struct Snapshot {
@@ -101,6 +116,9 @@ pub struct Snapshot {
     pub inputs: Vec<Input>,
     /// The kinds that could not be read (errors located at their API path).
     pub diagnostics: Vec<Diagnostic>,
+    /// The same kinds, with the namespace they were listed in, for ingest: what is missing from
+    /// them is unknown, not absent from the cluster.
+    pub unread: Vec<Unread>,
     /// The kinds that were read.
     pub served: Vec<Served>,
     /// Kinds ingest reads that the server does not serve (a CRD that is not installed).
@@ -239,7 +257,7 @@ pub async fn read_with(
                 let done = &done;
                 let objects = &objects;
                 async move {
-                    let r = list_all(client, s, namespace).await;
+                    let r = list_all(client, s, s.scope(namespace)).await;
                     if let Ok(items) = &r {
                         objects.fetch_add(items.len(), Ordering::Relaxed);
                     }
@@ -257,10 +275,19 @@ pub async fn read_with(
         absent,
         ..Snapshot::default()
     };
-    for (_, r) in results {
+    for (i, r) in results {
         match r {
             Ok(items) => snapshot.inputs.extend(items),
-            Err(d) => snapshot.diagnostics.push(d),
+            Err(d) => {
+                if let Some(s) = snapshot.served.get(i) {
+                    snapshot.unread.push(Unread {
+                        kind: s.kind,
+                        namespace: s.scope(namespace).map(str::to_string),
+                        reason: format!("{} could not be listed", d.location.file),
+                    });
+                }
+                snapshot.diagnostics.push(d);
+            }
         }
     }
     // Custom kinds outside the list that carry pod templates: not read, so not a clean audit.

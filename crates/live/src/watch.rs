@@ -162,7 +162,7 @@ async fn follow_cluster(options: &Options, shared: &Arc<Shared>) -> Result<(), E
         served
             .iter()
             .enumerate()
-            .map(|(i, k)| follow_kind(&client, i, k, namespace, shared)),
+            .map(|(i, k)| follow_kind(&client, i, k, k.scope(namespace), shared)),
     );
     futures::future::join(kinds, follow_custom_kinds(&client, shared)).await;
     Ok(())

@@ -293,6 +293,8 @@ impl GpuNode {
                         .flat_map(|p| &p.mig)
                         .any(|s| crate::catalogue::is_plugin_spelling(&s.profile, profile))
             }
+            // Passed-through GPUs are advertised by the sandbox device plugin, not configured here.
+            Some(DeviceResource::Passthrough) => true,
             None if resource::HAMI_RESOURCES.contains(&name) => self.hami,
             None => true,
         }
@@ -799,6 +801,10 @@ pub struct InferenceServer {
     pub reserved_fraction: Option<f64>,
     /// The flag that set it, or `None` when the default applies.
     pub flag: Option<String>,
+    /// The server that runs the engine with the engine's own arguments and defaults (KServe's
+    /// Hugging Face runtime), when the image is not the engine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// Where a workload runs now, and where it may run.

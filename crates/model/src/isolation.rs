@@ -210,8 +210,12 @@ impl Mechanism {
             .resources
             .iter()
             .find(|(k, _)| resource::is_gpu_resource(k))?;
-        let on_mig = DeviceResource::parse(name).is_some_and(DeviceResource::is_mig)
-            || (node.mig_strategy == MigStrategy::Single && node.mig_enabled());
+        let parsed = DeviceResource::parse(name);
+        // A GPU passed through to a VM is bound to VFIO, whole: never a MIG instance.
+        let on_mig = parsed.is_some_and(DeviceResource::is_mig)
+            || (parsed != Some(DeviceResource::Passthrough)
+                && node.mig_strategy == MigStrategy::Single
+                && node.mig_enabled());
         Some(Mechanism::from_sharing(
             node.sharing.strategy,
             node.sharing.replicas_for(name),

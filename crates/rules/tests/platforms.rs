@@ -12,6 +12,11 @@ use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::path::Path;
 
 fn load(name: &str) -> (Ingested, AuditReport) {
+    load_with(name, gpu_trust_policy::Policy::default())
+}
+
+/// `load` under `policy`, with the GPU layout the HTML report draws.
+fn load_with(name: &str, policy: gpu_trust_policy::Policy) -> (Ingested, AuditReport) {
     let file = format!("tests/fixtures/platforms/{name}");
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(&file))
         .unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -23,9 +28,9 @@ fn load(name: &str) -> (Ingested, AuditReport) {
         .map(|d| d.to_string())
         .collect();
     assert!(errors.is_empty(), "{file}: {errors:?}");
-    let policy = gpu_trust_policy::Policy::default();
     let tenancy = policy.resolve(&ingested.fleet.namespaces);
-    let options = AuditOptions::new(Date::new(2026, 6, 1).unwrap());
+    let mut options = AuditOptions::new(Date::new(2026, 6, 1).unwrap());
+    options.layout = true;
     let report = audit(&AuditInput {
         fleet: &ingested.fleet,
         tenancy: &tenancy,
@@ -234,5 +239,83 @@ fn aks_vm_size_names_the_gpus() {
         gt001[0].message.contains("fraction of one GPU"),
         "{}",
         gt001[0].message
+    );
+}
+
+/// Karpenter's AWS provider names the GPU of the instance type: `a10g` with 22888 MiB is the
+/// catalogue's A10G, `l40s` its L40S; a g6f size's eighth of an L4 is no whole GPU, and the
+/// finding says so rather than that the catalogue lacks the L4.
+#[test]
+fn karpenter_instance_gpus_resolve_to_catalogue_models() {
+    let (ing, report) = load("eks-karpenter.yaml");
+    let a10g = gpu(&ing.fleet, "ip-10-0-12-34.ec2.internal");
+    assert_eq!(a10g.model.as_deref(), Some("A10G"));
+    assert!(a10g.platforms.contains(&Platform::Eks));
+    assert_eq!(
+        gpu(&ing.fleet, "ip-10-0-56-78.ec2.internal")
+            .model
+            .as_deref(),
+        Some("L40S")
+    );
+    assert!(on_node(&report, "GT001", "ip-10-0-12-34.ec2.internal").is_empty());
+    assert!(on_node(&report, "GT001", "ip-10-0-56-78.ec2.internal").is_empty());
+    let fraction = on_node(&report, "GT001", "ip-10-0-90-12.ec2.internal");
+    assert_eq!(fraction.len(), 1, "{fraction:#?}");
+    assert!(
+        fraction[0].message.contains("fraction of one `l4` GPU")
+            && !fraction[0].message.contains("does not know"),
+        "{}",
+        fraction[0].message
+    );
+}
+
+/// GPUs the Kata sandbox device plugin passes through (`nvidia.com/pgpu`) are GPU workloads: the
+/// confidential tenant's Kata pod is judged on the GPU's CC mode, the node counts its passed-through
+/// GPUs, the container device plugin's time-slicing does not reach them, and the layout the HTML
+/// draws puts both tenants on GPUs of their own.
+#[test]
+fn gpus_passed_through_to_kata_vms_are_gpu_workloads() {
+    let policy = gpu_trust_policy::parse(
+        "apiVersion: gpu-trust/v1\nkind: TenancyPolicy\ntenants:\n  - {name: acme, namespaces: [cust-acme], confidential: true}\n  - {name: team-b, namespaces: [team-b]}\n",
+        "policy.yaml",
+    )
+    .expect("policy");
+    let (ing, report) = load_with("gpu-operator-kata.yaml", policy);
+    let kata = gpu(&ing.fleet, "gpu-kata");
+    assert_eq!(kata.count, 8);
+    assert_eq!(kata.sharing.strategy, SharingStrategy::None);
+    assert_eq!(
+        gpu(&ing.fleet, "gpu-containers").sharing.strategy,
+        SharingStrategy::TimeSlicing
+    );
+    let pods: Vec<_> = ing
+        .fleet
+        .workloads
+        .iter()
+        .filter(|w| w.object.name == "cuda-vectoradd-kata")
+        .collect();
+    assert_eq!(pods.len(), 2);
+    assert!(pods.iter().all(|w| w.requests_gpu()));
+    let gt301 = on_node(&report, "GT301", "gpu-kata");
+    assert_eq!(gt301.len(), 1, "{gt301:#?}");
+    assert!(gt301[0].message.contains("acme"), "{}", gt301[0].message);
+    // Whole GPUs each: nothing shared on the device between the two tenants.
+    for code in ["GT101", "GT102", "GT103"] {
+        assert!(on_node(&report, code, "gpu-kata").is_empty(), "{code}");
+    }
+    let layout = report
+        .layout
+        .iter()
+        .find(|n| n.name == "gpu-kata")
+        .expect("the passthrough node is drawn");
+    assert_eq!(layout.gpus.len(), 8);
+    let occupied: Vec<&str> = layout
+        .gpus
+        .iter()
+        .flat_map(|g| g.tenants.iter().map(|t| t.tenant.as_str()))
+        .collect();
+    assert!(
+        occupied.contains(&"acme") && occupied.contains(&"team-b"),
+        "{occupied:?}"
     );
 }

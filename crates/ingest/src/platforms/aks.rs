@@ -123,6 +123,20 @@ impl LabelAdapter for Aks {
         f.hides(NodeFact::DriverVersion, DRIVER_HIDDEN);
         Some(f)
     }
+
+    #[cfg(test)]
+    fn mapped(&self) -> Vec<(BTreeMap<String, String>, &'static str)> {
+        VM_SIZES
+            .iter()
+            .map(|(size, _, id)| {
+                let labels = [(ACCELERATOR, NVIDIA), (INSTANCE_TYPE, *size)]
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                (labels, *id)
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -11,12 +11,13 @@
 //! - aws/karpenter-provider-aws `website/content/en/docs/reference/instance-types.md`: the name and
 //!   memory each GPU instance type gets (p4d `a100`/40960, p4de `a100`/81920, p5 `h100`/81920, p5e
 //!   and p5en `h200`/144384, p6-b200 `b200`/183359, p6-b300 `b300`/275040, g5 `a10g`/22888, g6
-//!   `l4`/22888, g6e `l40s`/45776, g4dn `t4`/16384, p3dn `v100`/32768; the g6f fractional L4 sizes
-//!   and `t4g` are not whole catalogue GPUs).
+//!   `l4`/22888, g6e `l40s`/45776, g4dn `t4`/16384, p3dn `v100`/32768). The g6f and gr6f sizes
+//!   carry a fraction of one L4 (`l4` with 2861, 5722 or 11444 MiB); g5g's `t4g`, g7's
+//!   `rtx-pro-4500` and g7e's `rtx-pro-server-6000` are not catalogue GPUs.
 //! - The EKS accelerated AMIs ship the NVIDIA driver; neither EKS nor Karpenter labels its version.
 
 use super::{LabelAdapter, LabelFacts};
-use gpu_trust_model::catalogue;
+use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{NodeFact, Platform};
 use std::collections::BTreeMap;
 
@@ -46,6 +47,10 @@ pub(crate) const GPUS: &[(&str, u64, &str)] = &[
     ("v100", 32768, "V100-SXM2-32GB"),
 ];
 
+/// (GPU name, MiB) of the instance types with a fraction of one GPU (the g6f and gr6f sizes): no
+/// whole catalogue GPU.
+pub(crate) const FRACTIONAL: &[(&str, u64)] = &[("l4", 2861), ("l4", 5722), ("l4", 11444)];
+
 const DRIVER_HIDDEN: &str =
     "the EKS accelerated AMI installs the GPU driver; neither EKS nor Karpenter labels its version";
 
@@ -66,18 +71,68 @@ impl LabelAdapter for Eks {
         f.has_gpu = true;
         f.count = get(COUNT).and_then(|c| c.trim().parse().ok());
         f.memory_mib = get(MEMORY).and_then(|m| m.trim().parse().ok());
-        f.model = f.memory_mib.and_then(|mem| {
-            GPUS.iter()
-                .find(|(n, m, _)| n == name && *m == mem)
-                .and_then(|(_, _, id)| catalogue::lookup(id))
-        });
         f.product = Some(match f.memory_mib {
             Some(m) => format!("{name} ({m} MiB)"),
             None => name.clone(),
         });
+        match model_of(name, f.memory_mib) {
+            Ok(model) => f.model = Some(model),
+            Err(reason) => f.hides(NodeFact::GpuModel, &reason),
+        }
         f.hides(NodeFact::DriverVersion, DRIVER_HIDDEN);
         Some(f)
     }
+
+    #[cfg(test)]
+    fn mapped(&self) -> Vec<(BTreeMap<String, String>, &'static str)> {
+        PREFIXES
+            .iter()
+            .flat_map(|p| {
+                GPUS.iter().map(move |(name, mem, id)| {
+                    let mem = mem.to_string();
+                    let labels = [(NAME, *name), (MANUFACTURER, NVIDIA), (MEMORY, &mem)]
+                        .iter()
+                        .map(|(k, v)| (format!("{p}{k}"), v.to_string()))
+                        .collect();
+                    (labels, *id)
+                })
+            })
+            .collect()
+    }
+}
+
+/// The catalogue model of an instance GPU: the name and memory of a row of [`GPUS`], or the name
+/// alone when one row has it. Why not, otherwise.
+fn model_of(name: &str, memory: Option<u64>) -> Result<&'static GpuModel, String> {
+    let rows: Vec<_> = GPUS.iter().filter(|(n, _, _)| *n == name).collect();
+    let row = match memory {
+        Some(mem) => {
+            if FRACTIONAL.contains(&(name, mem)) {
+                return Err(format!(
+                    "the instance type has a fraction of one `{name}` GPU ({mem} MiB), not a whole GPU of the catalogue"
+                ));
+            }
+            rows.iter().find(|(_, m, _)| *m == mem)
+        }
+        None if rows.len() == 1 && !FRACTIONAL.iter().any(|(n, _)| *n == name) => rows.first(),
+        None => None,
+    };
+    if let Some(model) = row.and_then(|(_, _, id)| catalogue::lookup(id)) {
+        return Ok(model);
+    }
+    Err(match (rows.is_empty(), memory) {
+        (true, _) => format!("the instance GPU `{name}` is not one gpu-trust maps to a GPU model"),
+        (false, Some(mem)) => format!(
+            "the instance GPU `{name}` with {mem} MiB is not an instance type gpu-trust knows (it knows {})",
+            rows.iter()
+                .map(|(_, m, _)| format!("{m} MiB"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        (false, None) => format!(
+            "the instance GPU `{name}` may be more than one GPU model or a fraction of one, and the node has no memory label to tell which"
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -87,9 +142,6 @@ mod tests {
 
     #[test]
     fn instance_gpus_name_catalogue_models() {
-        for (n, m, id) in GPUS {
-            assert!(catalogue::lookup(id).is_some(), "{n} {m} -> {id}");
-        }
         let a100 = labels(&[
             ("karpenter.k8s.aws/instance-gpu-name", "a100"),
             ("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
@@ -104,5 +156,45 @@ mod tests {
             ("eks.amazonaws.com/instance-gpu-manufacturer", "amd"),
         ]);
         assert!(Eks.read(&amd).is_none());
+    }
+
+    /// Karpenter's labels of a g5.xlarge (instance-types.md): the A10G, with or without the memory
+    /// label; a fraction of an L4 or an unknown size is no model, and says why.
+    #[test]
+    fn a10g_and_the_sizes_that_are_no_whole_gpu() {
+        let g5 = labels(&[
+            ("karpenter.k8s.aws/instance-gpu-name", "a10g"),
+            ("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
+            ("karpenter.k8s.aws/instance-gpu-count", "1"),
+            ("karpenter.k8s.aws/instance-gpu-memory", "22888"),
+        ]);
+        let f = Eks.read(&g5).expect("an EKS GPU node");
+        assert_eq!(f.model.map(|m| m.id), Some("A10G"));
+        let name_only = labels(&[("eks.amazonaws.com/instance-gpu-name", "a10g")]);
+        let f = Eks.read(&name_only).expect("an EKS GPU node");
+        assert_eq!(f.model.map(|m| m.id), Some("A10G"));
+        let a100 = labels(&[("karpenter.k8s.aws/instance-gpu-name", "a100")]);
+        let f = Eks.read(&a100).expect("an EKS GPU node");
+        assert!(f.model.is_none());
+        let g6f = labels(&[
+            ("karpenter.k8s.aws/instance-gpu-name", "l4"),
+            ("karpenter.k8s.aws/instance-gpu-memory", "2861"),
+        ]);
+        let f = Eks.read(&g6f).expect("an EKS GPU node");
+        assert!(f.model.is_none());
+        assert!(f
+            .hidden
+            .iter()
+            .any(|h| h.fact == NodeFact::GpuModel && h.reason.contains("fraction of one `l4`")));
+        let other = labels(&[
+            ("karpenter.k8s.aws/instance-gpu-name", "a10g"),
+            ("karpenter.k8s.aws/instance-gpu-memory", "24576"),
+        ]);
+        let f = Eks.read(&other).expect("an EKS GPU node");
+        assert!(f.model.is_none());
+        assert!(f
+            .hidden
+            .iter()
+            .any(|h| h.reason.contains("24576 MiB") && h.reason.contains("22888 MiB")));
     }
 }

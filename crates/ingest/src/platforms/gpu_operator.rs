@@ -17,6 +17,31 @@ use crate::crd;
 use gpu_trust_model::fleet::{ClusterPolicyInfo, Platform};
 use gpu_trust_model::ObjectRef;
 
+/// The node label choosing what the operator deploys on a node when sandbox workloads are enabled
+/// (`controllers/state_manager.go`, `gpuWorkloadConfigLabelKey`): `container` (the driver, GPU
+/// Feature Discovery, the device plugin), `vm-passthrough` (VFIO and the sandbox device plugin) or
+/// `vm-vgpu`; without the label, the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (else
+/// `container`); with sandbox workloads disabled, always `container` (`getWorkloadConfig`).
+pub(crate) const WORKLOAD_CONFIG: &str = "nvidia.com/gpu.workload.config";
+const WORKLOAD_CONTAINER: &str = "container";
+
+/// The workload the operator configures a node with `labels` for; `None` unless the ClusterPolicy
+/// enables sandbox workloads.
+pub(crate) fn sandbox_workload<'l>(
+    cp: Option<&'l crd::ClusterPolicy>,
+    labels: &'l std::collections::BTreeMap<String, String>,
+) -> Option<&'l str> {
+    let sandbox = cp?.spec.sandbox_workloads.as_ref()?;
+    if sandbox.enabled != Some(true) {
+        return None;
+    }
+    labels
+        .get(WORKLOAD_CONFIG)
+        .map(String::as_str)
+        .or(sandbox.default_workload.as_deref())
+        .filter(|w| *w != WORKLOAD_CONTAINER)
+}
+
 /// The namespace the GPU Operator installs into when nothing in the input says otherwise.
 pub(crate) const DEFAULT_NAMESPACE: &str = "gpu-operator";
 /// The mig-parted ConfigMap the operator ships (`MigPartedDefaultConfigMapName`) and its key.

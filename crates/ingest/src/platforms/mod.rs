@@ -83,6 +83,11 @@ impl LabelFacts {
 pub(crate) trait LabelAdapter: Sync {
     /// The facts the node's labels give, or `None` when the node is not on this platform.
     fn read(&self, labels: &BTreeMap<String, String>) -> Option<LabelFacts>;
+
+    /// Every name of the adapter's tables (an accelerator type, an instance GPU, a VM size) as the
+    /// node labels that carry it, with the catalogue model it must resolve to.
+    #[cfg(test)]
+    fn mapped(&self) -> Vec<(BTreeMap<String, String>, &'static str)>;
 }
 
 /// Every label adapter, in the order their facts are preferred when two platforms label one node.
@@ -295,6 +300,37 @@ mod tests {
         Choice::Key {
             configmap: "nvdp-configs".into(),
             key: k.into(),
+        }
+    }
+
+    /// Every name any platform maps resolves, through the adapters, to the catalogue model its table
+    /// says; and every product label GPU Feature Discovery writes for a catalogue model names it.
+    #[test]
+    fn every_mapped_name_resolves_to_its_catalogue_model() {
+        let mut checked = 0;
+        for adapter in ADAPTERS {
+            for (labels, id) in adapter.mapped() {
+                let model = gpu_trust_model::catalogue::lookup(id)
+                    .unwrap_or_else(|| panic!("{labels:?} maps to `{id}`, not in the catalogue"));
+                let read = read_labels(&labels);
+                let found: Vec<_> = read.iter().filter_map(|f| f.model).collect();
+                assert!(
+                    !found.is_empty() && found.iter().all(|m| m.id == model.id),
+                    "{labels:?} should resolve to {id}, gives {:?}",
+                    found.iter().map(|m| m.id).collect::<Vec<_>>()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 30, "{checked} names checked");
+        for model in gpu_trust_model::catalogue::all() {
+            for label in model.product_labels {
+                assert_eq!(
+                    gpu_trust_model::catalogue::lookup(label).map(|m| m.id),
+                    Some(model.id),
+                    "{label}"
+                );
+            }
         }
     }
 

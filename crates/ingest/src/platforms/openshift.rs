@@ -27,6 +27,12 @@ impl LabelAdapter for OpenShift {
         f.has_gpu = gfd::says_gpu(labels);
         f.has_gpu.then_some(f)
     }
+
+    /// OpenShift names no GPU of its own: GPU Feature Discovery's product label does.
+    #[cfg(test)]
+    fn mapped(&self) -> Vec<(BTreeMap<String, String>, &'static str)> {
+        Vec::new()
+    }
 }
 
 /// Whether the labels of any node say the cluster is OpenShift.

@@ -303,6 +303,7 @@ impl W {
             container: "main".into(),
             reserved_fraction: Some(fraction.unwrap_or(0.9)),
             flag: fraction.map(|_| "--gpu-memory-utilization".to_string()),
+            via: None,
         });
         self
     }

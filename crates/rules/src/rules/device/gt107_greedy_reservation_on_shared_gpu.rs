@@ -14,7 +14,9 @@ declare_rule! {
     /// without memory partitioning (time-slicing, time-slicing inside a MIG instance, a KAI fraction, or
     /// HAMi with its limits switched off): vLLM (`--gpu-memory-utilization`, default 0.9), SGLang
     /// (`--mem-fraction-static`, chosen automatically by default) or TGI (`--cuda-memory-fraction`, default
-    /// 1.0), with a fraction of 0.5 or more or the default. On manifests alone (no GPU node in the
+    /// 1.0), with a fraction of 0.5 or more or the default; also when a server that wraps the engine
+    /// with its defaults runs it (KServe's Hugging Face runtime, read through the ServingRuntime or
+    /// ClusterServingRuntime an InferenceService's `model` runs in). On manifests alone (no GPU node in the
     /// input), a request that names such a share is enough: `nvidia.com/gpu.shared` (time-sliced
     /// replicas, when the device plugin time-slices), a KAI or Run:ai fraction.
     ///
@@ -46,6 +48,8 @@ declare_rule! {
     /// - SGLang server arguments: `--mem-fraction-static`, the fraction for static allocation (weights and
     ///   KV cache pool), chosen automatically when unset.
     /// - Hugging Face text-generation-inference launcher: `--cuda-memory-fraction`, default 1.0.
+    /// - KServe Hugging Face serving runtime (`kserve/huggingfaceserver`): vLLM is the default backend
+    ///   for models vLLM supports, with vLLM's engine arguments; `--backend=huggingface` turns it off.
     /// - gpu-trust isolation model: memory capacity under each mechanism.
     pub struct GreedyReservationOnSharedGpu {
         code: "GT107",
@@ -119,7 +123,11 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let Some(&first) = mechanisms.iter().next() else {
             continue;
         };
-        let (name, flag) = engine(server.engine);
+        let (engine_name, flag) = engine(server.engine);
+        let name = match &server.via {
+            Some(via) => format!("{engine_name} (run by {via})"),
+            None => engine_name.to_string(),
+        };
         let reservation = match (server.reserved_fraction, &server.flag) {
             (Some(f), Some(flag)) => format!("{:.0}% of device memory ({flag} {f})", f * 100.0),
             (Some(f), None) => {

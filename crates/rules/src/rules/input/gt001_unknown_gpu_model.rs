@@ -2,13 +2,16 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::fleet::{NodeFact, UnresolvedKind};
+use gpu_trust_model::labels;
 use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
     ///
-    /// A GPU node whose `nvidia.com/gpu.product` label matches no model of gpu-trust's GPU catalogue.
+    /// A GPU node whose `nvidia.com/gpu.product` label matches no model of gpu-trust's GPU catalogue,
+    /// or whose managed platform names a GPU that is no whole catalogue model (an instance type with a
+    /// fraction of one GPU, a size gpu-trust does not map), with the platform's reason.
     ///
     /// ## Why it matters
     ///
@@ -76,7 +79,14 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 .find(|u| u.fact == NodeFact::GpuModel)
                 .map(|u| u.reason.as_str())
         });
+        // A platform's name for the GPU (an instance type's GPU) comes with the platform's reason
+        // when it is no whole catalogue model; GPU Feature Discovery's product label does not.
+        let from_gfd = node.labels.contains_key(labels::PRODUCT);
         let what = match (product, why) {
+            (Some(product), Some(why)) if !from_gfd => format!(
+                "node {}: the platform names its GPU `{product}`; {why}",
+                node.name
+            ),
             (Some(product), _) => format!(
                 "node {} reports GPU product `{product}`, which the GPU catalogue does not know",
                 node.name
