@@ -172,13 +172,14 @@ fn read_bounded(
     limit: usize,
     size: Option<u64>,
 ) -> Result<Vec<u8>, Diagnostic> {
-    let mut bytes = Vec::new();
-    if let Some(size) = size.and_then(|s| usize::try_from(s).ok()) {
-        bytes.reserve_exact(size.min(limit));
-    }
     let cap = limit.saturating_add(1);
-    let hint = size.and_then(|s| usize::try_from(s).ok());
     let mut reader = reader.take(as_u64(cap));
+    let Some(hint) = size.and_then(|s| usize::try_from(s).ok()) else {
+        return read_unsized(&mut reader, name, limit);
+    };
+    let mut bytes = Vec::new();
+    bytes.reserve_exact(hint.min(limit));
+    let hint = Some(hint);
     // The buffer doubles with exact reservations and never past `limit + 1` bytes: read_to_end
     // alone doubles a buffer of `limit` bytes to twice that to find the byte over the limit. A file
     // read to the size it said is probed for more before the buffer grows. `filled` bytes are read;
@@ -222,6 +223,55 @@ fn read_bounded(
             name,
             format!("input is over the file size limit of {limit} bytes (max_file_bytes)"),
         ));
+    }
+    Ok(bytes)
+}
+
+/// The largest piece [`read_unsized`] reads at once.
+const MAX_PIECE: usize = 64 << 20;
+
+/// Reads an input of unknown size (standard input, a pipe) of at most `limit` bytes into pieces
+/// that are never moved, and joins them only once the input has ended within the limit. One buffer
+/// that doubles is copied at every doubling, and the allocator, which keeps freed memory for the
+/// rest of a short command (`crates/cli/src/alloc.rs`), then holds every copy: refusing 1.2 GB of
+/// standard input held 3 GB that way (docs/benchmarks.md). Refused, this holds the limit and one
+/// byte; accepted, the input and its joined copy.
+fn read_unsized(reader: &mut impl Read, name: &str, limit: usize) -> Result<Vec<u8>, Diagnostic> {
+    let mut pieces: Vec<Vec<u8>> = Vec::new();
+    let mut total = 0usize;
+    loop {
+        let want = total.clamp(CHUNK, MAX_PIECE);
+        let mut piece = vec![0u8; want];
+        let mut filled = 0usize;
+        while filled < want {
+            match read_some(reader, &mut piece[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) => return Err(read_error(name, &e)),
+            }
+        }
+        piece.truncate(filled);
+        total = total.saturating_add(filled);
+        let ended = filled < want;
+        if filled > 0 {
+            pieces.push(piece);
+        }
+        if total > limit {
+            return Err(error(
+                name,
+                format!("input is over the file size limit of {limit} bytes (max_file_bytes)"),
+            ));
+        }
+        if ended {
+            break;
+        }
+    }
+    if pieces.len() == 1 {
+        return Ok(pieces.pop().unwrap_or_default());
+    }
+    let mut bytes = Vec::with_capacity(total);
+    for piece in pieces {
+        bytes.extend_from_slice(&piece);
     }
     Ok(bytes)
 }
@@ -345,6 +395,30 @@ mod tests {
         let mut endless = std::io::repeat(b'a');
         let e = read_stdin(&mut endless, 1000).unwrap_err();
         assert!(e.message.contains("size limit"), "{e}");
+    }
+
+    /// A reader that hands out a few bytes at a time, as a pipe does.
+    struct Dribble<'a>(&'a [u8]);
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.0.len()).min(7_001);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn input_of_unknown_size_is_joined_whole_across_its_pieces() {
+        // Past several pieces (64 KiB, then doubling), each byte where it was read.
+        let data: Vec<u8> = (0..600_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let text = read_stdin(&mut Dribble(&data), 1 << 20).unwrap();
+        assert_eq!(text.as_bytes(), data.as_slice());
+        let text = read_stdin(&mut Dribble(&data), data.len()).unwrap();
+        assert_eq!(text.len(), data.len());
+        let e = read_stdin(&mut Dribble(&data), data.len() - 1).unwrap_err();
+        assert!(e.message.contains("over the file size limit"), "{e}");
     }
 
     #[cfg(unix)]
