@@ -414,8 +414,13 @@ fn one_sided_entry(ctx: &Context<'_>, rule: &str, o: &crate::sink::OneSided) -> 
             crate::text::list(&missing)
         };
         format!(
-            "the `{annotation}` annotations of {tenant} accept nothing for its {} with {named}: {rule} needs the annotation on the workloads of both tenants of a pair, and the annotation of {named} is missing",
+            "the `{annotation}` annotations of {tenant} accept nothing for its {} with {named}: {rule} needs the annotation on every workload of both tenants of a pair in the finding, and it is missing on {}",
             if o.missing_count == 1 { "pair" } else { "pairs" },
+            if o.missing_count == 1 {
+                format!("{named}'s workloads there")
+            } else {
+                format!("the workloads of {named} there")
+            }
         )
     };
     OneSidedAcceptance {
