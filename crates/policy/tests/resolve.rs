@@ -87,17 +87,13 @@ fn platform_namespaces_are_not_tenants() {
         ns("gpu-operator"),
         ns("nvidia-gpu-operator"),
     ]);
-    assert!(t.tenants().is_empty(), "{:?}", t.tenants());
     for name in ["kube-public", "gpu-operator", "nvidia-gpu-operator"] {
+        assert_eq!(t.tenant_of(name), None, "{name}");
         assert!(t.is_platform(name), "{name}");
     }
+    assert!(t.tenants().iter().all(|x| x.namespaces.is_empty()));
     // A policy that adds one namespace keeps every built-in one.
-    let p = parse(
-        "platformNamespaces: [monitoring]
-",
-        "p.yaml",
-    )
-    .unwrap();
+    let p = parse("platformNamespaces: [monitoring]\n", "p.yaml").unwrap();
     for d in gpu_trust_policy::DEFAULT_PLATFORM_NAMESPACES {
         assert!(
             p.platform_namespaces().iter().any(|x| x.pattern == *d),
