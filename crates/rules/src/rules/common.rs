@@ -547,10 +547,19 @@ const PLACES_SHOWN: usize = 4;
 /// sentence puts a tenant where it cannot go or claims for a pair the certainty of another.
 /// `what(share, one)` says what a share's tenants share and where (`one`: a single pair).
 pub fn placed(ctx: &Context<'_>, tally: &Tally, what: impl Fn(&Share, bool) -> String) -> String {
+    // Each place names its own tenants, unless they are all of the tally's and its pairs all of
+    // its pairs: then "they".
+    let whole = |s: &Share| {
+        tally.shares.len() > 1 && s.tenants == tally.tenants && s.pairs() == tally.pairs()
+    };
     let clause = |s: &Share| {
         format!(
             "{} {} {} ({}; {})",
-            group_phrase(ctx, &s.tenants, &s.counts),
+            if whole(s) {
+                "they".to_string()
+            } else {
+                group_phrase(ctx, &s.tenants, &s.counts)
+            },
             verb(s.certainty),
             what(s, s.single_pair().is_some()),
             who(ctx, &s.workloads, &s.tenants),

@@ -193,11 +193,11 @@ fn words(ctx: &Context<'_>, o: &owned::Owned<'_, Found>) -> owned::Words {
     let flag = found.flag;
     owned::Words {
         message: format!(
-            "{} in {} ({} {}) of tenant {} reserves {} at start, on a GPU shared by {} {place}: {}; the first replica to start takes the memory of every other",
+            "{} ({} {}) in {} of tenant {} reserves {} at start, on a GPU shared by {} {place}: {}; the first replica to start takes the memory of every other",
             found.engine,
-            o.subject,
             if containers.len() == 1 { "container" } else { "containers" },
             text::list(&containers),
+            o.subject,
             ctx.tenant_name(o.tenant),
             found.reservation,
             first.title(),
