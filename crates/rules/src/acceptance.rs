@@ -219,20 +219,9 @@ impl<'c> Annotations<'c> {
         tenant: TenantId,
         sites: &[usize],
     ) -> Option<Vec<&'c AnnotatedAcceptance>> {
-        if self.list.is_empty() {
-            return None;
-        }
-        let workloads: BTreeSet<WorkloadId> = sites
-            .iter()
-            .filter_map(|s| ctx.site(*s))
-            .filter_map(|s| s.members.get(&tenant))
-            .flat_map(|m| m.workloads.iter().copied())
-            .collect();
-        if workloads.is_empty() {
-            let namespaces = ctx.tenancy.tenant(tenant).namespaces.clone();
-            return self.cover_all(ctx, Vec::new(), namespaces);
-        }
-        self.cover_all(ctx, workloads, Vec::new())
+        self.side_of(ctx, tenant, sites)
+            .filter(|s| s.uncovered.is_empty())
+            .map(|s| s.covering)
     }
 }
 
