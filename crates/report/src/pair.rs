@@ -221,10 +221,7 @@ pub fn table(view: &PairView<'_>, width: usize) -> String {
         let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(2), "      "));
     }
     out.push('\n');
-    let _ = writeln!(out, "FINDINGS FOR THE PAIR ({})", view.findings.len());
-    if view.findings.is_empty() {
-        let _ = writeln!(out, "  none");
-    }
+    heading(&mut out, "FINDINGS FOR THE PAIR", view.findings.len());
     for f in &view.findings {
         let accepted = if f.accepted.is_some() {
             " ACCEPTED"
@@ -242,14 +239,11 @@ pub fn table(view: &PairView<'_>, width: usize) -> String {
         body(&mut out, f.message, f.remediation, f.accepted, width);
     }
     out.push('\n');
-    let _ = writeln!(
-        out,
-        "FINDINGS ABOUT ONE OF THEM ({})",
-        view.tenant_findings.len()
+    heading(
+        &mut out,
+        "FINDINGS ABOUT ONE OF THEM",
+        view.tenant_findings.len(),
     );
-    if view.tenant_findings.is_empty() {
-        let _ = writeln!(out, "  none");
-    }
     for f in &view.tenant_findings {
         let accepted = if f.accepted.is_some() {
             " ACCEPTED"
@@ -268,6 +262,14 @@ pub fn table(view: &PairView<'_>, width: usize) -> String {
         body(&mut out, f.message, f.remediation, f.accepted, width);
     }
     out
+}
+
+/// A section's title with its count, and "none" under it when empty.
+fn heading(out: &mut String, title: &str, count: usize) {
+    let _ = writeln!(out, "{title} ({count})");
+    if count == 0 {
+        let _ = writeln!(out, "  none");
+    }
 }
 
 fn body(
