@@ -155,6 +155,7 @@ fn nothing_spurious() {
         let (_, text) = audit(example, "json");
         let doc: Value = serde_json::from_str(&text).unwrap();
         let mut seen = std::collections::BTreeSet::new();
+        let mut keys = std::collections::BTreeSet::new();
         let tenants: Vec<&str> = doc["tenants"]
             .as_array()
             .unwrap()
@@ -175,6 +176,13 @@ fn nothing_spurious() {
                 seen.insert(key),
                 "{example}: {rule} reported twice: {}",
                 f["message"]
+            );
+            // One finding per owning workload: two findings of a rule never share a key, so the
+            // JUnit test cases (named by rule and key) are unique too.
+            assert!(
+                keys.insert((rule.to_string(), f["key"].to_string())),
+                "{example}: two {rule} findings about {}",
+                f["key"]
             );
             for o in f["objects"].as_array().unwrap() {
                 let ns = o["namespace"].as_str().unwrap_or_default();
@@ -277,4 +285,95 @@ fn evidence_examples_cite_their_measurements() {
             }
         }
     }
+}
+
+/// The JUnit report's test cases are unique by class and name in every example.
+#[test]
+fn junit_test_names_are_unique() {
+    for example in EXAMPLES {
+        let (_, text) = audit(example, "junit");
+        let mut names = std::collections::BTreeSet::new();
+        for line in text.lines().filter(|l| l.contains("<testcase ")) {
+            let head: String = line.chars().take_while(|c| *c != '>').collect();
+            assert!(names.insert(head.clone()), "{example}: {head} twice");
+        }
+        assert!(!names.is_empty(), "{example}");
+    }
+}
+
+/// `--pair A B`: two tenants of an example and everything they share, from the same audit; the JSON
+/// against its schema (whose definitions copied from the audit's schema must stay the same).
+#[test]
+fn a_pair_explained() {
+    let run = |format: &str| {
+        let out = Command::cargo_bin("gpu-trust")
+            .unwrap()
+            .current_dir(workspace())
+            .env("NO_COLOR", "1")
+            .env_remove("COLUMNS")
+            .args(["audit", "examples/ml-platform/cluster.yaml"])
+            .args(["--policy", "examples/ml-platform/policy.yaml"])
+            .args(["--format", format, "--today", TODAY])
+            .args(["--pair", "serving", "data-sandbox"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, table, stderr) = run("table");
+    assert_eq!(code, Some(1), "{stderr}");
+    insta::assert_snapshot!("ml-platform-pair", table);
+    let (_, text, _) = run("json");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let schema = load_json(&workspace().join("docs/schema/pair-v1.schema.json"));
+    let errors = schema_errors(&schema, &doc);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(
+        doc["tenants"],
+        serde_json::json!(["serving", "data-sandbox"])
+    );
+    // Every finding of the pair is one of the report's, with the pair's own severity.
+    let (_, report) = audit("ml-platform", "json");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    for f in doc["findings"].as_array().unwrap() {
+        let of_report = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == f["rule"] && r["key"] == f["key"])
+            .expect("a finding of the report");
+        let pair = of_report["coveredPairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["tenants"] == serde_json::json!(["data-sandbox", "serving"]))
+            .expect("the finding covers the pair");
+        assert_eq!(pair["severity"], f["severity"]);
+        assert_eq!(pair["certainty"], f["certainty"]);
+    }
+    let audit_schema = load_json(&workspace().join("docs/schema/audit-v2.schema.json"));
+    for (name, def) in schema["$defs"].as_object().unwrap() {
+        if let Some(same) = audit_schema["$defs"].get(name) {
+            assert_eq!(def, same, "pair-v1 $defs/{name} is a copy of audit-v2's");
+        }
+    }
+    // An unknown tenant is a usage error.
+    let out = Command::cargo_bin("gpu-trust")
+        .unwrap()
+        .current_dir(workspace())
+        .args(["audit", "examples/ml-platform/cluster.yaml"])
+        .args([
+            "--policy",
+            "examples/ml-platform/policy.yaml",
+            "--today",
+            TODAY,
+        ])
+        .args(["--pair", "serving", "nobody"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tenant `nobody`"));
 }

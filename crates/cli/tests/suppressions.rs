@@ -94,7 +94,19 @@ fn annotations_of_both_tenants_make_the_run_pass() {
 fn one_tenants_annotation_leaves_the_run_failing() {
     let text = annotate(&cluster(), "train-a", &[A]);
     let out = audit(&text).code(1);
-    assert!(gt101(&out)["accepted"].is_null());
+    let f = gt101(&out);
+    assert!(f["accepted"].is_null());
+    // The annotation that accepts nothing is named in the finding and on standard error, at its
+    // line, with the tenant whose annotation is missing.
+    let one_sided = &f["oneSidedAcceptances"][0];
+    assert_eq!(one_sided["missingTenants"], serde_json::json!(["team-b"]));
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("warning: GT101:"))
+        .unwrap_or_else(|| panic!("no warning on standard error: {stderr}"));
+    assert!(line.starts_with("gpu-trust: cluster.yaml:43:"), "{line}");
+    assert!(line.contains("missing on team-b's workloads"), "{line}");
 }
 
 #[test]

@@ -22,8 +22,9 @@ pub const KIND: &str = "TenancyPolicy";
 ///   Tenant, with the Tenant's name as the value (its `GetTypeLabel` for a Tenant).
 pub const DEFAULT_TENANT_LABELS: &[&str] = &["capsule.clastix.io/tenant"];
 
-/// Infrastructure namespaces when the policy does not set `platformNamespaces`: the Kubernetes system
-/// namespaces (kube-system, kube-public, kube-node-lease, created by every cluster) and the NVIDIA GPU
+/// Infrastructure namespaces whatever the policy says (its `platformNamespaces` add to them, and a
+/// tenant that names one takes it): the Kubernetes system namespaces (kube-system, kube-public,
+/// kube-node-lease, created by every cluster) and the NVIDIA GPU
 /// Operator's namespace as its install guide names it (`gpu-operator`), as vendors rename it
 /// (`nvidia-gpu-operator` on OpenShift, `*-gpu-operator`), and NVIDIA's other components (`nvidia-*`).
 ///
@@ -198,7 +199,7 @@ impl Policy {
         &self.tenant_labels
     }
 
-    /// Infrastructure namespaces (names and globs).
+    /// Infrastructure namespaces (names and globs): the built-in ones, then those the policy adds.
     pub fn platform_namespaces(&self) -> &[NamespacePattern] {
         &self.platform
     }
@@ -321,13 +322,19 @@ impl PolicyCheck {
                 policy.tenant_labels = vec![text.to_string()];
             }
         }
-        let platform_given = raw.platform_namespaces.is_some();
-        if let Some(list) = raw.platform_namespaces {
-            policy.platform = self.patterns(&list.value, "platformNamespaces");
-        }
+        // The policy's platform namespaces extend the built-in list: naming `monitoring` must not
+        // make the GPU Operator's namespace a tenant. A built-in namespace becomes a tenant's only
+        // when a tenant names it (and `policy check` warns).
+        let given = raw
+            .platform_namespaces
+            .map(|list| self.patterns(&list.value, "platformNamespaces"))
+            .unwrap_or_default();
         policy.tenants = self.tenants(raw.tenants);
-        if platform_given {
-            self.platform_conflicts(&policy.platform, &policy.tenants);
+        self.platform_conflicts(&given, &policy.tenants);
+        for p in given {
+            if !policy.platform.iter().any(|q| q.pattern == p.pattern) {
+                policy.platform.push(p);
+            }
         }
         let declared: BTreeMap<String, Location> = policy
             .tenants

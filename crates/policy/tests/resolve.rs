@@ -80,9 +80,40 @@ fn platform_namespaces_are_not_tenants() {
         assert!(t.is_platform(name));
     }
     assert!(t.tenants().iter().all(|x| x.name != "kube-system"));
-    // The policy's list replaces the defaults: kube-public is a tenant here.
-    let t = valid().resolve(&[ns("kube-public")]);
-    assert!(t.tenant_of("kube-public").is_some());
+    // The policy's list extends the built-in one: kube-public, which it does not name, and the GPU
+    // Operator's namespace stay infrastructure beside the namespaces it adds.
+    let t = valid().resolve(&[
+        ns("kube-public"),
+        ns("gpu-operator"),
+        ns("nvidia-gpu-operator"),
+    ]);
+    for name in ["kube-public", "gpu-operator", "nvidia-gpu-operator"] {
+        assert_eq!(t.tenant_of(name), None, "{name}");
+        assert!(t.is_platform(name), "{name}");
+    }
+    assert!(t.tenants().iter().all(|x| x.namespaces.is_empty()));
+    // A policy that adds one namespace keeps every built-in one.
+    let p = parse("platformNamespaces: [monitoring]\n", "p.yaml").unwrap();
+    for d in gpu_trust_policy::DEFAULT_PLATFORM_NAMESPACES {
+        assert!(
+            p.platform_namespaces().iter().any(|x| x.pattern == *d),
+            "{d} is kept"
+        );
+    }
+    assert!(p
+        .platform_namespaces()
+        .iter()
+        .any(|x| x.pattern == "monitoring"));
+    // A built-in namespace is a tenant's only when a tenant names it.
+    let p = parse(
+        "platformNamespaces: [monitoring]\ntenants:\n  - {name: ops, namespaces: [kube-public]}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    assert_eq!(
+        tenant_name(&p.resolve(&[ns("kube-public")]), "kube-public"),
+        "ops"
+    );
     // ...while without a policy every default platform namespace is infrastructure.
     let t = Policy::default().resolve(&[
         ns("kube-public"),

@@ -12,6 +12,8 @@
 //!   URIs relative to a stated root).
 //! - [`junit`], [`markdown`], [`prometheus`] (the metrics `gpu-trust serve` exposes), and
 //!   [`coverage`], the coverage section of each and the partial-audit message.
+//! - [`pair`]: two tenants and everything they share (`audit --pair`), as text or JSON, and the
+//!   standard-error lines for acceptances that accept nothing.
 //!
 //! Every other command, one module named after it with one module per format:
 //!
@@ -37,6 +39,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod mechanisms;
+pub mod pair;
 pub mod plan;
 pub mod policy;
 pub mod probe;

@@ -293,12 +293,15 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
     if !f.nodes.is_empty() {
         field(out, "nodes", &listed(&f.nodes, MAX_LISTED));
     }
+    // Where its pairs meet, when in more than one place or with more than one certainty.
+    if f.by_group.len() > 1 {
+        for (i, line) in where_lines(f, esc).iter().enumerate() {
+            field(out, if i == 0 { "where" } else { "" }, line);
+        }
+    }
     for (i, o) in f.objects.iter().enumerate() {
         let label = if i == 0 { "objects  " } else { "         " };
-        let name = match &o.namespace {
-            Some(ns) => format!("{} {}/{}", esc(&o.kind), esc(ns), esc(&o.name)),
-            None => format!("{} {}", esc(&o.kind), esc(&o.name)),
-        };
+        let name = object_text(o, esc);
         let place = if o.line > 0 {
             format!("{}:{}", esc(&o.file), o.line)
         } else {
@@ -365,6 +368,14 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
             p.accepted(&wrap(&line, width.saturating_sub(14), &labelled))
         );
     }
+    for o in &f.one_sided_acceptances {
+        let line = format!("note: {}", esc(&o.message));
+        let _ = writeln!(
+            out,
+            "{indent}{}",
+            p.dim(&wrap(&line, width.saturating_sub(14), &labelled))
+        );
+    }
     if f.accepted_pairs.len() > MAX_LISTED {
         let _ = writeln!(
             out,
@@ -376,6 +387,79 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         );
     }
     out.push('\n');
+}
+
+/// Places of a pairwise finding listed before "and N more".
+pub(crate) const MAX_PLACES: usize = 10;
+
+/// One line per place a pairwise finding's pairs meet: `observed, critical: acme and perf on gpu-a
+/// (g2)`; at most [`MAX_PLACES`], then how many more.
+pub(crate) fn where_lines(f: &Finding, name: impl Fn(&str) -> String) -> Vec<String> {
+    let names = |items: &[String]| -> String {
+        let shown: Vec<String> = items.iter().take(5).map(|s| name(s)).collect();
+        match items.len() {
+            0 => "-".to_string(),
+            1 => shown.join(""),
+            n if n <= 5 => format!("{} and {}", shown[..n - 1].join(", "), shown[n - 1]),
+            n => format!("{} and {} more", shown.join(", "), n - 5),
+        }
+    };
+    let mut lines: Vec<String> = f
+        .by_group
+        .iter()
+        .take(MAX_PLACES)
+        .map(|g| {
+            let who = if g.pairs == 1 {
+                names(&g.tenants)
+            } else {
+                format!("{} ({})", names(&g.tenants), count_phrase(g.pairs, "pair"))
+            };
+            let place = if g.nodes.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", names(&g.nodes))
+            };
+            format!(
+                "{}, {}: {who}{place} ({})",
+                g.certainty,
+                g.severity,
+                name(&g.group)
+            )
+        })
+        .collect();
+    if f.by_group.len() > MAX_PLACES {
+        lines.push(format!(
+            "and {} more (byGroup in the JSON report)",
+            count_phrase(f.by_group.len() - MAX_PLACES, "place")
+        ));
+    }
+    lines
+}
+
+/// A finding's object: `Deployment ns/web (3 pods)`, `Pod ns/web-1 (of Deployment ns/web, 3
+/// pods)` for a pod that stands for an owner the input lacks.
+pub(crate) fn object_text(
+    o: &gpu_trust_rules::report::FindingObject,
+    name: impl Fn(&str) -> String,
+) -> String {
+    let mut text = match &o.namespace {
+        Some(ns) => format!("{} {}/{}", name(&o.kind), name(ns), name(&o.name)),
+        None => format!("{} {}", name(&o.kind), name(&o.name)),
+    };
+    let pods = o.pods.map(|n| count_phrase(n, "pod"));
+    match (&o.owner, pods) {
+        (Some(owner), Some(pods)) => {
+            let _ = write!(text, " (of {}, {pods})", name(&owner.replacen('/', " ", 1)));
+        }
+        (Some(owner), None) => {
+            let _ = write!(text, " (of {})", name(&owner.replacen('/', " ", 1)));
+        }
+        (None, Some(pods)) => {
+            let _ = write!(text, " ({pods})");
+        }
+        (None, None) => {}
+    }
+    text
 }
 
 /// A partly accepted finding's open pairs: `globex and initech; acme and initech, and 3 more`.

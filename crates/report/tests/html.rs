@@ -209,6 +209,18 @@ fn findings_are_grouped_by_layer_with_objects_and_acceptance() {
         .collect();
     assert!(layers.windows(2).all(|w| w[0] < w[1]), "{layers:?}");
     assert!(p.contains("<code class=\"at\">examples/inference/cluster.yaml:120</code>"));
+    // Owners once, with their pods; a pod standing for an owner the input lacks names it.
+    assert!(p.contains("<li>Deployment cust-acme/infer (2 pods) <code"));
+    assert!(p.contains(
+        "<li>Pod cust-globex/chat-7d9f-x2v8q (of Deployment cust-globex/chat, 3 pods) <code"
+    ));
+    // Where a finding's pairs meet, place by place, when in more than one.
+    assert!(p.contains(
+        "<dt>Where</dt><dd><ul class=\"where\"><li>observed, high: acme and globex on gpu-a100-2 (g2)</li>\
+         <li>observed, high: acme and initech on gpu-h100-1 (g5)</li></ul></dd>"
+    ));
+    // An annotation that accepts nothing says so.
+    assert!(p.contains("<dt>Accepts nothing</dt><dd>the <code>accept.gpu-trust.io/GT101</code> annotations of acme"));
     assert!(p.contains("<code class=\"at\">examples/inference/policy.yaml:14</code>"));
     assert!(p.contains(
         "data-rule=\"GT401\" data-layer=\"control-plane\" data-severity=\"medium\" data-certainty=\"observed\" \
@@ -317,6 +329,8 @@ fn every_input_text_is_escaped() {
         name: evil.into(),
         file: "a&b.yaml".into(),
         line: 1,
+        pods: Some(2),
+        owner: Some(format!("Deployment/ns/{evil}")),
     });
     report.blast_radius[0].tenant = evil.into();
     let mut layout = sample_layout();
@@ -508,6 +522,8 @@ fn many_findings_of_a_rule_are_shown_up_to_a_cap_and_counted() {
             name: format!("p-{line}"),
             file: "cluster.yaml".into(),
             line,
+            pods: None,
+            owner: None,
         })
         .collect();
     report.findings.push(with_objects);

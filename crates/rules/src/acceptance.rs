@@ -223,6 +223,29 @@ impl<'c> Annotations<'c> {
         tenant: TenantId,
         sites: &[usize],
     ) -> Option<Vec<&'c AnnotatedAcceptance>> {
+        self.side_of(ctx, tenant, sites)
+            .filter(|s| s.uncovered.is_empty())
+            .map(|s| s.covering)
+    }
+}
+
+/// One tenant's annotations in a pairwise finding: those that cover its workloads there (or its
+/// Namespaces, when it has none there), and its workloads there that none covers.
+#[derive(Debug, Clone)]
+pub struct Side<'c> {
+    pub covering: Vec<&'c AnnotatedAcceptance>,
+    pub uncovered: Vec<WorkloadId>,
+}
+
+impl<'c> Annotations<'c> {
+    /// A tenant's side of a pairwise finding in `sites`, when at least one annotation covers
+    /// something of it there: it accepts when nothing is left uncovered ([`Annotations::side`]).
+    pub fn side_of(
+        &self,
+        ctx: &Context<'_>,
+        tenant: TenantId,
+        sites: &[usize],
+    ) -> Option<Side<'c>> {
         if self.list.is_empty() {
             return None;
         }
@@ -233,10 +256,26 @@ impl<'c> Annotations<'c> {
             .flat_map(|m| m.workloads.iter().copied())
             .collect();
         if workloads.is_empty() {
+            // No workload there (the API server): its Namespaces, all of them, accept for it.
             let namespaces = ctx.tenancy.tenant(tenant).namespaces.clone();
-            return self.cover_all(ctx, Vec::new(), namespaces);
+            let covering = self.cover_all(ctx, Vec::new(), namespaces)?;
+            return Some(Side {
+                covering,
+                uncovered: Vec::new(),
+            });
         }
-        self.cover_all(ctx, workloads, Vec::new())
+        let mut covering = Vec::new();
+        let mut uncovered = Vec::new();
+        for id in workloads {
+            match ctx.workload(id).and_then(|w| self.covering(w)) {
+                Some(a) => covering.push(a),
+                None => uncovered.push(id),
+            }
+        }
+        (!covering.is_empty()).then_some(Side {
+            covering,
+            uncovered,
+        })
     }
 }
 

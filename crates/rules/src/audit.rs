@@ -12,7 +12,8 @@ use crate::owner::Owners;
 use crate::parallel;
 use crate::registry::registry;
 use crate::report::{
-    AcceptedPair, AuditReport, BlastRadiusEntry, Finding, FindingObject, Matrix, MatrixPair,
+    AcceptedPair, AuditReport, BlastRadiusEntry, CoveredPair, ExplainedFinding, Finding,
+    FindingObject, Matrix, MatrixPair, OneSidedAcceptance, PairGroup, PairReport, ShareEntry,
     SkippedEntry, Summary, TenantEntry, MAX_MATRIX_TENANTS, SCHEMA,
 };
 use crate::sink::{Draft, Sink};
@@ -39,6 +40,9 @@ pub struct AuditOptions {
     /// Build the GPU layout view ([`AuditReport::layout`]) that the HTML report draws, from the
     /// audit's own analysis. Off by default: the other formats do not draw GPUs.
     pub layout: bool,
+    /// Two tenants (by name) to explain: the report's `pair` says where they meet and each finding
+    /// that covers them carries what it says of them alone (`Finding::explained`).
+    pub pair: Option<(String, String)>,
 }
 
 impl AuditOptions {
@@ -51,6 +55,7 @@ impl AuditOptions {
             skipped: Vec::new(),
             accept_partial: false,
             layout: false,
+            pair: None,
         }
     }
 }
@@ -73,11 +78,16 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
     let analysis = Analysis::compute(fleet, tenancy);
     let nobody = BTreeSet::new();
     let owners = Owners::new(fleet);
+    let explain = options.pair.as_ref().and_then(|(a, b)| {
+        let (a, b) = (tenancy.tenant_by_name(a)?, tenancy.tenant_by_name(b)?);
+        (a != b).then_some((a, b))
+    });
 
     // The blast radius first: it chooses the tenants of the matrix, whose pairs the rules spell out.
-    let blast_radius = crate::blast::blast_radius(&context(input, &analysis, &owners, &nobody));
+    let blast_radius =
+        crate::blast::blast_radius(&context(input, &analysis, &owners, &nobody, None));
     let matrix_tenants = matrix_tenants(tenancy, &blast_radius);
-    let ctx = context(input, &analysis, &owners, &matrix_tenants);
+    let ctx = context(input, &analysis, &owners, &matrix_tenants, explain);
 
     // The rules, the groups and the matrix's incidents are pure functions of the context: they run on
     // every core, and the findings are put back in rule order, so the report is the same on any machine.
@@ -209,6 +219,8 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         Vec::new()
     };
 
+    let pair = explain.map(|(a, b)| pair_report(&ctx, a, b));
+
     AuditReport {
         schema: SCHEMA,
         summary,
@@ -220,6 +232,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         matrix,
         skipped,
         disabled_rules: Vec::new(),
+        pair,
         layout,
     }
 }
@@ -230,6 +243,7 @@ fn context<'c>(
     analysis: &'c Analysis,
     owners: &'c Owners,
     matrix: &'c BTreeSet<TenantId>,
+    explain: Option<(TenantId, TenantId)>,
 ) -> Context<'c> {
     Context {
         fleet: input.fleet,
@@ -239,6 +253,33 @@ fn context<'c>(
         advisories: &input.options.advisories,
         matrix,
         owners,
+        explain,
+    }
+}
+
+/// Where two tenants meet: every site both are members of and meet in, with how surely.
+fn pair_report(ctx: &Context<'_>, a: TenantId, b: TenantId) -> PairReport {
+    let mut groups = Vec::new();
+    for i in ctx.colo().sites_of.get(&a).into_iter().flatten() {
+        let Some(site) = ctx.site(*i) else { continue };
+        let (Some(ma), Some(mb)) = (site.members.get(&a), site.members.get(&b)) else {
+            continue;
+        };
+        if let Some((certainty, reason)) = site.meet(ctx.fleet, ma, mb) {
+            groups.push(PairGroup {
+                id: crate::blast::group_id(*i),
+                certainty,
+                reason: reason.to_string(),
+            });
+        }
+    }
+    PairReport {
+        tenants: [
+            ctx.tenant_name(a).to_string(),
+            ctx.tenant_name(b).to_string(),
+        ],
+        trust: ctx.trust(a, b),
+        groups,
     }
 }
 
@@ -312,6 +353,84 @@ fn object(o: &ObjectRef) -> FindingObject {
         name: o.name.clone(),
         file: o.location.file.clone(),
         line: o.location.line,
+        pods: None,
+        owner: None,
+    }
+}
+
+/// The object that stands for one owner's workloads in a finding: the owner's own object when the
+/// input holds it, else its first pod (naming the owner); with how many of its pods are covered.
+fn unit_object(ctx: &Context<'_>, owners: &Owners, u: &crate::text::Unit) -> Option<FindingObject> {
+    let pods = (u.pods > 0).then_some(u.pods);
+    let first = ctx.workload(*u.workloads.first()?)?;
+    let own = u
+        .workloads
+        .iter()
+        .filter_map(|w| ctx.workload(*w))
+        .find(|w| w.kind != gpu_trust_model::fleet::WorkloadKind::Pod)
+        .or_else(|| owners.object(&u.key).and_then(|w| ctx.workload(w)));
+    Some(match own {
+        Some(w) => FindingObject {
+            pods,
+            ..object(&w.object)
+        },
+        None if first.owner.is_some() => FindingObject {
+            pods,
+            owner: Some(u.key.clone()),
+            ..object(&first.object)
+        },
+        None => object(&first.object),
+    })
+}
+
+/// A tenant's annotations that accept nothing in a pairwise finding, for the report and standard
+/// error: which tenant's annotation is missing, or which of its own workloads lack one.
+fn one_sided_entry(ctx: &Context<'_>, rule: &str, o: &crate::sink::OneSided) -> OneSidedAcceptance {
+    let tenant = ctx.tenant_name(o.tenant).to_string();
+    let mut missing: Vec<String> = o
+        .missing
+        .iter()
+        .map(|t| ctx.tenant_name(*t).to_string())
+        .collect();
+    missing.sort();
+    let uncovered: Vec<String> = o
+        .uncovered
+        .iter()
+        .map(|w| crate::text::workload(ctx, *w))
+        .collect();
+    let annotation = format!("accept.gpu-trust.io/{rule}");
+    let message = if o.uncovered_count > 0 {
+        format!(
+            "the `{annotation}` annotations of {tenant} accept none of its pairs: {rule} needs every workload of both tenants of a pair in the finding annotated, and {} of {tenant}'s {} not ({})",
+            crate::text::plural(o.uncovered_count as u64, "workload"),
+            if o.uncovered_count == 1 { "is" } else { "are" },
+            crate::text::list(&uncovered)
+        )
+    } else {
+        let more = o.missing_count.saturating_sub(missing.len());
+        let named = if more > 0 {
+            format!("{} and {more} more", missing.join(", "))
+        } else {
+            crate::text::list(&missing)
+        };
+        format!(
+            "the `{annotation}` annotations of {tenant} accept nothing for its {} with {named}: {rule} needs the annotation on every workload of both tenants of a pair in the finding, and it is missing on {}",
+            if o.missing_count == 1 { "pair" } else { "pairs" },
+            if o.missing_count == 1 {
+                format!("{named}'s workloads there")
+            } else {
+                format!("the workloads of {named} there")
+            }
+        )
+    };
+    OneSidedAcceptance {
+        tenant,
+        sources: o.sources.clone(),
+        missing_tenants: missing,
+        missing_count: o.missing_count,
+        uncovered_workloads: uncovered,
+        uncovered_count: o.uncovered_count,
+        message,
     }
 }
 
@@ -339,16 +458,16 @@ fn finding(
         .map(|n| ctx.node_name(*n).to_string())
         .collect();
     // The finding's own objects (nodes, bindings, policy entries) in sort order, then its workloads in
-    // fleet order (namespace, kind, name), at most MAX_OBJECTS: a finding between two large tenants
-    // can involve thousands of pods, and its message and nodes already say how many.
+    // fleet order (namespace, kind, name), each owning workload once with how many of its pods the
+    // finding covers, at most MAX_OBJECTS: a finding between two large tenants can involve
+    // thousands of pods, and its message and nodes already say how many.
     let mut objects: Vec<FindingObject> = d.objects.iter().take(MAX_OBJECTS).map(object).collect();
     let room = MAX_OBJECTS.saturating_sub(objects.len());
     objects.extend(
-        d.workloads
+        crate::text::units(ctx, d.workloads.iter().copied())
             .iter()
-            .filter_map(|w| ctx.workload(*w))
             .take(room)
-            .map(|w| object(&w.object)),
+            .filter_map(|u| unit_object(ctx, owners, u)),
     );
     let key = match &d.key {
         Some(k) => k.clone(),
@@ -450,6 +569,78 @@ fn finding(
             }
         }
     }
+    let group = |i: &usize| crate::blast::group_id(*i);
+    let node_names = |ns: &BTreeSet<gpu_trust_model::fleet::NodeId>| -> Vec<String> {
+        let set: BTreeSet<&str> = ns.iter().map(|n| ctx.node_name(*n)).collect();
+        set.into_iter().map(str::to_string).collect()
+    };
+    let tenant_names = |ts: &[TenantId]| -> Vec<String> {
+        let set: BTreeSet<&str> = ts.iter().map(|t| ctx.tenant_name(*t)).collect();
+        set.into_iter().map(str::to_string).collect()
+    };
+    let mut by_group: Vec<ShareEntry> = Vec::new();
+    let mut covered_pairs: Vec<CoveredPair> = Vec::new();
+    let mut one_sided: Vec<OneSidedAcceptance> = Vec::new();
+    let mut explained: Option<ExplainedFinding> = None;
+    if let Some(p) = &d.pairs {
+        by_group = p
+            .shares
+            .iter()
+            .map(|s| ShareEntry {
+                group: group(&s.site),
+                nodes: node_names(&s.nodes),
+                tenants: tenant_names(&s.tenants),
+                pairs: s.pairs,
+                trusts: s.trusts.clone(),
+                certainty: s.certainty,
+                reason: s.reason.to_string(),
+                severity: s.severity,
+                every_pair: s.every_pair,
+                accepted: if accepted.is_some() { 0 } else { s.accepted },
+            })
+            .collect();
+        covered_pairs = p
+            .listed
+            .iter()
+            .flatten()
+            .map(|x| {
+                let mut names = [
+                    ctx.tenant_name(x.tenants.0).to_string(),
+                    ctx.tenant_name(x.tenants.1).to_string(),
+                ];
+                names.sort();
+                CoveredPair {
+                    tenants: names,
+                    trust: x.trust,
+                    certainty: x.certainty,
+                    severity: x.severity,
+                    groups: x.sites.iter().map(group).collect(),
+                    accepted: accepted.is_none() && x.accepted,
+                }
+            })
+            .collect();
+        covered_pairs.sort_by(|a, b| a.tenants.cmp(&b.tenants));
+        if accepted.is_none() {
+            one_sided = p
+                .one_sided
+                .iter()
+                .map(|o| one_sided_entry(ctx, d.rule.code, o))
+                .collect();
+            one_sided.sort_by(|a, b| a.tenant.cmp(&b.tenant));
+        }
+        explained = p.explained.as_ref().map(|e| ExplainedFinding {
+            certainty: e.certainty,
+            reason: e.reason.to_string(),
+            severity: e.severity,
+            groups: e.sites.iter().map(group).collect(),
+            nodes: node_names(&e.nodes),
+            message: e.message.clone(),
+            remediation: e.remediation.clone(),
+            accepted: accepted
+                .clone()
+                .or_else(|| e.accepted.as_ref().map(Granted::entry)),
+        });
+    }
     let matrix = if accepted.is_some() {
         Vec::new()
     } else {
@@ -471,8 +662,12 @@ fn finding(
         accepted_pairs,
         open_pairs,
         groups: d.sites.iter().map(|i| crate::blast::group_id(*i)).collect(),
+        by_group,
+        covered_pairs,
+        one_sided_acceptances: one_sided,
         key,
         evidence: statements.into_iter().collect(),
+        explained,
     };
     (finding, matrix)
 }

@@ -729,6 +729,13 @@ impl Colocation {
         c.sites.retain(|s| {
             s.members.len() >= 2 && (!s.permitted || s.members.values().any(|m| m.may))
         });
+        // Each member's workloads sorted, so the rules can look one up.
+        for site in &mut c.sites {
+            for m in site.members.values_mut() {
+                m.workloads.sort_unstable();
+                m.workloads.dedup();
+            }
+        }
         for (i, site) in c.sites.iter().enumerate() {
             for t in site.members.keys() {
                 c.sites_of.entry(*t).or_default().push(i);

@@ -21,8 +21,11 @@ pub struct Context<'a> {
     pub advisories: &'a Advisories,
     /// The tenants of the report's matrix (whose pairs findings spell out), sorted.
     pub matrix: &'a BTreeSet<TenantId>,
-    /// Who owns each pod (for acceptances written on a pod's controller).
+    /// Who owns each pod (for acceptances written on a pod's controller, and to name a pod by
+    /// its owner).
     pub(crate) owners: &'a crate::owner::Owners,
+    /// The pair an explanation asks about (`audit --pair`), lower id first or not.
+    pub explain: Option<(TenantId, TenantId)>,
 }
 
 impl<'a> Context<'a> {

@@ -17,9 +17,13 @@
 //!   characters of the name for that suffix
 //!   (<https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/>, "Writing a CronJob
 //!   spec": the name must be at most 52 characters because the controller appends 11).
+//! - A LeaderWorkerSet's controller creates a leader StatefulSet per set and a worker StatefulSet
+//!   per group, and labels them and their pods `leaderworkerset.sigs.k8s.io/name: <set>`
+//!   (kubernetes-sigs/lws `api/leaderworkerset/v1/leaderworkerset_types.go`, `SetNameLabelKey`:
+//!   "record the leaderworkerset name that those resources (Pod/Service/StatefulSets) belong to").
 
-use gpu_trust_model::fleet::{Fleet, Workload, WorkloadKind};
-use std::collections::BTreeSet;
+use gpu_trust_model::fleet::{Fleet, Workload, WorkloadId, WorkloadKind};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The label a Deployment's controller puts on its ReplicaSets' pods.
 const POD_TEMPLATE_HASH: &str = "pod-template-hash";
@@ -33,28 +37,48 @@ const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 /// of a name (`web-v2`) is common.
 const HASH_LEN: std::ops::RangeInclusive<usize> = 6..=10;
 
+/// The label a LeaderWorkerSet's controller puts on its StatefulSets' pods (with the set's name).
+const LWS_NAME: &str = "leaderworkerset.sigs.k8s.io/name";
+
 /// Characters a CronJob's controller reserves to name a Job: `-` and the scheduled time in minutes.
 const CRONJOB_SUFFIX: usize = 11;
 
-/// CronJobs of the input (namespace, name), to recognise their Jobs' pods.
+/// CronJobs of the input (namespace, name), to recognise their Jobs' pods; and the workload objects
+/// (not pods) of the input by their key, to name the owner of a pod by its object.
 pub struct Owners {
     cronjobs: BTreeSet<(String, String)>,
+    objects: BTreeMap<String, WorkloadId>,
 }
 
 impl Owners {
     pub fn new(fleet: &Fleet) -> Owners {
-        Owners {
+        let mut owners = Owners {
             cronjobs: fleet
                 .workloads
                 .iter()
                 .filter(|w| w.kind == WorkloadKind::CronJob)
                 .map(|w| (w.namespace.clone(), w.object.name.clone()))
                 .collect(),
+            objects: BTreeMap::new(),
+        };
+        for (id, w) in fleet.workloads.iter().enumerate() {
+            if w.kind != WorkloadKind::Pod {
+                let key = owners.of(w);
+                owners.objects.entry(key).or_insert(id);
+            }
         }
+        owners
+    }
+
+    /// The workload of the input whose object is the owner `key` (`Kind/namespace/name`), when
+    /// the input holds it (the first, for a kind with several templates).
+    pub fn object(&self, key: &str) -> Option<WorkloadId> {
+        self.objects.get(key).copied()
     }
 
     /// `Kind/namespace/name` of the workload that owns `w`: a pod's Deployment (through its
-    /// ReplicaSet), CronJob (through its Job), StatefulSet, DaemonSet or Job; a template itself.
+    /// ReplicaSet), CronJob (through its Job), LeaderWorkerSet (through its StatefulSets),
+    /// StatefulSet, DaemonSet or Job; a template itself.
     pub fn of(&self, w: &Workload) -> String {
         let ns = w.namespace.as_str();
         let (kind, name) = match (w.kind, w.owner.as_deref()) {
@@ -73,6 +97,10 @@ impl Owners {
             "Job" => match self.cronjob_of(ns, &name) {
                 Some(cronjob) => format!("CronJob/{ns}/{cronjob}"),
                 None => format!("Job/{ns}/{name}"),
+            },
+            "StatefulSet" => match w.labels.get(LWS_NAME).filter(|n| !n.is_empty()) {
+                Some(set) => format!("LeaderWorkerSet/{ns}/{set}"),
+                None => format!("StatefulSet/{ns}/{name}"),
             },
             _ => format!("{kind}/{ns}/{name}"),
         }
@@ -197,6 +225,13 @@ mod tests {
             "StatefulSet/ns/db"
         );
         assert_eq!(owners.of(&pod(None, None)), "Pod/ns/x-abcde");
+        // A LeaderWorkerSet's leader and worker StatefulSets are named after the set and its
+        // groups; the label names the set for both.
+        for sts in ["StatefulSet/vllm", "StatefulSet/vllm-0"] {
+            let mut p = pod(Some(sts), None);
+            p.labels.insert(LWS_NAME.to_string(), "vllm".to_string());
+            assert_eq!(owners.of(&p), "LeaderWorkerSet/ns/vllm");
+        }
         let template = workload(WorkloadKind::Deployment, "llm-api", None, None);
         assert_eq!(owners.of(&template), "Deployment/ns/llm-api");
     }

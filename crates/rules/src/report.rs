@@ -10,7 +10,7 @@
 
 pub use crate::coverage::Coverage;
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Certainty, Incident, Layer, Severity};
+use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -39,11 +39,36 @@ pub struct AuditReport {
     /// Rules a configuration file turned off, with its reason: their findings are not in the report.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disabled_rules: Vec<DisabledRuleEntry>,
+    /// Not part of the wire format: the pair an explanation asks about ([`crate::AuditOptions::pair`]):
+    /// where the two tenants meet (the findings that cover them carry `explained`).
+    #[serde(skip)]
+    pub pair: Option<PairReport>,
     /// Not part of the wire format: per GPU node, the GPUs and who is on them, as the HTML report draws
     /// them, built from the audit's own analysis when [`crate::AuditOptions::layout`] asks for it
     /// (empty otherwise).
     #[serde(skip)]
     pub layout: Vec<crate::layout::NodeLayout>,
+}
+
+/// Two tenants and everything they share: `gpu-trust audit --pair A B`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairReport {
+    /// The two tenants, in the order asked.
+    pub tenants: [String; 2],
+    pub trust: Trust,
+    /// Where they meet: the groups both are in and meet in, in group order.
+    pub groups: Vec<PairGroup>,
+}
+
+/// One group two tenants meet in, with how surely those two meet there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairGroup {
+    /// The group's id (`groups`).
+    pub id: String,
+    pub certainty: Certainty,
+    pub reason: String,
 }
 
 /// A rule turned off by the configuration (`disabledRules` of `.gpu-trust.yaml`).
@@ -162,6 +187,20 @@ pub struct Finding {
     /// The shared things the finding is about (ids of `groups`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
+    /// For a finding of a pairwise rule: where its pairs meet and how surely, one entry per shared
+    /// thing (group) and certainty, the strongest first. `certainty` and `severity` above are the
+    /// strongest and worst of these; each entry's hold for its own pairs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_group: Vec<ShareEntry>,
+    /// For a finding of a pairwise rule covering at most 200 pairs: every pair, with where and how
+    /// surely it meets (absent when it covers more: `byGroup` then says which pairs each group
+    /// holds).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub covered_pairs: Vec<CoveredPair>,
+    /// Annotations of one tenant that accept none of its pairs in this pairwise finding, because
+    /// the rule needs the annotation of both tenants of a pair (docs/suppressions.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub one_sided_acceptances: Vec<OneSidedAcceptance>,
     /// What the finding is about, stable across runs and rollouts: the owning workload
     /// (`Deployment/ns/name`, not a pod), the tenant, the node group or the API server. Two findings
     /// of one rule never share a key.
@@ -169,6 +208,100 @@ pub struct Finding {
     /// Probe measurements attached with `--evidence` (device-layer findings of the measured mechanism).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
+    /// Not part of the wire format: what the finding says about the pair an explanation asks about
+    /// ([`crate::AuditOptions::pair`]), when it covers that pair.
+    #[serde(skip)]
+    pub explained: Option<ExplainedFinding>,
+}
+
+/// Where some pairs of a pairwise finding meet: one shared thing (a group of `groups`) at one
+/// certainty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShareEntry {
+    /// The group's id.
+    pub group: String,
+    /// The nodes of the group that host at least one of these pairs, sorted.
+    pub nodes: Vec<String>,
+    /// The tenants of these pairs, sorted.
+    pub tenants: Vec<String>,
+    /// How many pairs meet here with this certainty.
+    pub pairs: usize,
+    /// The trust levels of these pairs.
+    pub trusts: Vec<Trust>,
+    pub certainty: Certainty,
+    /// Why the certainty holds for them.
+    pub reason: String,
+    /// The severity of these pairs (of the open ones when some are accepted).
+    pub severity: Severity,
+    /// True when every two of `tenants` whose trust is one of `trusts` is one of these pairs (in a
+    /// `permitted` group: every two of which one at least is in the group's `permittedTenants`).
+    pub every_pair: bool,
+    /// How many of these pairs are accepted one by one (`acceptedPairs`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub accepted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One pair of a pairwise finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CoveredPair {
+    /// The two tenants, sorted.
+    pub tenants: [String; 2],
+    pub trust: Trust,
+    /// The strongest certainty it meets with.
+    pub certainty: Certainty,
+    /// The severity the rule gives this pair at that certainty.
+    pub severity: Severity,
+    /// The groups where it meets.
+    pub groups: Vec<String>,
+    /// Accepted one by one (listed in `acceptedPairs`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub accepted: bool,
+}
+
+/// A tenant's `accept.gpu-trust.io/<RULE>` annotations that accept none of its pairs in a pairwise
+/// finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OneSidedAcceptance {
+    pub tenant: String,
+    /// The annotations.
+    pub sources: Vec<AcceptanceSource>,
+    /// The other tenants of its open pairs, whose workloads lack the annotation (the first 20,
+    /// sorted), and how many in all.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_tenants: Vec<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub missing_count: usize,
+    /// Its own workloads in the finding that lack the annotation (the first 20), and how many.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uncovered_workloads: Vec<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub uncovered_count: usize,
+    /// The same in words.
+    pub message: String,
+}
+
+/// What a pairwise finding says about one pair (`audit --pair`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainedFinding {
+    pub certainty: Certainty,
+    pub reason: String,
+    pub severity: Severity,
+    /// The groups where the pair meets for this finding.
+    pub groups: Vec<String>,
+    pub nodes: Vec<String>,
+    /// The finding's words for this pair alone.
+    pub message: String,
+    pub remediation: String,
+    /// Set when the pair is accepted (by the finding's acceptance or one of its own).
+    pub accepted: Option<AcceptedEntry>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -179,6 +312,15 @@ pub struct FindingObject {
     pub name: String,
     pub file: String,
     pub line: u32,
+    /// For a workload: how many of its pods the finding covers, when it covers pods (the
+    /// workload's object stands for them; without the object in the input, its first pod does,
+    /// with `owner`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pods: Option<usize>,
+    /// For a pod that stands for its owning workload, whose object is not in the input: the owner
+    /// (`Deployment/namespace/name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

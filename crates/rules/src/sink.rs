@@ -6,7 +6,7 @@ use crate::context::Context;
 use crate::registry::RuleMeta;
 use gpu_trust_model::fleet::{NodeId, WorkloadId};
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Certainty, ObjectRef, Severity};
+use gpu_trust_model::{Certainty, ObjectRef, Severity, Trust};
 use gpu_trust_policy::TenantId;
 use std::collections::BTreeSet;
 
@@ -49,6 +49,71 @@ pub struct DraftPairs {
     /// When some pairs are accepted and others stay open: the first open pairs by tenant name (at
     /// most [`OPEN_PAIRS_LISTED`]).
     pub open: Vec<(TenantId, TenantId)>,
+    /// Where its pairs meet: per site and certainty.
+    pub shares: Vec<DraftShare>,
+    /// Its pairs one by one, when there are at most 200 of them.
+    pub listed: Option<Vec<DraftPair>>,
+    /// Annotations of one tenant that accept none of its pairs, because the other tenant of each
+    /// pair (or some of its own workloads) lacks one.
+    pub one_sided: Vec<OneSided>,
+    /// The pair an explanation asks about ([`crate::AuditOptions::pair`]), when the finding covers it.
+    pub explained: Option<ExplainedPair>,
+}
+
+/// Where some pairs of a finding meet: one shared thing, at one certainty.
+#[derive(Debug, Clone)]
+pub struct DraftShare {
+    pub site: usize,
+    pub certainty: Certainty,
+    pub reason: &'static str,
+    /// The severity of its open pairs (of all its pairs when every one is accepted).
+    pub severity: Severity,
+    pub tenants: Vec<TenantId>,
+    pub nodes: BTreeSet<NodeId>,
+    pub pairs: usize,
+    /// How many of them are accepted one by one.
+    pub accepted: usize,
+    pub trusts: Vec<Trust>,
+    pub every_pair: bool,
+}
+
+/// One pair of a finding.
+#[derive(Debug, Clone)]
+pub struct DraftPair {
+    pub tenants: (TenantId, TenantId),
+    pub trust: Trust,
+    pub certainty: Certainty,
+    pub severity: Severity,
+    pub sites: Vec<usize>,
+    pub accepted: bool,
+}
+
+/// A tenant's annotations that accept nothing in a pairwise finding.
+#[derive(Debug, Clone)]
+pub struct OneSided {
+    pub tenant: TenantId,
+    /// The annotations.
+    pub sources: Vec<crate::report::AcceptanceSource>,
+    /// Tenants of its pairs whose workloads lack the annotation (the first [`OPEN_PAIRS_LISTED`]),
+    /// and how many in all.
+    pub missing: Vec<TenantId>,
+    pub missing_count: usize,
+    /// Its own workloads in the finding that lack the annotation (the first few), and how many.
+    pub uncovered: Vec<WorkloadId>,
+    pub uncovered_count: usize,
+}
+
+/// What a finding says about one pair: its own certainty, severity, words and acceptance.
+#[derive(Debug, Clone)]
+pub struct ExplainedPair {
+    pub certainty: Certainty,
+    pub reason: &'static str,
+    pub severity: Severity,
+    pub sites: Vec<usize>,
+    pub nodes: BTreeSet<NodeId>,
+    pub message: String,
+    pub remediation: String,
+    pub accepted: Option<crate::acceptance::Granted>,
 }
 
 /// How many of a partly accepted finding's open pairs it names.

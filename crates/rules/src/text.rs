@@ -57,19 +57,81 @@ pub fn workload(ctx: &Context<'_>, id: WorkloadId) -> String {
     }
 }
 
-/// Workloads as a list, in fleet order (namespace, kind, name); only the names shown are formatted.
+/// Workloads as a list, one entry per owning workload, in fleet order of their first workload:
+/// `Deployment cust-acme/web (3 pods)` for a Deployment's pods (with or without its object), a
+/// template alone by its kind and name, a pod without an owner by its name.
 pub fn workloads(ctx: &Context<'_>, ids: impl IntoIterator<Item = WorkloadId>) -> String {
-    let keys: BTreeSet<WorkloadId> = ids
+    let names: Vec<String> = units(ctx, ids).iter().map(|u| unit_name(ctx, u)).collect();
+    let shown: Vec<&str> = names
+        .iter()
+        .take(MAX_NAMES + 1)
+        .map(String::as_str)
+        .collect();
+    list_of(&shown, names.len())
+}
+
+/// Workloads of one owner: its key (`Deployment/ns/name`), its workloads (the object's templates
+/// and the pods), and how many of them are pods.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub key: String,
+    pub workloads: Vec<WorkloadId>,
+    pub pods: usize,
+}
+
+/// Workloads grouped by the workload that owns them, in fleet order of their first workload.
+pub fn units(ctx: &Context<'_>, ids: impl IntoIterator<Item = WorkloadId>) -> Vec<Unit> {
+    let mut ids: Vec<WorkloadId> = ids
         .into_iter()
         .filter(|id| ctx.workload(*id).is_some())
         .collect();
-    let names: Vec<String> = keys
-        .iter()
-        .take(MAX_NAMES + 1)
-        .map(|id| workload(ctx, *id))
-        .collect();
-    let shown: Vec<&str> = names.iter().map(String::as_str).collect();
-    list_of(&shown, keys.len())
+    ids.sort_unstable();
+    ids.dedup();
+    let mut index: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut out: Vec<Unit> = Vec::new();
+    for id in ids {
+        let Some(w) = ctx.workload(id) else { continue };
+        let key = ctx.owners.of(w);
+        let i = *index.entry(key.clone()).or_insert_with(|| {
+            out.push(Unit {
+                key,
+                workloads: Vec::new(),
+                pods: 0,
+            });
+            out.len() - 1
+        });
+        out[i].workloads.push(id);
+        if w.kind == WorkloadKind::Pod {
+            out[i].pods += 1;
+        }
+    }
+    out
+}
+
+/// One owner as a message names it: `Deployment cust-acme/web (3 pods)`, `Deployment cust-acme/web`
+/// for its object alone, `cust-acme/infer-0` for a pod of its own.
+pub fn unit_name(ctx: &Context<'_>, unit: &Unit) -> String {
+    if let [one] = unit.workloads.as_slice() {
+        if ctx
+            .workload(*one)
+            .is_some_and(|w| w.kind == WorkloadKind::Pod && w.owner.is_none())
+        {
+            return workload(ctx, *one);
+        }
+    }
+    let name = owner_name(&unit.key);
+    match unit.pods {
+        0 => name,
+        n => format!("{name} ({})", plural(n as u64, "pod")),
+    }
+}
+
+/// `Deployment cust-acme/web` for the key `Deployment/cust-acme/web`.
+pub fn owner_name(key: &str) -> String {
+    match key.split_once('/') {
+        Some((kind, rest)) => format!("{kind} {rest}"),
+        None => key.to_string(),
+    }
 }
 
 fn enforcement_word(e: Enforcement) -> &'static str {

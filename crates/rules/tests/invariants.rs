@@ -956,3 +956,329 @@ mod random {
         }
     }
 }
+
+/// Every finding of a pairwise rule is true of every pair it covers, on generated fleets of a few
+/// nodes of one or two node groups, tenants scheduled, permitted on some nodes, or both, and random
+/// trust: checked against the fleet as written, not against the analysis.
+mod pairs_hold {
+    use super::common::*;
+    use gpu_trust_model::fleet::WorkloadKind;
+    use gpu_trust_model::{Certainty, Trust};
+    use gpu_trust_rules::report::{AuditReport, Finding};
+    use proptest::prelude::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    const TENANTS: [&str; 4] = ["acme", "globex", "initech", "umbrella"];
+
+    /// How each tenant reaches each node, from the spec: scheduled there (a pod, or a DaemonSet's
+    /// template on each node it selects), or a template permitted there.
+    #[derive(Default)]
+    struct Reach {
+        scheduled: BTreeSet<(usize, String)>,
+        permitted: BTreeSet<(usize, String)>,
+    }
+
+    impl Reach {
+        fn any(&self, t: usize, n: &str) -> bool {
+            let k = (t, n.to_string());
+            self.scheduled.contains(&k) || self.permitted.contains(&k)
+        }
+        fn may(&self, t: usize, n: &str) -> bool {
+            self.permitted.contains(&(t, n.to_string()))
+        }
+        fn placed(&self, t: usize, n: &str) -> bool {
+            self.scheduled.contains(&(t, n.to_string()))
+        }
+    }
+
+    fn tenant(name: &str) -> usize {
+        TENANTS
+            .iter()
+            .position(|t| *t == name)
+            .unwrap_or(usize::MAX)
+    }
+
+    fn fleet(configs: &[u8], workloads: &[(usize, u8, u8, u8, u64)]) -> (FleetSpec, Reach) {
+        let mut spec = FleetSpec::default();
+        let names: Vec<String> = (0..configs.len()).map(|i| format!("gpu-{i}")).collect();
+        for (i, c) in configs.iter().enumerate() {
+            // Nodes of one configuration make one node group over several nodes.
+            let n = NodeSpec::new(&names[i], 2);
+            spec = spec.node(match c % 4 {
+                0 => n.time_sliced(4),
+                1 => n.mps(2),
+                2 => n.mig(&["3g.40gb", "3g.40gb"]),
+                _ => n,
+            });
+        }
+        let mut reach = Reach::default();
+        for (i, (t, place, mask, request, quantity)) in workloads.iter().enumerate() {
+            let ns = format!("ns-{}", TENANTS[*t]);
+            let chosen: Vec<&str> = names
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| mask & (1 << k) != 0)
+                .map(|(_, n)| n.as_str())
+                .collect();
+            let first = names[usize::from(*mask) % names.len()].as_str();
+            let mut w = match place % 3 {
+                0 => {
+                    reach.scheduled.insert((*t, first.to_string()));
+                    W::pod(&ns, &format!("p{i}")).on(first)
+                }
+                1 => {
+                    for n in &chosen {
+                        reach.permitted.insert((*t, n.to_string()));
+                    }
+                    W::template(WorkloadKind::Deployment, &ns, &format!("d{i}")).permitted(&chosen)
+                }
+                _ => {
+                    for n in &chosen {
+                        reach.scheduled.insert((*t, n.to_string()));
+                    }
+                    W::template(WorkloadKind::DaemonSet, &ns, &format!("ds{i}")).permitted(&chosen)
+                }
+            };
+            w = match request % 4 {
+                0 => w.gpu(*quantity),
+                1 => w.resource("nvidia.com/mig-3g.40gb", 1),
+                2 => w.kai(0.5),
+                _ => w,
+            };
+            spec = spec.workload(w);
+        }
+        (spec, reach)
+    }
+
+    fn policy(relations: &[(usize, usize, u8)]) -> (String, BTreeMap<(usize, usize), Trust>) {
+        let mut text = String::from("tenants:\n");
+        for t in TENANTS {
+            text.push_str(&format!("  - {{name: {t}, namespaces: [ns-{t}]}}\n"));
+        }
+        text.push_str("trust:\n  default: none\n  relations:\n");
+        let mut trust = BTreeMap::new();
+        for (a, b, level) in relations {
+            let (a, b) = ((*a).min(*b), (*a).max(*b));
+            if a == b || trust.contains_key(&(a, b)) {
+                continue;
+            }
+            let (word, t) = match level % 3 {
+                0 => ("none", Trust::None),
+                1 => ("limited", Trust::Limited),
+                _ => ("full", Trust::Full),
+            };
+            trust.insert((a, b), t);
+            text.push_str(&format!(
+                "    - {{tenants: [{}, {}], level: {word}}}\n",
+                TENANTS[a], TENANTS[b]
+            ));
+        }
+        if trust.is_empty() {
+            text = text.replace("  relations:\n", "");
+        }
+        (text, trust)
+    }
+
+    fn check(
+        report: &AuditReport,
+        f: &Finding,
+        reach: &Reach,
+        trust: &BTreeMap<(usize, usize), Trust>,
+    ) -> Result<(), TestCaseError> {
+        let Some(pairs) = f.pairs else { return Ok(()) };
+        let rule = gpu_trust_rules::rule(&f.rule).expect("a rule of the registry");
+        let group = |id: &str| report.groups.iter().find(|g| g.id == id);
+        prop_assert_eq!(
+            f.covered_pairs.len(),
+            pairs,
+            "{}: every pair listed",
+            f.rule
+        );
+        prop_assert!(!f.by_group.is_empty());
+        // The finding's certainty and severity are the strongest and worst of its pairs'.
+        let strongest = f.covered_pairs.iter().map(|p| p.certainty).min();
+        prop_assert_eq!(Some(f.certainty), strongest, "{}", f.rule);
+        let worst = f.covered_pairs.iter().map(|p| p.severity).max();
+        prop_assert_eq!(Some(f.severity), worst, "{}", f.rule);
+        for p in &f.covered_pairs {
+            let (a, b) = (tenant(&p.tenants[0]), tenant(&p.tenants[1]));
+            let t = trust
+                .get(&(a.min(b), a.max(b)))
+                .copied()
+                .unwrap_or(Trust::None);
+            prop_assert_eq!(p.trust, t);
+            // Its severity is the rule's for its trust, at its certainty.
+            let base = rule.severity.for_trust(t);
+            prop_assert_eq!(
+                base.map(|s| p.certainty.adjust(s)),
+                Some(p.severity),
+                "{} {:?}",
+                f.rule,
+                p.tenants
+            );
+            prop_assert!(!p.groups.is_empty());
+            for g in &p.groups {
+                prop_assert!(
+                    f.groups.contains(g),
+                    "{}: {g} is one of the finding's groups",
+                    f.rule
+                );
+                let entry = group(g).expect("the group exists");
+                // Each covered pair reaches the group: both are in it, and in a permitted group
+                // one of them may be placed there.
+                prop_assert!(
+                    entry.tenants.contains(&p.tenants[0]) && entry.tenants.contains(&p.tenants[1])
+                );
+                if entry.permitted {
+                    prop_assert!(p
+                        .tenants
+                        .iter()
+                        .any(|x| entry.permitted_tenants.contains(x)));
+                }
+                // ...and a place of the finding says so.
+                prop_assert!(f.by_group.iter().any(|s| s.group == *g
+                    && s.tenants.contains(&p.tenants[0])
+                    && s.tenants.contains(&p.tenants[1])));
+            }
+            // The certainty holds for the pair, judged from the fleet as written.
+            if f.nodes.is_empty() {
+                continue; // the API server: every tenant of the cluster.
+            }
+            let nodes: BTreeSet<&String> = p
+                .groups
+                .iter()
+                .filter_map(|g| group(g))
+                .flat_map(|g| g.nodes.iter())
+                .collect();
+            match p.certainty {
+                Certainty::Observed | Certainty::Possible => prop_assert!(
+                    nodes
+                        .iter()
+                        .any(|n| reach.placed(a, n) && reach.placed(b, n)),
+                    "{} {:?} {}: scheduled together somewhere",
+                    f.rule,
+                    p.tenants,
+                    p.certainty
+                ),
+                Certainty::Permitted => prop_assert!(
+                    nodes.iter().any(|n| reach.any(a, n)
+                        && reach.any(b, n)
+                        && (reach.may(a, n) || reach.may(b, n))),
+                    "{} {:?}: one may be placed where the other is",
+                    f.rule,
+                    p.tenants
+                ),
+            }
+        }
+        // Each node named hosts at least one covered pair, and every node of the places is named.
+        for n in &f.nodes {
+            prop_assert!(
+                f.covered_pairs
+                    .iter()
+                    .any(|p| reach.any(tenant(&p.tenants[0]), n)
+                        && reach.any(tenant(&p.tenants[1]), n)),
+                "{}: node {n} hosts none of its pairs",
+                f.rule
+            );
+        }
+        let placed: BTreeSet<&String> = f.by_group.iter().flat_map(|s| s.nodes.iter()).collect();
+        prop_assert_eq!(placed, f.nodes.iter().collect::<BTreeSet<_>>());
+        // Each place's claims hold for its pairs.
+        for s in &f.by_group {
+            prop_assert!(s.severity <= f.severity && s.certainty >= f.certainty);
+            let here: Vec<_> = f
+                .covered_pairs
+                .iter()
+                .filter(|p| {
+                    p.groups.contains(&s.group)
+                        && s.tenants.contains(&p.tenants[0])
+                        && s.tenants.contains(&p.tenants[1])
+                })
+                .collect();
+            prop_assert!(
+                here.len() >= s.pairs,
+                "{}: {} pairs in {}",
+                f.rule,
+                s.pairs,
+                s.group
+            );
+            for p in &here {
+                prop_assert!(s.trusts.contains(&p.trust) || s.pairs < here.len());
+            }
+            for n in &s.nodes {
+                prop_assert!(
+                    here.iter().any(|p| reach.any(tenant(&p.tenants[0]), n)
+                        && reach.any(tenant(&p.tenants[1]), n)),
+                    "{}: {} names {n}, where none of its pairs is",
+                    f.rule,
+                    s.group
+                );
+            }
+            if s.every_pair {
+                let g = group(&s.group).expect("the group exists");
+                for (i, x) in s.tenants.iter().enumerate() {
+                    for y in &s.tenants[i + 1..] {
+                        let t = trust
+                            .get(&(tenant(x).min(tenant(y)), tenant(x).max(tenant(y))))
+                            .copied()
+                            .unwrap_or(Trust::None);
+                        if !s.trusts.contains(&t)
+                            || (g.permitted
+                                && !g.permitted_tenants.contains(x)
+                                && !g.permitted_tenants.contains(y))
+                        {
+                            continue;
+                        }
+                        prop_assert!(
+                            f.covered_pairs
+                                .iter()
+                                .any(|p| p.tenants == [x.clone(), y.clone()]
+                                    && p.groups.contains(&s.group)),
+                            "{}: {} says every pair, and {x}-{y} is not one",
+                            f.rule,
+                            s.group
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every finding of the audit of a generated fleet and policy is true of its pairs.
+    fn holds(
+        configs: &[u8],
+        workloads: &[(usize, u8, u8, u8, u64)],
+        relations: &[(usize, usize, u8)],
+    ) -> Result<(), TestCaseError> {
+        let (spec, reach) = fleet(configs, workloads);
+        let (text, trust) = policy(relations);
+        let report = run(&spec, &text);
+        for f in &report.findings {
+            check(&report, f, &reach, &trust)?;
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn every_pairwise_finding_is_true_of_its_pairs(
+            configs in proptest::collection::vec(0u8..2, 2..5),
+            workloads in proptest::collection::vec((0usize..4, 0u8..3, 1u8..16, 0u8..4, 1u64..3), 2..14),
+            relations in proptest::collection::vec((0usize..4, 0usize..4, 0u8..3), 0..4),
+        ) {
+            holds(&configs, &workloads, &relations)?;
+        }
+
+        #[test]
+        fn mig_and_device_findings_are_true_of_their_pairs(
+            configs in proptest::collection::vec(0u8..4, 2..5),
+            workloads in proptest::collection::vec((0usize..4, 0u8..3, 1u8..16, 0u8..4, 1u64..3), 2..12),
+            relations in proptest::collection::vec((0usize..4, 0usize..4, 0u8..3), 0..4),
+        ) {
+            holds(&configs, &workloads, &relations)?;
+        }
+    }
+}

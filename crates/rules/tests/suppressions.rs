@@ -205,6 +205,55 @@ fn one_tenant_cannot_accept_a_shared_risk_for_the_other() {
 }
 
 #[test]
+fn an_annotation_that_accepts_nothing_says_whose_is_missing() {
+    // acme's annotation alone: the pair stays open, and the finding names globex as the tenant
+    // whose annotation is missing, at acme's annotation.
+    let report = run(&pair(&[ACCEPT_101_ACME], &[]), POLICY);
+    let f = one(&report, "GT101");
+    let [o] = f.one_sided_acceptances.as_slice() else {
+        panic!("{:#?}", f.one_sided_acceptances)
+    };
+    assert_eq!(o.tenant, "acme");
+    assert_eq!(o.missing_tenants, ["globex"]);
+    assert_eq!(o.missing_count, 1);
+    assert!(
+        o.message
+            .contains("it is missing on globex's workloads there"),
+        "{}",
+        o.message
+    );
+    assert_eq!(
+        o.sources[0].object.as_deref(),
+        Some("Deployment cust-acme/infer")
+    );
+    // acme annotates one of its two workloads there: its own other workload is what is missing.
+    let text = format!(
+        "{}{}",
+        pair(&[ACCEPT_101_ACME], &[ACCEPT_101_GLOBEX]),
+        deployment("cust-acme", "infer-2", &[], false)
+    );
+    let report = run(&text, POLICY);
+    let f = one(&report, "GT101");
+    assert!(f.accepted.is_none());
+    let acme = f
+        .one_sided_acceptances
+        .iter()
+        .find(|o| o.tenant == "acme")
+        .expect("acme's annotations accept nothing");
+    assert_eq!(acme.uncovered_workloads, ["Deployment cust-acme/infer-2"]);
+    // globex's side is whole, but its only partner's is not: acme's annotation is missing.
+    let globex = f
+        .one_sided_acceptances
+        .iter()
+        .find(|o| o.tenant == "globex")
+        .expect("globex's annotation accepts nothing");
+    assert_eq!(globex.missing_tenants, ["acme"]);
+    // Both whole: the pair is accepted and nothing is said.
+    let report = run(&pair(&[ACCEPT_101_ACME], &[ACCEPT_101_GLOBEX]), POLICY);
+    assert!(one(&report, "GT101").one_sided_acceptances.is_empty());
+}
+
+#[test]
 fn both_tenants_accepting_accepts_the_pair() {
     let report = run(&pair(&[ACCEPT_101_ACME], &[ACCEPT_101_GLOBEX]), POLICY);
     let f = one(&report, "GT101");

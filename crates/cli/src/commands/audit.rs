@@ -126,6 +126,12 @@ pub struct Args {
     /// Coverage above) no longer makes the run exit 2; the report says at the top that it is partial.
     #[arg(long)]
     pub accept_partial: bool,
+    /// Explain one pair of tenants (by name) instead of printing the report: every group they share
+    /// with how surely, every finding that covers them with its certainty, severity, message and
+    /// fix for that pair, and the findings about either alone (table or json). The exit status
+    /// follows the pair's findings.
+    #[arg(long, num_args = 2, value_names = ["NAME", "NAME"])]
+    pub pair: Vec<String>,
 }
 
 /// Examples, shown after the options (lines clap keeps as written).
@@ -141,7 +147,8 @@ Examples:
   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
   gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=gpu-trust.xml --fail-on never
   gpu-trust audit cluster.yaml -o json | jq '.findings[] | select(.layer==\"device\")'
-  gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html";
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -459,6 +466,31 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
         return input_error("the policy does not fit the cluster's namespaces");
     }
+    let pair = match args.pair.as_slice() {
+        [] => None,
+        [a, b] => {
+            if let Some(unknown) = [a, b]
+                .into_iter()
+                .find(|t| tenancy.tenant_by_name(t).is_none())
+            {
+                return input_error(format!(
+                    "--pair: no tenant `{}` in this audit (`gpu-trust audit` lists the tenants)",
+                    output::escaped(unknown)
+                ));
+            }
+            if a == b {
+                return input_error("--pair needs two different tenants");
+            }
+            if targets
+                .iter()
+                .any(|(f, _)| !matches!(f, Format::Table | Format::Json))
+            {
+                return input_error("--pair prints a table or JSON (--format table or json)");
+            }
+            Some((a.clone(), b.clone()))
+        }
+        _ => return input_error("--pair takes two tenants"),
+    };
 
     let options = AuditOptions {
         today: args
@@ -471,6 +503,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         // What the HTML page draws comes from the audit's own analysis; the other formats need only
         // the report.
         layout: targets.iter().any(|(f, _)| *f == Format::Html),
+        pair: pair.clone(),
     };
     let mut report = audit(&AuditInput {
         fleet: &fleet,
@@ -482,6 +515,13 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         args.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
     );
     let disabled_findings = drop_disabled(&mut report, &disabled);
+    // Acceptances that accept nothing (one tenant's annotation for a rule about pairs).
+    for line in gpu_trust_report::pair::one_sided_lines(&report) {
+        output::eprint_line(&format!("gpu-trust: {line}"));
+    }
+    if pair.is_some() {
+        return explain_pair(&report, &targets, args.fail_on.unwrap_or(FailOn::DEFAULT));
+    }
 
     let fail_on = args.fail_on.unwrap_or(FailOn::DEFAULT);
 
@@ -568,6 +608,55 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // (about 4% of the instructions of a 60,000-pod audit); the system takes the memory back at exit.
     std::mem::forget(report);
     std::mem::forget(fleet);
+    output::verdict(written, code)
+}
+
+/// `--pair`: the pair's view instead of the report; exit 2 for a partial audit not accepted, 1 when
+/// a finding of the pair that is not accepted is at or above the threshold (its severity for the
+/// pair), else 0.
+fn explain_pair(
+    report: &gpu_trust_report::AuditReport,
+    targets: &[(Format, Option<PathBuf>)],
+    fail_on: FailOn,
+) -> anyhow::Result<ExitCode> {
+    let Some(view) = gpu_trust_report::pair::view(report) else {
+        return input_error("--pair: the audit explained no pair");
+    };
+    let failing = fail_at(fail_on).is_some_and(|floor| {
+        let pair = view
+            .findings
+            .iter()
+            .filter(|f| f.accepted.is_none())
+            .map(|f| f.severity);
+        let alone = view
+            .tenant_findings
+            .iter()
+            .filter(|f| f.accepted.is_none())
+            .map(|f| f.severity);
+        pair.chain(alone).any(|s| s >= floor)
+    });
+    let code = if !crate::coverage::passes(&report.coverage) {
+        output::INPUT_ERROR
+    } else if failing {
+        output::FINDINGS
+    } else {
+        output::CLEAN
+    };
+    let mut written = Ok(());
+    for (format, path) in targets {
+        let path = path.as_deref();
+        written = stream_output(path, |w| {
+            let text = match format {
+                Format::Json => gpu_trust_report::pair::json(&view)?,
+                _ => gpu_trust_report::pair::table(&view, output::text_width(path)),
+            };
+            w.write_all(text.as_bytes())?;
+            Ok(())
+        });
+        if written.as_ref().is_err_and(|e| !output::is_broken_pipe(e)) {
+            break;
+        }
+    }
     output::verdict(written, code)
 }
 
@@ -669,6 +758,7 @@ fn printed(
         matrix: report.matrix.clone(),
         skipped: report.skipped.clone(),
         disabled_rules: report.disabled_rules.clone(),
+        pair: None,
         layout: Vec::new(),
     };
     for f in &report.findings {
@@ -696,7 +786,8 @@ fn name_standard_input(report: &mut gpu_trust_rules::report::AuditReport, name: 
         }
         let accepted = f.accepted.iter_mut().map(|a| &mut a.sources);
         let pairs = f.accepted_pairs.iter_mut().map(|p| &mut p.sources);
-        for s in accepted.chain(pairs).flatten() {
+        let one_sided = f.one_sided_acceptances.iter_mut().map(|o| &mut o.sources);
+        for s in accepted.chain(pairs).chain(one_sided).flatten() {
             if s.file == "-" {
                 s.file = name.to_string();
             }

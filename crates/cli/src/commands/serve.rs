@@ -165,6 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             accept_partial: false,
             // The page served at / draws the GPUs.
             layout: true,
+            pair: None,
         };
         let report = audit(&AuditInput {
             fleet: &fleet,

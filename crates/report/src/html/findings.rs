@@ -181,6 +181,13 @@ pub(super) fn finding(
             escape(&names_text(&f.nodes, "node", "nodes"))
         );
     }
+    if f.by_group.len() > 1 {
+        out.push_str("<dt>Where</dt><dd><ul class=\"where\">");
+        for line in crate::table::where_lines(f, |s| s.to_string()) {
+            let _ = write!(out, "<li>{}</li>", escape(&line));
+        }
+        out.push_str("</ul></dd>\n");
+    }
     if !f.groups.is_empty() {
         let links: Vec<String> = f
             .groups
@@ -205,10 +212,7 @@ pub(super) fn finding(
     if !f.objects.is_empty() {
         out.push_str("<dt>Objects</dt><dd><ul class=\"objects\">");
         for o in f.objects.iter().take(MAX_OBJECTS) {
-            let name = match &o.namespace {
-                Some(ns) => format!("{} {ns}/{}", o.kind, o.name),
-                None => format!("{} {}", o.kind, o.name),
-            };
+            let name = crate::table::object_text(o, |s| s.to_string());
             let place = if o.line > 0 {
                 format!("{}:{}", o.file, o.line)
             } else {
@@ -243,6 +247,13 @@ pub(super) fn finding(
             out,
             "<dt>Accepted</dt><dd>{}</dd>",
             acceptance(&a.reason, a.until.as_deref())
+        );
+    }
+    for o in &f.one_sided_acceptances {
+        let _ = writeln!(
+            out,
+            "<dt>Accepts nothing</dt><dd>{}</dd>",
+            code_spans(&o.message)
         );
     }
     for a in f.accepted_pairs.iter().take(MAX_NAMES) {

@@ -91,16 +91,23 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
         out.push_str(&format!("{t}\n"));
     }
 
-    let platform: Vec<String> = r
+    // Built in, then what the policy adds: `platformNamespaces` extends the built-in list.
+    let (built_in, added): (Vec<&String>, Vec<&String>) = r
         .platform_namespaces
         .iter()
         .filter(|p| !r.platform_claimed.contains_key(*p))
-        .map(|p| e(p))
-        .collect();
+        .partition(|p| gpu_trust_policy::DEFAULT_PLATFORM_NAMESPACES.contains(&p.as_str()));
+    let names = |list: &[&String]| list.iter().map(|p| e(p)).collect::<Vec<_>>().join(", ");
     out.push_str(&format!(
         "\nPlatform namespaces (infrastructure, never tenants unless a tenant names them): {}\n",
-        platform.join(", ")
+        names(&built_in)
     ));
+    if !added.is_empty() {
+        out.push_str(&format!(
+            "Added by the policy's platformNamespaces (to the built-in ones above): {}\n",
+            names(&added)
+        ));
+    }
     if !r.platform_claimed.is_empty() {
         let claimed: Vec<String> = r
             .platform_claimed

@@ -8,9 +8,9 @@ use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use gpu_trust_report::RuleDoc;
 use gpu_trust_rules::coverage::{Coverage, CoverageStatus, Gap, GapReason, LayerCoverage};
 use gpu_trust_rules::report::{
-    AcceptanceSource, AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, Finding,
-    FindingObject, GroupEntry, GroupLevel, Matrix, MatrixPair, SeverityCounts, SkippedEntry,
-    Summary, TenantEntry, SCHEMA,
+    AcceptanceSource, AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, CoveredPair,
+    Finding, FindingObject, GroupEntry, GroupLevel, Matrix, MatrixPair, OneSidedAcceptance,
+    SeverityCounts, ShareEntry, SkippedEntry, Summary, TenantEntry, SCHEMA,
 };
 use std::collections::BTreeMap;
 
@@ -81,6 +81,8 @@ fn pod(ns: &str, name: &str, line: u32) -> FindingObject {
         name: name.into(),
         file: "examples/inference/cluster.yaml".into(),
         line,
+        pods: None,
+        owner: None,
     }
 }
 
@@ -113,8 +115,12 @@ fn finding(
         accepted_pairs: vec![],
         open_pairs: vec![],
         groups: vec![],
+        by_group: vec![],
+        covered_pairs: vec![],
+        one_sided_acceptances: vec![],
         key: objects_key(rule, tenants),
         evidence: vec![],
+        explained: None,
     }
 }
 
@@ -230,6 +236,8 @@ pub fn sample_report(skipped: bool) -> AuditReport {
                 name: "globex".into(),
                 file: "examples/inference/policy.yaml".into(),
                 line: 14,
+                pods: None,
+                owner: None,
             }],
             "globex (contract proportional-compute) accepts memory and fault interference from acme",
             "None needed; state it in the hosting terms",
@@ -247,6 +255,102 @@ pub fn sample_report(skipped: bool) -> AuditReport {
         findings[i].groups = strings(groups);
     }
     findings[0].key = "device/time-slicing@A100-SXM4-80GB time-slicing nvidia.com/gpu=4".into();
+    // A Deployment named once with its pods, and a pod standing for an owner the input lacks.
+    findings[0].objects.extend([
+        FindingObject {
+            kind: "Deployment".into(),
+            pods: Some(2),
+            ..pod("cust-acme", "infer", 100)
+        },
+        FindingObject {
+            pods: Some(3),
+            owner: Some("Deployment/cust-globex/chat".into()),
+            ..pod("cust-globex", "chat-7d9f-x2v8q", 230)
+        },
+    ]);
+    findings[0].by_group = vec![ShareEntry {
+        group: "g1".into(),
+        nodes: strings(&["gpu-a100-2"]),
+        tenants: strings(&["acme", "globex"]),
+        pairs: 1,
+        trusts: vec![Trust::None],
+        certainty: Certainty::Possible,
+        reason:
+            "they run there and the sharing configuration lets the device plugin put them together"
+                .into(),
+        severity: Severity::Critical,
+        every_pair: true,
+        accepted: 0,
+    }];
+    findings[0].covered_pairs = vec![CoveredPair {
+        tenants: ["acme".into(), "globex".into()],
+        trust: Trust::None,
+        certainty: Certainty::Possible,
+        severity: Severity::Critical,
+        groups: strings(&["g1"]),
+        accepted: false,
+    }];
+    findings[0].one_sided_acceptances = vec![OneSidedAcceptance {
+        tenant: "acme".into(),
+        sources: vec![AcceptanceSource {
+            from: "annotation",
+            file: "cluster.yaml".into(),
+            line: 40,
+            column: 5,
+            object: Some("Deployment cust-acme/infer".into()),
+            annotation: Some("accept.gpu-trust.io/GT101".into()),
+        }],
+        missing_tenants: strings(&["globex"]),
+        missing_count: 1,
+        uncovered_workloads: vec![],
+        uncovered_count: 0,
+        message: "the `accept.gpu-trust.io/GT101` annotations of acme accept nothing for its pair with globex: GT101 needs the annotation on every workload of both tenants of a pair in the finding, and it is missing on globex's workloads there".into(),
+    }];
+    // GT207 over two nodes its pairs reach differently.
+    findings[2].by_group = vec![
+        ShareEntry {
+            group: "g2".into(),
+            nodes: strings(&["gpu-a100-2"]),
+            tenants: strings(&["acme", "globex"]),
+            pairs: 1,
+            trusts: vec![Trust::None],
+            certainty: Certainty::Observed,
+            reason: "they are scheduled there".into(),
+            severity: Severity::High,
+            every_pair: true,
+            accepted: 1,
+        },
+        ShareEntry {
+            group: "g5".into(),
+            nodes: strings(&["gpu-h100-1"]),
+            tenants: strings(&["acme", "initech"]),
+            pairs: 1,
+            trusts: vec![Trust::None],
+            certainty: Certainty::Observed,
+            reason: "they are scheduled there".into(),
+            severity: Severity::High,
+            every_pair: true,
+            accepted: 0,
+        },
+    ];
+    findings[2].covered_pairs = vec![
+        CoveredPair {
+            tenants: ["acme".into(), "globex".into()],
+            trust: Trust::None,
+            certainty: Certainty::Observed,
+            severity: Severity::High,
+            groups: strings(&["g2"]),
+            accepted: true,
+        },
+        CoveredPair {
+            tenants: ["acme".into(), "initech".into()],
+            trust: Trust::None,
+            certainty: Certainty::Observed,
+            severity: Severity::High,
+            groups: strings(&["g5"]),
+            accepted: false,
+        },
+    ];
     findings[2].accepted_pairs = vec![AcceptedPair {
         tenants: ["acme".into(), "globex".into()],
         reason: "one pool for the pilot".into(),
@@ -475,6 +579,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             vec![]
         },
         disabled_rules: Vec::new(),
+        pair: None,
         layout: Vec::new(),
     }
 }

@@ -1,17 +1,20 @@
-//! What several rules share: counting the tenant pairs that meet in sites (the shared things of the
-//! co-location analysis), the finding of a pairwise rule (one per node group and cause, covering all
-//! its pairs, with acceptances applied pair by pair), and the phrases for certainty and trust.
-//!
-//! Counting never builds a value per pair when one site holds everyone: the pairs of a site whose
-//! members all meet alike are counted from its size and the policy's explicit trust relations.
+//! What several rules share: the finding of a pairwise rule (one per node group and cause, covering
+//! all its pairs, with where and how surely each meets, and acceptances applied pair by pair; the
+//! pairs are counted by [`super::tally`]), and the phrases for certainty and trust.
 
+pub use super::tally::{
+    certainty_index, in_share, pair_meeting, tally as tally_of, trust_index, Relevant, Share,
+    Tally, CERTAINTIES, TRUSTS,
+};
 use crate::acceptance::{Annotations, Granted};
-use crate::colocation::{Judged, Level, Member, Site};
+use crate::colocation::{Level, Member};
 use crate::context::Context;
 use crate::registry::RuleMeta;
-use crate::sink::{DraftPairs, Sink, OPEN_PAIRS_LISTED};
+use crate::sink::{
+    DraftPair, DraftPairs, DraftShare, ExplainedPair, OneSided, Sink, OPEN_PAIRS_LISTED,
+};
 use crate::text;
-use gpu_trust_model::fleet::{ConfigSource, GpuNode, NodeId, WorkloadId};
+use gpu_trust_model::fleet::{ConfigSource, GpuNode, WorkloadId};
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::{Certainty, Severity, Trust};
 use gpu_trust_policy::TenantId;
@@ -75,23 +78,6 @@ pub fn who(ctx: &Context<'_>, workloads: &BTreeSet<WorkloadId>, tenants: &[Tenan
     parts.join("; ")
 }
 
-/// The trust levels in index order (`none`, `limited`, `full`).
-const TRUSTS: [Trust; 3] = [Trust::None, Trust::Limited, Trust::Full];
-/// The certainties in index order, strongest first.
-const CERTAINTIES: [Certainty; 3] = [
-    Certainty::Observed,
-    Certainty::Possible,
-    Certainty::Permitted,
-];
-
-fn trust_index(t: Trust) -> usize {
-    TRUSTS.iter().position(|x| *x == t).unwrap_or(0)
-}
-
-fn certainty_index(c: Certainty) -> usize {
-    CERTAINTIES.iter().position(|x| *x == c).unwrap_or(2)
-}
-
 /// Trust below `full`: what separate memory and fault domains are owed to.
 pub const BELOW_FULL: &[Trust] = &[Trust::None, Trust::Limited];
 /// Trust `none` only.
@@ -100,268 +86,6 @@ pub const NONE: &[Trust] = &[Trust::None];
 pub const FULL: &[Trust] = &[Trust::Full];
 /// Any trust.
 pub const ANY: &[Trust] = &[Trust::None, Trust::Limited, Trust::Full];
-
-/// Which pairs of a site a rule reports.
-pub struct Relevant<'r> {
-    /// The trust levels the rule reports at a site.
-    pub trusts: &'r dyn Fn(&Site) -> &'static [Trust],
-    /// Only pairs with at least one of these tenants, when set.
-    pub involving: Option<&'r BTreeSet<TenantId>>,
-}
-
-impl Relevant<'_> {
-    fn pass(&self, site: &Site, a: TenantId, b: TenantId, trust: Trust) -> bool {
-        (self.trusts)(site).contains(&trust)
-            && self
-                .involving
-                .is_none_or(|set| set.contains(&a) || set.contains(&b))
-    }
-}
-
-/// The pairs of tenants that meet in some sites, as a rule reports them: each pair once, with the
-/// strongest certainty it meets with.
-#[derive(Debug, Clone)]
-pub struct Tally {
-    /// Pairs by trust (`none`, `limited`, `full`) and certainty (observed, possible, permitted).
-    pub counts: [[usize; 3]; 3],
-    /// Tenants in at least one of the pairs, sorted.
-    pub tenants: Vec<TenantId>,
-    /// The sites with at least one of the pairs.
-    pub sites: Vec<usize>,
-    /// The strongest certainty of the pairs, and why.
-    pub certainty: Certainty,
-    pub reason: &'static str,
-    /// Nodes of the sites where pairs meet with that certainty.
-    pub nodes: BTreeSet<NodeId>,
-    /// The workloads of those pairs' tenants there.
-    pub workloads: BTreeSet<WorkloadId>,
-}
-
-impl Tally {
-    /// How many pairs.
-    pub fn pairs(&self) -> usize {
-        self.counts.iter().flatten().sum()
-    }
-
-    /// How many pairs have trust `t`.
-    pub fn of_trust(&self, t: Trust) -> usize {
-        self.counts[trust_index(t)].iter().sum()
-    }
-
-    /// The one pair, when there is exactly one.
-    pub fn single_pair(&self) -> Option<(TenantId, TenantId)> {
-        match (self.pairs(), self.tenants.as_slice()) {
-            (1, [a, b]) => Some((*a, *b)),
-            _ => None,
-        }
-    }
-}
-
-/// What one site contributes to a tally.
-struct SiteTally {
-    best: Option<Judged>,
-    tenants: BTreeSet<TenantId>,
-}
-
-/// The pairs of `sites` (indices into the context's sites) that `relevant` reports, `None` when there
-/// are none.
-pub fn tally(ctx: &Context<'_>, sites: &[usize], relevant: &Relevant<'_>) -> Option<Tally> {
-    let mut counts = [[0usize; 3]; 3];
-    let mut per_site: Vec<(usize, SiteTally)> = Vec::new();
-    let mut involved: BTreeSet<TenantId> = BTreeSet::new();
-    match sites {
-        [one] if relevant.involving.is_none() => {
-            let site = ctx.site(*one)?;
-            if let Some(uniform) = site.uniform() {
-                let t = count_uniform(ctx, site, uniform, relevant, &mut counts);
-                involved.extend(t.tenants.iter().copied());
-                per_site.push((*one, t));
-            } else {
-                enumerate(
-                    ctx,
-                    sites,
-                    relevant,
-                    &mut counts,
-                    &mut per_site,
-                    &mut involved,
-                );
-            }
-        }
-        _ => enumerate(
-            ctx,
-            sites,
-            relevant,
-            &mut counts,
-            &mut per_site,
-            &mut involved,
-        ),
-    }
-    let best = per_site
-        .iter()
-        .filter_map(|(_, t)| t.best)
-        .min_by_key(|(c, _)| *c)?;
-    let mut nodes = BTreeSet::new();
-    let mut workloads = BTreeSet::new();
-    for (id, t) in &per_site {
-        if t.best.map(|(c, _)| c) != Some(best.0) {
-            continue;
-        }
-        let Some(site) = ctx.site(*id) else { continue };
-        nodes.extend(site.nodes.iter().copied());
-        for tenant in &t.tenants {
-            if let Some(m) = site.members.get(tenant) {
-                workloads.extend(m.workloads.iter().copied());
-            }
-        }
-    }
-    Some(Tally {
-        counts,
-        tenants: involved.into_iter().collect(),
-        sites: per_site
-            .iter()
-            .filter(|(_, t)| t.best.is_some())
-            .map(|(i, _)| *i)
-            .collect(),
-        certainty: best.0,
-        reason: best.1,
-        nodes,
-        workloads,
-    })
-}
-
-/// Counts the pairs of a site whose members all meet alike (every pair, or for a permitted site every
-/// pair with a member that may be placed there) from its size and the explicit trust relations.
-fn count_uniform(
-    ctx: &Context<'_>,
-    site: &Site,
-    certainty: Certainty,
-    relevant: &Relevant<'_>,
-    counts: &mut [[usize; 3]; 3],
-) -> SiteTally {
-    let all_meet = certainty != Certainty::Permitted;
-    let meets = |a: &Member, b: &Member| all_meet || a.may || b.may;
-    let k = site.members.len();
-    let may = site.members.values().filter(|m| all_meet || m.may).count();
-    let total = if all_meet {
-        k * k.saturating_sub(1) / 2
-    } else {
-        site.permitted_pairs()
-    };
-    let trusts = (relevant.trusts)(site);
-    let default = ctx.tenancy.default_trust();
-    // Relation pairs inside the site that meet, by level; per member, its meeting partners whose
-    // trust the rule does not report (default reported) or does (default not reported).
-    let mut by_level = [0usize; 3];
-    let mut odd_partners: BTreeMap<TenantId, usize> = BTreeMap::new();
-    for ([a, b], level, _) in ctx.tenancy.relations() {
-        let (Some(ma), Some(mb)) = (site.members.get(&a), site.members.get(&b)) else {
-            continue;
-        };
-        if !meets(ma, mb) {
-            continue;
-        }
-        by_level[trust_index(level)] += 1;
-        if trusts.contains(&level) != trusts.contains(&default) {
-            *odd_partners.entry(a).or_default() += 1;
-            *odd_partners.entry(b).or_default() += 1;
-        }
-    }
-    let c = certainty_index(certainty);
-    for t in TRUSTS {
-        let n = if t == default {
-            total - by_level.iter().sum::<usize>() + by_level[trust_index(t)]
-        } else {
-            by_level[trust_index(t)]
-        };
-        if trusts.contains(&t) {
-            counts[trust_index(t)][c] += n;
-        }
-    }
-    let tenants: BTreeSet<TenantId> = site
-        .members
-        .iter()
-        .filter(|(t, m)| {
-            let partners = if all_meet || m.may { k - 1 } else { may };
-            let odd = odd_partners.get(t).copied().unwrap_or(0);
-            if trusts.contains(&default) {
-                partners > odd
-            } else {
-                odd > 0
-            }
-        })
-        .map(|(t, _)| *t)
-        .collect();
-    let best = (!tenants.is_empty()).then(|| (certainty, site.uniform_reason()));
-    SiteTally { best, tenants }
-}
-
-/// Judges every pair of every site, each pair counted once with its strongest certainty.
-fn enumerate(
-    ctx: &Context<'_>,
-    sites: &[usize],
-    relevant: &Relevant<'_>,
-    counts: &mut [[usize; 3]; 3],
-    per_site: &mut Vec<(usize, SiteTally)>,
-    involved: &mut BTreeSet<TenantId>,
-) {
-    // (pair, certainty index * 3 + trust index), sorted and deduplicated below.
-    let mut seen: Vec<(u64, u8)> = Vec::new();
-    for id in sites {
-        let Some(site) = ctx.site(*id) else { continue };
-        let members: Vec<(&TenantId, &Member)> = site.members.iter().collect();
-        let mut st = SiteTally {
-            best: None,
-            tenants: BTreeSet::new(),
-        };
-        for (i, (a, ma)) in members.iter().enumerate() {
-            for (b, mb) in &members[i + 1..] {
-                let Some(judged) = site.meet(ctx.fleet, ma, mb) else {
-                    continue;
-                };
-                let trust = ctx.trust(**a, **b);
-                if !relevant.pass(site, **a, **b, trust) {
-                    continue;
-                }
-                let key = ((a.index() as u64) << 32) | (b.index() as u64 & 0xffff_ffff);
-                let code = (certainty_index(judged.0) * 3 + trust_index(trust)) as u8;
-                seen.push((key, code));
-                st.tenants.insert(**a);
-                st.tenants.insert(**b);
-                if st.best.is_none_or(|(c, _)| judged.0 < c) {
-                    st.best = Some(judged);
-                }
-            }
-        }
-        involved.extend(st.tenants.iter().copied());
-        per_site.push((*id, st));
-    }
-    seen.sort_unstable();
-    seen.dedup_by_key(|(key, _)| *key);
-    for (_, code) in seen {
-        let (c, t) = (usize::from(code) / 3, usize::from(code) % 3);
-        counts[t][c] += 1;
-    }
-}
-
-/// The strongest certainty with which two tenants meet in some of `sites` as `relevant` reports them.
-fn pair_certainty(
-    ctx: &Context<'_>,
-    sites: &[usize],
-    a: TenantId,
-    b: TenantId,
-    relevant: &Relevant<'_>,
-) -> Option<Certainty> {
-    let trust = ctx.trust(a, b);
-    sites
-        .iter()
-        .filter_map(|id| ctx.site(*id))
-        .filter(|s| relevant.pass(s, a, b, trust))
-        .filter_map(|s| {
-            let (ma, mb) = (s.members.get(&a)?, s.members.get(&b)?);
-            s.meet(ctx.fleet, ma, mb).map(|(c, _)| c)
-        })
-        .min()
-}
 
 /// The severity of pairs of trust `t` as observed, `None` when the rule does not report them.
 pub type BaseSeverity<'b> = &'b dyn Fn(Trust) -> Option<Severity>;
@@ -389,9 +113,10 @@ pub struct Wording {
 }
 
 /// Pushes one finding covering the pairs of `sites` that `relevant` reports (nothing when there are
-/// none): its tenants, nodes and workloads where the pairs meet most surely, the severity of its
-/// worst open pair, the pairs the policy accepts one by one, and the severity of each pair of the
-/// matrix's tenants.
+/// none): its tenants, nodes and workloads where the pairs meet, where and how surely each meets
+/// (its shares, and its pairs one by one when they are few), the severity of its worst open pair,
+/// the pairs accepted one by one, and the severity of each pair of the matrix's tenants. `words` is
+/// asked once for the whole tally, and once more for the pair an explanation asks about.
 #[allow(clippy::too_many_arguments)]
 pub fn pair_finding(
     ctx: &Context<'_>,
@@ -401,15 +126,24 @@ pub fn pair_finding(
     base: BaseSeverity<'_>,
     key: String,
     mechanisms: &BTreeSet<Mechanism>,
-    words: impl FnOnce(&Tally) -> Wording,
+    words: impl Fn(&Tally) -> Wording,
 ) {
-    let Some(tally) = tally(ctx, sites, relevant) else {
+    let Some(tally) = tally_of(ctx, sites, relevant) else {
         return;
     };
     let rule = sink.rule();
     // Acceptances naming exactly two tenants accept that pair.
     let mut accepted: Vec<((TenantId, TenantId), Granted)> = Vec::new();
     let mut open = tally.counts;
+    let mut accept = |pair: (TenantId, TenantId), granted: Granted, open: &mut [[usize; 3]; 3]| {
+        if let Some((c, _)) = pair_meeting(ctx, &tally.sites, pair.0, pair.1, relevant) {
+            let t = trust_index(ctx.trust(pair.0, pair.1));
+            let cell = &mut open[t][certainty_index(c)];
+            *cell = cell.saturating_sub(1);
+            accepted.push((pair, granted));
+        }
+    };
+    let mut named: BTreeSet<(TenantId, TenantId)> = BTreeSet::new();
     for a in ctx.tenancy.acceptances() {
         if a.rule != rule.code || a.is_expired(ctx.today) || !a.has_reason() || a.is_scoped() {
             continue;
@@ -421,7 +155,7 @@ pub fn pair_finding(
             .collect();
         let [x, y] = ids.as_slice() else { continue };
         let pair = ((*x).min(*y), (*x).max(*y));
-        if pair.0 == pair.1 || accepted.iter().any(|(p, _)| *p == pair) {
+        if pair.0 == pair.1 || !named.insert(pair) {
             continue;
         }
         if tally.tenants.binary_search(&pair.0).is_err()
@@ -429,38 +163,35 @@ pub fn pair_finding(
         {
             continue;
         }
-        if let Some(c) = pair_certainty(ctx, &tally.sites, pair.0, pair.1, relevant) {
-            let t = trust_index(ctx.trust(pair.0, pair.1));
-            let cell = &mut open[t][certainty_index(c)];
-            *cell = cell.saturating_sub(1);
-            accepted.push((pair, Granted::policy(a)));
-        }
+        accept(pair, Granted::policy(a), &mut open);
     }
     // Annotations accept a pair only when both tenants accept it: every workload of each in the
-    // finding's shared things is covered.
+    // finding's shared things is covered. A tenant whose annotations accept none of its pairs is
+    // told why (the other tenant's annotation is missing, or some of its own workloads lack one).
     let annotations = Annotations::new(ctx, rule.code);
+    let mut one_sided = Vec::new();
     if !annotations.is_empty() {
-        let sides: Vec<(TenantId, Granted)> = tally
+        let sides: Vec<(TenantId, crate::acceptance::Side<'_>)> = tally
             .tenants
             .iter()
-            .filter_map(|t| {
-                annotations
-                    .side(ctx, *t, &tally.sites)
-                    .map(|list| (*t, Granted::annotations(list)))
-            })
+            .filter_map(|t| annotations.side_of(ctx, *t, &tally.sites).map(|s| (*t, s)))
             .collect();
-        for (i, (a, ga)) in sides.iter().enumerate() {
-            for (b, gb) in &sides[i + 1..] {
+        let full: Vec<(TenantId, Granted)> = sides
+            .iter()
+            .filter(|(_, s)| s.uncovered.is_empty())
+            .map(|(t, s)| (*t, Granted::annotations(s.covering.iter().copied())))
+            .collect();
+        for (i, (a, ga)) in full.iter().enumerate() {
+            for (b, gb) in &full[i + 1..] {
                 let pair = ((*a).min(*b), (*a).max(*b));
-                if accepted.iter().any(|(p, _)| *p == pair) {
-                    continue;
+                if named.insert(pair) {
+                    accept(pair, Granted::merge([ga.clone(), gb.clone()]), &mut open);
                 }
-                if let Some(c) = pair_certainty(ctx, &tally.sites, pair.0, pair.1, relevant) {
-                    let t = trust_index(ctx.trust(pair.0, pair.1));
-                    let cell = &mut open[t][certainty_index(c)];
-                    *cell = cell.saturating_sub(1);
-                    accepted.push((pair, Granted::merge([ga.clone(), gb.clone()])));
-                }
+            }
+        }
+        for (t, side) in &sides {
+            if let Some(o) = one_sided_note(ctx, &tally, relevant, *t, side, &accepted) {
+                one_sided.push(o);
             }
         }
     }
@@ -471,12 +202,30 @@ pub fn pair_finding(
         worst(&open, base)
     };
     let Some(severity) = severity else { return };
-    let open = if accepted.is_empty() || all_accepted {
+    let open_listed = if accepted.is_empty() || all_accepted {
         Vec::new()
     } else {
         open_pairs(ctx, &tally, relevant, &accepted)
     };
     let matrix = matrix_severities(ctx, &tally, relevant, base, &accepted);
+    let shares = draft_shares(ctx, &tally, relevant, base, &accepted);
+    let listed = tally.listed.as_ref().map(|pairs| {
+        pairs
+            .iter()
+            .filter_map(|p| {
+                let severity = p.certainty.adjust(base(p.trust)?);
+                Some(DraftPair {
+                    tenants: p.tenants,
+                    trust: p.trust,
+                    certainty: p.certainty,
+                    severity,
+                    sites: p.sites.clone(),
+                    accepted: accepted.iter().any(|(x, _)| *x == p.tenants),
+                })
+            })
+            .collect()
+    });
+    let explained = explain(ctx, &tally, relevant, base, &accepted, &words);
     let Wording {
         message,
         remediation,
@@ -497,9 +246,153 @@ pub fn pair_finding(
         count: tally.pairs(),
         accepted,
         all_accepted,
-        open,
+        open: open_listed,
+        shares,
+        listed,
+        one_sided,
+        explained,
     });
     sink.push(draft);
+}
+
+/// The finding's shares with their severity (of their open pairs) and accepted pairs.
+fn draft_shares(
+    ctx: &Context<'_>,
+    tally: &Tally,
+    relevant: &Relevant<'_>,
+    base: BaseSeverity<'_>,
+    accepted: &[((TenantId, TenantId), Granted)],
+) -> Vec<DraftShare> {
+    tally
+        .shares
+        .iter()
+        .filter_map(|s| {
+            let mut open = s.counts;
+            let mut taken = 0usize;
+            for ((a, b), _) in accepted {
+                if in_share(ctx, s, relevant, *a, *b) {
+                    let cell = &mut open[trust_index(ctx.trust(*a, *b))];
+                    *cell = cell.saturating_sub(1);
+                    taken += 1;
+                }
+            }
+            let counted = if open.iter().sum::<usize>() == 0 {
+                s.counts
+            } else {
+                open
+            };
+            let severity = TRUSTS
+                .iter()
+                .zip(counted)
+                .filter(|(_, n)| *n > 0)
+                .filter_map(|(t, _)| base(*t))
+                .max()
+                .map(|x| s.certainty.adjust(x))?;
+            Some(DraftShare {
+                site: s.site,
+                certainty: s.certainty,
+                reason: s.reason,
+                severity,
+                tenants: s.tenants.clone(),
+                nodes: s.nodes.clone(),
+                pairs: s.pairs(),
+                accepted: taken,
+                trusts: s.trusts(),
+                every_pair: s.every_pair,
+            })
+        })
+        .collect()
+}
+
+/// What the finding says about the pair an explanation asks about, when it covers it: the same
+/// words, for that pair alone.
+fn explain(
+    ctx: &Context<'_>,
+    tally: &Tally,
+    relevant: &Relevant<'_>,
+    base: BaseSeverity<'_>,
+    accepted: &[((TenantId, TenantId), Granted)],
+    words: &impl Fn(&Tally) -> Wording,
+) -> Option<ExplainedPair> {
+    let (a, b) = ctx.explain?;
+    let pair = (a.min(b), a.max(b));
+    if tally.tenants.binary_search(&pair.0).is_err()
+        || tally.tenants.binary_search(&pair.1).is_err()
+    {
+        return None;
+    }
+    let only = relevant.only(pair.0, pair.1);
+    let one = tally_of(ctx, &tally.sites, &only)?;
+    let severity = one.certainty.adjust(base(ctx.trust(pair.0, pair.1))?);
+    let Wording {
+        message,
+        remediation,
+    } = words(&one);
+    Some(ExplainedPair {
+        certainty: one.certainty,
+        reason: one.reason,
+        severity,
+        sites: one.sites.clone(),
+        nodes: one.nodes.clone(),
+        message,
+        remediation,
+        accepted: accepted
+            .iter()
+            .find(|(p, _)| *p == pair)
+            .map(|(_, g)| g.clone()),
+    })
+}
+
+/// Why a tenant's annotations accept none of its pairs in a finding, when they do not.
+fn one_sided_note(
+    ctx: &Context<'_>,
+    tally: &Tally,
+    relevant: &Relevant<'_>,
+    tenant: TenantId,
+    side: &crate::acceptance::Side<'_>,
+    accepted: &[((TenantId, TenantId), Granted)],
+) -> Option<OneSided> {
+    let sources = side
+        .covering
+        .iter()
+        .map(|a| crate::acceptance::annotation_source(a))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut missing = Vec::new();
+    let mut missing_count = 0usize;
+    if side.uncovered.is_empty() {
+        for other in tally.tenants.iter().copied().filter(|o| *o != tenant) {
+            let pair = (tenant.min(other), tenant.max(other));
+            if accepted.iter().any(|(p, _)| *p == pair)
+                || pair_meeting(ctx, &tally.sites, pair.0, pair.1, relevant).is_none()
+            {
+                continue;
+            }
+            missing_count += 1;
+            if missing.len() < OPEN_PAIRS_LISTED {
+                missing.push(other);
+            }
+        }
+        if missing_count == 0 {
+            return None;
+        }
+    }
+    // With some of its own workloads uncovered, no pair of it is accepted by annotations: those
+    // workloads are what is missing.
+    Some(OneSided {
+        tenant,
+        sources,
+        missing,
+        missing_count,
+        uncovered: side
+            .uncovered
+            .iter()
+            .copied()
+            .take(OPEN_PAIRS_LISTED)
+            .collect(),
+        uncovered_count: side.uncovered.len(),
+    })
 }
 
 /// The first open pairs of a partly accepted finding, by tenant name: pairs of the tally's tenants
@@ -526,7 +419,7 @@ fn open_pairs(
             if accepted.iter().any(|(p, _)| *p == pair) {
                 continue;
             }
-            if pair_certainty(ctx, &tally.sites, *a, *b, relevant).is_some() {
+            if pair_meeting(ctx, &tally.sites, *a, *b, relevant).is_some() {
                 out.push((*a, *b));
             }
         }
@@ -563,7 +456,7 @@ fn matrix_severities(
                     continue;
                 };
                 let trust = ctx.trust(pair.0, pair.1);
-                if !relevant.pass(site, pair.0, pair.1, trust) {
+                if !relevant.pass(*id, site, pair.0, pair.1, trust) {
                     continue;
                 }
                 if let Some(s) = base(trust) {
@@ -600,25 +493,32 @@ pub fn by_trust(rule: &'static RuleMeta) -> impl Fn(Trust) -> Option<Severity> {
 /// `acme and globex (trust none)` for one pair; `5 tenants (acme, globex, initech, perf-eval and 1
 /// more; 10 pairs, trust none)` for more.
 pub fn tally_phrase(ctx: &Context<'_>, tally: &Tally) -> String {
-    if let Some((a, b)) = tally.single_pair() {
-        return pair_phrase(ctx, a, b);
+    let by_trust: [usize; 3] = TRUSTS.map(|t| tally.of_trust(t));
+    group_phrase(ctx, &tally.tenants, &by_trust)
+}
+
+/// The same phrase for some tenants whose pairs are `by_trust` (`none`, `limited`, `full`).
+fn group_phrase(ctx: &Context<'_>, tenants: &[TenantId], by_trust: &[usize; 3]) -> String {
+    if let ([a, b], 1) = (tenants, by_trust.iter().sum::<usize>()) {
+        return pair_phrase(ctx, *a, *b);
     }
     format!(
         "{} ({}; {})",
-        text::plural(tally.tenants.len() as u64, "tenant"),
-        text::tenants(ctx, tally.tenants.iter().copied()),
-        trust_counts(tally)
+        text::plural(tenants.len() as u64, "tenant"),
+        text::tenants(ctx, tenants.iter().copied()),
+        pairs_by_trust(by_trust)
     )
 }
 
 /// `10 pairs, trust none` / `10 pairs: 8 of trust none, 2 limited`.
-pub fn trust_counts(tally: &Tally) -> String {
+fn pairs_by_trust(by_trust: &[usize; 3]) -> String {
     let parts: Vec<(Trust, usize)> = TRUSTS
         .iter()
-        .map(|t| (*t, tally.of_trust(*t)))
+        .zip(by_trust)
+        .map(|(t, n)| (*t, *n))
         .filter(|(_, n)| *n > 0)
         .collect();
-    let pairs = text::plural(tally.pairs() as u64, "pair");
+    let pairs = text::plural(by_trust.iter().sum::<usize>() as u64, "pair");
     match parts.as_slice() {
         [(t, _)] => format!("{pairs}, trust {t}"),
         _ => {
@@ -638,23 +538,64 @@ pub fn trust_counts(tally: &Tally) -> String {
     }
 }
 
-/// The standard opening of a pairwise message: who, what (`one` for a single pair, `many` for more),
-/// where, how sure.
-pub fn tally_opening(ctx: &Context<'_>, tally: &Tally, one: &str, many: &str) -> String {
-    let workloads = tally.workloads.clone();
-    let what = if tally.single_pair().is_some() {
-        one
-    } else {
-        many
+/// How many places a message describes one by one before "and N more".
+const PLACES_SHOWN: usize = 4;
+
+/// Where and how surely a tally's pairs meet, in words: for one share, `acme and globex (trust
+/// none) share a time-sliced GPU on node gpu-1 (acme: ...; globex: ...; the node has one GPU)`; for
+/// several, the tally's tenants and then each share in that form, strongest first, so that no
+/// sentence puts a tenant where it cannot go or claims for a pair the certainty of another.
+/// `what(share, one)` says what a share's tenants share and where (`one`: a single pair).
+pub fn placed(ctx: &Context<'_>, tally: &Tally, what: impl Fn(&Share, bool) -> String) -> String {
+    // Each place names its own tenants, unless they are all of the tally's and its pairs all of
+    // its pairs: then "they".
+    let whole = |s: &Share| {
+        tally.shares.len() > 1 && s.tenants == tally.tenants && s.pairs() == tally.pairs()
     };
-    format!(
-        "{} {} {what} on {} ({}; {})",
-        tally_phrase(ctx, tally),
-        verb(tally.certainty),
-        text::nodes(ctx, tally.nodes.iter().copied()),
-        who(ctx, &workloads, &tally.tenants),
-        tally.reason
-    )
+    let clause = |s: &Share| {
+        format!(
+            "{} {} {} ({}; {})",
+            if whole(s) {
+                "they".to_string()
+            } else {
+                group_phrase(ctx, &s.tenants, &s.counts)
+            },
+            verb(s.certainty),
+            what(s, s.single_pair().is_some()),
+            who(ctx, &s.workloads, &s.tenants),
+            s.reason
+        )
+    };
+    match tally.shares.as_slice() {
+        [one] => clause(one),
+        shares => {
+            let mut parts: Vec<String> = shares.iter().take(PLACES_SHOWN).map(clause).collect();
+            if shares.len() > PLACES_SHOWN {
+                parts.push(format!(
+                    "and {} more (the finding's groups)",
+                    text::plural((shares.len() - PLACES_SHOWN) as u64, "place")
+                ));
+            }
+            format!(
+                "{} meet in {} places: {}",
+                tally_phrase(ctx, tally),
+                text::count(shares.len() as u64),
+                parts.join("; ")
+            )
+        }
+    }
+}
+
+/// The standard opening of a pairwise message: who, what (`one` for a single pair, `many` for more),
+/// where, how sure; place by place when they meet in several.
+pub fn tally_opening(ctx: &Context<'_>, tally: &Tally, one: &str, many: &str) -> String {
+    placed(ctx, tally, |s, single| {
+        format!(
+            "{} on {}",
+            if single { one } else { many },
+            text::nodes(ctx, s.nodes.iter().copied())
+        )
+    })
 }
 
 /// The names of a tally's tenants when they are two (for remediations that name both).
@@ -786,10 +727,8 @@ pub fn device_findings(
     let groups = sites_by_group(ctx, |l| matches!(l, Level::Device(m) if filter(m)));
     for ((group, level), sites) in groups {
         let Level::Device(m) = level else { continue };
-        let relevant = Relevant {
-            trusts: &|_| trusts,
-            involving: None,
-        };
+        let by_site = |_: &crate::colocation::Site| trusts;
+        let relevant = Relevant::trusts(&by_site);
         pair_finding(
             ctx,
             sink,

@@ -81,8 +81,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     };
     for (group, sites) in by_group {
         let relevant = Relevant {
-            trusts: &trusts,
             involving: Some(&promised),
+            ..Relevant::trusts(&trusts)
         };
         let mechanisms: BTreeSet<Mechanism> = sites
             .iter()
@@ -138,32 +138,79 @@ fn message(ctx: &Context<'_>, promised: &BTreeSet<TenantId>, tally: &Tally) -> W
         .copied()
         .filter(|t| promised.contains(t))
         .collect();
-    let others: Vec<TenantId> = tally
-        .tenants
-        .iter()
-        .copied()
-        .filter(|t| !promised.contains(t))
-        .collect();
     let names: Vec<&str> = held.iter().map(|t| ctx.tenant_name(*t)).collect();
     let one = names.len() == 1;
-    let with = if others.is_empty() {
-        "each other".to_string()
-    } else {
-        text::tenants(ctx, others.iter().copied())
+    // Per place: the promised tenants there, whom they share with, where and how surely.
+    let clause = |share: &common::Share| {
+        let here: Vec<TenantId> = share
+            .tenants
+            .iter()
+            .copied()
+            .filter(|t| promised.contains(t))
+            .collect();
+        let others: Vec<TenantId> = share
+            .tenants
+            .iter()
+            .copied()
+            .filter(|t| !promised.contains(t))
+            .collect();
+        let with = if others.is_empty() {
+            "each other".to_string()
+        } else {
+            text::tenants(ctx, others.iter().copied())
+        };
+        let verb = if here.len() == 1 {
+            common::verb_singular(share.certainty)
+        } else {
+            common::verb(share.certainty)
+        };
+        (here, verb, with)
+    };
+    let place = match tally.shares.as_slice() {
+        [share] => {
+            let (_, verb, with) = clause(share);
+            format!(
+                "{} {verb} with {with} on {} ({})",
+                if one { "it" } else { "they" },
+                text::nodes(ctx, share.nodes.iter().copied()),
+                common::who(ctx, &share.workloads, &share.tenants)
+            )
+        }
+        shares => {
+            let parts: Vec<String> = shares
+                .iter()
+                .take(4)
+                .map(|share| {
+                    let (here, verb, with) = clause(share);
+                    format!(
+                        "{} {verb} with {with} on {} ({}; {})",
+                        text::tenants(ctx, here.iter().copied()),
+                        text::nodes(ctx, share.nodes.iter().copied()),
+                        common::who(ctx, &share.workloads, &share.tenants),
+                        share.reason
+                    )
+                })
+                .collect();
+            let more = if shares.len() > 4 {
+                format!(
+                    "; and {} more (the finding's groups)",
+                    text::plural((shares.len() - 4) as u64, "place")
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{} share with other tenants in {} places: {}{more}",
+                if one { "it" } else { "they" },
+                text::count(shares.len() as u64),
+                parts.join("; ")
+            )
+        }
     };
     let message = format!(
-        "{} {} promised isolation, but {} {} with {} on {} ({}): {}",
+        "{} {} promised isolation, but {place}: {}",
         text::list(&names),
         if one { "was" } else { "were" },
-        if one { "it" } else { "they" },
-        if one {
-            common::verb_singular(tally.certainty)
-        } else {
-            common::verb(tally.certainty)
-        },
-        with,
-        text::nodes(ctx, tally.nodes.iter().copied()),
-        common::who(ctx, &tally.workloads, &tally.tenants),
         breaks.join("; ")
     );
     let remediation = format!(

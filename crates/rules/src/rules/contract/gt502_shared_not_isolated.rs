@@ -114,19 +114,28 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             continue;
         }
         touched.sort_unstable();
-        // Neighbours that bring the same incidents through the same mechanisms share a statement.
-        let mut statements: BTreeMap<Accepts, Vec<TenantId>> = BTreeMap::new();
+        // Neighbours that bring the same incidents through the same mechanisms, as surely, share a
+        // statement.
+        let mut statements: BTreeMap<(Accepts, Certainty), Vec<TenantId>> = BTreeMap::new();
         let mut best = Certainty::Permitted;
         for other in &touched {
             let o = other.index();
-            statements.entry(accepts[o]).or_default().push(*other);
-            best = best.min(certainty[o].unwrap_or(Certainty::Permitted));
+            let c = certainty[o].unwrap_or(Certainty::Permitted);
+            statements.entry((accepts[o], c)).or_default().push(*other);
+            best = best.min(c);
             accepts[o] = Accepts::default();
             certainty[o] = None;
         }
+        // With neighbours met with different certainties, each statement says its own.
+        let mixed = statements
+            .keys()
+            .map(|(_, c)| *c)
+            .collect::<BTreeSet<_>>()
+            .len()
+            > 1;
         let mut lines: Vec<(TenantId, String)> = statements
             .into_iter()
-            .map(|(a, others)| {
+            .map(|((a, c), others)| {
                 let incidents: Vec<&str> = Incident::ALL
                     .iter()
                     .enumerate()
@@ -138,11 +147,14 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                     .filter(|m| a.mechanisms & (1 << mechanism_bit(**m)) != 0)
                     .map(|m| m.title())
                     .collect();
-                let how = if mechanisms.is_empty() {
+                let mut how = if mechanisms.is_empty() {
                     "the node".to_string()
                 } else {
                     format!("GPUs by {} and the node", text::list(&mechanisms))
                 };
+                if mixed {
+                    how.push_str(&format!(", {c}"));
+                }
                 (
                     others[0],
                     format!(

@@ -57,10 +57,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let cp = LAYERS.iter().find(|l| l.layer == Layer::ControlPlane);
     let base = |t: Trust| (t == Trust::None).then_some(Severity::Medium);
     for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::ControlPlane) {
-        let relevant = Relevant {
-            trusts: &|_| common::NONE,
-            involving: None,
-        };
+        let relevant = Relevant::trusts(&|_| common::NONE);
         common::pair_finding(
             ctx,
             sink,

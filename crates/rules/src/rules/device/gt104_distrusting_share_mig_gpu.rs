@@ -53,10 +53,11 @@ declare_rule! {
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let base = |t: Trust| (t == Trust::None).then_some(Severity::High);
     let m = Mechanism::MigInstance;
+    let subsumed = super::shares_one_instance(ctx);
     for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::MigGpu) {
         let relevant = Relevant {
-            trusts: &|_| common::NONE,
-            involving: None,
+            except: Some(&subsumed),
+            ..Relevant::trusts(&|_| common::NONE)
         };
         common::pair_finding(
             ctx,

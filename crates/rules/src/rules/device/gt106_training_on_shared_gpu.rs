@@ -1,8 +1,9 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::WorkloadClass;
+use gpu_trust_model::fleet::{Workload, WorkloadClass, WorkloadId};
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::BTreeSet;
@@ -56,109 +57,130 @@ declare_rule! {
     }
 }
 
+/// How a training workload gets its shared GPU resource, for the message.
+struct Found {
+    /// Scheduled on those nodes (`runs on`), or a template that can only get a shared resource
+    /// wherever it goes (`can only get`), or may get one (`may be scheduled onto`).
+    verb: &'static str,
+    /// The request, for an input without GPU nodes (`requests ...`).
+    requests: Vec<String>,
+}
+
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        if ctx.class(wid) != WorkloadClass::Training || !w.requests_gpu() {
-            continue;
-        }
-        let seats = ctx.colo().seats(ctx.fleet, wid);
-        if seats.is_empty() {
-            if super::no_gpu_nodes(ctx) {
-                manifest_only(ctx, sink, wid, tenant, w);
+    let manifests = super::no_gpu_nodes(ctx);
+    owned::per_owner(
+        ctx,
+        sink,
+        Severity::High,
+        |wid, _, w| judge(ctx, wid, w, manifests),
+        |o| {
+            let how: Vec<&str> = o.mechanisms.iter().map(|m: &Mechanism| m.title()).collect();
+            let message = if o.nodes.is_empty() {
+                let what = o.all(|f| f.requests.clone());
+                format!(
+                    "training workload {} of tenant {} requests {}, a shared GPU resource ({}), whatever node it lands on (the input has no GPU node): it never gets a whole GPU of its own",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    text::list(&what),
+                    text::list(&how),
+                )
+            } else {
+                format!(
+                    "training workload {} of tenant {} {} a shared GPU resource ({}) on {}: {}",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    o.details.first().map_or("runs on", |f| f.verb),
+                    text::list(&how),
+                    text::nodes(ctx, o.nodes.iter().copied()),
+                    o.mechanisms
+                        .iter()
+                        .map(|m| text::enforcement(*m, &text::INCIDENT_PROPERTIES))
+                        .collect::<Vec<_>>()
+                        .join(". ")
+                )
+            };
+            owned::Words {
+                message,
+                remediation: format!(
+                    "Run {} on whole, dedicated GPUs: request `nvidia.com/gpu` on a node pool whose device plugin config has no `replicas` and no MIG slices (nodeSelector for the pool, a taint that keeps other work off it), all GPUs of one replica on one node",
+                    o.owner
+                ),
             }
-            continue;
-        }
-        let mut shared_nodes = BTreeSet::new();
-        let mut mechanisms = BTreeSet::new();
-        let mut all_shared = true;
-        for seat in &seats {
-            let shared: Vec<usize> = seat
-                .nodes
-                .iter()
-                .copied()
-                .filter(|n| super::is_shared_resource(ctx, w, seat.mechanism, *n))
-                .collect();
-            if shared.len() < seat.nodes.len() {
-                all_shared = false;
-            }
-            if !shared.is_empty() {
-                mechanisms.insert(seat.mechanism);
-                shared_nodes.extend(shared);
-            }
-        }
-        if shared_nodes.is_empty() {
-            continue;
-        }
-        let placed = seats[0].certainty == Certainty::Observed;
-        let certainty = if placed || all_shared {
-            Certainty::Observed
-        } else {
-            Certainty::Permitted
-        };
-        let how: Vec<&str> = mechanisms.iter().map(|m: &Mechanism| m.title()).collect();
-        let verb = match (placed, certainty) {
-            (true, _) => "runs on",
-            (false, Certainty::Observed) => "can only get",
-            _ => "may be scheduled onto",
-        };
-        let draft = sink
-            .draft(Severity::High, certainty)
-            .tenants([tenant])
-            .workloads([wid])
-            .nodes(shared_nodes.iter().copied())
-            .mechanisms_from(mechanisms.iter().copied())
-            .message(format!(
-                "training workload {} of tenant {} {verb} a shared GPU resource ({}) on {}: {}",
-                text::workload(ctx, wid),
-                ctx.tenant_name(tenant),
-                text::list(&how),
-                text::nodes(ctx, shared_nodes.iter().copied()),
-                mechanisms
-                    .iter()
-                    .map(|m| text::enforcement(*m, &text::INCIDENT_PROPERTIES))
-                    .collect::<Vec<_>>()
-                    .join(". ")
-            ))
-            .remediation(format!(
-                "Run {} on whole, dedicated GPUs: request `nvidia.com/gpu` on a node pool whose device plugin config has no `replicas` and no MIG slices (nodeSelector for the pool, a taint that keeps other work off it), all GPUs of one replica on one node",
-                text::workload(ctx, wid)
-            ));
-        sink.push(draft);
+        },
+    );
+}
+
+fn judge(
+    ctx: &Context<'_>,
+    wid: WorkloadId,
+    w: &Workload,
+    manifests: bool,
+) -> Option<owned::Verdict<Found>> {
+    if ctx.class(wid) != WorkloadClass::Training || !w.requests_gpu() {
+        return None;
     }
+    let seats = ctx.colo().seats(ctx.fleet, wid);
+    if seats.is_empty() {
+        return if manifests { manifest_only(w) } else { None };
+    }
+    let mut shared_nodes = BTreeSet::new();
+    let mut mechanisms = BTreeSet::new();
+    let mut all_shared = true;
+    for seat in &seats {
+        let shared: Vec<usize> = seat
+            .nodes
+            .iter()
+            .copied()
+            .filter(|n| super::is_shared_resource(ctx, w, seat.mechanism, *n))
+            .collect();
+        if shared.len() < seat.nodes.len() {
+            all_shared = false;
+        }
+        if !shared.is_empty() {
+            mechanisms.insert(seat.mechanism);
+            shared_nodes.extend(shared);
+        }
+    }
+    if shared_nodes.is_empty() {
+        return None;
+    }
+    let placed = seats[0].certainty == Certainty::Observed;
+    let certainty = if placed || all_shared {
+        Certainty::Observed
+    } else {
+        Certainty::Permitted
+    };
+    let verb = match (placed, certainty) {
+        (true, _) => "runs on",
+        (false, Certainty::Observed) => "can only get",
+        _ => "may be scheduled onto",
+    };
+    Some(owned::Verdict {
+        certainty,
+        nodes: shared_nodes,
+        mechanisms,
+        detail: Found {
+            verb,
+            requests: Vec::new(),
+        },
+    })
 }
 
 /// A training workload judged without GPU nodes in the input: its request names a shared resource.
-fn manifest_only(
-    ctx: &Context<'_>,
-    sink: &mut Sink<'_>,
-    wid: gpu_trust_model::fleet::WorkloadId,
-    tenant: gpu_trust_policy::TenantId,
-    w: &gpu_trust_model::fleet::Workload,
-) {
+/// The request itself names a shared resource: wherever it runs, it can only get a share.
+fn manifest_only(w: &Workload) -> Option<owned::Verdict<Found>> {
     let sharing = super::requested_sharing(w);
     if sharing.is_empty() {
-        return;
+        return None;
     }
-    let how: BTreeSet<&str> = sharing.iter().map(|(m, _)| m.title()).collect();
-    let what: BTreeSet<&str> = sharing.iter().map(|(_, r)| r.as_str()).collect();
-    let how: Vec<&str> = how.into_iter().collect();
-    let what: Vec<&str> = what.into_iter().collect();
-    let draft = sink
-        // The request itself names a shared resource: wherever it runs, it can only get a share.
-        .draft(Severity::High, Certainty::Observed)
-        .tenants([tenant])
-        .workloads([wid])
-        .mechanisms_from(sharing.iter().map(|(m, _)| *m))
-        .message(format!(
-            "training workload {} of tenant {} requests {}, a shared GPU resource ({}), whatever node it lands on (the input has no GPU node): it never gets a whole GPU of its own",
-            text::workload(ctx, wid),
-            ctx.tenant_name(tenant),
-            text::list(&what),
-            text::list(&how),
-        ))
-        .remediation(format!(
-            "Run {} on whole, dedicated GPUs: request `nvidia.com/gpu` on a node pool whose device plugin config has no `replicas` and no MIG slices (nodeSelector for the pool, a taint that keeps other work off it), all GPUs of one replica on one node",
-            text::workload(ctx, wid)
-        ));
-    sink.push(draft);
+    let what: BTreeSet<String> = sharing.iter().map(|(_, r)| r.clone()).collect();
+    Some(owned::Verdict {
+        certainty: Certainty::Observed,
+        nodes: BTreeSet::new(),
+        mechanisms: sharing.iter().map(|(m, _)| *m).collect(),
+        detail: Found {
+            verb: "requests",
+            requests: what.into_iter().collect(),
+        },
+    })
 }

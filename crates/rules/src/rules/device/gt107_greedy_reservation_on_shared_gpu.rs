@@ -1,3 +1,4 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -88,94 +89,140 @@ fn unpartitioned(m: Mechanism, control_disabled: bool) -> bool {
     }
 }
 
+/// What a greedy server reserves and where, for the message.
+struct Found {
+    /// The engine, with the server that runs it when one wraps it.
+    engine: String,
+    flag: &'static str,
+    container: String,
+    reservation: String,
+    /// The requests that name a share, for an input without GPU nodes.
+    requests: Vec<String>,
+}
+
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        let Some(server) = &w.inference else { continue };
-        if server
-            .reserved_fraction
-            .is_some_and(|f| f < GREEDY_FRACTION)
-        {
-            continue;
+    owned::per_owner(
+        ctx,
+        sink,
+        Severity::High,
+        |wid, _, w| judge(ctx, wid, w),
+        |o| words(ctx, o),
+    );
+}
+
+fn judge(
+    ctx: &Context<'_>,
+    wid: gpu_trust_model::fleet::WorkloadId,
+    w: &gpu_trust_model::fleet::Workload,
+) -> Option<owned::Verdict<Found>> {
+    let server = w.inference.as_ref()?;
+    if server
+        .reserved_fraction
+        .is_some_and(|f| f < GREEDY_FRACTION)
+    {
+        return None;
+    }
+    let control_disabled = w.gpu.hami.as_ref().is_some_and(|h| h.control_disabled);
+    let seats = ctx.colo().seats(ctx.fleet, wid);
+    let mut nodes = BTreeSet::new();
+    let mut mechanisms = BTreeSet::new();
+    let mut certainty = Certainty::Permitted;
+    let mut requests: BTreeSet<String> = BTreeSet::new();
+    for seat in &seats {
+        if unpartitioned(seat.mechanism, control_disabled) {
+            nodes.extend(seat.nodes.iter().copied());
+            mechanisms.insert(seat.mechanism);
+            certainty = certainty.min(seat.certainty);
         }
-        let control_disabled = w.gpu.hami.as_ref().is_some_and(|h| h.control_disabled);
-        let seats = ctx.colo().seats(ctx.fleet, wid);
-        let mut nodes = BTreeSet::new();
-        let mut mechanisms = BTreeSet::new();
-        let mut certainty = Certainty::Permitted;
-        let mut requests: BTreeSet<String> = BTreeSet::new();
-        for seat in &seats {
-            if unpartitioned(seat.mechanism, control_disabled) {
-                nodes.extend(seat.nodes.iter().copied());
-                mechanisms.insert(seat.mechanism);
-                certainty = certainty.min(seat.certainty);
+    }
+    if seats.is_empty() && super::no_gpu_nodes(ctx) {
+        for (m, request) in super::requested_sharing(w) {
+            if unpartitioned(m, control_disabled) {
+                mechanisms.insert(m);
+                requests.insert(request);
+                // The request names a share the sharing configuration may leave unpartitioned.
+                certainty = Certainty::Possible;
             }
         }
-        if seats.is_empty() && super::no_gpu_nodes(ctx) {
-            for (m, request) in super::requested_sharing(w) {
-                if unpartitioned(m, control_disabled) {
-                    mechanisms.insert(m);
-                    requests.insert(request);
-                    // The request names a share the sharing configuration may leave unpartitioned.
-                    certainty = Certainty::Possible;
-                }
-            }
+    }
+    if mechanisms.is_empty() {
+        return None;
+    }
+    let (engine_name, flag) = engine(server.engine);
+    let name = match &server.via {
+        Some(via) => format!("{engine_name} (run by {via})"),
+        None => engine_name.to_string(),
+    };
+    let reservation = match (server.reserved_fraction, &server.flag) {
+        (Some(f), Some(flag)) => format!("{:.0}% of device memory ({flag} {f})", f * 100.0),
+        (Some(f), None) => {
+            format!("{:.0}% of device memory (the default of {flag})", f * 100.0)
         }
-        let Some(&first) = mechanisms.iter().next() else {
-            continue;
+        (None, _) => format!("most of device memory (the automatic default of {flag})"),
+    };
+    Some(owned::Verdict {
+        certainty,
+        nodes,
+        mechanisms,
+        detail: Found {
+            engine: name,
+            flag,
+            container: server.container.clone(),
+            reservation,
+            requests: requests.into_iter().collect(),
+        },
+    })
+}
+
+fn words(ctx: &Context<'_>, o: &owned::Owned<'_, Found>) -> owned::Words {
+    let (Some(found), Some(&first)) = (o.details.first(), o.mechanisms.iter().next()) else {
+        return owned::Words {
+            message: String::new(),
+            remediation: String::new(),
         };
-        let (engine_name, flag) = engine(server.engine);
-        let name = match &server.via {
-            Some(via) => format!("{engine_name} (run by {via})"),
-            None => engine_name.to_string(),
-        };
-        let reservation = match (server.reserved_fraction, &server.flag) {
-            (Some(f), Some(flag)) => format!("{:.0}% of device memory ({flag} {f})", f * 100.0),
-            (Some(f), None) => {
-                format!("{:.0}% of device memory (the default of {flag})", f * 100.0)
-            }
-            (None, _) => format!("most of device memory (the automatic default of {flag})"),
-        };
-        let share = nodes
-            .iter()
-            .filter_map(|n| ctx.gpu(*n))
-            .map(|g| g.sharing.replicas.values().copied().max().unwrap_or(1))
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        let place = if nodes.is_empty() {
+    };
+    let containers = o.all(|f| vec![f.container.clone()]);
+    let share = o
+        .nodes
+        .iter()
+        .filter_map(|n| ctx.gpu(*n))
+        .map(|g| g.sharing.replicas.values().copied().max().unwrap_or(1))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let place = if o.nodes.is_empty() {
+        let requests = o.all(|f| f.requests.clone());
+        format!(
+            "as it requests {} (the input has no GPU node)",
+            text::list(&requests)
+        )
+    } else {
+        format!("on {}", text::nodes(ctx, o.nodes.iter().copied()))
+    };
+    let flag = found.flag;
+    owned::Words {
+        message: format!(
+            "{} ({} {}) in {} of tenant {} reserves {} at start, on a GPU shared by {} {place}: {}; the first replica to start takes the memory of every other",
+            found.engine,
+            if containers.len() == 1 { "container" } else { "containers" },
+            text::list(&containers),
+            o.subject,
+            ctx.tenant_name(o.tenant),
+            found.reservation,
+            first.title(),
+            text::enforcement(first, &[Property::MemoryCapacity])
+        ),
+        remediation: if o.nodes.is_empty() {
             format!(
-                "as it requests {} (the input has no GPU node)",
-                text::list(&requests.iter().collect::<Vec<_>>())
+                "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (1 / the replicas per GPU of the pool it runs on), knowing the share is still not enforced",
+                o.owner
             )
         } else {
-            format!("on {}", text::nodes(ctx, nodes.iter().copied()))
-        };
-        let draft = sink
-            .draft(Severity::High, certainty)
-            .tenants([tenant])
-            .workloads([wid])
-            .nodes(nodes.iter().copied())
-            .mechanisms_from(mechanisms.iter().copied())
-            .message(format!(
-                "{name} in {} (container {}) of tenant {} reserves {reservation} at start, on a GPU shared by {} {place}: {}; the first replica to start takes the memory of every other",
-                text::workload(ctx, wid),
-                server.container,
-                ctx.tenant_name(tenant),
-                first.title(),
-                text::enforcement(first, &[Property::MemoryCapacity])
-            ))
-            .remediation(if nodes.is_empty() {
-                format!(
-                    "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (1 / the replicas per GPU of the pool it runs on), knowing the share is still not enforced",
-                    text::workload(ctx, wid)
-                )
-            } else {
-                format!(
-                    "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (at most {:.2} with {share} replicas per GPU), knowing the share is still not enforced",
-                    text::workload(ctx, wid),
-                    1.0 / f64::from(share)
-                )
-            });
-        sink.push(draft);
+            format!(
+                "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (at most {:.2} with {share} replicas per GPU), knowing the share is still not enforced",
+                o.owner,
+                1.0 / f64::from(share)
+            )
+        },
     }
 }

@@ -1,3 +1,4 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -7,6 +8,7 @@ use gpu_trust_model::fleet::{NodeId, Workload};
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::resource;
 use gpu_trust_model::{Certainty, Layer, Severity};
+use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
@@ -132,62 +134,109 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
     }
 }
 
+/// A workload's peak and the smallest share it gets, for the message.
+struct Found {
+    peak: u64,
+    mem: u64,
+    what: String,
+    source: &'static str,
+    nodes: BTreeSet<NodeId>,
+}
+
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        // HAMi's gpumem is both the peak ingest records and the share HAMi grants: only a policy
-        // peak can be compared with it.
-        let policy_peak = ctx.overrides().get(wid).and_then(|o| o.peak_memory_mib);
-        let Some(peak) = ctx.peak_memory_mib(wid) else {
+    owned::per_owner(
+        ctx,
+        sink,
+        Severity::Medium,
+        |wid, _, w| judge(ctx, wid, w),
+        |o| {
+            // The smallest share against the largest peak among the owner's workloads.
+            let worst = o
+                .details
+                .iter()
+                .min_by_key(|f| (f.mem, std::cmp::Reverse(f.peak)));
+            let peak = o.details.iter().map(|f| f.peak).max().unwrap_or_default();
+            let (mem, what, source) =
+                worst.map_or((0, "", ""), |f| (f.mem, f.what.as_str(), f.source));
+            // Where it gets that share; elsewhere its share is larger, but still short.
+            let at: BTreeSet<NodeId> = o
+                .details
+                .iter()
+                .filter(|f| f.mem == mem)
+                .flat_map(|f| f.nodes.iter().copied())
+                .collect();
+            let rest: BTreeSet<NodeId> = o.nodes.difference(&at).copied().collect();
+            let elsewhere = if rest.is_empty() {
+                String::new()
+            } else {
+                format!(", and less than its peak on {} too", text::nodes(ctx, rest))
+            };
+            owned::Words {
+                message: format!(
+                    "{} of tenant {} peaks at {} ({source}) but gets {what} on {}{elsewhere}: it runs out of memory, or takes it from its neighbours where nothing partitions the pool",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    text::mib(peak),
+                    text::nodes(ctx, at)
+                ),
+                remediation: format!(
+                    "Give {} at least {} of its own: a larger MIG profile (`gpu-trust catalogue` lists the memory of each), fewer replicas per GPU, or a whole GPU; the slice is {} short",
+                    o.owner,
+                    text::mib(peak),
+                    text::mib(peak.saturating_sub(mem))
+                ),
+            }
+        },
+    );
+}
+
+fn judge(
+    ctx: &Context<'_>,
+    wid: gpu_trust_model::fleet::WorkloadId,
+    w: &Workload,
+) -> Option<owned::Verdict<Found>> {
+    // HAMi's gpumem is both the peak ingest records and the share HAMi grants: only a policy
+    // peak can be compared with it.
+    let policy_peak = ctx.overrides().get(wid).and_then(|o| o.peak_memory_mib);
+    let peak = ctx.peak_memory_mib(wid)?;
+    let mut worst: Option<(u64, String, Mechanism, Certainty, Vec<NodeId>)> = None;
+    for seat in ctx.colo().seats(ctx.fleet, wid) {
+        if seat.mechanism == Mechanism::HamiVgpu && policy_peak.is_none() {
             continue;
-        };
-        let mut worst: Option<(u64, String, Mechanism, Certainty, Vec<NodeId>)> = None;
-        for seat in ctx.colo().seats(ctx.fleet, wid) {
-            if seat.mechanism == Mechanism::HamiVgpu && policy_peak.is_none() {
+        }
+        for n in &seat.nodes {
+            let Some((mem, what)) = share_of(ctx, w, seat.mechanism, *n) else {
+                continue;
+            };
+            if mem >= peak {
                 continue;
             }
-            for n in &seat.nodes {
-                let Some((mem, what)) = share_of(ctx, w, seat.mechanism, *n) else {
-                    continue;
-                };
-                if mem >= peak {
-                    continue;
-                }
-                match &mut worst {
-                    Some((m, _, _, _, nodes)) if *m == mem => nodes.push(*n),
-                    Some((m, ..)) if *m < mem => {}
-                    _ => worst = Some((mem, what, seat.mechanism, seat.certainty, vec![*n])),
-                }
+            match &mut worst {
+                Some((m, _, _, _, nodes)) if *m == mem => nodes.push(*n),
+                Some((m, ..)) if *m < mem => {}
+                _ => worst = Some((mem, what, seat.mechanism, seat.certainty, vec![*n])),
             }
         }
-        let Some((mem, what, mechanism, certainty, nodes)) = worst else {
-            continue;
-        };
-        let source = if policy_peak.is_some() {
-            "the policy's workloads entry"
-        } else if w.gpu.hami.is_some() {
-            "its nvidia.com/gpumem request"
-        } else {
-            "its recorded peak"
-        };
-        let draft = sink
-            .draft(Severity::Medium, certainty)
-            .tenants([tenant])
-            .workloads([wid])
-            .nodes(nodes.iter().copied())
-            .mechanism(mechanism)
-            .message(format!(
-                "{} of tenant {} peaks at {} ({source}) but gets {what} on {}: it runs out of memory, or takes it from its neighbours where nothing partitions the pool",
-                text::workload(ctx, wid),
-                ctx.tenant_name(tenant),
-                text::mib(peak),
-                text::nodes(ctx, nodes.iter().copied())
-            ))
-            .remediation(format!(
-                "Give {} at least {} of its own: a larger MIG profile (`gpu-trust catalogue` lists the memory of each), fewer replicas per GPU, or a whole GPU; the slice is {} short",
-                text::workload(ctx, wid),
-                text::mib(peak),
-                text::mib(peak - mem)
-            ));
-        sink.push(draft);
     }
+    let (mem, what, mechanism, certainty, nodes) = worst?;
+    let source = if policy_peak.is_some() {
+        "the policy's workloads entry"
+    } else if w.gpu.hami.is_some() {
+        "its nvidia.com/gpumem request"
+    } else {
+        "its recorded peak"
+    };
+    let nodes: BTreeSet<NodeId> = nodes.into_iter().collect();
+    Some(owned::Verdict {
+        certainty,
+        nodes: nodes.clone(),
+        mechanisms: BTreeSet::from([mechanism]),
+        detail: Found {
+            peak,
+            mem,
+            what,
+            source,
+            nodes,
+        },
+    })
 }

@@ -1,3 +1,4 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -50,45 +51,55 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        if ctx.latency(wid) != Latency::Critical || !w.requests_gpu() {
-            continue;
-        }
-        let mut nodes = BTreeSet::new();
-        let mut mechanisms = BTreeSet::new();
-        let mut certainty = Certainty::Permitted;
-        for seat in ctx.colo().seats(ctx.fleet, wid) {
-            if seat.mechanism.property(Property::Compute).enforcement != Enforcement::Separate {
-                nodes.extend(seat.nodes.iter().copied());
-                mechanisms.insert(seat.mechanism);
-                certainty = certainty.min(seat.certainty);
+    owned::per_owner(
+        ctx,
+        sink,
+        Severity::Medium,
+        |wid, _, w| {
+            if ctx.latency(wid) != Latency::Critical || !w.requests_gpu() {
+                return None;
             }
-        }
-        if mechanisms.is_empty() {
-            continue;
-        }
-        let facts: Vec<String> = mechanisms
-            .iter()
-            .map(|m| text::enforcement(*m, &[Property::Compute]))
-            .collect();
-        let draft = sink
-            .draft(Severity::Medium, certainty)
-            .tenants([tenant])
-            .workloads([wid])
-            .nodes(nodes.iter().copied())
-            .mechanisms_from(mechanisms.iter().copied())
-            .message(format!(
-                "{} of latency-critical tenant {} {} shared compute on {}: {}",
-                text::workload(ctx, wid),
-                ctx.tenant_name(tenant),
-                if certainty == Certainty::Observed { "runs on" } else { "may be scheduled onto" },
-                text::nodes(ctx, nodes.iter().copied()),
-                facts.join(". ")
-            ))
-            .remediation(format!(
-                "Give {} a GPU or MIG instance of its own (request `nvidia.com/gpu` on a pool without time-slicing or MPS, or `nvidia.com/mig-<profile>` without replicas), selected by a nodeSelector",
-                text::workload(ctx, wid)
-            ));
-        sink.push(draft);
-    }
+            let mut nodes = BTreeSet::new();
+            let mut mechanisms = BTreeSet::new();
+            let mut certainty = Certainty::Permitted;
+            for seat in ctx.colo().seats(ctx.fleet, wid) {
+                if seat.mechanism.property(Property::Compute).enforcement != Enforcement::Separate {
+                    nodes.extend(seat.nodes.iter().copied());
+                    mechanisms.insert(seat.mechanism);
+                    certainty = certainty.min(seat.certainty);
+                }
+            }
+            (!mechanisms.is_empty()).then_some(owned::Verdict {
+                certainty,
+                nodes,
+                mechanisms,
+                detail: (),
+            })
+        },
+        |o| {
+            let facts: Vec<String> = o
+                .mechanisms
+                .iter()
+                .map(|m| text::enforcement(*m, &[Property::Compute]))
+                .collect();
+            owned::Words {
+                message: format!(
+                    "{} of latency-critical tenant {} {} shared compute on {}: {}",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    if o.certainty == Certainty::Observed {
+                        "runs on"
+                    } else {
+                        "may be scheduled onto"
+                    },
+                    text::nodes(ctx, o.nodes.iter().copied()),
+                    facts.join(". ")
+                ),
+                remediation: format!(
+                    "Give {} a GPU or MIG instance of its own (request `nvidia.com/gpu` on a pool without time-slicing or MPS, or `nvidia.com/mig-<profile>` without replicas), selected by a nodeSelector",
+                    o.owner
+                ),
+            }
+        },
+    );
 }

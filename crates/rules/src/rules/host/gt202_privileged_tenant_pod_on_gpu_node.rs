@@ -1,10 +1,12 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::fleet::Workload;
 use gpu_trust_model::host;
-use gpu_trust_model::{Layer, Severity};
+use gpu_trust_model::{Certainty, Layer, Severity};
+use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
@@ -106,53 +108,63 @@ pub(crate) fn privileges(w: &Workload) -> Vec<String> {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        let what = privileges(w);
-        if what.is_empty() {
-            continue;
-        }
-        let (certainty, nodes) = ctx.colo().reach_of(wid);
-        if nodes.is_empty() {
-            // Without GPU nodes in the input (manifests alone), a GPU request says where it will run.
-            if w.requests_gpu() && ctx.fleet.gpu_nodes().next().is_none() {
-                let draft = sink
-                    // It will run on some GPU node: which one, and its neighbours, are unknown.
-                    .draft(Severity::Critical, gpu_trust_model::Certainty::Possible)
-                    .tenants([tenant])
-                    .workloads([wid])
-                    .message(format!(
-                        "{} of tenant {} requests a GPU, so it runs on a GPU node (the input has none to name): {}; it will see every GPU of its node and every neighbour's devices",
-                        text::workload(ctx, wid),
-                        ctx.tenant_name(tenant),
-                        text::list(&what)
-                    ))
-                    .remediation(remediation(ctx, wid, w));
-                sink.push(draft);
+    let manifests = ctx.fleet.gpu_nodes().next().is_none();
+    owned::per_owner(
+        ctx,
+        sink,
+        Severity::Critical,
+        |wid, _, w| {
+            let what = privileges(w);
+            if what.is_empty() {
+                return None;
             }
-            continue;
-        }
-        let draft = sink
-            .draft(Severity::Critical, certainty)
-            .tenants([tenant])
-            .workloads([wid])
-            .nodes(nodes.iter().copied())
-            .message(format!(
-                "{} of tenant {} {} GPU {}: {}; it sees every GPU of the node and every neighbour's devices",
-                text::workload(ctx, wid),
-                ctx.tenant_name(tenant),
-                if certainty == gpu_trust_model::Certainty::Observed { "runs on" } else { "may run on" },
-                text::nodes(ctx, nodes.iter().copied()),
-                text::list(&what)
-            ))
-            .remediation(remediation(ctx, wid, w));
-        sink.push(draft);
-    }
+            let (certainty, nodes) = ctx.colo().reach_of(wid);
+            if !nodes.is_empty() {
+                return Some(owned::Verdict {
+                    certainty,
+                    nodes: nodes.into_iter().collect(),
+                    mechanisms: BTreeSet::new(),
+                    detail: what,
+                });
+            }
+            // Without GPU nodes in the input (manifests alone), a GPU request says where it will
+            // run: on some GPU node, whose name and neighbours are unknown.
+            (w.requests_gpu() && manifests).then(|| owned::Verdict {
+                certainty: Certainty::Possible,
+                nodes: BTreeSet::new(),
+                mechanisms: BTreeSet::new(),
+                detail: what,
+            })
+        },
+        |o| {
+            let what = o.all(|w| w.clone());
+            let message = if o.nodes.is_empty() {
+                format!(
+                    "{} of tenant {} requests a GPU, so it runs on a GPU node (the input has none to name): {}; it will see every GPU of its node and every neighbour's devices",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    text::list(&what)
+                )
+            } else {
+                format!(
+                    "{} of tenant {} {} GPU {}: {}; it sees every GPU of the node and every neighbour's devices",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    if o.certainty == Certainty::Observed { "runs on" } else { "may run on" },
+                    text::nodes(ctx, o.nodes.iter().copied()),
+                    text::list(&what)
+                )
+            };
+            owned::Words {
+                message,
+                remediation: remediation(&o.owner, &o.namespace),
+            }
+        },
+    );
 }
 
-fn remediation(ctx: &Context<'_>, wid: usize, w: &Workload) -> String {
+fn remediation(owner: &str, namespace: &str) -> String {
     format!(
-        "Remove privileged, SYS_ADMIN (or ALL) and the host path mounts from {}, and label namespace {} `pod-security.kubernetes.io/enforce: baseline` (or `restricted`) so they cannot return; host-level tools belong in a platform namespace",
-        text::workload(ctx, wid),
-        w.namespace
+        "Remove privileged, SYS_ADMIN (or ALL) and the host path mounts from {owner}, and label namespace {namespace} `pod-security.kubernetes.io/enforce: baseline` (or `restricted`) so they cannot return; host-level tools belong in a platform namespace"
     )
 }

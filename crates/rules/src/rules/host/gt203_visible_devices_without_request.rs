@@ -1,3 +1,4 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -80,101 +81,121 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         .as_ref()
         .and_then(|c| c.toolkit_env.get(ACCEPT_ENVVAR))
         .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        if w.requests_gpu() {
-            continue;
-        }
-        let mut ways = Vec::new();
-        let mut by_variable = false;
-        for c in &w.containers {
-            if let Some(v) = &c.nvidia_visible_devices {
-                if !NO_GPU_VALUES.contains(&v.trim().to_ascii_lowercase().as_str()) {
-                    ways.push(format!(
-                        "container {} sets NVIDIA_VISIBLE_DEVICES={v}",
-                        c.name
-                    ));
-                    by_variable = true;
-                }
-            }
-        }
-        if let Some(handler) = w
-            .pod_security
-            .runtime_handler
-            .as_deref()
-            .filter(|h| gpu_trust_model::host::is_nvidia_runtime_handler(h))
-        {
-            let name = w.pod_security.runtime_class_name.as_deref().unwrap_or("");
-            ways.push(if name == handler {
-                format!("it uses runtimeClassName {name}")
+    let manifests = ctx.fleet.gpu_nodes().next().is_none();
+    owned::per_owner(
+        ctx,
+        sink,
+        Severity::High,
+        |wid, _, w| judge(ctx, wid, w, toolkit_accepts, manifests),
+        |o| {
+            let ways = o.all(|w| w.clone());
+            let message = if o.nodes.is_empty() {
+                format!(
+                    "{} of tenant {} requests no GPU, but {}; on any GPU node it is scheduled onto (the input has none to name) the toolkit accepts the variable from unprivileged containers by default, so it can get GPUs the scheduler gave to other tenants",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    text::list(&ways)
+                )
             } else {
-                format!("it uses runtimeClassName {name} (NVIDIA runtime handler {handler})")
-            });
-            by_variable = true;
-        }
-        let cdi = !w.pod_security.cdi_annotations.is_empty();
-        if cdi {
-            ways.push(format!(
-                "it carries CDI annotation {}",
-                text::list(&w.pod_security.cdi_annotations)
-            ));
-        }
-        if ways.is_empty() {
-            continue;
-        }
-        let (certainty, nodes) = ctx.colo().reach_of(wid);
-        let nodes: BTreeSet<usize> = nodes
-            .into_iter()
-            .filter(|n| {
-                cdi || (by_variable
-                    && (toolkit_accepts
-                        || ctx.gpu(*n).is_some_and(|g| {
-                            g.sharing.device_list_strategy.iter().any(|s| s == "envvar")
-                        })))
-            })
-            .collect();
-        if nodes.is_empty() {
-            // Without GPU nodes in the input (manifests alone): the toolkit's default decides.
-            if ctx.fleet.gpu_nodes().next().is_none() && (cdi || (by_variable && toolkit_accepts)) {
-                let draft = sink
-                    .draft(Severity::High, Certainty::Possible)
-                    .tenants([tenant])
-                    .workloads([wid])
-                    .message(format!(
-                        "{} of tenant {} requests no GPU, but {}; on any GPU node it is scheduled onto (the input has none to name) the toolkit accepts the variable from unprivileged containers by default, so it can get GPUs the scheduler gave to other tenants",
-                        text::workload(ctx, wid),
-                        ctx.tenant_name(tenant),
-                        text::list(&ways)
-                    ))
-                    .remediation(remediation(ctx, wid));
-                sink.push(draft);
+                let why = if toolkit_accepts {
+                    "the toolkit accepts the variable from unprivileged containers (its default)"
+                } else {
+                    "the device plugin passes devices by environment variable"
+                };
+                format!(
+                    "{} of tenant {} requests no GPU, but {}; on {} {why}, so it can get GPUs the scheduler gave to other tenants",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    text::list(&ways),
+                    text::nodes(ctx, o.nodes.iter().copied())
+                )
+            };
+            owned::Words {
+                message,
+                remediation: remediation(&o.owner),
             }
-            continue;
-        }
-        let why = if toolkit_accepts {
-            "the toolkit accepts the variable from unprivileged containers (its default)"
-        } else {
-            "the device plugin passes devices by environment variable"
-        };
-        let draft = sink
-            .draft(Severity::High, certainty)
-            .tenants([tenant])
-            .workloads([wid])
-            .nodes(nodes.iter().copied())
-            .message(format!(
-                "{} of tenant {} requests no GPU, but {}; on {} {why}, so it can get GPUs the scheduler gave to other tenants",
-                text::workload(ctx, wid),
-                ctx.tenant_name(tenant),
-                text::list(&ways),
-                text::nodes(ctx, nodes.iter().copied())
-            ))
-            .remediation(remediation(ctx, wid));
-        sink.push(draft);
-    }
+        },
+    );
 }
 
-fn remediation(ctx: &Context<'_>, wid: usize) -> String {
+/// How a workload that requests no GPU may still get one, and where.
+fn judge(
+    ctx: &Context<'_>,
+    wid: usize,
+    w: &gpu_trust_model::fleet::Workload,
+    toolkit_accepts: bool,
+    manifests: bool,
+) -> Option<owned::Verdict<Vec<String>>> {
+    if w.requests_gpu() {
+        return None;
+    }
+    let mut ways = Vec::new();
+    let mut by_variable = false;
+    for c in &w.containers {
+        if let Some(v) = &c.nvidia_visible_devices {
+            if !NO_GPU_VALUES.contains(&v.trim().to_ascii_lowercase().as_str()) {
+                ways.push(format!(
+                    "container {} sets NVIDIA_VISIBLE_DEVICES={v}",
+                    c.name
+                ));
+                by_variable = true;
+            }
+        }
+    }
+    if let Some(handler) = w
+        .pod_security
+        .runtime_handler
+        .as_deref()
+        .filter(|h| gpu_trust_model::host::is_nvidia_runtime_handler(h))
+    {
+        let name = w.pod_security.runtime_class_name.as_deref().unwrap_or("");
+        ways.push(if name == handler {
+            format!("it uses runtimeClassName {name}")
+        } else {
+            format!("it uses runtimeClassName {name} (NVIDIA runtime handler {handler})")
+        });
+        by_variable = true;
+    }
+    let cdi = !w.pod_security.cdi_annotations.is_empty();
+    if cdi {
+        ways.push(format!(
+            "it carries CDI annotation {}",
+            text::list(&w.pod_security.cdi_annotations)
+        ));
+    }
+    if ways.is_empty() {
+        return None;
+    }
+    let (certainty, nodes) = ctx.colo().reach_of(wid);
+    let nodes: BTreeSet<usize> = nodes
+        .into_iter()
+        .filter(|n| {
+            cdi || (by_variable
+                && (toolkit_accepts
+                    || ctx.gpu(*n).is_some_and(|g| {
+                        g.sharing.device_list_strategy.iter().any(|s| s == "envvar")
+                    })))
+        })
+        .collect();
+    if !nodes.is_empty() {
+        return Some(owned::Verdict {
+            certainty,
+            nodes,
+            mechanisms: BTreeSet::new(),
+            detail: ways,
+        });
+    }
+    // Without GPU nodes in the input (manifests alone): the toolkit's default decides.
+    (manifests && (cdi || (by_variable && toolkit_accepts))).then(|| owned::Verdict {
+        certainty: Certainty::Possible,
+        nodes: BTreeSet::new(),
+        mechanisms: BTreeSet::new(),
+        detail: ways,
+    })
+}
+
+fn remediation(owner: &str) -> String {
     format!(
-        "Remove the variable, runtime class or annotation from {} (or request `nvidia.com/gpu`); set `{ACCEPT_ENVVAR}=false` and `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `spec.toolkit.env` and `deviceListStrategy: volume-mounts` in the device plugin config",
-        text::workload(ctx, wid)
+        "Remove the variable, runtime class or annotation from {owner} (or request `nvidia.com/gpu`); set `{ACCEPT_ENVVAR}=false` and `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `spec.toolkit.env` and `deviceListStrategy: volume-mounts` in the device plugin config"
     )
 }

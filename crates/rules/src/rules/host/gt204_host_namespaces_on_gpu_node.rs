@@ -1,8 +1,10 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::{Certainty, Layer, Severity};
+use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
@@ -46,44 +48,51 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        let s = &w.pod_security;
-        let mut which = Vec::new();
-        if s.host_pid {
-            which
-                .push("hostPID (every process of the node, other tenants' GPU processes included)");
-        }
-        if s.host_ipc {
-            which.push("hostIPC (the host's shared memory, where MPS clients meet the server)");
-        }
-        if s.host_network {
-            which.push("hostNetwork (node-local services as the node sees them)");
-        }
-        if which.is_empty() {
-            continue;
-        }
-        let (certainty, nodes) = ctx.colo().reach_of(wid);
-        if nodes.is_empty() {
-            continue;
-        }
-        let draft = sink
-            .draft(Severity::High, certainty)
-            .tenants([tenant])
-            .workloads([wid])
-            .nodes(nodes.iter().copied())
-            .message(format!(
-                "{} of tenant {} uses {} and {} GPU {}",
-                text::workload(ctx, wid),
-                ctx.tenant_name(tenant),
-                text::list(&which),
-                if certainty == Certainty::Observed { "runs on" } else { "may run on" },
-                text::nodes(ctx, nodes.iter().copied())
-            ))
-            .remediation(format!(
-                "Remove hostPID, hostIPC and hostNetwork from {} and label namespace {} `pod-security.kubernetes.io/enforce: baseline`",
-                text::workload(ctx, wid),
-                w.namespace
-            ));
-        sink.push(draft);
-    }
+    owned::per_owner(
+        ctx,
+        sink,
+        Severity::High,
+        |wid, _, w| {
+            let s = &w.pod_security;
+            let mut which = Vec::new();
+            if s.host_pid {
+                which.push(
+                    "hostPID (every process of the node, other tenants' GPU processes included)",
+                );
+            }
+            if s.host_ipc {
+                which.push("hostIPC (the host's shared memory, where MPS clients meet the server)");
+            }
+            if s.host_network {
+                which.push("hostNetwork (node-local services as the node sees them)");
+            }
+            if which.is_empty() {
+                return None;
+            }
+            let (certainty, nodes) = ctx.colo().reach_of(wid);
+            (!nodes.is_empty()).then(|| owned::Verdict {
+                certainty,
+                nodes: nodes.into_iter().collect(),
+                mechanisms: BTreeSet::new(),
+                detail: which,
+            })
+        },
+        |o| {
+            let which = o.all(|w| w.clone());
+            owned::Words {
+                message: format!(
+                    "{} of tenant {} uses {} and {} GPU {}",
+                    o.subject,
+                    ctx.tenant_name(o.tenant),
+                    text::list(&which),
+                    if o.certainty == Certainty::Observed { "runs on" } else { "may run on" },
+                    text::nodes(ctx, o.nodes.iter().copied())
+                ),
+                remediation: format!(
+                    "Remove hostPID, hostIPC and hostNetwork from {} and label namespace {} `pod-security.kubernetes.io/enforce: baseline`",
+                    o.owner, o.namespace
+                ),
+            }
+        },
+    );
 }

@@ -52,10 +52,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let host = LAYERS.iter().find(|l| l.layer == Layer::Host);
     let base = |t: Trust| (t == Trust::None).then_some(Severity::High);
     for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::Node) {
-        let relevant = Relevant {
-            trusts: &|_| common::NONE,
-            involving: None,
-        };
+        let relevant = Relevant::trusts(&|_| common::NONE);
         common::pair_finding(
             ctx,
             sink,
@@ -66,12 +63,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             &BTreeSet::new(),
             |tally| Wording {
                 message: format!(
-                    "{} {} {} ({}; {}): they share {}",
-                    common::tally_phrase(ctx, tally),
-                    common::verb(tally.certainty),
-                    text::nodes(ctx, tally.nodes.iter().copied()),
-                    common::who(ctx, &tally.workloads, &tally.tenants),
-                    tally.reason,
+                    "{}: they share {}",
+                    common::placed(ctx, tally, |s, _| text::nodes(ctx, s.nodes.iter().copied())),
                     host.map_or("the host", |h| h.shared)
                 ),
                 remediation: format!(

@@ -13,15 +13,12 @@ use std::collections::BTreeSet;
 /// GPU nodes shared by two tenants whose trust is below `full` (at any certainty).
 pub(crate) fn nodes_shared_below_full(ctx: &Context<'_>) -> BTreeSet<NodeId> {
     let mut out = BTreeSet::new();
-    let relevant = Relevant {
-        trusts: &|_| common::BELOW_FULL,
-        involving: None,
-    };
+    let relevant = Relevant::trusts(&|_| common::BELOW_FULL);
     for (i, site) in ctx.colo().sites.iter().enumerate() {
         if site.level != Level::Node || site.nodes.iter().all(|n| out.contains(n)) {
             continue;
         }
-        if common::tally(ctx, &[i], &relevant).is_some() {
+        if common::tally_of(ctx, &[i], &relevant).is_some() {
             out.extend(site.nodes.iter().copied());
         }
     }
