@@ -150,7 +150,7 @@ fn judge(
     }
     let (engine_name, flag) = engine(server.engine);
     let name = match &server.via {
-        Some(via) => format!("{engine_name} (run by {via})"),
+        Some(via) => format!("{engine_name} run by {via}"),
         None => engine_name.to_string(),
     };
     let reservation = match (server.reserved_fraction, &server.flag) {
