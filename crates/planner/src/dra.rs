@@ -202,7 +202,7 @@ pub fn dra_plan(plan: &Plan, input: &PlanInput) -> DraPlan {
         let model = crate::emit::pool_model(input, w);
         let mut reps: Vec<(u32, Device, DeviceSharing, u32)> = Vec::new();
         for i in 0..w.replicas {
-            let Some((d, n, g)) = placed.get(&(w.name.clone(), i)) else {
+            let Some((d, _, g)) = placed.get(&(w.name.clone(), i)) else {
                 continue;
             };
             let (sharing, replicas) = match &d.instance {
@@ -214,7 +214,6 @@ pub fn dra_plan(plan: &Plan, input: &PlanInput) -> DraPlan {
                     .unwrap_or((DeviceSharing::Exclusive, 1)),
                 None => (g.sharing, g.replicas),
             };
-            let _ = n;
             reps.push((i, d.clone(), sharing, replicas));
         }
         let Some((_, first, sharing, _)) = reps.first().cloned() else {
