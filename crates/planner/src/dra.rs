@@ -191,13 +191,15 @@ fn shared_claim_name(d: &Device) -> String {
     }
 }
 
+/// Shared claims by namespace and name: the claim, and the (workload, replica, device) that name it.
+type SharedClaims = BTreeMap<(String, String), (Value, Vec<(String, u32, Device)>)>;
+
 /// The DRA objects of a plan (made with [`crate::SolveOptions::dra`]).
 pub fn dra_plan(plan: &Plan, input: &PlanInput) -> DraPlan {
     let mut out = DraPlan::default();
     let placed = devices_of(plan);
     let mut classes: BTreeMap<String, Value> = BTreeMap::new();
-    let mut shared: BTreeMap<(String, String), (Value, Vec<(String, u32, Device)>)> =
-        BTreeMap::new();
+    let mut shared: SharedClaims = BTreeMap::new();
     for w in plan.workloads.iter().filter(|w| w.placed > 0) {
         let model = crate::emit::pool_model(input, w);
         let mut reps: Vec<(u32, Device, DeviceSharing, u32)> = Vec::new();

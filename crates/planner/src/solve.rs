@@ -219,6 +219,10 @@ struct PoolCtx<'a> {
     dra: bool,
 }
 
+/// Replicas shared on one device kind, by (group, namespace under DRA, resource, is_mps), each with
+/// its own replica bound.
+type Bundles<'a> = BTreeMap<(usize, &'a str, Res, bool), Vec<(Rep, u32)>>;
+
 /// MIG instances to place, per clique.
 type MigItems = BTreeMap<usize, Vec<Payload>>;
 
@@ -558,7 +562,7 @@ impl PoolCtx<'_> {
         let mut units: Vec<Unit> = Vec::new();
         let mut mig_items: MigItems = BTreeMap::new();
         // (group, namespace under DRA, resource, is_mps) -> replicas with their own replica bound.
-        let mut bundles: BTreeMap<(usize, &str, Res, bool), Vec<(Rep, u32)>> = BTreeMap::new();
+        let mut bundles: Bundles = BTreeMap::new();
         for (&w, &need) in needs {
             let wl = &input.workloads[w];
             let t = wl.tenant;
