@@ -183,3 +183,106 @@ fn emit_writes_the_operator_artifacts_and_the_snapshot() {
     let table = std::fs::read_to_string(dir.path().join("plan.txt")).unwrap();
     assert!(table.starts_with("Plan: "), "{table}");
 }
+
+#[test]
+fn current_names_the_gpu_containers_in_the_pod_patches() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let current = example().with_file_name("current.yaml");
+    let out = plan(&[
+        example().to_str().unwrap(),
+        "--current",
+        current.to_str().unwrap(),
+        "--emit",
+        out_dir.to_str().unwrap(),
+        "--output",
+        dir.path().join("plan.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let patches = out_dir.join("pod-patches");
+    // Given: the GPU container, the kind, no check; the old GPU request removed, the toleration kept.
+    let rank = std::fs::read_to_string(patches.join("ads-prod.ads-rank.yaml")).unwrap();
+    assert!(
+        rank.contains("# Deployment ads-prod/ads-rank: container `ranker`")
+            && rank.contains("kubectl -n ads-prod patch deployment ads-rank --type strategic")
+            && rank.contains("nvidia.com/gpu: null")
+            && rank.contains("nvidia.com/mig-1g.10gb: 1")
+            && !rank.contains("name: envoy")
+            && rank.contains("key: nvidia.com/gpu"),
+        "{rank}"
+    );
+    assert!(!patches.join("ads-prod.ads-rank.check.yaml").exists());
+    let chat = std::fs::read_to_string(patches.join("search-prod.chat-api.yaml")).unwrap();
+    assert!(chat.contains("name: server"), "{chat}");
+    // Not given: the name is assumed, and a check comes with the patch.
+    let lab = std::fs::read_to_string(patches.join("research.lab.yaml")).unwrap();
+    assert!(lab.contains("(assumed)"), "{lab}");
+    assert!(patches.join("research.lab.check.yaml").exists());
+    // Only with --emit.
+    let out = plan(&[
+        example().to_str().unwrap(),
+        "--current",
+        current.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn dra_emits_the_example_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = plan(&[
+        example().to_str().unwrap(),
+        "--dra",
+        "--emit",
+        out_dir.to_str().unwrap(),
+        "--output",
+        dir.path().join("plan.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // examples/plan/dra/ is this output, file for file.
+    let example_dir = example().with_file_name("dra");
+    let files = |root: &Path| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    let rel = p.strip_prefix(root).unwrap().display().to_string();
+                    out.push((rel, std::fs::read_to_string(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    let emitted = files(&out_dir);
+    assert!(emitted.iter().any(|(p, _)| p == "dra/claims.yaml"));
+    let classes = &emitted
+        .iter()
+        .find(|(p, _)| p == "dra/device-classes.yaml")
+        .unwrap()
+        .1;
+    assert!(
+        classes.contains("apiVersion: resource.k8s.io/v1") && classes.contains("kind: DeviceClass")
+    );
+    let mut example_files = files(&example_dir);
+    example_files.retain(|(p, _)| p != "README.md");
+    assert!(
+        emitted == example_files,
+        "examples/plan/dra differs from `gpu-trust plan examples/plan/plan.yaml --dra --emit examples/plan/dra`"
+    );
+}

@@ -56,6 +56,8 @@ pub(crate) struct Tol {
     pub value: Option<String>,
     /// `None` tolerates every effect.
     pub effect: Option<String>,
+    /// `tolerationSeconds`.
+    pub seconds: Option<i64>,
 }
 
 impl Constraints {
@@ -85,6 +87,7 @@ impl Constraints {
                 exists: t.operator.as_deref() == Some("Exists"),
                 value: t.value.clone(),
                 effect: t.effect.clone().filter(|e| !e.is_empty()),
+                seconds: t.toleration_seconds,
             })
             .collect();
         tolerations.sort();
@@ -108,6 +111,7 @@ impl Constraints {
                 exists: true,
                 value: None,
                 effect: Some(effect.to_string()),
+                seconds: None,
             })
         };
         add("node.kubernetes.io/not-ready", "NoExecute");
@@ -123,6 +127,20 @@ impl Constraints {
         self.tolerations.dedup();
     }
 
+    /// The tolerations as the model keeps them (for patches of the pod template).
+    pub(crate) fn pod_tolerations(&self) -> Vec<gpu_trust_model::fleet::PodToleration> {
+        self.tolerations
+            .iter()
+            .map(|t| gpu_trust_model::fleet::PodToleration {
+                key: t.key.clone(),
+                exists: t.exists,
+                value: t.value.clone(),
+                effect: t.effect.clone(),
+                seconds: t.seconds,
+            })
+            .collect()
+    }
+
     /// Takes every taint as tolerated: for a template whose tolerations are not in the input (a
     /// TrainJob whose runtime is missing), so that it is not kept off nodes it may reach.
     pub(crate) fn tolerate_everything(&mut self) {
@@ -131,6 +149,7 @@ impl Constraints {
             exists: true,
             value: None,
             effect: None,
+            seconds: None,
         }];
     }
 

@@ -90,6 +90,7 @@ pub(crate) fn place_workloads(
             _ => sets.permitted(&d.constraints, fleet.nodes, &fleet.by_name, &fleet.offers()),
         };
         permit(&mut w, set, &sets);
+        w.placement.tolerations = d.constraints.pod_tolerations();
         w.placement.gpu_uuids = d.allocated.clone();
         if let Some(node_name) = &d.node_name {
             match fleet.by_name.get(node_name.as_str()) {

@@ -826,6 +826,21 @@ pub struct Placement {
     /// tolerations): an index into `Fleet::node_sets`, shared by every workload with the same
     /// constraints. See `Fleet::permitted_nodes`.
     pub permitted: NodeSetId,
+    /// The pod's tolerations, sorted (with those the DaemonSet controller adds to a daemon's pods), so
+    /// that a patch of its template can keep them.
+    #[serde(skip)]
+    pub tolerations: Vec<PodToleration>,
+}
+
+/// A toleration as the pod writes it: `Exists`, or `Equal` to `value`; `None` for a field left out.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodToleration {
+    pub key: Option<String>,
+    pub exists: bool,
+    pub value: Option<String>,
+    pub effect: Option<String>,
+    pub seconds: Option<i64>,
 }
 
 /// One device a pod may be on: a physical GPU, or one MIG instance of it.

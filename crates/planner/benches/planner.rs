@@ -121,6 +121,7 @@ fn large() {
                 &input,
                 &SolveOptions {
                     method: Method::Best,
+                    ..SolveOptions::default()
                 },
             );
             let elapsed = start.elapsed();
@@ -130,6 +131,7 @@ fn large() {
                 &input,
                 &SolveOptions {
                     method: Method::FirstFitDecreasing,
+                    ..SolveOptions::default()
                 },
             );
             let exact = if replicas <= 1_000 {

@@ -7,7 +7,7 @@
 //! - a merge patch for the ClusterPolicy that names both ConfigMaps;
 //! - a script that labels each node (`nvidia.com/mig.config`, `nvidia.com/device-plugin.config`) and
 //!   taints it for its tenant node pool;
-//! - one pod-template patch per workload (resource, nodeSelector, tolerations).
+//! - one pod-template patch per workload (resource, nodeSelector, tolerations; see [`crate::patch`]).
 //!
 //! The formats: mig-parted `api/spec/v1` (unknown keys are rejected, so only its keys are written) and
 //! the k8s-device-plugin `api/config/v1`, as the GPU Operator documentation configures them.
@@ -34,9 +34,11 @@
 //!   two (`api/nvidia/v1/clusterpolicy_types.go` lines 2054-2073); NVIDIA publishes the device plugin and
 //!   toolkit with `v`-prefixed tags (`deployments/gpu-operator/values.yaml` lines 229-245).
 
+use crate::dra;
 use crate::file::PlanInput;
+use crate::patch::{self, Objects, PodPatch, Request};
 use crate::plan::{DeviceSharing, Plan, PlanNode, PlanWorkload, POOL_LABEL, TENANTS_TAINT};
-use gpu_trust_model::catalogue;
+use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::SharingStrategy;
 use gpu_trust_model::labels;
 use gpu_trust_model::resource;
@@ -482,14 +484,20 @@ pub fn cluster_policy_patch(input: &PlanInput) -> Value {
 
 /// The node labels a node gets.
 pub fn node_labels(node: &PlanNode) -> BTreeMap<String, String> {
-    let mut labels = BTreeMap::new();
-    if let Some(c) = &node.mig_config {
-        labels.insert(labels::MIG_CONFIG.to_string(), c.clone());
-    }
+    let mut labels = dra_node_labels(node);
     labels.insert(
         labels::DEVICE_PLUGIN_CONFIG.to_string(),
         node.device_plugin_config.clone(),
     );
+    labels
+}
+
+/// The node labels a node gets when DRA hands its GPUs out: no device plugin config.
+pub fn dra_node_labels(node: &PlanNode) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    if let Some(c) = &node.mig_config {
+        labels.insert(labels::MIG_CONFIG.to_string(), c.clone());
+    }
     labels.insert(POOL_LABEL.to_string(), node.pool.clone());
     if node.confidential {
         labels.insert(labels::CC_MODE.to_string(), "on".to_string());
@@ -499,11 +507,15 @@ pub fn node_labels(node: &PlanNode) -> BTreeMap<String, String> {
 
 /// A shell script of `kubectl label` and `kubectl taint` commands, one pair per planned node.
 pub fn node_script(plan: &Plan) -> String {
+    node_script_with(plan, node_labels)
+}
+
+fn node_script_with(plan: &Plan, labels_of: fn(&PlanNode) -> BTreeMap<String, String>) -> String {
     let mut s = String::from(
         "#!/bin/sh\n# Node labels and taints of the plan. The node names are the plan's: replace each with the\n# name of the node of that pool you give the role to. The MIG manager re-partitions a node when\n# its nvidia.com/mig.config label changes, and stops the GPU pods on it while it does.\nset -eu\n",
     );
     for node in &plan.nodes {
-        let labels: Vec<String> = node_labels(node)
+        let labels: Vec<String> = labels_of(node)
             .into_iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
@@ -520,23 +532,123 @@ pub fn node_script(plan: &Plan) -> String {
     s
 }
 
-/// The pod-template patch of a workload (strategic merge patch of `spec.template.spec`).
-pub fn pod_patch(w: &PlanWorkload, container: &str) -> Option<Value> {
-    let resource = w.resource.as_ref()?;
-    Some(json!({
-        "spec": {"template": {"spec": {
-            "nodeSelector": w.node_selector,
-            "tolerations": w.tolerations,
-            "containers": [{
-                "name": container,
-                "resources": {"limits": {resource.clone(): w.count}},
-            }],
-        }}}
-    }))
+/// The pod patch of every placed workload, giving it the planned extended resource.
+pub fn pod_patches(plan: &Plan, input: &PlanInput, objects: &Objects) -> Vec<PodPatch> {
+    let mut out = Vec::new();
+    for w in plan.workloads.iter().filter(|w| w.placed > 0) {
+        let (Some(resource), Some(model)) = (&w.resource, pool_model(input, w)) else {
+            continue;
+        };
+        let request = Request::Resource {
+            name: resource.clone(),
+            count: w.count,
+        };
+        out.push(patch::pod_patch(
+            w,
+            container_of(input, w),
+            model,
+            objects,
+            &request,
+        ));
+    }
+    out
 }
 
-/// Every artifact of `--emit`, paths relative to the folder.
-pub fn artifacts(plan: &Plan, input: &PlanInput) -> Vec<Artifact> {
+/// The GPU model of the pool a workload was planned on.
+pub(crate) fn pool_model(input: &PlanInput, w: &PlanWorkload) -> Option<&'static GpuModel> {
+    let pool = w.pool.as_deref()?;
+    input.pools.iter().find(|p| p.name == pool).map(|p| p.model)
+}
+
+/// The container name the plan file gives a workload (its name when the file gives none).
+pub(crate) fn container_of<'a>(input: &'a PlanInput, w: &'a PlanWorkload) -> &'a str {
+    input
+        .workloads
+        .iter()
+        .find(|x| x.name == w.name)
+        .map(|x| x.container.as_str())
+        .unwrap_or(w.name.as_str())
+}
+
+/// The files of one pod patch: the strategic merge patch, with a header that says what it does and
+/// how to apply it, and with assumed names the check to run first.
+pub fn patch_artifacts(p: &PodPatch) -> Vec<Artifact> {
+    patch_files(p, &format!("{}.{}", p.namespace, p.workload), "")
+}
+
+/// The kubectl commands that apply the pod patch of file stem `stem` (the check first, when names
+/// are assumed); the kind is a placeholder when no object was given.
+fn patch_commands(p: &PodPatch, stem: &str) -> Vec<String> {
+    let kind = p
+        .kind
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_else(|| "<deployment|statefulset|job>".to_string());
+    let command = |kind_type: &str, file: &str| {
+        format!(
+            "kubectl -n {} patch {kind} {} --type {kind_type} --patch-file {file}",
+            p.namespace, p.workload
+        )
+    };
+    let mut out = Vec::new();
+    if p.check.is_some() {
+        out.push(command("json", &format!("{stem}.check.yaml")));
+    }
+    out.push(command("strategic", &format!("{stem}.yaml")));
+    out
+}
+
+/// The files of a pod patch named `stem` (under `pod-patches/`), `intro` leading its header.
+fn patch_files(p: &PodPatch, stem: &str, intro: &str) -> Vec<Artifact> {
+    let base = format!("pod-patches/{stem}");
+    let file = format!("{stem}.yaml");
+    let commands = patch_commands(p, stem);
+    let mut header = intro.to_string();
+    header.push_str(&match &p.kind {
+        Some(k) => format!(
+            "# {k} {}/{}: container `{}` gets the planned GPU request.\n",
+            p.namespace, p.workload, p.container
+        ),
+        None => format!(
+            "# Workload {}/{}: container `{}` (assumed) gets the planned GPU request.\n",
+            p.namespace, p.workload, p.container
+        ),
+    });
+    for n in &p.notes {
+        header.push_str(&format!("# Note: {n}.\n"));
+    }
+    let mut out = Vec::new();
+    match &p.check {
+        Some(check) => {
+            header.push_str(&format!(
+                "# Run the check first: it fails, changing nothing, when the first container is not `{}`\n# (a strategic merge patch would add a container of that name).\n# {}\n",
+                p.container,
+                commands.join(" && \\\n#   ")
+            ));
+            out.push(Artifact {
+                path: format!("{base}.check.yaml"),
+                content: format!(
+                    "# The assumption of {file}: the pod template's first container is `{}`.\n{}",
+                    p.container,
+                    yaml(check)
+                ),
+            });
+        }
+        None => header.push_str(&format!("# {}\n", commands.join("\n# "))),
+    }
+    out.insert(
+        0,
+        Artifact {
+            path: format!("{base}.yaml"),
+            content: format!("{header}{}", yaml(&p.patch)),
+        },
+    );
+    out
+}
+
+/// Every artifact of `--emit`, paths relative to the folder; pod patches name the containers of
+/// `objects` where they hold the workload.
+pub fn artifacts(plan: &Plan, input: &PlanInput, objects: &Objects) -> Vec<Artifact> {
     let mut out = vec![
         Artifact {
             path: "mig-parted-config.yaml".to_string(),
@@ -561,29 +673,87 @@ pub fn artifacts(plan: &Plan, input: &PlanInput) -> Vec<Artifact> {
             content: node_script(plan),
         },
     ];
-    for w in &plan.workloads {
-        let container = input
-            .workloads
-            .iter()
-            .find(|x| x.name == w.name)
-            .map(|x| x.container.as_str())
-            .unwrap_or(w.name.as_str());
-        if w.placed == 0 {
-            continue;
-        }
-        if let Some(patch) = pod_patch(w, container) {
-            out.push(Artifact {
-                path: format!("pod-patches/{}.{}.yaml", w.namespace, w.name),
-                content: format!(
-                    "# kubectl -n {} patch <deployment|statefulset|job> {} --type strategic --patch-file {}.{}.yaml\n{}",
-                    w.namespace,
-                    w.name,
-                    w.namespace,
-                    w.name,
-                    yaml(&patch)
-                ),
-            });
-        }
+    for p in pod_patches(plan, input, objects) {
+        out.extend(patch_artifacts(&p));
+    }
+    out
+}
+
+/// The file stem of a DRA pod patch: the workload's, with the claim when its replicas name several.
+fn dra_patch_stem(d: &dra::DraPlan, u: &dra::ClaimUse, p: &PodPatch) -> String {
+    let several = d.uses.iter().filter(|x| x.workload == u.workload).count() > 1;
+    if several && !u.template {
+        format!("{}.{}.{}", p.namespace, p.workload, u.claim)
+    } else {
+        format!("{}.{}", p.namespace, p.workload)
+    }
+}
+
+/// Every artifact of `--emit DIR --dra` (a plan made with [`crate::SolveOptions::dra`]): the
+/// DeviceClasses, ResourceClaimTemplates and ResourceClaims, the pod patches that name them, the
+/// mig-parted config of the static MIG layouts, and the node labels and taints.
+pub fn dra_artifacts(plan: &Plan, input: &PlanInput, objects: &Objects) -> Vec<Artifact> {
+    let d = dra::dra_plan(plan, input);
+    let list = |items: &[Value]| yaml(&json!({"apiVersion": "v1", "kind": "List", "items": items}));
+    let gates: Vec<&str> = d.gates.iter().copied().collect();
+    let gate_note = if gates.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "# The shared claims need the DRA driver's feature gate{} {} (alpha, off by default).\n",
+            if gates.len() > 1 { "s" } else { "" },
+            gates.join(" and ")
+        )
+    };
+    let mut claims: Vec<Value> = d.templates.clone();
+    claims.extend(d.claims.iter().cloned());
+    let mut out = vec![
+        Artifact {
+            path: "mig-parted-config.yaml".to_string(),
+            content: format!(
+                "# The MIG layouts the DRA driver hands out: mig-parted applies them (the MIG manager reads\n# each node's nvidia.com/mig.config label); the driver publishes the instances it finds.\n{}",
+                yaml(&mig_config_map(plan, input))
+            ),
+        },
+        Artifact {
+            path: "nodes.sh".to_string(),
+            content: node_script_with(plan, dra_node_labels),
+        },
+        Artifact {
+            path: "dra/device-classes.yaml".to_string(),
+            content: format!(
+                "# kubectl apply -f device-classes.yaml\n# The devices of NVIDIA's DRA driver (gpu.nvidia.com) the plan hands out: whole GPUs and each MIG\n# profile. The device plugin must not serve GPUs on the same nodes.\n{}",
+                list(&d.classes)
+            ),
+        },
+        Artifact {
+            path: "dra/claims.yaml".to_string(),
+            content: format!(
+                "# kubectl apply -f claims.yaml\n# One ResourceClaimTemplate per workload whose pods each get devices of their own; one\n# ResourceClaim per shared device, which the pods that name it share.\n{gate_note}{}",
+                list(&claims)
+            ),
+        },
+    ];
+    for (u, p) in &dra::pod_patches(plan, input, &d, objects) {
+        let stem = dra_patch_stem(&d, u, p);
+        let reps: Vec<String> = u.replicas.iter().map(|(i, _)| format!("#{i}")).collect();
+        let intro = if u.template {
+            format!(
+                "# Each pod gets its own claim from ResourceClaimTemplate {}.\n",
+                u.claim
+            )
+        } else if stem.ends_with(&u.claim) {
+            format!(
+                "# Replicas {} of {} share ResourceClaim {}: run them as a workload of their own\n# ({} replicas) with this patch; the workload's other replicas name other claims.\n",
+                reps.join(", "),
+                p.workload,
+                u.claim,
+                u.replicas.len()
+            )
+        } else {
+            format!("# The pods share ResourceClaim {}.\n", u.claim)
+        };
+        out.extend(patch_files(p, &stem, &intro));
     }
     out
 }

@@ -8,7 +8,8 @@
 //!   remainder, first-fit decreasing, and the exact pattern ILP for comparison).
 //! - [`bound`]: the lower bound every plan reports.
 //! - [`check()`]: an independent checker of every constraint, for tests and for trust.
-//! - [`emit`], [`snapshot()`]: the artifacts (`--emit`) and the cluster snapshot (`--emit-snapshot`).
+//! - [`emit`], [`snapshot()`]: the artifacts (`--emit`) and the cluster snapshot (`--emit-snapshot`);
+//!   [`patch`]: the pod patches; [`dra`]: the plan as DRA objects (`--emit DIR --dra`).
 //! - [`generate`]: generated fleets for the benchmark and property tests.
 //!
 //! ```
@@ -31,12 +32,14 @@
 
 pub mod bound;
 pub mod check;
+pub mod dra;
 pub mod emit;
 pub mod exact;
 pub mod file;
 pub mod generate;
 mod improve;
 pub mod pack;
+pub mod patch;
 pub mod plan;
 pub mod snapshot;
 pub mod solve;

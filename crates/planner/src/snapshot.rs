@@ -4,6 +4,7 @@
 //! the resources the device plugin would advertise), the two ConfigMaps, a ClusterPolicy that names
 //! them, and one Pod per placed replica with its node, resources and tolerations.
 
+use crate::dra;
 use crate::emit;
 use crate::file::PlanInput;
 use crate::plan::{Plan, TENANTS_TAINT};
@@ -12,18 +13,23 @@ use gpu_trust_model::fleet::SharingStrategy;
 use gpu_trust_model::labels as names;
 use gpu_trust_model::resource;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The Pod Security admission level the snapshot's tenant namespaces enforce.
 pub const POD_SECURITY_LEVEL: &str = "baseline";
 
-fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
+fn node_object(node: &crate::plan::PlanNode, input: &PlanInput, dra: bool) -> Value {
     let model = catalogue::lookup(&node.model);
     let product = model
         .and_then(|m| m.product_labels.first().copied())
         .unwrap_or(node.model.as_str());
-    let whole_shared = node.sharing.resources.contains_key(resource::GPU);
-    let mut labels: BTreeMap<String, String> = emit::node_labels(node);
+    // Under DRA no device plugin runs: no renamed product, no per-resource labels, no resources.
+    let whole_shared = !dra && node.sharing.resources.contains_key(resource::GPU);
+    let mut labels: BTreeMap<String, String> = if dra {
+        emit::dra_node_labels(node)
+    } else {
+        emit::node_labels(node)
+    };
     labels.insert(names::PRESENT.into(), "true".into());
     labels.insert(
         names::PRODUCT.into(),
@@ -49,14 +55,16 @@ fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
     if node.mig_config.is_some() {
         labels.insert(names::MIG_CONFIG_STATE.into(), "success".into());
     }
-    if node.sharing.strategy == SharingStrategy::Mps {
+    if node.sharing.strategy == SharingStrategy::Mps && !dra {
         labels.insert(names::MPS_CAPABLE.into(), "true".into());
     }
     if node.confidential {
         labels.insert(names::CC_MODE_STATE.into(), "on".into());
     }
     // Per resource: count, replicas and sharing strategy, as GPU Feature Discovery labels them.
-    labels.extend(emit::gfd_resource_labels(node));
+    if !dra {
+        labels.extend(emit::gfd_resource_labels(node));
+    }
     if let Some(v) = input
         .pools
         .iter()
@@ -68,10 +76,14 @@ fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
             labels.insert(name.to_string(), value.to_string());
         }
     }
-    let resources: Map<String, Value> = emit::node_resources(node)
-        .into_iter()
-        .map(|(k, v)| (k, json!(v.to_string())))
-        .collect();
+    let resources: Map<String, Value> = if dra {
+        Map::new()
+    } else {
+        emit::node_resources(node)
+            .into_iter()
+            .map(|(k, v)| (k, json!(v.to_string())))
+            .collect()
+    };
     json!({
         "apiVersion": "v1",
         "kind": "Node",
@@ -87,6 +99,207 @@ fn node_object(node: &crate::plan::PlanNode, input: &PlanInput) -> Value {
 
 /// The snapshot document (YAML).
 pub fn snapshot(plan: &Plan, input: &PlanInput) -> String {
+    let mut items = cluster_items(plan, input, false);
+    items.push(emit::device_plugin_config_map(plan, input));
+    items.push(json!({
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": emit::CLUSTER_POLICY},
+        "spec": emit::cluster_policy_spec(input),
+    }));
+    // One Pod per placed replica.
+    for (w, i, node) in placed_replicas(plan) {
+        let Some(resource) = &w.resource else {
+            continue;
+        };
+        let limits = json!({resource.clone(): w.count.to_string()});
+        items.push(pod_object(input, w, i, node, limits, None));
+    }
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+    serde_saphyr::to_string(&list).unwrap_or_default()
+}
+
+/// The snapshot of a plan for DRA (`--emit-snapshot` with `--dra`): the nodes without a device plugin,
+/// the ClusterPolicy with the device plugin off, the DeviceClasses, claim templates and shared claims
+/// of [`dra::dra_plan`], and per placed replica its Pod and, for a template, the claim Kubernetes makes
+/// of it for the pod (`<pod>-gpu`, owned by the pod, named in the pod's
+/// `status.resourceClaimStatuses`), every claim allocated the device the plan gives it.
+pub fn dra_snapshot(plan: &Plan, input: &PlanInput) -> String {
+    let d = dra::dra_plan(plan, input);
+    let mut items = cluster_items(plan, input, true);
+    let mut spec = emit::cluster_policy_spec(input);
+    spec["devicePlugin"]["enabled"] = json!(false);
+    items.push(json!({
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": emit::CLUSTER_POLICY},
+        "spec": spec,
+    }));
+    items.extend(d.classes.iter().cloned());
+    items.extend(d.templates.iter().cloned());
+    let model_of = |node: &str| {
+        plan.nodes
+            .iter()
+            .find(|n| n.name == node)
+            .and_then(|n| catalogue::lookup(&n.model))
+    };
+    let allocation = |device: &dra::Device| {
+        json!({"devices": {"results": [{
+            "request": dra::REQUEST,
+            "driver": dra::DRIVER,
+            "pool": device.node,
+            "device": device.driver_name(model_of(&device.node)),
+        }]}})
+    };
+    // Shared claims, allocated their device and reserved for the pods that name them.
+    for c in &d.claims {
+        let mut c = c.clone();
+        let (ns, name) = (
+            c["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            c["metadata"]["name"].as_str().unwrap_or("").to_string(),
+        );
+        let users: Vec<&dra::ClaimUse> = d
+            .uses
+            .iter()
+            .filter(|u| !u.template && u.namespace == ns && u.claim == name)
+            .collect();
+        if let Some((_, device)) = users.iter().flat_map(|u| &u.replicas).next() {
+            let reserved: Vec<Value> = users
+                .iter()
+                .flat_map(|u| {
+                    u.replicas.iter().map(|(i, _)| {
+                        json!({"resource": "pods", "name": format!("{}-{i}", u.workload), "uid": format!("{ns}-{}-{i}", u.workload)})
+                    })
+                })
+                .collect();
+            c["status"] = json!({"allocation": allocation(device), "reservedFor": reserved});
+        }
+        items.push(c);
+    }
+    for u in &d.uses {
+        let Some(w) = plan.workloads.iter().find(|w| w.name == u.workload) else {
+            continue;
+        };
+        for (i, device) in &u.replicas {
+            let pod = format!("{}-{i}", w.name);
+            let claim_name = if u.template {
+                let generated = format!("{pod}-{}", dra::REQUEST);
+                let mut claim = json!({
+                    "apiVersion": dra::RESOURCE_API,
+                    "kind": "ResourceClaim",
+                    "metadata": {
+                        "name": generated,
+                        "namespace": w.namespace,
+                        "annotations": {"resource.kubernetes.io/pod-claim-name": crate::patch::DRA_CLAIM},
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": format!("{}-{pod}", w.namespace), "controller": true}],
+                    },
+                    "status": {"allocation": allocation(device)},
+                });
+                if let Some(t) = d.templates.iter().find(|t| {
+                    t["metadata"]["name"] == json!(u.claim)
+                        && t["metadata"]["namespace"] == json!(w.namespace)
+                }) {
+                    claim["spec"] = t["spec"]["spec"].clone();
+                }
+                items.push(claim);
+                generated
+            } else {
+                u.claim.clone()
+            };
+            let source = if u.template {
+                json!({"name": crate::patch::DRA_CLAIM, "resourceClaimTemplateName": u.claim})
+            } else {
+                json!({"name": crate::patch::DRA_CLAIM, "resourceClaimName": u.claim})
+            };
+            let mut pod_value = pod_object(input, w, *i, &device.node, json!({}), Some(source));
+            pod_value["status"] = json!({"resourceClaimStatuses": [{"name": crate::patch::DRA_CLAIM, "resourceClaimName": claim_name}]});
+            items.push(pod_value);
+        }
+    }
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+    serde_saphyr::to_string(&list).unwrap_or_default()
+}
+
+/// Each placed replica of each workload, with its node, in plan order.
+fn placed_replicas(plan: &Plan) -> Vec<(&crate::plan::PlanWorkload, u32, &str)> {
+    let mut node_of: BTreeMap<(&str, u32), &str> = BTreeMap::new();
+    for node in &plan.nodes {
+        for g in &node.gpus {
+            for a in &g.assignments {
+                node_of
+                    .entry((a.workload.as_str(), a.replica))
+                    .or_insert(node.name.as_str());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for w in &plan.workloads {
+        for i in 0..w.replicas {
+            if let Some(node) = node_of.get(&(w.name.as_str(), i)) {
+                out.push((w, i, *node));
+            }
+        }
+    }
+    out
+}
+
+/// One Pod of workload `w`: replica `i` on `node`, its GPU container with `limits` and, under DRA,
+/// the pod's claim `claim` (a `spec.resourceClaims` entry) in the container's `resources.claims`.
+fn pod_object(
+    input: &PlanInput,
+    w: &crate::plan::PlanWorkload,
+    i: u32,
+    node: &str,
+    limits: Value,
+    claim: Option<Value>,
+) -> Value {
+    let spec_w = input.workloads.iter().find(|x| x.name == w.name);
+    let mut container = json!({
+        "name": spec_w.map(|x| x.container.as_str()).unwrap_or(w.name.as_str()),
+        "resources": {"limits": limits},
+        "securityContext": {"allowPrivilegeEscalation": false},
+    });
+    if let Some(image) = spec_w.and_then(|x| x.image.as_ref()) {
+        container["image"] = json!(image);
+    }
+    let mut spec = json!({
+        "nodeName": node,
+        "nodeSelector": w.node_selector,
+        "tolerations": w.tolerations,
+        "containers": [container],
+    });
+    if let Some(c) = claim {
+        spec["containers"][0]["resources"] = json!({"claims": [{"name": crate::patch::DRA_CLAIM}]});
+        spec["resourceClaims"] = json!([c]);
+        // The pool's label alone selects nodes under DRA.
+        let pool: BTreeMap<&String, &String> = w
+            .node_selector
+            .iter()
+            .filter(|(k, _)| k.as_str() == crate::plan::POOL_LABEL)
+            .collect();
+        spec["nodeSelector"] = json!(pool);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": format!("{}-{i}", w.name),
+            "namespace": w.namespace,
+            "labels": {
+                "app.kubernetes.io/name": w.name,
+                "gpu-trust.io/workload": w.name,
+                "gpu-trust.io/kind": w.kind.as_str(),
+            },
+        },
+        "spec": spec,
+    })
+}
+
+/// The objects both snapshots hold: Namespaces, Nodes and the mig-parted ConfigMap.
+fn cluster_items(plan: &Plan, input: &PlanInput, dra: bool) -> Vec<Value> {
     let mut items: Vec<Value> = Vec::new();
     // Namespaces of the workloads, with the tenant label where the policy needs it.
     let mut namespaces: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
@@ -113,69 +326,8 @@ pub fn snapshot(plan: &Plan, input: &PlanInput) -> String {
         "metadata": {"name": input.operator.namespace},
     }));
     for node in &plan.nodes {
-        items.push(node_object(node, input));
+        items.push(node_object(node, input, dra));
     }
     items.push(emit::mig_config_map(plan, input));
-    items.push(emit::device_plugin_config_map(plan, input));
-    items.push(json!({
-        "apiVersion": "nvidia.com/v1",
-        "kind": "ClusterPolicy",
-        "metadata": {"name": emit::CLUSTER_POLICY},
-        "spec": emit::cluster_policy_spec(input),
-    }));
-    // One Pod per placed replica.
-    let mut pods: BTreeSet<(String, String, u32)> = BTreeSet::new();
-    let mut node_of: BTreeMap<(String, u32), String> = BTreeMap::new();
-    for node in &plan.nodes {
-        for g in &node.gpus {
-            for a in &g.assignments {
-                node_of
-                    .entry((a.workload.clone(), a.replica))
-                    .or_insert_with(|| node.name.clone());
-            }
-        }
-    }
-    for w in &plan.workloads {
-        let Some(resource) = &w.resource else {
-            continue;
-        };
-        let spec_w = input.workloads.iter().find(|x| x.name == w.name);
-        for i in 0..w.replicas {
-            let Some(node) = node_of.get(&(w.name.clone(), i)) else {
-                continue;
-            };
-            if !pods.insert((w.namespace.clone(), w.name.clone(), i)) {
-                continue;
-            }
-            let mut container = json!({
-                "name": spec_w.map(|x| x.container.as_str()).unwrap_or(w.name.as_str()),
-                "resources": {"limits": {resource.clone(): w.count.to_string()}},
-                "securityContext": {"allowPrivilegeEscalation": false},
-            });
-            if let Some(image) = spec_w.and_then(|x| x.image.as_ref()) {
-                container["image"] = json!(image);
-            }
-            items.push(json!({
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": format!("{}-{i}", w.name),
-                    "namespace": w.namespace,
-                    "labels": {
-                        "app.kubernetes.io/name": w.name,
-                        "gpu-trust.io/workload": w.name,
-                        "gpu-trust.io/kind": w.kind.as_str(),
-                    },
-                },
-                "spec": {
-                    "nodeName": node,
-                    "nodeSelector": w.node_selector,
-                    "tolerations": w.tolerations,
-                    "containers": [container],
-                },
-            }));
-        }
-    }
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-    serde_saphyr::to_string(&list).unwrap_or_default()
+    items
 }

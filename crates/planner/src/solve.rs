@@ -55,12 +55,17 @@ pub enum Method {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SolveOptions {
     pub method: Method,
+    /// Plan for DRA (`plan --dra`): a time-sliced or MPS device is shared by the pods of one
+    /// ResourceClaim, and a pod can only name a claim of its own namespace, so each shared device holds
+    /// the replicas of one namespace.
+    pub dra: bool,
 }
 
 impl Default for SolveOptions {
     fn default() -> Self {
         SolveOptions {
             method: Method::Best,
+            dra: false,
         }
     }
 }
@@ -211,7 +216,12 @@ struct PoolCtx<'a> {
     pool: &'a Pool,
     spec: Option<&'a MigSpec>,
     method: Method,
+    dra: bool,
 }
+
+/// Replicas shared on one device kind, by (group, namespace under DRA, resource, is_mps), each with
+/// its own replica bound.
+type Bundles<'a> = BTreeMap<(usize, &'a str, Res, bool), Vec<(Rep, u32)>>;
 
 /// MIG instances to place, per clique.
 type MigItems = BTreeMap<usize, Vec<Payload>>;
@@ -551,13 +561,14 @@ impl PoolCtx<'_> {
         let input = self.input;
         let mut units: Vec<Unit> = Vec::new();
         let mut mig_items: MigItems = BTreeMap::new();
-        // (group, resource, is_mps) -> replicas with their own replica bound.
-        let mut bundles: BTreeMap<(usize, Res, bool), Vec<(Rep, u32)>> = BTreeMap::new();
+        // (group, namespace under DRA, resource, is_mps) -> replicas with their own replica bound.
+        let mut bundles: Bundles = BTreeMap::new();
         for (&w, &need) in needs {
             let wl = &input.workloads[w];
             let t = wl.tenant;
             let group = tg.group_of[&t];
             let clique = tg.clique_of_group[group];
+            let ns = if self.dra { wl.namespace.as_str() } else { "" };
             for i in 0..wl.replicas {
                 let rep = Rep { w, i };
                 match need {
@@ -568,11 +579,11 @@ impl PoolCtx<'_> {
                         units.push(tg.whole_unit(input, 1, Share::Exclusive, vec![rep], t))
                     }
                     Need::Whole(Mode::TimeSliced(r)) => bundles
-                        .entry((group, Res::Gpu, false))
+                        .entry((group, ns, Res::Gpu, false))
                         .or_default()
                         .push((rep, r)),
                     Need::Whole(Mode::Mps(r)) => bundles
-                        .entry((group, Res::Gpu, true))
+                        .entry((group, ns, Res::Gpu, true))
                         .or_default()
                         .push((rep, r)),
                     Need::Instance(p, Mode::Exclusive) => mig_items
@@ -581,14 +592,14 @@ impl PoolCtx<'_> {
                         .push((p, Share::Exclusive, vec![rep])),
                     Need::Instance(p, Mode::TimeSliced(r)) | Need::Instance(p, Mode::Mps(r)) => {
                         bundles
-                            .entry((group, Res::Mig(p), false))
+                            .entry((group, ns, Res::Mig(p), false))
                             .or_default()
                             .push((rep, r))
                     }
                 }
             }
         }
-        for ((group, res, mps), mut reps) in bundles {
+        for ((group, _, res, mps), mut reps) in bundles {
             reps.sort();
             // Classes of replicas per GPU: one at the smallest of the bundle, or (whole GPUs, when
             // `split`) one per count the workloads ask for, each workload in its own class.
@@ -947,6 +958,7 @@ pub fn solve_with(input: &PlanInput, options: &SolveOptions) -> Plan {
             pool,
             spec: spec.as_ref(),
             method: options.method,
+            dra: options.dra,
         })
         .collect();
     // Candidate pools per workload, cheapest first.

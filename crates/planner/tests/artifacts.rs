@@ -9,17 +9,18 @@ mod consumers;
 
 use consumers::device_plugin::{self, Config, Flags, Strategy};
 use consumers::scheduler::{self, Node};
-use consumers::{gfd, mig_parted, operator, toolkit, yaml};
+use consumers::{gfd, kubectl, mig_parted, operator, toolkit, yaml};
 use gpu_trust_model::catalogue;
 use gpu_trust_model::geometry;
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_planner::emit;
 use gpu_trust_planner::file::{self, PlanInput, PolicySource};
 use gpu_trust_planner::generate::{fleet, mig_fleet, FleetSpec};
+use gpu_trust_planner::patch::{Objects, PodPatch};
 use gpu_trust_planner::{check, solve, Plan};
 use gpu_trust_policy::Date;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn today() -> Date {
     Date::parse("2026-03-01").unwrap()
@@ -119,7 +120,7 @@ fn node_script(script: &str) -> NodeScript {
 
 /// Reads the artifacts as their consumers do; every rule a consumer would refuse them by is an error.
 fn deploy(plan: &Plan, input: &PlanInput) -> Result<Cluster, Vec<String>> {
-    let files: BTreeMap<String, String> = emit::artifacts(plan, input)
+    let files: BTreeMap<String, String> = emit::artifacts(plan, input, &Objects::default())
         .into_iter()
         .map(|a| (a.path, a.content))
         .collect();
@@ -280,6 +281,8 @@ fn deploy(plan: &Plan, input: &PlanInput) -> Result<Cluster, Vec<String>> {
         }
         let mut node_labels = labels.clone();
         node_labels.extend(gfd::labels(&config, &flags, &gpus));
+        // The kubelet labels every node with its operating system (`kubernetes.io/os`).
+        node_labels.insert("kubernetes.io/os".into(), "linux".into());
         let allocatable = gfd::resources(&config, &flags, &gpus);
         nodes.push(Deployed {
             name: node.name.clone(),
@@ -323,7 +326,7 @@ fn offered(node: &Deployed, resource: &str) -> (Strategy, u32) {
 /// Every pod patch against every node: the nodes the scheduler admits it to all hand its resource
 /// out as planned and accept its request; the nodes its replicas were planned on all admit it.
 fn pods(plan: &Plan, input: &PlanInput, cluster: &Cluster) -> Vec<String> {
-    let files: BTreeMap<String, String> = emit::artifacts(plan, input)
+    let files: BTreeMap<String, String> = emit::artifacts(plan, input, &Objects::default())
         .into_iter()
         .map(|a| (a.path, a.content))
         .collect();
@@ -401,6 +404,205 @@ fn pod_errors(
     errors
 }
 
+/// The object a patch is applied to when no object of the workload was given with the plan: a
+/// Deployment whose first container, named as the patch assumes, requested `nvidia.com/gpu: 1` in
+/// its limits and requests next to CPU, and a second container without GPU; with a toleration the
+/// patch replaces.
+fn assumed_original(p: &PodPatch) -> Value {
+    // One name for all: patches that are the same are applied once.
+    serde_json::json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "workload", "namespace": "tenant"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "workload"}},
+            "template": {
+                "metadata": {"labels": {"app": "workload"}},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [
+                        {"name": p.container, "image": "registry.example/app:1",
+                         "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": 1},
+                                       "requests": {"cpu": "1", "nvidia.com/gpu": 1}}},
+                        {"name": "proxy", "image": "registry.example/proxy:1",
+                         "resources": {"requests": {"cpu": "100m"}}},
+                    ],
+                },
+            },
+        },
+    })
+}
+
+/// The NVIDIA GPU resources of one map of a container (`limits` or `requests`), and the others.
+fn split_resources(c: &Value, map: &str) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let mut gpu = BTreeMap::new();
+    let mut other = BTreeMap::new();
+    for (k, v) in c
+        .pointer(&format!("/resources/{map}"))
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let v = v
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string());
+        if gpu_trust_model::resource::is_nvidia_gpu_resource(k) {
+            gpu.insert(k.clone(), v);
+        } else {
+            other.insert(k.clone(), v);
+        }
+    }
+    (gpu, other)
+}
+
+/// What is wrong with one patch once kubectl has applied it to `original`: the containers must be
+/// the original's, the GPU container must request exactly the planned resource in limits and
+/// requests (and keep its other resources), no other container may request a GPU, and the pod must
+/// land exactly where the plan says (the checks of [`pod_errors`]).
+fn patched_errors(
+    plan: &Plan,
+    w: &gpu_trust_planner::plan::PlanWorkload,
+    p: &PodPatch,
+    original: &Value,
+    cluster: &Cluster,
+) -> Vec<String> {
+    let at = format!("{}/{}", p.namespace, p.workload);
+    let mut object = original.clone();
+    if let Some(check) = &p.check {
+        match kubectl::patch(&object, "json", check) {
+            Ok(o) => object = o,
+            Err(e) => return vec![format!("{at}: the check fails: {e}")],
+        }
+    }
+    let result = match kubectl::patch(&object, "strategic", &p.patch) {
+        Ok(o) => o,
+        Err(e) => return vec![format!("{at}: kubectl refuses the patch: {e}")],
+    };
+    let mut errors = Vec::new();
+    let names = |o: &Value| -> Vec<String> {
+        o.pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    if names(&result) != names(original) {
+        errors.push(format!(
+            "{at}: containers {:?} became {:?}",
+            names(original),
+            names(&result)
+        ));
+    }
+    let planned: BTreeMap<String, String> = w
+        .resource
+        .iter()
+        .map(|r| (r.clone(), w.count.to_string()))
+        .collect();
+    let containers = result
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for c in &containers {
+        let name = c["name"].as_str().unwrap_or("");
+        let before = original
+            .pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+            .and_then(|cs| cs.iter().find(|x| x["name"] == c["name"]));
+        for map in ["limits", "requests"] {
+            let (gpu, other) = split_resources(c, map);
+            let want = if name == p.container {
+                planned.clone()
+            } else {
+                BTreeMap::new()
+            };
+            if gpu != want {
+                errors.push(format!(
+                    "{at}: container {name} {map} GPU resources {gpu:?}, planned {want:?}"
+                ));
+            }
+            let kept = before
+                .map(|b| split_resources(b, map).1)
+                .unwrap_or_default();
+            if other != kept {
+                errors.push(format!(
+                    "{at}: container {name} {map} {kept:?} became {other:?}"
+                ));
+            }
+        }
+    }
+    if let Some(pod) = result.pointer("/spec/template/spec") {
+        errors.extend(pod_errors(plan, w, pod, cluster));
+    }
+    errors
+}
+
+/// Every pod patch of the plan applied by kubectl to its original (from `originals`, by namespace
+/// and name, else [`assumed_original`]), a few at a time; a patch applied to an original already
+/// patched the same way is checked on the first one's result.
+fn kubectl_errors(
+    plan: &Plan,
+    input: &PlanInput,
+    objects: &Objects,
+    originals: &BTreeMap<(String, String), Value>,
+    cluster: &Cluster,
+) -> Vec<String> {
+    let patches = emit::pod_patches(plan, input, objects);
+    let mut seen = std::collections::BTreeSet::new();
+    let work: Vec<(&gpu_trust_planner::plan::PlanWorkload, &PodPatch, Value)> = patches
+        .iter()
+        .filter_map(|p| {
+            let w = plan.workloads.iter().find(|w| w.name == p.workload)?;
+            let original = originals
+                .get(&(p.namespace.clone(), p.workload.clone()))
+                .cloned()
+                .unwrap_or_else(|| assumed_original(p));
+            let key = (
+                original.to_string(),
+                p.patch.to_string(),
+                p.check.as_ref().map(Value::to_string),
+                w.resource.clone(),
+                w.count,
+                plan.nodes
+                    .iter()
+                    .filter(|n| {
+                        n.gpus
+                            .iter()
+                            .any(|g| g.assignments.iter().any(|a| a.workload == w.name))
+                    })
+                    .map(|n| n.name.clone())
+                    .collect::<Vec<_>>(),
+            );
+            seen.insert(key).then_some((w, p, original))
+        })
+        .collect();
+    let threads = 4;
+    let chunk = work.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .flat_map(|(w, p, original)| patched_errors(plan, w, p, original, cluster))
+                        .collect::<Vec<String>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec!["a kubectl thread panicked".into()])
+            })
+            .collect()
+    })
+}
+
 fn assert_consumers_accept(plan: &Plan, input: &PlanInput, what: &str) -> Cluster {
     assert!(
         check(input, plan).is_empty(),
@@ -410,6 +612,11 @@ fn assert_consumers_accept(plan: &Plan, input: &PlanInput, what: &str) -> Cluste
     let cluster = deploy(plan, input).unwrap_or_else(|e| panic!("{what}: {e:#?}"));
     let errors = pods(plan, input, &cluster);
     assert!(errors.is_empty(), "{what}: {errors:#?}");
+    // The pod patches do what they say when kubectl applies them.
+    if kubectl::available(what) {
+        let errors = kubectl_errors(plan, input, &Objects::default(), &BTreeMap::new(), &cluster);
+        assert!(errors.is_empty(), "{what}: {errors:#?}");
+    }
     cluster
 }
 
@@ -533,7 +740,7 @@ fn the_plugin_refuses_mps_under_a_cluster_wide_mixed_strategy() {
     let plan = solve(&input);
     let mut spec = operator::helm_default_spec();
     let patch = yaml(
-        &emit::artifacts(&plan, &input)
+        &emit::artifacts(&plan, &input, &Objects::default())
             .into_iter()
             .find(|a| a.path == "cluster-policy-patch.yaml")
             .unwrap()
@@ -564,8 +771,11 @@ fn pod_patches_without_the_mechanism_labels_would_land_on_other_mechanisms() {
     let mut wrong = 0;
     for w in plan.workloads.iter().filter(|w| w.placed > 0) {
         let resource = w.resource.clone().unwrap();
-        let patch = emit::pod_patch(w, "main").unwrap();
-        let mut pod = patch["spec"]["template"]["spec"].clone();
+        let patch = emit::pod_patches(&plan, &input, &Objects::default())
+            .into_iter()
+            .find(|p| p.workload == w.name)
+            .unwrap();
+        let mut pod = patch.patch["spec"]["template"]["spec"].clone();
         let selector = pod["nodeSelector"].as_object_mut().unwrap();
         selector.retain(|k, _| !k.starts_with(&format!("{resource}.")));
         wrong += pod_errors(&plan, w, &pod, &cluster).len();
@@ -637,4 +847,281 @@ fn the_consumer_parsers_refuse_what_their_sources_refuse() {
     assert!(mig_parted::profile_format("1c.2g.20gb").is_ok());
     assert!(mig_parted::profile_format("1g.10gb+me").is_ok());
     assert!(mig_parted::profile_format("1g.10gb+me-x").is_err());
+}
+
+/// A Deployment whose GPU container is not the first and is not named as the plan file says: a
+/// sidecar `proxy` first, then `server` with `nvidia.com/gpu: 1` in limits and requests, and a
+/// toleration of its own that the patch must keep.
+fn named_original(namespace: &str, name: &str) -> Value {
+    serde_json::json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "tolerations": [{"key": "example.com/spot", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [
+                        {"name": "proxy", "image": "registry.example/proxy:1",
+                         "resources": {"requests": {"cpu": "100m"}}},
+                        {"name": "server", "image": "registry.example/app:1",
+                         "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": 1},
+                                       "requests": {"cpu": "1", "nvidia.com/gpu": 1}}},
+                    ],
+                },
+            },
+        },
+    })
+}
+
+#[test]
+fn with_the_objects_given_patches_name_their_gpu_containers_and_keep_their_tolerations() {
+    let input = input_of(MIXED);
+    let plan = solve(&input);
+    let cluster = deploy(&plan, &input).unwrap_or_else(|e| panic!("{e:#?}"));
+    let mut objects = Objects::default();
+    let mut originals = BTreeMap::new();
+    let spot = gpu_trust_model::fleet::PodToleration {
+        key: Some("example.com/spot".into()),
+        exists: true,
+        value: None,
+        effect: Some("NoSchedule".into()),
+        seconds: None,
+    };
+    for w in plan.workloads.iter().filter(|w| w.placed > 0) {
+        let key = (w.namespace.clone(), w.name.clone());
+        objects.templates.insert(
+            key.clone(),
+            gpu_trust_planner::patch::TemplateObject {
+                kind: "Deployment".into(),
+                containers: vec![
+                    ("proxy".into(), Default::default()),
+                    ("server".into(), ["nvidia.com/gpu".to_string()].into()),
+                ],
+                tolerations: vec![spot.clone()],
+            },
+        );
+        originals.insert(key, named_original(&w.namespace, &w.name));
+    }
+    let patches = emit::pod_patches(&plan, &input, &objects);
+    assert!(!patches.is_empty());
+    for p in &patches {
+        assert_eq!(p.container, "server", "{}", p.workload);
+        assert!(!p.assumed && p.check.is_none(), "{}", p.workload);
+        assert_eq!(p.kind.as_deref(), Some("Deployment"));
+        let tolerations = p.patch["spec"]["template"]["spec"]["tolerations"]
+            .as_array()
+            .unwrap();
+        assert!(
+            tolerations.iter().any(|t| t["key"] == "example.com/spot"),
+            "{}: {tolerations:?}",
+            p.workload
+        );
+    }
+    if kubectl::available("named containers") {
+        let errors = kubectl_errors(&plan, &input, &objects, &originals, &cluster);
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+}
+
+#[test]
+fn a_patch_with_an_assumed_name_changes_nothing_when_the_name_is_wrong() {
+    let input = input_of(MIXED);
+    let plan = solve(&input);
+    let p = emit::pod_patches(&plan, &input, &Objects::default())
+        .into_iter()
+        .next()
+        .unwrap();
+    assert!(p.assumed);
+    let check = p.check.clone().unwrap();
+    if !kubectl::available("assumed name") {
+        return;
+    }
+    // The template's first container is `proxy`, not the assumed name: the check fails.
+    let original = named_original(&p.namespace, &p.workload);
+    let err = kubectl::patch(&original, "json", &check).unwrap_err();
+    assert!(err.contains("test"), "{err}");
+    // Without the check, the strategic merge would have added a second GPU container.
+    let merged = kubectl::patch(&original, "strategic", &p.patch).unwrap();
+    let names: Vec<&str> = merged["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+/// `value` read as the Kubernetes type `T` and written back: what the typed API keeps of it. A field
+/// the API does not have, or of the wrong shape, does not come back the same (or does not read).
+fn api_round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(
+    value: &Value,
+) -> Result<Value, String> {
+    let typed: T = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+    serde_json::to_value(typed).map_err(|e| e.to_string())
+}
+
+#[test]
+fn dra_objects_have_the_v1_api_shape_and_the_driver_admits_their_configs() {
+    use consumers::dra_driver::{self, Gates};
+    use gpu_trust_planner::dra;
+    use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceClaimTemplate};
+    let input = input_of(MIXED);
+    let plan = gpu_trust_planner::solve_with(
+        &input,
+        &gpu_trust_planner::SolveOptions {
+            dra: true,
+            ..Default::default()
+        },
+    );
+    assert!(plan.complete(), "{:#?}", plan.unplaced);
+    assert!(
+        check(&input, &plan).is_empty(),
+        "{:#?}",
+        check(&input, &plan)
+    );
+    let d = dra::dra_plan(&plan, &input);
+    assert!(!d.classes.is_empty() && !d.templates.is_empty() && !d.claims.is_empty());
+    // The Kubernetes v1 API shape.
+    let mut errors = Vec::new();
+    for (objects, round_trip) in [
+        (
+            &d.classes,
+            api_round_trip::<DeviceClass> as fn(&Value) -> Result<Value, String>,
+        ),
+        (&d.templates, api_round_trip::<ResourceClaimTemplate>),
+        (&d.claims, api_round_trip::<ResourceClaim>),
+    ] {
+        for o in objects {
+            assert_eq!(o["apiVersion"], dra::RESOURCE_API);
+            match round_trip(o) {
+                Ok(back) if back == *o => {}
+                Ok(back) => errors.push(format!("{o}\nbecame\n{back}")),
+                Err(e) => errors.push(format!("{o}: {e}")),
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The driver admits every config with the feature gates the plan says the claims need, and
+    // refuses the shared ones without them.
+    let gates = Gates {
+        time_slicing_settings: d.gates.contains(dra::TIME_SLICING_GATE),
+        mps_support: d.gates.contains(dra::MPS_GATE),
+    };
+    for t in &d.templates {
+        let e = dra_driver::admit_claim_spec(&t["spec"]["spec"], "spec.spec", gates);
+        assert!(e.is_empty(), "{t}: {e:#?}");
+    }
+    // A shared device is one claim, of one namespace: its name (node, GPU, instance) is unique.
+    let names: BTreeSet<&str> = d
+        .claims
+        .iter()
+        .filter_map(|c| c["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        names.len(),
+        d.claims.len(),
+        "a device shared across namespaces"
+    );
+    let mut strategies = BTreeSet::new();
+    for c in &d.claims {
+        let e = dra_driver::admit_claim_spec(&c["spec"], "spec", gates);
+        assert!(e.is_empty(), "{c}: {e:#?}");
+        let p = &c["spec"]["devices"]["config"][0]["opaque"]["parameters"];
+        strategies.insert(dra_driver::admit(p, gates).unwrap().unwrap_or_default());
+        let refused = dra_driver::admit_claim_spec(&c["spec"], "spec", Gates::default());
+        assert!(!refused.is_empty(), "{c} needs no gate");
+    }
+    assert!(
+        strategies.contains("MPS") && strategies.contains("TimeSlicing"),
+        "{strategies:?}"
+    );
+    // Every placed replica is served by exactly one claim use; a shared claim lies in the namespace
+    // of the pods that name it.
+    let mut served = BTreeSet::new();
+    for u in &d.uses {
+        for (i, _) in &u.replicas {
+            assert!(
+                served.insert((u.workload.clone(), *i)),
+                "{} #{i} twice",
+                u.workload
+            );
+        }
+        let kind = if u.template {
+            "ResourceClaimTemplate"
+        } else {
+            "ResourceClaim"
+        };
+        let objects = if u.template { &d.templates } else { &d.claims };
+        assert!(
+            objects.iter().any(|o| o["kind"] == kind
+                && o["metadata"]["name"] == u.claim.as_str()
+                && o["metadata"]["namespace"] == u.namespace.as_str()),
+            "{} names {kind} {} not in {}",
+            u.workload,
+            u.claim,
+            u.namespace
+        );
+    }
+    let placed: usize = plan.workloads.iter().map(|w| w.placed as usize).sum();
+    assert_eq!(served.len(), placed);
+    // The pod patches, applied by kubectl: no extended GPU resource is left, the GPU container
+    // names the pod's claim, the pod names the planned claim and its pool.
+    let patches = dra::pod_patches(&plan, &input, &d, &Objects::default());
+    assert_eq!(patches.len(), d.uses.len());
+    if !kubectl::available("dra patches") {
+        return;
+    }
+    for (u, p) in &patches {
+        let original = assumed_original(p);
+        let checked = kubectl::patch(&original, "json", p.check.as_ref().unwrap()).unwrap();
+        let result = kubectl::patch(&checked, "strategic", &p.patch).unwrap();
+        let pod = &result["spec"]["template"]["spec"];
+        for c in pod["containers"].as_array().unwrap() {
+            for map in ["limits", "requests"] {
+                let (gpu, _) = split_resources(c, map);
+                assert!(gpu.is_empty(), "{}: {gpu:?}", p.workload);
+            }
+            let claims = c
+                .pointer("/resources/claims")
+                .cloned()
+                .unwrap_or(Value::Null);
+            if c["name"] == p.container.as_str() {
+                assert_eq!(
+                    claims,
+                    serde_json::json!([{"name": "gpu"}]),
+                    "{}",
+                    p.workload
+                );
+            } else {
+                assert!(claims.is_null(), "{}: {claims}", p.workload);
+            }
+        }
+        let source = if u.template {
+            "resourceClaimTemplateName"
+        } else {
+            "resourceClaimName"
+        };
+        assert_eq!(
+            pod["resourceClaims"],
+            serde_json::json!([{"name": "gpu", source: u.claim}]),
+            "{}",
+            p.workload
+        );
+        let pool = plan
+            .workloads
+            .iter()
+            .find(|w| w.name == u.workload)
+            .unwrap()
+            .pool
+            .clone()
+            .unwrap();
+        assert_eq!(
+            pod["nodeSelector"][gpu_trust_planner::plan::POOL_LABEL],
+            pool.as_str()
+        );
+    }
 }

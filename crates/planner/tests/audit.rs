@@ -2,6 +2,7 @@
 //! back by ingest, audits with no finding of severity high or above that the policy does not accept.
 //! The emitted configs also parse with the parsers ingest reads real clusters with.
 
+use gpu_trust_model::fleet::WorkloadKind;
 use gpu_trust_model::{Severity, Trust};
 use gpu_trust_planner::emit;
 use gpu_trust_planner::file::{self, PlanInput, PolicySource};
@@ -16,8 +17,14 @@ fn today() -> Date {
 
 /// High or critical findings the policy does not accept.
 fn serious(plan: &Plan, input: &PlanInput, policy: &Policy) -> Vec<String> {
-    let text = snapshot(plan, input);
-    let ingested = gpu_trust_ingest::ingest_text(&text, "snapshot.yaml");
+    serious_in(&snapshot(plan, input), policy, None)
+}
+
+/// High or critical findings the policy does not accept in a snapshot; with `pods`, the audit must
+/// see that many pods with a GPU on their node. (Ingest does not read which device a claim was
+/// allocated: a DRA pod is judged as possibly on any GPU of its node, or on its node alone.)
+fn serious_in(text: &str, policy: &Policy, pods: Option<usize>) -> Vec<String> {
+    let ingested = gpu_trust_ingest::ingest_text(text, "snapshot.yaml");
     let errors: Vec<String> = ingested
         .diagnostics
         .iter()
@@ -28,6 +35,20 @@ fn serious(plan: &Plan, input: &PlanInput, policy: &Policy) -> Vec<String> {
         errors.is_empty(),
         "the snapshot does not read back: {errors:#?}"
     );
+    if let Some(pods) = pods {
+        let on_gpus = ingested
+            .fleet
+            .workloads
+            .iter()
+            .filter(|w| {
+                w.kind == WorkloadKind::Pod && w.requests_gpu() && w.placement.node.is_some()
+            })
+            .count();
+        assert_eq!(
+            on_gpus, pods,
+            "pods the audit sees with a GPU on their node"
+        );
+    }
     let tenancy = policy.resolve(&ingested.fleet.namespaces);
     let options = AuditOptions::new(today());
     let report = audit(&AuditInput {
@@ -106,6 +127,44 @@ fn the_example_plan_audits_clean() {
     assert!(check(&input, &plan).is_empty());
     let found = serious(&plan, &input, &policy);
     assert!(found.is_empty(), "{found:#?}");
+}
+
+/// A plan for DRA and its snapshot (claims allocated their devices), with the replicas it places.
+fn dra_plan(input: &PlanInput) -> (Plan, String, usize) {
+    let plan = gpu_trust_planner::solve_with(
+        input,
+        &gpu_trust_planner::SolveOptions {
+            dra: true,
+            ..Default::default()
+        },
+    );
+    assert!(check(input, &plan).is_empty());
+    let text = gpu_trust_planner::snapshot::dra_snapshot(&plan, input);
+    let placed = plan.workloads.iter().map(|w| w.placed as usize).sum();
+    (plan, text, placed)
+}
+
+#[test]
+fn dra_plans_audit_clean() {
+    let (input, policy) = example();
+    let (plan, text, placed) = dra_plan(&input);
+    assert!(plan.complete(), "{:#?}", plan.unplaced);
+    let found = serious_in(&text, &policy, Some(placed));
+    assert!(found.is_empty(), "example: {found:#?}");
+    for (seed, model, accept) in [(1u64, "H100-SXM5-80GB", 0.0), (4, "L40S", 0.3)] {
+        let spec = FleetSpec {
+            model: model.to_string(),
+            node_acceptance: accept,
+            isolation: 0.1,
+            replicas_per_tenant: 12,
+            ..FleetSpec::benchmark(60, seed)
+        };
+        let input = fleet(&spec);
+        let policy = policy_of(&input);
+        let (_, text, placed) = dra_plan(&input);
+        let found = serious_in(&text, &policy, Some(placed));
+        assert!(found.is_empty(), "seed {seed} {model}: {found:#?}");
+    }
 }
 
 #[test]

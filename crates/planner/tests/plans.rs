@@ -57,7 +57,7 @@ proptest! {
         prop_assert!(violations.is_empty(), "{:#?}", violations);
         prop_assert!(plan.lower_bound <= plan.gpus_used);
         // Never worse than first-fit decreasing.
-        let ffd = solve_with(&input, &SolveOptions { method: Method::FirstFitDecreasing });
+        let ffd = solve_with(&input, &SolveOptions { method: Method::FirstFitDecreasing, ..SolveOptions::default() });
         prop_assert!(check(&input, &ffd).is_empty());
         if plan.unplaced.len() == ffd.unplaced.len() {
             prop_assert!(plan.gpus_used <= ffd.gpus_used, "{} > {}", plan.gpus_used, ffd.gpus_used);

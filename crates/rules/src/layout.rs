@@ -593,6 +593,7 @@ mod tests {
                 devices: Vec::new(),
                 observed: false,
                 permitted: usize::from(node.is_some()),
+                tolerations: Vec::new(),
             },
             owner: None,
         }

@@ -3,9 +3,12 @@
 use crate::input::{self, PolicyError};
 use crate::output::{self, write_output};
 use anyhow::Context;
+use gpu_trust_model::fleet::Ingested;
 use gpu_trust_model::Diagnostic;
 use gpu_trust_planner::file::{self, PolicySource, MAX_PLAN_BYTES};
-use gpu_trust_planner::{emit, snapshot, solve, PlanInput};
+use gpu_trust_planner::patch::Objects;
+use gpu_trust_planner::snapshot::dra_snapshot;
+use gpu_trust_planner::{emit, snapshot, solve_with, PlanInput, SolveOptions};
 use gpu_trust_policy::{Date, Policy};
 use gpu_trust_report::plan::{json, table, unplaced_lines};
 use gpu_trust_report::plural;
@@ -20,8 +23,20 @@ use std::time::SystemTime;
 /// inventory (pools of nodes of one GPU model) and the workloads. The plan reports the GPUs it uses
 /// and a lower bound on what any plan needs, with the gap between them.
 ///
+/// Pod patches (--emit) are strategic merge patches that replace the workload's GPU request; with
+/// --current they name the containers of the workloads that run now, otherwise the container name is
+/// assumed and a check (a JSON patch of `test` operations) comes with the patch.
+///
+/// --dra plans for clusters that allocate GPUs with NVIDIA's DRA driver: --emit writes DeviceClasses,
+/// ResourceClaimTemplates and ResourceClaims (resource.k8s.io/v1) with the driver's opaque config, and
+/// pod patches that name the claims.
+///
+/// --current reads the cluster as it runs now (PATH..., or without PATH the live cluster): the pod
+/// patches name the containers of its workloads.
+///
 /// Exit codes: 0 every replica placed; 1 some replicas could not be placed (each is listed with the
-/// reason, the rest are placed); 2 the plan or policy file is invalid (FILE:LINE:COLUMN: error: ...).
+/// reason, the rest are placed); 2 the plan or policy file is invalid (FILE:LINE:COLUMN: error: ...),
+/// or the current cluster cannot be read.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
@@ -43,6 +58,16 @@ pub struct Args {
     /// Write the plan to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Plan for NVIDIA's DRA driver: --emit writes DeviceClasses, ResourceClaimTemplates and
+    /// ResourceClaims, and pod patches that name the claims.
+    #[arg(long)]
+    pub dra: bool,
+    /// The cluster as it runs now: files or directories (`-` reads standard input), or without PATH
+    /// the live cluster. The pod patches of --emit name the containers of its workloads.
+    #[arg(long, value_name = "PATH", num_args = 0..)]
+    pub current: Option<Vec<PathBuf>>,
+    #[command(flatten)]
+    pub cluster: crate::live::ClusterArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -111,29 +136,92 @@ fn load(args: &Args) -> Result<PlanInput, ExitCode> {
         .map_err(|d| input_error(&d, "the plan file"))
 }
 
+/// The cluster as it runs now (`--current`), or the exit code when it cannot be used: a plan that
+/// moves workloads must not rest on a cluster read in part.
+fn current(args: &Args, paths: &[PathBuf]) -> Result<Ingested, ExitCode> {
+    if !paths.is_empty() && args.cluster.any() {
+        output::eprint_error(crate::live::WITH_PATHS);
+        return Err(output::exit(output::INPUT_ERROR));
+    }
+    let Some(ingested) = input::cluster(paths, &args.cluster, false) else {
+        return Err(output::exit(output::INPUT_ERROR));
+    };
+    let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
+    if errors > 0 {
+        output::eprint_line(&format!(
+            "gpu-trust: {} in the current cluster: the pod patches need all of it",
+            plural(errors, "error", "errors")
+        ));
+        return Err(output::exit(output::INPUT_ERROR));
+    }
+    Ok(ingested)
+}
+
+fn write_file(dir: &Path, path: &str, content: &str) -> anyhow::Result<()> {
+    let path = dir.join(path);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("{}: cannot create", parent.display()))?;
+    }
+    std::fs::write(&path, content).with_context(|| format!("{}: cannot write", path.display()))
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.current.is_none() && args.cluster.any() {
+        output::eprint_error(
+            "--kubeconfig, --context and --namespace name the cluster of --current",
+        );
+        return Ok(output::exit(output::INPUT_ERROR));
+    }
+    if args.current.is_some() && args.emit.is_none() {
+        output::eprint_error(
+            "--current needs --emit DIR: it names the containers the pod patches change",
+        );
+        return Ok(output::exit(output::INPUT_ERROR));
+    }
     let input = match load(&args) {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let plan = solve(&input);
+    let current = match &args.current {
+        None => None,
+        Some(paths) => match current(&args, paths) {
+            Ok(c) => Some(c),
+            Err(code) => return Ok(code),
+        },
+    };
+    let objects = current
+        .as_ref()
+        .map(|c| Objects::from_fleet(&c.fleet))
+        .unwrap_or_default();
+    let plan = solve_with(
+        &input,
+        &SolveOptions {
+            dra: args.dra,
+            ..SolveOptions::default()
+        },
+    );
     let text = match args.format {
         Format::Json => json::render(&plan)?,
         Format::Table => table::render(&plan, output::stdout_is_terminal(args.output.as_deref())),
     };
     if let Some(dir) = &args.emit {
-        for a in emit::artifacts(&plan, &input) {
-            let path = dir.join(&a.path);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("{}: cannot create", parent.display()))?;
-            }
-            std::fs::write(&path, a.content)
-                .with_context(|| format!("{}: cannot write", path.display()))?;
+        let artifacts = if args.dra {
+            emit::dra_artifacts(&plan, &input, &objects)
+        } else {
+            emit::artifacts(&plan, &input, &objects)
+        };
+        for a in &artifacts {
+            write_file(dir, &a.path, &a.content)?;
         }
     }
     if let Some(path) = &args.emit_snapshot {
-        std::fs::write(path, snapshot(&plan, &input))
+        let planned_cluster = if args.dra {
+            dra_snapshot(&plan, &input)
+        } else {
+            snapshot(&plan, &input)
+        };
+        std::fs::write(path, planned_cluster)
             .with_context(|| format!("{}: cannot write", path.display()))?;
     }
     let code = if plan.complete() {
@@ -154,4 +242,6 @@ Examples:
   gpu-trust plan examples/plan/plan.yaml
   gpu-trust plan plan.yaml --format json | jq '.workloads[] | {name, resource, why}'
   gpu-trust plan plan.yaml --emit out/        # mig-parted and device plugin ConfigMaps, node labels, pod patches
-  gpu-trust plan plan.yaml --emit-snapshot planned.yaml && gpu-trust audit planned.yaml --policy policy.yaml";
+  gpu-trust plan plan.yaml --emit-snapshot planned.yaml && gpu-trust audit planned.yaml --policy policy.yaml
+  gpu-trust plan plan.yaml --dra --emit out/  # DeviceClasses, claim templates and claims for NVIDIA's DRA driver
+  gpu-trust plan plan.yaml --current cluster.yaml --emit out/  # pod patches that name the workloads' containers";

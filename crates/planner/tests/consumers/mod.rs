@@ -9,14 +9,18 @@
 //! - [`gfd`]: the labels GPU Feature Discovery writes per node;
 //! - [`toolkit`]: whether the container toolkit gives an unprivileged container its devices;
 //! - [`scheduler`]: which nodes admit a pod (labels, taints, extended resources) and whether the device
-//!   plugin then admits its request.
+//!   plugin then admits its request;
+//! - [`kubectl`]: the real kubectl, which applies pod patches as the API server does;
+//! - [`dra_driver`]: how NVIDIA's DRA driver admits the opaque configuration of a claim.
 //!
 //! The sources are Go; the rules are restated here in Rust, none of their code is copied. Where the
 //! real parser accepts and ignores something (unknown keys), these checks refuse it: an artifact
 //! should not depend on what a consumer overlooks.
 
 pub mod device_plugin;
+pub mod dra_driver;
 pub mod gfd;
+pub mod kubectl;
 pub mod mig_parted;
 pub mod operator;
 pub mod scheduler;

@@ -52,8 +52,8 @@ pub fn admits(pod: &Value, node: &Node) -> bool {
     selector_ok && taints_ok && resources_ok
 }
 
-/// The extended resources the pod's containers request (limits; for extended resources requests
-/// equal limits).
+/// The extended resources (names with a domain: not `cpu`, `memory`...) the pod's containers request
+/// (limits; for extended resources requests equal limits).
 pub fn requests(pod: &Value) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for c in pod
@@ -68,6 +68,10 @@ pub fn requests(pod: &Value) -> BTreeMap<String, u64> {
             .into_iter()
             .flatten()
         {
+            // A patch removes a key with `null`; cpu and memory are no extended resources.
+            if !k.contains('/') || v.is_null() {
+                continue;
+            }
             let n = v
                 .as_u64()
                 .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
