@@ -3,9 +3,12 @@
 //! makes, what the pods are called in it (its roles) and, when the controller says so, whether it
 //! trains or serves.
 //!
-//! A new controller is one row here, with the source of its paths, plus a fixture under
-//! `crates/ingest/tests/fixtures/controllers/`. Kinds without a row that are not listed as inert
-//! are still read: [`crate::discover`] finds pod templates in them by their shape.
+//! A new controller takes a row here, with the source of its paths; its resource name and scope in
+//! `RESOURCES` of [`crate::api`] (a test there fails until the kind has them); the read-only role
+//! regenerated into `deploy/rbac.yaml` with `gpu-trust audit --print-rbac` (the CLI's live tests
+//! fail until it matches); and a fixture under `crates/ingest/tests/fixtures/controllers/` (whose
+//! files are snapshotted, though no test ties a row to a fixture). Kinds without a row that are not
+//! listed as inert are still read: [`crate::discover`] finds pod templates in them by their shape.
 //!
 //! Paths are dotted field names from the object's root; `*` steps into every item of a sequence or
 //! every value of a mapping (the mapping's key is then the role, as Kubeflow's replica types are).

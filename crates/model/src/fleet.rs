@@ -322,39 +322,49 @@ impl GpuNode {
     }
 }
 
-/// The installers and managed platforms a node's GPU facts are read from; each is one adapter of
-/// ingest (`crates/ingest/src/platforms/`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Platform {
-    /// The NVIDIA GPU Operator: its ClusterPolicy names the device plugin and mig-parted configs.
-    GpuOperator,
-    /// The NVIDIA k8s-device-plugin installed by its Helm chart or static manifests: its config is
-    /// found through its DaemonSet.
-    DevicePlugin,
-    /// NVIDIA GPU Feature Discovery labels (`nvidia.com/gpu.*`), whichever installer runs it.
-    GpuFeatureDiscovery,
-    /// Google Kubernetes Engine's managed GPU node pools (`cloud.google.com/gke-*` labels).
-    Gke,
-    /// Amazon EKS (Auto Mode labels) and Karpenter's AWS provider.
-    Eks,
-    /// Azure Kubernetes Service and Karpenter's Azure provider.
-    Aks,
-    /// Red Hat OpenShift (Node Feature Discovery and the certified GPU Operator).
-    OpenShift,
+/// Declares [`Platform`] from one table, each variant beside its spelling, so that
+/// [`Platform::ALL`] (which the tests enumerate) holds every variant by construction.
+macro_rules! platforms {
+    ($(#[$meta:meta])* pub enum Platform { $($(#[$doc:meta])* $variant:ident => $name:literal,)* }) => {
+        $(#[$meta])*
+        pub enum Platform {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Platform {
+            /// Every platform, in declaration order.
+            pub const ALL: &'static [Platform] = &[$(Platform::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Platform::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl Platform {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Platform::GpuOperator => "gpu-operator",
-            Platform::DevicePlugin => "device-plugin",
-            Platform::GpuFeatureDiscovery => "gpu-feature-discovery",
-            Platform::Gke => "gke",
-            Platform::Eks => "eks",
-            Platform::Aks => "aks",
-            Platform::OpenShift => "openshift",
-        }
+platforms! {
+    /// The installers and managed platforms a node's GPU facts are read from; each is one adapter of
+    /// ingest (`crates/ingest/src/platforms/`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Platform {
+        /// The NVIDIA GPU Operator: its ClusterPolicy names the device plugin and mig-parted configs.
+        GpuOperator => "gpu-operator",
+        /// The NVIDIA k8s-device-plugin installed by its Helm chart or static manifests: its config
+        /// is found through its DaemonSet.
+        DevicePlugin => "device-plugin",
+        /// NVIDIA GPU Feature Discovery labels (`nvidia.com/gpu.*`), whichever installer runs it.
+        GpuFeatureDiscovery => "gpu-feature-discovery",
+        /// Google Kubernetes Engine's managed GPU node pools (`cloud.google.com/gke-*` labels).
+        Gke => "gke",
+        /// Amazon EKS (Auto Mode labels) and Karpenter's AWS provider.
+        Eks => "eks",
+        /// Azure Kubernetes Service and Karpenter's Azure provider.
+        Aks => "aks",
+        /// Red Hat OpenShift (Node Feature Discovery and the certified GPU Operator).
+        OpenShift => "openshift",
     }
 }
 

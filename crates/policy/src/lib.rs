@@ -54,7 +54,7 @@ pub use policy::{
     DEFAULT_PATCH_WINDOW_DAYS, DEFAULT_PLATFORM_NAMESPACES, DEFAULT_TENANT_LABELS, KIND,
     MAX_POLICY_BYTES,
 };
-pub use quantity::parse_memory_mib;
+pub use quantity::{parse_memory_mib, MemoryError};
 pub use report::{AcceptanceReport, CheckReport, DiagnosticReport, PairReport, CHECK_SCHEMA};
 pub use tenancy::{
     NamespaceRole, Tenancy, Tenant, TenantId, TenantOrigin, TrustPair, TrustSource,

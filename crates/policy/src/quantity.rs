@@ -1,5 +1,7 @@
 //! Memory quantities (`60GiB`, `80Gi`, `500Mi`, `2G`, `1.5Gi`) read into MiB.
 
+use thiserror::Error;
+
 /// Memory unit suffixes and their size in bytes.
 ///
 /// Sources: the Kubernetes resource quantity format (`k8s.io/apimachinery/pkg/api/resource`, binary
@@ -33,6 +35,31 @@ const UNITS: &[(&str, u128)] = &[
     ("PB", 1_000_000_000_000_000),
 ];
 
+/// Why a text is not a memory quantity. Each variant holds the text as written (trimmed).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MemoryError {
+    #[error(
+        "`{0}` is not a memory size: expected a number and a unit, e.g. 60GiB, 80Gi, 500Mi or 2G"
+    )]
+    NoNumber(String),
+    #[error("`{0}` has no unit: write e.g. {0}Mi or {0}Gi (a bare number is ambiguous)")]
+    NoUnit(String),
+    #[error("`{text}`: unknown unit `{unit}` (known: {})", known_units())]
+    UnknownUnit { text: String, unit: String },
+    #[error("`{0}` is not a number with a unit")]
+    NotANumber(String),
+    #[error("`{0}` is too large")]
+    TooLarge(String),
+    #[error("`{0}` is zero: a memory size must be positive")]
+    Zero(String),
+}
+
+/// The unit suffixes [`parse_memory_mib`] accepts, in the order of [`UNITS`].
+fn known_units() -> String {
+    let known: Vec<&str> = UNITS.iter().map(|(u, _)| *u).collect();
+    known.join(", ")
+}
+
 const MIB: u128 = 1 << 20;
 /// More digits than this cannot be a memory size anyone means, and would overflow the arithmetic.
 const MAX_DIGITS: usize = 24;
@@ -50,7 +77,7 @@ const MAX_DIGITS: usize = 24;
 /// assert_eq!(parse_memory_mib("2G"), Ok(1_908));
 /// assert!(parse_memory_mib("4096").is_err());
 /// ```
-pub fn parse_memory_mib(text: &str) -> Result<u64, String> {
+pub fn parse_memory_mib(text: &str) -> Result<u64, MemoryError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -58,31 +85,26 @@ pub fn parse_memory_mib(text: &str) -> Result<u64, String> {
     let (number, unit) = text.split_at(split);
     let unit = unit.trim_start();
     if number.is_empty() {
-        return Err(format!(
-            "`{text}` is not a memory size: expected a number and a unit, e.g. 60GiB, 80Gi, 500Mi or 2G"
-        ));
+        return Err(MemoryError::NoNumber(text.to_string()));
     }
     if unit.is_empty() {
-        return Err(format!(
-            "`{text}` has no unit: write e.g. {text}Mi or {text}Gi (a bare number is ambiguous)"
-        ));
+        return Err(MemoryError::NoUnit(text.to_string()));
     }
     let Some(&(_, multiplier)) = UNITS.iter().find(|(u, _)| *u == unit) else {
-        let known: Vec<&str> = UNITS.iter().map(|(u, _)| *u).collect();
-        return Err(format!(
-            "`{text}`: unknown unit `{unit}` (known: {})",
-            known.join(", ")
-        ));
+        return Err(MemoryError::UnknownUnit {
+            text: text.to_string(),
+            unit: unit.to_string(),
+        });
     };
     let (whole, fraction) = match number.split_once('.') {
         Some((w, f)) => (w, f),
         None => (number, ""),
     };
     if fraction.contains('.') || (whole.is_empty() && fraction.is_empty()) {
-        return Err(format!("`{text}` is not a number with a unit"));
+        return Err(MemoryError::NotANumber(text.to_string()));
     }
     if whole.len() + fraction.len() > MAX_DIGITS {
-        return Err(format!("`{text}` is too large"));
+        return Err(MemoryError::TooLarge(text.to_string()));
     }
     // number = mantissa / 10^scale, all in integers so that no rounding happens before the end.
     let mantissa = format!("{whole}{fraction}")
@@ -91,12 +113,12 @@ pub fn parse_memory_mib(text: &str) -> Result<u64, String> {
     let scale = 10u128.pow(u32::try_from(fraction.len()).unwrap_or(0));
     let bytes_times_scale = mantissa
         .checked_mul(multiplier)
-        .ok_or_else(|| format!("`{text}` is too large"))?;
+        .ok_or_else(|| MemoryError::TooLarge(text.to_string()))?;
     let mib = bytes_times_scale.div_ceil(scale * MIB);
     if mib == 0 {
-        return Err(format!("`{text}` is zero: a memory size must be positive"));
+        return Err(MemoryError::Zero(text.to_string()));
     }
-    u64::try_from(mib).map_err(|_| format!("`{text}` is too large"))
+    u64::try_from(mib).map_err(|_| MemoryError::TooLarge(text.to_string()))
 }
 
 #[cfg(test)]
@@ -145,7 +167,7 @@ mod tests {
             ("99999999999999999999999Ei", "too large"),
             ("9999999999999Ei", "too large"),
         ] {
-            let err = parse_memory_mib(bad).unwrap_err();
+            let err = parse_memory_mib(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
     }

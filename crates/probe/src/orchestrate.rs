@@ -15,7 +15,7 @@ use crate::device::{Backend, Detection, DeviceSpec, Role, WorkerDevice};
 use crate::error::ProbeError;
 use crate::protocol::{Reply, Request};
 use crate::thresholds::{Thresholds, Workload};
-use crate::transport::{Launcher, LinkError, WorkerLink};
+use crate::transport::{Launcher, LinkError, SendError, WorkerLink};
 use crate::verdict::{judge, round3};
 use gpu_trust_model::evidence::{
     AggressorReport, Measurement, PhaseEvidence, ProbeEvidence, Scenario, ScenarioEvidence,
@@ -23,6 +23,7 @@ use gpu_trust_model::evidence::{
 };
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use thiserror::Error;
 
 /// Everything a probe run needs besides the backend and the launcher.
 #[derive(Debug, Clone)]
@@ -176,27 +177,89 @@ impl Drop for Handle<'_> {
     }
 }
 
-fn describe(role: Role, e: LinkError, timeout: Duration, diag: &str, waiting_for: &str) -> String {
-    let tail = if diag.is_empty() {
-        String::new()
-    } else {
-        format!(" (stderr: {})", diag.lines().last().unwrap_or(""))
-    };
+/// Why a phase of a scenario did not complete; its text becomes the phase's `error` in the evidence.
+#[derive(Debug, Error)]
+pub enum PhaseError {
+    /// The worker could not be started.
+    #[error("{role}: {source}")]
+    Launch {
+        role: Role,
+        #[source]
+        source: ProbeError,
+    },
+    /// A request did not reach the worker.
+    #[error("{role}: {source}")]
+    Send {
+        role: Role,
+        #[source]
+        source: SendError,
+    },
+    /// The worker opened no device session (its first reply was `failed`).
+    #[error("the {role} could not open its device: {message}")]
+    NoSession { role: Role, message: String },
+    /// The worker answered a request with `failed`.
+    #[error("{role}: {message}")]
+    Failed { role: Role, message: String },
+    /// The worker answered with another reply than the one the request calls for.
+    #[error("{role}: `{got}` instead of `{expected}`")]
+    OutOfTurn {
+        role: Role,
+        got: &'static str,
+        expected: &'static str,
+    },
+    /// No reply before the scenario's deadline.
+    #[error(
+        "timed out after {}s waiting for the {role}'s `{waiting_for}` reply",
+        .timeout.as_secs()
+    )]
+    Timeout {
+        role: Role,
+        timeout: Duration,
+        waiting_for: &'static str,
+    },
+    /// The worker's output ended or was not a reply; `stderr` is the last line it wrote there, if any.
+    #[error(
+        "the {role} ended before its `{waiting_for}` reply: {cause}{}",
+        .stderr.as_deref().map(|l| format!(" (stderr: {l})")).unwrap_or_default()
+    )]
+    Ended {
+        role: Role,
+        waiting_for: &'static str,
+        #[source]
+        cause: LinkError,
+        stderr: Option<String>,
+    },
+}
+
+fn describe(
+    role: Role,
+    e: LinkError,
+    timeout: Duration,
+    diag: &str,
+    waiting_for: &'static str,
+) -> PhaseError {
     match e {
-        LinkError::Timeout => format!(
-            "timed out after {}s waiting for the {role}'s `{waiting_for}` reply",
-            timeout.as_secs()
-        ),
-        LinkError::Closed(why) => {
-            format!("the {role} ended before its `{waiting_for}` reply: {why}{tail}")
-        }
+        LinkError::Timeout => PhaseError::Timeout {
+            role,
+            timeout,
+            waiting_for,
+        },
+        cause => PhaseError::Ended {
+            role,
+            waiting_for,
+            cause,
+            stderr: (!diag.is_empty()).then(|| diag.lines().last().unwrap_or("").to_string()),
+        },
     }
 }
 
 impl Handle<'_> {
-    fn recv(&mut self, deadline: Instant, waiting_for: &str) -> Result<Reply, String> {
+    fn recv(&mut self, deadline: Instant, waiting_for: &'static str) -> Result<Reply, PhaseError> {
         match self.link.recv(deadline) {
-            Ok(Reply::Failed { message }) => Err(format!("{}: {message}", self.role)),
+            Ok(Reply::Failed { message }) => Err(PhaseError::Failed {
+                role: self.role,
+                message,
+            }),
             Ok(r) => Ok(r),
             Err(e) => Err(describe(
                 self.role,
@@ -208,10 +271,11 @@ impl Handle<'_> {
         }
     }
 
-    fn send(&mut self, request: &Request) -> Result<(), String> {
-        self.link
-            .send(request)
-            .map_err(|e| format!("{}: {e}", self.role))
+    fn send(&mut self, request: &Request) -> Result<(), PhaseError> {
+        self.link.send(request).map_err(|source| PhaseError::Send {
+            role: self.role,
+            source,
+        })
     }
 
     fn prepare(
@@ -219,15 +283,15 @@ impl Handle<'_> {
         scenario: Scenario,
         workload: Workload,
         deadline: Instant,
-    ) -> Result<(), String> {
+    ) -> Result<(), PhaseError> {
         self.send(&Request::Prepare { scenario, workload })?;
         match self.recv(deadline, "prepared")? {
             Reply::Prepared => Ok(()),
-            other => Err(format!(
-                "{}: `{}` instead of `prepared`",
-                self.role,
-                other.name()
-            )),
+            other => Err(PhaseError::OutOfTurn {
+                role: self.role,
+                got: other.name(),
+                expected: "prepared",
+            }),
         }
     }
 
@@ -236,15 +300,15 @@ impl Handle<'_> {
         scenario: Scenario,
         workload: Workload,
         deadline: Instant,
-    ) -> Result<Measurement, String> {
+    ) -> Result<Measurement, PhaseError> {
         self.send(&Request::Measure { scenario, workload })?;
         match self.recv(deadline, "measured")? {
             Reply::Measured { measurement } => Ok(measurement),
-            other => Err(format!(
-                "{}: `{}` instead of `measured`",
-                self.role,
-                other.name()
-            )),
+            other => Err(PhaseError::OutOfTurn {
+                role: self.role,
+                got: other.name(),
+                expected: "measured",
+            }),
         }
     }
 
@@ -253,27 +317,27 @@ impl Handle<'_> {
         scenario: Scenario,
         workload: Workload,
         deadline: Instant,
-    ) -> Result<AggressorReport, String> {
+    ) -> Result<AggressorReport, PhaseError> {
         self.send(&Request::Start { scenario, workload })?;
         match self.recv(deadline, "ready")? {
             Reply::Ready { report } => Ok(report),
-            other => Err(format!(
-                "{}: `{}` instead of `ready`",
-                self.role,
-                other.name()
-            )),
+            other => Err(PhaseError::OutOfTurn {
+                role: self.role,
+                got: other.name(),
+                expected: "ready",
+            }),
         }
     }
 
-    fn stop(&mut self, deadline: Instant) -> Result<AggressorReport, String> {
+    fn stop(&mut self, deadline: Instant) -> Result<AggressorReport, PhaseError> {
         self.send(&Request::Stop)?;
         match self.recv(deadline, "stopped")? {
             Reply::Stopped { report } => Ok(report),
-            other => Err(format!(
-                "{}: `{}` instead of `stopped`",
-                self.role,
-                other.name()
-            )),
+            other => Err(PhaseError::OutOfTurn {
+                role: self.role,
+                got: other.name(),
+                expected: "stopped",
+            }),
         }
     }
 
@@ -290,11 +354,11 @@ impl<'a> Runner<'a> {
         }
     }
 
-    fn spawn(&mut self, role: Role, deadline: Instant) -> Result<Handle<'a>, String> {
+    fn spawn(&mut self, role: Role, deadline: Instant) -> Result<Handle<'a>, PhaseError> {
         let link = self
             .launcher
             .launch(role, self.device(role))
-            .map_err(|e| format!("{role}: {e}"))?;
+            .map_err(|source| PhaseError::Launch { role, source })?;
         let mut handle = Handle {
             link,
             role,
@@ -306,10 +370,12 @@ impl<'a> Runner<'a> {
                 self.hellos.entry(role).or_insert(device);
                 Ok(handle)
             }
-            Ok(Reply::Failed { message }) => {
-                Err(format!("the {role} could not open its device: {message}"))
-            }
-            Ok(other) => Err(format!("{role}: `{}` instead of `hello`", other.name())),
+            Ok(Reply::Failed { message }) => Err(PhaseError::NoSession { role, message }),
+            Ok(other) => Err(PhaseError::OutOfTurn {
+                role,
+                got: other.name(),
+                expected: "hello",
+            }),
             Err(e) => Err(describe(
                 role,
                 e,
@@ -328,7 +394,7 @@ impl<'a> Runner<'a> {
             self.baseline(scenario, deadline, &mut phase)
         };
         if let Err(e) = result {
-            phase.error = Some(e);
+            phase.error = Some(e.to_string());
         }
         phase
     }
@@ -338,7 +404,7 @@ impl<'a> Runner<'a> {
         s: Scenario,
         deadline: Instant,
         phase: &mut PhaseEvidence,
-    ) -> Result<(), String> {
+    ) -> Result<(), PhaseError> {
         let w = self.opts.workload;
         let mut v = self.spawn(Role::Victim, deadline)?;
         v.prepare(s, w, deadline)?;
@@ -358,7 +424,7 @@ impl<'a> Runner<'a> {
         s: Scenario,
         deadline: Instant,
         phase: &mut PhaseEvidence,
-    ) -> Result<(), String> {
+    ) -> Result<(), PhaseError> {
         let w = self.opts.workload;
         match s {
             Scenario::ResidualData => {
@@ -406,7 +472,7 @@ impl<'a> Runner<'a> {
         handles: &mut [&mut Handle<'a>],
         s: Scenario,
         deadline: Instant,
-    ) -> Result<(Vec<Measurement>, Option<f64>), String> {
+    ) -> Result<(Vec<Measurement>, Option<f64>), PhaseError> {
         let w = self.opts.workload;
         for h in handles.iter_mut() {
             h.send(&Request::Measure {
@@ -427,13 +493,18 @@ impl<'a> Runner<'a> {
                 let poll_until = Instant::now() + poll;
                 match h.link.recv(deadline.min(poll_until)) {
                     Ok(Reply::Measured { measurement }) => results[i] = Some(measurement),
-                    Ok(Reply::Failed { message }) => return Err(format!("{}: {message}", h.role)),
+                    Ok(Reply::Failed { message }) => {
+                        return Err(PhaseError::Failed {
+                            role: h.role,
+                            message,
+                        })
+                    }
                     Ok(other) => {
-                        return Err(format!(
-                            "{}: `{}` instead of `measured`",
-                            h.role,
-                            other.name()
-                        ))
+                        return Err(PhaseError::OutOfTurn {
+                            role: h.role,
+                            got: other.name(),
+                            expected: "measured",
+                        })
                     }
                     Err(LinkError::Timeout) if Instant::now() < deadline => {}
                     Err(e) => {

@@ -16,6 +16,7 @@ use crate::device::WorkerDevice;
 use crate::thresholds::Workload;
 use gpu_trust_model::evidence::{AggressorReport, Measurement, Scenario};
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
@@ -73,17 +74,37 @@ pub fn encode<T: Serialize>(message: &T) -> String {
     line
 }
 
+/// Why a line from the other side is not a message.
+#[derive(Debug, Error)]
+pub enum LineError {
+    /// A line longer than [`MAX_LINE`], cut off while it was read.
+    #[error("line longer than {MAX_LINE} bytes")]
+    Overlong,
+    /// A line longer than [`MAX_LINE`] given to [`decode`].
+    #[error("line of {0} bytes exceeds {MAX_LINE}")]
+    TooLong(usize),
+    /// Not JSON, or not one of the messages; `excerpt` is the line's first 120 characters.
+    #[error("protocol line 1, column {column}: {source}: {excerpt}")]
+    Syntax {
+        column: usize,
+        #[source]
+        source: serde_json::Error,
+        excerpt: String,
+    },
+    /// Reading the stream failed.
+    #[error("read: {0}")]
+    Read(#[source] std::io::Error),
+}
+
 /// Parses one line; the error names the column, as serde_json reports it.
-pub fn decode<T: for<'de> Deserialize<'de>>(line: &str) -> Result<T, String> {
+pub fn decode<T: for<'de> Deserialize<'de>>(line: &str) -> Result<T, LineError> {
     if line.len() > MAX_LINE {
-        return Err(format!("line of {} bytes exceeds {MAX_LINE}", line.len()));
+        return Err(LineError::TooLong(line.len()));
     }
-    serde_json::from_str(line.trim_end()).map_err(|e| {
-        format!(
-            "protocol line 1, column {}: {e}: {}",
-            e.column(),
-            line.chars().take(120).collect::<String>()
-        )
+    serde_json::from_str(line.trim_end()).map_err(|e| LineError::Syntax {
+        column: e.column(),
+        source: e,
+        excerpt: line.chars().take(120).collect(),
     })
 }
 
@@ -113,7 +134,9 @@ mod tests {
 
     #[test]
     fn bad_lines_are_errors_with_a_column() {
-        let e = decode::<Reply>("{\"event\":\"nope\"}").unwrap_err();
+        let e = decode::<Reply>("{\"event\":\"nope\"}")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("column"), "{e}");
         assert!(decode::<Reply>("not json").is_err());
     }

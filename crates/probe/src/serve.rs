@@ -104,16 +104,19 @@ fn session(stream: TcpStream, opts: &ServeOptions, until: Instant) -> Result<boo
             "the worker's pipes could not be opened".into(),
         ));
     };
-    // Requests: connection -> worker, until the connection closes its writing side.
-    let inbound = std::thread::spawn(move || relay(&mut reader, &mut stdin));
-    // Replies: worker -> connection, until the worker exits.
     let mut out = stream
         .try_clone()
         .map_err(|e| ProbeError::io("connection", e))?;
-    relay(&mut stdout, &mut out);
-    guard.wait_until(until.min(Instant::now() + Duration::from_secs(10)));
-    let _ = stream.shutdown(Shutdown::Both);
-    let _ = inbound.join();
+    // A scoped thread: the request relay is joined before the session returns. It ends when the
+    // connection is shut down below (its read returns) or when the worker's input closes.
+    std::thread::scope(|scope| {
+        // Requests: connection -> worker, until the connection closes its writing side.
+        scope.spawn(move || relay(&mut reader, &mut stdin));
+        // Replies: worker -> connection, until the worker exits.
+        relay(&mut stdout, &mut out);
+        guard.wait_until(until.min(Instant::now() + Duration::from_secs(10)));
+        let _ = stream.shutdown(Shutdown::Both);
+    });
     Ok(false)
 }
 

@@ -6,7 +6,7 @@
 
 use crate::device::{Backend, DeviceSpec, Role};
 use crate::error::ProbeError;
-use crate::protocol::{decode, encode, Reply, Request, MAX_LINE};
+use crate::protocol::{decode, encode, LineError, Reply, Request, MAX_LINE};
 use crate::worker::{self, Incoming};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
@@ -15,17 +15,38 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use thiserror::Error;
 
 /// Why no reply came.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Error)]
 pub enum LinkError {
+    /// Nothing arrived before the deadline.
+    #[error("no reply before the deadline")]
     Timeout,
-    Closed(String),
+    /// The worker wrote something that is not a reply, or its output could not be read.
+    #[error(transparent)]
+    Line(#[from] LineError),
+    /// The worker's output ended.
+    #[error("the worker closed its output")]
+    OutputClosed,
+}
+
+/// Why a request did not reach the worker.
+#[derive(Debug, Error)]
+pub enum SendError {
+    #[error("the worker's input is closed")]
+    InputClosed,
+    #[error("the worker has ended")]
+    Ended,
+    #[error("writing to the worker: {0}")]
+    Write(#[source] std::io::Error),
+    #[error("writing to the remote worker: {0}")]
+    WriteRemote(#[source] std::io::Error),
 }
 
 /// One worker, from the parent's side.
 pub trait WorkerLink: Send {
-    fn send(&mut self, request: &Request) -> Result<(), String>;
+    fn send(&mut self, request: &Request) -> Result<(), SendError>;
     /// The next reply, or `Timeout` at `deadline`.
     fn recv(&mut self, deadline: Instant) -> Result<Reply, LinkError>;
     /// Asks the worker to exit and waits for it until `deadline`, then forces it.
@@ -46,8 +67,8 @@ pub trait Launcher: Send + Sync {
 /// Reads lines from `reader` into a channel until it closes or a line is too long or not UTF-8.
 fn pump<R: Read + Send + 'static, T: Send + 'static>(
     reader: R,
-    parse: fn(&str) -> Result<T, String>,
-) -> Receiver<Result<T, String>> {
+    parse: fn(&str) -> Result<T, LineError>,
+) -> Receiver<Result<T, LineError>> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = BufReader::new(reader);
@@ -57,7 +78,7 @@ fn pump<R: Read + Send + 'static, T: Send + 'static>(
             match limited.read_line(&mut line) {
                 Ok(0) => break,
                 Ok(_) if line.len() > MAX_LINE => {
-                    let _ = tx.send(Err(format!("line longer than {MAX_LINE} bytes")));
+                    let _ = tx.send(Err(LineError::Overlong));
                     break;
                 }
                 Ok(_) => {
@@ -69,7 +90,7 @@ fn pump<R: Read + Send + 'static, T: Send + 'static>(
                     }
                 }
                 Err(e) => {
-                    let _ = tx.send(Err(format!("read: {e}")));
+                    let _ = tx.send(Err(LineError::Read(e)));
                     break;
                 }
             }
@@ -78,15 +99,13 @@ fn pump<R: Read + Send + 'static, T: Send + 'static>(
     rx
 }
 
-fn recv_until<T>(rx: &Receiver<Result<T, String>>, deadline: Instant) -> Result<T, LinkError> {
+fn recv_until<T>(rx: &Receiver<Result<T, LineError>>, deadline: Instant) -> Result<T, LinkError> {
     let wait = deadline.saturating_duration_since(Instant::now());
     match rx.recv_timeout(wait) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(LinkError::Closed(e)),
+        Ok(Err(e)) => Err(LinkError::Line(e)),
         Err(RecvTimeoutError::Timeout) => Err(LinkError::Timeout),
-        Err(RecvTimeoutError::Disconnected) => {
-            Err(LinkError::Closed("the worker closed its output".into()))
-        }
+        Err(RecvTimeoutError::Disconnected) => Err(LinkError::OutputClosed),
     }
 }
 
@@ -145,17 +164,17 @@ const STDERR_TAIL: usize = 4096;
 pub struct ProcessLink {
     guard: ChildGuard,
     stdin: Option<ChildStdin>,
-    replies: Receiver<Result<Reply, String>>,
+    replies: Receiver<Result<Reply, LineError>>,
     stderr: Arc<Mutex<String>>,
 }
 
 impl WorkerLink for ProcessLink {
-    fn send(&mut self, request: &Request) -> Result<(), String> {
-        let stdin = self.stdin.as_mut().ok_or("the worker's input is closed")?;
+    fn send(&mut self, request: &Request) -> Result<(), SendError> {
+        let stdin = self.stdin.as_mut().ok_or(SendError::InputClosed)?;
         stdin
             .write_all(encode(request).as_bytes())
             .and_then(|()| stdin.flush())
-            .map_err(|e| format!("writing to the worker: {e}"))
+            .map_err(SendError::Write)
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Reply, LinkError> {
@@ -250,17 +269,17 @@ impl Launcher for ProcessLauncher {
 /// A worker in a thread of this process, over channels (tests, and the fake backend).
 pub struct ThreadLink {
     requests: Option<Sender<Incoming>>,
-    replies: Receiver<Result<Reply, String>>,
+    replies: Receiver<Result<Reply, LineError>>,
     done: Receiver<()>,
 }
 
 impl WorkerLink for ThreadLink {
-    fn send(&mut self, request: &Request) -> Result<(), String> {
+    fn send(&mut self, request: &Request) -> Result<(), SendError> {
         self.requests
             .as_ref()
-            .ok_or("the worker's input is closed")?
+            .ok_or(SendError::InputClosed)?
             .send(Ok(request.clone()))
-            .map_err(|_| "the worker has ended".to_string())
+            .map_err(|_| SendError::Ended)
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Reply, LinkError> {
@@ -290,7 +309,7 @@ pub struct ThreadLauncher {
 impl Launcher for ThreadLauncher {
     fn launch(&self, role: Role, device: &DeviceSpec) -> Result<Box<dyn WorkerLink>, ProbeError> {
         let (req_tx, req_rx) = mpsc::channel::<Incoming>();
-        let (rep_tx, rep_rx) = mpsc::channel::<Result<Reply, String>>();
+        let (rep_tx, rep_rx) = mpsc::channel::<Result<Reply, LineError>>();
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let backend = Arc::clone(&self.backend);
         let device = device.clone();
@@ -315,15 +334,15 @@ impl Launcher for ThreadLauncher {
 /// process per connection.
 pub struct TcpLink {
     stream: TcpStream,
-    replies: Receiver<Result<Reply, String>>,
+    replies: Receiver<Result<Reply, LineError>>,
 }
 
 impl WorkerLink for TcpLink {
-    fn send(&mut self, request: &Request) -> Result<(), String> {
+    fn send(&mut self, request: &Request) -> Result<(), SendError> {
         self.stream
             .write_all(encode(request).as_bytes())
             .and_then(|()| self.stream.flush())
-            .map_err(|e| format!("writing to the remote worker: {e}"))
+            .map_err(SendError::WriteRemote)
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Reply, LinkError> {

@@ -2,6 +2,7 @@
 
 use crate::thresholds::Thresholds;
 use gpu_trust_model::evidence::{Comparison, Measurement, PhaseEvidence, Scenario, Verdict};
+use thiserror::Error;
 
 /// A scenario's verdict, one sentence on what was measured, and the ratios.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,18 +29,47 @@ fn ratio(num: f64, den: f64) -> Option<f64> {
     (den > 0.0 && num.is_finite() && den.is_finite()).then(|| round3(num / den))
 }
 
-fn phase_failed(what: &str, phase: &PhaseEvidence) -> String {
+/// Why a scenario could not be judged; its text is the inconclusive verdict's summary.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+enum Unjudged {
+    /// A phase (`baseline` or `contended`) ended with an error.
+    #[error("the {what} run did not complete: {error}")]
+    PhaseFailed { what: &'static str, error: String },
+    /// A phase ended without the measurement the scenario needs.
+    #[error("the {what} run returned no measurement")]
+    NoMeasurement { what: &'static str },
+    #[error("the victim's allocation of {mib} MiB failed even alone: {why}")]
+    VictimAllocationFailedAlone { mib: u64, why: String },
+    #[error("the aggressor could not allocate any memory")]
+    AggressorAllocatedNothing,
+    /// The baseline of a ratio is zero (`what` names the quantity).
+    #[error("the baseline {0} is zero")]
+    ZeroBaseline(&'static str),
+    #[error("the victim's context failed even alone: {0}")]
+    VictimContextFailedAlone(String),
+    #[error("the aggressor's illegal memory access raised no error")]
+    NoFaultRaised,
+    #[error("the aggressor filled no memory with the marker")]
+    NoMarkerFilled,
+    #[error("the victim could not allocate fresh memory to scan")]
+    NothingScanned,
+}
+
+fn phase_failed(what: &'static str, phase: &PhaseEvidence) -> Unjudged {
     match &phase.error {
-        Some(e) => format!("the {what} run did not complete: {e}"),
-        None => format!("the {what} run returned no measurement"),
+        Some(e) => Unjudged::PhaseFailed {
+            what,
+            error: e.clone(),
+        },
+        None => Unjudged::NoMeasurement { what },
     }
 }
 
 fn part<'a, T>(
     phase: &'a PhaseEvidence,
-    what: &str,
+    what: &'static str,
     get: impl Fn(&'a Measurement) -> Option<&'a T>,
-) -> Result<&'a T, String> {
+) -> Result<&'a T, Unjudged> {
     phase
         .victim
         .as_ref()
@@ -56,7 +86,7 @@ pub fn judge(
 ) -> Judgement {
     match judge_inner(scenario, baseline, contended, t) {
         Ok(j) => j,
-        Err(why) => inconclusive(why),
+        Err(why) => inconclusive(why.to_string()),
     }
 }
 
@@ -65,23 +95,25 @@ fn judge_inner(
     baseline: &PhaseEvidence,
     contended: &PhaseEvidence,
     t: &Thresholds,
-) -> Result<Judgement, String> {
+) -> Result<Judgement, Unjudged> {
     let aggressor = contended.aggressor.as_ref();
     match scenario {
         Scenario::MemoryExhaustion => {
             let b = part(baseline, "baseline", |m| m.memory.as_ref())?;
             if !b.allocation_ok || !b.checksum_intact {
-                return Err(format!(
-                    "the victim's allocation of {} MiB failed even alone: {}",
-                    b.working_set_mib,
-                    b.allocation_error.as_deref().unwrap_or("checksum changed")
-                ));
+                return Err(Unjudged::VictimAllocationFailedAlone {
+                    mib: b.working_set_mib,
+                    why: b
+                        .allocation_error
+                        .clone()
+                        .unwrap_or_else(|| "checksum changed".into()),
+                });
             }
             let held = aggressor.and_then(|a| a.allocated_mib).unwrap_or(0);
             if held == 0 {
                 return Err(match &contended.error {
                     Some(_) => phase_failed("contended", contended),
-                    None => "the aggressor could not allocate any memory".into(),
+                    None => Unjudged::AggressorAllocatedNothing,
                 });
             }
             let c = part(contended, "contended", |m| m.memory.as_ref())?;
@@ -122,7 +154,7 @@ fn judge_inner(
                 return Err(phase_failed("contended", contended));
             }
             let c = part(contended, "contended", |m| m.latency.as_ref())?;
-            let p99 = ratio(c.p99_us, b.p99_us).ok_or("the baseline p99 latency is zero")?;
+            let p99 = ratio(c.p99_us, b.p99_us).ok_or(Unjudged::ZeroBaseline("p99 latency"))?;
             let p50 = ratio(c.p50_us, b.p50_us);
             let verdict = if p99 < t.p99_slowdown_max {
                 Verdict::Isolated
@@ -148,7 +180,7 @@ fn judge_inner(
                 return Err(phase_failed("contended", contended));
             }
             let c = part(contended, "contended", |m| m.bandwidth.as_ref())?;
-            let r = ratio(c.gb_per_s, b.gb_per_s).ok_or("the baseline bandwidth is zero")?;
+            let r = ratio(c.gb_per_s, b.gb_per_s).ok_or(Unjudged::ZeroBaseline("bandwidth"))?;
             let verdict = if r > t.bandwidth_ratio_min {
                 Verdict::Isolated
             } else {
@@ -169,15 +201,14 @@ fn judge_inner(
         Scenario::DeviceFault => {
             let b = part(baseline, "baseline", |m| m.fault.as_ref())?;
             if !b.context_survived {
-                return Err(format!(
-                    "the victim's context failed even alone: {}",
-                    b.error.as_deref().unwrap_or("no error text")
+                return Err(Unjudged::VictimContextFailedAlone(
+                    b.error.clone().unwrap_or_else(|| "no error text".into()),
                 ));
             }
             let raised = aggressor.and_then(|a| a.fault_raised);
             if raised != Some(true) {
                 return Err(match raised {
-                    Some(false) => "the aggressor's illegal memory access raised no error".into(),
+                    Some(false) => Unjudged::NoFaultRaised,
                     _ => phase_failed("contended", contended),
                 });
             }
@@ -220,12 +251,12 @@ fn judge_inner(
             if filled == 0 {
                 return Err(match &contended.error {
                     Some(_) => phase_failed("contended", contended),
-                    None => "the aggressor filled no memory with the marker".into(),
+                    None => Unjudged::NoMarkerFilled,
                 });
             }
             let c = part(contended, "contended", |m| m.residue.as_ref())?;
             if c.scanned_mib == 0 {
-                return Err("the victim could not allocate fresh memory to scan".into());
+                return Err(Unjudged::NothingScanned);
             }
             let before = if b.marker_words > 0 {
                 format!(
@@ -265,10 +296,10 @@ fn judge_inner(
                 .as_ref()
                 .and_then(|m| m.throughput.as_ref())
                 .ok_or_else(|| phase_failed("contended", contended))?;
-            let mine =
-                ratio(c.kernels_per_s, b.kernels_per_s).ok_or("the baseline throughput is zero")?;
+            let mine = ratio(c.kernels_per_s, b.kernels_per_s)
+                .ok_or(Unjudged::ZeroBaseline("throughput"))?;
             let both = ratio(c.kernels_per_s + peer.kernels_per_s, b.kernels_per_s)
-                .ok_or("the baseline throughput is zero")?;
+                .ok_or(Unjudged::ZeroBaseline("throughput"))?;
             let nvml = match (
                 baseline.nvml_gpu_utilisation_percent,
                 contended.nvml_gpu_utilisation_percent,

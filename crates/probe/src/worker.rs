@@ -5,7 +5,7 @@
 
 use crate::device::{BufferId, GpuSession, Pattern};
 use crate::error::DeviceError;
-use crate::protocol::{Reply, Request};
+use crate::protocol::{LineError, Reply, Request};
 use crate::thresholds::{Workload, MARKER, VICTIM_SEED};
 use crate::verdict::round3;
 use gpu_trust_model::evidence::{
@@ -24,7 +24,7 @@ const COPY_BATCH: u32 = 4;
 const WORK_BATCH: u32 = 8;
 
 /// What arrives from the parent: a request, or a line that was not one.
-pub type Incoming = Result<Request, String>;
+pub type Incoming = Result<Request, LineError>;
 
 /// Serves requests until `exit`, a closed channel or a closed reply sink. `opened` is the session the
 /// worker could (or could not) open; a worker without a session says `failed` and ends.
@@ -57,7 +57,9 @@ pub fn serve(
         let request = match incoming {
             Ok(r) => r,
             Err(e) => {
-                reply(&Reply::Failed { message: e });
+                reply(&Reply::Failed {
+                    message: e.to_string(),
+                });
                 break;
             }
         };
@@ -134,7 +136,7 @@ fn poll(requests: &Receiver<Incoming>) -> Poll {
         Ok(Ok(Request::Stop)) => Poll::Stop,
         Ok(Ok(Request::Exit)) | Err(TryRecvError::Disconnected) => Poll::Gone,
         Ok(Ok(other)) => Poll::Protocol(format!("unexpected {other:?} while the aggressor runs")),
-        Ok(Err(e)) => Poll::Protocol(e),
+        Ok(Err(e)) => Poll::Protocol(e.to_string()),
         Err(TryRecvError::Empty) => Poll::Continue,
     }
 }
@@ -144,7 +146,7 @@ fn wait_for_stop(requests: &Receiver<Incoming>) -> Poll {
         Ok(Ok(Request::Stop)) => Poll::Stop,
         Ok(Ok(Request::Exit)) | Err(_) => Poll::Gone,
         Ok(Ok(other)) => Poll::Protocol(format!("unexpected {other:?} while the aggressor holds")),
-        Ok(Err(e)) => Poll::Protocol(e),
+        Ok(Err(e)) => Poll::Protocol(e.to_string()),
     }
 }
 

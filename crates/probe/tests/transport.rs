@@ -47,10 +47,8 @@ fn a_thread_worker_says_hello_and_times_out_politely() {
     assert!(matches!(hello, Reply::Hello { .. }), "{hello:?}");
     // Nothing asked, nothing answered: the receive ends at its deadline.
     let t = Instant::now();
-    assert_eq!(
-        link.recv(Instant::now() + Duration::from_millis(50)),
-        Err(LinkError::Timeout)
-    );
+    let waited = link.recv(Instant::now() + Duration::from_millis(50));
+    assert!(matches!(waited, Err(LinkError::Timeout)), "{waited:?}");
     assert!(t.elapsed() < Duration::from_secs(2));
     link.send(&Request::Stop).unwrap();
     let r = link.recv(Instant::now() + Duration::from_secs(5)).unwrap();

@@ -11,10 +11,17 @@
 //! The folder is a rule's one test format: a behaviour of a rule (another mechanism, a certainty, a
 //! severity under another trust level) is one more case in it, written as the objects a cluster has, so
 //! the real ingest reads it. What no input can produce is tested beside the code, not here.
+//!
+//! Each case is a test of its own, named `<code>::<case>` in lower case (`gt107::violating`,
+//! `gt107::clean-mig`), found when the test binary starts: `cargo test -p gpu-trust-rules --test
+//! fixtures gt107` runs one rule's cases, and a new case or a new rule's folder runs without a list
+//! or a rebuild. `<code>::cases` fails when a registered rule's folder lacks a violating or a clean
+//! case, or holds a file that is no case. (The harness is libtest-mimic's, `harness = false`.)
 
 use gpu_trust_policy::Date;
 use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, registry, AuditInput, AuditOptions};
+use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -157,39 +164,46 @@ fn check(case: &Case) {
     }
 }
 
-/// Every registered rule's folder, every case in it. Each case runs on its own, and the failures of
-/// all of them are reported together.
-#[test]
-fn every_rule_against_its_fixtures() {
-    let mut failures = Vec::new();
-    let mut ran = 0;
+/// The trials: for every registered rule, the check of its folder and one trial per case; then the
+/// checks of the harness itself.
+fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
     for rule in registry() {
-        let cases = match cases(rule.code, &fixtures_dir().join(rule.code)) {
-            Ok(cases) => cases,
-            Err(e) => {
-                failures.push(e);
-                continue;
-            }
+        let code = rule.code;
+        let prefix = code.to_ascii_lowercase();
+        let found = cases(code, &fixtures_dir().join(code));
+        let complete = match &found {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.clone()),
         };
-        for case in cases {
-            ran += 1;
-            if let Err(panic) = std::panic::catch_unwind(|| check(&case)) {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| format!("{}: {} failed", case.code, case.name));
-                failures.push(message);
-            }
+        trials.push(Trial::test(format!("{prefix}::cases"), move || {
+            complete.map_err(Failed::from)
+        }));
+        for case in found.unwrap_or_default() {
+            trials.push(Trial::test(format!("{prefix}::{}", case.name), move || {
+                check(&case);
+                Ok(())
+            }));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert!(ran >= 2 * registry().len(), "{ran} cases ran");
+    trials.push(Trial::test("every_rule_folder_belongs_to_a_rule", || {
+        every_rule_folder_belongs_to_a_rule();
+        Ok(())
+    }));
+    trials.push(Trial::test("cases_are_found_by_their_file_names", || {
+        cases_are_found_by_their_file_names();
+        Ok(())
+    }));
+    trials
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    libtest_mimic::run(&args, trials()).exit();
 }
 
 /// A folder named like a rule code belongs to a registered rule: fixtures of a rule that was renamed
 /// or never registered would otherwise never run.
-#[test]
 fn every_rule_folder_belongs_to_a_rule() {
     let codes: BTreeSet<&str> = registry().iter().map(|r| r.code).collect();
     for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
@@ -209,7 +223,6 @@ fn every_rule_folder_belongs_to_a_rule() {
 /// The harness finds a rule's cases by reading its folder: a case is found by its file name, extra
 /// cases and their snapshots included, and a folder that lacks a clean or a violating case, or holds
 /// a file that is no case, is refused.
-#[test]
 fn cases_are_found_by_their_file_names() {
     let tmp = std::env::temp_dir().join(format!("gpu-trust-fixtures-{}", std::process::id()));
     let dir = tmp.join("GT999");

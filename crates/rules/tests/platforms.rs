@@ -9,6 +9,7 @@ use gpu_trust_model::fleet::{
 use gpu_trust_policy::Date;
 use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 fn load(name: &str) -> (Ingested, AuditReport) {
@@ -39,9 +40,80 @@ fn load_with(name: &str, policy: gpu_trust_policy::Policy) -> (Ingested, AuditRe
     (ingested, report)
 }
 
+/// Every platform gpu-trust reads (the model's one table, `Platform::ALL`) has a fixture here in
+/// which ingest finds a node of that platform, and a row of README.md's "Platforms read" table that
+/// names its spelling: a new platform fails here until it has both.
+#[test]
+fn every_platform_has_a_fixture_and_a_row_in_the_readme() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/platforms");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures/platforms")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".yaml"))
+        .collect();
+    files.sort();
+    let mut found: BTreeMap<Platform, String> = BTreeMap::new();
+    for name in &files {
+        let (ing, _) = load(name);
+        for node in &ing.fleet.nodes {
+            for p in node.gpu.iter().flat_map(|g| &g.platforms) {
+                found.entry(*p).or_insert_with(|| name.clone());
+            }
+        }
+    }
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Platforms read"))
+        .expect("README.md has a section \"Platforms read\"");
+    let first_cells: Vec<&str> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|l| l.split(" |").next())
+        .collect();
+    let mut missing = Vec::new();
+    for p in Platform::ALL {
+        let name = p.as_str();
+        if !found.contains_key(p) {
+            missing.push(format!(
+                "{name}: no fixture under tests/fixtures/platforms/ has a GPU node ingest reads as {name}"
+            ));
+        }
+        if !first_cells.iter().any(|c| c.contains(&format!("`{name}`"))) {
+            missing.push(format!(
+                "{name}: no row of README.md's \"Platforms read\" table names `{name}` in its first cell"
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
 fn gpu<'f>(fleet: &'f Fleet, node: &str) -> &'f GpuNode {
     let id = fleet.node_by_name(node).expect("the node is in the fleet");
     fleet.nodes[id].gpu.as_ref().expect("a GPU node")
+}
+
+/// The node's GPUs are time-sliced `replicas` ways by the config under `key` of the ConfigMap
+/// `namespace`/`name`.
+fn assert_time_sliced_by(node: &GpuNode, replicas: u32, [namespace, name, key]: [&str; 3]) {
+    assert_eq!(node.sharing.strategy, SharingStrategy::TimeSlicing);
+    assert_eq!(node.sharing.replicas_for("nvidia.com/gpu"), replicas);
+    assert_eq!(
+        node.sharing.source,
+        ConfigSource::ConfigMap {
+            namespace: namespace.into(),
+            name: name.into(),
+            key: key.into(),
+            config: None,
+        }
+    );
 }
 
 fn findings<'r>(r: &'r AuditReport, code: &str) -> Vec<&'r Finding> {
@@ -119,16 +191,14 @@ fn helm_installed_device_plugin_config_is_resolved() {
         findings(&report, "GT002")
     );
     let shared = gpu(&ing.fleet, "l4-shared");
-    assert_eq!(shared.sharing.strategy, SharingStrategy::TimeSlicing);
-    assert_eq!(shared.sharing.replicas_for("nvidia.com/gpu"), 10);
-    assert_eq!(
-        shared.sharing.source,
-        ConfigSource::ConfigMap {
-            namespace: "nvidia-device-plugin".into(),
-            name: "nvdp-nvidia-device-plugin-configs".into(),
-            key: "ts-10".into(),
-            config: None,
-        }
+    assert_time_sliced_by(
+        shared,
+        10,
+        [
+            "nvidia-device-plugin",
+            "nvdp-nvidia-device-plugin-configs",
+            "ts-10",
+        ],
     );
     assert!(shared.platforms.contains(&Platform::DevicePlugin));
     let whole = gpu(&ing.fleet, "l4-whole");
@@ -318,4 +388,30 @@ fn gpus_passed_through_to_kata_vms_are_gpu_workloads() {
         occupied.contains(&"acme") && occupied.contains(&"team-b"),
         "{occupied:?}"
     );
+}
+
+/// OpenShift: OLM installs the GPU Operator into `nvidia-gpu-operator`, and nothing in the dump says
+/// so; the OpenShift node label makes ingest look for the ClusterPolicy's device plugin ConfigMap
+/// there, so the time-slicing config is read, not reported missing.
+#[test]
+fn openshift_reads_the_operator_config_from_olms_namespace() {
+    let (ing, report) = load("openshift.yaml");
+    let node = "ip-10-0-141-7.us-east-2.compute.internal";
+    let a10g = gpu(&ing.fleet, node);
+    assert!(a10g.platforms.contains(&Platform::OpenShift));
+    assert!(a10g.platforms.contains(&Platform::GpuOperator));
+    assert_eq!(a10g.model.as_deref(), Some("A10G"));
+    assert_time_sliced_by(
+        a10g,
+        4,
+        ["nvidia-gpu-operator", "time-slicing-config", "any"],
+    );
+    assert!(
+        findings(&report, "GT002").is_empty(),
+        "{:#?}",
+        findings(&report, "GT002")
+    );
+    let gt101 = on_node(&report, "GT101", node);
+    assert_eq!(gt101.len(), 1, "{gt101:#?}");
+    assert_eq!(gt101[0].tenants, ["team-a", "team-b"]);
 }

@@ -13,10 +13,17 @@
 //! - Managed platforms, read from the labels the platform puts on its nodes: [`gke`], [`eks`] (with
 //!   Karpenter's AWS provider), [`aks`] (with Karpenter's Azure provider), [`openshift`].
 //!
-//! A label adapter implements [`LabelAdapter`] and is listed in [`ADAPTERS`]: adding a platform is one
-//! file here (its label names, each with its source) plus fixtures under
-//! `crates/ingest/tests/fixtures/platforms/<platform>/`. What a platform hides (GKE does not label the
-//! driver version) is an [`UnknownFact`] with its reason, never a guessed value.
+//! Adding a managed platform takes:
+//! - one file here: a [`LabelAdapter`] with its label names, each with its source;
+//! - its `mod` line and its entry in [`ADAPTERS`] in this file;
+//! - its [`Platform`] variant and spelling in `crates/model/src/fleet.rs` (the `platforms!` table);
+//! - a fixture built from the platform's public manifests or documentation under
+//!   `crates/rules/tests/fixtures/platforms/`, in which ingest finds a node of the platform, and a
+//!   row naming the platform's spelling in README.md's "Platforms read" table
+//!   (`crates/rules/tests/platforms.rs` enumerates [`Platform::ALL`] and fails until both exist).
+//!
+//! What a platform hides (GKE does not label the driver version) is an [`UnknownFact`] with its
+//! reason, never a guessed value.
 
 pub(crate) mod aks;
 pub(crate) mod eks;
