@@ -116,3 +116,55 @@ pub fn render_table(rules: &[RuleDoc<'_>], options: &TableOptions) -> String {
     );
     out
 }
+
+/// One rule's page, `docs/rules/GTxxx.md`: its code and name, layer and severities, summary, and
+/// its documentation as the rule file writes it. Generated from the registry; a test keeps the
+/// checked-in pages in sync (`crates/report/tests/rule_pages.rs`).
+pub fn page(rule: &RuleDoc<'_>) -> String {
+    let severities: Vec<&str> = rule.severities.iter().map(|s| s.as_str()).collect();
+    let mut out = format!(
+        "<!-- Generated from the documentation of rule {} in crates/rules/src/rules/; do not edit. -->\n\n\
+         # {} {}\n\n\
+         | | |\n| --- | --- |\n| layer | {} |\n| severity | {} |\n| severities a finding can have | {} |\n\n\
+         {}\n\n",
+        rule.code,
+        rule.code,
+        rule.name,
+        rule.layer.as_str(),
+        rule.severity_rule,
+        severities.join(", "),
+        rule.summary.trim_end(),
+    );
+    out.push_str(rule.documentation.trim());
+    let _ = write!(
+        out,
+        "\n\n---\n\n`gpu-trust explain {}` shows this documentation in a terminal. [All rules](README.md).\n",
+        rule.code
+    );
+    out
+}
+
+/// The index of the rule pages, `docs/rules/README.md`: one row per rule, by code, linking its page.
+pub fn pages_index(rules: &[RuleDoc<'_>]) -> String {
+    let mut out = String::from(
+        "<!-- Generated from the rule registry; do not edit. -->\n\n\
+         # Rules\n\n\
+         Every rule gpu-trust audits with, by code: `GT0xx` input and policy, `GT1xx` device, `GT2xx` \
+         host, `GT3xx` confidentiality, `GT4xx` control plane, `GT5xx` contract. Each page is the \
+         rule's documentation (`gpu-trust explain CODE`); SARIF results link to them (`helpUri`).\n\n\
+         | rule | layer | severity | what it detects |\n| --- | --- | --- | --- |\n",
+    );
+    for r in sorted(rules) {
+        let _ = writeln!(
+            out,
+            "| [{}]({}.md) `{}` | {} | {} | {} |",
+            r.code,
+            r.code,
+            r.name,
+            r.layer.as_str(),
+            r.severity_rule.replace('|', "\\|"),
+            r.summary.trim_end().replace('|', "\\|")
+        );
+    }
+    out
+}

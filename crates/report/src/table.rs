@@ -1,10 +1,11 @@
-//! The terminal report: tenants, then findings grouped by layer (device, host, confidentiality,
-//! control-plane, contract), most severe first, then what tenants share (one line per shared thing)
-//! and the blast radius, the skipped input, and a summary line.
+//! The terminal report: tenants, then the findings worst first across the layers (each naming its
+//! layer: device, host, confidentiality, control-plane, contract), then what tenants share (one line
+//! per shared thing) and the blast radius, the skipped input, and a summary line.
 //!
 //! Colour (ANSI, through `anstyle`) is added only when [`TableOptions::colour`] is set; the caller decides
 //! from the terminal and `NO_COLOR`. Without colour the text is plain and stable, fit for snapshots.
-//! Prose wraps at [`TableOptions::width`] between words, never inside one. Every string that comes
+//! Prose wraps at [`TableOptions::width`] between words, never inside one; a command in a fix (a
+//! code span with a space in it) stands whole on a line of its own. Every string that comes
 //! from the input goes through [`gpu_trust_model::terminal::escape`], so a name cannot steer the
 //! terminal or forge a line. Long lists stay bounded: at most [`MAX_LISTED`] names per field, and a
 //! large report's groups and blast radius are folded (the JSON report has everything).
@@ -221,41 +222,44 @@ fn render_tenants(out: &mut String, report: &AuditReport, p: &Palette, width: us
 }
 
 fn render_findings(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
-    for layer in Layer::ALL {
-        let mut in_layer: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.layer == layer)
-            .collect();
-        if in_layer.is_empty() {
-            continue;
-        }
-        // The report is sorted most severe first; keep that order, unaccepted before accepted.
-        in_layer.sort_by_key(|f| (f.accepted.is_some(), std::cmp::Reverse(f.severity)));
-        let _ = writeln!(
-            out,
-            "{} {}",
-            p.heading(&layer.as_str().to_ascii_uppercase()),
-            p.dim(&format!("({})", count_phrase(in_layer.len(), "finding")))
-        );
-        for f in in_layer {
-            render_finding(out, f, p, width);
-        }
-    }
     if report.findings.is_empty() {
         let _ = writeln!(out, "{}", p.heading("FINDINGS"));
         let _ = writeln!(out, "  none\n");
+        return;
+    }
+    // Worst first across the layers: not accepted before accepted, most severe first, then the
+    // layers in model order and the report's order; each finding names its layer.
+    let mut shown: Vec<&Finding> = report.findings.iter().collect();
+    shown.sort_by_key(|f| {
+        (
+            f.accepted.is_some(),
+            std::cmp::Reverse(f.severity),
+            Layer::ALL.iter().position(|l| *l == f.layer),
+        )
+    });
+    let _ = writeln!(
+        out,
+        "{} {}",
+        p.heading("FINDINGS"),
+        p.dim(&format!(
+            "({}, worst first)",
+            count_phrase(shown.len(), "finding")
+        ))
+    );
+    for f in shown {
+        render_finding(out, f, p, width);
     }
 }
 
 fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
     let label = format!("{:<8}", f.severity.as_str().to_ascii_uppercase());
     let mut head = format!(
-        "  {} {} {} {}",
+        "  {} {} {} {} {}",
         p.severity(f.severity, &label),
         p.bold(&f.rule),
         f.name,
-        p.dim(&format!("[{}]", f.certainty))
+        p.dim(&format!("[{}]", f.certainty)),
+        p.dim(f.layer.as_str())
     );
     if f.accepted.is_some() {
         head.push(' ');
@@ -318,12 +322,13 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         "{indent}{}",
         wrap(&esc(&f.message), width.saturating_sub(indent.len()), indent)
     );
-    // Continuation lines line up under the text after the label; no line passes the width.
+    // Continuation lines line up under the text after the label; no line of prose passes the
+    // width, and each command stands whole on a line of its own, to be copied.
     let fix = format!("fix: {}", esc(&f.remediation));
     let _ = writeln!(
         out,
         "{indent}{}",
-        wrap(&fix, width.saturating_sub(9), "         ")
+        crate::text::wrap_with_commands(&fix, width.saturating_sub(9), "         ")
     );
     let labelled = " ".repeat(14);
     for e in &f.evidence {

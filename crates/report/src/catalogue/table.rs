@@ -2,17 +2,18 @@
 //! maximal layouts.
 
 use super::Layouts;
-use crate::text::{table, Fit};
+use crate::text::table;
 use gpu_trust_model::catalogue::{self, CcSupport, GpuModel, MemoryBasis, MigProfile};
 
-/// The reference tables wrap at 160 columns wherever they go.
-const WIDTH: Fit = Fit::Width(160);
+/// The widest the reference tables are laid out, however wide the terminal.
+const WIDEST: usize = 160;
 
 /// Every model: memory, architecture, compute capability, MIG, confidential computing, product
 /// labels.
-pub fn catalogue() -> String {
+pub fn catalogue(width: usize) -> String {
+    let width = width.min(WIDEST);
     let mut t = table(
-        WIDTH,
+        width,
         [
             "id",
             "memory",
@@ -68,7 +69,8 @@ fn cc_long(cc: CcSupport) -> &'static str {
 }
 
 /// One model: its facts and sources, its MIG profiles and, when given, its maximal layouts.
-pub fn model(model: &GpuModel, layouts: Option<&Layouts>) -> String {
+pub fn model(model: &GpuModel, layouts: Option<&Layouts>, width: usize) -> String {
+    let width = width.min(WIDEST);
     let pci: Vec<String> = model
         .pci_device_ids
         .iter()
@@ -102,7 +104,7 @@ pub fn model(model: &GpuModel, layouts: Option<&Layouts>) -> String {
         g.memory_slices, g.compute_slices, g.source
     ));
     let mut t = table(
-        WIDTH,
+        width,
         [
             "profile",
             "id",

@@ -1,14 +1,14 @@
 //! The inventory as tables: per GPU node its facts and devices, then what is not scheduled, not
 //! resolved or not read. Every text from the input is escaped for the terminal.
 
-use crate::text::{e, joined, plural, table, Fit};
+use crate::text::{e, joined, plural, table};
 use gpu_trust_ingest::inventory::{Inventory, NodeView};
 
 /// The inventory for reading: a summary line, one section per GPU node (its facts, then a table of
 /// its devices and the pods on each), the nodes without GPUs, then the workloads not running on a
-/// node, what could not be resolved and the skipped documents. `terminal`: wrap the tables to the
-/// terminal's width.
-pub fn render(inv: &Inventory, terminal: bool) -> String {
+/// node, what could not be resolved and the skipped documents. `width`: the columns the
+/// tables fit in.
+pub fn render(inv: &Inventory, width: usize) -> String {
     let s = &inv.summary;
     let mut out = format!(
         "Fleet: {} ({} with GPUs: {}, {}), {} ({} on GPUs), {}\n",
@@ -32,7 +32,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
         .filter(|n| n.product.is_some() || n.gpus > 0 || !n.devices.is_empty())
     {
         out.push('\n');
-        out.push_str(&node_section(n, terminal));
+        out.push_str(&node_section(n, width));
     }
     let plain: Vec<&NodeView> = inv
         .nodes
@@ -55,7 +55,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
     if !inv.unscheduled.is_empty() {
         out.push_str("\nNot running on a node (templates and pending pods), where they may run\n");
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             [
                 "workload",
                 "tenant",
@@ -87,7 +87,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
     }
     if !inv.unresolved.is_empty() {
         out.push_str("\nCould not be resolved\n");
-        let mut t = table(Fit::terminal(terminal), ["object", "node", "what", "why"]);
+        let mut t = table(width, ["object", "node", "what", "why"]);
         for u in &inv.unresolved {
             t.add_row(vec![
                 format!(
@@ -120,7 +120,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
     out
 }
 
-fn node_section(n: &NodeView, terminal: bool) -> String {
+fn node_section(n: &NodeView, width: usize) -> String {
     let mut out = format!(
         "{}  {} x{}  ({})\n",
         e(&n.name),
@@ -187,7 +187,7 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
         return out;
     }
     let mut t = table(
-        Fit::terminal(terminal),
+        width,
         [
             "device",
             "instance",

@@ -1,6 +1,6 @@
 //! The policy check as tables. Every text from the policy is escaped for the terminal.
 
-use crate::text::{e, joined, plural, table, Fit};
+use crate::text::{e, joined, plural, table};
 use gpu_trust_policy::{CheckReport, Tenant};
 
 fn namespaces_of(t: &Tenant) -> String {
@@ -17,9 +17,9 @@ fn namespaces_of(t: &Tenant) -> String {
 }
 
 /// The policy for reading: its tenants, the trust between them, the platform namespaces and labels,
-/// the workload classes and the acceptances with their state. `terminal`: wrap the tables to the
-/// terminal's width.
-pub fn render(r: &CheckReport, terminal: bool) -> String {
+/// the workload classes and the acceptances with their state. `width`: the columns the
+/// tables fit in.
+pub fn render(r: &CheckReport, width: usize) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "Policy {}: valid ({}, {}, {})\n\n",
@@ -34,7 +34,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
         out.push_str("  none declared: every namespace is a tenant of its own\n");
     } else {
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             [
                 "tenant",
                 "namespaces",
@@ -76,7 +76,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
     } else if r.relations.is_empty() {
         out.push_str("  no relations: every pair has the default\n");
     } else {
-        let mut t = table(Fit::terminal(terminal), ["tenants", "trust", "from"]);
+        let mut t = table(width, ["tenants", "trust", "from"]);
         for p in &r.relations {
             let from = match p.line {
                 Some(line) => format!("relation (line {line})"),
@@ -135,7 +135,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
     if !r.workloads.is_empty() {
         out.push_str("\nWorkloads\n");
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             ["namespace", "labels", "kind", "peak memory", "latency"],
         );
         for w in &r.workloads {
@@ -163,7 +163,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
         out.push_str("  none\n");
     } else {
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             ["rule", "scope", "reason", "until", "state", "line"],
         );
         for a in &r.acceptances {
