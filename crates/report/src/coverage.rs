@@ -46,7 +46,9 @@ pub fn partial_message(coverage: &Coverage) -> Vec<String> {
     if coverage.complete {
         return Vec::new();
     }
-    let lines = blocking_lines(coverage).into_iter().map(|l| format!("  {l}"));
+    let lines = blocking_lines(coverage)
+        .into_iter()
+        .map(|l| format!("  {l}"));
     if coverage.accepted_partial {
         let mut out = vec![
             "gpu-trust: warning: partial audit accepted (--accept-partial); not evaluated:"

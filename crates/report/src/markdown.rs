@@ -96,7 +96,9 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
     }
     let order = worst_first(&report.findings);
     // Room for the note on what does not fit.
-    let budget = options.max_chars.saturating_sub(out.len() + tail.len() + 200);
+    let budget = options
+        .max_chars
+        .saturating_sub(out.len() + tail.len() + 200);
     let mut shown = 0usize;
     let mut body = String::new();
     for &i in &order {
@@ -112,7 +114,8 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
     }
     out.push_str(&body);
     if shown < order.len() {
-        let _ = writeln!(
+        let _ =
+            writeln!(
             out,
             "**{} more finding{} not shown**: a comment holds {} characters. The SARIF, JSON and \
              HTML reports have every finding.\n",
@@ -277,8 +280,7 @@ fn object(o: &FindingObject, options: &MarkdownOptions) -> String {
 fn url(base: &str) -> String {
     let mut out = String::with_capacity(base.len());
     for c in base.chars() {
-        if c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '(' | ')' | '\\' | '`')
-        {
+        if c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '(' | ')' | '\\' | '`') {
             let mut buf = [0u8; 4];
             for b in c.encode_utf8(&mut buf).bytes() {
                 let _ = write!(out, "%{b:02X}");

@@ -2,7 +2,7 @@
 //! (`gpu-trust/rules/v1`). Everything shown comes from the registry's [`RuleDoc`]s.
 
 use crate::table::TableOptions;
-use crate::text::wrap;
+use crate::text::last_column;
 use crate::RuleDoc;
 use anstyle::{Effects, Style};
 use gpu_trust_model::{Layer, Severity};
@@ -91,22 +91,24 @@ pub fn render_table(rules: &[RuleDoc<'_>], options: &TableOptions) -> String {
             v.push(r);
         }
     }
-    let indent = " ".repeat(2 + 5 + 2 + name_width + 2 + 8 + 2);
+    let lead = 2 + 5 + 2 + name_width + 2 + 8 + 2;
     for (heading, group) in groups {
         let _ = writeln!(out, "{}", bold(&heading));
         for r in group {
-            let summary = wrap(
-                r.summary,
-                options.width.saturating_sub(indent.len()),
-                &indent,
-            );
-            let _ = writeln!(
-                out,
-                "  {}  {:<name_width$}  {:<8}  {summary}",
+            // Too narrow beside the name, the summary goes under it.
+            let summary = last_column(r.summary, lead, options.width, 2 + 5 + 2);
+            let head = format!(
+                "  {}  {:<name_width$}  {:<8}  ",
                 bold(r.code),
                 r.name,
                 r.severity.as_str(),
             );
+            let head = if summary.starts_with('\n') {
+                head.trim_end()
+            } else {
+                &head
+            };
+            let _ = writeln!(out, "{head}{summary}");
         }
         out.push('\n');
     }

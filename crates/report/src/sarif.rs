@@ -26,6 +26,7 @@
 //!   documents and coverage gaps become notifications of the invocation, and a run that exits 2 (a
 //!   partial audit not accepted) has `executionSuccessful: false`.
 
+use crate::paths::{encode_path, normalise};
 use crate::text::markdown_to_plain;
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::Severity;
@@ -33,7 +34,6 @@ use gpu_trust_rules::report::{AcceptedEntry, Finding, FindingObject};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
-use crate::paths::{encode_path, normalise};
 use std::path::PathBuf;
 
 const SARIF_SCHEMA: &str =
@@ -740,11 +740,11 @@ mod tests {
     #[test]
     fn files_outside_the_root_are_reached_from_it() {
         let o = opts("/work/repo", "/work/repo");
-        assert_eq!(artifact_uri("/tmp/dump.yaml", &o), rel("../../tmp/dump.yaml"));
         assert_eq!(
-            artifact_uri("../other/x.yaml", &o),
-            rel("../other/x.yaml")
+            artifact_uri("/tmp/dump.yaml", &o),
+            rel("../../tmp/dump.yaml")
         );
+        assert_eq!(artifact_uri("../other/x.yaml", &o), rel("../other/x.yaml"));
         assert_eq!(
             artifact_uri("/work/repo2/x.yaml", &o),
             rel("../repo2/x.yaml")

@@ -10,7 +10,7 @@
 //! terminal or forge a line. Long lists stay bounded: at most [`MAX_LISTED`] names per field, and a
 //! large report's groups and blast radius are folded (the JSON report has everything).
 
-use crate::text::wrap;
+use crate::text::{last_column, wrap};
 use crate::AuditReport;
 use anstyle::{AnsiColor, Effects, Style};
 use gpu_trust_model::terminal::escape;
@@ -253,21 +253,31 @@ fn render_findings(out: &mut String, report: &AuditReport, p: &Palette, width: u
 
 fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
     let label = format!("{:<8}", f.severity.as_str().to_ascii_uppercase());
+    let field_indent = "             ";
+    let certainty = format!("[{}]", f.certainty);
     let mut head = format!(
-        "  {} {} {} {} {}",
+        "  {} {} {}",
         p.severity(f.severity, &label),
         p.bold(&f.rule),
         f.name,
-        p.dim(&format!("[{}]", f.certainty)),
-        p.dim(f.layer.as_str())
     );
+    // Certainty, layer and acceptance go under the name when the line would not fit.
+    let tail_len =
+        1 + certainty.len() + 1 + f.layer.as_str().len() + if f.accepted.is_some() { 9 } else { 0 };
+    let head_len = 2 + label.len() + 1 + f.rule.chars().count() + 1 + f.name.chars().count();
+    if head_len + tail_len > width {
+        head.push('\n');
+        head.push_str(field_indent);
+    } else {
+        head.push(' ');
+    }
+    let _ = write!(head, "{} {}", p.dim(&certainty), p.dim(f.layer.as_str()));
     if f.accepted.is_some() {
         head.push(' ');
         head.push_str(&p.accepted("ACCEPTED"));
     }
     let _ = writeln!(out, "{head}");
     let indent = "    ";
-    let field_indent = "             ";
     let field = |out: &mut String, name: &str, value: &str| {
         let text = wrap(
             value,
@@ -620,12 +630,17 @@ fn write_columns<const N: usize>(
         .take(N.saturating_sub(1))
         .map(|w| w + 2)
         .sum::<usize>();
-    let indent = " ".repeat(lead);
+    // Too narrow beside the other columns, the last one goes under them, from the second column.
+    let under = 2 + widths[0] + 2;
     let line = |cells: &[String]| -> String {
         let mut s = String::from("  ");
         for (i, cell) in cells.iter().enumerate() {
             if i + 1 == N {
-                s.push_str(&wrap(cell, width.saturating_sub(lead), &indent));
+                let last = last_column(cell, lead, width, under);
+                if last.starts_with('\n') {
+                    s.truncate(s.trim_end().len());
+                }
+                s.push_str(&last);
             } else {
                 let pad = widths[i].saturating_sub(cell.chars().count());
                 s.push_str(cell);

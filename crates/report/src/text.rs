@@ -25,6 +25,35 @@ pub(crate) fn table<S: ToString>(width: usize, header: impl IntoIterator<Item = 
     t
 }
 
+/// A line of prose at `indent`, wrapped to fit `width` columns, its continuation lines indented two
+/// columns more, ending in a newline: the commands' facts and notes around their tables.
+pub(crate) fn prose_line(text: &str, width: usize, indent: &str) -> String {
+    let hanging = format!("{indent}  ");
+    format!(
+        "{indent}{}\n",
+        wrap(text, width.saturating_sub(hanging.len()), &hanging)
+    )
+}
+
+/// The narrowest a last column is wrapped beside the columns before it; narrower, it moves under them.
+const NARROWEST_LAST_COLUMN: usize = 24;
+
+/// `text` as the last column of a line whose other columns take `lead` of `width` columns: wrapped
+/// beside them when at least 24 columns are left, else starting on the next line, indented by
+/// `under` columns and wrapped in what is left there. The caller trims the trailing blanks of the
+/// columns before it when the text begins with a line break.
+pub(crate) fn last_column(text: &str, lead: usize, width: usize, under: usize) -> String {
+    if width >= lead + NARROWEST_LAST_COLUMN {
+        wrap(text, width - lead, &" ".repeat(lead))
+    } else {
+        let indent = " ".repeat(under);
+        format!(
+            "\n{indent}{}",
+            wrap(text, width.saturating_sub(under), &indent)
+        )
+    }
+}
+
 /// Text from the input, escaped for a terminal.
 pub(crate) fn e(text: &str) -> String {
     escape(text).into_owned()
@@ -265,7 +294,10 @@ mod tests {
         );
         // Without commands it is the plain wrap; an unpaired backtick stays.
         assert_eq!(wrap_with_commands("a `b c", 40, "  "), "a `b c");
-        assert_eq!(wrap_with_commands("x `y` z", 40, "  "), wrap("x `y` z", 40, "  "));
+        assert_eq!(
+            wrap_with_commands("x `y` z", 40, "  "),
+            wrap("x `y` z", 40, "  ")
+        );
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = solve(&input);
     let text = match args.format {
         Format::Json => json::render(&plan)?,
-        Format::Table => table::render(&plan, output::stdout_is_terminal(args.output.as_deref())),
+        Format::Table => table::render(&plan, output::text_width(args.output.as_deref())),
     };
     if let Some(dir) = &args.emit {
         for a in emit::artifacts(&plan, &input) {

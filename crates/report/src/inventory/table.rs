@@ -1,7 +1,7 @@
 //! The inventory as tables: per GPU node its facts and devices, then what is not scheduled, not
 //! resolved or not read. Every text from the input is escaped for the terminal.
 
-use crate::text::{e, joined, plural, table};
+use crate::text::{e, joined, plural, prose_line, table};
 use gpu_trust_ingest::inventory::{Inventory, NodeView};
 
 /// The inventory for reading: a summary line, one section per GPU node (its facts, then a table of
@@ -10,8 +10,8 @@ use gpu_trust_ingest::inventory::{Inventory, NodeView};
 /// tables fit in.
 pub fn render(inv: &Inventory, width: usize) -> String {
     let s = &inv.summary;
-    let mut out = format!(
-        "Fleet: {} ({} with GPUs: {}, {}), {} ({} on GPUs), {}\n",
+    let fleet = format!(
+        "Fleet: {} ({} with GPUs: {}, {}), {} ({} on GPUs), {}",
         plural(s.nodes, "node", "nodes"),
         s.gpu_nodes,
         plural(s.gpus, "GPU", "GPUs"),
@@ -20,6 +20,7 @@ pub fn render(inv: &Inventory, width: usize) -> String {
         plural(s.gpu_pods, "pod", "pods"),
         plural(s.tenants, "tenant", "tenants"),
     );
+    let mut out = prose_line(&fleet, width, "");
     if s.unresolved > 0 || s.skipped > 0 {
         out.push_str(&format!(
             "Incomplete: {} unresolved, {} skipped (see below)\n",
@@ -50,7 +51,12 @@ pub fn render(inv: &Inventory, width: usize) -> String {
                 }
             })
             .collect();
-        out.push_str(&format!("\nNodes without GPUs: {}\n", names.join("; ")));
+        out.push('\n');
+        out.push_str(&prose_line(
+            &format!("Nodes without GPUs: {}", names.join("; ")),
+            width,
+            "",
+        ));
     }
     if !inv.unscheduled.is_empty() {
         out.push_str("\nNot running on a node (templates and pending pods), where they may run\n");
@@ -158,20 +164,32 @@ fn node_section(n: &NodeView, width: usize) -> String {
     if n.hami {
         facts.push("HAMi vGPU node".to_string());
     }
-    out.push_str(&format!("  {}\n", facts.join(", ")));
-    out.push_str(&format!(
-        "  sharing: {} (from {})\n",
-        e(n.sharing.as_deref().unwrap_or("none")),
-        e(n.sharing_source.as_deref().unwrap_or("unknown"))
+    out.push_str(&prose_line(&facts.join(", "), width, "  "));
+    out.push_str(&prose_line(
+        &format!(
+            "sharing: {} (from {})",
+            e(n.sharing.as_deref().unwrap_or("none")),
+            e(n.sharing_source.as_deref().unwrap_or("unknown"))
+        ),
+        width,
+        "  ",
     ));
     if let Some(m) = &n.mig_source {
-        out.push_str(&format!("  MIG layout from {}\n", e(&m.to_string())));
+        out.push_str(&prose_line(
+            &format!("MIG layout from {}", e(&m.to_string())),
+            width,
+            "  ",
+        ));
     }
     if !n.taints.is_empty() {
-        out.push_str(&format!("  taints: {}\n", joined(&n.taints, ", ")));
+        out.push_str(&prose_line(
+            &format!("taints: {}", joined(&n.taints, ", ")),
+            width,
+            "  ",
+        ));
     }
-    out.push_str(&format!(
-        "  tenants: {}{}\n",
+    let tenants = format!(
+        "tenants: {}{}",
         if n.tenants.is_empty() {
             "none".to_string()
         } else {
@@ -182,12 +200,14 @@ fn node_section(n: &NodeView, width: usize) -> String {
         } else {
             String::new()
         }
-    ));
+    );
+    out.push_str(&prose_line(&tenants, width, "  "));
     if n.devices.is_empty() {
         return out;
     }
+    // The table is indented two columns under the node.
     let mut t = table(
-        width,
+        width.saturating_sub(2),
         [
             "device",
             "instance",

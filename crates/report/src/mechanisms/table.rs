@@ -2,7 +2,7 @@
 //! strategies, the layers above the device and, when asked, the source of every fact.
 
 use super::DRA_STRATEGIES;
-use crate::text::table;
+use crate::text::{prose_line, table};
 use gpu_trust_model::fleet::DraStrategy;
 use gpu_trust_model::isolation::{Mechanism, Property, LAYERS};
 use gpu_trust_model::Incident;
@@ -31,15 +31,20 @@ pub fn render(selected: &[Mechanism], sources: bool, width: usize) -> String {
     }
     let mut out = String::from("Device layer: two workloads on the same physical GPU\n");
     out.push_str(&table.to_string());
-    out.push_str(
-        "\nA DRA claim adds no isolation: it gets the mechanism its sharing strategy names (",
-    );
     let dra: Vec<String> = DRA_STRATEGIES
         .iter()
         .map(|s| format!("{} -> {}", dra_name(*s), Mechanism::for_dra(*s)))
         .collect();
-    out.push_str(&dra.join(", "));
-    out.push_str(").\n\nAbove the device: what every workload shares\n");
+    out.push('\n');
+    out.push_str(&prose_line(
+        &format!(
+            "A DRA claim adds no isolation: it gets the mechanism its sharing strategy names ({}).",
+            dra.join(", ")
+        ),
+        width,
+        "",
+    ));
+    out.push_str("\nAbove the device: what every workload shares\n");
     let mut layers = crate::text::table(
         width,
         ["layer", "shared by", "what is shared", "separated by"],
@@ -66,9 +71,7 @@ pub fn render(selected: &[Mechanism], sources: bool, width: usize) -> String {
             seen.insert(l.source);
         }
         for s in seen {
-            out.push_str("  - ");
-            out.push_str(s);
-            out.push('\n');
+            out.push_str(&prose_line(&format!("- {s}"), width, "  "));
         }
     }
     out

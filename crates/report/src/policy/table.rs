@@ -1,6 +1,6 @@
 //! The policy check as tables. Every text from the policy is escaped for the terminal.
 
-use crate::text::{e, joined, plural, table};
+use crate::text::{e, joined, plural, prose_line, table};
 use gpu_trust_policy::{CheckReport, Tenant};
 
 fn namespaces_of(t: &Tenant) -> String {
@@ -21,13 +21,15 @@ fn namespaces_of(t: &Tenant) -> String {
 /// tables fit in.
 pub fn render(r: &CheckReport, width: usize) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "Policy {}: valid ({}, {}, {})\n\n",
+    let head = format!(
+        "Policy {}: valid ({}, {}, {})",
         e(r.file.as_deref().unwrap_or("(default)")),
         plural(r.tenants.len(), "tenant", "tenants"),
         plural(r.pairs, "pair", "pairs"),
         plural(r.acceptances.len(), "acceptance", "acceptances"),
-    ));
+    );
+    out.push_str(&prose_line(&head, width, ""));
+    out.push('\n');
 
     out.push_str("Tenants\n");
     if r.tenants.is_empty() {
@@ -66,10 +68,15 @@ pub fn render(r: &CheckReport, width: usize) -> String {
     }
 
     let defaulted = r.pairs.saturating_sub(r.relations.len());
-    out.push_str(&format!(
-        "\nTrust between tenants (default: {}, for {}; inside one tenant: full)\n",
-        r.default_trust,
-        plural(defaulted, "pair", "pairs")
+    out.push('\n');
+    out.push_str(&prose_line(
+        &format!(
+            "Trust between tenants (default: {}, for {}; inside one tenant: full)",
+            r.default_trust,
+            plural(defaulted, "pair", "pairs")
+        ),
+        width,
+        "",
     ));
     if r.pairs == 0 {
         out.push_str("  no pairs: fewer than two tenants declared\n");
@@ -97,9 +104,14 @@ pub fn render(r: &CheckReport, width: usize) -> String {
         .filter(|p| !r.platform_claimed.contains_key(*p))
         .map(|p| e(p))
         .collect();
-    out.push_str(&format!(
-        "\nPlatform namespaces (infrastructure, never tenants unless a tenant names them): {}\n",
-        platform.join(", ")
+    out.push('\n');
+    out.push_str(&prose_line(
+        &format!(
+            "Platform namespaces (infrastructure, never tenants unless a tenant names them): {}",
+            platform.join(", ")
+        ),
+        width,
+        "",
     ));
     if !r.platform_claimed.is_empty() {
         let claimed: Vec<String> = r
@@ -107,29 +119,40 @@ pub fn render(r: &CheckReport, width: usize) -> String {
             .iter()
             .map(|(ns, t)| format!("{} (tenant {})", e(ns), e(t)))
             .collect();
-        out.push_str(&format!(
-            "Platform namespaces a tenant names, so the tenant's: {}\n",
-            claimed.join(", ")
+        out.push_str(&prose_line(
+            &format!(
+                "Platform namespaces a tenant names, so the tenant's: {}",
+                claimed.join(", ")
+            ),
+            width,
+            "",
         ));
     }
-    out.push_str(&format!(
-        "Tenant label (adds tenants for unclaimed namespaces): {}\n",
+    let labels = format!(
+        "Tenant label (adds tenants for unclaimed namespaces): {}",
         if r.tenant_labels.is_empty() {
             "none".to_string()
         } else {
             joined(&r.tenant_labels, ", ")
         }
-    ));
-    out.push_str(
-        "Any other namespace is a tenant of its own, unassigned, with the default trust.\n",
     );
+    out.push_str(&prose_line(&labels, width, ""));
+    out.push_str(&prose_line(
+        "Any other namespace is a tenant of its own, unassigned, with the default trust.",
+        width,
+        "",
+    ));
     out.push_str(&format!(
         "Host patch window: {}\n",
         plural(r.patch_window_days as usize, "day", "days")
     ));
-    out.push_str(&format!(
-        "Replicas per shared GPU without a memory limit before GT110: {}\n",
-        r.max_replicas
+    out.push_str(&prose_line(
+        &format!(
+            "Replicas per shared GPU without a memory limit before GT110: {}",
+            r.max_replicas
+        ),
+        width,
+        "",
     ));
 
     if !r.workloads.is_empty() {
@@ -162,10 +185,7 @@ pub fn render(r: &CheckReport, width: usize) -> String {
     if r.acceptances.is_empty() {
         out.push_str("  none\n");
     } else {
-        let mut t = table(
-            width,
-            ["rule", "scope", "reason", "until", "state", "line"],
-        );
+        let mut t = table(width, ["rule", "scope", "reason", "until", "state", "line"]);
         for a in &r.acceptances {
             t.add_row(vec![
                 e(&a.rule),
