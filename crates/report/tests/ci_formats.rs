@@ -192,9 +192,8 @@ fn markdown_lists_findings_worst_first_with_their_fix_and_links() {
         if c.as_ref() == "kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule")));
     // Rules link to their pages, objects to their file and line relative to the repository root.
     let found = links(&events);
-    assert!(found.contains(
-        &"https://example.com/gpu-trust/blob/v0.1.0/docs/rules/GT101.md".to_string()
-    ));
+    assert!(found
+        .contains(&"https://example.com/gpu-trust/blob/v0.1.0/docs/rules/GT101.md".to_string()));
     assert!(
         found.contains(&"platform/examples/inference/cluster.yaml#L120".to_string()),
         "{found:?}"
@@ -270,10 +269,9 @@ fn markdown_input_text_cannot_add_html_links_cells_or_mentions() {
     let text = markdown::render(&report, &sample_rules(), &markdown_options());
     let events = events(&text);
     assert!(
-        !events.iter().any(|e| matches!(
-            e,
-            Event::Start(Tag::List(Some(_)) | Tag::BlockQuote(_))
-        )),
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::Start(Tag::List(Some(_)) | Tag::BlockQuote(_)))),
         "a message became a list or a quote:\n{text}"
     );
     let headings = events

@@ -357,7 +357,9 @@ fn control_and_bidi_characters_are_visible() {
     report.findings[0].message = "colour \u{1b}[31mred\u{7} and \u{9b} C1".into();
     report.findings[0].objects[0].name = "pod\u{200f}0".into();
     let p = html::render(&report, &sample_rules());
-    for hidden in ['\u{202e}', '\u{2066}', '\u{1b}', '\u{7}', '\u{9b}', '\u{200f}'] {
+    for hidden in [
+        '\u{202e}', '\u{2066}', '\u{1b}', '\u{7}', '\u{9b}', '\u{200f}',
+    ] {
         assert!(!p.contains(hidden), "{hidden:?} is on the page");
     }
     assert!(p.contains("acme\\u{202e}evil\\u{2066}"));

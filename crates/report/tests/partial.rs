@@ -43,12 +43,20 @@ fn every_format_says_the_audit_is_partial() {
             ..MarkdownOptions::new()
         },
     );
-    let mut lines = md.lines().skip_while(|l| l.starts_with('#') || l.is_empty());
+    let mut lines = md
+        .lines()
+        .skip_while(|l| l.starts_with('#') || l.is_empty());
     assert_eq!(lines.next(), Some("> [!CAUTION]"), "{md}");
     let banner = lines.next().unwrap();
-    assert!(banner.contains("PARTIAL AUDIT") && banner.contains("control-plane"), "{md}");
+    assert!(
+        banner.contains("PARTIAL AUDIT") && banner.contains("control-plane"),
+        "{md}"
+    );
     assert!(md.contains("> - control-plane (partial)\\: no-rbac\\: the input has no RoleBinding"));
-    assert!(md.contains("**Fails** (exit 2): the audit is partial"), "{md}");
+    assert!(
+        md.contains("**Fails** (exit 2): the audit is partial"),
+        "{md}"
+    );
 
     let mut buf = Vec::new();
     json::write(&report, &mut buf).unwrap();
@@ -88,7 +96,9 @@ fn every_format_says_the_audit_is_partial() {
         gt401.contains("<error type=\"not-evaluated\" message=\"not evaluated in full: the control-plane layer is partial: no-rbac"),
         "{gt401}"
     );
-    assert!(xml.contains("name=\"gpu-trust.control-plane\" tests=\"1\" failures=\"0\" errors=\"1\""));
+    assert!(
+        xml.contains("name=\"gpu-trust.control-plane\" tests=\"1\" failures=\"0\" errors=\"1\"")
+    );
 
     let page = html::render(&report, &rules);
     assert!(page.contains("<p class=\"partial\" id=\"partial-audit\" role=\"alert\">"));
@@ -110,7 +120,10 @@ fn an_accepted_partial_audit_still_says_so() {
             ..MarkdownOptions::new()
         },
     );
-    assert!(md.contains("**PARTIAL AUDIT (accepted with --accept-partial)"), "{md}");
+    assert!(
+        md.contains("**PARTIAL AUDIT (accepted with --accept-partial)"),
+        "{md}"
+    );
     assert!(md.contains("(a partial audit, accepted: it does not cover the layers above)"));
     let log: serde_json::Value = serde_json::from_str(
         &sarif::render(
@@ -121,7 +134,10 @@ fn an_accepted_partial_audit_still_says_so() {
         .unwrap(),
     )
     .unwrap();
-    assert_eq!(log["runs"][0]["invocations"][0]["executionSuccessful"], true);
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        true
+    );
     let xml = junit::render(&report, &rules, &JunitOptions::default());
     let gt401 = xml
         .split("<testcase ")

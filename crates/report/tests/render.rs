@@ -326,7 +326,13 @@ fn sarif_stays_within_githubs_limits_and_says_what_it_cut() {
     assert_eq!(results.len(), sarif::MAX_RESULTS);
     // The accepted finding's copies went first; every other finding is kept.
     let count = |rule: &str| results.iter().filter(|r| r["ruleId"] == rule).count();
-    let made = |i: usize| report.findings.iter().filter(|f| f.rule == template[i].rule).count();
+    let made = |i: usize| {
+        report
+            .findings
+            .iter()
+            .filter(|f| f.rule == template[i].rule)
+            .count()
+    };
     assert_eq!(count("GT401"), made(3) - 7);
     assert_eq!(count("GT101"), made(0));
     assert_eq!(count("GT502"), made(4));
@@ -372,7 +378,10 @@ fn sarif_stays_within_githubs_limits_and_says_what_it_cut() {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let kept = v["runs"][0]["results"].as_array().unwrap().len();
     assert!(kept > 0 && kept < 400, "{kept}");
-    assert!(text.contains(&format!("{} of 400 findings are not in this SARIF log", 400 - kept)));
+    assert!(text.contains(&format!(
+        "{} of 400 findings are not in this SARIF log",
+        400 - kept
+    )));
 }
 
 /// The fingerprint hashes the rule and the key (the owning workload, the node group), not the pods

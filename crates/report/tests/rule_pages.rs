@@ -13,8 +13,7 @@ fn folder() -> PathBuf {
 }
 
 fn updating() -> bool {
-    std::env::var_os("CI").is_none()
-        && std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always")
+    std::env::var_os("CI").is_none() && std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always")
 }
 
 #[test]
