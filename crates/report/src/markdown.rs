@@ -13,6 +13,7 @@
 //! so no backslash-escaped backtick is shown.
 
 use crate::table::{hidden_line, summary_line, Hidden};
+use crate::text::Span;
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::Severity;
 use gpu_trust_rules::report::{Finding, FindingObject};
@@ -324,22 +325,15 @@ fn listed(items: &[String], show: impl Fn(&String) -> String) -> String {
 /// that what the rules write as code reads as code and no backtick is shown escaped. A backtick
 /// without a partner is escaped as text.
 pub fn with_code(text: &str) -> String {
-    let pieces: Vec<&str> = text.split('`').collect();
-    // An odd number of pieces means the backticks pair up; otherwise the last one has no partner.
-    let paired = if pieces.len() % 2 == 1 {
-        pieces.len()
-    } else {
-        pieces.len() - 1
-    };
     let mut out = String::with_capacity(text.len() + 16);
-    for (i, piece) in pieces.iter().enumerate() {
-        if i >= paired {
-            out.push_str("\\`");
-            out.push_str(&inline(piece));
-        } else if i % 2 == 1 {
-            out.push_str(&code_text(piece));
-        } else {
-            out.push_str(&inline(piece));
+    for (span, piece) in crate::text::backtick_spans(text) {
+        match span {
+            Span::Unpaired => {
+                out.push_str("\\`");
+                out.push_str(&inline(piece));
+            }
+            Span::Code => out.push_str(&code_text(piece)),
+            Span::Prose => out.push_str(&inline(piece)),
         }
     }
     out

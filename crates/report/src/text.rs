@@ -54,6 +54,33 @@ pub(crate) fn last_column(text: &str, lead: usize, width: usize, under: usize) -
     }
 }
 
+/// How a part of a text split at its backticks reads: prose, a code span, or what follows a
+/// backtick without a partner.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Span {
+    Prose,
+    Code,
+    Unpaired,
+}
+
+/// `text` split at its backticks, each part with how it reads: parts between paired backticks are
+/// code, and when the backticks do not pair up the part after the last one is [`Span::Unpaired`].
+pub(crate) fn backtick_spans(text: &str) -> impl Iterator<Item = (Span, &str)> {
+    let count = text.split('`').count();
+    // An odd number of parts means the backticks pair up; otherwise the last one has no partner.
+    let paired = if count % 2 == 1 { count } else { count - 1 };
+    text.split('`').enumerate().map(move |(i, part)| {
+        let span = if i >= paired {
+            Span::Unpaired
+        } else if i % 2 == 1 {
+            Span::Code
+        } else {
+            Span::Prose
+        };
+        (span, part)
+    })
+}
+
 /// Text from the input, escaped for a terminal.
 pub(crate) fn e(text: &str) -> String {
     escape(text).into_owned()

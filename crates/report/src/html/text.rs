@@ -1,6 +1,7 @@
 //! Text for the page: HTML escaping, code spans, JSON safe inside a script element, counted phrases.
 
 use super::*;
+use crate::text::Span;
 use std::fmt::Write as _;
 
 /// HTML-escapes text for element content and quoted attribute values. Control characters other
@@ -30,24 +31,19 @@ pub fn escape(text: &str) -> String {
 /// rules write between backticks reads as code, and no backtick is left on the page. A backtick
 /// without a partner stays as it is.
 pub fn code_spans(text: &str) -> String {
-    let pieces: Vec<&str> = text.split('`').collect();
-    // An odd number of pieces means the backticks pair up; otherwise the last one has no partner.
-    let paired = if pieces.len() % 2 == 1 {
-        pieces.len()
-    } else {
-        pieces.len() - 1
-    };
     let mut out = String::with_capacity(text.len() + 16);
-    for (i, piece) in pieces.iter().enumerate() {
-        if i >= paired {
-            out.push('`');
-            out.push_str(&escape(piece));
-        } else if i % 2 == 1 {
-            out.push_str("<code>");
-            out.push_str(&escape(piece));
-            out.push_str("</code>");
-        } else {
-            out.push_str(&escape(piece));
+    for (span, piece) in crate::text::backtick_spans(text) {
+        match span {
+            Span::Unpaired => {
+                out.push('`');
+                out.push_str(&escape(piece));
+            }
+            Span::Code => {
+                out.push_str("<code>");
+                out.push_str(&escape(piece));
+                out.push_str("</code>");
+            }
+            Span::Prose => out.push_str(&escape(piece)),
         }
     }
     out
