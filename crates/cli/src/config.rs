@@ -91,9 +91,15 @@ pub fn find(explicit: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
     if here.is_file() {
         return Some(here);
     }
-    let root = cwd.ancestors().find(|d| d.join(".git").exists())?;
+    let root = repository_root(cwd)?;
     let there = root.join(FILE_NAME);
     there.is_file().then_some(there)
+}
+
+/// The root of the git repository `cwd` is in, as git finds it without `GIT_DIR`: the nearest folder
+/// up holding `.git` (a folder, or a file in a worktree or submodule).
+pub fn repository_root(cwd: &Path) -> Option<&Path> {
+    cwd.ancestors().find(|d| d.join(".git").exists())
 }
 
 /// Reads and validates the file at `path`; every error comes back, located. Its report files must
@@ -120,11 +126,7 @@ fn outputs_outside(base: &Path, outputs: &[(Format, PathBuf, Location)]) -> Vec<
     };
     let absolute = |p: &Path| lexical(&cwd.join(p));
     let base = absolute(base);
-    let root = base
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(&base)
-        .to_path_buf();
+    let root = repository_root(&base).unwrap_or(&base).to_path_buf();
     let mut errors = Vec::new();
     for (_, path, location) in outputs {
         let full = absolute(path);

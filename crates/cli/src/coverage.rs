@@ -14,7 +14,7 @@ pub fn passes(coverage: &Coverage) -> bool {
     for line in gpu_trust_report::coverage::partial_message(coverage) {
         output::eprint_line(&line);
     }
-    coverage.complete || coverage.accepted_partial
+    !gpu_trust_report::coverage::exits_partial(coverage)
 }
 
 /// Checks each `--nodes` file on its own: a file (not standard input), holding at least one Node and

@@ -57,6 +57,8 @@ enum Command {
     Completions(commands::completions::Args),
     #[command(hide = true)]
     ProbeWorker(commands::probe::WorkerArgs),
+    #[command(hide = true)]
+    Manpages(commands::manpages::Args),
 }
 
 fn main() -> ExitCode {
@@ -90,6 +92,9 @@ fn main() -> ExitCode {
         Command::Policy(a) => commands::policy::run(a),
         Command::Rules(a) => commands::rules::run(a),
         Command::Explain(a) => commands::explain::run(a),
+        Command::Manpages(a) => {
+            commands::manpages::run(a, <Cli as clap::CommandFactory>::command())
+        }
         Command::Completions(a) => {
             commands::completions::run(a, <Cli as clap::CommandFactory>::command())
         }

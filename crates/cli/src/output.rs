@@ -136,8 +136,9 @@ pub fn stdout_is_terminal(path: Option<&Path>) -> bool {
     path.is_none() && io::stdout().is_terminal()
 }
 
-/// The width to wrap terminal text at: `COLUMNS` when set to a number, else the terminal's width when
-/// standard output is one (and no `--output` file is given), else 100 columns; never under 40.
+/// The width to wrap terminal text and fit tables to: `COLUMNS` when set to a number, else the
+/// terminal's width when standard output is one (and no `--output` file is given), else 100 columns;
+/// never under 40.
 pub fn text_width(path: Option<&Path>) -> usize {
     const DEFAULT: usize = 100;
     const NARROWEST: usize = 40;

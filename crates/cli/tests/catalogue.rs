@@ -3,9 +3,12 @@
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// The catalogue at its widest layout (160 columns), so that no name is broken across lines:
+/// fitting narrower terminals is tests/width.rs's.
 fn run(args: &[&str]) -> std::process::Output {
     Command::cargo_bin("gpu-trust")
         .unwrap()
+        .env("COLUMNS", "160")
         .arg("catalogue")
         .args(args)
         .output()

@@ -6,9 +6,12 @@ use serde_json::Value;
 
 const FIXTURES: &str = "../policy/tests/fixtures";
 
+/// `policy check` wide enough (160 columns) that no cell is broken across lines: fitting narrower
+/// terminals is tests/width.rs's.
 fn check(args: &[&str]) -> assert_cmd::assert::Assert {
     Command::cargo_bin("gpu-trust")
         .unwrap()
+        .env("COLUMNS", "160")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["policy", "check"])
         .args(args)

@@ -183,9 +183,11 @@ fn sarif_marks_an_annotation_in_source_at_its_line() {
     for s in suppressions {
         assert_eq!(s["kind"], "inSource");
         assert_eq!(s["status"], "accepted");
+        // Standard input's name, from the current directory (crates/cli), relative to the root of
+        // the git repository.
         assert_eq!(
             s["location"]["physicalLocation"]["artifactLocation"]["uri"],
-            "cluster.yaml"
+            "crates/cli/cluster.yaml"
         );
     }
     assert_eq!(

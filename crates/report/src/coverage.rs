@@ -8,6 +8,12 @@ use gpu_trust_rules::coverage::{Coverage, CoverageStatus, Gap};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
+/// Whether the run exits 2 for its coverage: the audit is partial and `--accept-partial` did not
+/// accept it (the CLI decides the same way, `crates/cli/src/coverage.rs`).
+pub fn exits_partial(coverage: &Coverage) -> bool {
+    !coverage.complete && !coverage.accepted_partial
+}
+
 /// The first line of a report whose audit is partial; `None` when the coverage is complete.
 pub fn notice(coverage: &Coverage) -> Option<String> {
     if coverage.complete {
@@ -40,31 +46,9 @@ pub fn partial_message(coverage: &Coverage) -> Vec<String> {
     if coverage.complete {
         return Vec::new();
     }
-    // One line per gap, with every layer it touches (a missing node list touches several).
-    let mut gaps: Vec<(Vec<String>, &Gap)> = Vec::new();
-    for (layer, gap) in coverage.blocking() {
-        let status = coverage
-            .layer(layer)
-            .map_or("partial", |l| l.status.as_str());
-        let named = format!("{layer} ({status})");
-        match gaps.iter_mut().find(|(_, g)| *g == gap) {
-            Some((layers, _)) => layers.push(named),
-            None => gaps.push((vec![named], gap)),
-        }
-    }
-    let lines = gaps.iter().map(|(layers, gap)| {
-        let nodes = if gap.nodes.is_empty() {
-            String::new()
-        } else {
-            format!(" [nodes: {}]", gap.nodes.join(", "))
-        };
-        format!(
-            "  {}: {}: {}{nodes}",
-            layers.join(", "),
-            gap.reason.as_str(),
-            gap.message
-        )
-    });
+    let lines = blocking_lines(coverage)
+        .into_iter()
+        .map(|l| format!("  {l}"));
     if coverage.accepted_partial {
         let mut out = vec![
             "gpu-trust: warning: partial audit accepted (--accept-partial); not evaluated:"
@@ -80,6 +64,52 @@ pub fn partial_message(coverage: &Coverage) -> Vec<String> {
     out.push(
         "gpu-trust: add the missing input (--nodes FILE for the nodes), or pass --accept-partial to accept a partial audit; the report is written and marked partial, and the run exits 2".to_string(),
     );
+    out
+}
+
+/// One line per blocking gap, with every layer it touches and their status (a missing node list
+/// touches several): `device (partial), host (partial): no-nodes: the input has ...`.
+pub fn blocking_lines(coverage: &Coverage) -> Vec<String> {
+    let mut gaps: Vec<(Vec<String>, &Gap)> = Vec::new();
+    for (layer, gap) in coverage.blocking() {
+        let status = coverage
+            .layer(layer)
+            .map_or("partial", |l| l.status.as_str());
+        let named = format!("{layer} ({status})");
+        match gaps.iter_mut().find(|(_, g)| *g == gap) {
+            Some((layers, _)) => layers.push(named),
+            None => gaps.push((vec![named], gap)),
+        }
+    }
+    gaps.iter()
+        .map(|(layers, gap)| {
+            let nodes = if gap.nodes.is_empty() {
+                String::new()
+            } else {
+                format!(" [nodes: {}]", gap.nodes.join(", "))
+            };
+            format!(
+                "{}: {}: {}{nodes}",
+                layers.join(", "),
+                gap.reason.as_str(),
+                gap.message
+            )
+        })
+        .collect()
+}
+
+/// The partial-audit banner that opens the Markdown summary: the notice, then one item per blocking
+/// gap with the layers it leaves unevaluated; nothing when the coverage is complete. Text goes
+/// through `inline` (the Markdown summary's escaping).
+pub fn markdown_banner(coverage: &Coverage, inline: impl Fn(&str) -> String) -> String {
+    let Some(n) = notice(coverage) else {
+        return String::new();
+    };
+    let mut out = format!("> [!CAUTION]\n> **{}**\n>\n", inline(&n));
+    for line in blocking_lines(coverage) {
+        let _ = writeln!(out, "> - {}", inline(&line));
+    }
+    out.push('\n');
     out
 }
 

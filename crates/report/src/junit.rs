@@ -6,13 +6,17 @@
 //! found nothing. A finding that is not accepted and is at or above the failure threshold is a
 //! `failure`; an accepted finding and a rule the configuration disables are `skipped`, with the
 //! reason; other findings pass and say what they found in `system-out`. Input left out with
-//! `--skip-invalid` is an `error` in a suite of its own: a partial audit is never all green.
+//! `--skip-invalid` is an `error` in a suite of its own. A rule that found nothing in a layer the
+//! audit could not evaluate in full (a blocking coverage gap) has not passed: its test case is an
+//! `error` naming the gap, or `skipped` with it when `--accept-partial` accepted the partial audit.
+//! A partial audit is never all green.
 //!
 //! No timestamps or timings: the same report gives the same bytes. Text from the input is escaped
 //! for XML, and characters XML 1.0 cannot hold are written out visibly.
 
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::{Layer, Severity};
+use gpu_trust_rules::coverage::CoverageStatus;
 use gpu_trust_rules::report::Finding;
 use std::fmt::Write as _;
 
@@ -75,11 +79,16 @@ impl Suite {
                     attr(&message)
                 );
             }
-            Case::Error { message, text } => {
+            Case::Error {
+                kind,
+                message,
+                text,
+            } => {
                 self.errors += 1;
                 let _ = write!(
                     self.body,
-                    ">\n      <error type=\"unusable-input\" message=\"{}\">{}</error>\n    </testcase>\n",
+                    ">\n      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>\n",
+                    attr(kind),
                     attr(&message),
                     text_node(&text)
                 );
@@ -98,6 +107,7 @@ enum Case<'a> {
     },
     Skipped(String),
     Error {
+        kind: &'a str,
         message: String,
         text: String,
     },
@@ -106,8 +116,11 @@ enum Case<'a> {
 /// The report as a JUnit XML document.
 pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &JunitOptions) -> String {
     let mut suites: Vec<(String, Suite)> = Vec::new();
+    let accepted_partial = report.coverage.accepted_partial;
     for layer in Layer::ALL {
         let mut suite = Suite::default();
+        // What keeps the layer from being evaluated in full, if anything.
+        let gaps = not_evaluated(report, layer);
         for rule in rules.iter().filter(|r| r.layer == layer) {
             let classname = format!("gpu-trust.{}.{}", layer.as_str(), rule.code);
             if let Some((_, reason)) = options.disabled.iter().find(|(c, _)| c == rule.code) {
@@ -124,11 +137,20 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &JunitOption
                 .filter(|f| f.rule == rule.code)
                 .collect();
             if found.is_empty() {
-                suite.case(
-                    &classname,
-                    &format!("{} {}", rule.code, rule.name),
-                    Case::Pass,
-                );
+                let case = match &gaps {
+                    None => Case::Pass,
+                    Some(why) if accepted_partial => Case::Skipped(format!(
+                        "not evaluated in full (partial audit accepted with --accept-partial): {why}"
+                    )),
+                    Some(why) => Case::Error {
+                        kind: "not-evaluated",
+                        message: format!("not evaluated in full: {why}"),
+                        text: "no finding here does not mean the check passed: the input does not \
+                               let the audit evaluate this layer (the run exits 2)"
+                            .to_string(),
+                    },
+                };
+                suite.case(&classname, &format!("{} {}", rule.code, rule.name), case);
                 continue;
             }
             for f in found {
@@ -164,6 +186,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &JunitOption
                 "gpu-trust.input",
                 &place,
                 Case::Error {
+                    kind: "unusable-input",
                     message: format!("{place}: {}", s.error),
                     text: "this document was left out of the audit (--skip-invalid): the report \
                            covers only part of the input"
@@ -198,6 +221,29 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &JunitOption
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// Why `layer` was not evaluated in full (its status and blocking gaps), or `None` when it was, or is
+/// not in play.
+fn not_evaluated(report: &AuditReport, layer: Layer) -> Option<String> {
+    let l = report.coverage.layer(layer)?;
+    if l.status == CoverageStatus::NotInPlay {
+        return None;
+    }
+    let gaps: Vec<String> = l
+        .gaps
+        .iter()
+        .filter(|g| g.blocking)
+        .map(|g| format!("{}: {}", g.reason.as_str(), g.message))
+        .collect();
+    (!gaps.is_empty()).then(|| {
+        format!(
+            "the {} layer is {}: {}",
+            layer.as_str(),
+            l.status.as_str(),
+            gaps.join("; ")
+        )
+    })
 }
 
 /// What a finding says, as the body of its test case.

@@ -3,14 +3,17 @@
 //!
 //! The audit report (`gpu-trust/audit/v2`), one module per output format:
 //!
-//! - [`table`]: the terminal report, grouped by layer, most severe first, with what tenants share, the
-//!   blast radius and a summary line, wrapped at the terminal's width; ANSI colour only when asked for.
+//! - [`table`]: the terminal report, its findings worst first across the layers (each naming its
+//!   layer), with what tenants share, the blast radius and a summary line, wrapped at the terminal's
+//!   width with the commands of fixes whole on their own lines; ANSI colour only when asked for.
 //! - [`html`]: one self-contained HTML page: summary, who-can-hurt-whom matrix, findings, pairs, shared
 //!   things, GPU drawings.
 //! - [`json`]: the report's serde shape, pretty-printed; the same report gives byte-identical text.
-//! - [`sarif`]: SARIF 2.1.0 as GitHub code scanning reads it (a rule per severity, stable fingerprints,
-//!   URIs relative to a stated root).
-//! - [`junit`], [`markdown`], [`prometheus`] (the metrics `gpu-trust serve` exposes), and
+//! - [`sarif`]: SARIF 2.1.0 as GitHub code scanning reads it (one descriptor per rule, the severity on
+//!   each result, stable fingerprints, URIs relative to the repository root, within GitHub's limits).
+//! - [`markdown`]: a pull-request summary: verdict, findings worst first with their fixes, links to
+//!   files and rule pages, within a comment's size.
+//! - [`junit`], [`prometheus`] (the metrics `gpu-trust serve` exposes), and
 //!   [`coverage`], the coverage section of each and the partial-audit message.
 //! - [`pair`]: two tenants and everything they share (`audit --pair`), as text or JSON, and the
 //!   standard-error lines for acceptances that accept nothing.
@@ -40,6 +43,7 @@ pub mod junit;
 pub mod markdown;
 pub mod mechanisms;
 pub mod pair;
+mod paths;
 pub mod plan;
 pub mod policy;
 pub mod probe;
@@ -90,6 +94,16 @@ impl<'a> From<&'a RuleMeta> for RuleDoc<'a> {
             documentation: meta.documentation(),
         }
     }
+}
+
+/// The folder of the rule pages (`docs/rules/`, one `GTxxx.md` per rule) in the repository, at the tag
+/// of `version` (`v0.1.0`), as a URL ending in `/`: the SARIF's `helpUri` and the Markdown summary's
+/// rule links append `GT101.md`.
+pub fn rule_pages_url(version: &str) -> String {
+    format!(
+        "{}/blob/v{version}/docs/rules/",
+        env!("CARGO_PKG_REPOSITORY")
+    )
 }
 
 /// Every rule of the registry, in code order, as renderers take them.

@@ -1,18 +1,31 @@
-//! A short Markdown summary for a pull-request comment or a CI job summary: the verdict, a table of
-//! the findings (most severe first, at most [`MAX_ROWS`]), and the rules they come from, each row
-//! linking to its rule's entry.
+//! A Markdown summary for a pull-request comment or a CI job summary, for a reviewer to act on:
 //!
-//! Text from the input is escaped so that it stays text: no HTML, link, emphasis or extra table
-//! cell can come from an object's name.
+//! - the partial-audit banner first when the audit is partial, with the layers not evaluated;
+//! - the verdict in one line (and the run's exit code), then the counts;
+//! - the findings worst first (not accepted before accepted, most severe first, then in report
+//!   order), each with its rule (linked to the rule's page), what it found and its fix, and the
+//!   tenants, nodes and objects collapsed in a `<details>` block, each object a link to its file
+//!   and line relative to the repository root;
+//! - within GitHub's comment size ([`MAX_CHARS`]): the findings that do not fit are counted in a note.
+//!
+//! Text from the input is escaped so that it stays text: no HTML, link, emphasis, table cell or
+//! @mention can come from an object's name. What the rules write between backticks is set as code,
+//! so no backslash-escaped backtick is shown.
 
 use crate::table::{hidden_line, summary_line, Hidden};
+use crate::text::Span;
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::Severity;
-use std::collections::BTreeSet;
+use gpu_trust_rules::report::{Finding, FindingObject};
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
-/// Rows of the findings table at most; the rest are counted.
-pub const MAX_ROWS: usize = 50;
+/// The most characters the summary has: GitHub's limit on a comment body (65,536), counted in bytes,
+/// which are never fewer than the characters or UTF-16 units GitHub counts.
+pub const MAX_CHARS: usize = 65_536;
+
+/// Names listed per field of a finding (tenants, nodes, objects) before "and N more".
+const MAX_LISTED: usize = 20;
 
 /// How to render the summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,28 +34,44 @@ pub struct MarkdownOptions {
     pub fail_at: Option<Severity>,
     /// Findings the caller left out of the report it hands over.
     pub hidden: Hidden,
+    /// Where the objects' files are, for links; without it objects are named with their file and
+    /// line as text.
+    pub links: Option<FileLinks>,
+    /// The start of every rule page's URL (`GT101.md` is appended); without it rules are not linked.
+    pub rule_pages: Option<String>,
+    /// The most bytes the summary may have ([`MAX_CHARS`]; lower only in tests).
+    pub max_chars: usize,
+}
+
+impl MarkdownOptions {
+    /// No threshold, nothing hidden, no links, at GitHub's comment size.
+    pub fn new() -> Self {
+        MarkdownOptions {
+            max_chars: MAX_CHARS,
+            ..MarkdownOptions::default()
+        }
+    }
+}
+
+/// How an object's file becomes a link: its path relative to the repository root, after `base`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLinks {
+    /// The directory the report's file names are relative to, absolute.
+    pub working_dir: PathBuf,
+    /// The repository root, absolute.
+    pub root: PathBuf,
+    /// Put before each relative path: empty for links relative to where the Markdown is shown from
+    /// the repository root, or a URL ending in `/` (`https://github.com/OWNER/REPO/blob/SHA/`).
+    pub base: String,
+    /// The path standard input stands for (`--stdin-filename`).
+    pub stdin_name: Option<String>,
 }
 
 /// The report as Markdown, ending in a newline.
 pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOptions) -> String {
     let mut out = String::from("### gpu-trust audit\n\n");
-    let failing = report
-        .findings
-        .iter()
-        .filter(|f| f.accepted.is_none())
-        .filter(|f| options.fail_at.is_some_and(|floor| f.severity >= floor))
-        .count();
-    let verdict = match options.fail_at {
-        Some(floor) if failing > 0 => format!(
-            "**Fails**: {failing} finding{} at or above {} that {} not accepted.",
-            if failing == 1 { "" } else { "s" },
-            floor.as_str(),
-            if failing == 1 { "is" } else { "are" }
-        ),
-        Some(floor) => format!("**Passes**: no finding at or above {}.", floor.as_str()),
-        None => "**Reports only** (--fail-on never).".to_string(),
-    };
-    let _ = writeln!(out, "{verdict}\n");
+    out.push_str(&crate::coverage::markdown_banner(&report.coverage, inline));
+    let _ = writeln!(out, "{}\n", verdict(report, options));
     let _ = writeln!(
         out,
         "{}\n",
@@ -62,88 +91,288 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
         );
     }
 
-    if !report.findings.is_empty() {
-        out.push_str("| severity | rule | tenants | nodes | finding |\n");
-        out.push_str("| --- | --- | --- | --- | --- |\n");
-        for f in report.findings.iter().take(MAX_ROWS) {
-            let severity = if f.accepted.is_some() {
-                format!("{} (accepted)", f.severity.as_str())
-            } else {
-                f.severity.as_str().to_string()
-            };
-            let _ = writeln!(
-                out,
-                "| {severity} | [{}](#{}) {} | {} | {} | {} |",
-                f.rule,
-                f.rule.to_ascii_lowercase(),
-                inline(&f.name),
-                inline(&listed(&f.tenants)),
-                inline(&listed(&f.nodes)),
-                inline(&f.message)
-            );
-        }
-        if report.findings.len() > MAX_ROWS {
-            let _ = writeln!(
-                out,
-                "\n{} more findings are in the full report (JSON or SARIF).",
-                report.findings.len() - MAX_ROWS
-            );
-        }
-        out.push('\n');
-    }
+    let mut tail = String::new();
     if let Some(line) = hidden_line(&options.hidden) {
-        let _ = writeln!(out, "_{}_\n", inline(&line));
+        let _ = writeln!(tail, "_{}_\n", inline(&line));
     }
+    let order = worst_first(&report.findings);
+    // Room for the note on what does not fit.
+    let budget = options
+        .max_chars
+        .saturating_sub(out.len() + tail.len() + 200);
+    let mut shown = 0usize;
+    let mut body = String::new();
+    for &i in &order {
+        let block = finding_block(&report.findings[i], rules, options);
+        if body.len() + block.len() > budget {
+            break;
+        }
+        body.push_str(&block);
+        shown += 1;
+    }
+    if !order.is_empty() {
+        out.push_str("#### Findings, worst first\n\n");
+    }
+    out.push_str(&body);
+    if shown < order.len() {
+        let _ =
+            writeln!(
+            out,
+            "**{} more finding{} not shown**: a comment holds {} characters. The SARIF, JSON and \
+             HTML reports have every finding.\n",
+            order.len() - shown,
+            if order.len() - shown == 1 { " is" } else { "s are" },
+            options.max_chars
+        );
+    }
+    out.push_str(&tail);
+    out
+}
 
-    let used: BTreeSet<&str> = report
+/// The verdict in one line, with the run's exit code.
+fn verdict(report: &AuditReport, options: &MarkdownOptions) -> String {
+    let failing = report
         .findings
         .iter()
-        .take(MAX_ROWS)
-        .map(|f| f.rule.as_str())
-        .collect();
-    if !used.is_empty() {
-        out.push_str("#### Rules\n\n");
-        for rule in rules.iter().filter(|r| used.contains(r.code)) {
-            let _ = writeln!(
-                out,
-                "##### {}\n\n**{}** ({} layer; severity {}): {}{} `gpu-trust explain {}` says what \
-                 it detects, why it matters and how to fix it.\n",
-                rule.code,
-                rule.name,
-                rule.layer.as_str(),
-                inline(&rule.severity_rule),
-                inline(rule.summary.trim_end()),
-                if rule.summary.trim_end().ends_with('.') {
-                    ""
-                } else {
-                    "."
-                },
-                rule.code
+        .filter(|f| f.accepted.is_none())
+        .filter(|f| options.fail_at.is_some_and(|floor| f.severity >= floor))
+        .count();
+    let findings = |floor: Severity| {
+        format!(
+            "{failing} finding{} at or above {} {} not accepted",
+            if failing == 1 { "" } else { "s" },
+            floor.as_str(),
+            if failing == 1 { "is" } else { "are" }
+        )
+    };
+    if crate::coverage::exits_partial(&report.coverage) {
+        let also = match options.fail_at {
+            Some(floor) if failing > 0 => format!("; {}", findings(floor)),
+            _ => String::new(),
+        };
+        return format!("**Fails** (exit 2): the audit is partial{also}.");
+    }
+    let partial = if report.coverage.complete {
+        ""
+    } else {
+        " (a partial audit, accepted: it does not cover the layers above)"
+    };
+    match options.fail_at {
+        Some(floor) if failing > 0 => format!("**Fails** (exit 1): {}{partial}.", findings(floor)),
+        Some(floor) => format!(
+            "**Passes**: no finding at or above {} that is not accepted{partial}.",
+            floor.as_str()
+        ),
+        None => format!("**Reports only** (--fail-on never){partial}."),
+    }
+}
+
+/// The findings' indexes worst first: not accepted before accepted, most severe first, then in
+/// report order.
+fn worst_first(findings: &[Finding]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by_key(|i| {
+        let f = &findings[*i];
+        (f.accepted.is_some(), std::cmp::Reverse(f.severity), *i)
+    });
+    order
+}
+
+/// One finding: its severity, rule and layer in a line, what it found, its fix, and the tenants,
+/// nodes and objects collapsed.
+fn finding_block(f: &Finding, rules: &[RuleDoc<'_>], options: &MarkdownOptions) -> String {
+    let mut out = String::new();
+    let rule = match (&options.rule_pages, rules.iter().any(|r| r.code == f.rule)) {
+        (Some(base), true) => format!("[{}]({base}{}.md)", f.rule, f.rule),
+        _ => inline(&f.rule),
+    };
+    let accepted = if f.accepted.is_some() {
+        " · accepted"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "**{}** · {rule} {} · {} · {}{accepted}\\",
+        f.severity.as_str().to_ascii_uppercase(),
+        code_text(&f.name),
+        f.layer.as_str(),
+        f.certainty.as_str(),
+    );
+    let _ = writeln!(out, "{}\n", line_start(&with_code(&f.message)));
+    let _ = writeln!(out, "**Fix**: {}\n", with_code(&f.remediation));
+    if let Some(a) = &f.accepted {
+        let until = a
+            .until
+            .as_deref()
+            .map(|u| format!(" (until {})", inline(u)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "**Accepted**: {}{until}\n", inline(&a.reason));
+    }
+
+    let mut details = String::new();
+    if !f.tenants.is_empty() {
+        let _ = writeln!(details, "- tenants: {}", listed(&f.tenants, |t| inline(t)));
+    }
+    if let Some(pairs) = f.pairs.filter(|n| *n > 1) {
+        let _ = writeln!(details, "- pairs: {pairs}");
+    }
+    if !f.nodes.is_empty() {
+        let _ = writeln!(details, "- nodes: {}", listed(&f.nodes, |n| inline(n)));
+    }
+    if !f.objects.is_empty() {
+        let objects: Vec<String> = f.objects.iter().map(|o| object(o, options)).collect();
+        let _ = writeln!(details, "- objects: {}", listed(&objects, |o| o.clone()));
+    }
+    for e in &f.evidence {
+        let _ = writeln!(details, "- evidence: {}", with_code(e));
+    }
+    if !details.is_empty() {
+        let mut what = Vec::new();
+        if !f.tenants.is_empty() {
+            what.push(crate::plural(f.tenants.len(), "tenant", "tenants"));
+        }
+        if !f.nodes.is_empty() {
+            what.push(crate::plural(f.nodes.len(), "node", "nodes"));
+        }
+        if !f.objects.is_empty() {
+            what.push(crate::plural(f.objects.len(), "object", "objects"));
+        }
+        if !f.evidence.is_empty() {
+            what.push("evidence".to_string());
+        }
+        let _ = writeln!(
+            out,
+            "<details><summary>{}</summary>\n\n{details}\n</details>\n",
+            what.join(", ")
+        );
+    }
+    out
+}
+
+/// An object as a link to its file and line (relative to the repository root), or as text.
+fn object(o: &FindingObject, options: &MarkdownOptions) -> String {
+    let name = match &o.namespace {
+        Some(ns) => format!("{} {ns}/{}", o.kind, o.name),
+        None => format!("{} {}", o.kind, o.name),
+    };
+    match &options.links {
+        Some(links) => {
+            let path = crate::paths::relative_uri(
+                &o.file,
+                &links.working_dir,
+                &links.root,
+                links.stdin_name.as_deref(),
             );
+            let line = if o.line > 0 {
+                format!("#L{}", o.line)
+            } else {
+                String::new()
+            };
+            format!("[{}]({}{path}{line})", inline(&name), url(&links.base))
+        }
+        None if o.line > 0 => format!("{} ({}:{})", inline(&name), inline(&o.file), o.line),
+        None => format!("{} ({})", inline(&name), inline(&o.file)),
+    }
+}
+
+/// A link destination's start as given, with what would end or break a Markdown link destination
+/// percent-encoded.
+fn url(base: &str) -> String {
+    let mut out = String::with_capacity(base.len());
+    for c in base.chars() {
+        if c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '(' | ')' | '\\' | '`') {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        } else {
+            out.push(c);
         }
     }
     out
 }
 
-/// At most five names, then how many more.
-fn listed(items: &[String]) -> String {
-    const MAX: usize = 5;
+/// Markdown that starts a line, with what would open a list, a quote or a heading there escaped
+/// (`1.`, `2)`, `-`, `+`, `>`, `=`): a message stays a paragraph whatever name it starts with.
+fn line_start(text: &str) -> String {
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    let rest = &text[digits..];
+    if digits > 0 && (rest.starts_with('.') || rest.starts_with(')')) {
+        return format!("{}\\{rest}", &text[..digits]);
+    }
+    if text.starts_with(['-', '+', '>', '=']) {
+        return format!("\\{text}");
+    }
+    text.to_string()
+}
+
+/// At most [`MAX_LISTED`] items, each rendered by `show`, then how many more.
+fn listed(items: &[String], show: impl Fn(&String) -> String) -> String {
     let mut s = items
         .iter()
-        .take(MAX)
-        .cloned()
+        .take(MAX_LISTED)
+        .map(show)
         .collect::<Vec<_>>()
         .join(", ");
-    if items.len() > MAX {
-        let _ = write!(s, " and {} more", items.len() - MAX);
+    if items.len() > MAX_LISTED {
+        let _ = write!(s, " and {} more", items.len() - MAX_LISTED);
     }
     s
 }
 
+/// Text whose backtick-delimited parts are set as code spans and the rest escaped ([`inline`]), so
+/// that what the rules write as code reads as code and no backtick is shown escaped. A backtick
+/// without a partner is escaped as text.
+pub fn with_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (span, piece) in crate::text::backtick_spans(text) {
+        match span {
+            Span::Unpaired => {
+                out.push_str("\\`");
+                out.push_str(&inline(piece));
+            }
+            Span::Code => out.push_str(&code_text(piece)),
+            Span::Prose => out.push_str(&inline(piece)),
+        }
+    }
+    out
+}
+
+/// `text` as one code span: on one line (control characters become spaces), delimited by a run of
+/// backticks longer than any inside it. Nothing in a code span is markup, a link or a mention.
+fn code_text(text: &str) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.trim().is_empty() {
+        return inline(&text);
+    }
+    let mut longest = 0usize;
+    let mut run = 0usize;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest + 1);
+    // A space on each side keeps a backtick at either end from joining the fence; CommonMark strips
+    // one space on each side.
+    if text.starts_with('`') || text.ends_with('`') {
+        format!("{fence} {text} {fence}")
+    } else {
+        format!("{fence}{text}{fence}")
+    }
+}
+
 /// `text` as inline Markdown that renders as itself: the marks that open emphasis, code, links,
 /// strikethrough or a table cell are backslash-escaped, and `:` too (no autolink); `<`, `>` and
-/// `&` become entities (no HTML); line breaks and control characters become spaces, so a table row
-/// stays one row.
+/// `&` become entities (no HTML); line breaks and control characters become spaces, so a line stays
+/// one line; and a zero-width space follows every `@`, so that no name mentions a user or team.
 pub fn inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -151,7 +380,8 @@ pub fn inline(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | ':' => {
+            '@' => out.push_str("@&#8203;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | ':' | '#' | '!' => {
                 out.push('\\');
                 out.push(c);
             }

@@ -2,7 +2,7 @@
 //! (`gpu-trust/rules/v1`). Everything shown comes from the registry's [`RuleDoc`]s.
 
 use crate::table::TableOptions;
-use crate::text::wrap;
+use crate::text::last_column;
 use crate::RuleDoc;
 use anstyle::{Effects, Style};
 use gpu_trust_model::{Layer, Severity};
@@ -91,22 +91,24 @@ pub fn render_table(rules: &[RuleDoc<'_>], options: &TableOptions) -> String {
             v.push(r);
         }
     }
-    let indent = " ".repeat(2 + 5 + 2 + name_width + 2 + 8 + 2);
+    let lead = 2 + 5 + 2 + name_width + 2 + 8 + 2;
     for (heading, group) in groups {
         let _ = writeln!(out, "{}", bold(&heading));
         for r in group {
-            let summary = wrap(
-                r.summary,
-                options.width.saturating_sub(indent.len()),
-                &indent,
-            );
-            let _ = writeln!(
-                out,
-                "  {}  {:<name_width$}  {:<8}  {summary}",
+            // Too narrow beside the name, the summary goes under it.
+            let summary = last_column(r.summary, lead, options.width, 2 + 5 + 2);
+            let head = format!(
+                "  {}  {:<name_width$}  {:<8}  ",
                 bold(r.code),
                 r.name,
                 r.severity.as_str(),
             );
+            let head = if summary.starts_with('\n') {
+                head.trim_end()
+            } else {
+                &head
+            };
+            let _ = writeln!(out, "{head}{summary}");
         }
         out.push('\n');
     }
@@ -114,5 +116,57 @@ pub fn render_table(rules: &[RuleDoc<'_>], options: &TableOptions) -> String {
         out,
         "{total} rules; `gpu-trust explain CODE` prints a rule's documentation"
     );
+    out
+}
+
+/// One rule's page, `docs/rules/GTxxx.md`: its code and name, layer and severities, summary, and
+/// its documentation as the rule file writes it. Generated from the registry; a test keeps the
+/// checked-in pages in sync (`crates/report/tests/rule_pages.rs`).
+pub fn page(rule: &RuleDoc<'_>) -> String {
+    let severities: Vec<&str> = rule.severities.iter().map(|s| s.as_str()).collect();
+    let mut out = format!(
+        "<!-- Generated from the documentation of rule {} in crates/rules/src/rules/; do not edit. -->\n\n\
+         # {} {}\n\n\
+         | | |\n| --- | --- |\n| layer | {} |\n| severity | {} |\n| severities a finding can have | {} |\n\n\
+         {}\n\n",
+        rule.code,
+        rule.code,
+        rule.name,
+        rule.layer.as_str(),
+        rule.severity_rule,
+        severities.join(", "),
+        rule.summary.trim_end(),
+    );
+    out.push_str(rule.documentation.trim());
+    let _ = write!(
+        out,
+        "\n\n---\n\n`gpu-trust explain {}` shows this documentation in a terminal. [All rules](README.md).\n",
+        rule.code
+    );
+    out
+}
+
+/// The index of the rule pages, `docs/rules/README.md`: one row per rule, by code, linking its page.
+pub fn pages_index(rules: &[RuleDoc<'_>]) -> String {
+    let mut out = String::from(
+        "<!-- Generated from the rule registry; do not edit. -->\n\n\
+         # Rules\n\n\
+         Every rule gpu-trust audits with, by code: `GT0xx` input and policy, `GT1xx` device, `GT2xx` \
+         host, `GT3xx` confidentiality, `GT4xx` control plane, `GT5xx` contract. Each page is the \
+         rule's documentation (`gpu-trust explain CODE`); SARIF results link to them (`helpUri`).\n\n\
+         | rule | layer | severity | what it detects |\n| --- | --- | --- | --- |\n",
+    );
+    for r in sorted(rules) {
+        let _ = writeln!(
+            out,
+            "| [{}]({}.md) `{}` | {} | {} | {} |",
+            r.code,
+            r.code,
+            r.name,
+            r.layer.as_str(),
+            r.severity_rule.replace('|', "\\|"),
+            r.summary.trim_end().replace('|', "\\|")
+        );
+    }
     out
 }

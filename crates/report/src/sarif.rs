@@ -1,33 +1,56 @@
-//! SARIF 2.1.0, in the subset GitHub code scanning reads (its "SARIF support for code scanning" page):
+//! SARIF 2.1.0, in the subset GitHub code scanning reads (its "SARIF support for code scanning" page,
+//! <https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning>):
 //!
-//! - One run whose driver lists every rule of the registry, with help from the rule documentation and
-//!   tags, once per severity a finding of the rule can have. GitHub takes a result's security severity
-//!   from its rule (`properties.security-severity` of the `reportingDescriptor`), not from the result,
-//!   so a finding one step lower than the rule's top severity (`permitted`) refers to the rule's
-//!   variant of that severity: `GT101` is critical, `GT101/high` the same rule at high. GitHub matches
-//!   results across runs by rule id and fingerprint, so a finding whose severity changes (a permitted
-//!   pair now scheduled together) closes its alert and opens one under the other descriptor.
-//! - One result per finding, located at its first object's line with a URI relative to the stated
-//!   root (`%SRCROOT%`, given in `originalUriBaseIds`; `--sarif-root`), and a partial fingerprint
-//!   that hashes the rule and what the finding is about (the finding's `key`: the owning workload,
-//!   not a pod of one ReplicaSet; the node group, not its nodes), so a rollout or a moved line keeps
-//!   the alert. GitHub keeps at most 25,000 results a run; an audit reports per node group, not per
-//!   pair of tenants, and stays far below.
+//! - One run whose driver lists every rule of the registry once (`GT107`), with help from the rule
+//!   documentation, tags, and `helpUri` pointing at the rule's page in the repository
+//!   (`docs/rules/GT107.md` at the tool's version). GitHub matches results across runs by rule id and
+//!   fingerprint, so the rule id never carries a severity: a finding whose severity changes (a
+//!   permitted pair now scheduled together) updates its alert instead of closing it and opening one.
+//! - One result per finding, with its own severity: `level` (which GitHub documents as overriding
+//!   the rule's default level) and `properties.security-severity`. GitHub's documentation reads the
+//!   security severity only from the rule (`reportingDescriptor.properties.security-severity`), so a
+//!   rule's descriptor carries its highest severity: an alert is never ranked below what the rule
+//!   can mean, and the result's level and properties say what this finding is.
+//! - Locations at the first object's line, with a URI relative to the repository root (`%SRCROOT%`,
+//!   given in `originalUriBaseIds`; `--sarif-root`, else the root of the git repository the command
+//!   runs in), never an absolute path: a file outside the root is reached with `..` from it. A
+//!   partial fingerprint hashes the rule and what the finding is about (the finding's `key`: the
+//!   owning workload, not a pod of one ReplicaSet; the node group, not its nodes), so a rollout or a
+//!   moved line keeps the alert.
+//! - Within GitHub's limits (the same page and its "SARIF results exceed one or more limits"
+//!   troubleshooting page): at most [`MAX_RESULTS`] results a run and [`MAX_LOCATIONS`] locations a
+//!   result, and at most [`MAX_GZIPPED_BYTES`] once gzipped. What does not fit is left out, the least
+//!   severe first, and a notification says how much and why.
 //! - Accepted findings carry one suppression per acceptance, with its reason and location (`inSource`
 //!   for an annotation in the audited manifests, `external` for a policy entry); skipped input
-//!   documents become error notifications of the invocation.
+//!   documents and coverage gaps become notifications of the invocation, and a run that exits 2 (a
+//!   partial audit not accepted) has `executionSuccessful: false`.
 
+use crate::paths::{encode_path, normalise};
 use crate::text::markdown_to_plain;
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::Severity;
 use gpu_trust_rules::report::{AcceptedEntry, Finding, FindingObject};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Component, Path, PathBuf};
+use std::io::Write as _;
+use std::path::PathBuf;
 
 const SARIF_SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 const SARIF_VERSION: &str = "2.1.0";
+
+/// Results GitHub code scanning accepts in one run ("Results per run: 25,000"); a run with more is
+/// rejected whole.
+pub const MAX_RESULTS: usize = 25_000;
+
+/// Locations of one result (its location and related locations) that GitHub shows ("Location per
+/// result: 1,000 ... Only 100 locations will be included").
+pub const MAX_LOCATIONS: usize = 100;
+
+/// The largest SARIF file GitHub accepts, gzipped ("For each gzip-compressed SARIF file, SARIF upload
+/// supports a maximum size of 10 MB"): 10 MB read as 10,000,000 bytes, the smaller reading.
+pub const MAX_GZIPPED_BYTES: usize = 10_000_000;
 
 /// Where the SARIF's URIs are relative to, and how the tool names itself.
 #[derive(Debug, Clone)]
@@ -35,16 +58,20 @@ pub struct SarifOptions {
     pub tool_name: String,
     pub tool_version: String,
     pub information_uri: String,
+    /// The start of every rule page's URL (`helpUri` is this followed by `GT101.md`).
+    pub help_base: String,
     /// The directory the input paths of the report are relative to (the current directory), absolute.
     pub working_dir: PathBuf,
-    /// The repository root the URIs are made relative to, absolute (`--sarif-root`; default the
-    /// working directory). Files outside it get absolute `file://` URIs.
+    /// The repository root the URIs are made relative to, absolute (`--sarif-root`; the CLI's default
+    /// is the root of the git repository of the working directory, else the working directory).
     pub root: PathBuf,
     /// Where to point a finding that names no object (the policy file, say); without it such a
     /// finding has no location.
     pub fallback_file: Option<String>,
     /// The path standard input stands for (`--stdin-filename`); without it, `stdin`.
     pub stdin_name: Option<String>,
+    /// The most bytes the log may take gzipped ([`MAX_GZIPPED_BYTES`]; lower only in tests).
+    pub max_gzipped_bytes: usize,
 }
 
 /// The id of the root the URIs are relative to (`originalUriBaseIds`).
@@ -57,10 +84,12 @@ impl SarifOptions {
             tool_name: "gpu-trust".to_string(),
             tool_version: version.to_string(),
             information_uri: env!("CARGO_PKG_REPOSITORY").to_string(),
+            help_base: crate::rule_pages_url(version),
             root: working_dir.clone(),
             working_dir,
             fallback_file: None,
             stdin_name: None,
+            max_gzipped_bytes: MAX_GZIPPED_BYTES,
         }
     }
 }
@@ -86,16 +115,6 @@ pub fn level(severity: Severity) -> &'static str {
     }
 }
 
-/// The id of the rule's descriptor for findings of `severity`: the code for the rule's top severity,
-/// `CODE/severity` for another.
-pub fn rule_id(rule: &RuleDoc<'_>, severity: Severity) -> String {
-    if severity == rule.severity {
-        rule.code.to_string()
-    } else {
-        format!("{}/{severity}", rule.code)
-    }
-}
-
 /// The report as a SARIF 2.1.0 log, pretty-printed, ending in a newline.
 pub fn render(
     report: &AuditReport,
@@ -104,34 +123,29 @@ pub fn render(
 ) -> Result<String, serde_json::Error> {
     let mut sorted_rules: Vec<&RuleDoc<'_>> = rules.iter().collect();
     sorted_rules.sort_by(|a, b| a.code.cmp(b.code));
-    // One descriptor per rule and severity, the rule's top severity first.
-    let mut descriptors: Vec<Descriptor<'_>> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for r in &sorted_rules {
-        let mut severities = vec![r.severity];
-        severities.extend(r.severities.iter().copied().filter(|s| *s != r.severity));
-        for s in severities {
-            let id = rule_id(r, s);
-            index.insert(id.clone(), descriptors.len());
-            descriptors.push(descriptor(r, id, s));
-        }
-    }
-    let docs: HashMap<&str, &RuleDoc<'_>> = sorted_rules.iter().map(|r| (r.code, *r)).collect();
+    let descriptors: Vec<Descriptor<'_>> = sorted_rules
+        .iter()
+        .map(|r| descriptor(r, options))
+        .collect();
+    let index: HashMap<&str, usize> = sorted_rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.code, i))
+        .collect();
 
     let mut seen: HashMap<String, u32> = HashMap::new();
-    let results = report
+    let all: Vec<SarifResult<'_>> = report
         .findings
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
             let hash = fingerprint(f);
             let occurrence = seen.entry(hash.clone()).or_insert(0);
             *occurrence += 1;
-            let id = match docs.get(f.rule.as_str()) {
-                Some(doc) => rule_id(doc, f.severity),
-                None => f.rule.clone(),
-            };
-            let rule_index = index.get(&id).copied();
-            result(f, id, rule_index, format!("{hash}:{occurrence}"), options)
+            let rule_index = index.get(f.rule.as_str()).copied();
+            let mut r = result(f, rule_index, format!("{hash}:{occurrence}"), options);
+            r.finding = i;
+            r
         })
         .collect();
 
@@ -164,7 +178,7 @@ pub fn render(
             },
         },
     );
-    let log = Log {
+    let mut log = Log {
         schema: SARIF_SCHEMA,
         version: SARIF_VERSION,
         runs: vec![Run {
@@ -178,46 +192,145 @@ pub fn render(
                 },
             },
             invocations: vec![Invocation {
-                execution_successful: true,
+                execution_successful: !crate::coverage::exits_partial(&report.coverage),
                 tool_execution_notifications: notifications,
             }],
             original_uri_base_ids: base_ids,
             column_kind: "unicodeCodePoints",
-            results,
+            results: Vec::new(),
             properties: crate::coverage::sarif_properties(&report.coverage),
         }],
     };
-    let mut text = serde_json::to_string_pretty(&log)?;
+
+    // The results, within GitHub's limits: the count first, then the gzipped size.
+    let order = keep_order(&report.findings);
+    let total = all.len();
+    let mut keep = total.min(MAX_RESULTS);
+    let mut results: Vec<Option<SarifResult<'_>>> = all.into_iter().map(Some).collect();
+    let mut text = render_kept(&mut log, &mut results, &order, keep, None)?;
+    if text.len() > options.max_gzipped_bytes && gzipped_len(&text) > options.max_gzipped_bytes {
+        // The most results that fit, by bisection (each try compresses the whole log once).
+        let (mut fits, mut over) = (0usize, keep);
+        while over - fits > 1 {
+            let mid = fits + (over - fits) / 2;
+            let t = render_kept(&mut log, &mut results, &order, mid, Some(total))?;
+            if gzipped_len(&t) <= options.max_gzipped_bytes {
+                fits = mid;
+            } else {
+                over = mid;
+            }
+        }
+        keep = fits;
+    }
+    if keep < total {
+        text = render_kept(&mut log, &mut results, &order, keep, Some(total))?;
+    }
+    Ok(text)
+}
+
+/// The log with the first `keep` findings of `order` as results (in report order), and, when some are
+/// left out, a notification that says how many of `total`; pretty-printed, ending in a newline.
+fn render_kept<'a>(
+    log: &mut Log<'a>,
+    results: &mut [Option<SarifResult<'a>>],
+    order: &[usize],
+    keep: usize,
+    total: Option<usize>,
+) -> Result<String, serde_json::Error> {
+    let run = &mut log.runs[0];
+    // Hand back the results of the last try, then take the ones kept now.
+    for r in run.results.drain(..) {
+        if let Some(slot) = results.get_mut(r.finding) {
+            *slot = Some(r);
+        }
+    }
+    let mut kept: Vec<usize> = order.iter().take(keep).copied().collect();
+    kept.sort_unstable();
+    run.results = kept
+        .into_iter()
+        .filter_map(|i| results.get_mut(i).and_then(Option::take))
+        .collect();
+    let notes = &mut run.invocations[0].tool_execution_notifications;
+    notes.retain(|n| n["descriptor"]["id"] != CUT_ID);
+    if let Some(total) = total.filter(|t| keep < *t) {
+        notes.push(serde_json::json!({
+            "descriptor": { "id": CUT_ID },
+            "level": "error",
+            "message": {
+                "text": format!(
+                    "{} of {total} findings are not in this SARIF log: GitHub code scanning accepts at most {MAX_RESULTS} results a run and {MAX_GZIPPED_BYTES} bytes gzipped; the least severe were left out (the JSON report has every finding)",
+                    total - keep
+                )
+            }
+        }));
+    }
+    let mut text = serde_json::to_string_pretty(&*log)?;
     text.push('\n');
     Ok(text)
 }
 
-fn descriptor<'a>(r: &'a RuleDoc<'a>, id: String, severity: Severity) -> Descriptor<'a> {
+/// The notification of results left out for GitHub's limits.
+const CUT_ID: &str = "sarif/results-cut";
+
+/// The findings' indexes in the order they are kept when not all fit: not accepted before accepted,
+/// most severe first, then in report order.
+fn keep_order(findings: &[Finding]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by_key(|i| {
+        let f = &findings[*i];
+        (f.accepted.is_some(), std::cmp::Reverse(f.severity), *i)
+    });
+    order
+}
+
+/// The size of `text` gzipped (at the default level, as an upload compresses it).
+fn gzipped_len(text: &str) -> usize {
+    let mut encoder =
+        flate2::write::GzEncoder::new(ByteCount::default(), flate2::Compression::default());
+    // A writer that only counts cannot fail.
+    let _ = encoder.write_all(text.as_bytes());
+    encoder.finish().map(|c| c.0).unwrap_or(usize::MAX)
+}
+
+/// A writer that counts what it is given.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn descriptor<'a>(r: &'a RuleDoc<'a>, options: &SarifOptions) -> Descriptor<'a> {
     let full = r
         .section("What it detects")
         .map(markdown_to_plain)
         .unwrap_or_else(|| r.summary.to_string());
-    let short = if severity == r.severity {
-        r.summary.to_string()
-    } else {
-        format!("{} ({severity})", r.summary)
-    };
     Descriptor {
-        id,
+        id: r.code,
         name: r.name,
-        short_description: Message { text: short },
+        short_description: Message {
+            text: r.summary.to_string(),
+        },
         full_description: Message { text: full },
+        help_uri: format!("{}{}.md", options.help_base, r.code),
         help: Help {
             text: markdown_to_plain(r.documentation),
             markdown: r.documentation,
         },
         default_configuration: Configuration {
-            level: level(severity),
+            level: level(r.severity),
         },
         properties: DescriptorProperties {
-            security_severity: security_severity(severity),
+            security_severity: security_severity(r.severity),
             precision: "high",
-            problem_severity: match level(severity) {
+            problem_severity: match level(r.severity) {
                 "error" => "error",
                 "warning" => "warning",
                 _ => "recommendation",
@@ -234,14 +347,13 @@ fn descriptor<'a>(r: &'a RuleDoc<'a>, id: String, severity: Severity) -> Descrip
 
 fn result<'a>(
     f: &'a Finding,
-    rule_id: String,
     rule_index: Option<usize>,
     fingerprint: String,
     options: &SarifOptions,
 ) -> SarifResult<'a> {
     let mut locations = Vec::new();
     let mut related = Vec::new();
-    for (i, o) in f.objects.iter().enumerate() {
+    for (i, o) in f.objects.iter().take(MAX_LOCATIONS).enumerate() {
         let location = Location {
             physical_location: physical(&o.file, o.line, None, options),
             message: Some(Message {
@@ -269,13 +381,19 @@ fn result<'a>(
         .unwrap_or_default();
     let mut partial = BTreeMap::new();
     partial.insert("primaryLocationLineHash", fingerprint);
+    let mut text = format!("{}\nFix: {}", f.message, f.remediation);
+    if f.objects.len() > MAX_LOCATIONS {
+        text.push_str(&format!(
+            "\n{} more objects are not located here (the JSON report lists them all).",
+            f.objects.len() - MAX_LOCATIONS
+        ));
+    }
     SarifResult {
-        rule_id,
+        finding: 0,
+        rule_id: &f.rule,
         rule_index,
         level: level(f.severity),
-        message: Message {
-            text: format!("{}\nFix: {}", f.message, f.remediation),
-        },
+        message: Message { text },
         locations,
         related_locations: related,
         partial_fingerprints: partial,
@@ -380,21 +498,13 @@ fn physical(
         start_line: line,
         start_column: column.filter(|c| *c > 0),
     });
-    let (uri, uri_base_id) = match artifact_uri(file, options) {
-        Uri::Relative(uri) => (uri, Some(SRCROOT)),
-        Uri::Absolute(uri) => (uri, None),
-    };
     PhysicalLocation {
-        artifact_location: ArtifactLocation { uri, uri_base_id },
+        artifact_location: ArtifactLocation {
+            uri: artifact_uri(file, options),
+            uri_base_id: SRCROOT,
+        },
         region,
     }
-}
-
-/// An artifact's URI: relative to the root, or absolute (outside the root).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Uri {
-    Relative(String),
-    Absolute(String),
 }
 
 /// The root's absolute `file://` URI, ending in `/` as a base URI must.
@@ -406,66 +516,16 @@ fn root_uri(options: &SarifOptions) -> String {
     uri
 }
 
-/// The URI of an input file: relative to the root when the file lies under it, else an absolute
-/// `file://` URI. Standard input (`-`) is the path `--stdin-filename` names, else `stdin`.
-pub fn artifact_uri(file: &str, options: &SarifOptions) -> Uri {
-    let file = if file == "-" {
-        options.stdin_name.as_deref().unwrap_or("stdin")
-    } else {
-        file
-    };
-    let path = Path::new(file);
-    let absolute = normalise(&if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        options.working_dir.join(path)
-    });
-    let root = normalise(&options.root);
-    match absolute.strip_prefix(&root) {
-        Ok(rel) => Uri::Relative(encode_path(rel)),
-        Err(_) => Uri::Absolute(format!("file://{}", encode_path(&absolute))),
-    }
-}
-
-/// `.` and `..` resolved without touching the file system.
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// Path components joined by `/`, each percent-encoded outside the URI's unreserved characters.
-fn encode_path(path: &Path) -> String {
-    let mut out = String::new();
-    for c in path.components() {
-        match c {
-            Component::RootDir => out.push('/'),
-            Component::Prefix(_) => {}
-            other => {
-                if !out.is_empty() && !out.ends_with('/') {
-                    out.push('/');
-                }
-                for b in other.as_os_str().to_string_lossy().bytes() {
-                    if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                        out.push(char::from(b));
-                    } else {
-                        out.push_str(&format!("%{b:02X}"));
-                    }
-                }
-            }
-        }
-    }
-    out
+/// The URI of an input file, relative to the root (`%SRCROOT%`): a file outside the root is reached
+/// with `..` from it, so that no absolute path of the machine that ran the audit gets into the log.
+/// Standard input (`-`) is the path `--stdin-filename` names, else `stdin`.
+pub fn artifact_uri(file: &str, options: &SarifOptions) -> String {
+    crate::paths::relative_uri(
+        file,
+        &options.working_dir,
+        &options.root,
+        options.stdin_name.as_deref(),
+    )
 }
 
 #[derive(Serialize)]
@@ -511,10 +571,11 @@ struct Driver<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Descriptor<'a> {
-    id: String,
+    id: &'a str,
     name: &'a str,
     short_description: Message,
     full_description: Message,
+    help_uri: String,
     help: Help<'a>,
     default_configuration: Configuration,
     properties: DescriptorProperties,
@@ -564,7 +625,10 @@ struct Notification {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SarifResult<'a> {
-    rule_id: String,
+    /// The finding's index in the report (not written).
+    #[serde(skip)]
+    finding: usize,
+    rule_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     rule_index: Option<usize>,
     level: &'static str,
@@ -605,8 +669,7 @@ struct PhysicalLocation {
 #[serde(rename_all = "camelCase")]
 struct ArtifactLocation {
     uri: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    uri_base_id: Option<&'static str>,
+    uri_base_id: &'static str,
 }
 
 #[derive(Serialize)]
@@ -653,8 +716,8 @@ mod tests {
         o
     }
 
-    fn rel(s: &str) -> Uri {
-        Uri::Relative(s.to_string())
+    fn rel(s: &str) -> String {
+        s.to_string()
     }
 
     #[test]
@@ -675,15 +738,16 @@ mod tests {
     }
 
     #[test]
-    fn files_outside_the_root_get_file_uris() {
-        let o = opts("/repo", "/repo");
+    fn files_outside_the_root_are_reached_from_it() {
+        let o = opts("/work/repo", "/work/repo");
         assert_eq!(
             artifact_uri("/tmp/dump.yaml", &o),
-            Uri::Absolute("file:///tmp/dump.yaml".into())
+            rel("../../tmp/dump.yaml")
         );
+        assert_eq!(artifact_uri("../other/x.yaml", &o), rel("../other/x.yaml"));
         assert_eq!(
-            artifact_uri("../other/x.yaml", &o),
-            Uri::Absolute("file:///other/x.yaml".into())
+            artifact_uri("/work/repo2/x.yaml", &o),
+            rel("../repo2/x.yaml")
         );
     }
 

@@ -1,15 +1,16 @@
-//! The terminal report: tenants, then findings grouped by layer (device, host, confidentiality,
-//! control-plane, contract), most severe first, then what tenants share (one line per shared thing)
-//! and the blast radius, the skipped input, and a summary line.
+//! The terminal report: tenants, then the findings worst first across the layers (each naming its
+//! layer: device, host, confidentiality, control-plane, contract), then what tenants share (one line
+//! per shared thing) and the blast radius, the skipped input, and a summary line.
 //!
 //! Colour (ANSI, through `anstyle`) is added only when [`TableOptions::colour`] is set; the caller decides
 //! from the terminal and `NO_COLOR`. Without colour the text is plain and stable, fit for snapshots.
-//! Prose wraps at [`TableOptions::width`] between words, never inside one. Every string that comes
+//! Prose wraps at [`TableOptions::width`] between words, never inside one; a command in a fix (a
+//! code span with a space in it) stands whole on a line of its own. Every string that comes
 //! from the input goes through [`gpu_trust_model::terminal::escape`], so a name cannot steer the
 //! terminal or forge a line. Long lists stay bounded: at most [`MAX_LISTED`] names per field, and a
 //! large report's groups and blast radius are folded (the JSON report has everything).
 
-use crate::text::wrap;
+use crate::text::{last_column, wrap};
 use crate::AuditReport;
 use anstyle::{AnsiColor, Effects, Style};
 use gpu_trust_model::terminal::escape;
@@ -221,49 +222,62 @@ fn render_tenants(out: &mut String, report: &AuditReport, p: &Palette, width: us
 }
 
 fn render_findings(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
-    for layer in Layer::ALL {
-        let mut in_layer: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.layer == layer)
-            .collect();
-        if in_layer.is_empty() {
-            continue;
-        }
-        // The report is sorted most severe first; keep that order, unaccepted before accepted.
-        in_layer.sort_by_key(|f| (f.accepted.is_some(), std::cmp::Reverse(f.severity)));
-        let _ = writeln!(
-            out,
-            "{} {}",
-            p.heading(&layer.as_str().to_ascii_uppercase()),
-            p.dim(&format!("({})", count_phrase(in_layer.len(), "finding")))
-        );
-        for f in in_layer {
-            render_finding(out, f, p, width);
-        }
-    }
     if report.findings.is_empty() {
         let _ = writeln!(out, "{}", p.heading("FINDINGS"));
         let _ = writeln!(out, "  none\n");
+        return;
+    }
+    // Worst first across the layers: not accepted before accepted, most severe first, then the
+    // layers in model order and the report's order; each finding names its layer.
+    let mut shown: Vec<&Finding> = report.findings.iter().collect();
+    shown.sort_by_key(|f| {
+        (
+            f.accepted.is_some(),
+            std::cmp::Reverse(f.severity),
+            Layer::ALL.iter().position(|l| *l == f.layer),
+        )
+    });
+    let _ = writeln!(
+        out,
+        "{} {}",
+        p.heading("FINDINGS"),
+        p.dim(&format!(
+            "({}, worst first)",
+            count_phrase(shown.len(), "finding")
+        ))
+    );
+    for f in shown {
+        render_finding(out, f, p, width);
     }
 }
 
 fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
     let label = format!("{:<8}", f.severity.as_str().to_ascii_uppercase());
+    let field_indent = "             ";
+    let certainty = format!("[{}]", f.certainty);
     let mut head = format!(
-        "  {} {} {} {}",
+        "  {} {} {}",
         p.severity(f.severity, &label),
         p.bold(&f.rule),
         f.name,
-        p.dim(&format!("[{}]", f.certainty))
     );
+    // Certainty, layer and acceptance go under the name when the line would not fit.
+    let tail_len =
+        1 + certainty.len() + 1 + f.layer.as_str().len() + if f.accepted.is_some() { 9 } else { 0 };
+    let head_len = 2 + label.len() + 1 + f.rule.chars().count() + 1 + f.name.chars().count();
+    if head_len + tail_len > width {
+        head.push('\n');
+        head.push_str(field_indent);
+    } else {
+        head.push(' ');
+    }
+    let _ = write!(head, "{} {}", p.dim(&certainty), p.dim(f.layer.as_str()));
     if f.accepted.is_some() {
         head.push(' ');
         head.push_str(&p.accepted("ACCEPTED"));
     }
     let _ = writeln!(out, "{head}");
     let indent = "    ";
-    let field_indent = "             ";
     let field = |out: &mut String, name: &str, value: &str| {
         let text = wrap(
             value,
@@ -321,12 +335,13 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         "{indent}{}",
         wrap(&esc(&f.message), width.saturating_sub(indent.len()), indent)
     );
-    // Continuation lines line up under the text after the label; no line passes the width.
+    // Continuation lines line up under the text after the label; no line of prose passes the
+    // width, and each command stands whole on a line of its own, to be copied.
     let fix = format!("fix: {}", esc(&f.remediation));
     let _ = writeln!(
         out,
         "{indent}{}",
-        wrap(&fix, width.saturating_sub(9), "         ")
+        crate::text::wrap_with_commands(&fix, width.saturating_sub(9), "         ")
     );
     let labelled = " ".repeat(14);
     for e in &f.evidence {
@@ -699,12 +714,17 @@ fn write_columns<const N: usize>(
         .take(N.saturating_sub(1))
         .map(|w| w + 2)
         .sum::<usize>();
-    let indent = " ".repeat(lead);
+    // Too narrow beside the other columns, the last one goes under them, from the second column.
+    let under = 2 + widths[0] + 2;
     let line = |cells: &[String]| -> String {
         let mut s = String::from("  ");
         for (i, cell) in cells.iter().enumerate() {
             if i + 1 == N {
-                s.push_str(&wrap(cell, width.saturating_sub(lead), &indent));
+                let last = last_column(cell, lead, width, under);
+                if last.starts_with('\n') {
+                    s.truncate(s.trim_end().len());
+                }
+                s.push_str(&last);
             } else {
                 let pad = widths[i].saturating_sub(cell.chars().count());
                 s.push_str(cell);

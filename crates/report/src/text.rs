@@ -10,44 +10,75 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// How a command's table is fitted to its destination.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fit {
-    /// Columns as wide as their content (a file or a pipe).
-    Natural,
-    /// Wrapped to the terminal's width (standard output is a terminal).
-    Terminal,
-    /// Wrapped to this many columns wherever it goes (the reference tables: catalogue, mechanisms).
-    Width(u16),
-}
+/// The narrowest a command's table is laid out: below this its columns cannot hold a word.
+const NARROWEST_TABLE: usize = 40;
 
-impl Fit {
-    /// [`Fit::Terminal`] when the output is a terminal, else [`Fit::Natural`].
-    pub(crate) fn terminal(terminal: bool) -> Fit {
-        if terminal {
-            Fit::Terminal
-        } else {
-            Fit::Natural
-        }
-    }
-}
-
-/// A table in the commands' one style (condensed UTF-8 frames) with its header.
-pub(crate) fn table<S: ToString>(fit: Fit, header: impl IntoIterator<Item = S>) -> Table {
+/// A table in the commands' one style (condensed UTF-8 frames) with its header, its cells wrapped
+/// so that no line is wider than `width` columns (the terminal's, or `COLUMNS`; at least 40).
+pub(crate) fn table<S: ToString>(width: usize, header: impl IntoIterator<Item = S>) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    match fit {
-        Fit::Natural => {}
-        Fit::Terminal => {
-            t.set_content_arrangement(ContentArrangement::Dynamic);
-        }
-        Fit::Width(width) => {
-            t.set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(width);
-        }
-    }
+    let width = u16::try_from(width.max(NARROWEST_TABLE)).unwrap_or(u16::MAX);
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(width);
     t.set_header(header.into_iter().map(|h| h.to_string()));
     t
+}
+
+/// A line of prose at `indent`, wrapped to fit `width` columns, its continuation lines indented two
+/// columns more, ending in a newline: the commands' facts and notes around their tables.
+pub(crate) fn prose_line(text: &str, width: usize, indent: &str) -> String {
+    let hanging = format!("{indent}  ");
+    format!(
+        "{indent}{}\n",
+        wrap(text, width.saturating_sub(hanging.len()), &hanging)
+    )
+}
+
+/// The narrowest a last column is wrapped beside the columns before it; narrower, it moves under them.
+const NARROWEST_LAST_COLUMN: usize = 24;
+
+/// `text` as the last column of a line whose other columns take `lead` of `width` columns: wrapped
+/// beside them when at least 24 columns are left, else starting on the next line, indented by
+/// `under` columns and wrapped in what is left there. The caller trims the trailing blanks of the
+/// columns before it when the text begins with a line break.
+pub(crate) fn last_column(text: &str, lead: usize, width: usize, under: usize) -> String {
+    if width >= lead + NARROWEST_LAST_COLUMN {
+        wrap(text, width - lead, &" ".repeat(lead))
+    } else {
+        let indent = " ".repeat(under);
+        format!(
+            "\n{indent}{}",
+            wrap(text, width.saturating_sub(under), &indent)
+        )
+    }
+}
+
+/// How a part of a text split at its backticks reads: prose, a code span, or what follows a
+/// backtick without a partner.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Span {
+    Prose,
+    Code,
+    Unpaired,
+}
+
+/// `text` split at its backticks, each part with how it reads: parts between paired backticks are
+/// code, and when the backticks do not pair up the part after the last one is [`Span::Unpaired`].
+pub(crate) fn backtick_spans(text: &str) -> impl Iterator<Item = (Span, &str)> {
+    let count = text.split('`').count();
+    // An odd number of parts means the backticks pair up; otherwise the last one has no partner.
+    let paired = if count % 2 == 1 { count } else { count - 1 };
+    text.split('`').enumerate().map(move |(i, part)| {
+        let span = if i >= paired {
+            Span::Unpaired
+        } else if i % 2 == 1 {
+            Span::Code
+        } else {
+            Span::Prose
+        };
+        (span, part)
+    })
 }
 
 /// Text from the input, escaped for a terminal.
@@ -94,6 +125,86 @@ pub(crate) fn wrap(text: &str, width: usize, indent: &str) -> String {
         }
     }
     out
+}
+
+/// [`wrap`] for text with commands in it: a code span that holds a command (`` `kubectl taint nodes
+/// ...` ``: its first word a plain lower-case name) or a snippet longer than 40 characters leaves the
+/// prose and stands on a line of its own, indented two more columns and never wrapped, so that it can
+/// be copied whole; parentheses that only held it are dropped. Other code spans (a field, a setting
+/// such as `` `replicas: 1` ``) stay in the prose with their backticks, never broken across lines.
+pub(crate) fn wrap_with_commands(text: &str, width: usize, indent: &str) -> String {
+    let pieces: Vec<&str> = text.split('`').collect();
+    // An odd number of pieces means the backticks pair up; otherwise the last one has no partner.
+    let paired = if pieces.len() % 2 == 1 {
+        pieces.len()
+    } else {
+        pieces.len() - 1
+    };
+    // Prose chunks (wrapped) and commands (whole), in order.
+    let mut lines: Vec<String> = Vec::new();
+    let mut prose = String::new();
+    let mut after_paren = false;
+    let flush = |prose: &mut String, lines: &mut Vec<String>| {
+        let chunk = prose.trim();
+        if !chunk.is_empty() {
+            let wrapped = wrap(chunk, width, indent);
+            lines.push(if lines.is_empty() {
+                wrapped
+            } else {
+                format!("{indent}{wrapped}")
+            });
+        }
+        prose.clear();
+    };
+    for (i, piece) in pieces.iter().enumerate() {
+        if i >= paired {
+            prose.push('`');
+            prose.push_str(piece);
+        } else if i % 2 == 0 {
+            let piece = if after_paren {
+                piece.strip_prefix(')').unwrap_or(piece)
+            } else {
+                piece
+            };
+            after_paren = false;
+            prose.push_str(piece);
+        } else if !stands_alone(piece) {
+            prose.push('`');
+            // Kept on one line: its spaces do not break (put back after wrapping).
+            prose.push_str(&piece.replace(' ', NO_BREAK));
+            prose.push('`');
+        } else {
+            // A command: the prose before it (without a parenthesis that only opens it), then the
+            // command on a line of its own.
+            let next_closes = pieces.get(i + 1).is_some_and(|n| n.starts_with(')'));
+            if next_closes && prose.trim_end().ends_with('(') {
+                let kept = prose.trim_end().trim_end_matches('(').to_string();
+                prose = kept;
+                after_paren = true;
+            }
+            flush(&mut prose, &mut lines);
+            lines.push(format!("{indent}  {}", piece.trim()));
+        }
+    }
+    flush(&mut prose, &mut lines);
+    lines.join("\n").replace(NO_BREAK, " ")
+}
+
+/// Stands for a space inside a code span while prose is wrapped (a private-use character: no input
+/// text reaches here unescaped with it, and it counts one column like the space it stands for).
+const NO_BREAK: &str = "\u{e000}";
+
+/// Whether a code span is a command or a long snippet, to stand on a line of its own.
+fn stands_alone(code: &str) -> bool {
+    let code = code.trim();
+    let mut words = code.split_whitespace();
+    let (Some(first), Some(_)) = (words.next(), words.next()) else {
+        return false;
+    };
+    let program = first
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    program || code.chars().count() > 40
 }
 
 /// The body of the Markdown section whose heading (any level of `#`) reads `heading`, case-insensitive,
@@ -191,6 +302,29 @@ mod tests {
         let long = "x".repeat(50);
         let s = wrap(&format!("a {long} b"), 20, "");
         assert_eq!(s, format!("a\n{long}\nb"));
+    }
+
+    #[test]
+    fn commands_stand_whole_on_their_own_lines() {
+        let fix = "fix: taint the nodes (`kubectl taint nodes NODE gpu-trust/tenant=search:NoSchedule`) \
+                   and set `replicas: 1` for the pool; or accept it (`accept: [{rule: GT207, tenants: [acme, search], reason: ...}]`)";
+        let s = wrap_with_commands(fix, 40, "     ");
+        assert_eq!(
+            s,
+            "fix: taint the nodes\n       kubectl taint nodes NODE gpu-trust/tenant=search:NoSchedule\n     \
+             and set `replicas: 1` for the pool; or\n     accept it\n       accept: [{rule: GT207, tenants: [acme, search], reason: ...}]"
+        );
+        // A short setting stays in the prose, never broken at its space.
+        assert_eq!(
+            wrap_with_commands("aaaa bbbb cccc dddd eeee set `replicas: 1` now", 30, ""),
+            "aaaa bbbb cccc dddd eeee set\n`replicas: 1` now"
+        );
+        // Without commands it is the plain wrap; an unpaired backtick stays.
+        assert_eq!(wrap_with_commands("a `b c", 40, "  "), "a `b c");
+        assert_eq!(
+            wrap_with_commands("x `y` z", 40, "  "),
+            wrap("x `y` z", 40, "  ")
+        );
     }
 
     #[test]

@@ -8,9 +8,9 @@ mod common;
 use common::{sample_report, sample_rules};
 use gpu_trust_model::Severity;
 use gpu_trust_report::junit::{self, JunitOptions};
-use gpu_trust_report::markdown::{self, MarkdownOptions};
+use gpu_trust_report::markdown::{self, FileLinks, MarkdownOptions};
 use gpu_trust_report::table::Hidden;
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Options, Parser, Tag};
 use std::path::{Path, PathBuf};
 
 fn xsd() -> PathBuf {
@@ -137,109 +137,176 @@ fn events(text: &str) -> Vec<Event<'_>> {
     Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).collect()
 }
 
-#[test]
-fn markdown_renders_as_a_table_with_links_to_its_rules() {
-    let report = sample_report(false);
-    let options = MarkdownOptions {
-        fail_at: Some(Severity::High),
-        hidden: Hidden {
-            accepted: 2,
-            ..Hidden::default()
-        },
-    };
-    let text = markdown::render(&report, &sample_rules(), &options);
-    insta::assert_snapshot!("markdown", text);
-
-    let events = events(&text);
-    let rows = events
-        .iter()
-        .filter(|e| matches!(e, Event::Start(Tag::TableRow)))
-        .count();
-    assert_eq!(rows, report.findings.len(), "one body row per finding");
-    let cells_per_row: Vec<usize> = {
-        let mut counts = Vec::new();
-        let mut n = 0;
-        for e in &events {
-            match e {
-                Event::Start(Tag::TableRow) | Event::Start(Tag::TableHead) => n = 0,
-                Event::Start(Tag::TableCell) => n += 1,
-                Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => counts.push(n),
-                _ => {}
-            }
-        }
-        counts
-    };
-    assert!(cells_per_row.iter().all(|n| *n == 5), "{cells_per_row:?}");
-
-    // Every link points at a heading of the rules section with the rule's code.
-    let links: Vec<String> = events
+fn links(events: &[Event<'_>]) -> Vec<String> {
+    events
         .iter()
         .filter_map(|e| match e {
             Event::Start(Tag::Link { dest_url, .. }) => Some(dest_url.to_string()),
             _ => None,
         })
-        .collect();
-    assert_eq!(links.len(), report.findings.len());
-    let mut headings = Vec::new();
-    let mut in_heading = false;
-    for e in &events {
-        match e {
-            Event::Start(Tag::Heading {
-                level: HeadingLevel::H5,
-                ..
-            }) => in_heading = true,
-            Event::Text(t) if in_heading => headings.push(format!("#{}", t.to_ascii_lowercase())),
-            Event::End(TagEnd::Heading(_)) => in_heading = false,
-            _ => {}
-        }
+        .collect()
+}
+
+fn markdown_options() -> MarkdownOptions {
+    MarkdownOptions {
+        fail_at: Some(Severity::High),
+        links: Some(FileLinks {
+            working_dir: PathBuf::from("/src/platform"),
+            root: PathBuf::from("/src"),
+            base: String::new(),
+            stdin_name: None,
+        }),
+        rule_pages: Some("https://example.com/gpu-trust/blob/v0.1.0/docs/rules/".into()),
+        ..MarkdownOptions::new()
     }
-    for link in &links {
-        assert!(
-            headings.contains(link),
-            "{link} has no heading in {headings:?}"
-        );
-    }
-    assert!(text.contains("**Fails**"));
-    assert!(text.contains("2 accepted findings not shown"));
 }
 
 #[test]
-fn markdown_input_text_cannot_add_html_links_or_cells() {
+fn markdown_lists_findings_worst_first_with_their_fix_and_links() {
+    let report = sample_report(false);
+    let options = MarkdownOptions {
+        hidden: Hidden {
+            accepted: 2,
+            ..Hidden::default()
+        },
+        ..markdown_options()
+    };
+    let text = markdown::render(&report, &sample_rules(), &options);
+    insta::assert_snapshot!("markdown", text);
+
+    // The verdict in one line, right under the heading.
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "### gpu-trust audit");
+    assert!(lines[2].starts_with("**Fails** (exit 1): 3 findings at or above high"));
+    // Worst first: critical, high, high, info, then the accepted medium.
+    let order: Vec<usize> = ["**CRITICAL** ", "**HIGH** ", "**INFO** ", "**MEDIUM** "]
+        .iter()
+        .map(|h| text.find(h).unwrap_or_else(|| panic!("{h} missing")))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    // Every finding has its fix; commands read as code, no backslash-escaped backtick is shown.
+    assert_eq!(text.matches("**Fix**: ").count(), report.findings.len());
+    assert!(!text.contains("\\`"), "{text}");
+    let events = events(&text);
+    assert!(events.iter().any(|e| matches!(e, Event::Code(c)
+        if c.as_ref() == "kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule")));
+    // Rules link to their pages, objects to their file and line relative to the repository root.
+    let found = links(&events);
+    assert!(found
+        .contains(&"https://example.com/gpu-trust/blob/v0.1.0/docs/rules/GT101.md".to_string()));
+    assert!(
+        found.contains(&"platform/examples/inference/cluster.yaml#L120".to_string()),
+        "{found:?}"
+    );
+    // Details are collapsed, one block per finding with something to show.
+    assert_eq!(
+        text.matches("<details><summary>").count(),
+        text.matches("</details>").count()
+    );
+    assert!(text.matches("<details><summary>").count() >= 4);
+    assert!(text.contains("2 accepted findings not shown"));
+
+    // A link base (a pull-request comment) goes before each path.
+    let based = markdown::render(
+        &report,
+        &sample_rules(),
+        &MarkdownOptions {
+            links: Some(FileLinks {
+                base: "https://github.com/o/r/blob/abc (1)/".into(),
+                ..markdown_options().links.unwrap()
+            }),
+            ..markdown_options()
+        },
+    );
+    assert!(links(&events_owned(&based)).contains(
+        &"https://github.com/o/r/blob/abc%20%281%29/platform/examples/inference/cluster.yaml#L120"
+            .to_string()
+    ));
+}
+
+fn events_owned(text: &str) -> Vec<Event<'static>> {
+    events(text).into_iter().map(Event::into_static).collect()
+}
+
+/// GitHub takes at most 65,536 characters in a comment: what does not fit is counted, never cut
+/// in the middle of a finding.
+#[test]
+fn markdown_stays_within_a_comment_and_says_what_it_left_out() {
+    let mut report = sample_report(false);
+    let one = report.findings[0].clone();
+    report.findings = (0..2000)
+        .map(|i| {
+            let mut f = one.clone();
+            f.key = format!("k{i}");
+            f
+        })
+        .collect();
+    let text = markdown::render(&report, &sample_rules(), &markdown_options());
+    assert!(text.len() <= markdown::MAX_CHARS, "{}", text.len());
+    let shown = text.matches("**Fix**: ").count();
+    assert!(shown > 10 && shown < 2000, "{shown}");
+    assert!(
+        text.contains(&format!("**{} more findings are not shown**", 2000 - shown)),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    assert_eq!(
+        text.matches("<details>").count(),
+        text.matches("</details>").count()
+    );
+}
+
+#[test]
+fn markdown_input_text_cannot_add_html_links_cells_or_mentions() {
     let mut report = sample_report(false);
     report.findings[0].message =
-        "<script>alert(1)</script> | [click](https://example.com) *bold* `code` ~~gone~~\nnew row"
+        "<script>alert(1)</script> | [click](https://example.com) *bold* ~~gone~~ @octocat\nnew line"
             .into();
-    report.findings[0].tenants = vec!["a|b".into(), "_x_".into()];
-    let text = markdown::render(&report, &sample_rules(), &MarkdownOptions::default());
+    report.findings[0].tenants = vec!["a|b".into(), "_x_".into(), "@org/team".into()];
+    report.findings[0].objects[0].name = "x](javascript:alert(1))".into();
+    report.findings[1].message = "1. a forged list item".into();
+    report.findings[2].message = "> a forged quote".into();
+    let text = markdown::render(&report, &sample_rules(), &markdown_options());
     let events = events(&text);
     assert!(
         !events
             .iter()
-            .any(|e| matches!(e, Event::Html(_) | Event::InlineHtml(_))),
-        "input became HTML:\n{text}"
+            .any(|e| matches!(e, Event::Start(Tag::List(Some(_)) | Tag::BlockQuote(_)))),
+        "a message became a list or a quote:\n{text}"
     );
-    let links = events
+    let headings = events
         .iter()
-        .filter(|e| matches!(e, Event::Start(Tag::Link { .. })))
+        .filter(|e| matches!(e, Event::Start(Tag::Heading { .. })))
         .count();
-    assert_eq!(links, report.findings.len(), "input became a link:\n{text}");
-    let mut in_table = false;
+    assert_eq!(headings, 2, "{text}");
+    let html: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Html(h) | Event::InlineHtml(h) => Some(h.to_string()),
+            _ => None,
+        })
+        .collect();
+    // The only HTML is the summary's own: a details block's opening line and its end.
+    for h in &html {
+        let h = h.trim();
+        let own = h == "</details>"
+            || h.strip_prefix("<details><summary>")
+                .and_then(|rest| rest.strip_suffix("</summary>"))
+                .is_some_and(|inside| !inside.contains('<'));
+        assert!(own, "input became HTML: {h}\n{text}");
+    }
+    for link in links(&events) {
+        assert!(
+            link.starts_with("https://example.com/gpu-trust/") || link.starts_with("platform/"),
+            "input became a link: {link}\n{text}"
+        );
+    }
     for e in &events {
-        match e {
-            Event::Start(Tag::Table(_)) => in_table = true,
-            Event::End(TagEnd::Table) => in_table = false,
-            Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough) | Event::Code(_) => {
-                assert!(!in_table, "input became markup in the table:\n{text}")
-            }
-            _ => {}
+        if let Event::Start(Tag::Emphasis | Tag::Strikethrough) = e {
+            panic!("input became markup:\n{text}");
         }
     }
-    let rows = events
-        .iter()
-        .filter(|e| matches!(e, Event::Start(Tag::TableRow)))
-        .count();
-    assert_eq!(rows, report.findings.len(), "input added a row:\n{text}");
-    // The text reads back as written.
+    // The text reads back as written, less the mentions, which a zero-width space breaks.
     let plain: String = events
         .iter()
         .filter_map(|e| match e {
@@ -248,5 +315,7 @@ fn markdown_input_text_cannot_add_html_links_or_cells() {
         })
         .collect();
     assert!(plain.contains("<script>alert(1)</script> | [click](https://example.com) *bold*"));
-    assert!(plain.contains("a|b, _x_"));
+    assert!(plain.contains("a|b, _x_, @\u{200b}org/team"), "{plain}");
+    assert!(plain.contains("@\u{200b}octocat"));
+    assert!(!plain.contains("@octocat"));
 }

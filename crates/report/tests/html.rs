@@ -362,6 +362,25 @@ fn every_input_text_is_escaped() {
     assert_eq!(value["expect"]["findings"], report.findings.len());
 }
 
+/// Control characters and the bidirectional controls that reorder text are written out visibly, as
+/// the terminal formats write them: a name cannot hide or reverse what the page shows.
+#[test]
+fn control_and_bidi_characters_are_visible() {
+    let mut report = sample_report(false);
+    report.tenants[0].name = "acme\u{202e}evil\u{2066}".into();
+    report.findings[0].message = "colour \u{1b}[31mred\u{7} and \u{9b} C1".into();
+    report.findings[0].objects[0].name = "pod\u{200f}0".into();
+    let p = html::render(&report, &sample_rules());
+    for hidden in [
+        '\u{202e}', '\u{2066}', '\u{1b}', '\u{7}', '\u{9b}', '\u{200f}',
+    ] {
+        assert!(!p.contains(hidden), "{hidden:?} is on the page");
+    }
+    assert!(p.contains("acme\\u{202e}evil\\u{2066}"));
+    assert!(p.contains("colour \\x1b[31mred\\x07 and \\x9b C1"));
+    assert!(p.contains("pod\\u{200f}0"));
+}
+
 #[test]
 fn code_spans_are_code_and_no_backtick_is_left() {
     let p = page();

@@ -34,18 +34,50 @@ fn table_with_skipped_input_says_partial() {
     );
 }
 
+/// One findings section, worst first across the layers, each finding naming its layer: the criticals
+/// are at the top however many findings follow.
 #[test]
-fn table_groups_by_layer_in_model_order() {
-    let text = table::render(&sample_report(false), &TableOptions::default());
-    let pos = |h: &str| {
-        text.find(&format!("\n{h} ("))
-            .unwrap_or_else(|| panic!("{h} missing"))
-    };
-    assert!(pos("DEVICE") < pos("HOST"));
-    assert!(pos("HOST") < pos("CONTROL-PLANE"));
-    assert!(pos("CONTROL-PLANE") < pos("CONTRACT"));
-    // Within the device layer the critical finding comes before the high one.
-    assert!(text.find("GT101").unwrap() < text.find("GT104").unwrap());
+fn table_lists_findings_worst_first_across_layers() {
+    let mut report = sample_report(false);
+    // A critical in the contract layer comes before the device layer's high.
+    report.findings[4].severity = gpu_trust_model::Severity::Critical;
+    let text = table::render(&report, &TableOptions::default());
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter(|l| l.contains(" GT"))
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "  CRITICAL GT101 untrusted-share-time-sliced-gpu [possible] device",
+            "  CRITICAL GT502 shared-not-isolated [possible] contract",
+            "  HIGH     GT104 distrusting-share-mig-gpu [observed] device",
+            "  HIGH     GT207 distrusting-share-node [observed] host",
+            "  MEDIUM   GT401 distrusting-share-api-server [observed] control-plane ACCEPTED",
+        ]
+    );
+    assert!(text.contains("FINDINGS (5 findings, worst first)"));
+    assert!(!text.contains("DEVICE ("));
+}
+
+/// A command in a fix stands whole on a line of its own, whatever the width, so it can be copied.
+#[test]
+fn table_fix_commands_are_never_wrapped() {
+    let text = table::render(
+        &sample_report(false),
+        &TableOptions {
+            width: 60,
+            ..TableOptions::default()
+        },
+    );
+    assert!(
+        text.lines()
+            .any(|l| l == "           kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule"),
+        "{text}"
+    );
+    assert!(text.contains("    fix: Dedicate nodes per tenant with a taint\n"));
+    assert!(text.contains("\n         and a matching toleration\n"));
 }
 
 #[test]
@@ -190,26 +222,17 @@ fn sarif_results_point_at_real_lines_and_fingerprint_stably() {
         "examples/inference/policy.yaml"
     );
     assert_eq!(api["suppressions"][0]["kind"], "external");
-    // Rules are listed sorted, once per severity a finding can have, each with GitHub's
-    // security-severity and help from its documentation.
+    // Rules are listed sorted, once each, with GitHub's security-severity of their highest
+    // severity, help from their documentation and a link to their page.
     let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
     let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    assert_eq!(
-        ids,
-        [
-            "GT101",
-            "GT101/high",
-            "GT104",
-            "GT104/medium",
-            "GT207",
-            "GT207/medium",
-            "GT401",
-            "GT401/low",
-            "GT502"
-        ]
-    );
+    assert_eq!(ids, ["GT101", "GT104", "GT207", "GT401", "GT502"]);
     assert_eq!(rules[0]["properties"]["security-severity"], "9.5");
-    assert_eq!(rules[1]["properties"]["security-severity"], "8.0");
+    assert_eq!(rules[0]["defaultConfiguration"]["level"], "error");
+    assert_eq!(
+        rules[0]["helpUri"],
+        "https://github.com/gpu-trust/gpu-trust/blob/v0.1.0/docs/rules/GT101.md"
+    );
     assert_eq!(
         rules[0]["fullDescription"]["text"],
         "Two tenants with trust below full share a time-sliced GPU."
@@ -221,10 +244,11 @@ fn sarif_results_point_at_real_lines_and_fingerprint_stably() {
     assert_eq!(first["ruleIndex"], 0);
 }
 
-/// GitHub takes a result's severity from its rule: a finding one step lower than the rule's top
-/// severity (permitted) refers to the rule's descriptor of that severity, not to the top one.
+/// Each result carries its own severity (`level` and `properties.security-severity`) under its
+/// rule's one descriptor: a finding whose severity changes keeps its rule id and fingerprint, so
+/// GitHub updates the alert instead of closing it and opening another.
 #[test]
-fn sarif_severity_matches_each_result() {
+fn sarif_severity_is_per_result_under_one_rule() {
     let mut report = sample_report(false);
     report.findings[0].severity = gpu_trust_model::Severity::High;
     report.findings[0].certainty = gpu_trust_model::Certainty::Permitted;
@@ -232,27 +256,132 @@ fn sarif_severity_matches_each_result() {
         serde_json::from_str(&sarif::render(&report, &sample_rules(), &sarif_options()).unwrap())
             .unwrap();
     let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
-    for r in v["runs"][0]["results"].as_array().unwrap() {
+    for (r, f) in v["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&report.findings)
+    {
         let rule = &rules[r["ruleIndex"].as_u64().unwrap() as usize];
         assert_eq!(rule["id"], r["ruleId"]);
+        assert_eq!(r["ruleId"], f.rule.as_str());
+        assert_eq!(r["level"], sarif::level(f.severity));
         assert_eq!(
-            rule["properties"]["security-severity"], r["properties"]["security-severity"],
-            "{}",
-            r["ruleId"]
+            r["properties"]["security-severity"],
+            sarif::security_severity(f.severity)
         );
-        assert_eq!(rule["defaultConfiguration"]["level"], r["level"]);
     }
     let first = &v["runs"][0]["results"][0];
-    assert_eq!(first["ruleId"], "GT101/high");
+    assert_eq!(first["ruleId"], "GT101");
+    assert_eq!(first["level"], "error");
+    assert_eq!(first["properties"]["security-severity"], "8.0");
+    assert_eq!(first["properties"]["severity"], "high");
     // The fingerprint does not move with the severity: it is the rule and what the finding is about.
     let plain: serde_json::Value = serde_json::from_str(
         &sarif::render(&sample_report(false), &sample_rules(), &sarif_options()).unwrap(),
     )
     .unwrap();
+    assert_eq!(first["ruleId"], plain["runs"][0]["results"][0]["ruleId"]);
     assert_eq!(
         first["partialFingerprints"],
         plain["runs"][0]["results"][0]["partialFingerprints"]
     );
+}
+
+/// No absolute path of the machine gets into the log: a file outside the root is reached from it.
+#[test]
+fn sarif_uris_are_never_absolute() {
+    let mut report = sample_report(true);
+    report.findings[0].objects[0].file = "/tmp/rendered/chart.yaml".into();
+    let mut o = sarif_options();
+    o.root = PathBuf::from("/src/platform");
+    let text = sarif::render(&report, &sample_rules(), &o).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "../../tmp/rendered/chart.yaml"
+    );
+    // The only absolute URI is the root's own, in originalUriBaseIds.
+    assert_eq!(text.matches("file://").count(), 1, "{text}");
+    assert!(!text.contains("\"uri\": \"/"));
+}
+
+/// GitHub rejects a run of more than 25,000 results or a file over 10 MB gzipped: what does not fit
+/// is left out, the least severe first, and a notification says so.
+#[test]
+fn sarif_stays_within_githubs_limits_and_says_what_it_cut() {
+    let mut report = sample_report(false);
+    let template = report.findings.clone();
+    report.findings = (0..sarif::MAX_RESULTS + 7)
+        .map(|i| {
+            let mut f = template[i % template.len()].clone();
+            f.key = format!("k{i}");
+            f
+        })
+        .collect();
+    let v: serde_json::Value =
+        serde_json::from_str(&sarif::render(&report, &sample_rules(), &sarif_options()).unwrap())
+            .unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), sarif::MAX_RESULTS);
+    // The accepted finding's copies went first; every other finding is kept.
+    let count = |rule: &str| results.iter().filter(|r| r["ruleId"] == rule).count();
+    let made = |i: usize| {
+        report
+            .findings
+            .iter()
+            .filter(|f| f.rule == template[i].rule)
+            .count()
+    };
+    assert_eq!(count("GT401"), made(3) - 7);
+    assert_eq!(count("GT101"), made(0));
+    assert_eq!(count("GT502"), made(4));
+    let cut = v["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["descriptor"]["id"] == "sarif/results-cut")
+        .expect("a notification of the cut");
+    assert!(cut["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("7 of 25007 findings are not in this SARIF log"));
+
+    // The gzipped size, with a small bound so the test stays fast.
+    let mut small = sample_report(false);
+    small.findings = (0..400)
+        .map(|i| {
+            let mut f = template[i % 3].clone();
+            f.key = format!("k{i}");
+            // Text that does not compress: digits of a linear congruential sequence.
+            let mut x = i as u64 + 1;
+            f.message = (0..40)
+                .map(|_| {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    format!("{:x}", x >> 33)
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            f
+        })
+        .collect();
+    let mut o = sarif_options();
+    o.max_gzipped_bytes = 20_000;
+    let text = sarif::render(&small, &sample_rules(), &o).unwrap();
+    let gz = {
+        use std::io::Write as _;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(text.as_bytes()).unwrap();
+        e.finish().unwrap().len()
+    };
+    assert!(gz <= 20_000, "{gz}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let kept = v["runs"][0]["results"].as_array().unwrap().len();
+    assert!(kept > 0 && kept < 400, "{kept}");
+    assert!(text.contains(&format!(
+        "{} of 400 findings are not in this SARIF log",
+        400 - kept
+    )));
 }
 
 /// The fingerprint hashes the rule and the key (the owning workload, the node group), not the pods
@@ -276,7 +405,8 @@ fn sarif_fingerprints_survive_rollouts_and_new_tenants() {
     assert_ne!(fp(&report), fp(&other));
 }
 
-/// URIs are relative to a stated root: `%SRCROOT%`, declared in `originalUriBaseIds`.
+/// URIs are relative to a stated root: `%SRCROOT%`, declared in `originalUriBaseIds`. A run that
+/// exits 2 is not an execution GitHub should take as successful.
 #[test]
 fn sarif_uris_name_their_root() {
     let v: serde_json::Value = serde_json::from_str(

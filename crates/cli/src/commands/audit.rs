@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use gpu_trust_model::{Diagnostic, Severity};
 use gpu_trust_policy::{Date, MAX_POLICY_BYTES};
 use gpu_trust_report::junit::JunitOptions;
-use gpu_trust_report::markdown::MarkdownOptions;
+use gpu_trust_report::markdown::{FileLinks, MarkdownOptions};
 use gpu_trust_report::sarif::SarifOptions;
 use gpu_trust_report::table::{Hidden, TableOptions};
 use gpu_trust_report::{html, json, junit, markdown, plural, registry_docs, sarif, table};
@@ -106,9 +106,15 @@ pub struct Args {
     /// Probe results (`gpu-trust probe --format json`) to attach to the findings they measured; repeatable.
     #[arg(long, value_name = "FILE")]
     pub evidence: Vec<PathBuf>,
-    /// The directory SARIF URIs are relative to (the repository root; default: the current directory).
+    /// The repository root: SARIF URIs and the Markdown summary's links are relative to it
+    /// (default: the root of the git repository of the current directory, else the current
+    /// directory).
     #[arg(long, value_name = "DIR")]
     pub sarif_root: Option<PathBuf>,
+    /// Put URL before each file link of the Markdown summary, which is otherwise relative to the
+    /// repository root (e.g. https://github.com/OWNER/REPO/blob/COMMIT/ for a pull-request comment).
+    #[arg(long, value_name = "URL")]
+    pub link_base: Option<String>,
     /// The path standard input stands for in the report (`helm template chart | gpu-trust audit -`):
     /// its objects are located there, and SARIF points at it (default: `stdin`).
     #[arg(long, value_name = "PATH")]
@@ -569,23 +575,27 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                     let (shown, mut hidden) =
                         printed(&report, args.min_severity, args.show_accepted);
                     hidden.disabled = disabled_findings;
+                    let (cwd, root) = repository(args.sarif_root.as_deref())?;
                     let options = MarkdownOptions {
                         fail_at: fail_at(fail_on),
                         hidden,
+                        links: Some(FileLinks {
+                            working_dir: cwd,
+                            root,
+                            base: args.link_base.clone().unwrap_or_default(),
+                            stdin_name: args.stdin_filename.clone(),
+                        }),
+                        rule_pages: Some(gpu_trust_report::rule_pages_url(env!(
+                            "CARGO_PKG_VERSION"
+                        ))),
+                        ..MarkdownOptions::new()
                     };
                     w.write_all(markdown::render(&shown, &registry_docs(), &options).as_bytes())?
                 }
                 Format::Sarif => {
-                    let cwd =
-                        std::env::current_dir().context("cannot read the current directory")?;
-                    let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd.clone());
-                    if let Some(root) = &args.sarif_root {
-                        options.root = if root.is_absolute() {
-                            root.clone()
-                        } else {
-                            cwd.join(root)
-                        };
-                    }
+                    let (cwd, root) = repository(args.sarif_root.as_deref())?;
+                    let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd);
+                    options.root = root;
                     options.fallback_file = args
                         .policy
                         .as_ref()
@@ -658,6 +668,21 @@ fn explain_pair(
         }
     }
     output::verdict(written, code)
+}
+
+/// The current directory and the repository root the reports' paths are relative to: `--sarif-root`
+/// (relative to the current directory), else the root of the git repository the current directory
+/// is in, else the current directory.
+fn repository(sarif_root: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = match sarif_root {
+        Some(root) if root.is_absolute() => root.to_path_buf(),
+        Some(root) => cwd.join(root),
+        None => crate::config::repository_root(&cwd)
+            .unwrap_or(&cwd)
+            .to_path_buf(),
+    };
+    Ok((cwd, root))
 }
 
 /// Where each rendering goes, in order: standard output (`None`) or a file. Standard output gets the

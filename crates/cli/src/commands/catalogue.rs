@@ -52,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = match &args.model {
         None => match args.format {
             Format::Json => json::catalogue()?,
-            Format::Table => table::catalogue(),
+            Format::Table => table::catalogue(crate::output::text_width(None)),
         },
         Some(name) => {
             let model = find(name)?;
@@ -68,7 +68,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             match args.format {
                 Format::Json => json::model(model, layouts.as_ref())?,
-                Format::Table => table::model(model, layouts.as_ref()),
+                Format::Table => {
+                    table::model(model, layouts.as_ref(), crate::output::text_width(None))
+                }
             }
         }
     };

@@ -40,8 +40,8 @@ pub fn script(shell: clap_complete::Shell, command: &Command) -> String {
 }
 
 /// A copy of `command` without its hidden subcommands and hidden arguments, recursively: the
-/// generators offer everything a command holds, hidden or not.
-fn without_hidden(command: &Command) -> Command {
+/// generators (completions, man pages) offer everything a command holds, hidden or not.
+pub(crate) fn without_hidden(command: &Command) -> Command {
     let mut out = Command::new(command.get_name().to_string())
         .args(
             command
@@ -57,6 +57,13 @@ fn without_hidden(command: &Command) -> Command {
         );
     if let Some(about) = command.get_about() {
         out = out.about(about.clone());
+    }
+    // What the man pages show besides (the completions read only `about`).
+    if let Some(long) = command.get_long_about() {
+        out = out.long_about(long.clone());
+    }
+    if let Some(after) = command.get_after_help() {
+        out = out.after_help(after.clone());
     }
     if let Some(version) = command.get_version() {
         out = out.version(version.to_string());

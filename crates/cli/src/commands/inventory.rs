@@ -105,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = match args.format {
         Format::Json => json::render(&inv)?,
         Format::Yaml => yaml::render(&inv)?,
-        Format::Table => table::render(&inv, output::stdout_is_terminal(args.output.as_deref())),
+        Format::Table => table::render(&inv, output::text_width(args.output.as_deref())),
     };
     output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
 }

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let text = match args.format {
         Format::Json => json::render(&selected)?,
-        Format::Table => table::render(&selected, args.sources),
+        Format::Table => table::render(&selected, args.sources, crate::output::text_width(None)),
     };
     write_output(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)

@@ -5,6 +5,7 @@ pub mod catalogue;
 pub mod completions;
 pub mod explain;
 pub mod inventory;
+pub mod manpages;
 pub mod mechanisms;
 pub mod plan;
 pub mod policy;

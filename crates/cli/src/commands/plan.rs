@@ -203,7 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let text = match args.format {
         Format::Json => json::render(&plan)?,
-        Format::Table => table::render(&plan, output::stdout_is_terminal(args.output.as_deref())),
+        Format::Table => table::render(&plan, output::text_width(args.output.as_deref())),
     };
     if let Some(dir) = &args.emit {
         let artifacts = if args.dra {

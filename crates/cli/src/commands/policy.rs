@@ -115,7 +115,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     let text = match args.format {
         Format::Json => json::render(&report)?,
-        Format::Table => table::render(&report, output::stdout_is_terminal(args.output.as_deref())),
+        Format::Table => table::render(&report, output::text_width(args.output.as_deref())),
     };
     output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
 }

@@ -2,17 +2,19 @@
 //! maximal layouts.
 
 use super::Layouts;
-use crate::text::{table, Fit};
+use crate::text::{prose_line, table, wrap};
 use gpu_trust_model::catalogue::{self, CcSupport, GpuModel, MemoryBasis, MigProfile};
+use std::fmt::Write as _;
 
-/// The reference tables wrap at 160 columns wherever they go.
-const WIDTH: Fit = Fit::Width(160);
+/// The widest the reference tables are laid out, however wide the terminal.
+const WIDEST: usize = 160;
 
 /// Every model: memory, architecture, compute capability, MIG, confidential computing, product
 /// labels.
-pub fn catalogue() -> String {
+pub fn catalogue(width: usize) -> String {
+    let width = width.min(WIDEST);
     let mut t = table(
-        WIDTH,
+        width,
         [
             "id",
             "memory",
@@ -42,9 +44,14 @@ pub fn catalogue() -> String {
         ]);
     }
     let mut out = t.to_string();
-    out.push_str(&format!(
-        "\n{} models. `gpu-trust catalogue MODEL` shows one model's MIG profiles and layouts.\n",
-        catalogue::all().len()
+    out.push('\n');
+    out.push_str(&prose_line(
+        &format!(
+            "{} models. `gpu-trust catalogue MODEL` shows one model's MIG profiles and layouts.",
+            catalogue::all().len()
+        ),
+        width,
+        "",
     ));
     out
 }
@@ -68,41 +75,49 @@ fn cc_long(cc: CcSupport) -> &'static str {
 }
 
 /// One model: its facts and sources, its MIG profiles and, when given, its maximal layouts.
-pub fn model(model: &GpuModel, layouts: Option<&Layouts>) -> String {
+pub fn model(model: &GpuModel, layouts: Option<&Layouts>, width: usize) -> String {
+    let width = width.min(WIDEST);
     let pci: Vec<String> = model
         .pci_device_ids
         .iter()
         .map(ToString::to_string)
         .collect();
     let mut out = format!("{}: {}\n", model.id, model.display_name);
-    out.push_str(&format!(
-        "  {}, compute capability {}, {} MiB\n",
-        model.architecture, model.compute_capability, model.memory_mib
-    ));
-    out.push_str(&format!("  PCI ids: {}\n", pci.join(", ")));
-    out.push_str(&format!(
-        "  product labels: {}\n",
-        if model.product_labels.is_empty() {
-            "none known".to_string()
-        } else {
-            model.product_labels.join(", ")
-        }
-    ));
-    out.push_str(&format!(
-        "  confidential computing: {}\n",
-        cc_long(model.confidential_computing)
-    ));
-    out.push_str(&format!("  source: {}\n", model.source));
+    let labels = if model.product_labels.is_empty() {
+        "none known".to_string()
+    } else {
+        model.product_labels.join(", ")
+    };
+    for fact in [
+        format!(
+            "{}, compute capability {}, {} MiB",
+            model.architecture, model.compute_capability, model.memory_mib
+        ),
+        format!("PCI ids: {}", pci.join(", ")),
+        format!("product labels: {labels}"),
+        format!(
+            "confidential computing: {}",
+            cc_long(model.confidential_computing)
+        ),
+        format!("source: {}", model.source),
+    ] {
+        out.push_str(&prose_line(&fact, width, "  "));
+    }
     let Some(g) = model.mig else {
         out.push_str("  MIG: not supported (whole GPUs, time-slicing or MPS only)\n");
         return out;
     };
-    out.push_str(&format!(
-        "  MIG: {} memory slices, {} compute slices ({})\n\n",
-        g.memory_slices, g.compute_slices, g.source
+    out.push_str(&prose_line(
+        &format!(
+            "MIG: {} memory slices, {} compute slices ({})",
+            g.memory_slices, g.compute_slices, g.source
+        ),
+        width,
+        "  ",
     ));
+    out.push('\n');
     let mut t = table(
-        WIDTH,
+        width,
         [
             "profile",
             "id",
@@ -135,13 +150,20 @@ pub fn model(model: &GpuModel, layouts: Option<&Layouts>) -> String {
         );
     }
     if let Some(l) = layouts {
-        out.push_str(&format!(
-            "\n{} maximal layouts over {} ({} valid layouts, maximal or not):\n",
-            l.maximal_count,
-            l.profiles.join(", "),
-            l.valid_count
+        out.push('\n');
+        out.push_str(&prose_line(
+            &format!(
+                "{} maximal layouts over {} ({} valid layouts, maximal or not):",
+                l.maximal_count,
+                l.profiles.join(", "),
+                l.valid_count
+            ),
+            width,
+            "",
         ));
-        let width = l.maximal_count.to_string().len();
+        let digits = l.maximal_count.to_string().len();
+        // Each layout wrapped under its first profile, after its number.
+        let under = " ".repeat(2 + digits + 2);
         for (n, layout) in l.maximal.iter().enumerate() {
             let free = layout.free_slices();
             let unused = if free.is_empty() {
@@ -150,7 +172,12 @@ pub fn model(model: &GpuModel, layouts: Option<&Layouts>) -> String {
                 let s: Vec<String> = free.iter().map(u8::to_string).collect();
                 format!("  (unused memory slices: {})", s.join(","))
             };
-            out.push_str(&format!("  {:>width$}. {layout}{unused}\n", n + 1));
+            let text = format!("{:>digits$}. {layout}{unused}", n + 1);
+            let _ = writeln!(
+                out,
+                "  {}",
+                wrap(&text, width.saturating_sub(under.len()), &under)
+            );
         }
     }
     out

@@ -1,17 +1,17 @@
 //! The inventory as tables: per GPU node its facts and devices, then what is not scheduled, not
 //! resolved or not read. Every text from the input is escaped for the terminal.
 
-use crate::text::{e, joined, plural, table, Fit};
+use crate::text::{e, joined, plural, prose_line, table};
 use gpu_trust_ingest::inventory::{Inventory, NodeView};
 
 /// The inventory for reading: a summary line, one section per GPU node (its facts, then a table of
 /// its devices and the pods on each), the nodes without GPUs, then the workloads not running on a
-/// node, what could not be resolved and the skipped documents. `terminal`: wrap the tables to the
-/// terminal's width.
-pub fn render(inv: &Inventory, terminal: bool) -> String {
+/// node, what could not be resolved and the skipped documents. `width`: the columns the
+/// tables fit in.
+pub fn render(inv: &Inventory, width: usize) -> String {
     let s = &inv.summary;
-    let mut out = format!(
-        "Fleet: {} ({} with GPUs: {}, {}), {} ({} on GPUs), {}\n",
+    let fleet = format!(
+        "Fleet: {} ({} with GPUs: {}, {}), {} ({} on GPUs), {}",
         plural(s.nodes, "node", "nodes"),
         s.gpu_nodes,
         plural(s.gpus, "GPU", "GPUs"),
@@ -20,6 +20,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
         plural(s.gpu_pods, "pod", "pods"),
         plural(s.tenants, "tenant", "tenants"),
     );
+    let mut out = prose_line(&fleet, width, "");
     if s.unresolved > 0 || s.skipped > 0 {
         out.push_str(&format!(
             "Incomplete: {} unresolved, {} skipped (see below)\n",
@@ -32,7 +33,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
         .filter(|n| n.product.is_some() || n.gpus > 0 || !n.devices.is_empty())
     {
         out.push('\n');
-        out.push_str(&node_section(n, terminal));
+        out.push_str(&node_section(n, width));
     }
     let plain: Vec<&NodeView> = inv
         .nodes
@@ -50,12 +51,17 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
                 }
             })
             .collect();
-        out.push_str(&format!("\nNodes without GPUs: {}\n", names.join("; ")));
+        out.push('\n');
+        out.push_str(&prose_line(
+            &format!("Nodes without GPUs: {}", names.join("; ")),
+            width,
+            "",
+        ));
     }
     if !inv.unscheduled.is_empty() {
         out.push_str("\nNot running on a node (templates and pending pods), where they may run\n");
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             [
                 "workload",
                 "tenant",
@@ -87,7 +93,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
     }
     if !inv.unresolved.is_empty() {
         out.push_str("\nCould not be resolved\n");
-        let mut t = table(Fit::terminal(terminal), ["object", "node", "what", "why"]);
+        let mut t = table(width, ["object", "node", "what", "why"]);
         for u in &inv.unresolved {
             t.add_row(vec![
                 format!(
@@ -120,7 +126,7 @@ pub fn render(inv: &Inventory, terminal: bool) -> String {
     out
 }
 
-fn node_section(n: &NodeView, terminal: bool) -> String {
+fn node_section(n: &NodeView, width: usize) -> String {
     let mut out = format!(
         "{}  {} x{}  ({})\n",
         e(&n.name),
@@ -158,20 +164,32 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
     if n.hami {
         facts.push("HAMi vGPU node".to_string());
     }
-    out.push_str(&format!("  {}\n", facts.join(", ")));
-    out.push_str(&format!(
-        "  sharing: {} (from {})\n",
-        e(n.sharing.as_deref().unwrap_or("none")),
-        e(n.sharing_source.as_deref().unwrap_or("unknown"))
+    out.push_str(&prose_line(&facts.join(", "), width, "  "));
+    out.push_str(&prose_line(
+        &format!(
+            "sharing: {} (from {})",
+            e(n.sharing.as_deref().unwrap_or("none")),
+            e(n.sharing_source.as_deref().unwrap_or("unknown"))
+        ),
+        width,
+        "  ",
     ));
     if let Some(m) = &n.mig_source {
-        out.push_str(&format!("  MIG layout from {}\n", e(&m.to_string())));
+        out.push_str(&prose_line(
+            &format!("MIG layout from {}", e(&m.to_string())),
+            width,
+            "  ",
+        ));
     }
     if !n.taints.is_empty() {
-        out.push_str(&format!("  taints: {}\n", joined(&n.taints, ", ")));
+        out.push_str(&prose_line(
+            &format!("taints: {}", joined(&n.taints, ", ")),
+            width,
+            "  ",
+        ));
     }
-    out.push_str(&format!(
-        "  tenants: {}{}\n",
+    let tenants = format!(
+        "tenants: {}{}",
         if n.tenants.is_empty() {
             "none".to_string()
         } else {
@@ -182,12 +200,14 @@ fn node_section(n: &NodeView, terminal: bool) -> String {
         } else {
             String::new()
         }
-    ));
+    );
+    out.push_str(&prose_line(&tenants, width, "  "));
     if n.devices.is_empty() {
         return out;
     }
+    // The table is indented two columns under the node.
     let mut t = table(
-        Fit::terminal(terminal),
+        width.saturating_sub(2),
         [
             "device",
             "instance",

@@ -2,19 +2,20 @@
 //! strategies, the layers above the device and, when asked, the source of every fact.
 
 use super::DRA_STRATEGIES;
-use crate::text::{table, Fit};
+use crate::text::{prose_line, table};
 use gpu_trust_model::fleet::DraStrategy;
 use gpu_trust_model::isolation::{Mechanism, Property, LAYERS};
 use gpu_trust_model::Incident;
 
-/// The reference tables wrap at 160 columns wherever they go.
-const WIDTH: Fit = Fit::Width(160);
+/// The widest the reference tables are laid out, however wide the terminal.
+const WIDEST: usize = 160;
 
 /// The selected mechanisms side by side; `sources`: the source of every fact shown, under the tables.
-pub fn render(selected: &[Mechanism], sources: bool) -> String {
+pub fn render(selected: &[Mechanism], sources: bool, width: usize) -> String {
+    let width = width.min(WIDEST);
     let mut header = vec!["property".to_string()];
     header.extend(selected.iter().map(|m| m.as_str().to_string()));
-    let mut table = table(WIDTH, header);
+    let mut table = table(width, header);
     for p in Property::ALL {
         let mut row = vec![p.title().to_string()];
         for m in selected {
@@ -30,17 +31,22 @@ pub fn render(selected: &[Mechanism], sources: bool) -> String {
     }
     let mut out = String::from("Device layer: two workloads on the same physical GPU\n");
     out.push_str(&table.to_string());
-    out.push_str(
-        "\nA DRA claim adds no isolation: it gets the mechanism its sharing strategy names (",
-    );
     let dra: Vec<String> = DRA_STRATEGIES
         .iter()
         .map(|s| format!("{} -> {}", dra_name(*s), Mechanism::for_dra(*s)))
         .collect();
-    out.push_str(&dra.join(", "));
-    out.push_str(").\n\nAbove the device: what every workload shares\n");
+    out.push('\n');
+    out.push_str(&prose_line(
+        &format!(
+            "A DRA claim adds no isolation: it gets the mechanism its sharing strategy names ({}).",
+            dra.join(", ")
+        ),
+        width,
+        "",
+    ));
+    out.push_str("\nAbove the device: what every workload shares\n");
     let mut layers = crate::text::table(
-        WIDTH,
+        width,
         ["layer", "shared by", "what is shared", "separated by"],
     );
     for l in &LAYERS {
@@ -65,9 +71,7 @@ pub fn render(selected: &[Mechanism], sources: bool) -> String {
             seen.insert(l.source);
         }
         for s in seen {
-            out.push_str("  - ");
-            out.push_str(s);
-            out.push('\n');
+            out.push_str(&prose_line(&format!("- {s}"), width, "  "));
         }
     }
     out

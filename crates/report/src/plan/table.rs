@@ -1,13 +1,13 @@
 //! The plan as tables. Every text from the plan file is escaped for the terminal.
 
 use super::unplaced_lines;
-use crate::text::{e, table, Fit};
+use crate::text::{e, table};
 use gpu_trust_planner::plan::{DeviceSharing, Plan};
 
 /// The plan for reading: GPUs used against the lower bound, the nodes with each GPU's layout and
-/// replicas, the workloads with their mechanism and why, and the replicas not placed. `terminal`:
-/// wrap the tables to the terminal's width.
-pub fn render(plan: &Plan, terminal: bool) -> String {
+/// replicas, the workloads with their mechanism and why, and the replicas not placed, in `width`
+/// columns.
+pub fn render(plan: &Plan, width: usize) -> String {
     let mut out = format!(
         "Plan: {} GPUs on {} nodes; lower bound {} GPUs (gap {:.2}%), {} nodes\n\n",
         plan.gpus_used, plan.nodes_used, plan.lower_bound, plan.gap_percent, plan.nodes_lower_bound
@@ -15,7 +15,7 @@ pub fn render(plan: &Plan, terminal: bool) -> String {
     if !plan.nodes.is_empty() {
         out.push_str("Nodes\n");
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             ["node", "tenants", "configs", "GPU", "layout", "replicas"],
         );
         for n in &plan.nodes {
@@ -84,7 +84,7 @@ pub fn render(plan: &Plan, terminal: bool) -> String {
     if !plan.workloads.is_empty() {
         out.push_str("Workloads\n");
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             [
                 "workload",
                 "tenant",

@@ -1,6 +1,6 @@
 //! The policy check as tables. Every text from the policy is escaped for the terminal.
 
-use crate::text::{e, joined, plural, table, Fit};
+use crate::text::{e, joined, plural, prose_line, table};
 use gpu_trust_policy::{CheckReport, Tenant};
 
 fn namespaces_of(t: &Tenant) -> String {
@@ -17,24 +17,26 @@ fn namespaces_of(t: &Tenant) -> String {
 }
 
 /// The policy for reading: its tenants, the trust between them, the platform namespaces and labels,
-/// the workload classes and the acceptances with their state. `terminal`: wrap the tables to the
-/// terminal's width.
-pub fn render(r: &CheckReport, terminal: bool) -> String {
+/// the workload classes and the acceptances with their state. `width`: the columns the
+/// tables fit in.
+pub fn render(r: &CheckReport, width: usize) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "Policy {}: valid ({}, {}, {})\n\n",
+    let head = format!(
+        "Policy {}: valid ({}, {}, {})",
         e(r.file.as_deref().unwrap_or("(default)")),
         plural(r.tenants.len(), "tenant", "tenants"),
         plural(r.pairs, "pair", "pairs"),
         plural(r.acceptances.len(), "acceptance", "acceptances"),
-    ));
+    );
+    out.push_str(&prose_line(&head, width, ""));
+    out.push('\n');
 
     out.push_str("Tenants\n");
     if r.tenants.is_empty() {
         out.push_str("  none declared: every namespace is a tenant of its own\n");
     } else {
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             [
                 "tenant",
                 "namespaces",
@@ -66,17 +68,22 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
     }
 
     let defaulted = r.pairs.saturating_sub(r.relations.len());
-    out.push_str(&format!(
-        "\nTrust between tenants (default: {}, for {}; inside one tenant: full)\n",
-        r.default_trust,
-        plural(defaulted, "pair", "pairs")
+    out.push('\n');
+    out.push_str(&prose_line(
+        &format!(
+            "Trust between tenants (default: {}, for {}; inside one tenant: full)",
+            r.default_trust,
+            plural(defaulted, "pair", "pairs")
+        ),
+        width,
+        "",
     ));
     if r.pairs == 0 {
         out.push_str("  no pairs: fewer than two tenants declared\n");
     } else if r.relations.is_empty() {
         out.push_str("  no relations: every pair has the default\n");
     } else {
-        let mut t = table(Fit::terminal(terminal), ["tenants", "trust", "from"]);
+        let mut t = table(width, ["tenants", "trust", "from"]);
         for p in &r.relations {
             let from = match p.line {
                 Some(line) => format!("relation (line {line})"),
@@ -98,14 +105,23 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
         .filter(|p| !r.platform_claimed.contains_key(*p))
         .partition(|p| gpu_trust_policy::DEFAULT_PLATFORM_NAMESPACES.contains(&p.as_str()));
     let names = |list: &[&String]| list.iter().map(|p| e(p)).collect::<Vec<_>>().join(", ");
-    out.push_str(&format!(
-        "\nPlatform namespaces (infrastructure, never tenants unless a tenant names them): {}\n",
-        names(&built_in)
+    out.push('\n');
+    out.push_str(&prose_line(
+        &format!(
+            "Platform namespaces (infrastructure, never tenants unless a tenant names them): {}",
+            names(&built_in)
+        ),
+        width,
+        "",
     ));
     if !added.is_empty() {
-        out.push_str(&format!(
-            "Added by the policy's platformNamespaces (to the built-in ones above): {}\n",
-            names(&added)
+        out.push_str(&prose_line(
+            &format!(
+                "Added by the policy's platformNamespaces (to the built-in ones above): {}",
+                names(&added)
+            ),
+            width,
+            "",
         ));
     }
     if !r.platform_claimed.is_empty() {
@@ -114,35 +130,46 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
             .iter()
             .map(|(ns, t)| format!("{} (tenant {})", e(ns), e(t)))
             .collect();
-        out.push_str(&format!(
-            "Platform namespaces a tenant names, so the tenant's: {}\n",
-            claimed.join(", ")
+        out.push_str(&prose_line(
+            &format!(
+                "Platform namespaces a tenant names, so the tenant's: {}",
+                claimed.join(", ")
+            ),
+            width,
+            "",
         ));
     }
-    out.push_str(&format!(
-        "Tenant label (adds tenants for unclaimed namespaces): {}\n",
+    let labels = format!(
+        "Tenant label (adds tenants for unclaimed namespaces): {}",
         if r.tenant_labels.is_empty() {
             "none".to_string()
         } else {
             joined(&r.tenant_labels, ", ")
         }
-    ));
-    out.push_str(
-        "Any other namespace is a tenant of its own, unassigned, with the default trust.\n",
     );
+    out.push_str(&prose_line(&labels, width, ""));
+    out.push_str(&prose_line(
+        "Any other namespace is a tenant of its own, unassigned, with the default trust.",
+        width,
+        "",
+    ));
     out.push_str(&format!(
         "Host patch window: {}\n",
         plural(r.patch_window_days as usize, "day", "days")
     ));
-    out.push_str(&format!(
-        "Replicas per shared GPU without a memory limit before GT110: {}\n",
-        r.max_replicas
+    out.push_str(&prose_line(
+        &format!(
+            "Replicas per shared GPU without a memory limit before GT110: {}",
+            r.max_replicas
+        ),
+        width,
+        "",
     ));
 
     if !r.workloads.is_empty() {
         out.push_str("\nWorkloads\n");
         let mut t = table(
-            Fit::terminal(terminal),
+            width,
             ["namespace", "labels", "kind", "peak memory", "latency"],
         );
         for w in &r.workloads {
@@ -169,10 +196,7 @@ pub fn render(r: &CheckReport, terminal: bool) -> String {
     if r.acceptances.is_empty() {
         out.push_str("  none\n");
     } else {
-        let mut t = table(
-            Fit::terminal(terminal),
-            ["rule", "scope", "reason", "until", "state", "line"],
-        );
+        let mut t = table(width, ["rule", "scope", "reason", "until", "state", "line"]);
         for a in &r.acceptances {
             t.add_row(vec![
                 e(&a.rule),
