@@ -36,6 +36,7 @@ pub(crate) enum Kind {
     RoleBinding,
     ClusterRoleBinding,
     ClusterPolicy,
+    GpuCluster,
     ResourceClaim,
     ResourceClaimTemplate,
     DeviceClass,
@@ -61,6 +62,7 @@ pub(crate) fn classify(api_version: &str, kind: &str) -> Option<Kind> {
         ("rbac.authorization.k8s.io", "v1", "RoleBinding") => Kind::RoleBinding,
         ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => Kind::ClusterRoleBinding,
         ("nvidia.com", "v1", "ClusterPolicy") => Kind::ClusterPolicy,
+        ("nvidia.com", "v1alpha1", "GPUCluster") => Kind::GpuCluster,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaim") => Kind::ResourceClaim,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaimTemplate") => {
             Kind::ResourceClaimTemplate
@@ -243,6 +245,7 @@ pub(crate) enum Typed {
     RoleBinding(Box<rbacv1::RoleBinding>),
     ClusterRoleBinding(Box<rbacv1::ClusterRoleBinding>),
     ClusterPolicy(Box<crd::ClusterPolicy>),
+    GpuCluster(Box<crd::GpuCluster>),
     ResourceClaim(Box<crd::ResourceClaim>),
     ResourceClaimTemplate(Box<crd::ResourceClaimTemplate>),
     DeviceClass(Box<crd::DeviceClass>),
@@ -489,6 +492,7 @@ fn typed<'de, A: MapAccess<'de>>(k: Kind, r: Replay<A>) -> Result<Typed, A::Erro
         Kind::RoleBinding => Typed::RoleBinding(Box::new(read(r)?)),
         Kind::ClusterRoleBinding => Typed::ClusterRoleBinding(Box::new(read(r)?)),
         Kind::ClusterPolicy => Typed::ClusterPolicy(Box::new(read(r)?)),
+        Kind::GpuCluster => Typed::GpuCluster(Box::new(read(r)?)),
         Kind::ResourceClaim => Typed::ResourceClaim(Box::new(read(r)?)),
         Kind::ResourceClaimTemplate => Typed::ResourceClaimTemplate(Box::new(read(r)?)),
         Kind::DeviceClass => Typed::DeviceClass(Box::new(read(r)?)),

@@ -34,7 +34,8 @@ const FRACTION: &str = "gpu-fraction";
 const FRACTION_MEMORY: &str = "gpu-memory";
 const FRACTION_DEVICES: &str = "gpu-fraction-num-devices";
 const FRACTION_MPS: &str = "mps";
-/// Environment variables kept on a container: the ones that change isolation or device visibility.
+/// Environment variables kept on a container: the ones that change isolation or device visibility,
+/// and the DCGM exporter's (`gpu_trust_model::stack::EXPORTER_ENV_PREFIXES`).
 const KEPT_ENV_PREFIXES: &[&str] = &["CUDA_", "NVIDIA_", "LD_PRELOAD", "HAMI_"];
 
 /// Labels and annotations that mark a pod as part of a gang (training) job: coscheduling
@@ -239,7 +240,11 @@ fn container(c: &core::Container, is_init: bool, invalid: &mut Vec<String>) -> C
     let mut env = BTreeMap::new();
     let mut visible = None;
     for e in c.env.iter().flatten() {
-        if !KEPT_ENV_PREFIXES.iter().any(|p| e.name.starts_with(p)) {
+        if !KEPT_ENV_PREFIXES
+            .iter()
+            .chain(gpu_trust_model::stack::EXPORTER_ENV_PREFIXES)
+            .any(|p| e.name.starts_with(p))
+        {
             continue;
         }
         let value = match (&e.value, &e.value_from) {
