@@ -253,12 +253,15 @@ pub fn component_of_image(image: &str) -> Option<(Component, Version)> {
     })?;
     let version = match known.tag {
         TagVersion::Leading => Version::parse(tag)?,
-        TagVersion::Second => {
-            let (_, rest) = tag.split_once('-')?;
-            Version::parse(rest)?
-        }
+        TagVersion::Second => second_version(tag)?,
     };
     Some((known.component, version))
+}
+
+/// The second version of a `<DCGM>-<exporter>[-<os>]` tag, written without the rest of the tag.
+fn second_version(tag: &str) -> Option<Version> {
+    let (_, rest) = tag.split_once('-')?;
+    Version::parse(rest.split('-').next()?)
 }
 
 /// The component and version a `helm.sh/chart` label names (`kai-scheduler-v0.13.0`).
@@ -310,6 +313,29 @@ pub struct ExporterSettings {
     /// The exporter listens on the node's network (`hostNetwork`).
     pub host_network: bool,
 }
+
+/// The first DCGM exporter version that splits a shared GPU's metrics between the pods using it, by
+/// process (utilisation and framebuffer per pod, under `KUBERNETES_VIRTUAL_GPUS`): NVIDIA/dcgm-exporter
+/// pull request 594, "Add per-process GPU metrics for time-sharing and MIG" (commit fb5e3dc, first in
+/// tag 4.5.3-4.8.2). Before it, the virtual-GPU mode gave each pod of a shared GPU the whole GPU's
+/// metrics (dcgm-exporter issues 587 and 307: duplicated or attached to one pod).
+pub const PER_POD_METRICS_SINCE: &str = "4.8.2";
+
+/// The port the exporter listens on (`DCGM_EXPORTER_LISTEN=":9400"` in the GPU Operator's DaemonSet
+/// and the exporter's chart).
+pub const EXPORTER_PORT: u16 = 9400;
+
+/// The toolkit variable (ClusterPolicy `spec.toolkit.env`) listing the namespaces whose pods the NRI
+/// plugin lets request management CDI devices (`management.nvidia.com/gpu=all`: every GPU of the
+/// node); by default only the GPU Operator's namespace may (GPU Operator 26.7.0 release notes and
+/// `gpu-operator/cdi.rst`, "Requesting CDI Devices with the NRI Plugin"; a comma-separated list,
+/// read by `nvidia-ctk-installer` as `--nri-management-cdi-device-namespaces`).
+pub const NRI_MANAGEMENT_NAMESPACES_ENV: &str = "NRI_MANAGEMENT_CDI_DEVICE_NAMESPACES";
+/// The management CDI device that names every GPU of a node (same sources).
+pub const MANAGEMENT_ALL_GPUS: &str = "management.nvidia.com/gpu=all";
+
+/// The `schedulerName` of pods KAI Scheduler schedules (KAI Scheduler `docs/quickstart/pods/gpu-pod.yaml`).
+pub const KAI_SCHEDULER_NAME: &str = "kai-scheduler";
 
 /// The exporter variables gpu-trust reads (ingest keeps a container's variables with these prefixes).
 pub const EXPORTER_ENV_PREFIXES: &[&str] = &["DCGM_EXPORTER_", "KUBERNETES_VIRTUAL_GPUS"];
@@ -381,10 +407,7 @@ impl ExporterSettings {
         if spec.pod_labels == Some(true) {
             env.insert(ENV_POD_LABELS.to_string(), "true".to_string());
         }
-        let version = spec.tag.as_deref().and_then(|t| {
-            let (_, rest) = t.split_once('-')?;
-            Version::parse(rest)
-        });
+        let version = spec.tag.as_deref().and_then(second_version);
         ExporterSettings::read(version, &env, &spec.args, spec.host_network == Some(true))
     }
 }

@@ -516,13 +516,33 @@ impl Advisories {
         let mut data = base.unwrap_or_else(|| Advisories::builtin().clone());
         for doc in documents {
             let mut added = 0;
-            for a in doc.advisories {
+            for mut a in doc.advisories {
                 if let Some(old) = data.advisories.iter_mut().find(|o| o.id == a.id) {
+                    // The document's versions win; what the data file adds that CSAF cannot say
+                    // (preconditions, effects, a mitigation) is kept.
+                    let kept = !old.preconditions.is_empty()
+                        || !old.effects.is_empty()
+                        || old.mitigation.is_some()
+                        || old.affects.iter().any(|r| !r.preconditions.is_empty());
+                    a.preconditions = old.preconditions.clone();
+                    a.effects = old.effects.clone();
+                    a.mitigation = a.mitigation.take().or_else(|| old.mitigation.clone());
+                    for r in &mut a.affects {
+                        if let Some(o) = old.affects.iter().find(|o| o.component == r.component) {
+                            r.preconditions = o.preconditions.clone();
+                        }
+                    }
                     warnings.push(Diagnostic::warning(
                         Location::new(doc.source.name.clone(), 0, 0),
                         format!(
-                            "{}: the entry of {} is replaced by this document's",
-                            a.id, old.source
+                            "{}: this document's versions replace those of {}{}",
+                            a.id,
+                            old.source,
+                            if kept {
+                                ", whose preconditions, effects and mitigation are kept"
+                            } else {
+                                ""
+                            }
                         ),
                     ));
                     *old = a;

@@ -220,6 +220,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         matrix,
         skipped,
         disabled_rules: Vec::new(),
+        advisory_data: crate::report::AdvisoryData::of(&options.advisories, options.today),
         layout,
     }
 }

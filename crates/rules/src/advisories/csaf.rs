@@ -60,7 +60,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         ..Limits::default()
     };
     let (raw, mut cx) =
-        ValidationContext::read::<RawCsaf>(text, file, &limits).map_err(|d| vec![d])?;
+        ValidationContext::read::<RawCsaf>(text, file, &limits).map_err(|d| vec![json_words(d)])?;
     let doc_loc = cx.loc(&raw.document);
     let d = &raw.document.value;
     let require =
@@ -205,17 +205,19 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
     // versions, are not).
     let mut unmapped: BTreeSet<String> = BTreeSet::new();
     let mut unread: BTreeSet<String> = BTreeSet::new();
-    let mut mapped: BTreeMap<String, (Component, VersionExpr)> = BTreeMap::new();
+    let mut qualified: BTreeSet<String> = BTreeSet::new();
+    let mut mapped: BTreeMap<String, (Component, VersionExpr, Option<String>)> = BTreeMap::new();
     let mut tree_branches: BTreeMap<Component, BTreeSet<u64>> = BTreeMap::new();
     for p in products.values() {
         let Some(component) = component_of(p, components) else {
             continue;
         };
-        if let Some(expr) = p.version_texts().into_iter().find_map(parse_version_expr) {
+        if let Some((expr, qualifier)) = p.version_texts().into_iter().find_map(parse_version_text)
+        {
             if let Some(b) = expr.branch() {
                 tree_branches.entry(component).or_default().insert(b);
             }
-            mapped.insert(p.id.clone(), (component, expr));
+            mapped.insert(p.id.clone(), (component, expr, qualifier));
         }
     }
 
@@ -298,7 +300,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                     );
                     continue;
                 }
-                let Some((component, expr)) = mapped.get(&pid.value) else {
+                let Some((component, expr, qualifier)) = mapped.get(&pid.value) else {
                     if let Some(p) = products.get(&pid.value) {
                         if component_of(p, components).is_some() {
                             unread.insert(p.display());
@@ -308,6 +310,9 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                     }
                     continue;
                 };
+                if let (Some(q), Some(p)) = (qualifier, products.get(&pid.value)) {
+                    qualified.insert(format!("{}: {q}", p.display()));
+                }
                 per.entry(*component).or_default().add(status, expr);
             }
         }
@@ -357,9 +362,22 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         warnings.push(Diagnostic::warning(
             whole.clone(),
             format!(
-                "CSAF: the version of {} is not understood, not used: {}",
-                plural_products(unread.len()),
+                "CSAF: the version of {} not understood, not used: {}",
+                if unread.len() == 1 {
+                    "1 product is".to_string()
+                } else {
+                    format!("{} products is", unread.len())
+                },
                 listed(&unread)
+            ),
+        ));
+    }
+    if !qualified.is_empty() {
+        warnings.push(Diagnostic::warning(
+            whole.clone(),
+            format!(
+                "CSAF: conditions written beside versions are not read, so those versions count as affected whatever the condition: {}",
+                listed(&qualified)
             ),
         ));
     }
@@ -392,6 +410,18 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         advisories,
         warnings,
     })
+}
+
+/// The reader's error in JSON's words: a document is read by the YAML reader (JSON is YAML), whose
+/// message about an unquoted scalar in a string field speaks of YAML.
+fn json_words(mut d: Diagnostic) -> Diagnostic {
+    if let Some((value, _)) = d
+        .message
+        .split_once(" is a boolean, a number or null to YAML readers")
+    {
+        d.message = format!("{value} is not a string, and CSAF requires one here");
+    }
+    d
 }
 
 fn plural_products(n: usize) -> String {
@@ -653,6 +683,24 @@ fn version_token(t: &str) -> Option<Version> {
     Version::parse(t)
 }
 
+/// Reads a version text, and the condition NVIDIA writes after a phrase in parentheses ("All versions
+/// up to and including 0.12.1 (only when CDI is enabled)"). A bare version followed by a phrase in
+/// parentheses ("580.105.08(All versions prior to and including vGPU software 19.3)") mixes two
+/// numbering schemes and is not read.
+fn parse_version_text(text: &str) -> Option<(VersionExpr, Option<String>)> {
+    match text.split_once('(') {
+        Some((head, rest)) if head.trim().contains(char::is_whitespace) => {
+            let condition = rest.trim_end().trim_end_matches(')').trim();
+            Some((
+                parse_version_expr(head)?,
+                (!condition.is_empty()).then(|| format!("({condition})")),
+            ))
+        }
+        Some(_) => None,
+        None => Some((parse_version_expr(text)?, None)),
+    }
+}
+
 /// Reads a version expression: `vers:<scheme>/<constraints>` (the `vers` specification CSAF 2.0
 /// section 3.1.2.3.3 names), a bare version, or one of NVIDIA's phrases.
 fn parse_version_expr(text: &str) -> Option<VersionExpr> {
@@ -666,8 +714,6 @@ fn parse_version_expr(text: &str) -> Option<VersionExpr> {
     }
     let lower = text.to_ascii_lowercase();
     let tokens: Vec<Version> = lower.split_whitespace().filter_map(version_token).collect();
-    // A phrase around a parenthesis ("580.105.08(All versions prior to and including vGPU
-    // software 19.3)") mixes two numbering schemes: not read.
     if text.contains('(') {
         return None;
     }
@@ -1073,10 +1119,19 @@ mod tests {
         );
         assert_eq!(parse_version_expr("vers:generic/!=1.0"), None);
         assert_eq!(
-            parse_version_expr(
+            parse_version_text(
                 "580.105.08(All versions prior to and including vGPU software 19.3)"
             ),
             None
+        );
+        assert_eq!(
+            parse_version_text(
+                "All versions up to and including 0.12.1 (only when CDI is enabled)"
+            ),
+            Some((
+                upto("0.12.1", true),
+                Some("(only when CDI is enabled)".to_string())
+            ))
         );
         assert_eq!(parse_version_expr("NVIDIA Container Toolkit"), None);
         assert_eq!(parse_version_expr("All versions"), None);

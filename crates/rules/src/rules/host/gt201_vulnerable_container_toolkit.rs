@@ -1,4 +1,5 @@
 use crate::advisories::{Component, Effect, Hit, RuntimeSetup};
+use super::setup;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -62,63 +63,6 @@ declare_rule! {
         severity: SeverityRule::ByNodeSharing { shared: Severity::Critical, otherwise: Severity::High },
         summary: "a component of the NVIDIA stack on a node hosting tenants (toolkit, GPU Operator, device plugin, MIG manager, DRA driver) has a known vulnerability or isolation defect",
     }
-}
-
-/// The runtime setup of a node: whether CDI injects the devices and crun runs the containers.
-pub(crate) fn setup(ctx: &Context<'_>, node: NodeId) -> RuntimeSetup {
-    let cp = ctx.fleet.cluster_policy.as_ref();
-    let defaults = &ctx.advisories.components;
-    let since = |c: Component, v: Option<&Version>| -> Option<bool> {
-        Some(v? >= &defaults.cdi_since(c)?.since)
-    };
-    let operator = operator_version(ctx, node);
-    let operator_default = since(Component::GpuOperator, operator.as_ref());
-    let toolkit = ctx.gpu(node).and_then(|g| g.toolkit_version.clone()).or_else(|| {
-        cp.and_then(|c| c.toolkit_version.clone())
-    });
-    let strategy_cdi = ctx.gpu(node).is_some_and(|g| {
-        g.sharing
-            .device_list_strategy
-            .iter()
-            .any(|s| s.starts_with("cdi"))
-    });
-    let cdi = match cp {
-        Some(c) => match (c.cdi_enabled, operator_default) {
-            // Before the operator made CDI its default, `cdi.enabled` only made CDI available and
-            // `cdi.default` (false unless set) made it the runtime's default.
-            (Some(true), Some(false)) => Some(c.cdi_default == Some(true)),
-            (Some(v), _) => Some(v),
-            (None, Some(d)) => Some(d),
-            (None, None) => None,
-        },
-        None => None,
-    }
-    .or(strategy_cdi.then_some(true))
-    .or_else(|| {
-        cp.is_none()
-            .then(|| since(Component::ContainerToolkit, toolkit.as_ref()))
-            .flatten()
-    });
-    RuntimeSetup {
-        cdi,
-        crun: cp
-            .and_then(|c| c.low_level_runtime.as_deref())
-            .map(|r| r == "crun"),
-    }
-}
-
-/// The GPU Operator version that configures a node: the operator pod's image ingest gave the node,
-/// else the newest the input shows anywhere.
-fn operator_version(ctx: &Context<'_>, node: NodeId) -> Option<Version> {
-    ctx.gpu(node)
-        .and_then(|g| g.operator_version.clone())
-        .or_else(|| {
-            stack::versions(ctx.fleet)
-                .into_iter()
-                .filter(|v| v.component == Component::GpuOperator)
-                .map(|v| v.version)
-                .max()
-        })
 }
 
 const POLICY_TOOLKIT: &str = "ClusterPolicy spec.toolkit.version";
