@@ -88,12 +88,14 @@ fn unmeasured(node: NodeId, exporters: &[Exporter], since: &Version) -> Option<S
     let mut why = BTreeSet::new();
     for e in here {
         let s = &e.settings;
-        let name = e
-            .object
-            .as_ref()
-            .map_or_else(|| "the DCGM exporter".to_string(), |o| format!("the DCGM exporter of {o}"));
+        let name = e.object.as_ref().map_or_else(
+            || "the DCGM exporter".to_string(),
+            |o| format!("the DCGM exporter of {o}"),
+        );
         if !s.kubernetes {
-            why.insert(format!("{name} does not map metrics to pods (DCGM_EXPORTER_KUBERNETES)"));
+            why.insert(format!(
+                "{name} does not map metrics to pods (DCGM_EXPORTER_KUBERNETES)"
+            ));
         } else if !s.virtual_gpus {
             why.insert(format!(
                 "{name} gives a shared GPU's metrics to one pod (KUBERNETES_VIRTUAL_GPUS is not set)"
@@ -143,7 +145,12 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             }
             // The neighbours it meets, the first few of them only: nothing here grows with the
             // square of a site's tenants.
-            for (u, other) in site.members.iter().filter(|(u, _)| *u != t).take(MAX_NEIGHBOURS) {
+            for (u, other) in site
+                .members
+                .iter()
+                .filter(|(u, _)| *u != t)
+                .take(MAX_NEIGHBOURS)
+            {
                 let Some((certainty, _)) = site.meet(ctx.fleet, me, other) else {
                     continue;
                 };

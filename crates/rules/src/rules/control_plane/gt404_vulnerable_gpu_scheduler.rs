@@ -78,8 +78,14 @@ fn describe(hit: &Hit<'_>) -> String {
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // (component, version text) -> (version, sources, objects)
-    let mut seen: BTreeMap<(Component, String), (gpu_trust_model::Version, BTreeSet<String>, BTreeSet<gpu_trust_model::ObjectRef>)> =
-        BTreeMap::new();
+    let mut seen: BTreeMap<
+        (Component, String),
+        (
+            gpu_trust_model::Version,
+            BTreeSet<String>,
+            BTreeSet<gpu_trust_model::ObjectRef>,
+        ),
+    > = BTreeMap::new();
     for v in stack::versions(ctx.fleet) {
         if v.component.layer() != Layer::ControlPlane {
             continue;
@@ -132,7 +138,11 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         } else {
             format!(
                 "it schedules the pods of {} {}",
-                if tenants.len() == 1 { "tenant" } else { "tenants" },
+                if tenants.len() == 1 {
+                    "tenant"
+                } else {
+                    "tenants"
+                },
                 text::tenants(ctx, tenants.iter().copied())
             )
         };

@@ -68,7 +68,13 @@ const CLAIMS: &[&str] = &["resourceclaims", "resourceclaimtemplates"];
 
 /// Whether `rule` allows one of `verbs` on `resource` of `group` for the object named `name` (a rule
 /// without `resourceNames` allows every name).
-fn allows(rule: &PolicyRule, group: &str, resource: &str, verbs: &[&str], name: Option<&str>) -> bool {
+fn allows(
+    rule: &PolicyRule,
+    group: &str,
+    resource: &str,
+    verbs: &[&str],
+    name: Option<&str>,
+) -> bool {
     verbs.iter().any(|v| rule.allows(group, resource, v))
         && (rule.resource_names.is_empty()
             || name.is_some_and(|n| rule.resource_names.iter().any(|r| r == n)))
@@ -100,7 +106,12 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let mut claims: BTreeMap<TenantId, Vec<&gpu_trust_model::fleet::ResourceClaimInfo>> =
         BTreeMap::new();
     for c in fleet.resource_claims.iter().filter(|c| c.admin_access) {
-        if let Some(t) = c.object.namespace.as_deref().and_then(|n| ctx.tenancy.tenant_of(n)) {
+        if let Some(t) = c
+            .object
+            .namespace
+            .as_deref()
+            .and_then(|n| ctx.tenancy.tenant_of(n))
+        {
             claims.entry(t).or_default().push(c);
         }
     }

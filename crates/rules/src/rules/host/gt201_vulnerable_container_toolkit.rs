@@ -1,5 +1,5 @@
-use crate::advisories::{Component, Effect, Hit, RuntimeSetup};
 use super::setup;
+use crate::advisories::{Component, Effect, Hit, RuntimeSetup};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -90,7 +90,11 @@ fn installed(
         (None, None) => {}
     }
     if let Some(v) = gpu.and_then(|g| g.operator_version.clone()) {
-        out.push((Component::GpuOperator, v, "the GPU Operator image".to_string()));
+        out.push((
+            Component::GpuOperator,
+            v,
+            "the GPU Operator image".to_string(),
+        ));
     }
     for s in seen {
         if s.component.layer() != Layer::Host
@@ -141,7 +145,11 @@ fn describe(hit: &Hit<'_>) -> String {
 /// The hits GT201 reports: GT210 judges the exporter's unauthenticated profiling with its setup.
 fn reported<'a>(hits: Vec<Hit<'a>>) -> Vec<Hit<'a>> {
     hits.into_iter()
-        .filter(|h| !h.advisory.effects.contains(&Effect::UnauthenticatedProfiling))
+        .filter(|h| {
+            !h.advisory
+                .effects
+                .contains(&Effect::UnauthenticatedProfiling)
+        })
         .collect()
 }
 

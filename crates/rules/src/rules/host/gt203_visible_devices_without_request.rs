@@ -190,7 +190,11 @@ fn none_gets_all(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .advisories
             .hits(Component::ContainerToolkit, &version, setup)
             .into_iter()
-            .find(|h| h.advisory.effects.contains(&Effect::VisibleDevicesNoneGetsAll))
+            .find(|h| {
+                h.advisory
+                    .effects
+                    .contains(&Effect::VisibleDevicesNoneGetsAll)
+            })
         {
             let fix = hit
                 .fix

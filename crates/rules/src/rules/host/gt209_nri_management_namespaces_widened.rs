@@ -85,7 +85,11 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     } else {
         format!(
             "namespaces of {} {} are among them",
-            if tenants.len() == 1 { "tenant" } else { "tenants" },
+            if tenants.len() == 1 {
+                "tenant"
+            } else {
+                "tenants"
+            },
             text::tenants(ctx, tenants.iter().copied())
         )
     };

@@ -122,10 +122,10 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         } else {
             Certainty::Possible
         };
-        let name = e
-            .object
-            .as_ref()
-            .map_or_else(|| "the DCGM exporter".to_string(), |o| format!("the DCGM exporter of {o}"));
+        let name = e.object.as_ref().map_or_else(
+            || "the DCGM exporter".to_string(),
+            |o| format!("the DCGM exporter of {o}"),
+        );
         let version = e
             .settings
             .version
