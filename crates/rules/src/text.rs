@@ -75,6 +75,7 @@ pub fn workloads(ctx: &Context<'_>, ids: impl IntoIterator<Item = WorkloadId>) -
 fn enforcement_word(e: Enforcement) -> &'static str {
     match e {
         Enforcement::Separate => "separate",
+        Enforcement::LimitedByKernel => "limited by the kernel",
         Enforcement::LimitedInSoftware => "limited in software",
         Enforcement::Shared => "shared",
         Enforcement::NotEnforced => "not enforced",

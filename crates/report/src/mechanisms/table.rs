@@ -30,6 +30,11 @@ pub fn render(selected: &[Mechanism], sources: bool) -> String {
     }
     let mut out = String::from("Device layer: two workloads on the same physical GPU\n");
     out.push_str(&table.to_string());
+    for m in selected {
+        if let Some(r) = m.requires() {
+            out.push_str(&format!("\n{m} needs: {r}."));
+        }
+    }
     out.push_str(
         "\nA DRA claim adds no isolation: it gets the mechanism its sharing strategy names (",
     );
