@@ -87,6 +87,12 @@ pub const SHARING_NONE: &str = "none";
 pub const SHARING_TIME_SLICING: &str = "time-slicing";
 pub const SHARING_MPS: &str = "mps";
 
+/// A Namespace labelled with this key and the value `"true"` (case-sensitive) may hold ResourceClaims
+/// and ResourceClaimTemplates with `adminAccess: true`: devices other claims hold are given to them
+/// too. Whoever can label the Namespace can set it (kubernetes/kubernetes issue 141293, closed as
+/// working as designed; kubernetes/website issue 56957).
+pub const DRA_ADMIN_ACCESS: &str = "resource.kubernetes.io/admin-access";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,9 +108,3 @@ mod tests {
         assert_eq!(of_resource(crate::resource::GPU, RESOURCE_PRODUCT), PRODUCT);
     }
 }
-
-/// A Namespace labelled with this key and the value `"true"` (case-sensitive) may hold ResourceClaims
-/// and ResourceClaimTemplates with `adminAccess: true`: devices other claims hold are given to them
-/// too. Whoever can label the Namespace can set it (kubernetes/kubernetes issue 141293, closed as
-/// working as designed; kubernetes/website issue 56957).
-pub const DRA_ADMIN_ACCESS: &str = "resource.kubernetes.io/admin-access";

@@ -76,16 +76,16 @@ fn describe(hit: &Hit<'_>) -> String {
     s
 }
 
+/// A version of a component as the input shows it: the version, where it was read, the objects.
+type Seen = (
+    gpu_trust_model::Version,
+    BTreeSet<String>,
+    BTreeSet<gpu_trust_model::ObjectRef>,
+);
+
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    // (component, version text) -> (version, sources, objects)
-    let mut seen: BTreeMap<
-        (Component, String),
-        (
-            gpu_trust_model::Version,
-            BTreeSet<String>,
-            BTreeSet<gpu_trust_model::ObjectRef>,
-        ),
-    > = BTreeMap::new();
+    // (component, version text) -> what was seen of it
+    let mut seen: BTreeMap<(Component, String), Seen> = BTreeMap::new();
     for v in stack::versions(ctx.fleet) {
         if v.component.layer() != Layer::ControlPlane {
             continue;
