@@ -157,3 +157,58 @@ pub fn refuse_unusable(errors: usize, rest: &str) -> ExitCode {
     ));
     output::exit(output::INPUT_ERROR)
 }
+
+/// Reads the advisory data `--advisories` names (files or folders of the project's YAML format or of
+/// CSAF 2.0 JSON documents; `-` for standard input), on top of the built-in data; with no path, the
+/// built-in data. Every problem is printed, located; an unreadable or malformed document is the exit
+/// code (2). What the documents say that the audit cannot use is printed as warnings and returned.
+pub fn advisories(
+    paths: &[PathBuf],
+    follow_symlinks: bool,
+) -> Result<gpu_trust_rules::advisories::Loaded, ExitCode> {
+    use gpu_trust_rules::advisories::{csaf, Advisories, Loaded};
+    if paths.is_empty() {
+        return Ok(Loaded {
+            data: Advisories::builtin().clone(),
+            warnings: Vec::new(),
+        });
+    }
+    let options = gpu_trust_source::GatherOptions {
+        limits: gpu_trust_source::Limits {
+            max_file_bytes: csaf::MAX_DOCUMENT_BYTES,
+            ..gpu_trust_source::Limits::default()
+        },
+        follow_symlinks,
+    };
+    let (inputs, unread) =
+        gpu_trust_source::gather_with(paths, &mut std::io::stdin().lock(), &options);
+    if !unread.is_empty() {
+        output::eprint_diagnostics(&unread);
+        output::eprint_error(format!(
+            "{} of the advisory data could not be read",
+            plural(unread.len(), "file", "files")
+        ));
+        return Err(output::exit(output::INPUT_ERROR));
+    }
+    if inputs.is_empty() {
+        output::eprint_error(
+            "--advisories names no .yaml, .yml or .json file: no advisory data to read",
+        );
+        return Err(output::exit(output::INPUT_ERROR));
+    }
+    let texts: Vec<(String, String)> = inputs.into_iter().map(|i| (i.name, i.text)).collect();
+    match Advisories::load(&texts) {
+        Ok(loaded) => {
+            output::eprint_diagnostics(&loaded.warnings);
+            Ok(loaded)
+        }
+        Err(errors) => {
+            output::eprint_diagnostics(&errors);
+            output::eprint_error(format!(
+                "the advisory data is not usable: {}",
+                plural(errors.len(), "error", "errors")
+            ));
+            Err(output::exit(output::INPUT_ERROR))
+        }
+    }
+}

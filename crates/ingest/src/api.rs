@@ -78,6 +78,7 @@ const RESOURCES: &[(&str, &str, &str, bool)] = &[
     ),
     ("resource.k8s.io", "DeviceClass", "deviceclasses", false),
     ("nvidia.com", "ClusterPolicy", "clusterpolicies", false),
+    ("nvidia.com", "GPUCluster", "gpuclusters", false),
     ("kubeflow.org", "PyTorchJob", "pytorchjobs", true),
     ("kubeflow.org", "TFJob", "tfjobs", true),
     ("kubeflow.org", "MPIJob", "mpijobs", true),
@@ -200,6 +201,8 @@ impl Unread {
 
 /// The versions of the custom resources ingest types itself (the others: any version).
 const CLUSTER_POLICY_VERSIONS: &[&str] = &["v1"];
+/// GPU Operator 26.7.0 serves GPUCluster at `nvidia.com/v1alpha1` (`api/nvidia/v1alpha1`).
+const GPU_CLUSTER_VERSIONS: &[&str] = &["v1alpha1"];
 
 /// Every kind ingest reads, in a fixed order: built-in kinds, the ClusterPolicy, then the
 /// controllers table.
@@ -229,6 +232,7 @@ pub fn read_kinds() -> Vec<ApiKind> {
         push(group, kind, versions);
     }
     push("nvidia.com", "ClusterPolicy", CLUSTER_POLICY_VERSIONS);
+    push("nvidia.com", "GPUCluster", GPU_CLUSTER_VERSIONS);
     for c in controllers::CONTROLLERS {
         push(c.group, c.kind, &[]);
     }

@@ -4,7 +4,7 @@
 use crate::crd;
 use crate::device_plugin::parse_mig_strategy;
 use crate::util::{image_name, image_version};
-use gpu_trust_model::fleet::ClusterPolicyInfo;
+use gpu_trust_model::fleet::{ClusterPolicyInfo, ExporterSpec, GpuClusterInfo};
 use gpu_trust_model::{ObjectRef, Version};
 use std::collections::BTreeMap;
 
@@ -101,6 +101,43 @@ pub(crate) fn info(
             .operator
             .as_ref()
             .and_then(|o| o.default_runtime.clone()),
+        cdi_default: spec.cdi.as_ref().and_then(|c| c.default),
+        nri_plugin_enabled: spec.cdi.as_ref().and_then(|c| c.nri_plugin_enabled),
+        mig_manager_version: spec
+            .mig_manager
+            .as_ref()
+            .and_then(|m| m.version.as_deref())
+            .and_then(Version::parse),
+        dcgm_exporter: spec.dcgm_exporter.as_ref().map(exporter_spec),
+    }
+}
+
+/// An operator's `spec.dcgmExporter` in the model's terms.
+pub(crate) fn exporter_spec(e: &crd::DcgmExporterSpec) -> ExporterSpec {
+    ExporterSpec {
+        enabled: e.enabled,
+        tag: e.version.clone(),
+        env: e
+            .env
+            .iter()
+            .map(|v| (v.name.clone(), v.value.clone().unwrap_or_default()))
+            .collect(),
+        args: e.args.clone(),
+        pod_labels: e.enable_pod_labels,
+        host_network: e.host_network,
+    }
+}
+
+/// The GPUCluster in the model's terms.
+pub(crate) fn gpu_cluster(g: &crd::GpuCluster, object: ObjectRef) -> GpuClusterInfo {
+    let dra = g.spec.dra_driver.as_ref();
+    GpuClusterInfo {
+        object: Some(object),
+        dra_driver_version: dra
+            .and_then(|d| d.version.as_deref())
+            .and_then(Version::parse),
+        dra_feature_gates: dra.map(|d| d.feature_gates.clone()).unwrap_or_default(),
+        dcgm_exporter: g.spec.dcgm_exporter.as_ref().map(exporter_spec),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Typed structs of our own for the custom resources ingest reads field by field: the GPU
-//! Operator's ClusterPolicy and the DRA objects (read across `resource.k8s.io/v1`, `v1beta1` and
+//! Operator's ClusterPolicy and GPUCluster, and the DRA objects (read across `resource.k8s.io/v1`, `v1beta1` and
 //! `v1beta2`, whose shapes differ). Workload controllers are read through the controllers table
 //! (`controllers.rs`) instead.
 //!
@@ -40,6 +40,7 @@ pub struct ClusterPolicySpec {
     pub cdi: Option<CdiSpec>,
     #[serde(default)]
     pub sandbox_workloads: Option<SandboxWorkloadsSpec>,
+    pub dcgm_exporter: Option<DcgmExporterSpec>,
 }
 
 /// `spec.sandboxWorkloads` (NVIDIA/gpu-operator `api/nvidia/v1/clusterpolicy_types.go`): whether GPUs
@@ -50,6 +51,49 @@ pub struct ClusterPolicySpec {
 pub struct SandboxWorkloadsSpec {
     pub enabled: Option<bool>,
     pub default_workload: Option<String>,
+}
+
+/// `spec.dcgmExporter` of a ClusterPolicy or a GPUCluster (`DCGMExporterSpec`, which the GPUCluster
+/// reuses): the fields read here.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DcgmExporterSpec {
+    pub enabled: Option<bool>,
+    pub version: Option<String>,
+    #[serde(default)]
+    pub env: Vec<EnvVar>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub enable_pod_labels: Option<bool>,
+    pub host_network: Option<bool>,
+}
+
+/// `nvidia.com/v1alpha1` GPUCluster (GPU Operator 26.7.0, `api/nvidia/v1alpha1/gpucluster_types.go`):
+/// the DRA driver, DCGM and the DCGM exporter, for a cluster that has no ClusterPolicy.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuCluster {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: GpuClusterSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuClusterSpec {
+    #[serde(default)]
+    pub dra_driver: Option<DraDriverSpec>,
+    #[serde(default)]
+    pub dcgm_exporter: Option<DcgmExporterSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DraDriverSpec {
+    pub version: Option<String>,
+    #[serde(default)]
+    pub feature_gates: std::collections::BTreeMap<String, bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -86,6 +130,7 @@ pub struct MigSpec {
 #[serde(rename_all = "camelCase")]
 pub struct MigManagerSpec {
     pub config: Option<NamedConfig>,
+    pub version: Option<String>,
 }
 
 /// The shape the driver and toolkit sections share (the fields read here).
@@ -108,6 +153,8 @@ pub struct CcManagerSpec {
 #[serde(rename_all = "camelCase")]
 pub struct CdiSpec {
     pub enabled: Option<bool>,
+    pub default: Option<bool>,
+    pub nri_plugin_enabled: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -165,6 +212,8 @@ pub struct ClaimDevices {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceRequest {
     pub device_class_name: Option<String>,
+    /// `adminAccess` of a v1beta1 request.
+    pub admin_access: Option<bool>,
     pub exactly: Option<ExactRequest>,
     #[serde(default)]
     pub first_available: Vec<ExactRequest>,
@@ -174,9 +223,20 @@ pub struct DeviceRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ExactRequest {
     pub device_class_name: Option<String>,
+    /// `adminAccess` of a v1 or v1beta2 request.
+    pub admin_access: Option<bool>,
 }
 
 impl DeviceRequest {
+    /// Whether the request asks for admin access (KEP-5018).
+    pub fn admin_access(&self) -> bool {
+        self.admin_access == Some(true)
+            || self
+                .exactly
+                .as_ref()
+                .is_some_and(|e| e.admin_access == Some(true))
+    }
+
     /// The device class the request names (the first alternative of `firstAvailable`).
     pub fn device_class(&self) -> Option<&str> {
         self.device_class_name

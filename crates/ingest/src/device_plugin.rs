@@ -3,7 +3,9 @@
 //! Format and rules from k8s-device-plugin `api/config/v1` (config.go, flags.go, sharing.go,
 //! replicas.go): `version` must be `v1` (empty means `v1`); `flags.migStrategy` is `none`, `single`
 //! or `mixed`; `flags.plugin.deviceListStrategy` is one strategy or a list of `envvar`,
-//! `volume-mounts`, `cdi-annotations`, `cdi-cri`; `sharing.timeSlicing` and `sharing.mps` take
+//! `volume-mounts`, `cdi-annotations`, `cdi-cri`; `flags.plugin.sharedDevicesAllocationPolicy` (v0.20.0)
+//! is `distributed` (the default) or `packed`, and the plugin refuses to start with another value
+//! (`cmd/nvidia-device-plugin/main.go`); `sharing.timeSlicing` and `sharing.mps` take
 //! `renameByDefault`, `failRequestsGreaterThanOne` and a non-empty `resources` list of `{name,
 //! rename, devices, replicas}` with `replicas >= 2` and `devices` either `all`, a positive count or a
 //! list of GPU indices, MIG indices (`0:1`) or UUIDs; time-slicing and MPS exclude each other; for
@@ -13,7 +15,9 @@
 //! [`Strictness::Strict`] (for files gpu-trust writes or checks), as warnings in
 //! [`Strictness::Plugin`] (for a cluster's own config, which the plugin would load).
 
-use gpu_trust_model::fleet::{ConfigSource, MigStrategy, SharingConfig, SharingStrategy};
+use gpu_trust_model::fleet::{
+    AllocationPolicy, ConfigSource, MigStrategy, SharingConfig, SharingStrategy,
+};
 use gpu_trust_model::resource::{self, DeviceResource};
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::tree::{Node, Value};
@@ -58,6 +62,8 @@ pub struct PluginFlags {
     pub device_list_strategy: Option<Vec<String>>,
     #[serde(rename = "deviceIDStrategy")]
     pub device_id_strategy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_devices_allocation_policy: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -116,6 +122,7 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
             "cdiAnnotationPrefix",
             "nvidiaCTKPath",
             "containerDriverRoot",
+            "sharedDevicesAllocationPolicy",
         ],
     ),
     (
@@ -250,6 +257,21 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
                 format!(
                     "unknown deviceListStrategy `{bad}` ({})",
                     DEVICE_LIST_STRATEGIES.join(", ")
+                ),
+            ));
+        }
+    }
+    if let Some(p) = config
+        .flags
+        .plugin
+        .as_ref()
+        .and_then(|p| p.shared_devices_allocation_policy.as_deref())
+    {
+        if AllocationPolicy::parse(p).is_none() {
+            return Err(Diagnostic::error(
+                at("flags.plugin.sharedDevicesAllocationPolicy"),
+                format!(
+                    "unknown sharedDevicesAllocationPolicy `{p}` (distributed or packed): the device plugin refuses to start"
                 ),
             ));
         }
@@ -395,6 +417,12 @@ impl DevicePluginConfig {
             fail_requests_greater_than_one: fail_gt_one,
             replicas,
             device_list_strategy,
+            allocation_policy: self
+                .flags
+                .plugin
+                .as_ref()
+                .and_then(|p| p.shared_devices_allocation_policy.as_deref())
+                .and_then(AllocationPolicy::parse),
         }
     }
 

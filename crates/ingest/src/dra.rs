@@ -70,6 +70,8 @@ pub(crate) struct ClaimDraft {
     pub config: Option<DraStrategy>,
     /// Allocated devices: (pool, device), e.g. (`gpu-node-1`, `gpu-0`).
     pub allocated: Vec<(String, String)>,
+    /// A request asks for admin access (KEP-5018).
+    pub admin_access: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -144,6 +146,11 @@ pub(crate) fn claim_draft(
         device_class,
         config: config_strategy(&spec.devices.config),
         allocated,
+        admin_access: spec
+            .devices
+            .requests
+            .iter()
+            .any(crd::DeviceRequest::admin_access),
     }
 }
 
@@ -183,6 +190,7 @@ pub(crate) fn resolve(
                 template: c.template,
                 device_class: c.device_class.clone(),
                 strategy,
+                admin_access: c.admin_access,
             })
         })
         .collect();

@@ -14,7 +14,8 @@ use gpu_trust_model::ObjectRef;
 use k8s_openapi::api::core::v1 as core;
 use std::collections::BTreeMap;
 
-/// Environment variables kept on a container: the ones that change isolation or device visibility.
+/// Environment variables kept on a container: the ones that change isolation or device visibility,
+/// and the DCGM exporter's (`gpu_trust_model::stack::EXPORTER_ENV_PREFIXES`).
 pub(crate) const KEPT_ENV_PREFIXES: &[&str] = &["CUDA_", "NVIDIA_", "LD_PRELOAD", "HAMI_"];
 
 /// The value recorded for a variable whose value comes from somewhere ingest does not read (a Secret,
@@ -23,14 +24,18 @@ pub(crate) const FROM_ELSEWHERE: &str = "<valueFrom>";
 
 /// Whether the audit reads a variable of this name.
 pub(crate) fn kept(name: &str) -> bool {
-    KEPT_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
+    kept_prefixes().any(|p| name.starts_with(p))
+}
+
+fn kept_prefixes() -> impl Iterator<Item = &'static &'static str> {
+    KEPT_ENV_PREFIXES
+        .iter()
+        .chain(gpu_trust_model::stack::EXPORTER_ENV_PREFIXES)
 }
 
 /// Whether a source whose keys get `prefix` can set a variable the audit reads.
 fn may_set_kept(prefix: &str) -> bool {
-    KEPT_ENV_PREFIXES
-        .iter()
-        .any(|k| k.starts_with(prefix) || prefix.starts_with(k))
+    kept_prefixes().any(|k| k.starts_with(prefix) || prefix.starts_with(k))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

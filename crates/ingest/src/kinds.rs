@@ -36,6 +36,7 @@ pub(crate) enum Kind {
     RoleBinding,
     ClusterRoleBinding,
     ClusterPolicy,
+    GpuCluster,
     ResourceClaim,
     ResourceClaimTemplate,
     DeviceClass,
@@ -61,6 +62,7 @@ pub(crate) fn classify(api_version: &str, kind: &str) -> Option<Kind> {
         ("rbac.authorization.k8s.io", "v1", "RoleBinding") => Kind::RoleBinding,
         ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => Kind::ClusterRoleBinding,
         ("nvidia.com", "v1", "ClusterPolicy") => Kind::ClusterPolicy,
+        ("nvidia.com", "v1alpha1", "GPUCluster") => Kind::GpuCluster,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaim") => Kind::ResourceClaim,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaimTemplate") => {
             Kind::ResourceClaimTemplate
@@ -258,6 +260,7 @@ pub(crate) enum Typed {
     RoleBinding(Box<rbacv1::RoleBinding>),
     ClusterRoleBinding(Box<rbacv1::ClusterRoleBinding>),
     ClusterPolicy(Box<crd::ClusterPolicy>),
+    GpuCluster(Box<crd::GpuCluster>),
     ResourceClaim(Box<crd::ResourceClaim>),
     ResourceClaimTemplate(Box<crd::ResourceClaimTemplate>),
     DeviceClass(Box<crd::DeviceClass>),
@@ -283,6 +286,7 @@ impl Typed {
             Typed::RoleBinding(o) => &o.metadata,
             Typed::ClusterRoleBinding(o) => &o.metadata,
             Typed::ClusterPolicy(o) => &o.metadata,
+            Typed::GpuCluster(o) => &o.metadata,
             Typed::ResourceClaim(o) => &o.metadata,
             Typed::ResourceClaimTemplate(o) => &o.metadata,
             Typed::DeviceClass(o) => &o.metadata,
@@ -299,6 +303,7 @@ impl Typed {
                 | Typed::ClusterRole(_)
                 | Typed::ClusterRoleBinding(_)
                 | Typed::ClusterPolicy(_)
+                | Typed::GpuCluster(_)
                 | Typed::DeviceClass(_)
         )
     }
@@ -557,6 +562,7 @@ fn typed<'de, A: MapAccess<'de>>(k: Kind, r: Replay<A>) -> Result<Typed, A::Erro
         Kind::RoleBinding => Typed::RoleBinding(Box::new(read(r)?)),
         Kind::ClusterRoleBinding => Typed::ClusterRoleBinding(Box::new(read(r)?)),
         Kind::ClusterPolicy => Typed::ClusterPolicy(Box::new(read(r)?)),
+        Kind::GpuCluster => Typed::GpuCluster(Box::new(read(r)?)),
         Kind::ResourceClaim => Typed::ResourceClaim(Box::new(read(r)?)),
         Kind::ResourceClaimTemplate => Typed::ResourceClaimTemplate(Box::new(read(r)?)),
         Kind::DeviceClass => Typed::DeviceClass(Box::new(read(r)?)),

@@ -387,6 +387,7 @@ struct Checkpoint {
     namespaces: usize,
     config_maps: usize,
     policies: usize,
+    gpu_clusters: usize,
     runtime_classes: usize,
     roles: usize,
     bindings: usize,
@@ -413,6 +414,7 @@ struct Collector {
     namespaces: Vec<NamespaceRecord>,
     config_maps: Vec<(String, String, ConfigMapDraft)>,
     policies: Vec<(ObjectRef, crd::ClusterPolicy)>,
+    gpu_clusters: Vec<(ObjectRef, crd::GpuCluster)>,
     runtime_classes: Vec<RuntimeClassInfo>,
     roles: Vec<rbac::RoleDraft>,
     bindings: Vec<rbac::BindingDraft>,
@@ -455,6 +457,7 @@ impl Collector {
             namespaces: self.namespaces.len(),
             config_maps: self.config_maps.len(),
             policies: self.policies.len(),
+            gpu_clusters: self.gpu_clusters.len(),
             runtime_classes: self.runtime_classes.len(),
             roles: self.roles.len(),
             bindings: self.bindings.len(),
@@ -479,6 +482,7 @@ impl Collector {
         self.namespaces.truncate(c.namespaces);
         self.config_maps.truncate(c.config_maps);
         self.policies.truncate(c.policies);
+        self.gpu_clusters.truncate(c.gpu_clusters);
         self.runtime_classes.truncate(c.runtime_classes);
         self.roles.truncate(c.roles);
         self.bindings.truncate(c.bindings);
@@ -1150,6 +1154,10 @@ impl Collector {
                 let r = reference(&cp.metadata, false);
                 self.policies.push((r, *cp));
             }
+            Typed::GpuCluster(g) => {
+                let r = reference(&g.metadata, false);
+                self.gpu_clusters.push((r, *g));
+            }
             Typed::ResourceClaim(c) => {
                 let r = reference(&c.metadata, true);
                 self.claims.push(dra::claim_draft(
@@ -1587,6 +1595,7 @@ impl Collector {
             &drafts,
         );
         let info = policy.map(|(r, cp)| cluster::info(cp, r.clone(), operator_namespace.clone()));
+        let gpu_cluster = self.gpu_cluster(policy.map(|p| &p.0), &mut diagnostics);
 
         let (operands, operator_version) = operands_by_node(std::mem::take(&mut self.operands));
 
@@ -1756,9 +1765,43 @@ impl Collector {
                 node_sets: placed.node_sets,
                 mig_requests,
                 acceptances,
+                gpu_cluster,
             },
             diagnostics,
         }
+    }
+}
+
+impl Collector {
+    /// The GPUCluster the operator uses: a singleton (its CRD requires the name `gpu-cluster`), and
+    /// one a cluster with a ClusterPolicy cannot use (GPU Operator 26.7.0 release notes).
+    fn gpu_cluster(
+        &mut self,
+        policy: Option<&ObjectRef>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Option<gpu_trust_model::fleet::GpuClusterInfo> {
+        let mut found = std::mem::take(&mut self.gpu_clusters);
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        for (r, _) in found.iter().skip(1) {
+            diagnostics.push(Diagnostic::warning(
+                r.location.clone(),
+                format!(
+                    "more than one GPUCluster; the GPU Operator uses one, taken here as {}",
+                    found[0].0.name
+                ),
+            ));
+        }
+        let (r, g) = found.into_iter().next()?;
+        if let Some(p) = policy {
+            diagnostics.push(Diagnostic::warning(
+                r.location.clone(),
+                format!(
+                    "GPUCluster {} and ClusterPolicy {} are both in the input; the GPU Operator does not use them together",
+                    r.name, p.name
+                ),
+            ));
+        }
+        Some(cluster::gpu_cluster(&g, r))
     }
 }
 

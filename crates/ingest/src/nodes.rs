@@ -1218,6 +1218,7 @@ fn from_labels(labelled: &BTreeMap<String, gfd::LabelledSharing>) -> Option<Shar
         fail_requests_greater_than_one: strategy == SharingStrategy::Mps,
         replicas,
         device_list_strategy: vec!["envvar".to_string()],
+        allocation_policy: None,
     })
 }
 
@@ -1240,6 +1241,7 @@ fn platform_sharing(strategy: SharingStrategy, replicas: u32) -> SharingConfig {
             BTreeMap::new()
         },
         device_list_strategy: vec!["envvar".to_string()],
+        allocation_policy: None,
     }
 }
 

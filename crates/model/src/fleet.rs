@@ -50,6 +50,9 @@ pub struct Fleet {
     /// sorted by object, then rule. Only objects ingest read carry them.
     #[serde(default)]
     pub acceptances: Vec<AnnotatedAcceptance>,
+    /// The GPU Operator's `GPUCluster`, when the input has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_cluster: Option<GpuClusterInfo>,
 }
 
 impl Fleet {
@@ -455,6 +458,38 @@ pub struct SharingConfig {
     pub replicas: BTreeMap<String, u32>,
     /// `flags.plugin.deviceListStrategy` (default `envvar`).
     pub device_list_strategy: Vec<String>,
+    /// `flags.plugin.sharedDevicesAllocationPolicy` (device plugin v0.20.0): how replicas and MIG
+    /// instances are picked; `None` when the config does not say (the plugin's default, distributed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_policy: Option<AllocationPolicy>,
+}
+
+/// How the device plugin picks the replicas of shared GPUs and MIG instances for a request
+/// (NVIDIA/k8s-device-plugin v0.20.0, pull request 1621, `internal/rm/allocate.go`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AllocationPolicy {
+    /// The GPU with the fewest replicas allocated first: pods spread over the GPUs (the default).
+    Distributed,
+    /// The GPU with the most replicas allocated first, while it has one free: pods pile onto one GPU.
+    Packed,
+}
+
+impl AllocationPolicy {
+    pub fn parse(s: &str) -> Option<AllocationPolicy> {
+        match s {
+            "distributed" => Some(AllocationPolicy::Distributed),
+            "packed" => Some(AllocationPolicy::Packed),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AllocationPolicy::Distributed => "distributed",
+            AllocationPolicy::Packed => "packed",
+        }
+    }
 }
 
 impl Default for SharingConfig {
@@ -466,6 +501,7 @@ impl Default for SharingConfig {
             fail_requests_greater_than_one: false,
             replicas: BTreeMap::new(),
             device_list_strategy: vec!["envvar".to_string()],
+            allocation_policy: None,
         }
     }
 }
@@ -920,6 +956,49 @@ pub struct ClusterPolicyInfo {
     pub toolkit_env: BTreeMap<String, String>,
     pub cc_manager_enabled: Option<bool>,
     pub low_level_runtime: Option<String>,
+    /// `spec.cdi.default`: before GPU Operator 25.10.0, `cdi.enabled` only made CDI available and
+    /// this made it the runtime's default (`api/nvidia/v1/clusterpolicy_types.go` at v25.3.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdi_default: Option<bool>,
+    /// `spec.cdi.nriPluginEnabled`: the NRI plugin injects CDI devices (GPU Operator 26.3.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nri_plugin_enabled: Option<bool>,
+    /// `spec.migManager.version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_manager_version: Option<Version>,
+    /// `spec.dcgmExporter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dcgm_exporter: Option<ExporterSpec>,
+}
+
+/// The DCGM exporter as an operator spec configures it (ClusterPolicy or GPUCluster
+/// `spec.dcgmExporter`, `api/nvidia/v1/clusterpolicy_types.go` `DCGMExporterSpec`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExporterSpec {
+    pub enabled: Option<bool>,
+    /// `version`: the image tag (`4.5.3-4.8.2-ubuntu22.04`), as written.
+    pub tag: Option<String>,
+    /// `env`, as a map.
+    pub env: BTreeMap<String, String>,
+    pub args: Vec<String>,
+    /// `enablePodLabels` (GPU Operator 26.3.2).
+    pub pod_labels: Option<bool>,
+    pub host_network: Option<bool>,
+}
+
+/// What the GPU Operator's `GPUCluster` (`nvidia.com/v1alpha1`, GPU Operator 26.7.0) says: the
+/// DRA-based stack it deploys instead of a ClusterPolicy (`api/nvidia/v1alpha1/gpucluster_types.go`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuClusterInfo {
+    pub object: Option<ObjectRef>,
+    /// `spec.draDriver.version` (an image tag).
+    pub dra_driver_version: Option<Version>,
+    /// `spec.draDriver.featureGates`.
+    pub dra_feature_gates: BTreeMap<String, bool>,
+    /// `spec.dcgmExporter`.
+    pub dcgm_exporter: Option<ExporterSpec>,
 }
 
 /// RBAC as resolved subjects -> permissions.
@@ -977,6 +1056,10 @@ pub struct ResourceClaimInfo {
     pub template: bool,
     pub device_class: Option<String>,
     pub strategy: DraStrategy,
+    /// A request sets `adminAccess: true` (KEP-5018): the claim gets devices whether or not other
+    /// claims hold them, in a namespace labelled `resource.kubernetes.io/admin-access: "true"`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub admin_access: bool,
 }
 
 /// What ingest hands on: the fleet plus every problem it found in the input.

@@ -23,6 +23,10 @@ pub enum Mechanism {
     TimeSlicing,
     /// Device plugin MPS: clients of one MPS server per GPU.
     Mps,
+    /// MPS v3 with memory partitioning: clients of one MPS server whose device memory the kernel
+    /// limits per cgroup (driver r615+, cgroup v2). No Kubernetes installer sets it up yet: the
+    /// audit never infers it, `gpu-trust mechanisms` lists it with its requirements.
+    MpsMemoryPartitioned,
     /// Each workload on its own MIG GPU instance.
     MigInstance,
     /// Time-slicing inside one MIG instance (`nvidia.com/mig-*` with replicas).
@@ -41,10 +45,11 @@ pub enum Mechanism {
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 10] = [
+    pub const ALL: [Mechanism; 11] = [
         Mechanism::Exclusive,
         Mechanism::TimeSlicing,
         Mechanism::Mps,
+        Mechanism::MpsMemoryPartitioned,
         Mechanism::MigInstance,
         Mechanism::MigTimeSlicing,
         Mechanism::MigMps,
@@ -59,6 +64,7 @@ impl Mechanism {
             Mechanism::Exclusive => "exclusive",
             Mechanism::TimeSlicing => "time-slicing",
             Mechanism::Mps => "mps",
+            Mechanism::MpsMemoryPartitioned => "mps-memory-partitioned",
             Mechanism::MigInstance => "mig-instance",
             Mechanism::MigTimeSlicing => "mig-time-slicing",
             Mechanism::MigMps => "mig-mps",
@@ -79,6 +85,9 @@ impl Mechanism {
             Mechanism::Exclusive => "exclusive GPU",
             Mechanism::TimeSlicing => "time-slicing",
             Mechanism::Mps => "MPS",
+            Mechanism::MpsMemoryPartitioned => {
+                "MPS with kernel-enforced memory partitions (MPS v3)"
+            }
             Mechanism::MigInstance => "MIG instance",
             Mechanism::MigTimeSlicing => "time-slicing inside a MIG instance",
             Mechanism::MigMps => "MPS inside a MIG instance",
@@ -153,7 +162,26 @@ impl Mechanism {
 
     /// Whether the workloads are clients of one MPS server.
     pub fn is_mps(self) -> bool {
-        matches!(self, Mechanism::Mps | Mechanism::MigMps | Mechanism::KaiMps)
+        matches!(
+            self,
+            Mechanism::Mps
+                | Mechanism::MpsMemoryPartitioned
+                | Mechanism::MigMps
+                | Mechanism::KaiMps
+        )
+    }
+
+    /// What the mechanism needs of the node beyond what Kubernetes shows, when it needs more.
+    pub fn requires(self) -> Option<&'static str> {
+        match self {
+            Mechanism::MpsMemoryPartitioned => Some(
+                "NVIDIA driver r615 or later (CUDA 13.4), cgroup v2 at /sys/fs/cgroup, a GPU not in MIG mode, \
+                 root to set the limits (nvidia-smi memory-limits, or the MPS v3 configuration file); the \
+                 kernel's dmem cgroup controller (kernel 6.14 or later) enforces them, older kernels the \
+                 driver's own backend; managed and UVM memory are limited",
+            ),
+            _ => None,
+        }
     }
 
     /// The fact for one property.
@@ -174,7 +202,10 @@ impl Mechanism {
                     Incident::DeviceFault => Property::FaultDomain,
                     _ => Property::Compute,
                 };
-                if self.property(p).enforcement == Enforcement::Separate {
+                if matches!(
+                    self.property(p).enforcement,
+                    Enforcement::Separate | Enforcement::LimitedByKernel
+                ) {
                     Scope::Nothing
                 } else if self.is_mig() {
                     Scope::Instance
@@ -297,6 +328,9 @@ impl Property {
 pub enum Enforcement {
     /// The hardware (or a separate GPU) keeps them apart.
     Separate,
+    /// The kernel limits each workload's share of one pool (a cgroup controller): an allocation past
+    /// the limit fails, and the tenant's process cannot lift it.
+    LimitedByKernel,
     /// A library or daemon limits it; a tenant may bypass it, or it is one pool with quotas.
     LimitedInSoftware,
     /// Nothing keeps them apart.
@@ -309,6 +343,7 @@ impl Enforcement {
     pub fn as_str(self) -> &'static str {
         match self {
             Enforcement::Separate => "separate",
+            Enforcement::LimitedByKernel => "limited-by-kernel",
             Enforcement::LimitedInSoftware => "limited-in-software",
             Enforcement::Shared => "shared",
             Enforcement::NotEnforced => "not-enforced",
@@ -335,7 +370,9 @@ const fn fact(enforcement: Enforcement, note: &'static str, source: &'static str
     }
 }
 
-use Enforcement::{LimitedInSoftware as Soft, NotEnforced, Separate, Shared};
+use Enforcement::{
+    LimitedByKernel as Kernel, LimitedInSoftware as Soft, NotEnforced, Separate, Shared,
+};
 
 // Sources, named once.
 const SRC_TS_OPERATOR: &str =
@@ -345,6 +382,8 @@ const SRC_TS_PLUGIN: &str =
 const SRC_MPS_DOC: &str = "NVIDIA MPS documentation, sections 2.3.3-2.3.7 (Volta+ semantics)";
 const SRC_MPS_PLUGIN: &str =
     "NVIDIA k8s-device-plugin MPS daemon: pinned memory limit total/replicas, thread % 100/replicas";
+const SRC_MPS_V3: &str =
+    "NVIDIA MPS documentation releases 615 (2026-09-09) and 620, MPS v3 Memory Partitioning: hard limit dmem.max, soft limit dmem.min; NVML nvmlDeviceSetMemoryLimits_v1 (per cgroup, root, no MIG handles)";
 const SRC_MIG_GUIDE: &str =
     "NVIDIA MIG User Guide: separate crossbar ports, L2 banks, memory controllers, DRAM paths, SMs";
 const SRC_MIG_SIDE: &str =
@@ -400,6 +439,26 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
         fact(
             Soft,
             "concurrent; active thread % is a soft cap",
+            SRC_MPS_DOC,
+        ),
+        fact(Shared, "contended memory bandwidth and L2", SRC_MPS_DOC),
+        fact(Shared, "same SMs, caches and memory", SRC_MPS_DOC),
+    ];
+    static MPS_V3: [PropertyFact; 6] = [
+        fact(
+            Kernel,
+            "one pool; the kernel limits each client's cgroup (allocations past the hard limit fail; past the soft limit, evictable under pressure)",
+            SRC_MPS_V3,
+        ),
+        fact(Separate, "isolated address spaces on Volta+", SRC_MPS_DOC),
+        fact(
+            Shared,
+            "every client of the MPS server (the server enters FAULT)",
+            SRC_MPS_DOC,
+        ),
+        fact(
+            Soft,
+            "concurrent; active thread % and SM partitions are caps the server applies",
             SRC_MPS_DOC,
         ),
         fact(Shared, "contended memory bandwidth and L2", SRC_MPS_DOC),
@@ -521,6 +580,7 @@ fn facts(m: Mechanism) -> &'static [PropertyFact; 6] {
         Mechanism::Exclusive => &EXCLUSIVE,
         Mechanism::TimeSlicing => &TIME_SLICING,
         Mechanism::Mps => &MPS,
+        Mechanism::MpsMemoryPartitioned => &MPS_V3,
         Mechanism::MigInstance => &MIG,
         Mechanism::MigTimeSlicing => &MIG_TS,
         Mechanism::MigMps => &MIG_MPS,

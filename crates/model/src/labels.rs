@@ -18,6 +18,8 @@
 //!   `nvidia.com/mig.config.state` (MIG manager), `nvidia.com/device-plugin.config` (the device
 //!   plugin's config manager), `nvidia.com/cc.mode` and `nvidia.com/cc.mode.state` (CC manager).
 //! - Node Feature Discovery: `feature.node.kubernetes.io/pci-10de.present` (PCI vendor 0x10DE).
+//! - Kubernetes `k8s.io/api` resource types, `DRAAdminNamespaceLabelKey`: the Namespace label that lets
+//!   ResourceClaims in the namespace ask for admin access to devices (KEP-5018; stable in 1.36).
 
 /// The GPU model's product name, as GFD spells it (`NVIDIA-A100-SXM4-80GB`).
 pub const PRODUCT: &str = "nvidia.com/gpu.product";
@@ -89,6 +91,12 @@ pub fn of_resource(resource: &str, suffix: &str) -> String {
 pub const SHARING_NONE: &str = "none";
 pub const SHARING_TIME_SLICING: &str = "time-slicing";
 pub const SHARING_MPS: &str = "mps";
+
+/// A Namespace labelled with this key and the value `"true"` (case-sensitive) may hold ResourceClaims
+/// and ResourceClaimTemplates with `adminAccess: true`: devices other claims hold are given to them
+/// too. Whoever can label the Namespace can set it (kubernetes/kubernetes issue 141293, closed as
+/// working as designed; kubernetes/website issue 56957).
+pub const DRA_ADMIN_ACCESS: &str = "resource.kubernetes.io/admin-access";
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,8 @@
 //! - [`date`]: the calendar date acceptances expire on (`YYYY-MM-DD`).
 //! - [`occupancy`]: the per-GPU occupancy view of a node: its GPUs and MIG instances as seats, and how
 //!   the device plugin hands each out (read by the inventory and the audit's GPU layout).
+//! - [`stack`]: the components of NVIDIA's stack advisories name, and where the input shows their
+//!   versions (images, Helm labels, operator specs); the DCGM exporter's settings.
 //! - [`terminal`]: input text made safe to print on a terminal (control characters escaped).
 //!
 //! This crate does no I/O: it is data and pure functions over data.
@@ -29,6 +31,7 @@ pub mod labels;
 pub mod location;
 pub mod occupancy;
 pub mod resource;
+pub mod stack;
 pub mod terminal;
 pub mod version;
 pub mod vocab;

@@ -265,7 +265,7 @@ fn every_profile_table_is_consistent() {
             );
             if p.media_extensions() {
                 assert_eq!(p.max_count, 1, "{} {}", m.id, p.name);
-                assert!(p.name.ends_with("+me"));
+                assert!(p.name.ends_with("+me") || p.name.ends_with("+me.all"));
             }
             // The same memory slices give the same memory.
             for q in g.profiles {
@@ -284,6 +284,27 @@ fn every_profile_table_is_consistent() {
         assert!(whole.is_some(), "{} has no whole-GPU profile", m.id);
         assert!(g.standard_profiles().count() >= 3);
     }
+}
+
+/// RTX PRO 6000 Blackwell: mig-parted's default config for 0x2BB510DE, as the catalogue reads it.
+#[test]
+fn rtx_pro_6000_blackwell_has_the_profiles_of_mig_parted() {
+    let m = catalogue::lookup("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition").unwrap();
+    assert_eq!(
+        catalogue::lookup_pci(catalogue::PciDeviceId::nvidia(0x2BB5)).map(|m| m.id),
+        Some(m.id)
+    );
+    let g = m.mig.unwrap();
+    let standard: Vec<(&str, u8)> = g
+        .standard_profiles()
+        .map(|p| (p.name, p.max_count))
+        .collect();
+    assert_eq!(standard, [("1g.24gb", 4), ("2g.48gb", 2), ("4g.96gb", 1)]);
+    for name in ["1g.24gb+gfx", "1g.24gb-me", "2g.48gb+me.all", "4g.96gb+gfx"] {
+        assert!(g.profile(name).is_some(), "{name}");
+    }
+    // The device plugin's spelling of `+me.all`.
+    assert!(g.profile("1g.24gb.me.all").is_some());
 }
 
 #[test]

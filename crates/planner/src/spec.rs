@@ -33,7 +33,12 @@ impl MigSpec {
         let mut profiles: Vec<&'static MigProfile> = mig
             .profiles
             .iter()
-            .filter(|p| p.variant != ProfileVariant::MediaExtensions)
+            .filter(|p| {
+                !matches!(
+                    p.variant,
+                    ProfileVariant::MediaExtensions | ProfileVariant::Attribute
+                )
+            })
             .collect();
         if profiles.is_empty() || profiles.len() > (64 / KEY_BITS) as usize {
             return None;

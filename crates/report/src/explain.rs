@@ -77,6 +77,7 @@ mod tests {
         words.extend(
             [
                 Enforcement::Separate,
+                Enforcement::LimitedByKernel,
                 Enforcement::LimitedInSoftware,
                 Enforcement::Shared,
                 Enforcement::NotEnforced,

@@ -203,9 +203,10 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
     out.push_str("</main>\n");
     let _ = writeln!(
         out,
-        "<footer>Written by gpu-trust; data format <code>{}</code>. This page loads nothing from any \
-         network.</footer>",
-        escape(report.schema)
+        "<footer>Written by gpu-trust; data format <code>{}</code>; {}. This page loads nothing from \
+         any network.</footer>",
+        escape(report.schema),
+        escape(&report.advisory_data.line())
     );
     out.push_str("<pre id=\"self-check\" hidden data-ok=\"pending\"></pre>\n");
     let data = PageData {

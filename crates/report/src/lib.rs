@@ -20,6 +20,8 @@
 //!
 //! Every other command, one module named after it with one module per format:
 //!
+//! - [`advisories`]: `table`, `json` of the advisory data in use, its newest bulletin and per
+//!   component what is known.
 //! - [`inventory`]: `table`, `json`, `yaml` of the fleet as ingest reads it.
 //! - [`catalogue`]: `table`, `json` of the GPU catalogue or one model and its MIG layouts.
 //! - [`mechanisms`]: `table`, `json` of the isolation model.
@@ -33,6 +35,7 @@
 //! [`AuditReport`] or from the rule registry, handed over as [`RuleDoc`]s. Text from the input that a
 //! terminal format prints is escaped (`gpu_trust_model::terminal::escape`).
 
+pub mod advisories;
 pub mod catalogue;
 pub mod coverage;
 pub mod explain;

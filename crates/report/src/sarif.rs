@@ -165,6 +165,12 @@ pub fn render(
         .map(serde_json::to_value)
         .collect::<Result<_, _>>()?;
     notifications.extend(crate::coverage::sarif_notifications(&report.coverage));
+    if report.advisory_data.stale {
+        notifications.push(serde_json::json!({
+            "level": "warning",
+            "message": {"text": report.advisory_data.line()},
+        }));
+    }
 
     let mut base_ids = BTreeMap::new();
     base_ids.insert(
@@ -198,7 +204,7 @@ pub fn render(
             original_uri_base_ids: base_ids,
             column_kind: "unicodeCodePoints",
             results: Vec::new(),
-            properties: crate::coverage::sarif_properties(&report.coverage),
+            properties: run_properties(report),
         }],
     };
 
@@ -267,6 +273,18 @@ fn render_kept<'a>(
     let mut text = serde_json::to_string_pretty(&*log)?;
     text.push('\n');
     Ok(text)
+}
+
+/// The run's properties: the coverage, and the advisory data the audit used with its date.
+fn run_properties(report: &AuditReport) -> serde_json::Value {
+    let mut properties = crate::coverage::sarif_properties(&report.coverage);
+    if let Some(map) = properties.as_object_mut() {
+        map.insert(
+            "gpu-trust/advisoryData".to_string(),
+            serde_json::to_value(&report.advisory_data).unwrap_or_default(),
+        );
+    }
+    properties
 }
 
 /// The notification of results left out for GitHub's limits.

@@ -135,6 +135,14 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         width,
         |t| p.heading(t),
     ));
+    // The advisory data's date, then the summary, which stays the last line scripts read.
+    let data = wrap(&esc(&report.advisory_data.line()), width, "");
+    if report.advisory_data.stale {
+        out.push_str(&p.severity(Severity::Medium, &data));
+    } else {
+        out.push_str(&p.dim(&data));
+    }
+    out.push('\n');
     out.push_str(&p.bold(&wrap(
         &summary_line(&report.summary, report.skipped.len()),
         width,

@@ -1,51 +1,43 @@
-//! Advisory data: known vulnerabilities of the NVIDIA Container Toolkit, GPU Operator, device plugin,
-//! MIG manager and GPU driver, with the first fixed version per branch. Rules GT201 and GT205 read it.
+//! Advisory data: known vulnerabilities and isolation defects of the NVIDIA Container Toolkit, GPU
+//! Operator, device plugin, MIG manager, DRA driver, DCGM exporter, KAI Scheduler and GPU driver, with
+//! the first fixed version per branch. Rules GT201, GT203, GT205, GT210 and GT404 read it.
 //!
-//! The built-in data is `data/advisories.yaml` (sources in its header); `--advisories FILE` replaces it
-//! with a newer file of the same format, read by [`Advisories::parse`].
+//! The built-in data is `data/advisories.yaml` (sources in its header); `data/components.yaml` says
+//! by which product names vendors' documents name each component and from which versions a
+//! component injects devices with CDI by default. [`Advisories::load`] reads what `--advisories`
+//! gives: files of the built-in format (a whole data set, which replaces the built-in one) and CSAF
+//! 2.0 documents ([`csaf`], one vendor bulletin each, added to the data in use; an entry of a CSAF
+//! document replaces one of the same id). What a document says that the audit cannot use (a product
+//! that is no known component) is a warning, never dropped silently.
+//!
+//! [`Advisories::freshness`] says how old the data is: its newest bulletin, and whether that is older
+//! than [`STALE_AFTER_DAYS`] before the audit's day. Every report carries it.
 
-use gpu_trust_model::{Diagnostic, Version};
+pub mod csaf;
+
+use gpu_trust_model::{Diagnostic, Location, Version};
 use gpu_trust_policy::Date;
 use gpu_trust_source::{Limits, ValidationContext};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
-use std::collections::BTreeSet;
-use std::fmt;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
+
+pub use gpu_trust_model::stack::Component;
 
 /// The built-in advisory file.
 pub const BUILTIN: &str = include_str!("../data/advisories.yaml");
 /// The name diagnostics give the built-in file.
 pub const BUILTIN_NAME: &str = "crates/rules/data/advisories.yaml";
+/// The built-in component table.
+pub const COMPONENTS: &str = include_str!("../data/components.yaml");
+/// The name diagnostics give the component table.
+pub const COMPONENTS_NAME: &str = "crates/rules/data/components.yaml";
 
-/// A component of the NVIDIA stack an advisory can affect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Component {
-    ContainerToolkit,
-    GpuOperator,
-    DevicePlugin,
-    MigManager,
-    Driver,
-}
-
-impl Component {
-    pub fn title(self) -> &'static str {
-        match self {
-            Component::ContainerToolkit => "NVIDIA Container Toolkit",
-            Component::GpuOperator => "NVIDIA GPU Operator",
-            Component::DevicePlugin => "NVIDIA device plugin",
-            Component::MigManager => "NVIDIA MIG manager",
-            Component::Driver => "NVIDIA GPU driver",
-        }
-    }
-}
-
-impl fmt::Display for Component {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.title())
-    }
-}
+/// Data whose newest bulletin is older than this many days before the audit's day is stale: the
+/// vendor publishes roughly quarterly (the driver bulletins of 2025 and 2026 came three to four
+/// months apart), so three months without a newer one means updates were probably missed.
+pub const STALE_AFTER_DAYS: i64 = 90;
 
 /// When a vulnerability applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
@@ -68,6 +60,37 @@ impl Precondition {
             Precondition::NotWithCrun => "not when crun is the low-level runtime",
             Precondition::CdiOnly => "only in CDI modes",
             Precondition::NonDefaultConfig => "only with a non-default toolkit configuration",
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precondition::NotWithCdi => "not-with-cdi",
+            Precondition::NotWithCrun => "not-with-crun",
+            Precondition::CdiOnly => "cdi-only",
+            Precondition::NonDefaultConfig => "non-default-config",
+        }
+    }
+}
+
+/// What an affected version does that a rule other than GT201 judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    /// A container with `NVIDIA_VISIBLE_DEVICES=none` gets every GPU of the node (GT203).
+    VisibleDevicesNoneGetsAll,
+    /// Every RDMA (`ibverbs`) device of the node is injected into GPU containers.
+    EveryRdmaDevice,
+    /// The exporter serves `/debug/pprof/` to anyone who reaches it (GT210).
+    UnauthenticatedProfiling,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::VisibleDevicesNoneGetsAll => "visible-devices-none-gets-all",
+            Effect::EveryRdmaDevice => "every-rdma-device",
+            Effect::UnauthenticatedProfiling => "unauthenticated-profiling",
         }
     }
 }
@@ -99,14 +122,29 @@ pub struct Advisory {
     pub id: String,
     pub summary: String,
     pub bulletin: String,
+    /// The title of the document that published it (a CSAF document's `document.title`).
+    pub title: Option<String>,
+    /// Where to read it.
+    pub url: Option<String>,
     /// The day the patch window counts from (the last day of the month when only the month is known).
     pub published: Option<Date>,
     /// The publication date as the data writes it.
     pub published_text: Option<String>,
-    pub cvss: f64,
+    /// CVSS base score; `None` for a defect published without one (a release note's fix).
+    pub cvss: Option<f64>,
     pub preconditions: Vec<Precondition>,
+    pub effects: Vec<Effect>,
     pub mitigation: Option<String>,
     pub affects: Vec<Affected>,
+    /// The file it was read from (the built-in data's name, or the path given).
+    pub source: String,
+}
+
+impl Advisory {
+    /// CVSS for sorting: a defect without a score sorts after every scored one.
+    fn score(&self) -> f64 {
+        self.cvss.unwrap_or(-1.0)
+    }
 }
 
 /// What one advisory says about one component.
@@ -115,8 +153,14 @@ pub struct Affected {
     pub component: Component,
     /// First fixed version of each branch, sorted.
     pub fixed: Vec<Version>,
+    /// The first affected version: older ones are not affected.
+    pub introduced: Option<Version>,
+    /// Per branch without a fix, the last version named affected: newer ones of the branch are not.
+    pub last_affected: Vec<Version>,
     /// Branches listed as affected without fixed versions, sorted.
     pub affected_branches: Vec<u64>,
+    /// Branches the publisher lists as not affected, sorted.
+    pub unaffected_branches: Vec<u64>,
     pub preconditions: Vec<Precondition>,
 }
 
@@ -135,14 +179,18 @@ impl Affected {
     /// Compares an installed version with the fixes, branch by branch.
     pub fn status(&self, installed: &Version) -> Status {
         let branch = installed.major();
-        if self.fixed.is_empty() {
-            let newest = self.affected_branches.iter().max().copied().unwrap_or(0);
-            return if branch <= newest && !self.affected_branches.is_empty() {
-                Status::Affected { fix: None }
-            } else {
-                Status::Fixed
-            };
+        if self.introduced.as_ref().is_some_and(|i| installed < i)
+            || self.unaffected_branches.contains(&branch)
+        {
+            return Status::Fixed;
         }
+        let next_fix = || {
+            self.fixed
+                .iter()
+                .filter(|f| f.major() > branch)
+                .min()
+                .cloned()
+        };
         if let Some(fix) = self.fixed.iter().find(|f| f.major() == branch) {
             return if installed >= fix {
                 Status::Fixed
@@ -152,13 +200,28 @@ impl Affected {
                 }
             };
         }
-        // No fix in its own branch: newer than every listed branch is fixed; otherwise the upgrade is
-        // to the fix of the next listed branch.
-        match self.fixed.iter().filter(|f| f.major() > branch).min() {
-            None => Status::Fixed,
-            Some(next) => Status::Affected {
-                fix: Some(next.clone()),
-            },
+        if let Some(last) = self.last_affected.iter().find(|l| l.major() == branch) {
+            return if installed > last {
+                Status::Fixed
+            } else {
+                Status::Affected { fix: next_fix() }
+            };
+        }
+        if self.affected_branches.contains(&branch) {
+            return Status::Affected { fix: next_fix() };
+        }
+        let newest_listed = self
+            .fixed
+            .iter()
+            .chain(&self.last_affected)
+            .map(Version::major)
+            .chain(self.affected_branches.iter().copied())
+            .max();
+        // A branch newer than every listed branch is fixed; an older one without an entry of its
+        // own is affected, and the upgrade is to the fix of the next listed branch.
+        match newest_listed {
+            Some(newest) if branch < newest => Status::Affected { fix: next_fix() },
+            _ => Status::Fixed,
         }
     }
 }
@@ -173,10 +236,74 @@ pub struct Hit<'a> {
     pub conditions: Vec<Precondition>,
 }
 
-/// A set of advisories.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Where some of the data in use came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataSource {
+    /// `built-in`, or the path given.
+    pub name: String,
+    pub kind: SourceKind,
+    /// A CSAF document's title and tracking id.
+    pub title: Option<String>,
+    pub tracking_id: Option<String>,
+    /// The newest date the source carries: its newest bulletin (a CSAF document's current release).
+    pub newest: Option<Date>,
+    /// Advisories it contributed to the data in use.
+    pub advisories: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SourceKind {
+    BuiltIn,
+    /// A file of the built-in format.
+    File,
+    Csaf,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::BuiltIn => "built-in",
+            SourceKind::File => "advisory-file",
+            SourceKind::Csaf => "csaf",
+        }
+    }
+}
+
+/// From which version a component injects devices with CDI unless its configuration says otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CdiDefault {
+    pub component: Component,
+    pub since: Version,
+    pub source: String,
+}
+
+/// A set of advisories, where it came from, and the component table it was read with.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Advisories {
     pub advisories: Vec<Advisory>,
+    pub sources: Vec<DataSource>,
+    pub components: Components,
+}
+
+impl Default for Advisories {
+    fn default() -> Self {
+        Advisories {
+            advisories: Vec::new(),
+            sources: Vec::new(),
+            components: Components::builtin().clone(),
+        }
+    }
+}
+
+/// How old the data in use is, on the audit's day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Freshness {
+    /// The newest bulletin date of the data.
+    pub newest: Option<Date>,
+    /// Days from it to the audit's day.
+    pub age_days: Option<i64>,
+    /// Older than [`STALE_AFTER_DAYS`], or undated.
+    pub stale: bool,
 }
 
 impl Advisories {
@@ -185,6 +312,13 @@ impl Advisories {
         static BUILT: OnceLock<Advisories> = OnceLock::new();
         BUILT.get_or_init(|| {
             Advisories::parse(BUILTIN, BUILTIN_NAME)
+                .map(|mut a| {
+                    if let Some(s) = a.sources.first_mut() {
+                        s.name = "built-in".to_string();
+                        s.kind = SourceKind::BuiltIn;
+                    }
+                    a
+                })
                 .expect("the built-in advisory data parses (tested)")
         })
     }
@@ -215,11 +349,13 @@ impl Advisories {
             if !ids.insert(a.id.clone()) {
                 cx.error(here.clone(), format!("{what} is listed twice"));
             }
-            if !(0.0..=10.0).contains(&a.cvss.value) {
-                cx.error(
-                    cx.loc(&a.cvss),
-                    format!("{what}: cvss {} is outside 0 to 10", a.cvss.value),
-                );
+            if let Some(cvss) = &a.cvss {
+                if !(0.0..=10.0).contains(&cvss.value) {
+                    cx.error(
+                        cx.loc(cvss),
+                        format!("{what}: cvss {} is outside 0 to 10", cvss.value),
+                    );
+                }
             }
             let published = match &a.published {
                 None => None,
@@ -244,20 +380,28 @@ impl Advisories {
             for r in a.affects {
                 let r_loc = cx.loc(&r);
                 let r = r.value;
-                let mut fixed = Vec::new();
-                for f in &r.fixed {
-                    match Version::parse(&f.value) {
-                        Some(v) => fixed.push(v),
-                        None => cx.error(
-                            cx.loc(f),
-                            format!(
-                                "{what}: fixed version `{}` of the {} is not a version",
-                                f.value, r.component
+                let mut versions = |list: &[Spanned<String>], field: &str| -> Vec<Version> {
+                    let mut out = Vec::new();
+                    for f in list {
+                        match Version::parse(&f.value) {
+                            Some(v) => out.push(v),
+                            None => cx.error(
+                                cx.loc(f),
+                                format!(
+                                    "{what}: {field} version `{}` of the {} is not a version",
+                                    f.value, r.component
+                                ),
                             ),
-                        ),
+                        }
                     }
-                }
-                fixed.sort();
+                    out.sort();
+                    out
+                };
+                let fixed = versions(&r.fixed, "fixed");
+                let last_affected = versions(&r.last_affected, "last affected");
+                let introduced = versions(r.introduced.as_slice(), "introduced")
+                    .into_iter()
+                    .next();
                 let branches: BTreeSet<u64> = fixed.iter().map(Version::major).collect();
                 if branches.len() != fixed.len() {
                     cx.error(
@@ -268,11 +412,14 @@ impl Advisories {
                         ),
                     );
                 }
-                if r.fixed.is_empty() && r.affected_branches.is_empty() {
+                if r.fixed.is_empty()
+                    && r.affected_branches.is_empty()
+                    && r.last_affected.is_empty()
+                {
                     cx.error(
                         r_loc,
                         format!(
-                            "{what}: the {} needs `fixed` or `affectedBranches`",
+                            "{what}: the {} needs `fixed`, `lastAffected` or `affectedBranches`",
                             r.component
                         ),
                     );
@@ -280,10 +427,16 @@ impl Advisories {
                 let mut affected_branches = r.affected_branches;
                 affected_branches.sort_unstable();
                 affected_branches.dedup();
+                let mut unaffected_branches = r.unaffected_branches;
+                unaffected_branches.sort_unstable();
+                unaffected_branches.dedup();
                 affects.push(Affected {
                     component: r.component,
                     fixed,
+                    introduced,
+                    last_affected,
                     affected_branches,
+                    unaffected_branches,
                     preconditions: r.preconditions,
                 });
             }
@@ -291,16 +444,139 @@ impl Advisories {
                 id: a.id,
                 summary: a.summary,
                 bulletin: a.bulletin,
+                title: a.title,
+                url: a.url,
                 published,
                 published_text: a.published.map(|p| p.value),
-                cvss: a.cvss.value,
+                cvss: a.cvss.map(|c| c.value),
                 preconditions: a.preconditions,
+                effects: a.effects,
                 mitigation: a.mitigation,
                 affects,
+                source: file.to_string(),
             });
         }
+        let newest = out.iter().filter_map(|a| a.published).max();
+        let source = DataSource {
+            name: file.to_string(),
+            kind: SourceKind::File,
+            title: None,
+            tracking_id: None,
+            newest,
+            advisories: out.len(),
+        };
         // In the order the checks found them, as the file reads.
-        cx.finish_in_order(Advisories { advisories: out })
+        cx.finish_in_order(Advisories {
+            advisories: out,
+            sources: vec![source],
+            components: Components::builtin().clone(),
+        })
+    }
+
+    /// Reads what `--advisories` gives, in order: files of the built-in format replace the built-in
+    /// data (the last one wins), and CSAF documents add to it. A document whose text starts with `{`
+    /// is read as CSAF. Any error makes the whole `Err`; the warnings come with the data.
+    pub fn load(inputs: &[(String, String)]) -> Result<Loaded, Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        let mut warnings = Vec::new();
+        let mut base: Option<Advisories> = None;
+        let mut documents = Vec::new();
+        for (name, text) in inputs {
+            if text.trim_start().starts_with('{') {
+                match csaf::read(text, name, Components::builtin()) {
+                    Ok(doc) => {
+                        warnings.extend(doc.warnings.iter().cloned());
+                        documents.push(doc);
+                    }
+                    Err(e) => errors.extend(e),
+                }
+            } else {
+                match Advisories::parse(text, name) {
+                    Ok(a) => {
+                        if let Some(old) = &base {
+                            warnings.push(Diagnostic::warning(
+                                Location::new(name.clone(), 0, 0),
+                                format!(
+                                    "advisory file {name} replaces {}: only one data file is used",
+                                    old.sources
+                                        .first()
+                                        .map_or("the previous one", |s| s.name.as_str())
+                                ),
+                            ));
+                        }
+                        base = Some(a);
+                    }
+                    Err(e) => errors.extend(e),
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut data = base.unwrap_or_else(|| Advisories::builtin().clone());
+        for doc in documents {
+            let mut added = 0;
+            for mut a in doc.advisories {
+                if let Some(old) = data.advisories.iter_mut().find(|o| o.id == a.id) {
+                    // The document's versions win; what the data file adds that CSAF cannot say
+                    // (preconditions, effects, a mitigation) is kept.
+                    let kept = !old.preconditions.is_empty()
+                        || !old.effects.is_empty()
+                        || old.mitigation.is_some()
+                        || old.affects.iter().any(|r| !r.preconditions.is_empty());
+                    a.preconditions = old.preconditions.clone();
+                    a.effects = old.effects.clone();
+                    a.mitigation = a.mitigation.take().or_else(|| old.mitigation.clone());
+                    for r in &mut a.affects {
+                        if let Some(o) = old.affects.iter().find(|o| o.component == r.component) {
+                            r.preconditions = o.preconditions.clone();
+                        }
+                    }
+                    warnings.push(Diagnostic::warning(
+                        Location::new(doc.source.name.clone(), 0, 0),
+                        format!(
+                            "{}: this document's versions replace those of {}{}",
+                            a.id,
+                            old.source,
+                            if kept {
+                                ", whose preconditions, effects and mitigation are kept"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                    *old = a;
+                } else {
+                    data.advisories.push(a);
+                }
+                added += 1;
+            }
+            data.sources.push(DataSource {
+                advisories: added,
+                ..doc.source
+            });
+        }
+        Ok(Loaded { data, warnings })
+    }
+
+    /// The newest bulletin date of the data in use.
+    pub fn newest_bulletin(&self) -> Option<Date> {
+        self.advisories
+            .iter()
+            .filter_map(|a| a.published)
+            .chain(self.sources.iter().filter_map(|s| s.newest))
+            .max()
+    }
+
+    /// How old the data is on `today`.
+    pub fn freshness(&self, today: Date) -> Freshness {
+        let newest = self.newest_bulletin();
+        let age_days = newest.map(|n| today.days_since(n));
+        Freshness {
+            newest,
+            age_days,
+            stale: age_days.is_none_or(|d| d > STALE_AFTER_DAYS),
+        }
     }
 
     /// The advisories that affect `installed` of `component` under `setup`, most severe first.
@@ -334,12 +610,30 @@ impl Advisories {
         }
         out.sort_by(|x, y| {
             y.advisory
-                .cvss
-                .total_cmp(&x.advisory.cvss)
+                .score()
+                .total_cmp(&x.advisory.score())
                 .then_with(|| x.advisory.id.cmp(&y.advisory.id))
         });
         out
     }
+
+    /// Per component, the advisories that name it, in data order (for `gpu-trust advisories`).
+    pub fn by_component(&self) -> BTreeMap<Component, Vec<(&Advisory, &Affected)>> {
+        let mut out: BTreeMap<Component, Vec<(&Advisory, &Affected)>> = BTreeMap::new();
+        for a in &self.advisories {
+            for r in &a.affects {
+                out.entry(r.component).or_default().push((a, r));
+            }
+        }
+        out
+    }
+}
+
+/// Data read from `--advisories`, with what it says that the audit cannot use.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub data: Advisories,
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// `YYYY-MM-DD`, or `YYYY-MM` read as the last day of the month.
@@ -376,10 +670,17 @@ struct RawAdvisory {
     summary: String,
     bulletin: String,
     #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
     published: Option<Spanned<String>>,
-    cvss: Spanned<f64>,
+    #[serde(default)]
+    cvss: Option<Spanned<f64>>,
     #[serde(default)]
     preconditions: Vec<Precondition>,
+    #[serde(default)]
+    effects: Vec<Effect>,
     #[serde(default)]
     mitigation: Option<String>,
     affects: Vec<Spanned<RawAffected>>,
@@ -392,9 +693,134 @@ struct RawAffected {
     #[serde(default)]
     fixed: Vec<Spanned<String>>,
     #[serde(default)]
+    introduced: Option<Spanned<String>>,
+    #[serde(default)]
+    last_affected: Vec<Spanned<String>>,
+    #[serde(default)]
     affected_branches: Vec<u64>,
     #[serde(default)]
+    unaffected_branches: Vec<u64>,
+    #[serde(default)]
     preconditions: Vec<Precondition>,
+}
+
+/// The component table (`data/components.yaml`): how vendor documents name each component, and from
+/// which versions CDI is the default.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Components {
+    pub products: Vec<ProductName>,
+    pub cdi_defaults: Vec<CdiDefault>,
+}
+
+/// A name by which a vendor's CSAF product tree names a component.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProductName {
+    pub component: Component,
+    /// A product or product-family name (compared without letter case).
+    pub name: String,
+    /// The CPE product part (`vendor:product`) of `cpe:2.3:a:<vendor>:<product>:...`.
+    pub cpe: Option<String>,
+    /// The platforms (`architecture` branch names, by their first word) the product must be on;
+    /// empty for any.
+    pub platforms: Vec<String>,
+}
+
+impl Components {
+    /// The built-in table.
+    pub fn builtin() -> &'static Components {
+        static BUILT: OnceLock<Components> = OnceLock::new();
+        BUILT.get_or_init(|| {
+            Components::parse(COMPONENTS, COMPONENTS_NAME)
+                .expect("the built-in component table parses (tested)")
+        })
+    }
+
+    /// Reads a component table.
+    pub fn parse(text: &str, file: &str) -> Result<Components, Vec<Diagnostic>> {
+        let (raw, mut cx) =
+            ValidationContext::read::<RawComponents>(text, file, &Limits::default())
+                .map_err(|d| vec![d])?;
+        if raw.version.value != 1 {
+            cx.error(
+                cx.loc(&raw.version),
+                format!(
+                    "component table version {} is not supported (expected 1)",
+                    raw.version.value
+                ),
+            );
+        }
+        let mut products = Vec::new();
+        for c in raw.components {
+            for name in c.names {
+                products.push(ProductName {
+                    component: c.component,
+                    name,
+                    cpe: None,
+                    platforms: c.platforms.clone(),
+                });
+            }
+            for cpe in c.cpe {
+                products.push(ProductName {
+                    component: c.component,
+                    name: String::new(),
+                    cpe: Some(cpe),
+                    platforms: c.platforms.clone(),
+                });
+            }
+        }
+        let mut cdi_defaults = Vec::new();
+        for d in raw.cdi_defaults {
+            match Version::parse(&d.since.value) {
+                Some(since) => cdi_defaults.push(CdiDefault {
+                    component: d.component,
+                    since,
+                    source: d.source,
+                }),
+                None => cx.error(
+                    cx.loc(&d.since),
+                    format!("`{}` is not a version", d.since.value),
+                ),
+            }
+        }
+        cx.finish_in_order(Components {
+            products,
+            cdi_defaults,
+        })
+    }
+
+    /// The version from which `component` uses CDI by default, if it does.
+    pub fn cdi_since(&self, component: Component) -> Option<&CdiDefault> {
+        self.cdi_defaults.iter().find(|d| d.component == component)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawComponents {
+    version: Spanned<u32>,
+    components: Vec<RawComponent>,
+    #[serde(default)]
+    cdi_defaults: Vec<RawCdiDefault>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawComponent {
+    component: Component,
+    #[serde(default)]
+    names: Vec<String>,
+    #[serde(default)]
+    cpe: Vec<String>,
+    #[serde(default)]
+    platforms: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawCdiDefault {
+    component: Component,
+    since: Spanned<String>,
+    source: String,
 }
 
 #[cfg(test)]
@@ -441,11 +867,16 @@ mod tests {
         let setup = RuntimeSetup::default();
         let hits = a.hits(Component::ContainerToolkit, &v("1.16.1"), setup);
         assert!(ids(&hits).contains(&"CVE-2024-0132".to_string()));
-        assert_eq!(hits[0].advisory.cvss, 9.0, "most severe first");
+        assert_eq!(hits[0].advisory.cvss, Some(9.0), "most severe first");
         let hits = a.hits(Component::ContainerToolkit, &v("1.17.4"), setup);
         assert_eq!(
             ids(&hits),
-            ["CVE-2025-23266", "CVE-2025-23267", "CVE-2026-24260"]
+            [
+                "CVE-2025-23266",
+                "CVE-2025-23267",
+                "CVE-2026-24260",
+                "NVIDIA-CTK-VISIBLE-DEVICES-NONE"
+            ]
         );
         assert!(a
             .hits(Component::ContainerToolkit, &v("1.19.1"), setup)
@@ -516,6 +947,122 @@ mod tests {
         // Affected branches without fixes.
         assert_eq!(hit("550.54.15", "CVE-2024-53869"), Some(None));
         assert_eq!(hit("570.86.10", "CVE-2024-53869"), None);
+    }
+
+    #[test]
+    fn the_2026_entries() {
+        let a = Advisories::builtin();
+        let s = RuntimeSetup::default();
+        let fix = |c: Component, ver: &str, id: &str| -> Option<Option<Version>> {
+            a.hits(c, &v(ver), s)
+                .into_iter()
+                .find(|h| h.advisory.id == id)
+                .map(|h| h.fix)
+        };
+        // May 2026: R570 has no fix of its own; the upgrade is to R580's.
+        assert_eq!(
+            fix(Component::Driver, "570.211.01", "CVE-2026-24187"),
+            Some(Some(v("580.159.03")))
+        );
+        assert_eq!(
+            fix(Component::Driver, "535.288.01", "CVE-2026-24198"),
+            None,
+            "R535 is not affected by CVE-2026-24198"
+        );
+        assert_eq!(
+            fix(Component::Driver, "590.48.01", "CVE-2026-24187"),
+            Some(Some(v("595.71.05")))
+        );
+        // KAI Scheduler before 0.13.0.
+        assert_eq!(
+            fix(Component::KaiScheduler, "0.12.6", "CVE-2026-24176"),
+            Some(Some(v("0.13.0")))
+        );
+        // The exporter served /debug/pprof from 4.8.0 to 4.8.1.
+        assert_eq!(
+            fix(Component::DcgmExporter, "4.7.1", "CVE-2026-47483"),
+            None
+        );
+        assert_eq!(
+            fix(Component::DcgmExporter, "4.8.1", "CVE-2026-47483"),
+            Some(Some(v("4.8.2")))
+        );
+        // Every RDMA device in GPU containers: GPU Operator 26.3.0 to 26.3.2.
+        let rdma = "NVIDIA-GPU-OPERATOR-RDMA-DEVICES";
+        assert_eq!(fix(Component::GpuOperator, "25.10.1", rdma), None);
+        assert_eq!(
+            fix(Component::GpuOperator, "26.3.2", rdma),
+            Some(Some(v("26.3.3")))
+        );
+        assert_eq!(fix(Component::GpuOperator, "26.7.0", rdma), None);
+        assert_eq!(
+            fix(Component::DevicePlugin, "0.19.1", rdma),
+            Some(Some(v("0.19.3")))
+        );
+        // NVIDIA_VISIBLE_DEVICES=none: CDI modes only.
+        let none = "NVIDIA-CTK-VISIBLE-DEVICES-NONE";
+        let legacy = RuntimeSetup {
+            cdi: Some(false),
+            crun: None,
+        };
+        assert!(a
+            .hits(Component::ContainerToolkit, &v("1.18.1"), legacy)
+            .iter()
+            .all(|h| h.advisory.id != none));
+        assert_eq!(
+            fix(Component::ContainerToolkit, "1.18.1", none),
+            Some(Some(v("1.18.2")))
+        );
+    }
+
+    #[test]
+    fn the_data_says_how_old_it_is() {
+        let a = Advisories::builtin();
+        let newest = a.newest_bulletin().unwrap();
+        assert_eq!(newest, Date::new(2026, 7, 28).unwrap(), "bulletin 5857");
+        let fresh = a.freshness(Date::new(2026, 8, 1).unwrap());
+        assert_eq!(fresh.age_days, Some(4));
+        assert!(!fresh.stale);
+        let old = a.freshness(newest.add_days(STALE_AFTER_DAYS + 1));
+        assert!(old.stale);
+        assert!(!a.freshness(newest.add_days(STALE_AFTER_DAYS)).stale);
+        assert_eq!(
+            a.sources
+                .iter()
+                .map(|s| (s.name.as_str(), s.kind))
+                .collect::<Vec<_>>(),
+            [("built-in", SourceKind::BuiltIn)]
+        );
+    }
+
+    #[test]
+    fn the_component_table_parses_and_names_every_component() {
+        let c = Components::builtin();
+        for component in Component::ALL {
+            assert!(
+                c.products.iter().any(|p| p.component == component),
+                "{component:?} has no product name"
+            );
+        }
+        assert_eq!(
+            c.cdi_since(Component::GpuOperator).map(|d| d.since.clone()),
+            Some(v("25.10.0"))
+        );
+    }
+
+    #[test]
+    fn a_data_file_replaces_the_built_in_data_and_errors_are_collected() {
+        let file = "version: 1\nadvisories:\n  - id: X\n    summary: s\n    bulletin: b\n    cvss: 1\n    affects: [{component: driver, fixed: [\"1.0\"]}]\n";
+        let loaded = Advisories::load(&[("a.yaml".into(), file.into())]).unwrap();
+        assert_eq!(loaded.data.advisories.len(), 1);
+        assert_eq!(loaded.data.sources[0].name, "a.yaml");
+        let err = Advisories::load(&[
+            ("a.yaml".into(), "version: 3\n".into()),
+            ("b.json".into(), "{\"document\": 1}".into()),
+        ])
+        .unwrap_err();
+        let at: Vec<String> = err.iter().map(|d| d.location.to_string()).collect();
+        assert_eq!(at, ["a.yaml:1:10", "b.json:1:14"]);
     }
 
     #[test]

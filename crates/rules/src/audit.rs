@@ -233,6 +233,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
         skipped,
         disabled_rules: Vec::new(),
         pair,
+        advisory_data: crate::report::AdvisoryData::of(&options.advisories, options.today),
         layout,
     }
 }

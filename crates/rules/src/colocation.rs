@@ -26,8 +26,8 @@
 
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
-    DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy, NodeId, NodeSetId,
-    PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
+    AllocationPolicy, DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy,
+    NodeId, NodeSetId, PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
 };
 use gpu_trust_model::isolation::{Mechanism, Scope};
 use gpu_trust_model::resource;
@@ -202,6 +202,16 @@ pub type Judged = (Certainty, &'static str);
 /// Why a co-location is `possible`.
 pub const POSSIBLE: &str =
     "they run there and the sharing configuration lets the device plugin put them together";
+/// Why a co-location is `possible` where the device plugin packs replicas (`sharedDevicesAllocationPolicy:
+/// packed`, device plugin v0.20.0): it hands out the replicas of the GPU with the most already
+/// allocated first, so pods on one node pile onto one GPU until it is full.
+const POSSIBLE_PACKED: &str =
+    "they run there and the device plugin packs replicas onto the GPU that already has the most (allocation policy packed)";
+/// Why a co-location is `possible` where the device plugin spreads replicas (policy `distributed`,
+/// its default): the GPU with the fewest allocated first, which keeps pods apart only while every
+/// GPU has a free replica of its own and no pod has come and gone.
+const POSSIBLE_DISTRIBUTED: &str =
+    "they run there; the device plugin spreads replicas over the GPUs (allocation policy distributed), which keeps pods apart only until every GPU holds one";
 /// Why a co-location is `permitted`.
 pub const PERMITTED: &str =
     "not together now, but no node selector, required affinity or taint keeps them apart";
@@ -1261,7 +1271,7 @@ fn unit_certainty(unit: &Unit, node: &GpuNode, a: u64, b: u64) -> Judged {
         Unit::SharedGpu { resource } => {
             let replicas = u64::from(node.sharing.replicas_for(resource));
             let reason = if gpus == 1 { ONE_GPU } else { PIGEONHOLE };
-            judge(pigeonhole(a, b, replicas, gpus), reason)
+            allocation(node, judge(pigeonhole(a, b, replicas, gpus), reason))
         }
         Unit::SharedMigInstance { profile } => {
             let replicas = u64::from(node.sharing.replicas_for(&catalogue::mig_resource(profile)));
@@ -1271,9 +1281,24 @@ fn unit_certainty(unit: &Unit, node: &GpuNode, a: u64, b: u64) -> Judged {
             } else {
                 PIGEONHOLE_MIG
             };
-            judge(pigeonhole(a, b, replicas, instances), reason)
+            allocation(node, judge(pigeonhole(a, b, replicas, instances), reason))
         }
         Unit::Own => (Certainty::Possible, POSSIBLE),
+    }
+}
+
+/// A `possible` co-location on replicated GPUs or MIG instances, with the reason the node's device
+/// plugin allocation policy gives, when its config names one (device plugin v0.20.0,
+/// `flags.plugin.sharedDevicesAllocationPolicy`). The policy decides where the next replica goes,
+/// not where pods that have come and gone left the others, so it never proves two pods apart or
+/// together: the certainty stays.
+fn allocation(node: &GpuNode, judged: Judged) -> Judged {
+    match (judged.0, node.sharing.allocation_policy) {
+        (Certainty::Possible, Some(AllocationPolicy::Packed)) => (judged.0, POSSIBLE_PACKED),
+        (Certainty::Possible, Some(AllocationPolicy::Distributed)) => {
+            (judged.0, POSSIBLE_DISTRIBUTED)
+        }
+        _ => judged,
     }
 }
 

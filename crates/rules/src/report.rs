@@ -43,6 +43,9 @@ pub struct AuditReport {
     /// where the two tenants meet (the findings that cover them carry `explained`).
     #[serde(skip)]
     pub pair: Option<PairReport>,
+    /// How old the advisory data the audit used is: its newest bulletin, and whether that is older
+    /// than 90 days before the audit's day.
+    pub advisory_data: AdvisoryData,
     /// Not part of the wire format: per GPU node, the GPUs and who is on them, as the HTML report draws
     /// them, built from the audit's own analysis when [`crate::AuditOptions::layout`] asks for it
     /// (empty otherwise).
@@ -69,6 +72,58 @@ pub struct PairGroup {
     pub id: String,
     pub certainty: Certainty,
     pub reason: String,
+}
+
+/// The advisory data an audit used, and how old it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdvisoryData {
+    /// The newest bulletin date of the data (`YYYY-MM-DD`); `None` for data without dates.
+    pub newest_bulletin: Option<String>,
+    /// Days from the newest bulletin to the audit's day.
+    pub age_days: Option<i64>,
+    /// Older than `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were probably
+    /// missed.
+    pub stale: bool,
+    /// Where the data came from: `built-in`, or the files `--advisories` gave, in order.
+    pub sources: Vec<String>,
+}
+
+impl AdvisoryData {
+    /// What the report says of `data` on `today`.
+    pub fn of(data: &crate::advisories::Advisories, today: gpu_trust_policy::Date) -> AdvisoryData {
+        let f = data.freshness(today);
+        AdvisoryData {
+            newest_bulletin: f.newest.map(|d| d.to_string()),
+            age_days: f.age_days,
+            stale: f.stale,
+            sources: data.sources.iter().map(|s| s.name.clone()).collect(),
+        }
+    }
+
+    /// One line for a report's footer: `advisory data of 2026-07-28 (built-in)`, with a warning when
+    /// stale.
+    pub fn line(&self) -> String {
+        let date = self.newest_bulletin.as_deref().unwrap_or("no date");
+        let mut s = format!(
+            "advisory data of {date} ({})",
+            if self.sources.is_empty() {
+                "none".to_string()
+            } else {
+                self.sources.join(", ")
+            }
+        );
+        if self.stale {
+            match self.age_days {
+                Some(d) => s.push_str(&format!(
+                    "; warning: {d} days old, over {} days: update gpu-trust or give newer bulletins with --advisories",
+                    crate::advisories::STALE_AFTER_DAYS
+                )),
+                None => s.push_str("; warning: the data has no dates"),
+            }
+        }
+        s
+    }
 }
 
 /// A rule turned off by the configuration (`disabledRules` of `.gpu-trust.yaml`).

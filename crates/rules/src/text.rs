@@ -137,6 +137,7 @@ pub fn owner_name(key: &str) -> String {
 fn enforcement_word(e: Enforcement) -> &'static str {
     match e {
         Enforcement::Separate => "separate",
+        Enforcement::LimitedByKernel => "limited by the kernel",
         Enforcement::LimitedInSoftware => "limited in software",
         Enforcement::Shared => "shared",
         Enforcement::NotEnforced => "not enforced",

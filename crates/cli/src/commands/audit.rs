@@ -7,13 +7,13 @@ use crate::input;
 use crate::output::{self, colour_enabled, stream_output};
 use anyhow::Context as _;
 use gpu_trust_model::{Diagnostic, Severity};
-use gpu_trust_policy::{Date, MAX_POLICY_BYTES};
+use gpu_trust_policy::Date;
 use gpu_trust_report::junit::JunitOptions;
 use gpu_trust_report::markdown::{FileLinks, MarkdownOptions};
 use gpu_trust_report::sarif::SarifOptions;
 use gpu_trust_report::table::{Hidden, TableOptions};
 use gpu_trust_report::{html, json, junit, markdown, plural, registry_docs, sarif, table};
-use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
+use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -97,9 +97,11 @@ pub struct Args {
     /// Audit the documents that can be read and list the others under "skipped", instead of exiting 2.
     #[arg(long)]
     pub skip_invalid: bool,
-    /// Advisory data to use instead of the built-in data (the format of the built-in advisories.yaml).
-    #[arg(long, value_name = "FILE")]
-    pub advisories: Option<PathBuf>,
+    /// Advisory data: CSAF 2.0 documents (vendor security bulletins, JSON), added to the built-in
+    /// data, or a file of the built-in advisories.yaml format, which replaces it; a folder is read
+    /// for its .json, .yaml and .yml files. Repeatable. `gpu-trust advisories` shows what is in use.
+    #[arg(long, value_name = "PATH")]
+    pub advisories: Vec<PathBuf>,
     /// The date acceptances expire against and patch windows count to (default: today).
     #[arg(long, value_parser = Date::parse, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
@@ -381,25 +383,17 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
 
-    let advisories = match &args.advisories {
-        Some(path) => {
-            let name = path.display().to_string();
-            let text = match input::read(path, MAX_POLICY_BYTES) {
-                Ok(t) => t,
-                Err(d) => {
-                    output::eprint_diagnostics([&d]);
-                    return input_error(format!("{name}: the advisory data could not be read"));
-                }
-            };
-            match Advisories::parse(&text, &name) {
-                Ok(a) => a,
-                Err(errors) => {
-                    output::eprint_diagnostics(&errors);
-                    return input_error(format!("{name}: the advisory data is not usable"));
-                }
-            }
-        }
-        None => Advisories::builtin().clone(),
+    if input::stdin_twice(args.policy.as_deref(), &args.advisories)
+        || (args.advisories.iter().any(|p| p.as_os_str() == "-")
+            && args.paths.iter().any(|p| p.as_os_str() == "-"))
+    {
+        return input_error(
+            "standard input can hold one input: the cluster, the policy or advisory data",
+        );
+    }
+    let advisories = match input::advisories(&args.advisories, args.follow_symlinks) {
+        Ok(loaded) => loaded.data,
+        Err(code) => return Ok(code),
     };
 
     let mut evidence = Vec::new();
@@ -784,6 +778,7 @@ fn printed(
         skipped: report.skipped.clone(),
         disabled_rules: report.disabled_rules.clone(),
         pair: None,
+        advisory_data: report.advisory_data.clone(),
         layout: Vec::new(),
     };
     for f in &report.findings {

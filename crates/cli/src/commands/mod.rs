@@ -1,5 +1,6 @@
 //! One module per subcommand: its arguments (with `--help` text and examples) and its `run`.
 
+pub mod advisories;
 pub mod audit;
 pub mod catalogue;
 pub mod completions;

@@ -13,7 +13,7 @@
 //! - [PARTED] NVIDIA mig-parted default config (`deployments/systemd/config-default.yaml`): profile names
 //!   per `device-filter`, including B300 and GB300.
 //! - [CC] NVIDIA Confidential Containers "Supported Platforms": H100/H200 single GPU (multi-GPU only as
-//!   protected PCIe), B200 and HGX B300 single and multi GPU.
+//!   protected PCIe), B200 and HGX B300 single and multi GPU, RTX Pro 6000 BSE single GPU.
 
 use super::{
     Architecture, CcSupport, ComputeCapability, GpuModel, MemoryBasis, MigGeometry, MigProfile,
@@ -37,6 +37,8 @@ const B200_MIB: u64 = 183359;
 const GB200_MIB: u64 = 189471;
 const B300_MIB: u64 = 275040;
 const GB300_MIB: u64 = 284208;
+/// RTX PRO 6000 Blackwell Server Edition: 97887 MiB in public `nvidia-smi` logs (drivers 575 to 595).
+const RTX_PRO_6000_MIB: u64 = 97887;
 
 /// Memory of an instance by memory slices occupied (of 8): 1, 2, 4, 8.
 #[derive(Clone, Copy)]
@@ -474,6 +476,68 @@ static A30_PROFILES: [MigProfile; 5] = [
         starts: STARTS_0,
     },
 ];
+// RTX PRO 6000 Blackwell: 4 memory and 4 compute slices; the profiles of [PARTED]'s `device-filter`
+// 0x2BB510DE and its `all-*` configs (1g.24gb, 2g.48gb, 4g.96gb and their `+gfx`, `-me` and `+me.all`
+// variants, counts 4/2/1, `+me.all` once per GPU); the MIG User Guide's "Supported GPUs" lists 96 GB and
+// at most 4 instances. No `-lgip` listing was found: memory derived, ids and SMs unknown, placements
+// those of the other 4-slice part (A30: {0..3}:1, {0,2}:2, {0}:4).
+const fn rtx_pro_6000(
+    name: &'static str,
+    variant: ProfileVariant,
+    slices: u8,
+    max_count: u8,
+    starts: &'static [u8],
+) -> MigProfile {
+    MigProfile {
+        name,
+        profile_id: None,
+        variant,
+        compute_slices: slices,
+        memory_slices: slices,
+        memory_mib: derived_mib(RTX_PRO_6000_MIB, slices, 4),
+        memory_basis: MemoryBasis::Derived,
+        sms: None,
+        max_count,
+        starts,
+    }
+}
+static RTX_PRO_6000_PROFILES: [MigProfile; 10] = [
+    rtx_pro_6000("1g.24gb", ProfileVariant::Standard, 1, 4, STARTS_0_TO_3),
+    rtx_pro_6000(
+        "1g.24gb+gfx",
+        ProfileVariant::Attribute,
+        1,
+        4,
+        STARTS_0_TO_3,
+    ),
+    rtx_pro_6000("1g.24gb-me", ProfileVariant::Attribute, 1, 4, STARTS_0_TO_3),
+    rtx_pro_6000(
+        "1g.24gb+me.all",
+        ProfileVariant::MediaExtensions,
+        1,
+        1,
+        STARTS_0_TO_3,
+    ),
+    rtx_pro_6000("2g.48gb", ProfileVariant::Standard, 2, 2, STARTS_0_2),
+    rtx_pro_6000("2g.48gb+gfx", ProfileVariant::Attribute, 2, 2, STARTS_0_2),
+    rtx_pro_6000("2g.48gb-me", ProfileVariant::Attribute, 2, 2, STARTS_0_2),
+    rtx_pro_6000(
+        "2g.48gb+me.all",
+        ProfileVariant::MediaExtensions,
+        2,
+        1,
+        STARTS_0_2,
+    ),
+    rtx_pro_6000("4g.96gb", ProfileVariant::Standard, 4, 1, STARTS_0),
+    rtx_pro_6000("4g.96gb+gfx", ProfileVariant::Attribute, 4, 1, STARTS_0),
+];
+static RTX_PRO_6000_MIG: MigGeometry = MigGeometry {
+    memory_slices: 4,
+    compute_slices: 4,
+    profiles: &RTX_PRO_6000_PROFILES,
+    source: "mig-parted config (RTX PRO 6000 Blackwell, device-filter 0x2BB510DE); MIG User Guide supported GPUs (96 GB, 4 instances)",
+    cache: OnceLock::new(),
+};
 static A30_MIG: MigGeometry = MigGeometry {
     memory_slices: 4,
     compute_slices: 4,
@@ -491,7 +555,7 @@ const fn pci(device: u16) -> PciDeviceId {
 }
 
 /// Number of catalogue entries.
-pub const MODEL_COUNT: usize = 31;
+pub const MODEL_COUNT: usize = 32;
 
 /// The catalogue, data-centre MIG parts first (by generation), then parts without MIG.
 pub static MODELS: [GpuModel; MODEL_COUNT] = [
@@ -720,6 +784,22 @@ pub static MODELS: [GpuModel; MODEL_COUNT] = [
         confidential_computing: CcSupport::Unsupported,
         mig: Some(&GB300_MIG),
         source: "[DRV] 0x31C2, 0x31C3 NVIDIA GB300; [SMI] 284208 MiB; cc 10.3 (sm_103)",
+    },
+    // RTX PRO Blackwell with MIG [MIG]: the 6000 Server Edition, the one RTX PRO part [PARTED]'s
+    // default config has profiles for. The RTX PRO 5000 and 4500 Blackwell also support MIG (2
+    // instances) but no profile list was found in [PARTED]: they are not in the catalogue.
+    GpuModel {
+        id: "RTX-PRO-6000-BSE",
+        display_name: "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        memory_mib: RTX_PRO_6000_MIB,
+        architecture: Architecture::Blackwell,
+        compute_capability: cc(12, 0),
+        pci_device_ids: &[pci(0x2BB5)],
+        // GFD's product label: the NVML name with dashes, as public node selectors write it.
+        product_labels: &["NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition"],
+        confidential_computing: CcSupport::SingleGpu,
+        mig: Some(&RTX_PRO_6000_MIG),
+        source: "[PARTED] 0x2BB510DE RTX PRO 6000 Blackwell; [SMI] 97887 MiB, cc 12.0; [MIG] 96GB, 4 instances; [CC] RTX Pro 6000 BSE single GPU",
     },
     // Parts without MIG [MIG]: Volta, Turing, and the Ampere/Ada parts outside the GA100 family.
     GpuModel {

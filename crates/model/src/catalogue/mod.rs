@@ -190,6 +190,8 @@ pub enum CcSupport {
     SingleGpuOrProtectedPcie,
     /// Single-GPU and multi-GPU passthrough (Blackwell: NVLink encryption, `cc.mode=on`).
     SingleAndMultiGpu,
+    /// Single-GPU passthrough only (RTX PRO 6000 Blackwell Server Edition).
+    SingleGpu,
 }
 
 impl CcSupport {
@@ -198,6 +200,7 @@ impl CcSupport {
             CcSupport::Unsupported => "unsupported",
             CcSupport::SingleGpuOrProtectedPcie => "single-gpu-or-protected-pcie",
             CcSupport::SingleAndMultiGpu => "single-and-multi-gpu",
+            CcSupport::SingleGpu => "single-gpu",
         }
     }
 }
@@ -315,6 +318,9 @@ pub enum ProfileVariant {
     MediaExtensions,
     /// One compute slice on two memory slices, e.g. H100 `1g.20gb` (NVML `1_SLICE_REV2`).
     ExtraMemory,
+    /// A base size with another attribute and the base size's slices and counts: `+gfx` (graphics)
+    /// and `-me` (no media engines) on RTX PRO Blackwell parts.
+    Attribute,
 }
 
 /// Whether a profile's memory figure was read from hardware or derived.

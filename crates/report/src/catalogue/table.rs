@@ -61,6 +61,7 @@ fn cc_short(cc: CcSupport) -> &'static str {
         CcSupport::Unsupported => "no",
         CcSupport::SingleGpuOrProtectedPcie => "1 GPU (more: ppcie)",
         CcSupport::SingleAndMultiGpu => "1 or more GPUs",
+        CcSupport::SingleGpu => "1 GPU",
     }
 }
 
@@ -71,6 +72,7 @@ fn cc_long(cc: CcSupport) -> &'static str {
             "one GPU per confidential VM; several only in protected PCIe mode (cc.mode=ppcie)"
         }
         CcSupport::SingleAndMultiGpu => "single-GPU and multi-GPU passthrough",
+        CcSupport::SingleGpu => "single-GPU passthrough",
     }
 }
 
@@ -197,5 +199,6 @@ fn variant_text(p: &MigProfile) -> &'static str {
         ProfileVariant::Standard => "standard",
         ProfileVariant::MediaExtensions => "+me: media extensions, one per GPU",
         ProfileVariant::ExtraMemory => "1 compute slice on 2 memory slices",
+        ProfileVariant::Attribute => "base size with +gfx (graphics) or -me (no media engines)",
     }
 }

@@ -28,6 +28,9 @@ struct DraJson {
 struct MechanismJson {
     name: &'static str,
     title: &'static str,
+    /// What the mechanism needs of the node beyond what Kubernetes shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requires: Option<&'static str>,
     properties: Vec<PropertyJson>,
     reach: Vec<ReachJson>,
 }
@@ -69,6 +72,7 @@ fn mechanism_json(m: Mechanism) -> MechanismJson {
     MechanismJson {
         name: m.as_str(),
         title: m.title(),
+        requires: m.requires(),
         properties: Property::ALL
             .iter()
             .map(|p| PropertyJson {

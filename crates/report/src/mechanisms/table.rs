@@ -31,6 +31,11 @@ pub fn render(selected: &[Mechanism], sources: bool, width: usize) -> String {
     }
     let mut out = String::from("Device layer: two workloads on the same physical GPU\n");
     out.push_str(&table.to_string());
+    for m in selected {
+        if let Some(r) = m.requires() {
+            out.push_str(&format!("\n{m} needs: {r}."));
+        }
+    }
     let dra: Vec<String> = DRA_STRATEGIES
         .iter()
         .map(|s| format!("{} -> {}", dra_name(*s), Mechanism::for_dra(*s)))

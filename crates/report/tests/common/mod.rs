@@ -580,6 +580,12 @@ pub fn sample_report(skipped: bool) -> AuditReport {
         },
         disabled_rules: Vec::new(),
         pair: None,
+        advisory_data: gpu_trust_rules::report::AdvisoryData {
+            newest_bulletin: Some("2026-01-28".into()),
+            age_days: Some(124),
+            stale: true,
+            sources: vec!["built-in".into(), "bulletins/5850.json".into()],
+        },
         layout: Vec::new(),
     }
 }

@@ -142,6 +142,7 @@ impl NodeSpec {
                     fail_requests_greater_than_one: false,
                     replicas: self.replicas.clone(),
                     device_list_strategy: vec!["envvar".into()],
+                    allocation_policy: None,
                 },
                 gpus: (0..self.gpus)
                     .map(|i| {
@@ -455,6 +456,7 @@ impl FleetSpec {
             node_sets,
             mig_requests: vec![],
             acceptances: Vec::new(),
+            gpu_cluster: None,
         }
     }
 }

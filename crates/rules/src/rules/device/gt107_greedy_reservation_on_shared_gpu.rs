@@ -85,7 +85,7 @@ fn unpartitioned(m: Mechanism, control_disabled: bool) -> bool {
     match m.property(Property::MemoryCapacity).enforcement {
         Enforcement::Shared | Enforcement::NotEnforced => true,
         Enforcement::LimitedInSoftware => m == Mechanism::HamiVgpu && control_disabled,
-        Enforcement::Separate => false,
+        Enforcement::Separate | Enforcement::LimitedByKernel => false,
     }
 }
 

@@ -113,6 +113,8 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
             };
             Some((mem, format!("a {} of {}", m.title(), text::mib(mem))))
         }
+        // Its limits are set per cgroup on the node, which Kubernetes does not show.
+        Mechanism::MpsMemoryPartitioned => None,
         Mechanism::Exclusive => {
             let quantity = w
                 .gpu

@@ -1,27 +1,37 @@
-use crate::advisories::{Component, Hit, RuntimeSetup};
+use super::setup;
+use crate::advisories::{Component, Effect, Hit, RuntimeSetup};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::fleet::NodeId;
 use gpu_trust_model::isolation::LAYERS;
+use gpu_trust_model::stack;
 use gpu_trust_model::{Layer, Severity, Version};
 use std::collections::{BTreeMap, BTreeSet};
 
 declare_rule! {
     /// ## What it detects
     ///
-    /// The NVIDIA Container Toolkit (ClusterPolicy `spec.toolkit.version`, or a version recorded for the
-    /// node), the GPU Operator, the device plugin or the MIG manager on a GPU node that hosts tenants is a
-    /// version affected by a known container-escape vulnerability, and the node's setup does not rule it
-    /// out (CDI mode, crun as the low-level runtime).
+    /// A component of the NVIDIA stack on a GPU node that hosts tenants is a version affected by a
+    /// known vulnerability or isolation defect of the advisory data, and the node's setup does not
+    /// rule it out (CDI mode, crun as the low-level runtime). The components: the NVIDIA Container
+    /// Toolkit (the toolkit image on the node, or ClusterPolicy `spec.toolkit.version`), the GPU
+    /// Operator, the device plugin, the MIG manager and the DRA driver, read from their images on
+    /// pods, DaemonSets and Deployments, Helm's `helm.sh/chart` label, and the ClusterPolicy and
+    /// GPUCluster specs. Whether CDI injects the devices comes from the ClusterPolicy (`cdi.enabled`,
+    /// `cdi.default`), else from the default of the operator or toolkit version (CDI by default from
+    /// GPU Operator 25.10.0 and toolkit 1.18.0), else from a CDI device list strategy. Advisories
+    /// given with `--advisories` (the project's format or vendors' CSAF documents) are reported with
+    /// their document's title and address.
     ///
     /// ## Why it matters
     ///
     /// The toolkit's hooks run with host privileges while a container starts. Its published
     /// vulnerabilities let a crafted image read or write the host file system or run code as root on the
     /// host (CVE-2024-0132, CVE-2025-23359, CVE-2025-23266 "NVIDIAScape"). An escape reaches every tenant
-    /// on the node, whatever separates them on the GPU.
+    /// on the node, whatever separates them on the GPU. Defects without a CVE do too: GPU Operator
+    /// 26.3.0 to 26.3.2 injected every RDMA device of the node into GPU containers.
     ///
     /// ## Example
     ///
@@ -34,99 +44,128 @@ declare_rule! {
     ///
     /// ## Remediation
     ///
-    /// Upgrade the toolkit (and the GPU Operator that deploys it) to at least the fixed version the
+    /// Upgrade the component (and the GPU Operator that deploys it) to at least the fixed version the
     /// finding names. Until then, apply the mitigation an advisory gives (for CVE-2025-23266,
     /// `disable-cuda-compat-lib-hook`) and run only trusted images on shared nodes.
     ///
     /// ## References
     ///
     /// - NVIDIA product-security bulletins 5582, 5585, 5599, 5616, 5659, 5850; CVE records.
-    /// - NVIDIA cloud-native docs, GPU Operator security page and release notes.
-    /// - gpu-trust advisory data (`crates/rules/data/advisories.yaml`), replaceable with `--advisories`.
+    /// - NVIDIA cloud-native docs, GPU Operator security page and release notes (26.3.3: the RDMA
+    ///   devices); NVIDIA Container Toolkit 1.18.0 and GPU Operator 25.10.0 release notes (CDI by
+    ///   default).
+    /// - gpu-trust advisory data (`crates/rules/data/advisories.yaml`, `components.yaml`), to which
+    ///   `--advisories` adds or which it replaces.
     pub struct VulnerableContainerToolkit {
         code: "GT201",
         name: "vulnerable-container-toolkit",
         layer: Layer::Host,
         severity: SeverityRule::ByNodeSharing { shared: Severity::Critical, otherwise: Severity::High },
-        summary: "the NVIDIA Container Toolkit or GPU Operator version on a node hosting tenants is affected by a known container-escape CVE",
-    }
-}
-
-fn setup(ctx: &Context<'_>, node: NodeId) -> RuntimeSetup {
-    let cp = ctx.fleet.cluster_policy.as_ref();
-    let strategy_cdi = ctx.gpu(node).is_some_and(|g| {
-        g.sharing
-            .device_list_strategy
-            .iter()
-            .any(|s| s.starts_with("cdi"))
-    });
-    RuntimeSetup {
-        cdi: cp
-            .and_then(|c| c.cdi_enabled)
-            .or(strategy_cdi.then_some(true)),
-        crun: cp
-            .and_then(|c| c.low_level_runtime.as_deref())
-            .map(|r| r == "crun"),
+        summary: "a component of the NVIDIA stack on a node hosting tenants (toolkit, GPU Operator, device plugin, MIG manager, DRA driver) has a known vulnerability or isolation defect",
     }
 }
 
 const POLICY_TOOLKIT: &str = "ClusterPolicy spec.toolkit.version";
 
 /// The installed versions of each component on a node, with where the version was read.
-fn installed(ctx: &Context<'_>, node: NodeId) -> Vec<(Component, Version, &'static str)> {
-    let mut out = Vec::new();
+fn installed(
+    ctx: &Context<'_>,
+    node: NodeId,
+    seen: &[stack::ComponentVersion],
+) -> Vec<(Component, Version, String)> {
+    let mut out: Vec<(Component, Version, String)> = Vec::new();
     let cp = ctx.fleet.cluster_policy.as_ref();
     let gpu = ctx.gpu(node);
     let policy_toolkit = cp.and_then(|c| c.toolkit_version.clone());
     match (gpu.and_then(|g| g.toolkit_version.clone()), policy_toolkit) {
         (Some(v), Some(p)) if v.text == p.text => {
-            out.push((Component::ContainerToolkit, v, POLICY_TOOLKIT));
+            out.push((Component::ContainerToolkit, v, POLICY_TOOLKIT.to_string()));
         }
         (Some(v), _) => out.push((
             Component::ContainerToolkit,
             v,
-            "the toolkit image on the node",
+            "the toolkit image on the node".to_string(),
         )),
-        (None, Some(p)) => out.push((Component::ContainerToolkit, p, POLICY_TOOLKIT)),
+        (None, Some(p)) => out.push((Component::ContainerToolkit, p, POLICY_TOOLKIT.to_string())),
         (None, None) => {}
     }
     if let Some(v) = gpu.and_then(|g| g.operator_version.clone()) {
-        out.push((Component::GpuOperator, v, "the GPU Operator image"));
-    }
-    if let Some(v) = cp.and_then(|c| c.device_plugin_version.clone()) {
         out.push((
-            Component::DevicePlugin,
+            Component::GpuOperator,
             v,
-            "ClusterPolicy spec.devicePlugin.version",
+            "the GPU Operator image".to_string(),
         ));
+    }
+    for s in seen {
+        if s.component.layer() != Layer::Host
+            || !(s.nodes.is_empty() || s.nodes.contains(&node))
+            || out
+                .iter()
+                .any(|(c, v, _)| *c == s.component && v.text == s.version.text)
+        {
+            continue;
+        }
+        // One version of a component is named once: the first source in order (images, then
+        // labels and specs) stands for the others.
+        if out
+            .iter()
+            .any(|(c, v, _)| *c == s.component && *v == s.version)
+        {
+            continue;
+        }
+        out.push((s.component, s.version.clone(), s.source.clone()));
     }
     out
 }
 
 fn describe(hit: &Hit<'_>) -> String {
-    let mut s = format!("{} (CVSS {:.1}", hit.advisory.id, hit.advisory.cvss);
-    if let Some(fix) = &hit.fix {
-        s.push_str(&format!(", fixed in {fix}"));
+    let a = hit.advisory;
+    let mut parts: Vec<String> = Vec::new();
+    match a.cvss {
+        Some(c) => parts.push(format!("CVSS {c:.1}")),
+        None => parts.push(a.summary.clone()),
     }
+    if let Some(fix) = &hit.fix {
+        parts.push(format!("fixed in {fix}"));
+    }
+    let mut s = format!("{} ({}", a.id, parts.join(", "));
     for c in &hit.conditions {
         s.push_str(&format!("; {}", c.describe()));
+    }
+    match (&a.title, &a.url) {
+        (Some(t), Some(u)) => s.push_str(&format!("; {t}, {u}")),
+        (Some(t), None) => s.push_str(&format!("; {t}")),
+        (None, Some(u)) => s.push_str(&format!("; {u}")),
+        (None, None) => {}
     }
     s.push(')');
     s
 }
 
+/// The hits GT201 reports: GT210 judges the exporter's unauthenticated profiling with its setup.
+fn reported<'a>(hits: Vec<Hit<'a>>) -> Vec<Hit<'a>> {
+    hits.into_iter()
+        .filter(|h| {
+            !h.advisory
+                .effects
+                .contains(&Effect::UnauthenticatedProfiling)
+        })
+        .collect()
+}
+
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let shared = super::nodes_shared_below_full(ctx);
+    let seen = stack::versions(ctx.fleet);
     // (component, version, source, shared) -> nodes
-    type Key = (Component, String, &'static str, bool);
+    type Key = (Component, String, String, bool);
     let mut groups: BTreeMap<Key, (Version, RuntimeSetup, BTreeSet<NodeId>)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
         if ctx.colo().tenants_on(id).is_empty() {
             continue;
         }
         let s = setup(ctx, id);
-        for (component, version, source) in installed(ctx, id) {
-            if ctx.advisories.hits(component, &version, s).is_empty() {
+        for (component, version, source) in installed(ctx, id, &seen) {
+            if reported(ctx.advisories.hits(component, &version, s)).is_empty() {
                 continue;
             }
             let key = (
@@ -144,7 +183,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     }
     let host = LAYERS.iter().find(|l| l.layer == Layer::Host);
     for ((component, _, source, below_full), (version, s, nodes)) in groups {
-        let hits = ctx.advisories.hits(component, &version, s);
+        let hits = reported(ctx.advisories.hits(component, &version, s));
         let Some(certainty) = super::tenant_presence(ctx, &nodes) else {
             continue;
         };
@@ -173,6 +212,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         } else {
             "the tenants on these nodes trust each other fully"
         };
+        let from_policy = source.starts_with("ClusterPolicy");
         let mut draft = sink
             .draft(severity, certainty)
             .key(format!("{component}/{}/{source}", version.text))
@@ -180,7 +220,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .nodes(nodes.iter().copied())
             .with_node_objects(ctx)
             .message(format!(
-                "{component} {version} ({source}) on {}, hosting {} {}, is affected by {}: a container escape reaches every tenant on the node, which shares {}; {sharing}",
+                "{component} {version} ({source}) on {}, hosting {} {}, is affected by {}: a flaw in the node's NVIDIA stack reaches every tenant on the node, which shares {}; {sharing}",
                 text::nodes(ctx, nodes.iter().copied()),
                 if tenants.len() == 1 { "tenant" } else { "tenants" },
                 text::tenants(ctx, tenants.iter().copied()),
@@ -192,7 +232,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                     Some(t) => format!("Upgrade the {component} to {t} or later"),
                     None => format!("Upgrade the {component} to a fixed release"),
                 };
-                if component == Component::ContainerToolkit && source.starts_with("ClusterPolicy") {
+                if component == Component::ContainerToolkit && from_policy {
                     r.push_str(" (ClusterPolicy `spec.toolkit.version`)");
                 }
                 if !mitigations.is_empty() {
@@ -203,7 +243,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 }
                 r
             });
-        if source.starts_with("ClusterPolicy") {
+        if from_policy {
             if let Some(o) = ctx
                 .fleet
                 .cluster_policy

@@ -1,10 +1,11 @@
 use super::super::owned;
+use crate::advisories::{Component, Effect};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::{Certainty, Layer, Severity};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 declare_rule! {
     /// ## What it detects
@@ -20,6 +21,12 @@ declare_rule! {
     /// On manifests alone (no GPU node in the input) the toolkit's default decides, unless the input's
     /// ClusterPolicy turns the variable off. An environment taken from a Secret, or a runtime class
     /// whose RuntimeClass the input lacks, cannot be judged: the audit's coverage reports it as a gap.
+    ///
+    /// `NVIDIA_VISIBLE_DEVICES=none` normally gives no GPU, but a toolkit version the advisory data
+    /// marks with the `visible-devices-none-gets-all` effect (before 1.18.2, in its CDI modes, which
+    /// are its default from 1.18.0) gives such a container every GPU of the node: a tenant container
+    /// that sets `none` on a node running such a toolkit is reported too, whether or not it requests
+    /// GPUs.
     ///
     /// ## Why it matters
     ///
@@ -45,7 +52,8 @@ declare_rule! {
     /// `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false` and
     /// `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `toolkit.env`, and
     /// `deviceListStrategy: volume-mounts` in the device plugin config; a mutating webhook can set
-    /// `NVIDIA_VISIBLE_DEVICES=none` on tenant pods without a GPU request.
+    /// `NVIDIA_VISIBLE_DEVICES=none` on tenant pods without a GPU request, on nodes whose toolkit is
+    /// 1.18.2 or later (on older ones in CDI mode, `none` gives every GPU).
     ///
     /// ## References
     ///
@@ -56,6 +64,9 @@ declare_rule! {
     ///   request"; GPU Operator NRI plugin documentation.
     /// - The NVIDIA runtime handlers and their RuntimeClasses: `gpu_trust_model::host::NVIDIA_RUNTIME_HANDLERS`
     ///   (GPU Operator `assets/pre-requisites/02*_runtime_class*.yaml`).
+    /// - NVIDIA Container Toolkit 1.18.2 release notes: "Fix a bug where all GPUs were made available
+    ///   to a container when NVIDIA_VISIBLE_DEVICES=none was specified" (gpu-trust advisory data,
+    ///   `NVIDIA-CTK-VISIBLE-DEVICES-NONE`).
     pub struct VisibleDevicesWithoutRequest {
         code: "GT203",
         name: "visible-devices-without-request",
@@ -75,6 +86,7 @@ const NO_GPU_VALUES: [&str; 3] = ["", "void", "none"];
 const ACCEPT_ENVVAR: &str = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED";
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    none_gets_all(ctx, sink);
     let toolkit_accepts = ctx
         .fleet
         .cluster_policy
@@ -198,4 +210,84 @@ fn remediation(owner: &str) -> String {
     format!(
         "Remove the variable, runtime class or annotation from {owner} (or request `nvidia.com/gpu`); set `{ACCEPT_ENVVAR}=false` and `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true` under ClusterPolicy `spec.toolkit.env` and `deviceListStrategy: volume-mounts` in the device plugin config"
     )
+}
+
+/// Tenant containers that set `NVIDIA_VISIBLE_DEVICES=none` on nodes whose toolkit turns `none` into
+/// every GPU.
+fn none_gets_all(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    // Per GPU node, its toolkit and the defect it has (with the fix).
+    let mut affected: BTreeMap<usize, (String, String)> = BTreeMap::new();
+    for (id, _) in ctx.fleet.gpu_nodes() {
+        let Some((version, source)) = super::toolkit_version(ctx, id) else {
+            continue;
+        };
+        let setup = super::setup(ctx, id);
+        if let Some(hit) = ctx
+            .advisories
+            .hits(Component::ContainerToolkit, &version, setup)
+            .into_iter()
+            .find(|h| {
+                h.advisory
+                    .effects
+                    .contains(&Effect::VisibleDevicesNoneGetsAll)
+            })
+        {
+            let fix = hit
+                .fix
+                .as_ref()
+                .map_or_else(String::new, |f| format!(", fixed in {f}"));
+            affected.insert(
+                id,
+                (
+                    format!("{} {version} ({source})", Component::ContainerToolkit),
+                    format!("{}{fix}", hit.advisory.id),
+                ),
+            );
+        }
+    }
+    if affected.is_empty() {
+        return;
+    }
+    for (wid, tenant, w) in ctx.tenant_workloads() {
+        let containers: Vec<String> = w
+            .containers
+            .iter()
+            .filter(|c| {
+                c.nvidia_visible_devices
+                    .as_deref()
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
+            })
+            .map(|c| c.name.clone())
+            .collect();
+        if containers.is_empty() {
+            continue;
+        }
+        let (certainty, reach) = ctx.colo().reach_of(wid);
+        let nodes: BTreeSet<usize> = reach
+            .into_iter()
+            .filter(|n| affected.contains_key(n))
+            .collect();
+        let Some((toolkit, defect)) = nodes.iter().next().and_then(|n| affected.get(n)) else {
+            continue;
+        };
+        let draft = sink
+            .draft(Severity::High, certainty)
+            .key(format!("none/{}", text::workload(ctx, wid)))
+            .tenants([tenant])
+            .workloads([wid])
+            .nodes(nodes.iter().copied())
+            .message(format!(
+                "{} of tenant {} sets NVIDIA_VISIBLE_DEVICES=none in container {}, but on {} the {toolkit} gives such a container every GPU of the node ({defect}), the GPUs the scheduler gave to other tenants included",
+                text::workload(ctx, wid),
+                ctx.tenant_name(tenant),
+                text::list(&containers),
+                text::nodes(ctx, nodes.iter().copied()),
+            ))
+            .remediation(format!(
+                "Upgrade the NVIDIA Container Toolkit on {} ({defect}); until then remove NVIDIA_VISIBLE_DEVICES=none from {} (a pod that requests no GPU and sets no NVIDIA variable gets none)",
+                text::nodes(ctx, nodes.iter().copied()),
+                text::workload(ctx, wid)
+            ));
+        sink.push(draft);
+    }
 }

@@ -38,7 +38,8 @@ declare_rule! {
     ///
     /// ## References
     ///
-    /// - NVIDIA GPU display driver security bulletins 5586, 5614, 5630, 5703 (roughly quarterly).
+    /// - NVIDIA GPU display driver security bulletins 5586, 5614, 5630, 5703, 5747 (January 2026),
+    ///   5821 (May 2026, no R570 fix: R570 is affected and the upgrade is to R580); roughly quarterly.
     /// - gpu-trust advisory data (`crates/rules/data/advisories.yaml`); `--today` fixes the date used.
     pub struct DriverOutsidePatchWindow {
         code: "GT205",
@@ -85,10 +86,12 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .iter()
             .map(|(h, days)| {
                 format!(
-                    "{} ({}, CVSS {:.1}, {}, published {}, {days} days ago; fixed in {})",
+                    "{} ({}, CVSS {}, {}, published {}, {days} days ago; fixed in {})",
                     h.advisory.id,
                     h.advisory.summary,
-                    h.advisory.cvss,
+                    h.advisory
+                        .cvss
+                        .map_or_else(|| "none".to_string(), |c| format!("{c:.1}")),
                     h.advisory.bulletin,
                     h.advisory.published_text.as_deref().unwrap_or("?"),
                     h.fix.as_ref().map_or_else(String::new, |f| f.to_string())

@@ -4,10 +4,13 @@
 include!(concat!(env!("OUT_DIR"), "/rules/host.rs"));
 
 use super::common::{self, Relevant};
+use crate::advisories::{Component, RuntimeSetup};
 use crate::colocation::Level;
 use crate::context::Context;
 use gpu_trust_model::fleet::NodeId;
+use gpu_trust_model::stack;
 use gpu_trust_model::Certainty;
+use gpu_trust_model::Version;
 use std::collections::BTreeSet;
 
 /// GPU nodes shared by two tenants whose trust is below `full` (at any certainty).
@@ -31,4 +34,77 @@ pub(crate) fn tenant_presence(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> Op
         .iter()
         .flat_map(|n| ctx.colo().tenants_on(*n).into_values())
         .min()
+}
+
+/// The runtime setup of a node: whether CDI injects the devices and crun runs the containers.
+pub(crate) fn setup(ctx: &Context<'_>, node: NodeId) -> RuntimeSetup {
+    let cp = ctx.fleet.cluster_policy.as_ref();
+    let defaults = &ctx.advisories.components;
+    let since = |c: Component, v: Option<&Version>| -> Option<bool> {
+        Some(v? >= &defaults.cdi_since(c)?.since)
+    };
+    let operator = operator_version(ctx, node);
+    let operator_default = since(Component::GpuOperator, operator.as_ref());
+    let toolkit = ctx
+        .gpu(node)
+        .and_then(|g| g.toolkit_version.clone())
+        .or_else(|| cp.and_then(|c| c.toolkit_version.clone()));
+    let strategy_cdi = ctx.gpu(node).is_some_and(|g| {
+        g.sharing
+            .device_list_strategy
+            .iter()
+            .any(|s| s.starts_with("cdi"))
+    });
+    let cdi = match cp {
+        Some(c) => match (c.cdi_enabled, operator_default) {
+            // Before the operator made CDI its default, `cdi.enabled` only made CDI available and
+            // `cdi.default` (false unless set) made it the runtime's default.
+            (Some(true), Some(false)) => Some(c.cdi_default == Some(true)),
+            (Some(v), _) => Some(v),
+            (None, Some(d)) => Some(d),
+            (None, None) => None,
+        },
+        None => None,
+    }
+    .or(strategy_cdi.then_some(true))
+    .or_else(|| {
+        cp.is_none()
+            .then(|| since(Component::ContainerToolkit, toolkit.as_ref()))
+            .flatten()
+    });
+    RuntimeSetup {
+        cdi,
+        crun: cp
+            .and_then(|c| c.low_level_runtime.as_deref())
+            .map(|r| r == "crun"),
+    }
+}
+
+/// The GPU Operator version that configures a node: the operator pod's image ingest gave the node,
+/// else the newest the input shows anywhere.
+fn operator_version(ctx: &Context<'_>, node: NodeId) -> Option<Version> {
+    ctx.gpu(node)
+        .and_then(|g| g.operator_version.clone())
+        .or_else(|| {
+            stack::versions(ctx.fleet)
+                .into_iter()
+                .filter(|v| v.component == Component::GpuOperator)
+                .map(|v| v.version)
+                .max()
+        })
+}
+
+/// The toolkit version of a node and where it was read: the toolkit image ingest found on the node,
+/// else ClusterPolicy `spec.toolkit.version`.
+pub(crate) fn toolkit_version(ctx: &Context<'_>, node: NodeId) -> Option<(Version, &'static str)> {
+    ctx.gpu(node)
+        .and_then(|g| g.toolkit_version.clone())
+        .map(|v| (v, "the toolkit image on the node"))
+        .or_else(|| {
+            ctx.fleet
+                .cluster_policy
+                .as_ref()
+                .and_then(|c| c.toolkit_version.clone())
+                .map(|v| (v, "ClusterPolicy spec.toolkit.version"))
+        })
 }
