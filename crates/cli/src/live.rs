@@ -23,12 +23,46 @@ pub struct ClusterArgs {
     /// DaemonSets of every namespace) are still read.
     #[arg(long, short = 'n', value_name = "NS")]
     pub namespace: Option<String>,
+    /// Without PATH: how long one request to the API server may take, to its answer's last byte,
+    /// as kubectl's flag (30s, 2m, or seconds; default 60s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub request_timeout: Option<std::time::Duration>,
+}
+
+/// A duration as kubectl's `--request-timeout` takes it: seconds, or a number with `s`, `m` or
+/// `h`; more than zero and at most a day.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("`{text}`: the unit must be ms, s, m or h")),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (30s, 2m)"))?;
+    let seconds = value * scale;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
+        return Err(format!(
+            "`{text}`: a duration must be above 0 and at most a day"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 impl ClusterArgs {
     /// Whether a flag that only a live read uses was given.
     pub fn any(&self) -> bool {
-        self.kubeconfig.is_some() || self.context.is_some() || self.namespace.is_some()
+        self.kubeconfig.is_some()
+            || self.context.is_some()
+            || self.namespace.is_some()
+            || self.request_timeout.is_some()
     }
 
     pub fn options(&self) -> gpu_trust_live::Options {
@@ -36,13 +70,14 @@ impl ClusterArgs {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
+            request_timeout: self.request_timeout,
         }
     }
 }
 
 /// The usage error for cluster flags given with files.
 pub const WITH_PATHS: &str =
-    "--kubeconfig, --context and --namespace choose a cluster to read; they cannot be used with PATH";
+    "--kubeconfig, --context, --namespace and --request-timeout choose a cluster to read; they cannot be used with PATH";
 
 /// One line on standard error, rewritten in place, when standard error is a terminal.
 struct TerminalProgress {

@@ -90,6 +90,7 @@ fn the_live_audit_equals_the_file_audit_of_the_same_objects() {
                 page: 2,
                 forbidden: vec![],
                 expire_once: vec!["pods", "nodes"],
+                ..Behaviour::default()
             },
         );
         let policy = example(name).join("policy.yaml");
@@ -200,6 +201,7 @@ fn a_kind_it_may_not_list_fails_the_audit_closed_unless_skipped() {
             page: 0,
             forbidden: vec!["clusterrolebindings"],
             expire_once: vec![],
+            ..Behaviour::default()
         },
     );
     let (stderr, skipped, report) = audit_fails_closed(&rec);
@@ -363,9 +365,8 @@ fn a_forbidden_sharing_configuration_is_a_gap_not_a_finding() {
     let rec = serve(
         "ml-platform",
         Behaviour {
-            page: 0,
             forbidden: vec!["configmaps"],
-            expire_once: vec![],
+            ..Behaviour::default()
         },
     );
     let run = |extra: &[&str]| {
@@ -578,6 +579,7 @@ fn kubectl_lists_what_the_recording_serves() {
             page: 2,
             forbidden: vec![],
             expire_once: vec![],
+            ..Behaviour::default()
         },
     );
     let objects = rec.server.objects();
@@ -713,4 +715,181 @@ fn exec_credential_plugins_authenticate_the_requests() {
         "{log:?}"
     );
     assert!(!log.iter().any(|l| l.contains("recorded-token")));
+}
+
+/// A server whose discovery lacks a kind every API server serves is not audited: exit 2, naming it.
+#[test]
+fn kinds_every_api_server_serves_are_required() {
+    for hidden in [
+        "pods",
+        "nodes",
+        "namespaces",
+        "configmaps",
+        "clusterrolebindings",
+    ] {
+        let rec = serve(
+            "ml-platform",
+            Behaviour {
+                hidden: vec![hidden],
+                ..Behaviour::default()
+            },
+        );
+        let out = gpu_trust()
+            .args(["audit", "--kubeconfig"])
+            .arg(&rec.kubeconfig)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{hidden}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("every Kubernetes API server serves"),
+            "{hidden}: {err}"
+        );
+    }
+}
+
+/// A list answer that is not what a list is fails the audit closed (exit 2, the kind's API path
+/// and why), within bounded time, even with --skip-invalid left out or given.
+#[test]
+fn a_list_answer_that_is_not_a_list_fails_closed_in_bounded_time() {
+    use apiserver::Hostile;
+    let cases = [
+        (Hostile::NoItems, "has no items"),
+        (Hostile::SingleObject, "not a PodList"),
+        (Hostile::OtherKind, "is a Secret, not a Pod"),
+        (Hostile::ChangingVersion, "different resource versions"),
+        // The repeated page's objects or its token, whichever is seen first.
+        (Hostile::RepeatingToken, "twice"),
+        (Hostile::EndlessToken, "without an object"),
+        (Hostile::Drip, "did not arrive in full within"),
+    ];
+    for (how, says) in cases {
+        let rec = serve(
+            "ml-platform",
+            Behaviour {
+                page: 2,
+                hostile: vec![("pods", how)],
+                ..Behaviour::default()
+            },
+        );
+        let started = std::time::Instant::now();
+        let out = gpu_trust()
+            .args(["audit", "--request-timeout", "3s", "--kubeconfig"])
+            .arg(&rec.kubeconfig)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{how:?}: {err}");
+        assert!(err.contains("api/v1/pods"), "{how:?}: {err}");
+        assert!(err.contains(says), "{how:?}: {err}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{how:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// `kubectl kustomize deploy/` (Debian's kubernetes-client) builds the deployment, and the optional
+/// components apply on top: the restricted Pod Security profile, TLS from a Secret, a NetworkPolicy
+/// admitting only the monitoring namespace, the ServiceMonitor, the reports role and flag.
+#[test]
+fn the_kustomization_builds_a_restricted_deployment() {
+    if std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(true)
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "kubectl is missing: .ci/run installs kubernetes-client"
+        );
+        eprintln!("NOTE: kubectl is not installed; the kustomization is not built");
+        return;
+    }
+    let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+    let overlay = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    // kustomize takes relative paths only.
+    let up = overlay
+        .path()
+        .strip_prefix("/")
+        .expect("absolute")
+        .components()
+        .map(|_| "..")
+        .collect::<Vec<_>>()
+        .join("/");
+    let rel = format!("{up}{}", deploy.canonicalize().expect("deploy").display());
+    std::fs::write(
+        overlay.path().join("kustomization.yaml"),
+        format!("resources: [{rel}]\ncomponents: [{rel}/monitoring, {rel}/reports]\n"),
+    )
+    .expect("overlay");
+    let build = |dir: &Path| -> Vec<serde_json::Value> {
+        let out = std::process::Command::new("kubectl")
+            .arg("kustomize")
+            .arg(dir)
+            .output()
+            .expect("kubectl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).expect("yaml")
+    };
+    let base = build(&deploy);
+    let kind = |docs: &[serde_json::Value], k: &str| -> Vec<serde_json::Value> {
+        docs.iter().filter(|d| d["kind"] == k).cloned().collect()
+    };
+    let ns = &kind(&base, "Namespace")[0];
+    assert_eq!(
+        ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+        "restricted"
+    );
+    let deployment = &kind(&base, "Deployment")[0];
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let c = &pod["containers"][0];
+    assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+    assert_eq!(c["securityContext"]["capabilities"]["drop"][0], "ALL");
+    let args = c["args"].to_string();
+    assert!(
+        args.contains("--tls-cert-file") && !args.contains("--auth"),
+        "{args}"
+    );
+    assert!(pod["volumes"]
+        .as_array()
+        .expect("volumes")
+        .iter()
+        .any(|v| v["secret"]["secretName"] == "gpu-trust-tls"));
+    let policy = &kind(&base, "NetworkPolicy")[0];
+    assert_eq!(
+        policy["spec"]["ingress"][0]["from"][0]["namespaceSelector"]["matchLabels"]
+            ["kubernetes.io/metadata.name"],
+        "monitoring"
+    );
+    assert!(kind(&base, "CronJob").len() == 1);
+    assert!(kind(&base, "ServiceMonitor").is_empty());
+    assert!(base
+        .iter()
+        .any(|d| d["kind"] == "ClusterRoleBinding"
+            && d["roleRef"]["name"] == "system:auth-delegator"));
+    // The reports role only with the component.
+    assert!(!base
+        .iter()
+        .any(|d| d.to_string().contains("openreports.io")));
+    let all = build(overlay.path());
+    assert_eq!(kind(&all, "ServiceMonitor").len(), 1);
+    let args = kind(&all, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        .to_string();
+    assert!(args.contains("--write-reports"), "{args}");
+    assert!(all
+        .iter()
+        .any(|d| d["kind"] == "ClusterRole" && d["rules"][0]["apiGroups"][0] == "openreports.io"));
 }

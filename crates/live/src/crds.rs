@@ -13,6 +13,7 @@ use gpu_trust_ingest::api::{read_kinds, ApiKind};
 use gpu_trust_model::{Diagnostic, Location};
 use kube::Client;
 use serde_json::Value;
+use std::time::Duration;
 
 /// CustomResourceDefinitions, read to find the custom kinds that carry pod templates.
 pub const CRD: ApiKind = ApiKind {
@@ -42,13 +43,13 @@ fn served() -> Served {
 /// An error per custom kind that carries pod templates and that a live audit does not read; an error
 /// for the definitions themselves when they cannot be listed (then no custom kind can be checked).
 /// A server that serves no CustomResourceDefinitions (404) has no custom kinds.
-pub async fn unread_workload_kinds(client: &Client) -> Vec<Diagnostic> {
+pub async fn unread_workload_kinds(client: &Client, timeout: Duration) -> Vec<Diagnostic> {
     let served = served();
     let request = kube::core::Request::new(&served.path)
         .list(&kube::core::params::ListParams::default().limit(1));
     // A 404 on the collection: the server serves no custom resources at all.
     if let Ok(request) = request {
-        if let Err(kube::Error::Api(status)) = client.request_text(request).await {
+        if let Err(kube::Error::Api(status)) = crate::request_text(client, request, timeout).await {
             if status.code == 404 {
                 return Vec::new();
             }
@@ -62,7 +63,7 @@ pub async fn unread_workload_kinds(client: &Client) -> Vec<Diagnostic> {
             )];
         }
     }
-    let inputs = match list_kind(client, &served, None).await {
+    let inputs = match list_kind(client, &served, None, timeout).await {
         Ok((inputs, _)) => inputs,
         Err(d) => return vec![d],
     };

@@ -18,8 +18,12 @@
 //! partial audit, as for an unreadable file. So is a custom kind outside the list whose definition
 //! describes pod templates ([`crds`]): a file audit would search it, a live audit does not.
 
+pub mod access;
+pub mod backoff;
 pub mod crds;
 pub mod rbac;
+pub mod reports;
+pub mod service;
 pub mod watch;
 
 use futures::stream::{self, StreamExt};
@@ -32,6 +36,7 @@ use kube::core::Request;
 use kube::discovery::{verbs, Scope};
 use kube::{Client, Config, Discovery};
 use serde::Deserialize;
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -42,8 +47,28 @@ pub const PAGE_LIMIT: u32 = 500;
 pub const PARALLEL_LISTS: usize = 4;
 /// How many times a list whose continue token expired (410 Gone) is started again.
 pub const MAX_RESTARTS: usize = 3;
-/// How long one request may take.
+/// How long one request may take, from sending it to the last byte of the answer (unless
+/// [`Options::request_timeout`] says otherwise): a server that drips its answer byte by byte is
+/// cut off then.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Pages of one list at most (with [`PAGE_LIMIT`], 10 million objects of one kind).
+pub const MAX_PAGES: usize = 20_000;
+/// Pages in a row without an object that a list may have before it is an error (a server that
+/// hands out continue tokens without end).
+pub const MAX_EMPTY_PAGES: usize = 10;
+
+/// Kinds every API server serves: a server whose discovery lacks one is not one to audit (a proxy
+/// that hides them, a broken aggregation layer), and the audit fails closed. (group, kind)
+pub const REQUIRED: &[(&str, &str)] = &[
+    ("", "Pod"),
+    ("", "Node"),
+    ("", "Namespace"),
+    ("", "ConfigMap"),
+    ("rbac.authorization.k8s.io", "Role"),
+    ("rbac.authorization.k8s.io", "RoleBinding"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+];
 
 /// Where the cluster is and what part of it to read.
 #[derive(Debug, Clone, Default)]
@@ -55,6 +80,15 @@ pub struct Options {
     /// Read namespaced kinds in this namespace only (cluster-scoped kinds are read whole, and so
     /// are the kinds that configure the GPUs: [`ApiKind::configures_gpus`]).
     pub namespace: Option<String>,
+    /// How long one request may take ([`REQUEST_TIMEOUT`] when `None`).
+    pub request_timeout: Option<Duration>,
+}
+
+impl Options {
+    /// How long one request may take.
+    pub fn timeout(&self) -> Duration {
+        self.request_timeout.unwrap_or(REQUEST_TIMEOUT)
+    }
 }
 
 /// Why the cluster could not be read at all.
@@ -163,10 +197,29 @@ pub async fn connect(options: &Options) -> Result<(Client, String), Error> {
         })?,
     };
     let mut config = config;
-    config.read_timeout = Some(REQUEST_TIMEOUT);
+    config.read_timeout = Some(options.timeout());
+    config.connect_timeout = Some(options.timeout());
     let server = config.cluster_url.to_string();
     let client = Client::try_from(config).map_err(|e| Error(format!("{server}: {e}")))?;
     Ok((client, server))
+}
+
+/// A request's text, within `timeout` from sending it to the last byte.
+pub(crate) async fn request_text(
+    client: &Client,
+    request: http::Request<Vec<u8>>,
+    timeout: Duration,
+) -> Result<String, kube::Error> {
+    match tokio::time::timeout(timeout, client.request_text(request)).await {
+        Ok(r) => r,
+        Err(_) => Err(kube::Error::Service(
+            format!(
+                "the answer did not arrive in full within {}s",
+                timeout.as_secs_f64()
+            )
+            .into(),
+        )),
+    }
 }
 
 /// The kinds of [`read_kinds`] that the server serves, at the version to read them at, and those it
@@ -221,6 +274,24 @@ pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Er
             _ => absent.push(kind),
         }
     }
+    let missing: Vec<String> = absent
+        .iter()
+        .filter(|k| REQUIRED.contains(&(k.group, k.kind)))
+        .map(|k| {
+            if k.group.is_empty() {
+                format!("{} (v1)", k.kind)
+            } else {
+                format!("{} ({})", k.kind, k.group)
+            }
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error(format!(
+            "the server does not list {} in its discovery, which every Kubernetes API server serves: \
+             it cannot be audited (a proxy that hides kinds, or not an API server)",
+            missing.join(", ")
+        )));
+    }
     Ok((served, absent))
 }
 
@@ -228,7 +299,7 @@ pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Er
 pub fn read(options: &Options, progress: &dyn Progress) -> Result<Snapshot, Error> {
     runtime()?.block_on(async {
         let (client, _) = connect(options).await?;
-        read_with(&client, options.namespace.as_deref(), progress).await
+        read_with(&client, options, progress).await
     })
 }
 
@@ -243,9 +314,11 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 /// Reads every kind the server serves of those ingest reads, with `client`.
 pub async fn read_with(
     client: &Client,
-    namespace: Option<&str>,
+    options: &Options,
     progress: &dyn Progress,
 ) -> Result<Snapshot, Error> {
+    let namespace = options.namespace.as_deref();
+    let timeout = options.timeout();
     let (served, absent) = discover(client).await?;
     let total = served.len();
     let done = AtomicUsize::new(0);
@@ -257,7 +330,9 @@ pub async fn read_with(
                 let done = &done;
                 let objects = &objects;
                 async move {
-                    let r = list_all(client, s, s.scope(namespace)).await;
+                    let r = list_kind(client, s, s.scope(namespace), timeout)
+                        .await
+                        .map(|(items, _)| items);
                     if let Ok(items) = &r {
                         objects.fetch_add(items.len(), Ordering::Relaxed);
                     }
@@ -293,7 +368,7 @@ pub async fn read_with(
     // Custom kinds outside the list that carry pod templates: not read, so not a clean audit.
     snapshot
         .diagnostics
-        .extend(crds::unread_workload_kinds(client).await);
+        .extend(crds::unread_workload_kinds(client, timeout).await);
     Ok(snapshot)
 }
 
@@ -301,9 +376,12 @@ pub async fn read_with(
 #[derive(Deserialize)]
 struct Page<'a> {
     #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
     metadata: ListMeta,
+    /// Absent in an answer that is not a list (a single object, a Status).
     #[serde(borrow, default)]
-    items: Vec<&'a serde_json::value::RawValue>,
+    items: Option<Vec<&'a serde_json::value::RawValue>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -318,9 +396,9 @@ struct ListMeta {
 #[derive(Deserialize)]
 struct Head {
     #[serde(rename = "apiVersion", default)]
-    api_version: Option<serde::de::IgnoredAny>,
+    api_version: Option<String>,
     #[serde(default)]
-    kind: Option<serde::de::IgnoredAny>,
+    kind: Option<String>,
     #[serde(default)]
     metadata: HeadMeta,
 }
@@ -333,11 +411,15 @@ struct HeadMeta {
     namespace: Option<String>,
 }
 
-/// Every object of one kind, and the resource version the list was read at.
+/// Every object of one kind, and the resource version the list was read at. The answer must be
+/// what a list is: a `<Kind>List` with `items` of the kind, pages of one resource version, continue
+/// tokens that neither repeat nor go on without objects, no object twice; anything else is an
+/// error at the kind's API path, as is an answer that does not arrive within `timeout`.
 pub(crate) async fn list_kind(
     client: &Client,
     served: &Served,
     namespace: Option<&str>,
+    timeout: Duration,
 ) -> Result<(Vec<Input>, String), Diagnostic> {
     let path = served.collection(namespace);
     let located = |message: String| {
@@ -349,11 +431,16 @@ pub(crate) async fn list_kind(
             ),
         )
     };
+    let list_name = format!("{}List", served.kind.kind);
     let mut restarts = 0;
     'list: loop {
         let mut inputs = Vec::new();
+        let mut names: HashSet<String> = HashSet::new();
         let mut token: Option<String> = None;
-        loop {
+        let mut tokens: HashSet<String> = HashSet::new();
+        let mut version: Option<String> = None;
+        let mut empty_pages = 0;
+        for _ in 0..MAX_PAGES {
             let mut params = ListParams::default().limit(PAGE_LIMIT);
             if let Some(t) = &token {
                 params = params.continue_token(t);
@@ -361,7 +448,7 @@ pub(crate) async fn list_kind(
             let request = Request::new(&path)
                 .list(&params)
                 .map_err(|e| located(e.to_string()))?;
-            let text = match client.request_text(request).await {
+            let text = match request_text(client, request, timeout).await {
                 Ok(text) => text,
                 Err(kube::Error::Api(status)) if status.code == 410 && token.is_some() => {
                     // The continue token expired (the server compacted past it): the list is
@@ -378,23 +465,61 @@ pub(crate) async fn list_kind(
             };
             let page: Page<'_> = serde_json::from_str(&text)
                 .map_err(|e| located(format!("the server's answer is not a list: {e}")))?;
-            for item in page.items {
-                inputs.push(document(served, item.get()).map_err(located)?);
+            if let Some(k) = page.kind.as_deref() {
+                if k != list_name && k != "List" {
+                    return Err(located(format!(
+                        "the server answered a {k}, not a {list_name}"
+                    )));
+                }
+            }
+            let Some(items) = page.items else {
+                return Err(located(
+                    "the server's answer has no items: it is not a list".to_string(),
+                ));
+            };
+            let page_version = page.metadata.resource_version.unwrap_or_default();
+            match &version {
+                None => version = Some(page_version.clone()),
+                Some(v) if *v != page_version => {
+                    return Err(located(format!(
+                        "the pages of one list have different resource versions ({v}, then \
+                         {page_version}): they are not one consistent list"
+                    )));
+                }
+                Some(_) => {}
+            }
+            empty_pages = if items.is_empty() { empty_pages + 1 } else { 0 };
+            for item in items {
+                let doc = document(served, item.get()).map_err(located)?;
+                if !names.insert(doc.name.clone()) {
+                    return Err(located(format!(
+                        "the list holds {} twice",
+                        doc.name.trim_end_matches(".json")
+                    )));
+                }
+                inputs.push(doc);
             }
             match page.metadata.continue_token {
-                Some(t) if !t.is_empty() => token = Some(t),
-                _ => return Ok((inputs, page.metadata.resource_version.unwrap_or_default())),
+                Some(t) if !t.is_empty() => {
+                    if !tokens.insert(t.clone()) {
+                        return Err(located(
+                            "the server handed out the same continue token twice".to_string(),
+                        ));
+                    }
+                    if empty_pages >= MAX_EMPTY_PAGES {
+                        return Err(located(format!(
+                            "{empty_pages} pages in a row without an object, and still a continue token"
+                        )));
+                    }
+                    token = Some(t);
+                }
+                _ => return Ok((inputs, version.unwrap_or_default())),
             }
         }
+        return Err(located(format!(
+            "the list did not end after {MAX_PAGES} pages"
+        )));
     }
-}
-
-async fn list_all(
-    client: &Client,
-    served: &Served,
-    namespace: Option<&str>,
-) -> Result<Vec<Input>, Diagnostic> {
-    list_kind(client, served, namespace).await.map(|(i, _)| i)
 }
 
 /// An object of a list as a document for ingest: named by its API path, with `apiVersion` and
@@ -406,6 +531,23 @@ pub fn document(served: &Served, item: &str) -> Result<Input, String> {
     }
     let head: Head = serde_json::from_str(item)
         .map_err(|e| format!("an item of the list is not an object: {e}"))?;
+    // An item that says what it is must be of the kind listed.
+    if let Some(kind) = &head.kind {
+        if kind != served.kind.kind {
+            return Err(format!(
+                "an item of the list is a {kind}, not a {}",
+                served.kind.kind
+            ));
+        }
+    }
+    if let Some(v) = &head.api_version {
+        if *v != served.api_version {
+            return Err(format!(
+                "an item of the list is of {v}, not {}",
+                served.api_version
+            ));
+        }
+    }
     let name = object_path(
         served,
         head.metadata.namespace.as_deref(),

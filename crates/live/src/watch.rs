@@ -4,13 +4,18 @@
 //! change bumps a generation that the caller waits on. A watch that ends is started again from the
 //! last resource version it saw; one the server has compacted past (410 Gone) lists its kind again.
 //! A kind that cannot be listed stays in the snapshot as an error diagnostic, and is tried again.
+//! Every failed list or watch, and a watch that ends sooner than a healthy one does, waits a
+//! [`Backoff`] delay before the next request for its kind, and is told to the caller's `on_error`.
+//! A watch is bounded in time ([`WATCH_SECONDS`] and a margin) and in line length ([`MAX_LINE`]).
 //!
 //! Memory: the store holds one document per object, as the server sent it (no history, no copy of
 //! earlier versions); a snapshot clones the documents for one audit at a time.
 
-use crate::{connect, discover, document, list_kind, runtime, Error, Options, Served, Snapshot};
-use futures::io::AsyncBufReadExt;
-use futures::stream::StreamExt;
+use crate::backoff::Backoff;
+use crate::{
+    connect, describe, discover, document, list_kind, runtime, Error, Options, Served, Snapshot,
+};
+use futures::io::{AsyncBufRead, AsyncBufReadExt};
 use gpu_trust_ingest::api::ApiKind;
 use gpu_trust_model::{Diagnostic, Location};
 use kube::core::params::WatchParams;
@@ -18,13 +23,34 @@ use kube::core::Request;
 use kube::Client;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long one watch request lasts before it is started again (below the client's read timeout).
 pub const WATCH_SECONDS: u32 = 50;
-/// How long to wait before listing a kind again after a failure.
-pub const RETRY: Duration = Duration::from_secs(15);
+/// A watch that ends sooner than this (without the server saying why) counts as failed: a server
+/// that ends every watch at once is not asked again at once.
+pub const HEALTHY_WATCH: Duration = Duration::from_secs(10);
+/// How long after [`WATCH_SECONDS`] a watch is cut off when its server does not end it.
+pub const WATCH_MARGIN: Duration = Duration::from_secs(15);
+/// The longest line (one event) a watch may send: an object is at most about 1.5 MiB in etcd.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// What went wrong while following the cluster, for the caller to log and count.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The API path of the collection.
+    pub path: String,
+    /// `list` or `watch`.
+    pub request: &'static str,
+    pub message: String,
+    /// How long the kind waits before its next request.
+    pub retry_in: Duration,
+}
+
+/// Where failures are told.
+pub type OnFailure = Arc<dyn Fn(&Failure) + Send + Sync>;
 /// How often the CustomResourceDefinitions are checked again for custom kinds with pod templates.
 pub const CUSTOM_KINDS_EVERY: Duration = Duration::from_secs(60);
 
@@ -50,6 +76,21 @@ struct Store {
 struct Shared {
     store: Mutex<Store>,
     changed: Condvar,
+    failures: AtomicU64,
+    on_failure: OnFailure,
+    timeout: Duration,
+}
+
+impl Shared {
+    fn failed(&self, path: &str, request: &'static str, message: String, retry_in: Duration) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        (self.on_failure)(&Failure {
+            path: path.to_string(),
+            request,
+            message,
+            retry_in,
+        });
+    }
 }
 
 impl Shared {
@@ -68,11 +109,15 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    /// Connects, discovers the kinds and starts following them on a thread of its own.
-    pub fn start(options: Options) -> Mirror {
+    /// Connects, discovers the kinds and starts following them on a thread of its own; every failed
+    /// list or watch is told to `on_failure` (from that thread).
+    pub fn start(options: Options, on_failure: OnFailure) -> Mirror {
         let shared = Arc::new(Shared {
             store: Mutex::new(Store::default()),
             changed: Condvar::new(),
+            failures: AtomicU64::new(0),
+            on_failure,
+            timeout: options.timeout(),
         });
         let thread_shared = Arc::clone(&shared);
         std::thread::spawn(move || {
@@ -88,6 +133,11 @@ impl Mirror {
             });
         });
         Mirror { shared }
+    }
+
+    /// Lists and watches that failed since the start.
+    pub fn failures(&self) -> u64 {
+        self.shared.failures.load(Ordering::Relaxed)
     }
 
     /// The current generation (it grows with every change seen).
@@ -172,7 +222,7 @@ async fn follow_cluster(options: &Options, shared: &Arc<Shared>) -> Result<(), E
 /// and then every [`CUSTOM_KINDS_EVERY`]; a change of the answer is a change of the cluster.
 async fn follow_custom_kinds(client: &Client, shared: &Arc<Shared>) {
     loop {
-        let found = crate::crds::unread_workload_kinds(client).await;
+        let found = crate::crds::unread_workload_kinds(client, shared.timeout).await;
         let changed = shared
             .store
             .lock()
@@ -208,7 +258,8 @@ struct EventMeta {
     resource_version: Option<String>,
 }
 
-/// Lists one kind, then follows it for as long as the process runs.
+/// Lists one kind, then follows it for as long as the process runs, waiting a backoff delay after
+/// every failure.
 async fn follow_kind(
     client: &Client,
     index: usize,
@@ -216,8 +267,11 @@ async fn follow_kind(
     namespace: Option<&str>,
     shared: &Arc<Shared>,
 ) {
+    let path = served.collection(namespace);
+    let mut backoff = Backoff::new();
     loop {
-        let resource_version = match list_kind(client, served, namespace).await {
+        let mut resource_version = match list_kind(client, served, namespace, shared.timeout).await
+        {
             Ok((inputs, rv)) => {
                 shared.update(|s| {
                     let k = &mut s.kinds[index];
@@ -228,63 +282,138 @@ async fn follow_kind(
                 rv
             }
             Err(d) => {
+                let delay = backoff.failed();
+                shared.failed(&path, "list", d.message.clone(), delay);
                 shared.update(|s| {
                     let k = &mut s.kinds[index];
                     k.error = Some(d);
                     k.listed = true;
                 });
-                tokio::time::sleep(RETRY).await;
+                tokio::time::sleep(delay).await;
                 continue;
             }
         };
-        watch_kind(client, index, served, namespace, resource_version, shared).await;
+        // Watch from the list's version until the server says the version is gone.
+        loop {
+            let started = Instant::now();
+            let end = watch_kind(client, index, served, &path, &mut resource_version, shared).await;
+            let healthy = started.elapsed() >= HEALTHY_WATCH;
+            let gone = matches!(end, WatchEnd::Gone);
+            let message = match end {
+                WatchEnd::Timeout if healthy => {
+                    backoff.healthy();
+                    continue;
+                }
+                // A version compacted away after a healthy watch: list again at once.
+                WatchEnd::Gone if healthy => break,
+                WatchEnd::Timeout => format!(
+                    "the server ended the watch after {:.1}s",
+                    started.elapsed().as_secs_f64()
+                ),
+                WatchEnd::Gone => "the resource version is gone (410 Gone)".to_string(),
+                WatchEnd::Failed(m) => m,
+            };
+            let delay = backoff.failed();
+            shared.failed(&path, "watch", message, delay);
+            tokio::time::sleep(delay).await;
+            if gone {
+                break;
+            }
+        }
     }
 }
 
-/// Follows one kind from `resource_version` until the server says the version is gone (the caller
-/// then lists again).
+/// How a watch ended.
+enum WatchEnd {
+    /// The stream ended without an error (the server's timeout, or it closed the stream).
+    Timeout,
+    /// The server no longer has the resource version (410 Gone): list again.
+    Gone,
+    /// Any other failure.
+    Failed(String),
+}
+
+/// The next line of a watch stream into `line` (without its end); `Ok(false)` at the end of the
+/// stream. A line longer than [`MAX_LINE`] is an error.
+async fn next_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+) -> Result<bool, String> {
+    line.clear();
+    loop {
+        let chunk = reader.fill_buf().await.map_err(|e| e.to_string())?;
+        if chunk.is_empty() {
+            return Ok(!line.is_empty());
+        }
+        let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if line.len() + take > MAX_LINE {
+            return Err(format!("a watch event is longer than {MAX_LINE} bytes"));
+        }
+        line.extend_from_slice(&chunk[..take]);
+        reader.consume_unpin(take);
+        if done {
+            line.pop();
+            return Ok(true);
+        }
+    }
+}
+
+/// Follows one kind from `resource_version` (updated as events arrive) until the stream ends.
 async fn watch_kind(
     client: &Client,
     index: usize,
     served: &Served,
-    namespace: Option<&str>,
-    mut resource_version: String,
+    path: &str,
+    resource_version: &mut String,
     shared: &Arc<Shared>,
-) {
-    let path = served.collection(namespace);
+) -> WatchEnd {
     let params = WatchParams::default().timeout(WATCH_SECONDS);
-    loop {
-        let Ok(request) = Request::new(&path).watch(&params, &resource_version) else {
-            return;
-        };
+    let Ok(request) = Request::new(path).watch(&params, resource_version) else {
+        return WatchEnd::Failed("the watch request could not be made".to_string());
+    };
+    let limit = Duration::from_secs(u64::from(WATCH_SECONDS)) + WATCH_MARGIN;
+    let follow = async {
         let stream = match client.request_stream(request).await {
             Ok(s) => s,
-            Err(kube::Error::Api(status)) if status.code == 410 => return,
-            Err(_) => {
-                tokio::time::sleep(RETRY).await;
-                return;
-            }
+            Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Gone,
+            Err(e) => return WatchEnd::Failed(describe(&e)),
         };
-        let mut lines = Box::pin(stream).lines();
-        while let Some(line) = lines.next().await {
-            let Ok(line) = line else { break };
-            if line.trim().is_empty() {
+        let mut reader = Box::pin(stream);
+        let mut line = Vec::new();
+        loop {
+            match next_line(&mut reader, &mut line).await {
+                Ok(true) => {}
+                Ok(false) => return WatchEnd::Timeout,
+                Err(e) => return WatchEnd::Failed(e),
+            }
+            let Ok(text) = std::str::from_utf8(&line) else {
+                return WatchEnd::Failed("a watch event is not UTF-8".to_string());
+            };
+            if text.trim().is_empty() {
                 continue;
             }
-            let Ok(event) = serde_json::from_str::<Event<'_>>(&line) else {
-                continue;
+            let Ok(event) = serde_json::from_str::<Event<'_>>(text) else {
+                return WatchEnd::Failed("a watch event is not one JSON event".to_string());
             };
             let object = event.object.get();
             let meta: Option<EventObject> = serde_json::from_str(object).ok();
             if event.kind == "ERROR" {
                 // A Status: 410 Gone means the version was compacted away; list again.
-                if meta.as_ref().and_then(|m| m.code) == Some(410) {
-                    return;
+                let code = meta.as_ref().and_then(|m| m.code);
+                if code == Some(410) {
+                    return WatchEnd::Gone;
                 }
-                break;
+                return WatchEnd::Failed(format!(
+                    "the server sent an error event ({})",
+                    code.map(|c| c.to_string())
+                        .unwrap_or_else(|| "no code".to_string())
+                ));
             }
             if let Some(rv) = meta.and_then(|m| m.metadata.resource_version) {
-                resource_version = rv;
+                *resource_version = rv;
             }
             if event.kind == "BOOKMARK" {
                 continue;
@@ -294,7 +423,10 @@ async fn watch_kind(
                 Err(message) => {
                     let d = Diagnostic::error(
                         Location::new(path.trim_start_matches('/'), 0, 0),
-                        message,
+                        format!(
+                            "{} ({}) could not be read from the cluster: {message}",
+                            served.kind.kind, served.api_version
+                        ),
                     );
                     shared.update(|s| s.kinds[index].error = Some(d));
                     continue;
@@ -309,5 +441,9 @@ async fn watch_kind(
                 }
             });
         }
+    };
+    match tokio::time::timeout(limit, follow).await {
+        Ok(end) => end,
+        Err(_) => WatchEnd::Failed(format!("the watch went on past {}s", limit.as_secs())),
     }
 }

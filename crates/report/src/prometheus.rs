@@ -20,15 +20,143 @@ pub struct Coverage {
     pub objects: usize,
 }
 
-/// How the audit was run.
+/// Tenants with findings series of their own, at most (the first by name); the others count under
+/// [`MORE_TENANTS`]. With the rules, this bounds `gpu_trust_findings` to rules x (this + 2) series.
+pub const MAX_TENANT_SERIES: usize = 200;
+/// The tenant label of the tenants past [`MAX_TENANT_SERIES`].
+pub const MORE_TENANTS: &str = "(more tenants)";
+
+/// The upper bounds of the audit duration histogram's buckets, in seconds.
+pub const DURATION_BUCKETS: &[f64] =
+    &[0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
+
+/// What `gpu-trust serve` counts from its start, served before the first audit too.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Run {
-    /// Audits done since the start.
+pub struct Process {
+    /// The binary's version.
+    pub version: String,
+    /// Audits done.
     pub audits: u64,
-    /// When the last audit ended, in seconds since the Unix epoch.
-    pub timestamp_seconds: f64,
-    /// How long it took (read to report), in seconds.
-    pub duration_seconds: f64,
+    /// Lists and watches that failed.
+    pub watch_errors: u64,
+    /// Per bucket of [`DURATION_BUCKETS`], audits that took at most that long (not cumulative).
+    pub duration_counts: Vec<u64>,
+    /// Audits longer than the last bucket.
+    pub duration_over: u64,
+    /// All audit durations added up, seconds.
+    pub duration_sum: f64,
+    /// When the last successful audit ended, seconds since the Unix epoch (0 before the first).
+    pub last_success_seconds: f64,
+    /// Report objects written, and writes that failed (with `--write-reports`).
+    pub report_writes: u64,
+    pub report_write_errors: u64,
+}
+
+impl Process {
+    /// Counts one audit that took `seconds`.
+    pub fn audited(&mut self, seconds: f64, ended: f64) {
+        self.audits += 1;
+        self.duration_sum += seconds;
+        self.last_success_seconds = ended;
+        if self.duration_counts.len() != DURATION_BUCKETS.len() {
+            self.duration_counts = vec![0; DURATION_BUCKETS.len()];
+        }
+        match DURATION_BUCKETS.iter().position(|b| seconds <= *b) {
+            Some(i) => self.duration_counts[i] += 1,
+            None => self.duration_over += 1,
+        }
+    }
+}
+
+fn typed(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// The process's metrics: build, audits (a counter and a duration histogram), failed lists and
+/// watches, the time of the last successful audit, report writes.
+pub fn render_process(p: &Process) -> String {
+    let mut out = String::new();
+    typed(
+        &mut out,
+        "gpu_trust_build_info",
+        "gauge",
+        "1, with the version of gpu-trust as a label.",
+    );
+    let _ = writeln!(
+        out,
+        "gpu_trust_build_info{{version=\"{}\"}} 1",
+        label(&p.version)
+    );
+    typed(
+        &mut out,
+        "gpu_trust_audits_total",
+        "counter",
+        "Audits done since gpu-trust started.",
+    );
+    let _ = writeln!(out, "gpu_trust_audits_total {}", p.audits);
+    typed(
+        &mut out,
+        "gpu_trust_audit_duration_seconds",
+        "histogram",
+        "How long audits took, from the snapshot of the cluster to the rendered report.",
+    );
+    let mut cumulative = 0;
+    for (i, le) in DURATION_BUCKETS.iter().enumerate() {
+        cumulative += p.duration_counts.get(i).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "gpu_trust_audit_duration_seconds_bucket{{le=\"{le}\"}} {cumulative}"
+        );
+    }
+    cumulative += p.duration_over;
+    let _ = writeln!(
+        out,
+        "gpu_trust_audit_duration_seconds_bucket{{le=\"+Inf\"}} {cumulative}"
+    );
+    let _ = writeln!(
+        out,
+        "gpu_trust_audit_duration_seconds_sum {}",
+        p.duration_sum
+    );
+    let _ = writeln!(out, "gpu_trust_audit_duration_seconds_count {cumulative}");
+    typed(
+        &mut out,
+        "gpu_trust_watch_errors_total",
+        "counter",
+        "Lists and watches of the API server that failed (each waits a backoff delay before the next try).",
+    );
+    let _ = writeln!(out, "gpu_trust_watch_errors_total {}", p.watch_errors);
+    typed(
+        &mut out,
+        "gpu_trust_last_successful_audit_timestamp_seconds",
+        "gauge",
+        "When the last successful audit ended, in seconds since the Unix epoch (0 before the first).",
+    );
+    let _ = writeln!(
+        out,
+        "gpu_trust_last_successful_audit_timestamp_seconds {:.3}",
+        p.last_success_seconds
+    );
+    typed(
+        &mut out,
+        "gpu_trust_report_writes_total",
+        "counter",
+        "Report objects created, replaced or deleted in the cluster (--write-reports).",
+    );
+    let _ = writeln!(out, "gpu_trust_report_writes_total {}", p.report_writes);
+    typed(
+        &mut out,
+        "gpu_trust_report_write_errors_total",
+        "counter",
+        "Syncs of the report objects that failed (--write-reports).",
+    );
+    let _ = writeln!(
+        out,
+        "gpu_trust_report_write_errors_total {}",
+        p.report_write_errors
+    );
+    out
 }
 
 fn group_level(level: gpu_trust_rules::report::GroupLevel) -> &'static str {
@@ -61,46 +189,61 @@ fn family(out: &mut String, name: &str, help: &str) {
 }
 
 /// The metrics of one audit. Series are sorted, so the same report gives the same text.
-pub fn render(report: &AuditReport, coverage: &Coverage, run: &Run) -> String {
+pub fn render(report: &AuditReport, coverage: &Coverage) -> String {
     let mut out = String::new();
 
     family(
         &mut out,
         "gpu_trust_findings",
-        "Findings of the last audit that are not accepted, by rule, severity, layer and tenant (a finding between two tenants counts for each).",
+        "Findings of the last audit that are not accepted, by rule, severity and tenant (a finding between two tenants counts for each; tenants past the first MAX_TENANT_SERIES by name count under tenant=\"(more tenants)\").",
     );
-    let mut findings: BTreeMap<(String, String, &str, &str, String), u64> = BTreeMap::new();
-    let mut accepted: BTreeMap<(String, &str, &str), u64> = BTreeMap::new();
+    // Tenants with series of their own: the first MAX_TENANT_SERIES by name, so the label's values
+    // are names, never positions, and their number is bounded.
+    let mut named: Vec<&str> = report
+        .findings
+        .iter()
+        .flat_map(|f| f.tenants.iter().map(String::as_str))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    named.truncate(MAX_TENANT_SERIES);
+    let mut findings: BTreeMap<(String, &str, &str), u64> = BTreeMap::new();
+    let mut accepted: BTreeMap<(String, &str), u64> = BTreeMap::new();
+    let mut open: BTreeMap<&str, u64> = BTreeMap::new();
     for f in &report.findings {
         if f.accepted.is_some() {
             *accepted
-                .entry((f.rule.clone(), f.severity.as_str(), f.layer.as_str()))
+                .entry((f.rule.clone(), f.severity.as_str()))
                 .or_default() += 1;
             continue;
         }
-        let tenants: Vec<String> = if f.tenants.is_empty() {
-            vec![String::new()]
-        } else {
-            f.tenants.clone()
-        };
+        *open.entry(f.severity.as_str()).or_default() += 1;
+        let mut tenants: Vec<&str> = f
+            .tenants
+            .iter()
+            .map(|t| {
+                if named.binary_search(&t.as_str()).is_ok() {
+                    t.as_str()
+                } else {
+                    MORE_TENANTS
+                }
+            })
+            .collect();
+        tenants.dedup();
+        if tenants.is_empty() {
+            tenants.push("");
+        }
         for t in tenants {
             *findings
-                .entry((
-                    f.rule.clone(),
-                    f.name.clone(),
-                    f.severity.as_str(),
-                    f.layer.as_str(),
-                    t,
-                ))
+                .entry((f.rule.clone(), f.severity.as_str(), t))
                 .or_default() += 1;
         }
     }
-    for ((rule, name, severity, layer, tenant), n) in &findings {
+    for ((rule, severity, tenant), n) in &findings {
         let _ = writeln!(
             out,
-            "gpu_trust_findings{{rule=\"{}\",name=\"{}\",severity=\"{severity}\",layer=\"{layer}\",tenant=\"{}\"}} {n}",
+            "gpu_trust_findings{{rule=\"{}\",severity=\"{severity}\",tenant=\"{}\"}} {n}",
             label(rule),
-            label(name),
             label(tenant)
         );
     }
@@ -108,84 +251,76 @@ pub fn render(report: &AuditReport, coverage: &Coverage, run: &Run) -> String {
     family(
         &mut out,
         "gpu_trust_findings_accepted",
-        "Findings of the last audit that the policy accepts, by rule, severity and layer.",
+        "Findings of the last audit that the policy accepts, by rule and severity.",
     );
-    for ((rule, severity, layer), n) in &accepted {
+    for ((rule, severity), n) in &accepted {
         let _ = writeln!(
             out,
-            "gpu_trust_findings_accepted{{rule=\"{}\",severity=\"{severity}\",layer=\"{layer}\"}} {n}",
+            "gpu_trust_findings_accepted{{rule=\"{}\",severity=\"{severity}\"}} {n}",
             label(rule)
         );
     }
 
     family(
         &mut out,
-        "gpu_trust_findings_total",
+        "gpu_trust_open_findings",
         "Findings of the last audit that are not accepted, by severity.",
     );
-    let c = &report.summary.findings;
-    for (severity, n) in [
-        ("critical", c.critical),
-        ("high", c.high),
-        ("medium", c.medium),
-        ("low", c.low),
-        ("info", c.info),
-    ] {
+    for severity in ["critical", "high", "medium", "low", "info"] {
         let _ = writeln!(
             out,
-            "gpu_trust_findings_total{{severity=\"{severity}\"}} {n}"
+            "gpu_trust_open_findings{{severity=\"{severity}\"}} {}",
+            open.get(severity).copied().unwrap_or(0)
         );
     }
 
-    // What tenants share, per shared thing (a GPU or MIG instance group, a MIG GPU, a node group, the
-    // API server): bounded by tenants plus groups, never by pairs of tenants.
+    // What tenants share, summed over the report's groups by level and what is shared: the group
+    // ids are positions in one report and renumber between audits, so they are no label.
     family(
         &mut out,
         "gpu_trust_shared_tenant_pairs",
-        "Pairs of tenants that share a thing (memory-pool, fault-domain, gpu, host, control-plane...) in one group of the report.",
+        "Pairs of tenants that share a thing (memory-pool, fault-domain, gpu, host, control-plane...), summed over the groups of the report at each level.",
     );
-    let mut lines: Vec<String> = Vec::new();
+    let mut pairs: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut pooled: BTreeMap<&str, usize> = BTreeMap::new();
     for g in &report.groups {
         let level = group_level(g.level);
         for s in &g.shares {
-            lines.push(format!(
-                "gpu_trust_shared_tenant_pairs{{group=\"{}\",level=\"{level}\",shares=\"{}\"}} {}",
-                label(&g.id),
-                label(s),
-                g.pairs
-            ));
+            *pairs.entry((level, s.as_str())).or_default() += g.pairs;
         }
-    }
-    lines.sort();
-    for line in lines {
-        let _ = writeln!(out, "{line}");
-    }
-    family(
-        &mut out,
-        "gpu_trust_group_tenant",
-        "1 for each tenant of a group whose tenants share a memory pool or a fault domain (the group's shares are in gpu_trust_shared_tenant_pairs).",
-    );
-    let mut lines: Vec<String> = Vec::new();
-    for g in &report.groups {
-        let pooled = g
+        let pools = g
             .shares
             .iter()
             .any(|s| s == "memory-pool" || s == "fault-domain");
-        if !pooled || g.pairs == 0 {
-            continue;
-        }
-        for t in &g.tenants {
-            lines.push(format!(
-                "gpu_trust_group_tenant{{group=\"{}\",level=\"{}\",tenant=\"{}\"}} 1",
-                label(&g.id),
-                group_level(g.level),
-                label(t)
-            ));
+        if pools && g.pairs > 0 {
+            for t in &g.tenants {
+                let t = if named.binary_search(&t.as_str()).is_ok() {
+                    t.as_str()
+                } else {
+                    MORE_TENANTS
+                };
+                *pooled.entry(t).or_default() += 1;
+            }
         }
     }
-    lines.sort();
-    for line in lines {
-        let _ = writeln!(out, "{line}");
+    for ((level, shares), n) in &pairs {
+        let _ = writeln!(
+            out,
+            "gpu_trust_shared_tenant_pairs{{level=\"{level}\",shares=\"{}\"}} {n}",
+            label(shares)
+        );
+    }
+    family(
+        &mut out,
+        "gpu_trust_tenant_pooled_groups",
+        "Groups of the report in which a tenant shares a memory pool or a fault domain with another tenant.",
+    );
+    for (tenant, n) in &pooled {
+        let _ = writeln!(
+            out,
+            "gpu_trust_tenant_pooled_groups{{tenant=\"{}\"}} {n}",
+            label(tenant)
+        );
     }
 
     family(
@@ -253,32 +388,6 @@ pub fn render(report: &AuditReport, coverage: &Coverage, run: &Run) -> String {
     );
     let _ = writeln!(out, "gpu_trust_objects {}", coverage.objects);
 
-    family(
-        &mut out,
-        "gpu_trust_audits",
-        "Audits done since gpu-trust started.",
-    );
-    let _ = writeln!(out, "gpu_trust_audits {}", run.audits);
-    family(
-        &mut out,
-        "gpu_trust_last_audit_timestamp_seconds",
-        "When the last audit ended, in seconds since the Unix epoch.",
-    );
-    let _ = writeln!(
-        out,
-        "gpu_trust_last_audit_timestamp_seconds {:.3}",
-        run.timestamp_seconds
-    );
-    family(
-        &mut out,
-        "gpu_trust_last_audit_duration_seconds",
-        "How long the last audit took, from its snapshot of the cluster to the report.",
-    );
-    let _ = writeln!(
-        out,
-        "gpu_trust_last_audit_duration_seconds {:.6}",
-        run.duration_seconds
-    );
     out
 }
 

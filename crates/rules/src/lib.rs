@@ -27,6 +27,7 @@ mod parallel;
 pub mod registry;
 pub mod report;
 mod rules;
+pub mod scope;
 pub mod sink;
 mod text;
 

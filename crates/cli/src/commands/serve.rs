@@ -1,41 +1,53 @@
 //! `gpu-trust serve`: follow the cluster from inside it and keep its audit current, for Prometheus
 //! and for people. Reading and following are in `gpu-trust-live` (`watch.rs`), judgement in the
-//! rules, formats in the report crate; this module debounces changes, runs the audit and serves
-//! what it made.
+//! rules (the tenant view in `scope.rs`), formats in the report crate; this module debounces
+//! changes, runs the audit, logs, and serves what it made (`serve/http.rs`) to whom the API server
+//! says may see it (`serve/access.rs`).
+
+mod access;
+mod http;
 
 use crate::live::ClusterArgs;
 use crate::output;
+use gpu_trust_live::service::Service;
 use gpu_trust_model::Diagnostic;
 use gpu_trust_policy::Date;
-use gpu_trust_report::prometheus::{self, Coverage, Run};
+use gpu_trust_report::log::{self as logline, Format as LogFormat};
+use gpu_trust_report::prometheus::{self, Coverage, Process};
 use gpu_trust_report::{html, json, registry_docs};
+use gpu_trust_rules::report::AuditReport;
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Follow the cluster and keep auditing it: list and watch every kind gpu-trust reads, audit again
 /// when objects change (after --debounce of quiet, at most --max-delay after the first change), and
-/// serve the last audit over HTTP:
+/// serve the last audit over HTTP (HTTPS with --tls-cert-file):
 ///
-///   /metrics       Prometheus text: findings by rule, severity, layer and tenant; the pairs of
-///                  tenants and what they share (memory pool, fault domain, GPU, host...); coverage
-///                  (kinds read, unreadable, absent; skipped documents)
+///   /metrics       Prometheus text: the process (build, audits, audit durations, failed watches)
+///                  from the start; after the first audit, findings by rule, severity and tenant,
+///                  what tenants share, coverage
 ///   /report.json   the audit report, as `gpu-trust audit -o json` writes it
 ///   /report.html   the HTML report
-///   /healthz       200 while the process runs
-///   /readyz        200 once the first audit is done
+///   /healthz       200 while the process runs (no authentication)
+///   /readyz        200 once the first complete audit is done (no authentication)
 ///
-/// It needs list and watch on the kinds it reads (`gpu-trust audit --print-rbac`); deploy/ holds the
-/// manifests. A kind it may not list is audited as a partial input: the report lists it under
-/// skipped and gpu_trust_coverage_unreadable names it.
+/// Who may see what is the API server's answer (--auth kubernetes, the default): a request's bearer
+/// token is checked with a TokenReview; a user allowed `get` on the path (a ClusterRole with
+/// nonResourceURLs) sees everything; a user allowed to list pods in every namespace of some tenants
+/// sees those tenants only, every other tenant named "(other tenant)"; anyone else gets 403.
+///
+/// It needs list and watch on the kinds it reads (`gpu-trust audit --print-rbac`) and the
+/// ClusterRole system:auth-delegator; deploy/ holds the manifests (docs/live.md).
 ///
 /// Examples:
 ///   gpu-trust serve --policy tenancy.yaml
-///   gpu-trust serve --context prod --listen 127.0.0.1:9400 --debounce 10
+///   gpu-trust serve --context prod --listen 127.0.0.1:9400 --debounce 10 --auth none
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -47,30 +59,168 @@ pub struct Args {
     /// The address to serve on.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8080")]
     pub listen: String,
-    /// Seconds without a change before auditing again.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    /// Seconds without a change before auditing again (0 to a day).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_seconds)]
     pub debounce: f64,
-    /// Seconds after the first change by which the audit runs even if changes go on.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    /// Seconds after the first change by which the audit runs even if changes go on (0 to a day).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]
     pub max_delay: f64,
+    /// Who may read the reports and metrics: `kubernetes` (the API server reviews each request's
+    /// bearer token and access) or `none` (anyone who can reach the port).
+    #[arg(long, value_name = "MODE", default_value = "kubernetes")]
+    pub auth: AuthMode,
+    /// How log lines are written on standard error: `text` or `json` (one object per line).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub log_format: LogFormatArg,
+    /// Keep one OpenReports Report (openreports.io/v1alpha1) per tenant namespace with that
+    /// tenant's findings (needs the role of deploy/reports/).
+    #[arg(long)]
+    pub write_reports: bool,
+    /// Serve HTTPS with this certificate chain (PEM); read again when the file changes.
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// The private key of --tls-cert-file (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
 }
 
-/// What the HTTP side serves: the last audit's renderings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    /// TokenReview and SubjectAccessReview by the API server.
+    Kubernetes,
+    /// No authentication: anyone who can reach the port reads everything.
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    /// `time level=... msg="..." key=value`
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Seconds as --debounce and --max-delay take them: a finite number from 0 to a day.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !v.is_finite() || !(0.0..=86_400.0).contains(&v) {
+        return Err(format!("`{text}`: seconds must be from 0 to 86400"));
+    }
+    Ok(v)
+}
+
+/// The log, on standard error.
+#[derive(Clone, Copy)]
+pub(crate) struct Log(LogFormat);
+
+fn now_seconds() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl Log {
+    pub(crate) fn write(&self, level: &str, message: &str, fields: &[(&str, Value)]) {
+        let line = logline::line(self.0, now_seconds(), level, message, fields);
+        // Input text (names, messages) may hold anything: escaped like every line on stderr.
+        output::eprint_line(&line);
+    }
+}
+
+/// One audit's result, with its renderings for the full view and the tenant views made so far.
+pub(crate) struct Audited {
+    pub report: AuditReport,
+    pub coverage: Coverage,
+    /// Workloads of the fleet by namespace, hidden in tenant views when another tenant's.
+    pub names: Vec<(String, String)>,
+    pub full: Arc<Rendered>,
+    /// Tenant views by the set of visible tenants, made on demand (at most [`MAX_VIEWS`]).
+    pub views: Mutex<BTreeMap<BTreeSet<String>, Arc<Rendered>>>,
+}
+
+/// Tenant views kept per audit.
+const MAX_VIEWS: usize = 64;
+
+/// What one view serves.
+pub(crate) struct Rendered {
+    pub json: String,
+    pub html: String,
+    /// The audit's metrics (the process's are added when served).
+    pub metrics: String,
+}
+
+impl Audited {
+    /// The view of `tenants`, made once per audit.
+    pub fn view(&self, tenants: &BTreeSet<String>) -> Arc<Rendered> {
+        if let Ok(views) = self.views.lock() {
+            if let Some(v) = views.get(tenants) {
+                return Arc::clone(v);
+            }
+        }
+        let names = self.names.iter().map(|(n, w)| (n.as_str(), w.as_str()));
+        let (view, redactor) = gpu_trust_rules::scope::scope(&self.report, tenants, names);
+        let mut coverage = self.coverage.clone();
+        for p in &mut coverage.kinds_unreadable {
+            *p = redactor.text(p).into_owned();
+        }
+        // The second layer: whatever field holds a hidden name, the served text does not.
+        let guard = |text: String| redactor.text(&text).into_owned();
+        let rendered = Arc::new(Rendered {
+            json: guard(json::render(&view).unwrap_or_default()),
+            html: guard(html::render(&view, &registry_docs())),
+            metrics: guard(prometheus::render(&view, &coverage)),
+        });
+        if let Ok(mut views) = self.views.lock() {
+            if views.len() >= MAX_VIEWS {
+                views.clear();
+            }
+            views.insert(tenants.clone(), Arc::clone(&rendered));
+        }
+        rendered
+    }
+}
+
+/// What the HTTP side reads: the last audit and the process's counters.
 #[derive(Default)]
-struct Published {
-    json: Option<String>,
-    html: Option<String>,
-    metrics: Option<String>,
+pub(crate) struct Published {
+    pub audit: Option<Arc<Audited>>,
+    pub process: Process,
 }
 
 fn seconds(s: f64) -> Duration {
-    Duration::from_secs_f64(if s.is_finite() && s > 0.0 { s } else { 0.0 })
+    // parse_seconds keeps it finite and within a day.
+    Duration::from_secs_f64(s.clamp(0.0, 86_400.0))
+}
+
+fn is_loopback(listen: &str) -> bool {
+    match listen.parse::<std::net::SocketAddr>() {
+        Ok(a) => a.ip().is_loopback(),
+        Err(_) => listen.starts_with("localhost:"),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let log = Log(match args.log_format {
+        LogFormatArg::Text => LogFormat::Text,
+        LogFormatArg::Json => LogFormat::Json,
+    });
     let policy = match crate::input::policy_or_default(args.policy.as_deref()) {
         Ok(p) => p,
         Err(code) => return Ok(code),
+    };
+    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => match http::Tls::load(cert, key) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                output::eprint_error(e);
+                return Ok(output::exit(output::INPUT_ERROR));
+            }
+        },
+        _ => None,
     };
     let listener = match TcpListener::bind(&args.listen) {
         Ok(l) => l,
@@ -79,23 +229,90 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(output::exit(output::INPUT_ERROR));
         }
     };
-    let published = Arc::new(RwLock::new(Published::default()));
-    let serving = Arc::clone(&published);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            // One request at a time: scrapes are small, and memory stays bounded.
-            let _ = respond(stream, &serving);
-        }
-    });
+    let version = env!("CARGO_PKG_VERSION");
+    log.write(
+        "info",
+        "starting",
+        &[
+            ("version", Value::from(version)),
+            ("listen", Value::from(args.listen.as_str())),
+            (
+                "scheme",
+                Value::from(if tls.is_some() { "https" } else { "http" }),
+            ),
+            (
+                "auth",
+                Value::from(match args.auth {
+                    AuthMode::Kubernetes => "kubernetes",
+                    AuthMode::None => "none",
+                }),
+            ),
+            ("write_reports", Value::from(args.write_reports)),
+        ],
+    );
+    if args.auth == AuthMode::None {
+        log.write(
+            "warn",
+            "authentication is off (--auth none): anyone who can reach the port reads every tenant's findings",
+            &[],
+        );
+    }
+    if tls.is_none() && !is_loopback(&args.listen) {
+        log.write(
+            "warn",
+            "serving plain HTTP on a non-loopback address: tokens and reports cross the network unencrypted (--tls-cert-file, --tls-private-key-file)",
+            &[("listen", Value::from(args.listen.as_str()))],
+        );
+    }
 
-    let mirror = gpu_trust_live::watch::Mirror::start(args.cluster.options());
+    let published = Arc::new(RwLock::new(Published {
+        audit: None,
+        process: Process {
+            version: version.to_string(),
+            ..Process::default()
+        },
+    }));
+    let options = args.cluster.options();
+    let service = Service::start(options.clone());
+    let access = match args.auth {
+        AuthMode::Kubernetes => Some(access::Access::new(service.clone())),
+        AuthMode::None => None,
+    };
+    http::serve(
+        listener,
+        tls,
+        Arc::clone(&published),
+        access.map(Arc::new),
+        log,
+    );
+
+    let on_failure: gpu_trust_live::watch::OnFailure = Arc::new(move |f| {
+        log.write(
+            "warn",
+            "a request to the API server failed",
+            &[
+                ("request", Value::from(f.request)),
+                ("path", Value::from(f.path.as_str())),
+                ("error", Value::from(f.message.as_str())),
+                ("retry_in_seconds", Value::from(f.retry_in.as_secs_f64())),
+            ],
+        )
+    });
+    let mirror = gpu_trust_live::watch::Mirror::start(options.clone(), on_failure);
     let debounce = seconds(args.debounce);
     let max_delay = seconds(args.max_delay);
     let mut seen = 0;
-    let mut audits = 0;
     loop {
-        let generation = mirror.wait_past(seen, Duration::from_secs(3600));
+        let generation = mirror.wait_past(seen, Duration::from_secs(60));
+        if let Ok(mut p) = published.write() {
+            p.process.watch_errors = mirror.failures();
+        }
         if let Some(fatal) = mirror.fatal() {
+            log.write(
+                "error",
+                "cannot follow the cluster",
+                &[("error", Value::from(fatal.as_str()))],
+            );
             output::eprint_error(fatal);
             return Ok(output::exit(output::INPUT_ERROR));
         }
@@ -106,7 +323,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let first = Instant::now();
         let mut last = generation;
         loop {
-            let next = mirror.wait_past(last, debounce);
+            let wait = debounce.min(max_delay.saturating_sub(first.elapsed()));
+            let next = mirror.wait_past(last, wait);
             if next == last || first.elapsed() >= max_delay {
                 break;
             }
@@ -149,8 +367,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let tenancy = policy.resolve(&fleet.namespaces);
         output::eprint_diagnostics(tenancy.diagnostics());
         if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
-            output::eprint_error(
+            log.write(
+                "error",
                 "the policy does not fit the cluster's namespaces; the last audit is kept",
+                &[],
             );
             continue;
         }
@@ -172,91 +392,105 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tenancy: &tenancy,
             options: &options,
         });
-        audits += 1;
-        let run = Run {
-            audits,
-            timestamp_seconds: now
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0),
-            duration_seconds: started.elapsed().as_secs_f64(),
+        let names: Vec<(String, String)> = gpu_trust_rules::scope::fleet_names(&fleet)
+            .map(|(n, w)| (n.to_string(), w.to_string()))
+            .collect();
+        let full = Arc::new(Rendered {
+            json: json::render(&report).unwrap_or_default(),
+            html: html::render(&report, &registry_docs()),
+            metrics: prometheus::render(&report, &coverage),
+        });
+        let duration = started.elapsed().as_secs_f64();
+        let counts = &report.summary.findings;
+        log.write(
+            "info",
+            "audit done",
+            &[
+                ("duration_seconds", Value::from(duration)),
+                ("objects", Value::from(coverage.objects)),
+                ("findings_critical", Value::from(counts.critical)),
+                ("findings_high", Value::from(counts.high)),
+                ("findings_medium", Value::from(counts.medium)),
+                ("findings_low", Value::from(counts.low)),
+                ("findings_info", Value::from(counts.info)),
+                ("findings_accepted", Value::from(report.summary.accepted)),
+                ("coverage_complete", Value::from(report.coverage.complete)),
+                (
+                    "kinds_unreadable",
+                    Value::from(coverage.kinds_unreadable.len()),
+                ),
+            ],
+        );
+        let wanted = if args.write_reports {
+            gpu_trust_report::openreports::render(
+                &report,
+                names.iter().map(|(n, w)| (n.as_str(), w.as_str())),
+            )
+        } else {
+            Vec::new()
         };
-        let rendered = Published {
-            json: json::render(&report).ok(),
-            html: Some(html::render(&report, &registry_docs())),
-            metrics: Some(prometheus::render(&report, &coverage, &run)),
-        };
+        let audited = Arc::new(Audited {
+            report,
+            coverage,
+            names,
+            full,
+            views: Mutex::new(BTreeMap::new()),
+        });
         if let Ok(mut p) = published.write() {
-            *p = rendered;
+            p.audit = Some(audited);
+            p.process.audited(duration, now_seconds());
+            p.process.watch_errors = mirror.failures();
+        }
+        if args.write_reports {
+            let result = service.sync_reports(wanted, options_timeout(&args.cluster));
+            let mut p = published.write().ok();
+            match result {
+                Ok(done) => {
+                    if let Some(p) = p.as_mut() {
+                        p.process.report_writes +=
+                            (done.created + done.replaced + done.deleted) as u64;
+                    }
+                    log.write(
+                        "info",
+                        "reports written",
+                        &[
+                            ("created", Value::from(done.created)),
+                            ("replaced", Value::from(done.replaced)),
+                            ("deleted", Value::from(done.deleted)),
+                            ("unchanged", Value::from(done.unchanged)),
+                            ("conflicts", Value::from(done.conflicts)),
+                        ],
+                    );
+                }
+                Err(e) => {
+                    if let Some(p) = p.as_mut() {
+                        p.process.report_write_errors += 1;
+                    }
+                    log.write(
+                        "error",
+                        "the reports could not be written",
+                        &[("error", Value::from(e.0.as_str()))],
+                    );
+                }
+            }
         }
     }
 }
 
-/// Answers one HTTP/1.1 request and closes the connection.
-fn respond(stream: TcpStream, published: &RwLock<Published>) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(30)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    // The headers are read and ignored; a request has no body.
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header)? == 0 || header.trim_end().is_empty() {
-            break;
-        }
-        if header.len() > 8192 {
-            break;
-        }
-    }
-    let mut parts = request_line.split_whitespace();
-    let method = parts.next().unwrap_or("");
-    let path = parts.next().unwrap_or("/");
-    let path = path.split('?').next().unwrap_or(path);
-    let p = published
-        .read()
-        .map_err(|_| std::io::Error::other("poisoned"))?;
-    let (status, content_type, body): (&str, &str, &str) = match (method, path) {
-        ("GET" | "HEAD", "/healthz") => ("200 OK", "text/plain; charset=utf-8", "ok\n"),
-        ("GET" | "HEAD", "/readyz") => match &p.metrics {
-            Some(_) => ("200 OK", "text/plain; charset=utf-8", "ready\n"),
-            None => (
-                "503 Service Unavailable",
-                "text/plain; charset=utf-8",
-                "the first audit is not done\n",
-            ),
-        },
-        ("GET" | "HEAD", "/metrics") => {
-            available(&p.metrics, "text/plain; version=0.0.4; charset=utf-8")
-        }
-        ("GET" | "HEAD", "/report.json") => available(&p.json, "application/json"),
-        ("GET" | "HEAD", "/report.html") => available(&p.html, "text/html; charset=utf-8"),
-        ("GET" | "HEAD", _) => ("404 Not Found", "text/plain; charset=utf-8", "not found\n"),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain; charset=utf-8",
-            "only GET and HEAD\n",
-        ),
-    };
-    let mut out = stream;
-    write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    if method != "HEAD" {
-        out.write_all(body.as_bytes())?;
-    }
-    out.flush()
+fn options_timeout(cluster: &ClusterArgs) -> Duration {
+    cluster.options().timeout()
 }
 
-fn available<'a>(body: &'a Option<String>, content_type: &'a str) -> (&'a str, &'a str, &'a str) {
-    match body {
-        Some(b) => ("200 OK", content_type, b),
-        None => (
-            "503 Service Unavailable",
-            "text/plain; charset=utf-8",
-            "the first audit is not done\n",
-        ),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_finite_and_bounded() {
+        assert_eq!(parse_seconds("0.3"), Ok(0.3));
+        for bad in ["NaN", "inf", "-1", "1e300", "86401", "x"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(seconds(86_400.0), Duration::from_secs(86_400));
     }
 }

@@ -291,6 +291,46 @@ pub struct Behaviour {
     pub forbidden: Vec<&'static str>,
     /// Resources whose first continue token answers 410 Gone.
     pub expire_once: Vec<&'static str>,
+    /// Resources left out of discovery.
+    pub hidden: Vec<&'static str>,
+    /// Resources whose lists misbehave, and how.
+    pub hostile: Vec<(&'static str, Hostile)>,
+    /// Every watch answers 500 at once.
+    pub fail_watches: bool,
+    /// The tokens TokenReview accepts: (token, user name, groups).
+    pub users: Vec<(&'static str, &'static str, Vec<&'static str>)>,
+    /// What SubjectAccessReview allows: (user name, what).
+    pub grants: Vec<(&'static str, Grant)>,
+    /// The first replace of a report answers 409 Conflict.
+    pub conflict_once: bool,
+}
+
+/// A list answer that is not what a list is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hostile {
+    /// A list object without `items`.
+    NoItems,
+    /// A single object instead of a list.
+    SingleObject,
+    /// Items of another kind.
+    OtherKind,
+    /// Each page at another resource version.
+    ChangingVersion,
+    /// The same continue token on every page.
+    RepeatingToken,
+    /// A new continue token on every page, with no items, for ever.
+    EndlessToken,
+    /// The answer a byte every half second.
+    Drip,
+}
+
+/// An access a SubjectAccessReview allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grant {
+    /// `get` on a non-resource path.
+    Path(&'static str),
+    /// `list pods` in a namespace.
+    ListPods(&'static str),
 }
 
 struct State {
@@ -299,6 +339,9 @@ struct State {
     expired: BTreeSet<String>,
     resource_version: u64,
     log: Vec<String>,
+    /// OpenReports reports by (namespace, name).
+    reports: std::collections::BTreeMap<(String, String), Value>,
+    conflicted: bool,
 }
 
 /// The running server.
@@ -318,6 +361,8 @@ impl ApiServer {
                 expired: BTreeSet::new(),
                 resource_version: 1000,
                 log: Vec::new(),
+                reports: Default::default(),
+                conflicted: false,
             }),
             Condvar::new(),
         ));
@@ -351,6 +396,21 @@ impl ApiServer {
     /// Every request line served so far (path and query).
     pub fn log(&self) -> Vec<String> {
         self.state.0.lock().expect("lock").log.clone()
+    }
+
+    /// The reports written to the server, by (namespace, name).
+    pub fn reports(&self) -> std::collections::BTreeMap<(String, String), Value> {
+        self.state.0.lock().expect("lock").reports.clone()
+    }
+
+    /// Puts a report there as someone else would.
+    pub fn put_report(&self, namespace: &str, name: &str, value: Value) {
+        let mut s = self.state.0.lock().expect("lock");
+        s.resource_version += 1;
+        let mut value = value;
+        value["metadata"]["resourceVersion"] = Value::from(s.resource_version.to_string());
+        s.reports
+            .insert((namespace.to_string(), name.to_string()), value);
     }
 
     pub fn objects(&self) -> Vec<Object> {
@@ -418,10 +478,15 @@ fn serve_connection(
                 }
             }
         }
+        let mut body = vec![0u8; content_length.min(1 << 24)];
         if content_length > 0 {
-            let mut body = vec![0u8; content_length];
             std::io::Read::read_exact(&mut reader, &mut body)?;
         }
+        let method = request_line
+            .split_whitespace()
+            .next()
+            .unwrap_or("GET")
+            .to_string();
         let target = request_line
             .split_whitespace()
             .nth(1)
@@ -437,14 +502,44 @@ fn serve_connection(
             }
         }
         let watch = matches!(query_param(&query, "watch"), Some("1" | "true"));
+        if watch && state.0.lock().expect("lock").behaviour.fail_watches {
+            let (code, body) = status(500, "InternalError", "watches are broken here");
+            write!(
+                stream,
+                "HTTP/1.1 {code} Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )?;
+            stream.flush()?;
+            continue;
+        }
         if watch {
             return stream_watch(&mut stream, state, path, &query);
         }
-        let (code, body) = answer(state, path, &query);
+        let body = String::from_utf8_lossy(&body).into_owned();
+        let (code, body) = match special(state, &method, path, &body) {
+            Some(answer) => answer,
+            None => answer(state, path, &query),
+        };
+        if code == 200 && hostile(state, path) == Some(Hostile::Drip) {
+            write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )?;
+            for b in body.bytes() {
+                stream.write_all(&[b])?;
+                stream.flush()?;
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            continue;
+        }
         let reason = match code {
             200 => "OK",
+            201 => "Created",
+            401 => "Unauthorized",
             403 => "Forbidden",
             404 => "Not Found",
+            409 => "Conflict",
             410 => "Gone",
             _ => "Error",
         };
@@ -518,7 +613,8 @@ fn answer(state: &Arc<(Mutex<State>, Condvar)>, path: &str, query: &str) -> (u16
         }
         _ => {}
     }
-    if let Some(list) = resource_list(path) {
+    let hidden = state.0.lock().expect("lock").behaviour.hidden.clone();
+    if let Some(list) = resource_list(path, &hidden) {
         return (200, list);
     }
     let Some((served, namespace)) = parse_collection(path) else {
@@ -593,14 +689,186 @@ fn answer(state: &Arc<(Mutex<State>, Condvar)>, path: &str, query: &str) -> (u16
         format!(r#"{{"resourceVersion":"{}"}}"#, s.resource_version)
     };
     let listed = format!("listed {resource} {} of {}", texts.len(), items.len());
+    let how = s
+        .behaviour
+        .hostile
+        .iter()
+        .find(|(r, _)| *r == resource)
+        .map(|(_, h)| *h);
     s.log.push(listed);
-    (
-        200,
+    let rv = s.resource_version;
+    let list = |meta: &str, items: &str| {
         format!(
-            r#"{{"apiVersion":"{api_version}","kind":"{kind}List","metadata":{meta},"items":[{}]}}"#,
-            texts.join(",")
+            r#"{{"apiVersion":"{api_version}","kind":"{kind}List","metadata":{meta},"items":[{items}]}}"#
+        )
+    };
+    let body = match how {
+        Some(Hostile::NoItems) => format!(
+            r#"{{"apiVersion":"{api_version}","kind":"{kind}List","metadata":{{"resourceVersion":"{rv}"}}}}"#
         ),
-    )
+        // One object, as a GET of a named object answers it (with its kind).
+        Some(Hostile::SingleObject) => format!(
+            r#"{{"apiVersion":"{api_version}","kind":"{kind}","metadata":{{"name":"x","namespace":"default"}}}}"#
+        ),
+        Some(Hostile::OtherKind) => list(
+            &format!(r#"{{"resourceVersion":"{rv}"}}"#),
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"default"}}"#,
+        ),
+        Some(Hostile::ChangingVersion) => list(
+            &format!(
+                r#"{{"resourceVersion":"{}","continue":"page-{end}"}}"#,
+                rv + offset as u64
+            ),
+            &texts.join(","),
+        ),
+        Some(Hostile::RepeatingToken) => list(
+            &format!(r#"{{"resourceVersion":"{rv}","continue":"page-0"}}"#),
+            &texts.join(","),
+        ),
+        Some(Hostile::EndlessToken) => list(
+            &format!(
+                r#"{{"resourceVersion":"{rv}","continue":"endless-{}"}}"#,
+                s.log.len()
+            ),
+            "",
+        ),
+        Some(Hostile::Drip) | None => list(&meta, &texts.join(",")),
+    };
+    (200, body)
+}
+
+/// How the list of the collection at `path` misbehaves, if it does.
+fn hostile(state: &Arc<(Mutex<State>, Condvar)>, path: &str) -> Option<Hostile> {
+    let (served, _) = parse_collection(path)?;
+    let s = state.0.lock().expect("lock");
+    s.behaviour
+        .hostile
+        .iter()
+        .find(|(r, _)| *r == served.3)
+        .map(|(_, h)| *h)
+}
+
+const TOKEN_REVIEWS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
+const ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+const REPORTS: &str = "/apis/openreports.io/v1alpha1";
+
+/// TokenReview, SubjectAccessReview and OpenReports reports; `None` for everything else.
+fn special(
+    state: &Arc<(Mutex<State>, Condvar)>,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> Option<(u16, String)> {
+    let mut s = state.0.lock().expect("lock");
+    if path == TOKEN_REVIEWS && method == "POST" {
+        let review: Value = serde_json::from_str(body).ok()?;
+        let token = review["spec"]["token"].as_str().unwrap_or("");
+        s.log.push("tokenreview".to_string());
+        let user = s.behaviour.users.iter().find(|(t, _, _)| *t == token);
+        let status = match user {
+            Some((_, name, groups)) => serde_json::json!({
+                "authenticated": true,
+                "user": {"username": name, "uid": format!("uid-{name}"), "groups": groups},
+            }),
+            None => serde_json::json!({"authenticated": false, "error": "invalid bearer token"}),
+        };
+        let mut answer = review;
+        answer["status"] = status;
+        return Some((201, answer.to_string()));
+    }
+    if path == ACCESS_REVIEWS && method == "POST" {
+        let review: Value = serde_json::from_str(body).ok()?;
+        let spec = &review["spec"];
+        let user = spec["user"].as_str().unwrap_or("");
+        let allowed = s.behaviour.grants.iter().any(|(u, g)| {
+            *u == user
+                && match g {
+                    Grant::Path(p) => {
+                        spec["nonResourceAttributes"]["path"] == *p
+                            && spec["nonResourceAttributes"]["verb"] == "get"
+                    }
+                    Grant::ListPods(ns) => {
+                        let r = &spec["resourceAttributes"];
+                        r["namespace"] == *ns
+                            && r["verb"] == "list"
+                            && r["resource"] == "pods"
+                            && r["group"] == ""
+                    }
+                }
+        });
+        s.log.push(format!("subjectaccessreview {user} {allowed}"));
+        let mut answer = review;
+        answer["status"] = serde_json::json!({"allowed": allowed});
+        return Some((201, answer.to_string()));
+    }
+    let rest = path.strip_prefix(REPORTS)?;
+    let parts: Vec<&str> = rest.trim_matches('/').split('/').collect();
+    s.log.push(format!("{method} {path}"));
+    match (method, parts.as_slice()) {
+        ("GET", ["reports"]) => {
+            let items: Vec<Value> = s.reports.values().cloned().collect();
+            let rv = s.resource_version;
+            Some((
+                200,
+                serde_json::json!({"apiVersion": "openreports.io/v1alpha1", "kind": "ReportList",
+                    "metadata": {"resourceVersion": rv.to_string()}, "items": items})
+                .to_string(),
+            ))
+        }
+        ("POST", ["namespaces", ns, "reports"]) => {
+            let mut v: Value = serde_json::from_str(body).ok()?;
+            let name = v["metadata"]["name"].as_str()?.to_string();
+            let key = (ns.to_string(), name);
+            if s.reports.contains_key(&key) {
+                return Some(status(409, "AlreadyExists", "reports already exists"));
+            }
+            s.resource_version += 1;
+            v["metadata"]["resourceVersion"] = Value::from(s.resource_version.to_string());
+            s.reports.insert(key, v.clone());
+            Some((201, v.to_string()))
+        }
+        ("PUT", ["namespaces", ns, "reports", name]) => {
+            let mut v: Value = serde_json::from_str(body).ok()?;
+            let key = (ns.to_string(), name.to_string());
+            let Some(current) = s.reports.get(&key) else {
+                return Some(status(404, "NotFound", "reports not found"));
+            };
+            let stale = current["metadata"]["resourceVersion"] != v["metadata"]["resourceVersion"];
+            if stale || (s.behaviour.conflict_once && !s.conflicted) {
+                s.conflicted = true;
+                if !stale {
+                    // Someone else writes in between.
+                    s.resource_version += 1;
+                    let rv = s.resource_version.to_string();
+                    if let Some(c) = s.reports.get_mut(&key) {
+                        c["metadata"]["resourceVersion"] = Value::from(rv);
+                    }
+                }
+                return Some(status(
+                    409,
+                    "Conflict",
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                ));
+            }
+            s.resource_version += 1;
+            v["metadata"]["resourceVersion"] = Value::from(s.resource_version.to_string());
+            s.reports.insert(key, v.clone());
+            Some((200, v.to_string()))
+        }
+        ("GET", ["namespaces", ns, "reports", name]) => {
+            match s.reports.get(&(ns.to_string(), name.to_string())) {
+                Some(v) => Some((200, v.to_string())),
+                None => Some(status(404, "NotFound", "reports not found")),
+            }
+        }
+        ("DELETE", ["namespaces", ns, "reports", name]) => {
+            match s.reports.remove(&(ns.to_string(), name.to_string())) {
+                Some(_) => Some((200, status(200, "", "deleted").1)),
+                None => Some(status(404, "NotFound", "reports not found")),
+            }
+        }
+        _ => Some(status(404, "NotFound", "not found")),
+    }
 }
 
 fn group_list() -> String {
@@ -630,7 +898,7 @@ fn group_list() -> String {
     serde_json::json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}).to_string()
 }
 
-fn resource_list(path: &str) -> Option<String> {
+fn resource_list(path: &str, hidden: &[&str]) -> Option<String> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version) = match parts.as_slice() {
         ["api", v] => ("", *v),
@@ -640,6 +908,7 @@ fn resource_list(path: &str) -> Option<String> {
     let resources: Vec<Value> = SERVED
         .iter()
         .filter(|(g, v, ..)| *g == group && *v == version)
+        .filter(|(_, _, _, r, _)| !hidden.contains(r))
         .map(|(_, _, kind, resource, namespaced)| {
             serde_json::json!({
                 "name": resource,
