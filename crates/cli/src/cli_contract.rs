@@ -31,6 +31,7 @@ const VALUE_NAMES: &[&str] = &[
     "MODEL",
     "PROFILE",
     "N",
+    "DURATION",
 ];
 
 fn visit(command: &clap::Command, path: &str, check: &mut dyn FnMut(&str, &clap::Arg)) {
