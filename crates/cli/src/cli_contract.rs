@@ -32,6 +32,7 @@ const VALUE_NAMES: &[&str] = &[
     "PROFILE",
     "N",
     "URL",
+    "DURATION",
 ];
 
 fn visit(command: &clap::Command, path: &str, check: &mut dyn FnMut(&str, &clap::Arg)) {
