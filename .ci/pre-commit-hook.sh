@@ -58,4 +58,24 @@ if (cd "$shared" && pre-commit run --all-files >"$work/shared.log" 2>&1); then
   exit 1
 fi
 grep -q GT101 "$work/shared.log" || { cat "$work/shared.log"; echo "FAIL: GT101 not reported"; exit 1; }
+
+# A hook configured without paths must fail with the fix, never audit the kubeconfig's cluster: a
+# kubeconfig that names an unreachable server shows it was not read.
+bare="$(sample bare one-tenant-exclusive.yaml)"
+sed -i 's|args: \[deploy/, |args: [|' "$bare/.pre-commit-config.yaml"
+git_quiet -C "$bare" add .pre-commit-config.yaml
+cat > "$work/kubeconfig" <<'YAML'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+YAML
+if (cd "$bare" && KUBECONFIG="$work/kubeconfig" pre-commit run --all-files >"$work/bare.log" 2>&1); then
+  cat "$work/bare.log"
+  echo "FAIL: the hook without paths passed"
+  exit 1
+fi
+grep -q -- "--no-live refuses" "$work/bare.log" || { cat "$work/bare.log"; echo "FAIL: the hook without paths did not name the fix"; exit 1; }
 echo "pre-commit hook: the clean sample passes, the shared GPU is refused (GT101)"

@@ -689,3 +689,43 @@ fn sarif_fingerprints_survive_a_rollout() {
     assert_eq!(changed.len(), 1, "{changed:?}");
     assert_eq!(changed[0].0, "GT202");
 }
+
+/// `--no-live` (the pre-commit hook's): without PATH the run stops with the fix, and never reads
+/// the cluster of the kubeconfig, here one whose server nothing answers.
+#[test]
+fn no_live_without_paths_is_an_error_not_a_live_audit() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:9\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+    )
+    .unwrap();
+    let out = gpu_trust()
+        .args(["--no-live", "--no-config"])
+        .env("KUBECONFIG", &kubeconfig)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--no-live refuses to read the live cluster"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("127.0.0.1"),
+        "the cluster was contacted: {stderr}"
+    );
+    // With a path, the flag changes nothing.
+    let out = gpu_trust()
+        .args(["--no-live", "--no-config", "--today", "2026-11-15"])
+        .arg(data("one-tenant-exclusive.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

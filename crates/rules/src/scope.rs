@@ -340,8 +340,7 @@ pub fn scope<'a>(
                 r.own(&mut e.reason);
             }
             if !f.by_group.is_empty() {
-                let reached: BTreeSet<&String> =
-                    f.by_group.iter().flat_map(|e| &e.nodes).collect();
+                let reached: BTreeSet<&String> = f.by_group.iter().flat_map(|e| &e.nodes).collect();
                 f.nodes.retain(|n| reached.contains(n));
             }
             f.covered_pairs.retain(|p| sees(p.tenants.as_slice()));
@@ -350,7 +349,8 @@ pub fn scope<'a>(
                 p.groups.retain(|g| kept_groups.contains(g.as_str()));
             }
             // Another tenant's annotations are its own business.
-            f.one_sided_acceptances.retain(|a| visible.contains(&a.tenant));
+            f.one_sided_acceptances
+                .retain(|a| visible.contains(&a.tenant));
             for a in &mut f.one_sided_acceptances {
                 a.missing_tenants = relabel_all(&a.missing_tenants, &relabel);
                 for src in &mut a.sources {

@@ -82,6 +82,10 @@ pub struct Args {
     /// Read no configuration file.
     #[arg(long, conflicts_with = "config")]
     pub no_config: bool,
+    /// Never read the live cluster: without PATH, stop with an error instead. For hooks and CI
+    /// jobs, where an empty list of files must not mean the cluster of whoever runs them.
+    #[arg(long)]
+    pub no_live: bool,
     /// Exit 1 when a finding that is not accepted has this severity or a higher one; `never` keeps
     /// the exit status 0 whatever is found (default: high).
     #[arg(long, value_parser = fail_on_parser(), ignore_case = true, value_name = "SEVERITY")]
@@ -285,6 +289,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.paths.is_empty() && args.cluster.any() {
         return input_error(crate::live::WITH_PATHS);
+    }
+    if args.paths.is_empty() && args.no_live {
+        return input_error(
+            "no PATH to audit, and --no-live refuses to read the live cluster instead: name the manifests to audit (in a pre-commit hook, `args: [deploy/, --policy, tenancy.yaml]`)",
+        );
     }
     if args.paths.is_empty() && !args.nodes.is_empty() {
         return input_error(

@@ -33,7 +33,8 @@ pub fn render(selected: &[Mechanism], sources: bool, width: usize) -> String {
     out.push_str(&table.to_string());
     for m in selected {
         if let Some(r) = m.requires() {
-            out.push_str(&format!("\n{m} needs: {r}."));
+            out.push('\n');
+            out.push_str(prose_line(&format!("{m} needs: {r}."), width, "").trim_end_matches('\n'));
         }
     }
     let dra: Vec<String> = DRA_STRATEGIES

@@ -215,7 +215,13 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let from_policy = source.starts_with("ClusterPolicy");
         let mut draft = sink
             .draft(severity, certainty)
-            .key(format!("{component}/{}/{source}", version.text))
+            // The same component on nodes whose tenants trust each other fully and on nodes they
+            // do not is two findings of two severities: the key tells them apart.
+            .key(format!(
+                "{component}/{}/{source}{}",
+                version.text,
+                if below_full { "/shared" } else { "" }
+            ))
             .tenants(tenants.iter().copied())
             .nodes(nodes.iter().copied())
             .with_node_objects(ctx)
