@@ -78,4 +78,4 @@ if (cd "$bare" && KUBECONFIG="$work/kubeconfig" pre-commit run --all-files >"$wo
   exit 1
 fi
 grep -q -- "--no-live refuses" "$work/bare.log" || { cat "$work/bare.log"; echo "FAIL: the hook without paths did not name the fix"; exit 1; }
-echo "pre-commit hook: the clean sample passes, the shared GPU is refused (GT101)"
+echo "pre-commit hook: the clean sample passes, the shared GPU is refused (GT101), a hook without paths fails with the fix"

@@ -59,6 +59,8 @@ enum Command {
     #[command(hide = true)]
     ProbeWorker(commands::probe::WorkerArgs),
     #[command(hide = true)]
+    ProbeJobPod(commands::probe::JobPodArgs),
+    #[command(hide = true)]
     Manpages(commands::manpages::Args),
 }
 
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Plan(a) => commands::plan::run(a),
         Command::Probe(a) => commands::probe::run(a),
         Command::ProbeWorker(a) => commands::probe::run_worker(a),
+        Command::ProbeJobPod(a) => commands::probe::run_job_pod(a),
         Command::Mechanisms(a) => commands::mechanisms::run(a),
         Command::Catalogue(a) => commands::catalogue::run(a),
         Command::Advisories(a) => commands::advisories::run(a),

@@ -292,3 +292,44 @@ fn the_binary_carries_its_kernels_and_needs_no_nvrtc() {
         );
     }
 }
+
+/// The Job `--emit-job` writes runs the binary in exec form (the image has no shell): its command
+/// line is one the binary accepts, and the pod's completion index picks the role; an index that is
+/// not 0 or 1 is an error naming where the subcommand belongs.
+#[test]
+fn the_emitted_jobs_command_line_is_one_the_binary_runs() {
+    let out = gpu_trust()
+        .args([
+            "probe",
+            "--emit-job",
+            "--node-selector",
+            "nvidia.com/gpu.product=NVIDIA-H200",
+            "--scenario",
+            "device-fault",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let docs: Vec<Value> =
+        serde_saphyr::from_multiple(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let c = &docs[1]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["command"], serde_json::json!(["gpu-trust"]));
+    let args: Vec<String> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    gpu_trust()
+        .args(&args)
+        .env("JOB_COMPLETION_INDEX", "7")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("JOB_COMPLETION_INDEX is `7`"));
+    gpu_trust()
+        .args(&args)
+        .env_remove("JOB_COMPLETION_INDEX")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--emit-job"));
+}

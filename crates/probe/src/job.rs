@@ -13,6 +13,10 @@ use gpu_trust_model::evidence::Scenario;
 
 /// The container port the aggressor pod serves on.
 pub const DEFAULT_PORT: u16 = 7077;
+
+/// The hidden subcommand the Job's pods run: it reads the pod's completion index and takes the
+/// victim's role (index 0) or the aggressor's (index 1).
+pub const JOB_POD_SUBCOMMAND: &str = "probe-job-pod";
 /// The driver libraries the probe needs in its container, and nothing else: `compute` (libcuda) and
 /// `utility` (NVML). The image needs no CUDA library of its own: the kernels are PTX inside the binary.
 /// Also the NVIDIA Container Toolkit's default when the variable is unset; set so that an image's own value
@@ -98,14 +102,6 @@ pub fn render_job(o: &JobOptions) -> Result<String, ProbeError> {
         .as_deref()
         .map(|n| format!("-n {n} "))
         .unwrap_or_default();
-    let scenario_flags: String = if o.scenarios.is_empty() {
-        String::new()
-    } else {
-        scenarios
-            .iter()
-            .map(|s| format!(" --scenario {s}"))
-            .collect()
-    };
     let mut y = String::new();
     y.push_str(&format!(
         "# gpu-trust probe as a Kubernetes indexed Job. Pod 0 is the victim and prints the evidence; pod 1 is\n\
@@ -158,25 +154,34 @@ pub fn render_job(o: &JobOptions) -> Result<String, ProbeError> {
     for (k, v) in &o.node_selector {
         y.push_str(&format!("        {}: {}\n", q(k), q(v)));
     }
-    let bin = &o.binary;
-    let script = format!(
-        "set -eu\n\
-         if [ \"$JOB_COMPLETION_INDEX\" = \"0\" ]; then\n\
-         \x20 # Exit 1 (a scenario not isolated) is a result, not a failure of the pod.\n\
-         \x20 {bin} probe --format json --node \"$NODE_NAME\" --timeout {t}{scenario_flags} --aggressor-remote {name}-1.{name}:{port} || [ $? -eq 1 ]\n\
-         else\n\
-         \x20 exec {bin} probe-worker --serve 0.0.0.0:{port} --serve-for {budget}\n\
-         fi\n",
-        t = o.timeout_secs,
-        port = o.port,
-    );
+    // Exec form: the shipped image holds the binary and no shell. `probe-job-pod` reads the pod's
+    // JOB_COMPLETION_INDEX (set by the Job controller in Indexed mode): pod 0 probes against pod 1's
+    // aggressor and exits 0 on a result, findings included; pod 1 serves the aggressor.
+    let mut args: Vec<String> = vec![
+        JOB_POD_SUBCOMMAND.to_string(),
+        "--peer".into(),
+        format!("{name}-1.{name}:{}", o.port),
+        "--port".into(),
+        o.port.to_string(),
+        "--timeout".into(),
+        o.timeout_secs.to_string(),
+        "--serve-for".into(),
+        budget.to_string(),
+    ];
+    if !o.scenarios.is_empty() {
+        for sc in &scenarios {
+            args.push("--scenario".into());
+            args.push(sc.to_string());
+        }
+    }
     y.push_str("      containers:\n        - name: probe\n");
     y.push_str(&format!("          image: {}\n", q(&o.image)));
-    y.push_str("          command: [\"/bin/sh\", \"-c\"]\n          args:\n            - |\n");
-    for line in script.lines() {
-        y.push_str("              ");
-        y.push_str(line);
-        y.push('\n');
+    y.push_str(&format!(
+        "          command: [{}]\n          args:\n",
+        q(&o.binary)
+    ));
+    for a in &args {
+        y.push_str(&format!("            - {}\n", q(a)));
     }
     y.push_str(
         "          env:\n            - name: NODE_NAME\n              valueFrom:\n                fieldRef:\n                  fieldPath: spec.nodeName\n",

@@ -1,6 +1,8 @@
 //! `--emit-job` YAML: it parses, and the fields the probe depends on are there.
 
-use gpu_trust_probe::job::{parse_selector, render_job, JobOptions, DEFAULT_PORT};
+use gpu_trust_probe::job::{
+    parse_selector, render_job, JobOptions, DEFAULT_PORT, JOB_POD_SUBCOMMAND,
+};
 use gpu_trust_probe::Scenario;
 use serde_json::Value;
 
@@ -54,24 +56,31 @@ fn indexed_job_with_two_pods_each_requesting_one_replica() {
     // The container toolkit mounts libcuda (compute) and NVML (utility): all the probe loads.
     assert_eq!(c["env"][1]["name"], "NVIDIA_DRIVER_CAPABILITIES");
     assert_eq!(c["env"][1]["value"], "compute,utility");
-    let script = c["args"][0].as_str().unwrap();
-    assert!(
-        script.contains("\"$JOB_COMPLETION_INDEX\" = \"0\""),
-        "{script}"
+    // Exec form: the shipped image has no shell.
+    assert_eq!(c["command"], serde_json::json!(["gpu-trust"]));
+    let args: Vec<&str> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        args,
+        [
+            JOB_POD_SUBCOMMAND,
+            "--peer",
+            "gpu-trust-probe-1.gpu-trust-probe:7077",
+            "--port",
+            "7077",
+            "--timeout",
+            "120",
+            "--serve-for",
+            "1320",
+        ]
     );
-    assert!(
-        script.contains("--aggressor-remote gpu-trust-probe-1.gpu-trust-probe:7077"),
-        "{script}"
-    );
-    assert!(
-        script.contains("probe-worker --serve 0.0.0.0:7077"),
-        "{script}"
-    );
-    assert!(script.contains("--format json"), "{script}");
-    assert!(
-        script.contains("|| [ $? -eq 1 ]"),
-        "findings must not fail the pod: {script}"
-    );
+    assert!(!args
+        .iter()
+        .any(|a| a.contains("/bin/sh") || a.contains('$')));
 }
 
 #[test]
@@ -99,10 +108,20 @@ fn scenarios_mig_resources_and_quoting() {
         pod["containers"][0]["resources"]["limits"]["nvidia.com/mig-1g.18gb"],
         1
     );
-    let script = pod["containers"][0]["args"][0].as_str().unwrap();
+    let args: Vec<&str> = pod["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
     assert!(
-        script.contains("--scenario memory-exhaustion --scenario device-fault"),
-        "{script}"
+        args.ends_with(&[
+            "--scenario",
+            "memory-exhaustion",
+            "--scenario",
+            "device-fault"
+        ]),
+        "{args:?}"
     );
     assert_eq!(job["spec"]["activeDeadlineSeconds"], 2 * 120 + 600);
 }

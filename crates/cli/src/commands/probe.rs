@@ -127,6 +127,69 @@ pub struct Args {
     /// The simulated device's state directory, for tests.
     #[arg(long, hide = true, requires = "fake")]
     pub fake_dir: Option<PathBuf>,
+    /// Exit 0 when a scenario is not isolated: in a Job's pod that is a result, not a failure.
+    #[arg(skip)]
+    pub findings_exit_zero: bool,
+}
+
+/// A pod of the Job `probe --emit-job` writes (started by Kubernetes, not by hand): its
+/// JOB_COMPLETION_INDEX says its role, as the image has no shell to decide it.
+#[derive(Debug, clap::Args)]
+pub struct JobPodArgs {
+    /// The aggressor pod's HOST:PORT, for pod 0.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub peer: String,
+    /// The port pod 1 serves the aggressor on.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    pub timeout: u64,
+    #[arg(long, value_name = "SECS", default_value_t = 7200)]
+    pub serve_for: u64,
+    #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
+    pub scenarios: Vec<Scenario>,
+}
+
+/// Pod 0 probes with pod 1 as the aggressor and prints the JSON evidence; pod 1 serves the
+/// aggressor. Any other index is an error: the subcommand belongs to the Job `--emit-job` writes.
+pub fn run_job_pod(args: JobPodArgs) -> anyhow::Result<ExitCode> {
+    let index = std::env::var("JOB_COMPLETION_INDEX").unwrap_or_default();
+    match index.trim() {
+        "0" => run(Args {
+            victim: DeviceSpec::Index(0),
+            aggressor: DeviceSpec::Index(0),
+            scenarios: args.scenarios,
+            format: Format::Json,
+            output: None,
+            timeout: args.timeout,
+            node: None,
+            aggressor_remote: Some(args.peer),
+            connect_timeout: 300,
+            emit_job: false,
+            node_selector: Vec::new(),
+            resource: String::new(),
+            image: String::new(),
+            namespace: None,
+            job_name: String::new(),
+            fake: None,
+            fake_dir: None,
+            findings_exit_zero: true,
+        }),
+        "1" => run_worker(WorkerArgs {
+            role: Role::Victim,
+            device: DeviceSpec::Index(0),
+            serve: Some(format!("0.0.0.0:{}", args.port)),
+            serve_for: args.serve_for,
+            fake: None,
+            fake_dir: None,
+        }),
+        other => {
+            output::eprint_error(format!(
+                "JOB_COMPLETION_INDEX is `{other}`, not 0 or 1: probe-job-pod runs in the two pods of the indexed Job that `gpu-trust probe --emit-job` writes"
+            ));
+            Ok(output::exit(output::INPUT_ERROR))
+        }
+    }
 }
 
 /// A worker process of `gpu-trust probe` (started by it, not by hand).
@@ -240,7 +303,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .any(|s| s.verdict == Verdict::NotIsolated);
     output::verdict(
         output::write_output(args.output.as_deref(), &text),
-        if harmed {
+        if harmed && !args.findings_exit_zero {
             output::FINDINGS
         } else {
             output::CLEAN
