@@ -561,17 +561,7 @@ pub fn versions(fleet: &Fleet) -> Vec<ComponentVersion> {
                 "ClusterPolicy spec.dcgmExporter.version",
             ),
         ];
-        for (component, version, source) in specs {
-            if let Some(version) = version {
-                out.push(ComponentVersion {
-                    component,
-                    version,
-                    source: source.to_string(),
-                    object: cp.object.clone(),
-                    nodes: Vec::new(),
-                });
-            }
-        }
+        push_specs(&mut out, specs, cp.object.as_ref());
     }
     if let Some(g) = &fleet.gpu_cluster {
         let specs = [
@@ -588,21 +578,30 @@ pub fn versions(fleet: &Fleet) -> Vec<ComponentVersion> {
                 "GPUCluster spec.dcgmExporter.version",
             ),
         ];
-        for (component, version, source) in specs {
-            if let Some(version) = version {
-                out.push(ComponentVersion {
-                    component,
-                    version,
-                    source: source.to_string(),
-                    object: g.object.clone(),
-                    nodes: Vec::new(),
-                });
-            }
-        }
+        push_specs(&mut out, specs, g.object.as_ref());
     }
     out.sort();
     out.dedup();
     out
+}
+
+/// The versions a custom resource's spec sets, each with the field it was read from.
+fn push_specs(
+    out: &mut Vec<ComponentVersion>,
+    specs: impl IntoIterator<Item = (Component, Option<Version>, &'static str)>,
+    object: Option<&ObjectRef>,
+) {
+    for (component, version, source) in specs {
+        if let Some(version) = version {
+            out.push(ComponentVersion {
+                component,
+                version,
+                source: source.to_string(),
+                object: object.cloned(),
+                nodes: Vec::new(),
+            });
+        }
+    }
 }
 
 #[cfg(test)]
