@@ -82,11 +82,11 @@ struct AccessReviewStatus {
 async fn create(client: &Client, path: &str, body: serde_json::Value) -> Result<String, Error> {
     let request = Request::new(path)
         .create(&PostParams::default(), body.to_string().into_bytes())
-        .map_err(|e| Error(e.to_string()))?;
-    client
-        .request_text(request)
-        .await
-        .map_err(|e| Error(format!("{path}: {}", describe(&e))))
+        .map_err(|e| Error::Request(e.to_string()))?;
+    client.request_text(request).await.map_err(|e| Error::Api {
+        path: path.to_string(),
+        message: describe(&e),
+    })
 }
 
 /// The user a bearer token authenticates, or `None` when the API server does not accept it.
@@ -97,8 +97,10 @@ pub async fn review_token(client: &Client, token: &str) -> Result<Option<User>, 
         "spec": {"token": token},
     });
     let text = create(client, TOKEN_REVIEWS, body).await?;
-    let answer: TokenReviewAnswer = serde_json::from_str(&text)
-        .map_err(|e| Error(format!("{TOKEN_REVIEWS}: not a TokenReview: {e}")))?;
+    let answer: TokenReviewAnswer = serde_json::from_str(&text).map_err(|e| Error::Answer {
+        path: TOKEN_REVIEWS.to_string(),
+        message: format!("not a TokenReview: {e}"),
+    })?;
     Ok(match (answer.status.authenticated, answer.status.user) {
         (true, Some(user)) if !user.username.is_empty() => Some(user),
         _ => None,
@@ -135,8 +137,10 @@ pub async fn review_access(client: &Client, user: &User, access: &Access) -> Res
         "spec": spec,
     });
     let text = create(client, ACCESS_REVIEWS, body).await?;
-    let answer: AccessReviewAnswer = serde_json::from_str(&text)
-        .map_err(|e| Error(format!("{ACCESS_REVIEWS}: not a SubjectAccessReview: {e}")))?;
+    let answer: AccessReviewAnswer = serde_json::from_str(&text).map_err(|e| Error::Answer {
+        path: ACCESS_REVIEWS.to_string(),
+        message: format!("not a SubjectAccessReview: {e}"),
+    })?;
     Ok(answer.status.allowed)
 }
 

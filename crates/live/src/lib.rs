@@ -91,17 +91,39 @@ impl Options {
     }
 }
 
-/// Why the cluster could not be read at all.
-#[derive(Debug)]
-pub struct Error(pub String);
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why the cluster could not be read at all, or a request `serve` makes of the API server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The kubeconfig (a file, or the one kubectl would use) or the client made from it is unusable.
+    #[error("{origin}: {message}")]
+    Config { origin: String, message: String },
+    /// No kubeconfig and no ServiceAccount of a pod to read the cluster with.
+    #[error("no cluster to read: {0} (pass PATH to audit files, or --kubeconfig)")]
+    NoCluster(String),
+    #[error("API discovery failed: {0}")]
+    Discovery(String),
+    /// Kinds every API server serves are missing from discovery.
+    #[error(
+        "the server does not list {0} in its discovery, which every Kubernetes API server serves: \
+         it cannot be audited (a proxy that hides kinds, or not an API server)"
+    )]
+    NotAnApiServer(String),
+    #[error("cannot start the client's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// A request that could not be built.
+    #[error("{0}")]
+    Request(String),
+    /// The API server failed or refused a request at `path`.
+    #[error("{path}: {message}")]
+    Api { path: String, message: String },
+    /// The API server's answer at `path` is not what was asked for.
+    #[error("{path}: {message}")]
+    Answer { path: String, message: String },
+    #[error("the API server did not answer within {0}s")]
+    Timeout(u64),
+    #[error("the API client has stopped")]
+    Stopped,
 }
-
-impl std::error::Error for Error {}
 
 /// A kind the server serves, resolved to the version and path to list it at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,29 +200,37 @@ pub async fn connect(options: &Options) -> Result<(Client, String), Error> {
         cluster: None,
         user: None,
     };
-    let config = match &options.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .map_err(|e| Error(format!("{}: {e}", path.display())))?;
-            Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+    let config =
+        match &options.kubeconfig {
+            Some(path) => {
+                let config_error = |e: &dyn std::fmt::Display| Error::Config {
+                    origin: path.display().to_string(),
+                    message: e.to_string(),
+                };
+                let kubeconfig = Kubeconfig::read_from(path).map_err(|e| config_error(&e))?;
+                Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+                    .await
+                    .map_err(|e| config_error(&e))?
+            }
+            None if options.context.is_some() => Config::from_kubeconfig(&kube_options)
                 .await
-                .map_err(|e| Error(format!("{}: {e}", path.display())))?
-        }
-        None if options.context.is_some() => Config::from_kubeconfig(&kube_options)
-            .await
-            .map_err(|e| Error(format!("kubeconfig: {e}")))?,
-        // The current context, or the ServiceAccount of the pod this runs in.
-        None => Config::infer().await.map_err(|e| {
-            Error(format!(
-                "no cluster to read: {e} (pass PATH to audit files, or --kubeconfig)"
-            ))
-        })?,
-    };
+                .map_err(|e| Error::Config {
+                    origin: "kubeconfig".to_string(),
+                    message: e.to_string(),
+                })?,
+            // The current context, or the ServiceAccount of the pod this runs in.
+            None => Config::infer()
+                .await
+                .map_err(|e| Error::NoCluster(e.to_string()))?,
+        };
     let mut config = config;
     config.read_timeout = Some(options.timeout());
     config.connect_timeout = Some(options.timeout());
     let server = config.cluster_url.to_string();
-    let client = Client::try_from(config).map_err(|e| Error(format!("{server}: {e}")))?;
+    let client = Client::try_from(config).map_err(|e| Error::Config {
+        origin: server.clone(),
+        message: e.to_string(),
+    })?;
     Ok((client, server))
 }
 
@@ -233,7 +263,7 @@ pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Er
         .filter(&groups)
         .run()
         .await
-        .map_err(|e| Error(format!("API discovery failed: {}", describe(&e))))?;
+        .map_err(|e| Error::Discovery(describe(&e)))?;
     let mut served = Vec::new();
     let mut absent = Vec::new();
     for kind in kinds {
@@ -286,11 +316,7 @@ pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Er
         })
         .collect();
     if !missing.is_empty() {
-        return Err(Error(format!(
-            "the server does not list {} in its discovery, which every Kubernetes API server serves: \
-             it cannot be audited (a proxy that hides kinds, or not an API server)",
-            missing.join(", ")
-        )));
+        return Err(Error::NotAnApiServer(missing.join(", ")));
     }
     Ok((served, absent))
 }
@@ -308,7 +334,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error(format!("cannot start the client's runtime: {e}")))
+        .map_err(Error::Runtime)
 }
 
 /// Reads every kind the server serves of those ingest reads, with `client`.

@@ -86,14 +86,22 @@ async fn existing(
         }
         let request = Request::new(COLLECTION)
             .list(&params)
-            .map_err(|e| Error(e.to_string()))?;
+            .map_err(|e| Error::Request(e.to_string()))?;
         let text = request_text(client, request, timeout)
             .await
-            .map_err(|e| Error(format!("{COLLECTION}: {}", describe(&e))))?;
-        let page: Value = serde_json::from_str(&text)
-            .map_err(|e| Error(format!("{COLLECTION}: not a list: {e}")))?;
+            .map_err(|e| Error::Api {
+                path: COLLECTION.to_string(),
+                message: describe(&e),
+            })?;
+        let page: Value = serde_json::from_str(&text).map_err(|e| Error::Answer {
+            path: COLLECTION.to_string(),
+            message: format!("not a list: {e}"),
+        })?;
         let Some(items) = page.get("items").and_then(Value::as_array) else {
-            return Err(Error(format!("{COLLECTION}: the answer has no items")));
+            return Err(Error::Answer {
+                path: COLLECTION.to_string(),
+                message: "the answer has no items".to_string(),
+            });
         };
         // The selector asked for gpu-trust's reports only; what the answer holds is checked again,
         // so that a server ignoring the selector never gets another tool's report deleted.
@@ -116,9 +124,10 @@ async fn existing(
             _ => return Ok(out),
         }
     }
-    Err(Error(format!(
-        "{COLLECTION}: the list did not end after {MAX_PAGES} pages"
-    )))
+    Err(Error::Answer {
+        path: COLLECTION.to_string(),
+        message: format!("the list did not end after {MAX_PAGES} pages"),
+    })
 }
 
 fn status_code(e: &kube::Error) -> Option<u16> {
@@ -144,7 +153,7 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
             }
         }
         let Some((namespace, name)) = name_of(&object) else {
-            return Err(Error(
+            return Err(Error::Request(
                 "a report without metadata.namespace and name".to_string(),
             ));
         };
@@ -167,7 +176,7 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
                         .unwrap_or(Value::Null);
                     let request = Request::new(&path)
                         .replace(&name, &PostParams::default(), body.to_string().into_bytes())
-                        .map_err(|e| Error(e.to_string()))?;
+                        .map_err(|e| Error::Request(e.to_string()))?;
                     request_text(client, request, timeout).await.map(|_| {
                         done.replaced += 1;
                     })
@@ -175,7 +184,7 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
                 None => {
                     let request = Request::new(&path)
                         .create(&PostParams::default(), object.to_string().into_bytes())
-                        .map_err(|e| Error(e.to_string()))?;
+                        .map_err(|e| Error::Request(e.to_string()))?;
                     request_text(client, request, timeout).await.map(|_| {
                         done.created += 1;
                     })
@@ -188,14 +197,24 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
                     done.conflicts += 1;
                     let request = Request::new(&path)
                         .get(&name, &GetParams::default())
-                        .map_err(|e| Error(e.to_string()))?;
+                        .map_err(|e| Error::Request(e.to_string()))?;
                     current = match request_text(client, request, timeout).await {
                         Ok(text) => serde_json::from_str(&text).ok(),
                         Err(e) if status_code(&e) == Some(404) => None,
-                        Err(e) => return Err(Error(format!("{path}/{name}: {}", describe(&e)))),
+                        Err(e) => {
+                            return Err(Error::Api {
+                                path: format!("{path}/{name}"),
+                                message: describe(&e),
+                            })
+                        }
                     };
                 }
-                Err(e) => return Err(Error(format!("{path}/{name}: {}", describe(&e)))),
+                Err(e) => {
+                    return Err(Error::Api {
+                        path: format!("{path}/{name}"),
+                        message: describe(&e),
+                    })
+                }
             }
         }
     }
@@ -204,11 +223,16 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
         let path = collection(&namespace);
         let request = Request::new(&path)
             .delete(&name, &DeleteParams::default())
-            .map_err(|e| Error(e.to_string()))?;
+            .map_err(|e| Error::Request(e.to_string()))?;
         match request_text(client, request, timeout).await {
             Ok(_) => done.deleted += 1,
             Err(e) if status_code(&e) == Some(404) => {}
-            Err(e) => return Err(Error(format!("{path}/{name}: {}", describe(&e)))),
+            Err(e) => {
+                return Err(Error::Api {
+                    path: format!("{path}/{name}"),
+                    message: describe(&e),
+                })
+            }
         }
     }
     Ok(done)

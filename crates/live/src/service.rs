@@ -62,26 +62,18 @@ impl Service {
                 let result = match client {
                     Ok(c) => match tokio::time::timeout(timeout, f(c)).await {
                         Ok(r) => r,
-                        Err(_) => Err(Error(format!(
-                            "the API server did not answer within {}s",
-                            timeout.as_secs()
-                        ))),
+                        Err(_) => Err(Error::Timeout(timeout.as_secs())),
                     },
                     Err(e) => Err(e),
                 };
                 let _ = tx.send(result);
             })
         });
-        self.jobs
-            .send(job)
-            .map_err(|_| Error("the API client has stopped".to_string()))?;
+        self.jobs.send(job).map_err(|_| Error::Stopped)?;
         // The task ends by its own timeout; a little more here for the handover.
         match rx.recv_timeout(timeout + Duration::from_secs(1)) {
             Ok(r) => r,
-            Err(_) => Err(Error(format!(
-                "the API server did not answer within {}s",
-                timeout.as_secs()
-            ))),
+            Err(_) => Err(Error::Timeout(timeout.as_secs())),
         }
     }
 }

@@ -124,11 +124,11 @@ impl Mirror {
             let shared = thread_shared;
             let rt = match runtime() {
                 Ok(rt) => rt,
-                Err(e) => return shared.update(|s| s.fatal = Some(e.0)),
+                Err(e) => return shared.update(|s| s.fatal = Some(e.to_string())),
             };
             rt.block_on(async {
                 if let Err(e) = follow_cluster(&options, &shared).await {
-                    shared.update(|s| s.fatal = Some(e.0));
+                    shared.update(|s| s.fatal = Some(e.to_string()));
                 }
             });
         });

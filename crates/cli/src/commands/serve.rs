@@ -469,7 +469,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     log.write(
                         "error",
                         "the reports could not be written",
-                        &[("error", Value::from(e.0.as_str()))],
+                        &[("error", Value::from(e.to_string()))],
                     );
                 }
             }

@@ -92,7 +92,7 @@ impl Access {
         if let Some(u) = self.tokens.get(&key) {
             return Ok(u);
         }
-        let user = self.service.authenticate(token).map_err(|e| e.0)?;
+        let user = self.service.authenticate(token).map_err(|e| e.to_string())?;
         let ttl = if user.is_some() { TTL } else { DENIED_TTL };
         self.tokens.put(key, user.clone(), ttl);
         Ok(user)
@@ -114,7 +114,7 @@ impl Access {
             let mut fresh = self
                 .service
                 .allowed(user, ask)
-                .map_err(|e| e.0)?
+                .map_err(|e| e.to_string())?
                 .into_iter();
             for (r, slot) in reviews.iter().zip(answers.iter_mut()) {
                 if slot.is_none() {
