@@ -92,7 +92,10 @@ impl Access {
         if let Some(u) = self.tokens.get(&key) {
             return Ok(u);
         }
-        let user = self.service.authenticate(token).map_err(|e| e.to_string())?;
+        let user = self
+            .service
+            .authenticate(token)
+            .map_err(|e| e.to_string())?;
         let ttl = if user.is_some() { TTL } else { DENIED_TTL };
         self.tokens.put(key, user.clone(), ttl);
         Ok(user)

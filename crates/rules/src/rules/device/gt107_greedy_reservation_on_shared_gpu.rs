@@ -98,6 +98,9 @@ struct Found {
     reservation: String,
     /// The requests that name a share, for an input without GPU nodes.
     requests: Vec<String>,
+    /// The fraction of a GPU a KAI Scheduler or Run:ai request asks for (`gpu-fraction`): its share
+    /// of the device, where the node's replica count says nothing.
+    fraction: Option<f64>,
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
@@ -170,6 +173,12 @@ fn judge(
             container: server.container.clone(),
             reservation,
             requests: requests.into_iter().collect(),
+            fraction: w
+                .gpu
+                .fraction
+                .as_ref()
+                .and_then(|f| f.fraction)
+                .filter(|f| *f > 0.0 && *f < 1.0),
         },
     })
 }
@@ -212,7 +221,12 @@ fn words(ctx: &Context<'_>, o: &owned::Owned<'_, Found>) -> owned::Words {
             first.title(),
             text::enforcement(first, &[Property::MemoryCapacity])
         ),
-        remediation: if o.nodes.is_empty() {
+        remediation: if let Some(fraction) = found.fraction {
+            format!(
+                "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to at most {fraction:.2}, the fraction of the GPU it requests (`gpu-fraction`), knowing the share is still not enforced",
+                o.owner
+            )
+        } else if o.nodes.is_empty() {
             format!(
                 "Give {} a GPU or MIG instance of its own sized for its peak; or set `{flag}` to its share of the device (1 / the replicas per GPU of the pool it runs on), knowing the share is still not enforced",
                 o.owner
