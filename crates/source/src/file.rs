@@ -179,10 +179,9 @@ fn read_bounded(
     };
     let mut bytes = Vec::new();
     bytes.reserve_exact(hint.min(limit));
-    let hint = Some(hint);
-    // The buffer doubles with exact reservations and never past `limit + 1` bytes: read_to_end
-    // alone doubles a buffer of `limit` bytes to twice that to find the byte over the limit. A file
-    // read to the size it said is probed for more before the buffer grows. `filled` bytes are read;
+    // A file said its size: the buffer holds it, and a file read to that size is probed for more
+    // before the buffer grows (a file that grew), doubling with exact reservations and never past
+    // `limit + 1` bytes. `filled` bytes are read;
     // the rest of `bytes` is zeroed room for the next read.
     let mut filled = 0usize;
     loop {
@@ -190,7 +189,7 @@ fn read_bounded(
             if filled == cap {
                 break;
             }
-            if filled > 0 && hint == Some(filled) {
+            if filled > 0 && filled == hint {
                 let mut probe = [0u8; 4096];
                 match read_some(&mut reader, &mut probe) {
                     Ok(0) => break,
@@ -219,12 +218,17 @@ fn read_bounded(
     }
     bytes.truncate(filled);
     if bytes.len() > limit {
-        return Err(error(
-            name,
-            format!("input is over the file size limit of {limit} bytes (max_file_bytes)"),
-        ));
+        return Err(over_limit(name, limit));
     }
     Ok(bytes)
+}
+
+/// The error for an input past `limit` bytes.
+fn over_limit(name: &str, limit: usize) -> Diagnostic {
+    error(
+        name,
+        format!("input is over the file size limit of {limit} bytes (max_file_bytes)"),
+    )
 }
 
 /// The largest piece [`read_unsized`] reads at once.
@@ -257,10 +261,7 @@ fn read_unsized(reader: &mut impl Read, name: &str, limit: usize) -> Result<Vec<
             pieces.push(piece);
         }
         if total > limit {
-            return Err(error(
-                name,
-                format!("input is over the file size limit of {limit} bytes (max_file_bytes)"),
-            ));
+            return Err(over_limit(name, limit));
         }
         if ended {
             break;
@@ -280,10 +281,7 @@ fn read_unsized(reader: &mut impl Read, name: &str, limit: usize) -> Result<Vec<
 /// recognised by the zero bytes around its first character) are named as such.
 pub fn decode(name: &str, bytes: Vec<u8>, limit: usize) -> Result<String, Diagnostic> {
     if bytes.len() > limit {
-        return Err(error(
-            name,
-            format!("input is over the file size limit of {limit} bytes (max_file_bytes)"),
-        ));
+        return Err(over_limit(name, limit));
     }
     let located = |message: &str| Diagnostic::error(Location::new(name, 1, 1), message);
     if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
