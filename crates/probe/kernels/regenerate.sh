@@ -6,7 +6,7 @@
 #
 # Needs clang with the NVPTX target (Debian and Ubuntu: `apt-get install clang`; CLANG=... picks another).
 # The committed probe.ptx was produced by Debian clang 14.0.6; its header records the generator, the
-# command and the POSIX `cksum` of the probe.cu it came from. tests/kernels.rs checks that cksum against
+# command and the POSIX `cksum` of the probe.cu it came from. tests/it/kernels.rs checks that cksum against
 # probe.cu (so a stale probe.ptx fails the tests without clang), the entry points and their parameter
 # types, and, where the same clang version is installed, that regenerating gives the committed bytes.
 #

@@ -3,7 +3,7 @@
 //! time: no NVRTC, no CUDA toolkit, only the driver (libcuda) that a GPU node has.
 //!
 //! The PTX is generated from the CUDA C source beside it (`kernels/probe.cu`) by `kernels/regenerate.sh`,
-//! which says why the target and ISA are what they are; `tests/kernels.rs` checks that the two agree.
+//! which says why the target and ISA are what they are; `tests/it/kernels.rs` checks that the two agree.
 
 use std::ffi::CStr;
 

@@ -121,7 +121,7 @@ pub fn render_table(rules: &[RuleDoc<'_>], options: &TableOptions) -> String {
 
 /// One rule's page, `docs/rules/GTxxx.md`: its code and name, layer and severities, summary, and
 /// its documentation as the rule file writes it. Generated from the registry; a test keeps the
-/// checked-in pages in sync (`crates/report/tests/rule_pages.rs`).
+/// checked-in pages in sync (`crates/report/tests/it/rule_pages.rs`).
 pub fn page(rule: &RuleDoc<'_>) -> String {
     let severities: Vec<&str> = rule.severities.iter().map(|s| s.as_str()).collect();
     let mut out = format!(

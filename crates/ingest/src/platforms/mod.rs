@@ -20,7 +20,7 @@
 //! - a fixture built from the platform's public manifests or documentation under
 //!   `crates/rules/tests/fixtures/platforms/`, in which ingest finds a node of the platform, and a
 //!   row naming the platform's spelling in README.md's "Platforms read" table
-//!   (`crates/rules/tests/platforms.rs` enumerates [`Platform::ALL`] and fails until both exist).
+//!   (`crates/rules/tests/it/platforms.rs` enumerates [`Platform::ALL`] and fails until both exist).
 //!
 //! What a platform hides (GKE does not label the driver version) is an [`UnknownFact`] with its
 //! reason, never a guessed value.

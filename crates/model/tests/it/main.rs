@@ -1,0 +1,4 @@
+//! The integration tests of `model`, one module per former test binary, linked once.
+
+mod catalogue;
+mod geometry;

@@ -1,0 +1,9 @@
+//! The integration tests of `probe`, one module per former test binary, linked once.
+
+mod common;
+
+mod fake_scenarios;
+mod job;
+mod kernels;
+mod snapshots;
+mod transport;

@@ -1,0 +1,564 @@
+//! The HTML report in a real browser: headless Chromium opens each page from a `file://` address, and
+//! the test reads back the DOM after the page's script ran. It asserts on the rendered DOM (a matrix
+//! cell per pair of the matrix's tenants, the pairs listed riskiest first, one slice element per MIG
+//! instance drawn (identical GPUs drawn once), finding counts
+//! equal to the JSON report, accepted findings hidden until asked for, no Markdown backtick left in the
+//! text), that no script error or console message occurred, that the page asked for nothing (its
+//! Content-Security-Policy forbids every request, and the page records each one it blocks), and that
+//! at a phone's width (390 px) nothing overflows the page sideways and the findings come before the
+//! GPU drawings. A screenshot of each page, wide and narrow, is saved next to it, under the target
+//! directory's `tmp/html-report/`.
+//!
+//! Pages: the sample report of `tests/common`, and the audit of every example cluster under
+//! `examples/` (a folder with its manifests and, optionally, a `policy.yaml`).
+//!
+//! Chromium is found as `$GPU_TRUST_CHROMIUM`, else `chromium`, `chromium-browser` or
+//! `google-chrome` on `PATH`. Without one the test fails when `CI` is set, and otherwise prints why it
+//! skips.
+
+use crate::common;
+use crate::html_examples;
+use crate::html_fixture;
+
+use common::{sample_report, sample_rules};
+use gpu_trust_report::{html, json, AuditReport, RuleDoc};
+use gpu_trust_rules::layout::NodeLayout;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GPU_TRUST_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// Chromium, or `None` after saying why the browser checks do not run (a failure under CI).
+fn browser_or_skip() -> Option<PathBuf> {
+    match chromium() {
+        Some(c) => Some(c),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CI is set but no Chromium was found (install Debian's `chromium` or set GPU_TRUST_CHROMIUM)")
+        }
+        None => {
+            // Written to the stream itself, not through the test harness's captured `eprintln!`, so
+            // that the skip shows in a plain `cargo test` run.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"SKIPPED html_browser: no Chromium found (install Debian's `chromium` or set GPU_TRUST_CHROMIUM)\n",
+            );
+            None
+        }
+    }
+}
+
+fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-report");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+struct Run {
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs Chromium headless on `page` with `extra` arguments, in a profile of its own, killed after
+/// [`TIMEOUT`].
+fn run_chromium(browser: &Path, page: &Path, extra: &[String]) -> Run {
+    let profile = page.with_extension(format!("profile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    let url = format!("file://{}", page.display());
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-default-apps",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--mute-audio",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=5000",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(extra)
+    .arg(&url)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", browser.display()));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let start = Instant::now();
+    let output = match rx.recv_timeout(TIMEOUT) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            // Ends only the browser this test started, by its process id.
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("Chromium did not finish {url} within {TIMEOUT:?}");
+        }
+    };
+    let _ = std::fs::remove_dir_all(&profile);
+    assert!(
+        output.status.success(),
+        "Chromium failed on {url} after {:?}: {}",
+        start.elapsed(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Run {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+/// The self-check the page's script wrote into the DOM.
+fn self_check(dom: &str) -> (String, Value) {
+    let start = dom.find("<pre id=\"self-check\"").unwrap_or_else(|| {
+        panic!(
+            "no self-check element in the DOM:\n{}",
+            &dom[..dom.len().min(2000)]
+        )
+    });
+    let open_end = dom[start..].find('>').unwrap() + start + 1;
+    let close = dom[open_end..].find("</pre>").unwrap() + open_end;
+    let tag = dom[start..open_end].to_string();
+    let text = unescape(&dom[open_end..close]);
+    let value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("self-check is not JSON ({e}): {text}"));
+    (tag, value)
+}
+
+/// Lines of Chromium's log that carry a message of the page's console.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// What the page must show, from the JSON report and the layout (not from the HTML): the findings,
+/// matrix, pairs and groups of the report; drawings of the layouts, nodes alike and identical GPUs of a
+/// node drawn once.
+fn expected(report: &AuditReport, layout: &[NodeLayout]) -> Value {
+    let (drawn, listed) = html::drawn_nodes(layout);
+    assert!(listed.is_empty(), "these pages draw every node");
+    let doc: Value = serde_json::from_str(&json::render(report).unwrap()).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    let n = doc["matrix"]["tenants"].as_array().unwrap().len();
+    // These pages are small enough to show everything: the counts are the JSON report's own.
+    let plan = html::Plan::new(report);
+    assert!(plan.hidden.is_empty());
+    let runs: Vec<&[gpu_trust_rules::layout::GpuLayout]> = drawn
+        .iter()
+        .flat_map(|d| html::gpu_runs(&d.node.gpus))
+        .collect();
+    // Every GPU of the layout is drawn, or is one of a run drawn once.
+    let all: usize = layout.iter().map(|n| n.gpus.len()).sum();
+    let covered: usize = drawn
+        .iter()
+        .map(|d| d.node.gpus.len() * (1 + d.alike.len()))
+        .sum();
+    assert_eq!(all, covered);
+    serde_json::json!({
+        "findings": findings.len(),
+        "accepted": findings.iter().filter(|f| !f["accepted"].is_null()).count(),
+        "bySeverity": doc["summary"]["findings"],
+        "matrixCells": n * n,
+        "nodes": drawn.len(),
+        "gpus": runs.len(),
+        "migSlices": runs.iter().map(|r| r[0].instances.len()).sum::<usize>(),
+        "pairs": doc["matrix"]["pairs"].as_array().unwrap().len(),
+        "groups": doc["groups"].as_array().unwrap().len(),
+    })
+}
+
+/// The DOM without its scripts and styles: what a reader can see.
+fn visible_text(dom: &str) -> String {
+    let mut out = String::new();
+    let mut rest = dom;
+    loop {
+        let next = [("<script", "</script>"), ("<style", "</style>")]
+            .into_iter()
+            .filter_map(|(open, close)| rest.find(open).map(|at| (at, close)))
+            .min_by_key(|(at, _)| *at);
+        let Some((start, close)) = next else { break };
+        out.push_str(&rest[..start]);
+        rest = match rest[start..].find(close) {
+            Some(end) => &rest[start + end + close.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// At a phone's width: the page must not scroll sideways, and the findings must come before the GPU
+/// drawings. Headless Chromium keeps its window at least 500 px wide, so the page is opened in a
+/// 390 px frame of a wrapper page; a script in the page measures it and posts the result to the
+/// wrapper, which writes it into its DOM.
+fn check_narrow(browser: &Path, name: &str, text: &str) {
+    let probe = r#"<script>
+(function () {
+  var findings = document.getElementById('findings');
+  var gpus = document.getElementById('gpus');
+  var out = {
+    width: window.innerWidth,
+    scrollWidth: document.documentElement.scrollWidth,
+    findingsBeforeGpus: !!(findings && gpus && findings.getBoundingClientRect().top < gpus.getBoundingClientRect().top),
+    matrixBeforeFindings: !!(findings && document.getElementById('matrix').getBoundingClientRect().top < findings.getBoundingClientRect().top)
+  };
+  window.parent.postMessage(JSON.stringify(out), '*');
+})();
+</script>"#;
+    let dir = out_dir();
+    let page = dir.join(format!("{name}-narrow.html"));
+    std::fs::write(
+        &page,
+        text.replacen("</body>", &format!("{probe}</body>"), 1),
+    )
+    .unwrap();
+    let wrapper = dir.join(format!("{name}-390.html"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"{name}-narrow.html\" width=\"390\" \
+             height=\"2400\" style=\"border:0\"></iframe><script>window.addEventListener('message', function (e) {{ \
+             var pre = document.createElement('pre'); pre.id = 'narrow'; pre.textContent = e.data; \
+             document.body.appendChild(pre); }});</script></body></html>\n"
+        ),
+    )
+    .unwrap();
+    let run = run_chromium(browser, &wrapper, &["--dump-dom".to_string()]);
+    let start = run
+        .stdout
+        .find("<pre id=\"narrow\">")
+        .expect("the probe ran")
+        + "<pre id=\"narrow\">".len();
+    let end = run.stdout[start..].find("</pre>").unwrap() + start;
+    let got: Value = serde_json::from_str(&unescape(&run.stdout[start..end])).unwrap();
+    assert_eq!(got["width"], 390, "{name}: {got}");
+    assert!(
+        got["scrollWidth"].as_u64().unwrap() <= 390,
+        "{name}: the page is wider than the phone: {got}"
+    );
+    assert_eq!(got["findingsBeforeGpus"], true, "{name}: {got}");
+    assert_eq!(got["matrixBeforeFindings"], true, "{name}: {got}");
+    let shot = dir.join(format!("{name}-390.png"));
+    let _ = std::fs::remove_file(&shot);
+    run_chromium(
+        browser,
+        &wrapper,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=500,2400".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+    );
+    assert!(std::fs::read(&shot).is_ok_and(|png| png.starts_with(b"\x89PNG")));
+}
+
+/// Writes the page, opens it, checks the DOM and saves a screenshot; returns the dumped DOM.
+fn text_of_page(page: &Path) -> String {
+    std::fs::read_to_string(page).unwrap()
+}
+
+fn check_page(browser: &Path, name: &str, report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
+    let dir = out_dir();
+    let page = dir.join(format!("{name}.html"));
+    let text = html::render(report, rules);
+    let layout = &report.layout;
+    std::fs::write(&page, &text).unwrap();
+
+    let run = run_chromium(browser, &page, &["--dump-dom".to_string()]);
+    let (tag, check) = self_check(&run.stdout);
+    let want = expected(report, layout);
+    assert_eq!(
+        check["counts"], want,
+        "{name}: drawn counts differ from the JSON report: {check}"
+    );
+    assert_eq!(
+        check["expected"], want,
+        "{name}: the page's own expectation differs: {check}"
+    );
+    assert_eq!(
+        check["errors"],
+        serde_json::json!([]),
+        "{name}: script errors: {check}"
+    );
+    assert_eq!(
+        check["violations"],
+        serde_json::json!([]),
+        "{name}: the page tried to fetch: {check}"
+    );
+    assert_eq!(check["ok"], true, "{name}: {check}");
+    assert!(tag.contains("data-ok=\"true\""), "{name}: {tag}");
+    let console = console_lines(&run.stderr);
+    assert!(console.is_empty(), "{name}: console messages: {console:#?}");
+
+    // The rendered DOM itself: cells, slices and findings as the counts say, filters in place.
+    let cells = run.stdout.matches("<td class=\"cell ").count();
+    assert_eq!(Value::from(cells), want["matrixCells"], "{name}");
+    let slices = run.stdout.matches("<rect class=\"mig-slice").count();
+    assert_eq!(Value::from(slices), want["migSlices"], "{name}");
+    // Pairs riskiest first: down the table, the worst open severity of a pair never rises.
+    let rank = |row: &str| {
+        ["critical", "high", "medium", "low", "info"]
+            .iter()
+            .position(|s| row.contains(&format!("badge sev-{s}\"")))
+            .unwrap_or(5)
+    };
+    let ranks: Vec<usize> = run
+        .stdout
+        .split("<tr class=\"pair\"")
+        .skip(1)
+        .map(|row| rank(&row[..row.find("</tr>").unwrap()]))
+        .collect();
+    assert_eq!(Value::from(ranks.len()), want["pairs"], "{name}");
+    assert!(
+        ranks.windows(2).all(|w| w[0] <= w[1]),
+        "{name}: pairs not riskiest first: {ranks:?}"
+    );
+    let articles = run.stdout.matches("<article class=\"finding").count();
+    assert_eq!(Value::from(articles), want["findings"], "{name}");
+    let total = want["findings"].as_u64().unwrap();
+    let accepted = want["accepted"].as_u64().unwrap();
+    let status = if accepted > 0 {
+        format!(
+            "Showing {} of {total} findings (accepted ones hidden)",
+            total - accepted
+        )
+    } else {
+        format!("Showing {total} of {total} findings")
+    };
+    assert!(
+        run.stdout.contains(&status),
+        "{name}: filter status not written by the script: {status}"
+    );
+    // Accepted findings are in the page, hidden until asked for.
+    let mut hidden_accepted = 0;
+    for article in run.stdout.split("<article ").skip(1) {
+        let head = &article[..article.find('>').unwrap()];
+        let is_accepted = head.contains("data-accepted=\"true\"");
+        assert_eq!(is_accepted, head.contains(" hidden"), "{name}: {head}");
+        hidden_accepted += usize::from(is_accepted);
+    }
+    assert_eq!(hidden_accepted as u64, accepted, "{name}");
+    // No Markdown backtick reaches the reader: code spans are set as code.
+    let text = visible_text(&run.stdout);
+    if let Some(at) = text.find('`') {
+        let from = text[..at]
+            .char_indices()
+            .rev()
+            .nth(80)
+            .map_or(0, |(i, _)| i);
+        panic!(
+            "{name}: a literal backtick: {}",
+            &text[from..(at + 1).min(text.len())]
+        );
+    }
+    check_narrow(browser, name, &text_of_page(&page));
+
+    let shot = dir.join(format!("{name}.png"));
+    let _ = std::fs::remove_file(&shot);
+    let run = run_chromium(
+        browser,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1400,2000".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+    );
+    let console = console_lines(&run.stderr);
+    assert!(console.is_empty(), "{name}: console messages: {console:#?}");
+    let png = std::fs::read(&shot)
+        .unwrap_or_else(|e| panic!("{name}: no screenshot at {}: {e}", shot.display()));
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
+        "{name}: screenshot is not a real PNG"
+    );
+    eprintln!("{name}: screenshot {}", shot.display());
+    run.stdout
+}
+
+#[test]
+fn sample_report_renders_cleanly_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let layout = html_fixture::sample_layout();
+    check_page(
+        &browser,
+        "sample",
+        &html_fixture::with_layout(sample_report(false), layout.clone()),
+        &sample_rules(),
+    );
+    check_page(
+        &browser,
+        "sample-partial",
+        &html_fixture::with_layout(sample_report(true), layout),
+        &sample_rules(),
+    );
+}
+
+#[test]
+fn every_example_cluster_renders_cleanly_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let examples = html_examples::audit_examples();
+    assert!(!examples.is_empty(), "no example cluster under examples/");
+    for (name, report) in &examples {
+        check_page(
+            &browser,
+            &format!("example-{name}"),
+            report,
+            &html_examples::registry_docs(),
+        );
+    }
+    eprintln!("checked {} example clusters", examples.len());
+}
+
+/// The harness catches what it must: a request the policy blocks, and a script error.
+#[test]
+fn the_browser_check_catches_requests_and_errors() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let text = html::render(
+        &html_fixture::with_layout(sample_report(false), html_fixture::sample_layout()),
+        &sample_rules(),
+    );
+    let bad = text.replacen(
+        "</main>",
+        "<img src=\"http://127.0.0.1:9/pixel.png\" alt=\"\"><script>window.undefinedFunction();</script></main>",
+        1,
+    );
+    let page = out_dir().join("negative.html");
+    std::fs::write(&page, bad).unwrap();
+    let run = run_chromium(&browser, &page, &["--dump-dom".to_string()]);
+    let (tag, check) = self_check(&run.stdout);
+    assert!(tag.contains("data-ok=\"false\""), "{tag}");
+    let violations = check["violations"].as_array().unwrap();
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.as_str().unwrap().contains("http://127.0.0.1:9/pixel.png")),
+        "{check}"
+    );
+    assert!(!check["errors"].as_array().unwrap().is_empty(), "{check}");
+    assert!(!console_lines(&run.stderr).is_empty());
+}
+
+/// The filters and the incident switch change what is shown, in the browser, through their controls.
+#[test]
+fn filters_and_incident_switch_work_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let text = html::render(
+        &html_fixture::with_layout(sample_report(false), html_fixture::sample_layout()),
+        &sample_rules(),
+    );
+    // Drives the page's controls as a reader would (set a value, the control fires `change`), and
+    // writes what is then shown into the DOM.
+    let driver = r#"<script>
+(function () {
+  function shown(selector, attr) {
+    return Array.prototype.filter.call(document.querySelectorAll(selector), function (e) { return !e.hidden; })
+      .map(function (e) { return e.getAttribute(attr); });
+  }
+  function set(id, value) {
+    var el = document.getElementById(id);
+    if (el.type === 'checkbox') { el.checked = value; } else { el.value = value; }
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+  var out = {};
+  out.initially = shown('article.finding', 'data-rule');
+  set('filter-tenant', 't2');
+  out.tenant = shown('article.finding', 'data-rule');
+  out.tenantNodes = shown('.node', 'data-node');
+  out.highlighted = document.querySelectorAll('table.matrix td.hl').length;
+  set('filter-tenant', '');
+  set('filter-severity', 'high');
+  out.severity = shown('article.finding', 'data-rule');
+  set('filter-severity', 'info');
+  set('filter-accepted', true);
+  out.withAccepted = shown('article.finding', 'data-rule');
+  set('filter-layer', 'host');
+  out.layer = shown('article.finding', 'data-rule');
+  out.layers = shown('section.layer', 'data-layer');
+  document.getElementById('filters').reset();
+  window.setTimeout(function () {
+    out.afterReset = shown('article.finding', 'data-rule').length;
+    out.status = document.getElementById('filter-status').textContent;
+    var pre = document.createElement('pre');
+    pre.id = 'driver';
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 20);
+})();
+</script>"#;
+    let page = out_dir().join("driven.html");
+    std::fs::write(
+        &page,
+        text.replacen("</body>", &format!("{driver}</body>"), 1),
+    )
+    .unwrap();
+    let run = run_chromium(&browser, &page, &["--dump-dom".to_string()]);
+    let start = run
+        .stdout
+        .find("<pre id=\"driver\">")
+        .expect("the driver ran")
+        + "<pre id=\"driver\">".len();
+    let end = run.stdout[start..].find("</pre>").unwrap() + start;
+    let got: Value = serde_json::from_str(&unescape(&run.stdout[start..end])).unwrap();
+    assert_eq!(
+        got,
+        serde_json::json!({
+            // Accepted findings (GT401) hidden until asked for.
+            "initially": ["GT101", "GT104", "GT207", "GT502"],
+            "tenant": ["GT104", "GT207"],
+            "tenantNodes": ["gpu-h100-1"],
+            // initech's row and column: three cells each, one shared.
+            "highlighted": 5,
+            "severity": ["GT101", "GT104", "GT207"],
+            "withAccepted": ["GT101", "GT104", "GT207", "GT401", "GT502"],
+            "layer": ["GT207"],
+            "layers": ["host"],
+            "afterReset": 4,
+            "status": "Showing 4 of 5 findings (accepted ones hidden)",
+        })
+    );
+    let (_, check) = self_check(&run.stdout);
+    assert_eq!(check["ok"], true, "{check}");
+}

@@ -1,0 +1,162 @@
+//! The tenant view (`gpu_trust_rules::scope`) of the example clusters, for every tenant: it keeps the
+//! tenant's own findings and groups, and no other tenant's name, namespace or workload appears
+//! anywhere in the serialised view (whatever field holds it).
+
+use gpu_trust_rules::report::AuditReport;
+use gpu_trust_rules::scope::{scope, OTHER_TENANT};
+use gpu_trust_rules::{audit, AuditInput, AuditOptions};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::common;
+
+const EXAMPLES: &[&str] = &["ml-platform", "inference-platform", "gke", "hami-kai"];
+
+fn example(name: &str) -> (AuditReport, Vec<(String, String)>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    let text = std::fs::read_to_string(dir.join("cluster.yaml")).expect("cluster");
+    let ingested = gpu_trust_ingest::ingest_text(&text, "cluster.yaml");
+    let policy_text = std::fs::read_to_string(dir.join("policy.yaml")).expect("policy");
+    let policy = gpu_trust_policy::parse(&policy_text, "policy.yaml").expect("policy parses");
+    let tenancy = policy.resolve(&ingested.fleet.namespaces);
+    let mut options = AuditOptions::new(common::today());
+    options.layout = true;
+    let report = audit(&AuditInput {
+        fleet: &ingested.fleet,
+        tenancy: &tenancy,
+        options: &options,
+    });
+    // Every workload of the fleet: (namespace, name).
+    let workloads = ingested
+        .fleet
+        .workloads
+        .iter()
+        .map(|w| (w.namespace.clone(), w.object.name.clone()))
+        .collect();
+    (report, workloads)
+}
+
+fn words(text: &str) -> BTreeSet<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .collect()
+}
+
+#[test]
+fn a_tenant_view_names_no_other_tenant_anywhere() {
+    let mut views = 0;
+    for name in EXAMPLES {
+        let (report, workloads) = example(name);
+        for tenant in &report.tenants {
+            let visible: BTreeSet<String> = [tenant.name.clone()].into();
+            let (view, redactor) = scope(&report, &visible, std::iter::empty());
+            let json = serde_json::to_string(&view).expect("json");
+            let layout = serde_json::to_string(&view.layout).expect("layout");
+            let seen = words(&json);
+            let seen_layout = words(&layout);
+            let own: BTreeSet<&str> = std::iter::once(tenant.name.as_str())
+                .chain(tenant.namespaces.iter().map(String::as_str))
+                .collect();
+            for other in report.tenants.iter().filter(|t| t.name != tenant.name) {
+                for hidden in std::iter::once(&other.name).chain(&other.namespaces) {
+                    if own.contains(hidden.as_str()) {
+                        continue;
+                    }
+                    assert!(
+                        !seen.contains(hidden.as_str()) && !seen_layout.contains(hidden.as_str()),
+                        "{name}: the view of {} names {hidden}",
+                        tenant.name
+                    );
+                    assert!(!json.contains(&format!("\"{hidden}\"")));
+                }
+            }
+            for (ns, workload) in &workloads {
+                let theirs = report
+                    .tenants
+                    .iter()
+                    .any(|t| t.name != tenant.name && t.namespaces.contains(ns));
+                let mine_too = workloads
+                    .iter()
+                    .any(|(n, w)| w == workload && tenant.namespaces.contains(n));
+                if theirs && !mine_too {
+                    assert!(
+                        !seen.contains(workload.as_str())
+                            && !seen_layout.contains(workload.as_str()),
+                        "{name}: the view of {} names {ns}/{workload}",
+                        tenant.name
+                    );
+                }
+            }
+            assert!(!redactor.leaks(&json) && !redactor.leaks(&layout));
+            // What concerns the tenant stays: each of its findings, under its own name.
+            let own_findings = report
+                .findings
+                .iter()
+                .filter(|f| f.tenants.contains(&tenant.name))
+                .count();
+            assert_eq!(view.findings.len(), own_findings, "{name}/{}", tenant.name);
+            for f in &view.findings {
+                assert!(f.tenants.contains(&tenant.name));
+                assert!(f
+                    .tenants
+                    .iter()
+                    .all(|t| t == &tenant.name || t == OTHER_TENANT));
+            }
+            let own_groups = report
+                .groups
+                .iter()
+                .filter(|g| {
+                    g.tenants.contains(&tenant.name) || g.permitted_tenants.contains(&tenant.name)
+                })
+                .count();
+            assert_eq!(view.groups.len(), own_groups);
+            assert!(view.blast_radius.iter().all(|b| b.tenant == tenant.name));
+            assert_eq!(view.tenants.len(), 1);
+            views += 1;
+        }
+    }
+    assert!(views >= 8, "{views} views checked");
+}
+
+#[test]
+fn a_shared_gpu_shows_the_other_tenants_as_one_label() {
+    let (report, _) = example("ml-platform");
+    let visible: BTreeSet<String> = ["research".to_string()].into();
+    let (view, _) = scope(&report, &visible, std::iter::empty());
+    // research shares time-sliced GPUs with the other teams: its findings say so, with the label.
+    assert!(view
+        .findings
+        .iter()
+        .any(|f| f.tenants == vec![OTHER_TENANT.to_string(), "research".to_string()]));
+    assert!(view
+        .matrix
+        .pairs
+        .iter()
+        .all(|p| p.tenants.contains(&"research".to_string())));
+    assert_eq!(view.summary.tenants, 1);
+    let open: usize = view
+        .findings
+        .iter()
+        .filter(|f| f.accepted.is_none())
+        .count();
+    let counted = view.summary.findings;
+    assert_eq!(
+        open,
+        counted.critical + counted.high + counted.medium + counted.low + counted.info
+    );
+}
+
+#[test]
+fn the_same_report_gives_the_same_view() {
+    let (report, _) = example("inference-platform");
+    let visible: BTreeSet<String> = report
+        .tenants
+        .iter()
+        .take(1)
+        .map(|t| t.name.clone())
+        .collect();
+    let a = serde_json::to_string(&scope(&report, &visible, std::iter::empty()).0).expect("json");
+    let b = serde_json::to_string(&scope(&report, &visible, std::iter::empty()).0).expect("json");
+    assert_eq!(a, b);
+}
