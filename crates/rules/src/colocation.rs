@@ -479,6 +479,70 @@ struct MeetKey {
     one_mig_gpu: bool,
 }
 
+/// A tenant's class in each of some sites: (site, class) in site order. Tenants with the same
+/// signature meet every other tenant alike in those sites.
+pub type Signature = Vec<(usize, usize)>;
+
+/// Tenants grouped by their [`Signature`] over some sites' classes: two tenants of one group, or
+/// of two groups, meet alike in those sites (save for the trust between them).
+#[derive(Debug, Clone, Default)]
+pub struct Grouped {
+    /// Per group: its signature and its tenants, sorted.
+    pub groups: Vec<(Signature, Vec<TenantId>)>,
+    /// The group of each tenant.
+    pub of: BTreeMap<TenantId, usize>,
+    /// Per site, the groups there.
+    pub present: Vec<Vec<usize>>,
+}
+
+impl Grouped {
+    /// Groups the tenants of `sites`: per site, the tenants of each class, in class order.
+    pub fn new<'t, S, C>(sites: S) -> Grouped
+    where
+        S: IntoIterator<Item = C>,
+        C: IntoIterator<Item = &'t [TenantId]>,
+    {
+        let mut signature: BTreeMap<TenantId, Signature> = BTreeMap::new();
+        let mut count = 0;
+        for (i, classes) in sites.into_iter().enumerate() {
+            count = i + 1;
+            for (c, tenants) in classes.into_iter().enumerate() {
+                for t in tenants {
+                    signature.entry(*t).or_default().push((i, c));
+                }
+            }
+        }
+        let mut by_signature: BTreeMap<Signature, Vec<TenantId>> = BTreeMap::new();
+        for (t, key) in signature {
+            by_signature.entry(key).or_default().push(t);
+        }
+        let mut out = Grouped {
+            present: vec![Vec::new(); count],
+            ..Grouped::default()
+        };
+        for (g, (key, tenants)) in by_signature.into_iter().enumerate() {
+            for (i, _) in &key {
+                out.present[*i].push(g);
+            }
+            for t in &tenants {
+                out.of.insert(*t, g);
+            }
+            out.groups.push((key, tenants));
+        }
+        out
+    }
+
+    /// The groups that share a site with `g` (`g` itself among them), sorted: the only ones its
+    /// tenants can meet, found through the sites, never by trying every group.
+    pub fn neighbours(&self, g: usize) -> BTreeSet<usize> {
+        self.groups[g]
+            .0
+            .iter()
+            .flat_map(|(i, _)| self.present[*i].iter().copied())
+            .collect()
+    }
+}
+
 /// Members of a site that [`Site::meet`] judges alike ([`Site::classes`]).
 #[derive(Debug, Clone)]
 pub struct Class<'s> {

@@ -14,7 +14,7 @@
 //! lists them (at most [`LISTED_PAIRS`]), are taken one by one. A rule that leaves out single
 //! pairs (`except`, GT104) is still judged pair by pair.
 
-use crate::colocation::{Class, Judged, Member, Site};
+use crate::colocation::{Class, Grouped, Judged, Member, Site};
 use crate::context::Context;
 use gpu_trust_model::fleet::{NodeId, WorkloadId};
 use gpu_trust_model::{Certainty, Trust};
@@ -498,75 +498,12 @@ struct Classed<'s> {
     trusts: &'static [Trust],
 }
 
-/// Tenants with the same class in the same sites of a tally: every two such groups (or two
-/// tenants of one) meet alike, save for the trust the policy sets between two tenants.
-struct Groups {
-    /// Per group, its (site position, class) in site order and its tenants, sorted.
-    groups: Vec<(Vec<(usize, usize)>, Vec<TenantId>)>,
-    of: BTreeMap<TenantId, usize>,
-    /// Per site position, the groups there.
-    present: Vec<Vec<usize>>,
-}
-
-impl Groups {
-    /// Tenants grouped by their class in each of `classed`.
-    fn of(classed: &[Classed<'_>]) -> Groups {
-        let mut sig: BTreeMap<TenantId, Vec<(usize, usize)>> = BTreeMap::new();
-        for (p, s) in classed.iter().enumerate() {
-            for (c, class) in s.classes.iter().enumerate() {
-                for t in &class.tenants {
-                    sig.entry(*t).or_default().push((p, c));
-                }
-            }
-        }
-        let mut by_sig: BTreeMap<Vec<(usize, usize)>, Vec<TenantId>> = BTreeMap::new();
-        for (t, key) in sig {
-            by_sig.entry(key).or_default().push(t);
-        }
-        let groups: Vec<(Vec<(usize, usize)>, Vec<TenantId>)> = by_sig.into_iter().collect();
-        let mut present: Vec<Vec<usize>> = vec![Vec::new(); classed.len()];
-        let mut of = BTreeMap::new();
-        for (g, (key, tenants)) in groups.iter().enumerate() {
-            for (p, _) in key {
-                present[*p].push(g);
-            }
-            for t in tenants {
-                of.insert(*t, g);
-            }
-        }
-        Groups {
-            groups,
-            of,
-            present,
-        }
-    }
-
-    /// The groups from `g` on that share a site with `g` (`g` itself among them): the only ones
-    /// its tenants can meet, found through the sites, never by trying every group.
-    fn neighbours(&self, g: usize, mark: &mut [bool]) -> Vec<usize> {
-        let mut out = Vec::new();
-        for (p, _) in &self.groups[g].0 {
-            for h in &self.present[*p] {
-                if *h >= g && !mark[*h] {
-                    mark[*h] = true;
-                    out.push(*h);
-                }
-            }
-        }
-        for h in &out {
-            mark[*h] = false;
-        }
-        out.sort_unstable();
-        out
-    }
-}
-
 /// Where two groups (or two tenants of them) meet at trust `trust`: (site position, certainty,
 /// reason), in site order.
 fn meet_groups(
     ctx: &Context<'_>,
     classed: &[Classed<'_>],
-    groups: &Groups,
+    groups: &Grouped,
     (g, h): (usize, usize),
     trust: Trust,
 ) -> Vec<(usize, Certainty, &'static str)> {
@@ -636,7 +573,11 @@ fn by_classes(
             })
         })
         .collect();
-    let groups = Groups::of(&classed);
+    let groups = Grouped::new(
+        classed
+            .iter()
+            .map(|s| s.classes.iter().map(|c| c.tenants.as_slice())),
+    );
     let default = ctx.tenancy.default_trust();
     let d = trust_index(default);
     let may = |p: usize, g: usize| -> bool {
@@ -650,9 +591,8 @@ fn by_classes(
     };
     let mut counting: BTreeMap<(usize, usize, &'static str), Counting> = BTreeMap::new();
     let n = groups.groups.len();
-    let mut mark = vec![false; n];
     for g in 0..n {
-        for h in groups.neighbours(g, &mut mark) {
+        for h in groups.neighbours(g).range(g..).copied() {
             let (a, b) = (&groups.groups[g].1, &groups.groups[h].1);
             let pairs = if g == h {
                 a.len() * a.len().saturating_sub(1) / 2
@@ -774,7 +714,7 @@ fn by_classes(
         });
     };
     for g in 0..n {
-        for h in groups.neighbours(g, &mut mark) {
+        for h in groups.neighbours(g).range(g..).copied() {
             let met = meet_groups(ctx, &classed, &groups, (g, h), default);
             if met.is_empty() {
                 continue;

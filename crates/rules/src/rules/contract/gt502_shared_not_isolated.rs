@@ -1,4 +1,4 @@
-use crate::colocation::{Class, Level, Site};
+use crate::colocation::{Class, Grouped, Level, Site};
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -184,11 +184,10 @@ fn carried(site: &Site) -> Accepts {
 struct Neighbours<'c> {
     /// Per site (by index; `None` for the control plane): its classes.
     classes: Vec<Option<Vec<Class<'c>>>>,
-    /// Per group: its (site, class) in site order, and its tenants by id and by name.
-    groups: Vec<(Vec<(usize, usize)>, Vec<TenantId>, Vec<&'c str>)>,
-    group_of: BTreeMap<TenantId, usize>,
-    /// Per site, the groups there.
-    present: Vec<Vec<usize>>,
+    /// The tenants by their classes in the sites.
+    grouped: Grouped,
+    /// Per group, its tenants' names, sorted.
+    names: Vec<Vec<&'c str>>,
 }
 
 impl<'c> Neighbours<'c> {
@@ -199,52 +198,35 @@ impl<'c> Neighbours<'c> {
             .iter()
             .map(|s| (s.level != Level::ControlPlane).then(|| s.classes(ctx.fleet, |_| ())))
             .collect();
-        let mut sig: BTreeMap<TenantId, Vec<(usize, usize)>> = BTreeMap::new();
-        for (i, cs) in classes.iter().enumerate() {
-            for (c, class) in cs.iter().flatten().enumerate() {
-                for t in &class.tenants {
-                    sig.entry(*t).or_default().push((i, c));
-                }
-            }
-        }
-        let mut by_sig: BTreeMap<Vec<(usize, usize)>, Vec<TenantId>> = BTreeMap::new();
-        for (t, key) in sig {
-            by_sig.entry(key).or_default().push(t);
-        }
-        let mut present: Vec<Vec<usize>> = vec![Vec::new(); classes.len()];
-        let mut of = BTreeMap::new();
-        let mut groups = Vec::with_capacity(by_sig.len());
-        for (g, (key, tenants)) in by_sig.into_iter().enumerate() {
-            for (i, _) in &key {
-                present[*i].push(g);
-            }
-            for t in &tenants {
-                of.insert(*t, g);
-            }
-            let mut names: Vec<&'c str> = tenants.iter().map(|t| ctx.tenant_name(*t)).collect();
-            names.sort_unstable();
-            groups.push((key, tenants, names));
-        }
+        let grouped = Grouped::new(
+            classes
+                .iter()
+                .map(|cs| cs.iter().flatten().map(|c| c.tenants.as_slice())),
+        );
+        let names = grouped
+            .groups
+            .iter()
+            .map(|(_, tenants)| {
+                let mut names: Vec<&'c str> = tenants.iter().map(|t| ctx.tenant_name(*t)).collect();
+                names.sort_unstable();
+                names
+            })
+            .collect();
         Neighbours {
             classes,
-            groups,
-            group_of: of,
-            present,
+            grouped,
+            names,
         }
     }
 
     /// What `tenant` accepts from its neighbours; `None` when it meets none.
     fn of(&self, ctx: &Context<'_>, tenant: TenantId) -> Option<Accepted> {
-        let g = *self.group_of.get(&tenant)?;
-        let mine = &self.groups[g].0;
-        let mut candidates: BTreeSet<usize> = BTreeSet::new();
-        for (i, _) in mine {
-            candidates.extend(self.present[*i].iter().copied());
-        }
+        let g = *self.grouped.of.get(&tenant)?;
+        let mine = &self.grouped.groups[g].0;
         let mut met_sites: BTreeSet<usize> = BTreeSet::new();
         let mut statements: BTreeMap<(Accepts, Certainty), Vec<usize>> = BTreeMap::new();
-        for h in candidates {
-            let (theirs, tenants, _) = &self.groups[h];
+        for h in self.grouped.neighbours(g) {
+            let (theirs, tenants) = &self.grouped.groups[h];
             if tenants.len() <= usize::from(h == g) {
                 continue;
             }
@@ -289,18 +271,23 @@ impl<'c> Neighbours<'c> {
                 // its first two.
                 let first = hs
                     .iter()
-                    .filter_map(|h| self.groups[*h].1.iter().take(2).find(|t| **t != tenant))
+                    .filter_map(|h| {
+                        self.grouped.groups[*h]
+                            .1
+                            .iter()
+                            .take(2)
+                            .find(|t| **t != tenant)
+                    })
                     .min()
                     .copied()?;
                 let count = hs
                     .iter()
-                    .map(|h| self.groups[*h].1.len() - usize::from(*h == g))
+                    .map(|h| self.grouped.groups[*h].1.len() - usize::from(*h == g))
                     .sum();
                 let mut names: Vec<&str> = hs
                     .iter()
                     .flat_map(|h| {
-                        self.groups[*h]
-                            .2
+                        self.names[*h]
                             .iter()
                             .filter(|n| **n != me)
                             .take(text::MAX_NAMES + 1)
