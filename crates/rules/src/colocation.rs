@@ -367,6 +367,67 @@ impl Site {
         }
     }
 
+    /// The members in classes that [`Site::meet`] judges alike: two members of one class meet
+    /// every member of the site in the same way, so pairs are counted class by class, never member
+    /// by member. A class holds the members of one key (what `meet` reads of a member: whether it
+    /// may be placed there, is pinned, how many units its demand needs, whether one MIG GPU carries
+    /// its instances) and one `extra` value (what the caller tells apart besides), in key order,
+    /// its tenants in member order. The demand counts in units of the device up to the units of the
+    /// node (more cannot make the pigeonhole surer), so the classes of a node are few, whatever its
+    /// tenants.
+    pub fn classes<K: Ord>(&self, fleet: &Fleet, extra: impl Fn(TenantId) -> K) -> Vec<Class<'_>> {
+        let units = self.demand_units(fleet);
+        let mut by_key: BTreeMap<(MeetKey, K), Class<'_>> = BTreeMap::new();
+        for (t, m) in &self.members {
+            let key = match &self.judge {
+                Judge::Permitted => MeetKey {
+                    may: m.may,
+                    ..MeetKey::default()
+                },
+                Judge::SameNode | Judge::Cluster => MeetKey::default(),
+                Judge::Device { .. } => MeetKey {
+                    pinned: m.pinned,
+                    units: units.map_or(0, |(per, n)| m.demand.max(1).div_ceil(per).min(n)),
+                    ..MeetKey::default()
+                },
+                Judge::MigGpu => MeetKey {
+                    pinned: m.pinned,
+                    one_mig_gpu: m.mig_gpus == 1,
+                    ..MeetKey::default()
+                },
+            };
+            by_key
+                .entry((key, extra(*t)))
+                .or_insert_with(|| Class {
+                    rep: m,
+                    tenants: Vec::new(),
+                })
+                .tenants
+                .push(*t);
+        }
+        by_key.into_values().collect()
+    }
+
+    /// For a device site whose certainty depends on the members' demand (replicated GPUs or MIG
+    /// instances): the replicas per unit and the units of the node; `None` where demand decides
+    /// nothing (no units known, or a unit whose certainty does not read it).
+    fn demand_units(&self, fleet: &Fleet) -> Option<(u64, u64)> {
+        let Judge::Device { unit, .. } = &self.judge else {
+            return None;
+        };
+        let node = self.node_gpu(fleet)?;
+        let (per, units) = match unit {
+            Unit::SharedGpu { resource } => (node.sharing.replicas_for(resource), gpu_count(node)),
+            Unit::SharedMigInstance { profile } => (
+                node.sharing.replicas_for(&catalogue::mig_resource(profile)),
+                instances_of(node, profile),
+            ),
+            _ => return None,
+        };
+        // `pigeonhole` with no units known judges every demand alike.
+        (units > 0).then_some((u64::from(per).max(1), units))
+    }
+
     /// The strongest certainty any two members can meet with here (without judging them all):
     /// `observed` for a node or the API server, `permitted` for a permitted site, else `None` (judge
     /// the pairs).
@@ -405,6 +466,101 @@ impl Site {
         let k = self.members.len();
         let scheduled = self.members.values().filter(|m| !m.may).count();
         k * k.saturating_sub(1) / 2 - scheduled * scheduled.saturating_sub(1) / 2
+    }
+}
+
+/// What [`Site::meet`] reads of a member, in [`Site::classes`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct MeetKey {
+    may: bool,
+    pinned: bool,
+    /// Units of the device its demand needs, up to the units of the node (device sites).
+    units: u64,
+    one_mig_gpu: bool,
+}
+
+/// A tenant's class in each of some sites: (site, class) in site order. Tenants with the same
+/// signature meet every other tenant alike in those sites.
+pub type Signature = Vec<(usize, usize)>;
+
+/// Tenants grouped by their [`Signature`] over some sites' classes: two tenants of one group, or
+/// of two groups, meet alike in those sites (save for the trust between them).
+#[derive(Debug, Clone, Default)]
+pub struct Grouped {
+    /// Per group: its signature and its tenants, sorted.
+    pub groups: Vec<(Signature, Vec<TenantId>)>,
+    /// The group of each tenant.
+    pub of: BTreeMap<TenantId, usize>,
+    /// Per site, the groups there.
+    pub present: Vec<Vec<usize>>,
+}
+
+impl Grouped {
+    /// Groups the tenants of `sites`: per site, the tenants of each class, in class order.
+    pub fn new<'t, S, C>(sites: S) -> Grouped
+    where
+        S: IntoIterator<Item = C>,
+        C: IntoIterator<Item = &'t [TenantId]>,
+    {
+        let mut signature: BTreeMap<TenantId, Signature> = BTreeMap::new();
+        let mut count = 0;
+        for (i, classes) in sites.into_iter().enumerate() {
+            count = i + 1;
+            for (c, tenants) in classes.into_iter().enumerate() {
+                for t in tenants {
+                    signature.entry(*t).or_default().push((i, c));
+                }
+            }
+        }
+        let mut by_signature: BTreeMap<Signature, Vec<TenantId>> = BTreeMap::new();
+        for (t, key) in signature {
+            by_signature.entry(key).or_default().push(t);
+        }
+        let mut out = Grouped {
+            present: vec![Vec::new(); count],
+            ..Grouped::default()
+        };
+        for (g, (key, tenants)) in by_signature.into_iter().enumerate() {
+            for (i, _) in &key {
+                out.present[*i].push(g);
+            }
+            for t in &tenants {
+                out.of.insert(*t, g);
+            }
+            out.groups.push((key, tenants));
+        }
+        out
+    }
+
+    /// The groups that share a site with `g` (`g` itself among them), sorted: the only ones its
+    /// tenants can meet, found through the sites, never by trying every group.
+    pub fn neighbours(&self, g: usize) -> BTreeSet<usize> {
+        self.groups[g]
+            .0
+            .iter()
+            .flat_map(|(i, _)| self.present[*i].iter().copied())
+            .collect()
+    }
+}
+
+/// Members of a site that [`Site::meet`] judges alike ([`Site::classes`]).
+#[derive(Debug, Clone)]
+pub struct Class<'s> {
+    /// One of them: how it meets another class's is how each of them does.
+    pub rep: &'s Member,
+    /// Its tenants, sorted.
+    pub tenants: Vec<TenantId>,
+}
+
+impl Class<'_> {
+    /// The pairs of members of `self` and `other` (the same class: its pairs among themselves).
+    pub fn pairs_with(&self, other: &Class<'_>, same: bool) -> usize {
+        let n = self.tenants.len();
+        if same {
+            n * n.saturating_sub(1) / 2
+        } else {
+            n * other.tenants.len()
+        }
     }
 }
 
@@ -1330,6 +1486,16 @@ pub(crate) mod tests {
     thread_local! {
         /// Co-location analyses computed on this thread (tests count them: one per audit).
         pub(crate) static COMPUTED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Set while a test audits with every pair judged on its own, the reference that counting by
+    /// classes ([`super::Site::classes`]) is compared with (`crate::pairwise_tests`).
+    pub(crate) static PAIRWISE: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// Whether the audit judges pair by pair ([`PAIRWISE`]).
+    pub(crate) fn pairwise() -> bool {
+        PAIRWISE.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     use super::{unit_pins, DeviceSlot, Members, Pin};

@@ -23,6 +23,8 @@ pub mod coverage;
 pub mod groups;
 pub mod layout;
 mod owner;
+#[cfg(test)]
+mod pairwise_tests;
 mod parallel;
 pub mod registry;
 pub mod report;
@@ -30,6 +32,10 @@ mod rules;
 pub mod scope;
 pub mod sink;
 mod text;
+
+// The tests' fleet builder names the crate as the integration tests do.
+#[cfg(test)]
+extern crate self as gpu_trust_rules;
 
 pub use advisories::Advisories;
 pub use audit::{audit, AuditInput, AuditOptions};

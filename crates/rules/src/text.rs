@@ -21,7 +21,7 @@ pub fn list<S: AsRef<str>>(items: &[S]) -> String {
 }
 
 /// A list of `total` items of which the first are `shown` (at least `MAX_NAMES + 1` of them, or all).
-fn list_of(shown: &[&str], total: usize) -> String {
+pub fn list_of(shown: &[&str], total: usize) -> String {
     match total {
         0 => String::new(),
         1 => shown[0].to_string(),

@@ -8,9 +8,13 @@
 //! another. When the pairs are few ([`LISTED_PAIRS`]) they are listed one by one.
 //!
 //! Counting never builds a value per pair when one site holds many and everyone there meets alike:
-//! its pairs are counted from its size and the policy's explicit trust relations.
+//! its pairs are counted from its size and the policy's explicit trust relations. Otherwise the
+//! tenants are grouped by their class in each site ([`Site::classes`]) and every two groups are
+//! judged once; only the pairs the policy's relations set apart, and the pairs of a finding that
+//! lists them (at most [`LISTED_PAIRS`]), are taken one by one. A rule that leaves out single
+//! pairs (`except`, GT104) is still judged pair by pair.
 
-use crate::colocation::{Judged, Member, Site};
+use crate::colocation::{Class, Grouped, Judged, Member, Site};
 use crate::context::Context;
 use gpu_trust_model::fleet::{NodeId, WorkloadId};
 use gpu_trust_model::{Certainty, Trust};
@@ -378,9 +382,29 @@ fn count_uniform(
     })
 }
 
-/// Judges every pair of every site: each pair counted once with its strongest certainty, a share per
-/// site, certainty and reason, and the pairs listed when they are few.
+/// Counts the pairs of `sites`: each pair once with its strongest certainty, a share per site,
+/// certainty and reason, and the pairs listed when they are few. Counted class by class
+/// ([`by_classes`]), except for a rule that leaves out pairs one by one (`except`) and for one
+/// pair (`only`), which are judged pair by pair.
 fn enumerate(
+    ctx: &Context<'_>,
+    sites: &[usize],
+    relevant: &Relevant<'_>,
+    counts: &mut [[usize; 3]; 3],
+    shares: &mut Vec<Share>,
+) -> Option<Vec<CoveredPair>> {
+    #[cfg(test)]
+    if crate::colocation::tests::pairwise() {
+        return pair_by_pair(ctx, sites, relevant, counts, shares);
+    }
+    if relevant.except.is_some() || relevant.only.is_some() {
+        return pair_by_pair(ctx, sites, relevant, counts, shares);
+    }
+    by_classes(ctx, sites, relevant, counts, shares)
+}
+
+/// [`enumerate`] judging every pair of every site on its own (with `only`, the one pair).
+fn pair_by_pair(
     ctx: &Context<'_>,
     sites: &[usize],
     relevant: &Relevant<'_>,
@@ -391,7 +415,11 @@ fn enumerate(
     let mut seen: Vec<(TenantId, TenantId, u8, usize)> = Vec::new();
     for id in sites {
         let Some(site) = ctx.site(*id) else { continue };
-        let members: Vec<(&TenantId, &Member)> = site.members.iter().collect();
+        let members: Vec<(&TenantId, &Member)> = site
+            .members
+            .iter()
+            .filter(|(t, _)| relevant.only.is_none_or(|(x, y)| **t == x || **t == y))
+            .collect();
         let mut building: BTreeMap<(usize, &'static str), Building> = BTreeMap::new();
         for (i, (a, ma)) in members.iter().enumerate() {
             for (b, mb) in &members[i + 1..] {
@@ -458,6 +486,296 @@ fn enumerate(
         }
     }
     (distinct <= LISTED_PAIRS).then_some(listed)
+}
+
+/// One site of a tally in classes ([`Site::classes`]), split by whether the rule reports pairs
+/// that involve the class's tenants (`involving`).
+struct Classed<'s> {
+    id: usize,
+    site: &'s Site,
+    classes: Vec<Class<'s>>,
+    involved: Vec<bool>,
+    trusts: &'static [Trust],
+}
+
+/// Where two groups (or two tenants of them) meet at trust `trust`: (site position, certainty,
+/// reason), in site order.
+fn meet_groups(
+    ctx: &Context<'_>,
+    classed: &[Classed<'_>],
+    groups: &Grouped,
+    (g, h): (usize, usize),
+    trust: Trust,
+) -> Vec<(usize, Certainty, &'static str)> {
+    let (a, b) = (&groups.groups[g].0, &groups.groups[h].0);
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while let (Some((pa, ca)), Some((pb, cb))) = (a.get(i), b.get(j)) {
+        if pa < pb {
+            i += 1;
+            continue;
+        }
+        if pb < pa {
+            j += 1;
+            continue;
+        }
+        i += 1;
+        j += 1;
+        let s = &classed[*pa];
+        if !s.trusts.contains(&trust) || !(s.involved[*ca] || s.involved[*cb]) {
+            continue;
+        }
+        if let Some((c, reason)) = s
+            .site
+            .meet(ctx.fleet, s.classes[*ca].rep, s.classes[*cb].rep)
+        {
+            out.push((*pa, c, reason));
+        }
+    }
+    out
+}
+
+/// A share while counting by classes: its pairs by trust, per group the partners each of its
+/// tenants has there by the default trust, per tenant what the policy's relations change of that,
+/// and (permitted sites) the pairs of two members that may both be placed there.
+#[derive(Default)]
+struct Counting {
+    counts: [usize; 3],
+    partners: BTreeMap<usize, usize>,
+    delta: BTreeMap<TenantId, isize>,
+    both_may: usize,
+}
+
+/// [`enumerate`] class by class: the tenants of the sites are grouped by their class in each site,
+/// every two groups are judged once (their pairs all meet alike at the default trust), and the
+/// pairs the policy's relations give another trust are judged one by one. Costs the groups'
+/// pairs, the relations and the size of the sites, never the pairs of tenants (the pairs are listed
+/// only when they are few).
+fn by_classes(
+    ctx: &Context<'_>,
+    sites: &[usize],
+    relevant: &Relevant<'_>,
+    counts: &mut [[usize; 3]; 3],
+    shares: &mut Vec<Share>,
+) -> Option<Vec<CoveredPair>> {
+    let classed: Vec<Classed<'_>> = sites
+        .iter()
+        .filter_map(|id| {
+            let site = ctx.site(*id)?;
+            let involved = |t: TenantId| relevant.involving.is_none_or(|set| set.contains(&t));
+            let classes = site.classes(ctx.fleet, involved);
+            Some(Classed {
+                id: *id,
+                site,
+                involved: classes.iter().map(|c| involved(c.tenants[0])).collect(),
+                classes,
+                trusts: (relevant.trusts)(site),
+            })
+        })
+        .collect();
+    let groups = Grouped::new(
+        classed
+            .iter()
+            .map(|s| s.classes.iter().map(|c| c.tenants.as_slice())),
+    );
+    let default = ctx.tenancy.default_trust();
+    let d = trust_index(default);
+    let may = |p: usize, g: usize| -> bool {
+        let s = &classed[p];
+        s.site.permitted
+            && groups.groups[g]
+                .0
+                .iter()
+                .find(|(q, _)| *q == p)
+                .is_some_and(|(_, c)| s.classes[*c].rep.may)
+    };
+    let mut counting: BTreeMap<(usize, usize, &'static str), Counting> = BTreeMap::new();
+    let n = groups.groups.len();
+    for g in 0..n {
+        for h in groups.neighbours(g).range(g..).copied() {
+            let (a, b) = (&groups.groups[g].1, &groups.groups[h].1);
+            let pairs = if g == h {
+                a.len() * a.len().saturating_sub(1) / 2
+            } else {
+                a.len() * b.len()
+            };
+            if pairs == 0 {
+                continue;
+            }
+            let met = meet_groups(ctx, &classed, &groups, (g, h), default);
+            let Some(strongest) = met.iter().map(|m| m.1).min() else {
+                continue;
+            };
+            counts[d][certainty_index(strongest)] += pairs;
+            for (p, c, reason) in met {
+                let share = counting.entry((p, certainty_index(c), reason)).or_default();
+                share.counts[d] += pairs;
+                *share.partners.entry(g).or_default() += b.len() - usize::from(g == h);
+                if g != h {
+                    *share.partners.entry(h).or_default() += a.len();
+                }
+                if may(p, g) && may(p, h) {
+                    share.both_may += pairs;
+                }
+            }
+        }
+    }
+    // The pairs whose trust a relation sets apart from the default: out of the default's counts,
+    // into their own.
+    let mut related: BTreeMap<(TenantId, TenantId), Trust> = BTreeMap::new();
+    for ([a, b], level, _) in ctx.tenancy.relations() {
+        if level == default {
+            continue;
+        }
+        let (Some(ga), Some(gb)) = (groups.of.get(&a), groups.of.get(&b)) else {
+            continue;
+        };
+        related.insert((a, b), level);
+        for (trust, sign) in [(default, -1isize), (level, 1)] {
+            let met = meet_groups(ctx, &classed, &groups, (*ga, *gb), trust);
+            let Some(strongest) = met.iter().map(|m| m.1).min() else {
+                continue;
+            };
+            let cell = &mut counts[trust_index(trust)][certainty_index(strongest)];
+            *cell = cell.saturating_add_signed(sign);
+            for (p, c, reason) in met {
+                let share = counting.entry((p, certainty_index(c), reason)).or_default();
+                let cell = &mut share.counts[trust_index(trust)];
+                *cell = cell.saturating_add_signed(sign);
+                *share.delta.entry(a).or_default() += sign;
+                *share.delta.entry(b).or_default() += sign;
+                if may(p, *ga) && may(p, *gb) {
+                    share.both_may = share.both_may.saturating_add_signed(sign);
+                }
+            }
+        }
+    }
+    for ((p, c, reason), share) in counting {
+        if share.counts.iter().sum::<usize>() == 0 {
+            continue;
+        }
+        let s = &classed[p];
+        let mut tenants: BTreeSet<TenantId> = BTreeSet::new();
+        for (g, partners) in &share.partners {
+            for t in &groups.groups[*g].1 {
+                let delta = share.delta.get(t).copied().unwrap_or(0);
+                if partners.checked_add_signed(delta).is_some_and(|n| n > 0) {
+                    tenants.insert(*t);
+                }
+            }
+        }
+        for (t, delta) in &share.delta {
+            let grouped = groups
+                .of
+                .get(t)
+                .is_some_and(|g| share.partners.contains_key(g));
+            if !grouped && *delta > 0 {
+                tenants.insert(*t);
+            }
+        }
+        let scheduled: BTreeSet<TenantId> = if s.site.permitted {
+            tenants
+                .iter()
+                .copied()
+                .filter(|t| s.site.members.get(t).is_some_and(|m| !m.may))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        let every_pair = every_pair_counted(ctx, s.site, &tenants, &share.counts, &related);
+        shares.push(Share {
+            site: s.id,
+            certainty: CERTAINTIES[c],
+            reason,
+            counts: share.counts,
+            nodes: nodes_of(ctx, s.site, share.both_may > 0, &scheduled),
+            workloads: workloads_of(s.site, &tenants),
+            tenants: tenants.into_iter().collect(),
+            every_pair,
+        });
+    }
+    if counts.iter().flatten().sum::<usize>() > LISTED_PAIRS {
+        return None;
+    }
+    // Few enough to list: the pairs of every two groups that meet, one by one.
+    let mut listed: Vec<CoveredPair> = Vec::new();
+    let mut list = |a: TenantId, b: TenantId, trust: Trust, met: &[(usize, Certainty, &str)]| {
+        let Some(certainty) = met.iter().map(|m| m.1).min() else {
+            return;
+        };
+        let mut on: Vec<usize> = met.iter().map(|m| classed[m.0].id).collect();
+        on.sort_unstable();
+        on.dedup();
+        listed.push(CoveredPair {
+            tenants: (a.min(b), a.max(b)),
+            trust,
+            certainty,
+            sites: on,
+        });
+    };
+    for g in 0..n {
+        for h in groups.neighbours(g).range(g..).copied() {
+            let met = meet_groups(ctx, &classed, &groups, (g, h), default);
+            if met.is_empty() {
+                continue;
+            }
+            let (a, b) = (&groups.groups[g].1, &groups.groups[h].1);
+            for (i, x) in a.iter().enumerate() {
+                let others = if g == h { &a[i + 1..] } else { &b[..] };
+                for y in others {
+                    if !related.contains_key(&((*x).min(*y), (*x).max(*y))) {
+                        list(*x, *y, default, &met);
+                    }
+                }
+            }
+        }
+    }
+    for ((a, b), trust) in &related {
+        if let (Some(ga), Some(gb)) = (groups.of.get(a), groups.of.get(b)) {
+            let met = meet_groups(ctx, &classed, &groups, (*ga, *gb), *trust);
+            list(*a, *b, *trust, &met);
+        }
+    }
+    listed.sort_by_key(|p| p.tenants);
+    Some(listed)
+}
+
+/// [`every_pair`] from counts: the pairs of `tenants` (in a permitted site, with one that may be
+/// placed there) whose trust is one of the share's, the default's from their number and the
+/// relations' one by one.
+fn every_pair_counted(
+    ctx: &Context<'_>,
+    site: &Site,
+    tenants: &BTreeSet<TenantId>,
+    counts: &[usize; 3],
+    related: &BTreeMap<(TenantId, TenantId), Trust>,
+) -> bool {
+    let reported = |t: Trust| counts[trust_index(t)] > 0;
+    let may = |t: &TenantId| site.members.get(t).is_some_and(|m| m.may);
+    let n = tenants.len();
+    let scheduled = if site.permitted {
+        tenants.iter().filter(|t| !may(t)).count()
+    } else {
+        0
+    };
+    let positions = n * n.saturating_sub(1) / 2 - scheduled * scheduled.saturating_sub(1) / 2;
+    let (mut apart, mut apart_reported) = (0usize, 0usize);
+    for ((a, b), trust) in related {
+        if !tenants.contains(a) || !tenants.contains(b) {
+            continue;
+        }
+        if site.permitted && !may(a) && !may(b) {
+            continue;
+        }
+        apart += 1;
+        apart_reported += usize::from(reported(*trust));
+    }
+    let default = if reported(ctx.tenancy.default_trust()) {
+        positions - apart
+    } else {
+        0
+    };
+    default + apart_reported == counts.iter().sum::<usize>()
 }
 
 /// Whether every two tenants of a share whose trust is one of its trust levels (and, in a
