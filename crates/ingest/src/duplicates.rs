@@ -7,6 +7,7 @@ use crate::nodes::ConfigMapDraft;
 use crate::nodes::NodeDraft;
 use crate::workload_placement::WorkloadDraft;
 use gpu_trust_model::fleet::{AnnotatedAcceptance, RuntimeClassInfo, WorkloadKind};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use std::collections::BTreeMap;
 
@@ -18,7 +19,7 @@ pub(crate) fn conflict(
     first: &Location,
     differences: &[String],
 ) -> Diagnostic {
-    Diagnostic::error(
+    Diagnostic::error(Code::ConflictingDuplicate,
         here.clone(),
         format!(
             "{what} is also at {first} with different contents ({}): which one the cluster runs cannot be judged; give it once (a kustomize base and its patches: audit what `kubectl kustomize` renders)",

@@ -7,6 +7,7 @@ use crate::controllers::{Controller, Reads};
 use crate::discover::{self, At, Embedded};
 use crate::{kserve, kubevirt};
 use gpu_trust_model::fleet::{WorkloadClass, WorkloadKind};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef};
 use gpu_trust_source::{read_stream, Entry, Format, ReadOptions};
 
@@ -114,6 +115,7 @@ impl Collector {
         }
         if self.embedding.is_some() {
             self.report(Diagnostic::warning(
+                Code::UnauditedManifest,
                 owner.location.clone(),
                 format!("{owner}: resource manifests inside a resource manifest are not read"),
             ));
@@ -154,6 +156,7 @@ impl Collector {
                 Ok(f) => f,
                 Err(e) => {
                     self.report(Diagnostic::warning(
+                        Code::NotAPodTemplate,
                         e.location,
                         format!(
                             "{r}: {} is shaped like a pod template but is not one ({}); not read",
@@ -181,13 +184,13 @@ impl Collector {
             }
         }
         if truncated {
-            self.report(Diagnostic::warning(
+            self.report(Diagnostic::warning(Code::SearchStopped,
                 loc.clone(),
                 format!("{r}: the search for pod templates stopped at its bounds; what is deeper is not read"),
             ));
         }
         if !gpu_paths.is_empty() {
-            self.report(Diagnostic::warning(
+            self.report(Diagnostic::warning(Code::ControllerUnknown,
                 loc,
                 format!(
                     "{r}: a kind gpu-trust has no controller for; the pod templates found by their shape at {} request GPUs and are audited, each counted as the `replicas` beside it, or one",
@@ -200,7 +203,7 @@ impl Collector {
                     Some(p) => Location::new(loc.file.clone(), p.line, p.column),
                     None => loc,
                 };
-                return Err(Diagnostic::error(
+                return Err(Diagnostic::error(Code::UnreadableGpuWorkload,
                     at,
                     format!(
                         "{r} names a GPU resource at {path} but holds no pod template gpu-trust can read: what it runs would not be audited"
@@ -224,7 +227,7 @@ impl Collector {
                     && (r.kind == "ClusterTrainingRuntime" || r.namespace == ns)
             });
             if runtime.is_none() {
-                self.diagnostics.push(Diagnostic::warning(
+                self.diagnostics.push(Diagnostic::warning(Code::RuntimeMissing,
                     job.object.location.clone(),
                     format!(
                         "{}: its {} {} is not in the input; its trainer nodes are read from the TrainJob alone and taken to tolerate every taint (the runtime's scheduling constraints are unknown)",
@@ -257,7 +260,7 @@ impl Collector {
             {
                 Ok(found) => found,
                 Err(why) => {
-                    self.diagnostics.push(Diagnostic::warning(
+                    self.diagnostics.push(Diagnostic::warning(Code::ServingRuntimeUnknown,
                         p.object.location.clone(),
                         format!(
                             "{}: {why}; the image of its predictor, and so the server it runs, is unknown",

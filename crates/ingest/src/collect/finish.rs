@@ -13,6 +13,7 @@ use gpu_trust_model::fleet::{
     Fleet, Ingested, NamespaceInfo, Node, RuntimeClassInfo, Unresolved, Workload,
 };
 use gpu_trust_model::resource;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, ObjectRef, Version};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,7 +28,7 @@ impl Collector {
                 let Some((c, gpu_instance)) = resource::compute_instance(name) else {
                     continue;
                 };
-                self.diagnostics.push(Diagnostic::error(
+                self.diagnostics.push(Diagnostic::error(Code::UnjudgedDevice,
                     w.object.location.clone(),
                     format!(
                         "{} requests `{name}`: {c} compute slice(s) of a {gpu_instance} MIG GPU instance, whose compute instances share its memory and engines with each other (NVIDIA MIG user guide); gpu-trust does not model compute instances, so whom it shares that memory with is not judged (NVIDIA's device plugin advertises no compute-instance profile by default: k8s-device-plugin internal/rm/rm.go names only profiles whose compute slices equal the GPU instance's)",
@@ -40,7 +41,7 @@ impl Collector {
             for w in &self.workloads {
                 let w = &w.workload;
                 if w.gpu.resources.contains_key(name) {
-                    self.diagnostics.push(Diagnostic::error(
+                    self.diagnostics.push(Diagnostic::error(Code::UnjudgedDevice,
                         w.object.location.clone(),
                         format!(
                             "{} requests `{name}`: {why} ({}:{}); what it gets, and whom it shares it with, is not judged",
@@ -67,6 +68,7 @@ impl Collector {
         policies.sort_by(|a, b| a.0.cmp(&b.0));
         if policies.len() > 1 {
             diagnostics.push(Diagnostic::warning(
+                Code::SeveralOperatorConfigs,
                 policies[1].0.location.clone(),
                 format!(
                     "more than one ClusterPolicy; the GPU Operator uses one, taken here as {}",
@@ -170,7 +172,7 @@ impl Collector {
         let acceptances =
             unique_acceptances(std::mem::take(&mut self.acceptances), &mut diagnostics);
         for (_, (first, n)) in std::mem::take(&mut self.unnamespaced) {
-            diagnostics.push(Diagnostic::warning(
+            diagnostics.push(Diagnostic::warning(Code::MissingNamespace,
                 first,
                 format!(
                     "{} in this file {} no metadata.namespace: {} audited in namespace `default`, but `kubectl apply` puts {} in its context's namespace (or `-n`), and Helm in the release's; write the namespace in the manifests (or render with `helm template --namespace NS`)",
@@ -216,6 +218,7 @@ impl Collector {
         found.sort_by(|a, b| a.0.cmp(&b.0));
         for (r, _) in found.iter().skip(1) {
             diagnostics.push(Diagnostic::warning(
+                Code::SeveralOperatorConfigs,
                 r.location.clone(),
                 format!(
                     "more than one GPUCluster; the GPU Operator uses one, taken here as {}",
@@ -225,7 +228,7 @@ impl Collector {
         }
         let (r, g) = found.into_iter().next()?;
         if let Some(p) = policy {
-            diagnostics.push(Diagnostic::warning(
+            diagnostics.push(Diagnostic::warning(Code::SeveralOperatorConfigs,
                 r.location.clone(),
                 format!(
                     "GPUCluster {} and ClusterPolicy {} are both in the input; the GPU Operator does not use them together",

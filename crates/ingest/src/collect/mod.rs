@@ -19,6 +19,7 @@ use crate::nodes::{ConfigMapDraft, NodeDraft};
 use crate::workload_placement::WorkloadDraft;
 use crate::{annotations, api, cluster, crd, dra, kserve, platforms, rbac, Options};
 use gpu_trust_model::fleet::RuntimeClassInfo;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef};
 use gpu_trust_source::{Entry, Limits, Object};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -92,6 +93,7 @@ impl<'t, 'a> Doc<'t, 'a> {
             return gpu_trust_source::de::seed_from_node(seed, n).map_err(|e| {
                 let pos = if e.pos.line == 0 { n.pos } else { e.pos };
                 Diagnostic::error(
+                    Code::InvalidValue,
                     Location::new(self.location.file.clone(), pos.line, pos.column),
                     e.message,
                 )
@@ -99,9 +101,9 @@ impl<'t, 'a> Doc<'t, 'a> {
         }
         if let Some(v) = self.json {
             use serde::de::DeserializeSeed;
-            return seed
-                .deserialize(v)
-                .map_err(|e| Diagnostic::error(self.location.clone(), e.to_string()));
+            return seed.deserialize(v).map_err(|e| {
+                Diagnostic::error(Code::InvalidValue, self.location.clone(), e.to_string())
+            });
         }
         match self.object {
             Some(o) => o.deserialize_seed(seed),
@@ -266,6 +268,7 @@ impl Collector {
     pub(crate) fn end_document(&mut self, pending: &mut Vec<Object<'_>>) {
         for o in pending.drain(..) {
             self.diagnostics.push(Diagnostic::error(
+                Code::NotAnObject,
                 o.location(),
                 "list item without apiVersion and kind, in a list that does not name its item kind",
             ));
@@ -357,7 +360,7 @@ impl Collector {
     fn report(&mut self, mut d: Diagnostic) {
         if let Some((owner, _)) = &self.embedding {
             if d.is_error() {
-                d = Diagnostic::warning(
+                d = Diagnostic::warning(Code::UnauditedManifest,
                     d.location.clone(),
                     format!(
                         "{} (in a resource manifest of {owner}, filled in when it runs: this object is not audited)",
@@ -417,13 +420,19 @@ impl Collector {
                     let root = doc.root().or(owned.as_ref().map(At::Json));
                     not_an_object(root)
                 };
-                self.report(Diagnostic::error(doc.location.clone(), message))
+                self.report(Diagnostic::error(
+                    Code::NotAnObject,
+                    doc.location.clone(),
+                    message,
+                ))
             }
             Dispatched::NotAnObject => self.report(Diagnostic::error(
+                Code::NotAnObject,
                 doc.location.clone(),
                 "not a Kubernetes object: expected a mapping with string apiVersion and kind",
             )),
             Dispatched::BadList => self.report(Diagnostic::error(
+                Code::NotAnObject,
                 doc.location.clone(),
                 "the items of a list must be a sequence of objects",
             )),
@@ -463,18 +472,22 @@ impl Collector {
                 .map_or(doc.location.clone(), |a| a.location(&doc.location))
         };
         if let Some(message) = kinds::unrendered(group, kind) {
-            return Err(Diagnostic::error(field_location("kind"), message));
+            return Err(Diagnostic::error(
+                Code::UnrenderedInput,
+                field_location("kind"),
+                message,
+            ));
         }
         if let Some(r) = kinds::refusal(api, kind) {
             let loc = field_location(r.field);
             return Err(if r.error {
-                Diagnostic::error(loc, r.message)
+                Diagnostic::error(Code::RefusedKind, loc, r.message)
             } else {
-                Diagnostic::warning(loc, r.message)
+                Diagnostic::warning(Code::UnreadApiVersion, loc, r.message)
             });
         }
         if let Some(c) = controllers::misspelled(group, kind) {
-            return Err(Diagnostic::error(
+            return Err(Diagnostic::error(Code::RefusedKind,
                 field_location("kind"),
                 format!(
                     "kind {kind:?} does not exist in {group} (kinds are case-sensitive) and the API server would refuse this object; did you mean {:?}?",

@@ -4,6 +4,7 @@ use super::Collector;
 use crate::workload_placement::WorkloadDraft;
 use crate::{cluster, workloads};
 use gpu_trust_model::fleet::{Workload, WorkloadClass, WorkloadKind};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, ObjectRef};
 use k8s_openapi::api::core::v1 as core;
 use std::collections::BTreeMap;
@@ -75,7 +76,7 @@ impl Collector {
     ) -> Result<WorkloadDraft, Diagnostic> {
         let parts = workloads::pod_parts(spec, &labels, &annotations);
         if !parts.invalid.is_empty() {
-            return Err(Diagnostic::error(
+            return Err(Diagnostic::error(Code::InvalidQuantity,
                 object.location.clone(),
                 format!(
                     "{} {}: resource quantities that are not quantities ({}); the API server would reject it",
@@ -87,6 +88,7 @@ impl Collector {
         }
         if !parts.refused_paths.is_empty() {
             return Err(Diagnostic::error(
+                Code::UnjudgedHostPath,
                 object.location.clone(),
                 format!(
                     "{} {}: {}; what it mounts from the host cannot be judged",

@@ -2,6 +2,7 @@
 //! runs containers, with the workflow's pod-level fields, and objects when it creates them.
 
 use super::{At, Embedded, Found, PodMetadata, Read};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::tree::{ScalarStyle, Value};
 use k8s_openapi::api::core::v1 as core;
@@ -99,7 +100,7 @@ pub(super) fn read(
     containers.extend(t.sidecars.unwrap_or_default());
     if let Some(patch) = t.pod_spec_patch.or(w.pod_spec_patch) {
         if !patch.trim().is_empty() {
-            read.warnings.push(Diagnostic::warning(
+            read.warnings.push(Diagnostic::warning(Code::PatchNotApplied,
                 item.location(object),
                 format!(
                     "{path}: podSpecPatch is not applied; what it changes (resources, security context) is not audited"

@@ -1,5 +1,6 @@
 //! One value of an object, as a located YAML node or a JSON value: what every reader walks.
 
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::tree::{Node, Pos};
 use serde::de::DeserializeOwned;
@@ -88,12 +89,14 @@ impl<'t, 'a> At<'t, 'a> {
             At::Yaml(n) => gpu_trust_source::de::from_node::<T>(n).map_err(|e| {
                 let pos = if e.pos.line == 0 { n.pos } else { e.pos };
                 Diagnostic::error(
+                    Code::InvalidValue,
                     Location::new(object.file.clone(), pos.line, pos.column),
                     e.message,
                 )
             }),
-            At::Json(v) => T::deserialize(v)
-                .map_err(|e| Diagnostic::error(object.clone(), format!("{path}: {e}"))),
+            At::Json(v) => T::deserialize(v).map_err(|e| {
+                Diagnostic::error(Code::InvalidValue, object.clone(), format!("{path}: {e}"))
+            }),
         }
     }
 

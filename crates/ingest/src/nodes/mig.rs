@@ -11,6 +11,7 @@ use gpu_trust_model::fleet::{
     ConfigSource, MigRequest, MigSlot, MigStrategy, NodeId, PhysicalGpu, Unresolved, UnresolvedKind,
 };
 use gpu_trust_model::geometry;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef};
 use std::collections::BTreeMap;
 
@@ -34,7 +35,7 @@ impl Context<'_> {
         if let Some(name) = &config_name {
             if let Some(state) = d.labels.get(gfd::MIG_CONFIG_STATE) {
                 if state != "success" {
-                    out.diagnostics.push(Diagnostic::warning(
+                    out.diagnostics.push(Diagnostic::warning(Code::MigConfigPending,
                         d.object.location.clone(),
                         format!(
                             "node {}: MIG config `{name}` is in state `{state}`: the layout in force may differ from the config",
@@ -54,7 +55,7 @@ impl Context<'_> {
                     apply_mig_config(d, id, model, name, &config, &cm, gpus, out);
                     let from_config = total_counts(gpus);
                     if !label_counts.is_empty() && from_config != label_counts {
-                        out.diagnostics.push(Diagnostic::warning(
+                        out.diagnostics.push(Diagnostic::warning(Code::LabelsDisagree,
                             d.object.location.clone(),
                             format!(
                                 "node {}: the mixed-strategy labels count {} MIG instances, the mig-parted config `{name}` gives {}",
@@ -110,7 +111,7 @@ impl Context<'_> {
             });
         }
         distribute(model, &counts, gpus);
-        out.diagnostics.push(Diagnostic::warning(
+        out.diagnostics.push(Diagnostic::warning(Code::MigLayoutFromLabels,
             d.object.location.clone(),
             format!(
                 "node {}: MIG layout per GPU inferred from node labels ({}); the mig-parted config is not in the input",
@@ -173,6 +174,7 @@ impl Context<'_> {
                             Ok(c) => Some(c),
                             Err(e) => {
                                 out.diagnostics.push(Diagnostic::warning(
+                                    e.code,
                                     fallback_location(&e.location, &cm.object.location, offset),
                                     format!("mig-parted config {ns}/{cm_name}: {}", e.message),
                                 ));
@@ -248,7 +250,7 @@ fn apply_mig_config(
         }
     }
     if undecidable {
-        out.diagnostics.push(Diagnostic::warning(
+        out.diagnostics.push(Diagnostic::warning(Code::DeviceFilterUnmatched,
             d.object.location.clone(),
             format!(
                 "node {}: MIG config `{name}` has entries with a device-filter, which cannot be matched without a known GPU model",
@@ -426,6 +428,7 @@ pub(super) fn platform_partitions(
     if model.is_some() && known.is_none() {
         out.warn(
             d,
+            Code::UnknownPartition,
             format!(
                 "node {}: the platform partitions its GPUs into `{profile}`, a profile the {} does not have",
                 d.name,

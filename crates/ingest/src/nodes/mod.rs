@@ -39,6 +39,7 @@ use gpu_trust_model::fleet::{
     Unresolved, UnresolvedKind,
 };
 use gpu_trust_model::resource;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef, Version};
 use std::collections::BTreeMap;
 
@@ -164,9 +165,12 @@ impl Resolved {
         });
     }
 
-    fn warn(&mut self, d: &NodeDraft, message: String) {
-        self.diagnostics
-            .push(Diagnostic::warning(d.object.location.clone(), message));
+    fn warn(&mut self, d: &NodeDraft, code: Code, message: String) {
+        self.diagnostics.push(Diagnostic::warning(
+            code,
+            d.object.location.clone(),
+            message,
+        ));
     }
 }
 
@@ -353,6 +357,7 @@ impl Context<'_> {
                 gpu_trust_model::labels::MAX_GPUS_PER_NODE
             );
             out.diagnostics.push(Diagnostic::error(
+                Code::ImplausibleGpuCount,
                 d.object.location.clone(),
                 message.clone(),
             ));
@@ -583,6 +588,7 @@ impl Context<'_> {
                             s.replicas.insert(resource::GPU.to_string(), 2);
                             out.warn(
                                 d,
+                                Code::SharedWithoutReplicas,
                                 format!(
                                     "node {}: its labels say the GPUs are shared but not how many ways; taken as at least 2",
                                     d.name
@@ -648,6 +654,7 @@ impl Context<'_> {
             if label_strategy != strategy || (l.replicas.is_some() && label_replicas != replicas) {
                 out.warn(
                     d,
+                    Code::LabelsDisagree,
                     format!(
                         "node {}: its GPU Feature Discovery labels say {} x{} for {name}, the config in force says {} x{}; the labels may predate a config change",
                         d.name,
@@ -683,6 +690,7 @@ impl Context<'_> {
             }
             Err(e) => {
                 diagnostics.push(Diagnostic::warning(
+                    e.code,
                     fallback_location(&e.location, &cm.object.location, offset),
                     format!(
                         "device plugin config {ns}/{name} key `{key}`: {}",
@@ -723,6 +731,7 @@ impl Context<'_> {
             if l != chosen {
                 out.warn(
                     d,
+                    Code::LabelsDisagree,
                     format!(
                         "node {}: label {} says {}, the configuration says {}",
                         d.name,
