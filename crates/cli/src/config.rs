@@ -8,6 +8,7 @@
 
 use crate::commands::audit::{FailOn, Format};
 use clap::ValueEnum as _;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Severity};
 use gpu_trust_source::{parse_document, spanned_location, Limits};
 use serde::Deserialize;
@@ -35,6 +36,8 @@ struct RawConfig {
     fail_on: Option<S<String>>,
     min_severity: Option<S<String>>,
     show_accepted: Option<bool>,
+    #[serde(default)]
+    silence: Vec<S<String>>,
     #[serde(default)]
     disabled_rules: Vec<S<RawDisabled>>,
     #[serde(default)]
@@ -77,6 +80,8 @@ pub struct Config {
     pub min_severity: Option<Severity>,
     pub show_accepted: Option<bool>,
     pub disabled_rules: Vec<DisabledRule>,
+    /// Diagnostic codes whose warnings are not printed (errors never are silenced).
+    pub silence: Vec<Code>,
     /// Report files, inside the repository the file is in (see [`load`]), with where each is written.
     pub outputs: Vec<(Format, PathBuf, Location)>,
 }
@@ -150,7 +155,7 @@ fn outputs_outside(base: &Path, outputs: &[(Format, PathBuf, Location)]) -> Vec<
         };
         if let Some(why) = why {
             let shown = path.display().to_string();
-            errors.push(Diagnostic::error(
+            errors.push(Diagnostic::error(Code::InvalidConfigFile,
                 location.clone(),
                 format!(
                     "report file {shown} {why}: a configuration file writes reports only inside its repository; give such a path with --output"
@@ -203,6 +208,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
     if let Some(v) = &raw.api_version {
         if v.value != API_VERSION {
             errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 at(v),
                 format!("apiVersion must be `{API_VERSION}`, not `{}`", v.value),
             ));
@@ -211,6 +217,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
     if let Some(k) = &raw.kind {
         if k.value != KIND {
             errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 at(k),
                 format!("kind must be `{KIND}`, not `{}`", k.value),
             ));
@@ -218,7 +225,11 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
     }
     if let Some(p) = &raw.policy {
         if p.value.trim().is_empty() {
-            errors.push(Diagnostic::error(at(p), "policy is an empty path"));
+            errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
+                at(p),
+                "policy is an empty path",
+            ));
         } else {
             config.policy = Some(relative(base, &p.value));
         }
@@ -227,6 +238,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
         match Format::from_str(&f.value, true) {
             Ok(format) => config.format = Some(format),
             Err(_) => errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 at(f),
                 format!("unknown format `{}`; one of {}", f.value, format_names()),
             )),
@@ -239,6 +251,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
                 config.fail_on_location = Some(at(f));
             }
             None => errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 at(f),
                 format!(
                     "unknown failOn `{}`; one of critical, high, medium, low, info, never",
@@ -247,10 +260,24 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
             )),
         }
     }
+    for s in &raw.silence {
+        match Code::parse(&s.value) {
+            Some(code) => config.silence.push(code),
+            None => errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
+                at(s),
+                format!(
+                    "no diagnostic code `{}`; docs/diagnostics.md lists them",
+                    s.value
+                ),
+            )),
+        }
+    }
     if let Some(m) = &raw.min_severity {
         match Severity::parse(&m.value.to_ascii_lowercase()) {
             Some(v) => config.min_severity = Some(v),
             None => errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 at(m),
                 format!(
                     "unknown minSeverity `{}`; one of critical, high, medium, low, info",
@@ -263,6 +290,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
         let here = spanned_location(file, entry);
         let Some(rule) = &entry.value.rule else {
             errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 here,
                 "a disabledRules entry needs `rule` (a code such as GT502 or a rule name)",
             ));
@@ -272,6 +300,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
             Some(r) if !r.value.trim().is_empty() => r.value.trim().to_string(),
             _ => {
                 errors.push(Diagnostic::error(
+                    Code::InvalidConfigFile,
                     here.clone(),
                     format!(
                         "disabling {} needs a `reason`: the report says why the rule is off",
@@ -289,6 +318,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
         });
         match found {
             Some(meta) if meta.code.starts_with("GT0") => errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 at(rule),
                 format!(
                     "{} reports on the input and the policy themselves and cannot be disabled",
@@ -298,6 +328,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
             Some(meta) => {
                 if config.disabled_rules.iter().any(|d| d.code == meta.code) {
                     errors.push(Diagnostic::error(
+                        Code::InvalidConfigFile,
                         at(rule),
                         format!("{} is disabled twice", meta.code),
                     ));
@@ -309,6 +340,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
                 });
             }
             None => errors.push(Diagnostic::error(
+                Code::InvalidConfigFile,
                 at(rule),
                 format!("no rule `{wanted}`; `gpu-trust rules` lists them"),
             )),
@@ -321,6 +353,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
                 Ok(format) => Some(format),
                 Err(_) => {
                     errors.push(Diagnostic::error(
+                        Code::InvalidConfigFile,
                         at(f),
                         format!("unknown format `{}`; one of {}", f.value, format_names()),
                     ));
@@ -329,6 +362,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
             },
             None => {
                 errors.push(Diagnostic::error(
+                    Code::InvalidConfigFile,
                     here.clone(),
                     "an outputs entry needs `format` and `file`",
                 ));
@@ -339,6 +373,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnost
             Some(p) if !p.value.trim().is_empty() => Some((relative(base, &p.value), at(p))),
             _ => {
                 errors.push(Diagnostic::error(
+                    Code::InvalidConfigFile,
                     here,
                     "an outputs entry needs `file` (where the report is written)",
                 ));
@@ -440,25 +475,30 @@ outputs:
     fn unknown_fields_and_bad_values_are_errors_with_their_location() {
         let e = errors("polcy: tenancy.yaml\n");
         assert_eq!(e.len(), 1);
-        assert!(e[0].starts_with("c.yaml:1:1: error:"), "{e:?}");
+        assert!(
+            e[0].starts_with("c.yaml:1:1: error[invalid-value]:"),
+            "{e:?}"
+        );
         assert!(e[0].contains("polcy"), "{e:?}");
 
         let e = errors("format: yaml\nfailOn: sometimes\ndisabledRules:\n  - rule: GT999\n    reason: x\n  - rule: GT101\n");
         assert_eq!(e.len(), 4, "{e:?}");
         assert!(
-            e[0].starts_with("c.yaml:1:9: error: unknown format `yaml`"),
+            e[0].starts_with("c.yaml:1:9: error[invalid-config-file]: unknown format `yaml`"),
             "{e:?}"
         );
         assert!(
-            e[1].starts_with("c.yaml:2:9: error: unknown failOn"),
+            e[1].starts_with("c.yaml:2:9: error[invalid-config-file]: unknown failOn"),
             "{e:?}"
         );
         assert!(
-            e[2].starts_with("c.yaml:4:11: error: no rule `GT999`"),
+            e[2].starts_with("c.yaml:4:11: error[invalid-config-file]: no rule `GT999`"),
             "{e:?}"
         );
         assert!(
-            e[3].starts_with("c.yaml:6:5: error: disabling GT101 needs a `reason`"),
+            e[3].starts_with(
+                "c.yaml:6:5: error[invalid-config-file]: disabling GT101 needs a `reason`"
+            ),
             "{e:?}"
         );
     }

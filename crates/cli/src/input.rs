@@ -6,6 +6,7 @@
 use crate::output;
 use gpu_trust_model::evidence::ProbeEvidence;
 use gpu_trust_model::fleet::Ingested;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_policy::{Policy, MAX_POLICY_BYTES};
 use gpu_trust_report::plural;
@@ -91,6 +92,7 @@ pub fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
     })?;
     if !evidence.schema_supported() {
         return Err(Diagnostic::error(
+            Code::UnsupportedEvidence,
             Location::new(&name, 1, 1),
             format!(
                 "probe evidence of schema `{}` is not supported (expected `{}`)",

@@ -15,6 +15,7 @@ use gpu_trust_model::date::Date;
 use gpu_trust_model::fleet::{
     AnnotatedAcceptance, AnnotatedSubject, ACCEPT_ANNOTATION_PREFIX, ACCEPT_UNTIL_SUFFIX,
 };
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef};
 use gpu_trust_source::tree::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -139,11 +140,16 @@ pub(crate) fn parse(
                     "{object}: annotation `{key}` is not an acceptance: after `{ACCEPT_ANNOTATION_PREFIX}` comes a rule code (`GT202`) for the reason, or a rule code and `{ACCEPT_UNTIL_SUFFIX}` (`GT202{ACCEPT_UNTIL_SUFFIX}`) for the last day; it is not applied"
                 )
             };
-            errors.push(Diagnostic::error(at, message));
+            errors.push(Diagnostic::error(
+                Code::InvalidAcceptanceAnnotation,
+                at,
+                message,
+            ));
             continue;
         }
         let Some(text) = value else {
             errors.push(Diagnostic::error(
+                Code::InvalidAcceptanceAnnotation,
                 at,
                 format!("{object}: annotation `{key}` is not a string; it is not applied"),
             ));
@@ -165,7 +171,7 @@ pub(crate) fn parse(
                 match Date::parse(text.trim()) {
                     Ok(d) => Some(d),
                     Err(e) => {
-                        errors.push(Diagnostic::error(
+                        errors.push(Diagnostic::error(Code::InvalidAcceptanceAnnotation,
                             at.clone(),
                             format!(
                                 "{object}: annotation `{key}`: {e}; the acceptance of {rule} is not applied"

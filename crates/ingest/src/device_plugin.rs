@@ -19,6 +19,7 @@ use gpu_trust_model::fleet::{
     AllocationPolicy, ConfigSource, MigStrategy, SharingConfig, SharingStrategy,
 };
 use gpu_trust_model::resource::{self, DeviceResource};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::tree::{Node, Value};
 use gpu_trust_source::{read_all, Entry, Format, Limits, ReadOptions};
@@ -186,6 +187,7 @@ pub fn parse(
         Some(Entry::Container { object, .. }) => object,
         None => {
             return Err(Diagnostic::error(
+                Code::NotOneDocument,
                 Location::new(file, line_offset.saturating_add(1), 1),
                 "the device plugin config is empty",
             ))
@@ -197,12 +199,14 @@ pub fn parse(
         unknown_keys(node, "", &mut unknown);
         for (pos, path) in unknown {
             let d = Diagnostic::warning(
+                Code::UnknownConfigKey,
                 Location::new(file, pos.line, pos.column),
                 format!("unknown key `{path}` in the device plugin config (the plugin ignores it)"),
             );
             match strictness {
                 Strictness::Strict => {
                     return Err(shift(Diagnostic::error(
+                        Code::InvalidDevicePluginConfig,
                         d.location,
                         format!("unknown key `{path}` in the device plugin config"),
                     )))
@@ -227,6 +231,7 @@ pub fn parse(
 fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Result<(), Diagnostic> {
     if !(config.version.is_empty() || config.version == "v1") {
         return Err(Diagnostic::error(
+            Code::InvalidDevicePluginConfig,
             at("version"),
             format!(
                 "unknown device plugin config version `{}` (only v1)",
@@ -237,6 +242,7 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
     if let Some(s) = &config.flags.mig_strategy {
         if parse_mig_strategy(s).is_none() {
             return Err(Diagnostic::error(
+                Code::InvalidDevicePluginConfig,
                 at("flags.migStrategy"),
                 format!("unknown migStrategy `{s}` (none, single or mixed)"),
             ));
@@ -253,6 +259,7 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
             .find(|s| !DEVICE_LIST_STRATEGIES.contains(&s.as_str()))
         {
             return Err(Diagnostic::error(
+                Code::InvalidDevicePluginConfig,
                 at("flags.plugin.deviceListStrategy"),
                 format!(
                     "unknown deviceListStrategy `{bad}` ({})",
@@ -268,7 +275,7 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
         .and_then(|p| p.shared_devices_allocation_policy.as_deref())
     {
         if AllocationPolicy::parse(p).is_none() {
-            return Err(Diagnostic::error(
+            return Err(Diagnostic::error(Code::InvalidDevicePluginConfig,
                 at("flags.plugin.sharedDevicesAllocationPolicy"),
                 format!(
                     "unknown sharedDevicesAllocationPolicy `{p}` (distributed or packed): the device plugin refuses to start"
@@ -280,6 +287,7 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
     let mps = config.sharing.mps.as_ref();
     if ts.is_some_and(|t| !t.resources.is_empty()) && mps.is_some_and(|m| !m.resources.is_empty()) {
         return Err(Diagnostic::error(
+            Code::InvalidDevicePluginConfig,
             at("sharing"),
             "sharing.timeSlicing and sharing.mps are mutually exclusive",
         ));
@@ -289,6 +297,7 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
         let path = format!("sharing.{section}");
         if r.resources.is_empty() {
             return Err(Diagnostic::error(
+                Code::InvalidDevicePluginConfig,
                 at(&path),
                 format!("sharing.{section} specifies no resources"),
             ));
@@ -296,7 +305,7 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
         for (i, res) in r.resources.iter().enumerate() {
             let rpath = format!("{path}.resources.{i}");
             if !is_sharable_resource(&res.name) {
-                return Err(Diagnostic::error(
+                return Err(Diagnostic::error(Code::InvalidDevicePluginConfig,
                     at(&format!("{rpath}.name")),
                     format!(
                         "resource `{}` cannot be shared: only nvidia.com/gpu and nvidia.com/mig-<profile>",
@@ -306,13 +315,19 @@ fn validate(config: &DevicePluginConfig, at: &dyn Fn(&str) -> Location) -> Resul
             }
             if res.replicas < 2 {
                 return Err(Diagnostic::error(
+                    Code::InvalidDevicePluginConfig,
                     at(&format!("{rpath}.replicas")),
                     format!("number of replicas must be >= 2 (is {})", res.replicas),
                 ));
             }
             if let Some(d) = &res.devices {
-                check_devices(d)
-                    .map_err(|m| Diagnostic::error(at(&format!("{rpath}.devices")), m))?;
+                check_devices(d).map_err(|m| {
+                    Diagnostic::error(
+                        Code::InvalidDevicePluginConfig,
+                        at(&format!("{rpath}.devices")),
+                        m,
+                    )
+                })?;
             }
         }
     }
@@ -552,7 +567,13 @@ mod tests {
             .message
             .contains("mutually exclusive"));
         let v2 = "version: v2\n";
-        assert!(parse(v2, "cm.yaml", 0, Strictness::Plugin).is_err());
+        assert_eq!(
+            parse(v2, "cm.yaml", 0, Strictness::Plugin)
+                .map(|_| ())
+                .map_err(|e| e.code),
+            Err(Code::InvalidDevicePluginConfig),
+            "an unknown version"
+        );
         let bad_devices = "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: 2, devices: some}]\n";
         assert!(parse(bad_devices, "cm.yaml", 0, Strictness::Plugin).is_err());
         let bad_strategy =

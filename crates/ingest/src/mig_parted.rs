@@ -10,6 +10,7 @@
 //! (`pkg/types/mig_config.go`, `AssertValidFormat`). Unknown keys are rejected.
 
 use gpu_trust_model::catalogue::{GpuModel, PciDeviceId};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::tree::{Node, Pos, Value};
 use gpu_trust_source::{read_all, Entry, Format, Limits, ReadOptions};
@@ -126,6 +127,7 @@ pub fn parse(text: &str, file: &str, line_offset: u32) -> Result<MigPartedConfig
         Some(Entry::Invalid { diagnostic, .. }) => return Err(shift(diagnostic)),
         None => {
             return Err(Diagnostic::error(
+                Code::NotOneDocument,
                 Location::new(file, line_offset.saturating_add(1), 1),
                 "the mig-parted config is empty",
             ))
@@ -145,6 +147,7 @@ pub fn parse(text: &str, file: &str, line_offset: u32) -> Result<MigPartedConfig
     let loc = |pos: Pos| Location::new(file, pos.line.saturating_add(line_offset), pos.column);
     if raw.version != "v1" {
         return Err(Diagnostic::error(
+            Code::InvalidMigPartedConfig,
             loc(pos_of(&["version"])),
             format!(
                 "unknown mig-parted config version `{}` (only v1)",
@@ -163,6 +166,7 @@ pub fn parse(text: &str, file: &str, line_offset: u32) -> Result<MigPartedConfig
         lines.insert(name.clone(), key_pos.line.saturating_add(line_offset));
         if entries.is_empty() {
             return Err(Diagnostic::error(
+                Code::InvalidMigPartedConfig,
                 loc(key_pos),
                 format!("mig-parted config `{name}` has no entries"),
             ));
@@ -172,18 +176,21 @@ pub fn parse(text: &str, file: &str, line_offset: u32) -> Result<MigPartedConfig
             match (&e.mig_devices, e.mig_enabled) {
                 (None, true) => {
                     return Err(Diagnostic::error(
+                        Code::InvalidMigPartedConfig,
                         loc(pos_of(&["mig-configs", name, &idx])),
                         format!("mig-parted config `{name}` enables MIG without mig-devices"),
                     ))
                 }
                 (Some(d), false) if !d.is_empty() => {
                     return Err(Diagnostic::error(
+                        Code::InvalidMigPartedConfig,
                         loc(pos_of(&["mig-configs", name, &idx, "mig-devices"])),
                         format!("mig-parted config `{name}` lists mig-devices with MIG disabled"),
                     ))
                 }
                 (Some(d), true) if !d.is_empty() && d.values().all(|&n| n == 0) => {
                     return Err(Diagnostic::error(
+                        Code::InvalidMigPartedConfig,
                         loc(pos_of(&["mig-configs", name, &idx, "mig-devices"])),
                         format!("mig-parted config `{name}`: all counts in mig-devices are 0"),
                     ))
@@ -196,6 +203,7 @@ pub fn parse(text: &str, file: &str, line_offset: u32) -> Result<MigPartedConfig
                 .find(|f| PciDeviceId::parse(f).is_none())
             {
                 return Err(Diagnostic::error(
+                    Code::InvalidMigPartedConfig,
                     loc(pos_of(&["mig-configs", name, &idx, "device-filter"])),
                     format!("device-filter `{bad}` is not a PCI device id such as 0x233010DE"),
                 ));

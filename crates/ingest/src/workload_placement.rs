@@ -5,15 +5,28 @@
 //! nothing in the input explains.
 
 use crate::dra::{self, ClaimDraft};
+use crate::env;
 use crate::nodes::{self, NodeDraft};
 use crate::placement::{Constraints, NodeSets};
-use crate::WorkloadDraft;
 use gpu_trust_model::fleet::{
     DeviceSlot, DraClaimUse, GpuNode, MigStrategy, Node, NodeId, ResourceClaimInfo, Unresolved,
     UnresolvedKind, Workload, WorkloadKind,
 };
 use gpu_trust_model::ObjectRef;
 use std::collections::BTreeMap;
+
+/// A workload read from a Pod or a template, before nodes are known.
+pub(crate) struct WorkloadDraft {
+    pub workload: Workload,
+    pub node_name: Option<String>,
+    pub constraints: Constraints,
+    pub claims: Vec<(String, Option<String>, Option<String>)>,
+    pub allocated: Vec<String>,
+    /// A pod's `status.extendedResourceClaimStatus`.
+    pub extended: Option<dra::ExtendedStatus>,
+    /// What its containers' environments take from ConfigMaps and Secrets, by container index.
+    pub env_refs: Vec<(usize, env::Refs)>,
+}
 
 /// A pod's entry in `resourceClaims`: its name, and the ResourceClaim or ResourceClaimTemplate it
 /// names.

@@ -10,6 +10,7 @@
 
 use crate::{describe, list_kind, Served};
 use gpu_trust_ingest::api::{read_kinds, ApiKind};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use kube::Client;
 use serde_json::Value;
@@ -54,6 +55,7 @@ pub async fn unread_workload_kinds(client: &Client, timeout: Duration) -> Vec<Di
                 return Vec::new();
             }
             return vec![Diagnostic::error(
+                Code::ClusterUnread,
                 Location::new(served.path.trim_start_matches('/'), 0, 0),
                 format!(
                     "CustomResourceDefinitions could not be read from the cluster ({}): custom \
@@ -98,7 +100,7 @@ pub fn unread(crd: &Value, known: &[ApiKind], location: &str) -> Option<Diagnost
         .filter_map(|v| v.pointer("/schema/openAPIV3Schema"))
         .any(|s| has_containers(s, 0));
     carries.then(|| {
-        Diagnostic::error(
+        Diagnostic::error(Code::CustomKindUnread,
             Location::new(location, 0, 0),
             format!(
                 "custom kind {kind} ({group}) describes pod templates (`containers` in its schema) \
@@ -171,6 +173,7 @@ mod tests {
         )
         .expect("an error");
         assert!(d.is_error());
+        assert_eq!(d.code, Code::CustomKindUnread, "{d}");
         assert!(d.message.contains("TrainingRun (gpus.example.com)"), "{d}");
         assert!(
             d.message

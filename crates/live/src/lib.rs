@@ -28,6 +28,7 @@ pub mod watch;
 
 use futures::stream::{self, StreamExt};
 use gpu_trust_ingest::api::{read_kinds, ApiKind, Unread};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_source::Input;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -450,6 +451,7 @@ pub(crate) async fn list_kind(
     let path = served.collection(namespace);
     let located = |message: String| {
         Diagnostic::error(
+            Code::ClusterUnread,
             Location::new(path.trim_start_matches('/'), 0, 0),
             format!(
                 "{} ({}) could not be read from the cluster: {message}",
@@ -516,7 +518,7 @@ pub(crate) async fn list_kind(
             }
             empty_pages = if items.is_empty() { empty_pages + 1 } else { 0 };
             for item in items {
-                let doc = document(served, item.get()).map_err(located)?;
+                let doc = document(served, item.get()).map_err(|e| located(e.to_string()))?;
                 if !names.insert(doc.name.clone()) {
                     return Err(located(format!(
                         "the list holds {} twice",
@@ -548,30 +550,47 @@ pub(crate) async fn list_kind(
     }
 }
 
+/// Why an item of a list is not a document ingest can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    /// The item is not a JSON object (serde would read a struct from a sequence too).
+    #[error("an item of the list is not an object")]
+    NotAnObject,
+    /// The item's metadata does not read.
+    #[error("an item of the list is not an object: {0}")]
+    Unreadable(String),
+    /// The item says it is of another kind than the one listed.
+    #[error("an item of the list is a {found}, not a {listed}")]
+    OtherKind { found: String, listed: String },
+    /// The item says it is of another version than the one listed.
+    #[error("an item of the list is of {found}, not {listed}")]
+    OtherVersion { found: String, listed: String },
+}
+
 /// An object of a list as a document for ingest: named by its API path, with `apiVersion` and
 /// `kind` put first where the list left them out (lists of built-in kinds do).
-pub fn document(served: &Served, item: &str) -> Result<Input, String> {
+pub fn document(served: &Served, item: &str) -> Result<Input, DocumentError> {
     // serde would read a struct from a sequence too: only a JSON object is an object.
     if !item.trim_start().starts_with('{') {
-        return Err("an item of the list is not an object".to_string());
+        return Err(DocumentError::NotAnObject);
     }
-    let head: Head = serde_json::from_str(item)
-        .map_err(|e| format!("an item of the list is not an object: {e}"))?;
+    let head: Head =
+        serde_json::from_str(item).map_err(|e| DocumentError::Unreadable(e.to_string()))?;
     // An item that says what it is must be of the kind listed.
     if let Some(kind) = &head.kind {
         if kind != served.kind.kind {
-            return Err(format!(
-                "an item of the list is a {kind}, not a {}",
-                served.kind.kind
-            ));
+            return Err(DocumentError::OtherKind {
+                found: kind.clone(),
+                listed: served.kind.kind.to_string(),
+            });
         }
     }
     if let Some(v) = &head.api_version {
         if *v != served.api_version {
-            return Err(format!(
-                "an item of the list is of {v}, not {}",
-                served.api_version
-            ));
+            return Err(DocumentError::OtherVersion {
+                found: v.clone(),
+                listed: served.api_version.clone(),
+            });
         }
     }
     let name = object_path(
@@ -673,7 +692,17 @@ mod tests {
             "apis/nvidia.com/v1/clusterpolicies/cluster-policy.json"
         );
         assert_eq!(doc.text, item);
-        assert!(document(&policies, "[1]").is_err());
+        assert_eq!(
+            document(&policies, "[1]").err(),
+            Some(DocumentError::NotAnObject)
+        );
+        assert_eq!(
+            document(&policies, r#"{"apiVersion":"v1","kind":"Pod"}"#).err(),
+            Some(DocumentError::OtherKind {
+                found: "Pod".to_string(),
+                listed: "ClusterPolicy".to_string()
+            })
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::{
 };
 use futures::io::{AsyncBufRead, AsyncBufReadExt};
 use gpu_trust_ingest::api::ApiKind;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use kube::core::params::WatchParams;
 use kube::core::Request;
@@ -422,6 +423,7 @@ async fn watch_kind(
                 Ok(d) => d,
                 Err(message) => {
                     let d = Diagnostic::error(
+                        Code::ClusterUnread,
                         Location::new(path.trim_start_matches('/'), 0, 0),
                         format!(
                             "{} ({}) could not be read from the cluster: {message}",

@@ -2,6 +2,7 @@
 //!
 //! - [`vocab`]: layers, severities, certainties, trust levels, latency sensitivity, incidents.
 //! - [`location`]: file/line/column of every object, and input diagnostics.
+//! - [`code`]: the stable code of every kind of diagnostic (`docs/diagnostics.md`).
 //! - [`version`]: dotted versions with per-branch comparison.
 //! - [`fleet`]: the fleet model ingest builds from Kubernetes objects.
 //! - [`catalogue`]: GPU models, their memory, CC support and MIG profiles, looked up by label or PCI id.
@@ -21,6 +22,7 @@
 //! This crate does no I/O: it is data and pure functions over data.
 
 pub mod catalogue;
+pub mod code;
 pub mod date;
 pub mod evidence;
 pub mod fleet;
@@ -36,6 +38,7 @@ pub mod terminal;
 pub mod version;
 pub mod vocab;
 
+pub use code::Code;
 pub use location::{Diagnostic, DiagnosticLevel, Location, ObjectRef};
 pub use version::Version;
 pub use vocab::{Certainty, Incident, Latency, Layer, Severity, Trust};

@@ -1,6 +1,7 @@
 //! Where things came from: every object in the model keeps the file, line and column it was read at,
 //! and every diagnostic names them.
 
+use crate::code::Code;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -60,28 +61,33 @@ pub enum DiagnosticLevel {
     Warning,
 }
 
-/// A problem with an input document, always with a location.
+/// A problem with an input document, always with a location and the stable code of its kind
+/// ([`Code`], documented in `docs/diagnostics.md`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub level: DiagnosticLevel,
     pub location: Location,
     pub message: String,
+    /// Last, so that diagnostics sort by level, place and message as they always have.
+    pub code: Code,
 }
 
 impl Diagnostic {
-    pub fn error(location: Location, message: impl Into<String>) -> Self {
+    pub fn error(code: Code, location: Location, message: impl Into<String>) -> Self {
         Diagnostic {
             level: DiagnosticLevel::Error,
             location,
             message: message.into(),
+            code,
         }
     }
 
-    pub fn warning(location: Location, message: impl Into<String>) -> Self {
+    pub fn warning(code: Code, location: Location, message: impl Into<String>) -> Self {
         Diagnostic {
             level: DiagnosticLevel::Warning,
             location,
             message: message.into(),
+            code,
         }
     }
 
@@ -90,13 +96,26 @@ impl Diagnostic {
     }
 }
 
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let level = match self.level {
+impl DiagnosticLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
             DiagnosticLevel::Error => "error",
             DiagnosticLevel::Warning => "warning",
-        };
-        write!(f, "{}: {level}: {}", self.location, self.message)
+        }
+    }
+}
+
+/// `file:line:column: level[code]: message`.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {}[{}]: {}",
+            self.location,
+            self.level.as_str(),
+            self.code,
+            self.message
+        )
     }
 }
 
@@ -109,5 +128,18 @@ mod tests {
         assert_eq!(Location::new("a.yaml", 3, 7).to_string(), "a.yaml:3:7");
         assert_eq!(Location::new("a.yaml", 3, 0).to_string(), "a.yaml:3");
         assert_eq!(Location::new("-", 0, 0).to_string(), "-");
+    }
+
+    #[test]
+    fn a_diagnostic_prints_its_code_beside_its_level() {
+        let d = Diagnostic::warning(
+            Code::MissingNamespace,
+            Location::new("a.yaml", 3, 7),
+            "no namespace",
+        );
+        assert_eq!(
+            d.to_string(),
+            "a.yaml:3:7: warning[missing-namespace]: no namespace"
+        );
     }
 }

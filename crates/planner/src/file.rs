@@ -8,6 +8,7 @@
 
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{NamespaceInfo, WorkloadClass};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Trust, Version};
 use gpu_trust_policy::{parse_memory_mib, Contract, Date, Latency, Policy, TenantOrigin};
 use gpu_trust_source::{Limits, ValidationContext};
@@ -249,15 +250,16 @@ fn limits() -> Limits {
 /// Reads and checks a plan file. Syntax errors and unknown fields stop the reading (with their
 /// location); after that every validation error is collected, sorted by position.
 pub fn parse(text: &str, file: &str) -> Result<PlanFile, Vec<Diagnostic>> {
-    let (raw, cx) = ValidationContext::read::<Option<RawPlan>>(text, file, &limits())
-        .map_err(|d| vec![reword(d)])?;
+    let (raw, cx) =
+        ValidationContext::read::<Option<RawPlan>>(text, file, &limits(), Code::InvalidPlanFile)
+            .map_err(|d| vec![reword(d)])?;
     let mut check = PlanCheck { cx };
     let plan = check.plan(raw.unwrap_or_default(), text);
     check.cx.finish(plan)
 }
 
 fn reword(mut d: Diagnostic) -> Diagnostic {
-    if d.message.contains("multiple YAML documents") {
+    if d.code == Code::NotOneDocument {
         d.message = "a plan file holds one YAML document; this one has a second after `---`".into();
     }
     d
@@ -768,7 +770,7 @@ impl PlanFile {
                 None => match first_explicit(&w.tenant) {
                     Some(ns) => ns,
                     None if declared.contains(w.tenant.as_str()) => {
-                        errors.push(Diagnostic::error(
+                        errors.push(Diagnostic::error(Code::InvalidPlanFile,
                             w.location.clone(),
                             format!(
                                 "workload `{}`: tenant `{}` declares no namespace by name (only globs); give the workload a `namespace`",
@@ -781,7 +783,7 @@ impl PlanFile {
                 },
             };
             if !ns.is_empty() && !is_dns_label(&ns) {
-                errors.push(Diagnostic::error(
+                errors.push(Diagnostic::error(Code::InvalidPlanFile,
                     w.location.clone(),
                     format!(
                         "workload `{}`: tenant `{}` is used as the namespace name but is not one; give the workload a `namespace`",
@@ -822,7 +824,7 @@ impl PlanFile {
         let mut tenant_ids = Vec::new();
         for (w, ns) in self.workloads.iter().zip(&chosen) {
             if tenancy.is_platform(ns) {
-                errors.push(Diagnostic::error(
+                errors.push(Diagnostic::error(Code::InvalidPlanFile,
                     w.location.clone(),
                     format!(
                         "workload `{}`: namespace `{ns}` is a platform namespace of the policy, not a tenant's",
@@ -833,7 +835,7 @@ impl PlanFile {
             }
             match tenancy.tenant_of(ns) {
                 Some(id) if tenancy.name(id) == w.tenant => tenant_ids.push(id),
-                Some(id) => errors.push(Diagnostic::error(
+                Some(id) => errors.push(Diagnostic::error(Code::InvalidPlanFile,
                     w.location.clone(),
                     format!(
                         "workload `{}` says tenant `{}`, but the policy gives its namespace `{ns}` to tenant `{}`",
@@ -842,7 +844,7 @@ impl PlanFile {
                         tenancy.name(id)
                     ),
                 )),
-                None => errors.push(Diagnostic::error(
+                None => errors.push(Diagnostic::error(Code::InvalidPlanFile,
                     w.location.clone(),
                     format!(
                         "workload `{}`: namespace `{ns}` resolves to no tenant; declare tenant `{}` with it in the policy",

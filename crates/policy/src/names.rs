@@ -4,6 +4,7 @@
 //! labels: lower-case ASCII letters, digits and `-`). A policy that names one while the cluster has the
 //! other gives a tenant's workloads to no one, or to someone else; the audit warns about both.
 
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use std::collections::BTreeMap;
 
@@ -21,7 +22,7 @@ pub(crate) fn confusable(names: &[(&str, &Location)]) -> Vec<Diagnostic> {
             .chars()
             .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
         {
-            out.push(Diagnostic::warning(
+            out.push(Diagnostic::warning(Code::InvalidNamespaceName,
                 known(at),
                 format!(
                     "namespace `{}` has {}, which no namespace name can have (lower-case letters, digits and `-`): the API server refuses it, and a reader may take it for another",
@@ -47,7 +48,7 @@ pub(crate) fn confusable(names: &[(&str, &Location)]) -> Vec<Diagnostic> {
             .filter(|l| !l.file.is_empty())
             .min()
             .map_or_else(|| known(&Location::default()), |l| (*l).clone());
-        out.push(Diagnostic::warning(
+        out.push(Diagnostic::warning(Code::LookalikeNamespaces,
             at,
             format!(
                 "namespaces {}{} look alike: a reader, or a policy, can take one for another; rename one",

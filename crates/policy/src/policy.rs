@@ -5,6 +5,7 @@ use crate::quantity::parse_memory_mib;
 use crate::raw::{self, RawPolicy, S};
 use crate::{Acceptance, Date, WorkloadRef};
 use gpu_trust_model::fleet::{Subject, WorkloadClass};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Trust};
 use gpu_trust_source::{Limits, ValidationContext};
 use serde::Serialize;
@@ -243,10 +244,18 @@ impl Policy {
 /// read, every validation error is collected, sorted by position. An empty file is the default policy.
 pub fn parse(text: &str, file: &str) -> Result<Policy, Vec<Diagnostic>> {
     let (raw, cx) = if is_blank(text) && text.len() <= MAX_POLICY_BYTES {
-        (RawPolicy::default(), ValidationContext::new(file))
+        (
+            RawPolicy::default(),
+            ValidationContext::new(file, Code::InvalidPolicy),
+        )
     } else {
-        let (raw, cx) = ValidationContext::read::<Option<RawPolicy>>(text, file, &limits())
-            .map_err(|d| vec![reword(d, text)])?;
+        let (raw, cx) = ValidationContext::read::<Option<RawPolicy>>(
+            text,
+            file,
+            &limits(),
+            Code::InvalidPolicy,
+        )
+        .map_err(|d| vec![reword(d, text)])?;
         (raw.unwrap_or_default(), cx)
     };
     let mut check = PolicyCheck { cx };
@@ -271,7 +280,7 @@ fn reword(mut d: Diagnostic, text: &str) -> Diagnostic {
             !(t.is_empty() || t.starts_with('#') || t == "---")
         })
         .map_or(0, |i| i + 1);
-    if d.message.contains("multiple YAML documents") {
+    if d.code == Code::NotOneDocument {
         d.message =
             "a policy file holds one YAML document; this one has a second after `---`".into();
     } else if usize::try_from(d.location.line).is_ok_and(|l| l == first_line)

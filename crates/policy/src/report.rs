@@ -110,6 +110,8 @@ impl AcceptanceReport {
 #[serde(rename_all = "camelCase")]
 pub struct DiagnosticReport {
     pub level: gpu_trust_model::DiagnosticLevel,
+    /// The stable code of its kind (`docs/diagnostics.md`).
+    pub code: gpu_trust_model::Code,
     pub line: u32,
     pub column: u32,
     pub message: String,
@@ -119,6 +121,7 @@ impl From<&Diagnostic> for DiagnosticReport {
     fn from(d: &Diagnostic) -> DiagnosticReport {
         DiagnosticReport {
             level: d.level,
+            code: d.code,
             line: d.location.line,
             column: d.location.column,
             message: d.message.clone(),

@@ -5,6 +5,7 @@ use crate::pattern::NamespacePattern;
 use crate::policy::{Contract, Latency, Policy, TenantDecl, WorkloadRule};
 use crate::{Acceptance, Date};
 use gpu_trust_model::fleet::{NamespaceInfo, Subject};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Trust};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -257,7 +258,7 @@ impl Policy {
         for a in &self.acceptances {
             for t in a.tenants.iter().flatten() {
                 if !by_name.contains_key(t) {
-                    diagnostics.push(Diagnostic::warning(
+                    diagnostics.push(Diagnostic::warning(Code::UnknownTenant,
                         a.location.clone(),
                         format!(
                             "acceptance of {} names tenant `{t}`, which is neither declared nor found in the namespaces given: it matches no finding",
@@ -321,7 +322,7 @@ impl Policy {
             .take(5)
             .map(|t| format!("`{}` ({})", t.name, t.declared_namespaces.join(", ")))
             .collect();
-        Some(Diagnostic::warning(
+        Some(Diagnostic::warning(Code::TenantWithoutNamespace,
             first.location.clone(),
             format!(
                 "{} {}{} no namespace of the input: check the names for typos; whatever runs in the namespaces meant is judged as another tenant's or an unassigned namespace's",
@@ -393,7 +394,7 @@ impl Policy {
                 .map(|(_, p)| p.location.clone())
                 .max()
                 .unwrap_or_default();
-            diagnostics.push(Diagnostic::error(
+            diagnostics.push(Diagnostic::error(Code::NamespaceGlobTie,
                 location,
                 format!(
                     "namespace `{name}` matches equally specific globs {}: it is given to `{}`; name it explicitly under one tenant",
@@ -443,7 +444,7 @@ impl Policy {
         let (witnesses, complete) = crate::pattern::tied_globs(&globs);
         if !complete {
             if let Some((_, first)) = globs.first() {
-                out.push(Diagnostic::warning(
+                out.push(Diagnostic::warning(Code::GlobSearchStopped,
                     first.location.clone(),
                     format!(
                         "the search for tenants' globs that tie over a namespace stopped after {} comparisons: this policy has too many globs that overlap to list them all; the audit still refuses a cluster holding a namespace two of them tie over",
@@ -462,6 +463,7 @@ impl Policy {
             self.place(&index, &ns, &mut ties);
             for d in ties {
                 out.push(Diagnostic::error(
+                    d.code,
                     d.location,
                     format!(
                         "{}; the audit refuses a cluster that has such a namespace",
@@ -494,7 +496,7 @@ impl Policy {
                             p.pattern
                         ),
                     };
-                    out.push(Diagnostic::warning(
+                    out.push(Diagnostic::warning(Code::TenantClaimsPlatform,
                         claim.location.clone(),
                         format!(
                             "tenant `{}` claims `{}`, which is also {what}: a tenant's claim comes first, so the audit judges such namespaces as the tenant's, not as infrastructure",

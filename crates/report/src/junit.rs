@@ -186,7 +186,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &JunitOption
                 "gpu-trust.input",
                 &place,
                 Case::Error {
-                    kind: "unusable-input",
+                    kind: s.code.as_str(),
                     message: format!("{place}: {}", s.error),
                     text: "this document was left out of the audit (--skip-invalid): the report \
                            covers only part of the input"

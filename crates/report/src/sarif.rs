@@ -154,6 +154,9 @@ pub fn render(
         .iter()
         .map(|s| Notification {
             level: "error",
+            descriptor: Some(DescriptorRef {
+                id: s.code.as_str(),
+            }),
             message: Message {
                 text: format!("input document skipped, not audited: {}", s.error),
             },
@@ -636,8 +639,17 @@ struct Invocation {
 #[derive(Serialize)]
 struct Notification {
     level: &'static str,
+    /// The diagnostic's code, as the notification's descriptor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    descriptor: Option<DescriptorRef>,
     message: Message,
     locations: Vec<Location>,
+}
+
+/// A reference to a notification descriptor by its id (SARIF 2.1.0 §3.52): a diagnostic's code.
+#[derive(Serialize)]
+struct DescriptorRef {
+    id: &'static str,
 }
 
 #[derive(Serialize)]

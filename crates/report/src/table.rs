@@ -688,10 +688,11 @@ fn render_skipped(out: &mut String, report: &AuditReport, p: &Palette, width: us
     );
     for s in &report.skipped {
         let line = format!(
-            "{}:{}:{}: {}",
+            "{}:{}:{}: error[{}]: {}",
             esc(&s.file),
             s.line,
             s.column,
+            s.code,
             esc(&s.error)
         );
         let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(4), "    "));

@@ -27,6 +27,7 @@ use crate::owner::Owners;
 use crate::report::{AcceptanceSource, AcceptedEntry};
 use crate::sink::Draft;
 use gpu_trust_model::fleet::{AnnotatedAcceptance, AnnotatedSubject, Workload, WorkloadId};
+use gpu_trust_model::Code;
 use gpu_trust_policy::{Acceptance, Date, TenantId};
 use std::collections::BTreeSet;
 
@@ -408,14 +409,14 @@ pub fn unknown_rules(fleet: &gpu_trust_model::fleet::Fleet) -> Vec<gpu_trust_mod
         .acceptances
         .iter()
         .filter_map(|a| match crate::registry::rule(&a.rule) {
-            None => Some(gpu_trust_model::Diagnostic::error(
+            None => Some(gpu_trust_model::Diagnostic::error(Code::UnknownRule,
                 a.location.clone(),
                 format!(
                     "{}: annotation `{}` accepts {}, which is not a rule of gpu-trust (`gpu-trust rules` lists them); it is not applied",
                     a.object, a.annotation, a.rule
                 ),
             )),
-            Some(r) if r.neighbour_risk => Some(gpu_trust_model::Diagnostic::warning(
+            Some(r) if r.neighbour_risk => Some(gpu_trust_model::Diagnostic::warning(Code::NotAcceptedByAnnotation,
                 a.location.clone(),
                 format!(
                     "{}: annotation `{}` is not applied: the risk of {} falls on the other tenants of the GPU nodes, not on the tenant who annotates; accept it in the tenancy policy (`accept:` with `rule: {}` and `namespaces` or `workloads`)",
@@ -438,6 +439,7 @@ pub fn unknown_policy_rules(policy: &gpu_trust_policy::Policy) -> Vec<gpu_trust_
         .filter(|a| crate::registry::rule(&a.rule).is_none())
         .map(|a| {
             gpu_trust_model::Diagnostic::error(
+                Code::UnknownRule,
                 a.location.clone(),
                 format!(
                     "accept: {} is not a rule of gpu-trust (`gpu-trust rules` lists them)",

@@ -15,6 +15,7 @@
 
 pub mod csaf;
 
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Version};
 use gpu_trust_policy::Date;
 use gpu_trust_source::{Limits, ValidationContext};
@@ -326,8 +327,13 @@ impl Advisories {
     /// Reads an advisory file (the format of `data/advisories.yaml`); unknown fields, bad versions and
     /// bad dates are errors with their location.
     pub fn parse(text: &str, file: &str) -> Result<Advisories, Vec<Diagnostic>> {
-        let (raw, mut cx) = ValidationContext::read::<RawFile>(text, file, &Limits::default())
-            .map_err(|d| vec![d])?;
+        let (raw, mut cx) = ValidationContext::read::<RawFile>(
+            text,
+            file,
+            &Limits::default(),
+            Code::InvalidAdvisoryData,
+        )
+        .map_err(|d| vec![d])?;
         if raw.version.value != 1 {
             cx.error(
                 cx.loc(&raw.version),
@@ -495,6 +501,7 @@ impl Advisories {
                     Ok(a) => {
                         if let Some(old) = &base {
                             warnings.push(Diagnostic::warning(
+                                Code::AdvisoryDataReplaced,
                                 Location::new(name.clone(), 0, 0),
                                 format!(
                                     "advisory file {name} replaces {}: only one data file is used",
@@ -533,6 +540,7 @@ impl Advisories {
                         }
                     }
                     warnings.push(Diagnostic::warning(
+                        Code::AdvisoryDataReplaced,
                         Location::new(doc.source.name.clone(), 0, 0),
                         format!(
                             "{}: this document's versions replace those of {}{}",
@@ -737,9 +745,13 @@ impl Components {
 
     /// Reads a component table.
     pub fn parse(text: &str, file: &str) -> Result<Components, Vec<Diagnostic>> {
-        let (raw, mut cx) =
-            ValidationContext::read::<RawComponents>(text, file, &Limits::default())
-                .map_err(|d| vec![d])?;
+        let (raw, mut cx) = ValidationContext::read::<RawComponents>(
+            text,
+            file,
+            &Limits::default(),
+            Code::InvalidAdvisoryData,
+        )
+        .map_err(|d| vec![d])?;
         if raw.version.value != 1 {
             cx.error(
                 cx.loc(&raw.version),

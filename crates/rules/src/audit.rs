@@ -181,6 +181,7 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
             line: d.location.line,
             column: d.location.column,
             error: d.message.clone(),
+            code: d.code,
         })
         .collect();
     skipped.sort_by(|a, b| {

@@ -522,4 +522,6 @@ pub struct SkippedEntry {
     pub line: u32,
     pub column: u32,
     pub error: String,
+    /// The stable code of the error's kind (`docs/diagnostics.md`).
+    pub code: gpu_trust_model::Code,
 }

@@ -3,6 +3,7 @@
 //! located error otherwise. Every file the tool reads (cluster input, policy, plan, evidence,
 //! advisories) goes through here, so the checks on special files, size and encoding are made once.
 
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
@@ -59,10 +60,11 @@ pub(crate) fn open_checked(
     let file = open(path, origin)?;
     let meta = file
         .metadata()
-        .map_err(|e| error(&name, format!("cannot read: {e}")))?;
+        .map_err(|e| error(Code::UnreadableInput, &name, format!("cannot read: {e}")))?;
     check_kind(&name, &meta, origin)?;
     if meta.is_file() && meta.len() > as_u64(limit) {
         return Err(error(
+            Code::OverLimit,
             &name,
             format!(
                 "file is {} bytes, over the file size limit of {limit} bytes (max_file_bytes)",
@@ -85,9 +87,13 @@ fn open(path: &Path, origin: Origin) -> Result<File, Diagnostic> {
     }
     #[cfg(not(unix))]
     let _ = origin;
-    options
-        .open(path)
-        .map_err(|e| error(&display(path), format!("cannot read: {e}")))
+    options.open(path).map_err(|e| {
+        error(
+            Code::UnreadableInput,
+            &display(path),
+            format!("cannot read: {e}"),
+        )
+    })
 }
 
 /// What kind of file `meta` describes, in words, when it is not one the reader takes.
@@ -96,13 +102,18 @@ fn check_kind(name: &str, meta: &Metadata, origin: Origin) -> Result<(), Diagnos
         return Ok(());
     }
     if meta.is_dir() {
-        return Err(error(name, "is a folder, not a file"));
+        return Err(error(
+            Code::UnreadableInput,
+            name,
+            "is a folder, not a file",
+        ));
     }
     let kind = special_kind(meta);
     if kind == SpecialKind::Fifo && origin == Origin::Named {
         return Ok(());
     }
     Err(error(
+        Code::InputLeftOut,
         name,
         format!(
             "{}: not read (only regular files{} are read)",
@@ -226,6 +237,7 @@ fn read_bounded(
 /// The error for an input past `limit` bytes.
 fn over_limit(name: &str, limit: usize) -> Diagnostic {
     error(
+        Code::OverLimit,
         name,
         format!("input is over the file size limit of {limit} bytes (max_file_bytes)"),
     )
@@ -283,7 +295,8 @@ pub fn decode(name: &str, bytes: Vec<u8>, limit: usize) -> Result<String, Diagno
     if bytes.len() > limit {
         return Err(over_limit(name, limit));
     }
-    let located = |message: &str| Diagnostic::error(Location::new(name, 1, 1), message);
+    let located =
+        |message: &str| Diagnostic::error(Code::InputEncoding, Location::new(name, 1, 1), message);
     if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
         return Err(located("input is UTF-32; convert it to UTF-8"));
     }
@@ -307,6 +320,7 @@ pub fn decode(name: &str, bytes: Vec<u8>, limit: usize) -> Result<String, Diagno
         let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
         let column = utf8_chars(&before[line_start..]) + 1;
         Diagnostic::error(
+            Code::InputEncoding,
             Location::new(
                 name,
                 u32::try_from(line).unwrap_or(u32::MAX),
@@ -334,14 +348,18 @@ fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 fn read_error(name: &str, e: &std::io::Error) -> Diagnostic {
     if name == "-" {
-        error(name, format!("cannot read standard input: {e}"))
+        error(
+            Code::UnreadableInput,
+            name,
+            format!("cannot read standard input: {e}"),
+        )
     } else {
-        error(name, format!("cannot read: {e}"))
+        error(Code::UnreadableInput, name, format!("cannot read: {e}"))
     }
 }
 
-fn error(name: &str, message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Location::new(name, 0, 0), message)
+fn error(code: Code, name: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(code, Location::new(name, 0, 0), message)
 }
 
 fn as_u64(n: usize) -> u64 {
@@ -365,7 +383,7 @@ mod tests {
         }
         let data = vec![b'a'; 200_001];
         let e = read_stdin(&mut data.as_slice(), 200_000).unwrap_err();
-        assert!(e.message.contains("over the file size limit"), "{e}");
+        assert_eq!(e.code, Code::OverLimit, "{e}");
     }
 
     #[test]
@@ -392,7 +410,7 @@ mod tests {
     fn reads_stop_past_the_bound() {
         let mut endless = std::io::repeat(b'a');
         let e = read_stdin(&mut endless, 1000).unwrap_err();
-        assert!(e.message.contains("size limit"), "{e}");
+        assert_eq!(e.code, Code::OverLimit, "{e}");
     }
 
     /// A reader that hands out a few bytes at a time, as a pipe does.
@@ -416,16 +434,17 @@ mod tests {
         let text = read_stdin(&mut Dribble(&data), data.len()).unwrap();
         assert_eq!(text.len(), data.len());
         let e = read_stdin(&mut Dribble(&data), data.len() - 1).unwrap_err();
-        assert!(e.message.contains("over the file size limit"), "{e}");
+        assert_eq!(e.code, Code::OverLimit, "{e}");
     }
 
     #[cfg(unix)]
     #[test]
     fn devices_and_folders_are_refused_unread() {
         let e = read_file(Path::new("/dev/zero"), &mut std::io::empty(), 1 << 30).unwrap_err();
+        assert_eq!(e.code, Code::InputLeftOut, "{e}");
         assert!(e.message.contains("character device"), "{e}");
         let dir = tempfile::tempdir().unwrap();
         let e = read_file(dir.path(), &mut std::io::empty(), 100).unwrap_err();
-        assert!(e.message.contains("folder"), "{e}");
+        assert_eq!(e.code, Code::UnreadableInput, "{e}");
     }
 }

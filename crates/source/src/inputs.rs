@@ -20,6 +20,7 @@
 use crate::file::{self, display, Origin};
 use crate::stream::Format;
 use crate::Limits;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use std::collections::BTreeSet;
 use std::fs::{self, Metadata};
@@ -147,6 +148,7 @@ fn gather_all(
         if path.as_os_str() == "-" {
             if stdin_read {
                 g.diagnostics.push(Diagnostic::error(
+                    Code::UnreadableInput,
                     Location::new("-", 0, 0),
                     "standard input is named more than once",
                 ));
@@ -165,10 +167,14 @@ fn gather_all(
         match fs::metadata(path) {
             Ok(m) if m.is_dir() => match fs::canonicalize(path) {
                 Ok(root) => g.walk(path, &root, 0, None),
-                Err(e) => g.error(path, format!("cannot read folder: {e}")),
+                Err(e) => g.error(
+                    Code::UnreadableInput,
+                    path,
+                    format!("cannot read folder: {e}"),
+                ),
             },
             Ok(_) => g.read(path, Origin::Named),
-            Err(e) => g.error(path, format!("cannot read: {e}")),
+            Err(e) => g.error(Code::UnreadableInput, path, format!("cannot read: {e}")),
         }
     }
     g.finish();
@@ -214,8 +220,9 @@ struct Gatherer<'o> {
 }
 
 impl Gatherer<'_> {
-    fn error(&mut self, path: &Path, message: impl Into<String>) {
+    fn error(&mut self, code: Code, path: &Path, message: impl Into<String>) {
         self.diagnostics.push(Diagnostic::error(
+            code,
             Location::new(display(path), 0, 0),
             message,
         ));
@@ -258,6 +265,7 @@ impl Gatherer<'_> {
     fn walk(&mut self, dir: &Path, root: &Path, depth: usize, hidden: Option<usize>) {
         if depth > MAX_WALK_DEPTH {
             self.error(
+                Code::InputLeftOut,
                 dir,
                 format!(
                     "folder nested more than {MAX_WALK_DEPTH} levels below the input folder: not read"
@@ -271,17 +279,35 @@ impl Gatherer<'_> {
                     return;
                 }
             }
-            Err(e) => return self.error(dir, format!("cannot read folder: {e}")),
+            Err(e) => {
+                return self.error(
+                    Code::UnreadableInput,
+                    dir,
+                    format!("cannot read folder: {e}"),
+                )
+            }
         }
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
-            Err(e) => return self.error(dir, format!("cannot read folder: {e}")),
+            Err(e) => {
+                return self.error(
+                    Code::UnreadableInput,
+                    dir,
+                    format!("cannot read folder: {e}"),
+                )
+            }
         };
         let mut paths = Vec::new();
         for entry in entries {
             match entry {
                 Ok(e) => paths.push(e.path()),
-                Err(e) => return self.error(dir, format!("cannot read folder: {e}")),
+                Err(e) => {
+                    return self.error(
+                        Code::UnreadableInput,
+                        dir,
+                        format!("cannot read folder: {e}"),
+                    )
+                }
             }
         }
         paths.sort();
@@ -289,6 +315,7 @@ impl Gatherer<'_> {
             self.entries += 1;
             if self.entries > MAX_WALK_ENTRIES {
                 self.error(
+                    Code::InputLeftOut,
                     dir,
                     format!(
                         "more than {MAX_WALK_ENTRIES} entries in the input folders: the rest is not read"
@@ -304,27 +331,34 @@ impl Gatherer<'_> {
         let input_name = has_input_extension(path);
         let lmeta = match fs::symlink_metadata(path) {
             Ok(m) => m,
-            Err(e) => return self.error(path, format!("cannot read: {e}")),
+            Err(e) => return self.error(Code::UnreadableInput, path, format!("cannot read: {e}")),
         };
         let meta = if lmeta.file_type().is_symlink() {
             let target = match fs::canonicalize(path) {
                 Ok(t) => t,
                 Err(e) => {
                     if input_name {
-                        self.error(path, format!("symbolic link that leads nowhere: {e}"));
+                        self.error(
+                            Code::UnreadableInput,
+                            path,
+                            format!("symbolic link that leads nowhere: {e}"),
+                        );
                     }
                     return;
                 }
             };
             let meta = match fs::metadata(path) {
                 Ok(m) => m,
-                Err(e) => return self.error(path, format!("cannot read: {e}")),
+                Err(e) => {
+                    return self.error(Code::UnreadableInput, path, format!("cannot read: {e}"))
+                }
             };
             if !(meta.is_dir() || input_name) {
                 return;
             }
             if !target.starts_with(root) && !self.options.follow_symlinks {
                 return self.error(
+                    Code::InputLeftOut,
                     path,
                     format!(
                         "symbolic link to `{}`, outside the input folder: not followed (pass --follow-symlinks to read it)",
@@ -362,6 +396,7 @@ impl Gatherer<'_> {
             self.read(path, Origin::Walked);
         } else {
             self.error(
+                Code::InputLeftOut,
                 path,
                 format!(
                     "{}: not read (only regular files in an input folder are read)",
@@ -394,7 +429,7 @@ impl Gatherer<'_> {
                 "hidden file (its name starts with `.`): not read; name it on the command line to read it"
                     .to_string()
             };
-            self.error(&h.path, message);
+            self.error(Code::InputLeftOut, &h.path, message);
         }
     }
 }

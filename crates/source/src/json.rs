@@ -6,6 +6,7 @@ use crate::file::utf8_chars;
 use crate::stream::{json_error, Entry, Object, ReadOptions};
 use crate::tree::Pos;
 use crate::Limits;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -30,7 +31,7 @@ pub(crate) fn read<'a>(
     let seed = DocSeed { split };
     let first = seed
         .deserialize(&mut de)
-        .map_err(|e| located(&json_error(&e, Pos::new(1, 1)), file))?;
+        .map_err(|e| located(&json_error(&e, Pos::new(1, 1)), file, json_code(&e)))?;
     if de.end().is_ok() {
         let raw = text.trim_matches(|c: char| c.is_ascii_whitespace());
         emit(raw, first, 1, text, file, options, &mut lines, sink);
@@ -50,7 +51,7 @@ pub(crate) fn read<'a>(
                     Err(e) => sink(Entry::Invalid {
                         document,
                         item: None,
-                        diagnostic: located(&json_error(&e, base), file),
+                        diagnostic: located(&json_error(&e, base), file, json_code(&e)),
                     }),
                 }
             }
@@ -58,7 +59,7 @@ pub(crate) fn read<'a>(
                 sink(Entry::Invalid {
                     document,
                     item: None,
-                    diagnostic: located(&json_error(&e, Pos::new(1, 1)), file),
+                    diagnostic: located(&json_error(&e, Pos::new(1, 1)), file, json_code(&e)),
                 });
                 break;
             }
@@ -67,11 +68,22 @@ pub(crate) fn read<'a>(
     Ok(())
 }
 
-fn located(e: &crate::de::Error, file: &str) -> Diagnostic {
+/// A JSON error at `e`'s place: the parser's own nesting bound is a limit, anything else invalid JSON.
+fn located(e: &crate::de::Error, file: &str, code: Code) -> Diagnostic {
     Diagnostic::error(
+        code,
         Location::new(file, e.pos.line, e.pos.column),
         e.message.clone(),
     )
+}
+
+/// The code of a serde_json error: its recursion bound is a limit of the reader.
+fn json_code(e: &serde_json::Error) -> Code {
+    if e.to_string().starts_with("recursion limit exceeded") {
+        Code::OverLimit
+    } else {
+        Code::InvalidJson
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -250,6 +262,7 @@ pub(crate) fn check_piece(
 
 fn over_size(base: Pos, file: &str, limits: &Limits) -> Diagnostic {
     Diagnostic::error(
+        Code::OverLimit,
         Location::new(file, base.line, base.column),
         format!(
             "object is over the size limit of {} bytes (max_object_bytes)",
@@ -268,6 +281,7 @@ fn diagnose(
         Problem::LongString { at, len } => {
             let p = pos_of(at);
             Diagnostic::error(
+                Code::OverLimit,
                 Location::new(file, p.line, p.column),
                 format!(
                     "string of {len} bytes is over the scalar limit of {} bytes (max_scalar_bytes)",
@@ -283,6 +297,7 @@ fn diagnose(
         Problem::TooDeep => {
             let p = pos_of(0);
             Diagnostic::error(
+                Code::OverLimit,
                 Location::new(file, p.line, p.column),
                 format!(
                     "object nests mappings and sequences deeper than the depth limit of {} levels (max_depth)",
@@ -321,6 +336,7 @@ fn deeper_than(text: &str, max: usize) -> bool {
 /// The error for a key given twice in one object, worded as the YAML reader words it.
 fn duplicate_key(file: &str, at: Pos, key: &str, first_line: Option<u32>) -> Diagnostic {
     Diagnostic::error(
+        Code::DuplicateKey,
         Location::new(file, at.line, at.column),
         match first_line {
             Some(line) => format!(

@@ -44,6 +44,7 @@ pub use stream::{read_all, read_stream, Entry, Format, Object, ReadOptions};
 pub use tree::{Node, Pos, Value};
 pub use validate::ValidationContext;
 
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::DeserializeOwned;
 use serde_saphyr::{budget::Budget, options::DuplicateKeyPolicy, Options};
@@ -117,6 +118,7 @@ pub fn parse_document<T: DeserializeOwned>(
 ) -> Result<T, Diagnostic> {
     if text.len() > limits.max_file_bytes {
         return Err(Diagnostic::error(
+            Code::OverLimit,
             Location::new(file, 0, 0),
             format!(
                 "input is {} bytes, over the limit of {} bytes",
@@ -243,6 +245,7 @@ fn parse_one<T: DeserializeOwned>(
             Entry::Invalid { diagnostic, .. } => diagnostic.location.clone(),
         };
         return Err(shift(Diagnostic::error(
+            Code::NotOneDocument,
             location,
             "expected one document, found several",
         )));
@@ -252,6 +255,7 @@ fn parse_one<T: DeserializeOwned>(
         Some(Entry::Container { object, .. }) => object.deserialize::<T>().map_err(shift),
         Some(Entry::Invalid { diagnostic, .. }) => Err(shift(diagnostic)),
         None => Err(Diagnostic::error(
+            Code::NotOneDocument,
             Location::new(file, line_offset.saturating_add(1), 1),
             "the document is empty",
         )),
@@ -264,7 +268,39 @@ pub fn saphyr_error(e: &serde_saphyr::Error, file: &str) -> Diagnostic {
         .location()
         .map(|l| (position(l.line()), position(l.column())))
         .unwrap_or((0, 0));
-    Diagnostic::error(Location::new(file, line, column), error_message(e))
+    Diagnostic::error(
+        saphyr_code(unwrap_error(e)),
+        Location::new(file, line, column),
+        error_message(e),
+    )
+}
+
+/// The code of a serde-saphyr error: the reader's bounds, YAML syntax, tags, several documents, and
+/// otherwise a value that does not fit its field (unknown keys, wrong types, YAML 1.1 scalars).
+fn saphyr_code(e: &serde_saphyr::Error) -> Code {
+    use serde_saphyr::Error as E;
+    match e {
+        E::AliasReplayCounterOverflow { .. }
+        | E::AliasReplayLimitExceeded { .. }
+        | E::AliasExpansionLimitExceeded { .. }
+        | E::AliasReplayStackDepthExceeded { .. }
+        | E::Budget { .. } => Code::OverLimit,
+        E::MultipleDocuments { .. } => Code::NotOneDocument,
+        E::DuplicateMappingKey { .. } => Code::DuplicateKey,
+        E::TaggedScalarCannotDeserializeIntoString { .. } | E::UnsupportedTag { .. } => {
+            Code::UnsupportedTag
+        }
+        E::Eof { .. }
+        | E::UnexpectedContainerEndWhileSkippingNode { .. }
+        | E::UnexpectedContainerEndWhileReadingKeyNode { .. }
+        | E::ContainerEndMismatch { .. }
+        | E::MergeValueNotMapOrSeqOfMaps { .. }
+        | E::MergeKeyNotAllowed { .. }
+        | E::FoldedBlockScalarMustIndentContent { .. }
+        | E::UnknownAnchor { .. }
+        | E::IndentationError { .. } => Code::InvalidYaml,
+        _ => Code::InvalidValue,
+    }
 }
 
 /// A line or column from the parser as the model stores it (saturating at `u32::MAX`).
@@ -301,6 +337,7 @@ fn oversized_scalar(text: &str, file: &str, limits: &Limits) -> Option<Diagnosti
         line_no = line_no.saturating_add(1);
         if line.len() > limits.max_scalar_bytes {
             return Some(Diagnostic::error(
+                Code::OverLimit,
                 Location::new(file, line_no, 1),
                 format!(
                     "line is {} bytes, over the scalar limit of {} bytes",
@@ -400,6 +437,6 @@ mod tests {
         let text = format!("name: {}\n", "x".repeat(2 << 20));
         let err = parse_document::<Doc>(&text, "big.yaml", &Limits::default()).unwrap_err();
         assert_eq!(err.location.line, 1);
-        assert!(err.message.contains("scalar limit"), "{err}");
+        assert_eq!(err.code, Code::OverLimit, "{err}");
     }
 }

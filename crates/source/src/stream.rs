@@ -13,6 +13,7 @@
 use crate::de::{self as tree_de, Error as DeError};
 use crate::tree::{Node, Pos};
 use crate::Limits;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::Deserialize;
@@ -197,7 +198,11 @@ impl<'a> Object<'a> {
         };
         result.map_err(|e| {
             let pos = if e.pos.line == 0 { self.pos } else { e.pos };
-            Diagnostic::error(Location::new(self.file, pos.line, pos.column), e.message)
+            Diagnostic::error(
+                Code::InvalidValue,
+                Location::new(self.file, pos.line, pos.column),
+                e.message,
+            )
         })
     }
 }
@@ -214,6 +219,7 @@ pub fn read_stream<'a>(
             document: 1,
             item: None,
             diagnostic: Diagnostic::error(
+                Code::OverLimit,
                 Location::new(file, 0, 0),
                 format!(
                     "input is {} bytes, over the file size limit of {} bytes (max_file_bytes)",

@@ -8,7 +8,7 @@
 //! or every error ([`ValidationContext::finish`]).
 
 use crate::{parse_document, spanned_location, Limits};
-use gpu_trust_model::{Diagnostic, Location, Version};
+use gpu_trust_model::{Code, Diagnostic, Location, Version};
 use serde::de::DeserializeOwned;
 use serde_saphyr::Spanned;
 
@@ -16,27 +16,32 @@ use serde_saphyr::Spanned;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidationContext {
     file: String,
+    /// The code of the file's own checks (`invalid-policy`, `invalid-plan-file`...).
+    code: Code,
     diagnostics: Vec<Diagnostic>,
 }
 
 impl ValidationContext {
-    /// A context for checking `file` (the name diagnostics give).
-    pub fn new(file: &str) -> ValidationContext {
+    /// A context for checking `file` (the name diagnostics give), whose checks report `code`.
+    pub fn new(file: &str, code: Code) -> ValidationContext {
         ValidationContext {
             file: file.to_string(),
+            code,
             diagnostics: Vec::new(),
         }
     }
 
-    /// Reads `text` (from `file`) into `T`, and a context to check it with. Syntax errors, unknown
-    /// keys, values of the wrong type and input over `limits` are the `Err`, located.
+    /// Reads `text` (from `file`) into `T`, and a context to check it with, whose checks report
+    /// `code`. Syntax errors, unknown keys, values of the wrong type and input over `limits` are the
+    /// `Err`, located, with the reader's own codes.
     pub fn read<T: DeserializeOwned>(
         text: &str,
         file: &str,
         limits: &Limits,
+        code: Code,
     ) -> Result<(T, ValidationContext), Diagnostic> {
         let value = parse_document(text, file, limits)?;
-        Ok((value, ValidationContext::new(file)))
+        Ok((value, ValidationContext::new(file, code)))
     }
 
     /// The file's name, as diagnostics give it.
@@ -56,7 +61,8 @@ impl ValidationContext {
 
     /// Reports an error.
     pub fn error(&mut self, location: Location, message: impl Into<String>) {
-        self.diagnostics.push(Diagnostic::error(location, message));
+        self.diagnostics
+            .push(Diagnostic::error(self.code, location, message));
     }
 
     /// Reports an error at a value.
@@ -137,7 +143,7 @@ mod tests {
     }
 
     fn read(text: &str) -> Result<(Raw, ValidationContext), Diagnostic> {
-        ValidationContext::read(text, "f.yaml", &Limits::default())
+        ValidationContext::read(text, "f.yaml", &Limits::default(), Code::InvalidPolicy)
     }
 
     #[test]
@@ -177,9 +183,9 @@ mod tests {
         assert_eq!(
             sorted,
             [
-                "f.yaml: error: too many",
-                "f.yaml:1:13: error: apiVersion must be `v1`, not `v0`",
-                "f.yaml:2:10: error: version `next` is not a version (e.g. 1.17.8)",
+                "f.yaml: error[invalid-policy]: too many",
+                "f.yaml:1:13: error[invalid-policy]: apiVersion must be `v1`, not `v0`",
+                "f.yaml:2:10: error[invalid-policy]: version `next` is not a version (e.g. 1.17.8)",
             ]
         );
     }

@@ -5,6 +5,7 @@
 use crate::stream::{Entry, Object, ReadOptions};
 use crate::tree::{Node, Pos, Scalar, ScalarStyle, Tag, Value};
 use crate::Limits;
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use serde_saphyr::granit_parser::{self as gp, Event, Parser, Span, StrInput};
 use std::collections::HashMap;
@@ -92,6 +93,7 @@ pub(crate) fn read_chunk<'a>(
                 Event::SequenceStart(..) => break,
                 _ => {
                     return Err(Diagnostic::error(
+                        Code::InvalidValue,
                         reader.loc(reader.pos(&span)),
                         "expected the items of a list",
                     ))
@@ -188,6 +190,7 @@ pub(crate) fn read_sequential<'a>(
                     document: document.max(1),
                     item: None,
                     diagnostic: Diagnostic::error(
+                        Code::InvalidYaml,
                         Location::new(file, 0, 0),
                         "YAML event outside a document",
                     ),
@@ -247,6 +250,7 @@ impl<'a> Reader<'a, '_> {
             }
             Some(Err(e)) => Err(self.scan_error(&e)),
             None => Err(Diagnostic::error(
+                Code::InvalidYaml,
                 Location::new(self.file, 0, 0),
                 "unexpected end of the YAML stream",
             )),
@@ -260,6 +264,7 @@ impl<'a> Reader<'a, '_> {
         let size = end.saturating_sub(self.object_start);
         if size > self.limits.max_object_bytes {
             return Err(Fail::Object(Box::new(Diagnostic::error(
+                Code::OverLimit,
                 self.loc(self.pos(&span)),
                 format!(
                     "object is over the size limit of {} bytes (max_object_bytes)",
@@ -314,6 +319,7 @@ impl<'a> Reader<'a, '_> {
         match self.next_raw()? {
             (Event::DocumentEnd, _) => Ok(()),
             (_, span) => Err(Diagnostic::error(
+                Code::InvalidYaml,
                 self.loc(self.pos(&span)),
                 "expected the end of the document",
             )),
@@ -486,6 +492,7 @@ impl<'a> Reader<'a, '_> {
             Event::Scalar(text, style, anchor, tag) => {
                 if text.len() > self.limits.max_scalar_bytes {
                     return Err(Fail::Object(Box::new(Diagnostic::error(
+                        Code::OverLimit,
                         self.loc(p),
                         format!(
                             "scalar of {} bytes is over the scalar limit of {} bytes (max_scalar_bytes)",
@@ -558,6 +565,7 @@ impl<'a> Reader<'a, '_> {
                 self.aliases += 1;
                 if self.aliases > self.limits.max_aliases {
                     return Err(Fail::Object(Box::new(Diagnostic::error(
+                        Code::OverLimit,
                         self.loc(p),
                         format!(
                             "more than {} aliases in one document, over the alias limit (max_aliases)",
@@ -567,6 +575,7 @@ impl<'a> Reader<'a, '_> {
                 }
                 let Some(target) = self.anchors.get(&id) else {
                     return Err(Fail::Object(Box::new(Diagnostic::error(
+                        Code::InvalidYaml,
                         self.loc(p),
                         "alias refers to a node that contains it (a recursive alias)",
                     ))));
@@ -575,6 +584,7 @@ impl<'a> Reader<'a, '_> {
                 self.expanded = self.expanded.saturating_add(size);
                 if self.expanded > self.limits.max_alias_expansion {
                     return Err(Fail::Object(Box::new(Diagnostic::error(
+                        Code::OverLimit,
                         self.loc(p),
                         format!(
                             "aliases expand to more than {} nodes in one document, over the alias expansion limit (max_alias_expansion); is this an alias bomb?",
@@ -585,6 +595,7 @@ impl<'a> Reader<'a, '_> {
                 Ok(target.clone())
             }
             _ => Err(Fail::Syntax(Box::new(Diagnostic::error(
+                Code::InvalidYaml,
                 self.loc(p),
                 "unexpected YAML event inside a node",
             )))),
@@ -631,6 +642,7 @@ impl<'a> Reader<'a, '_> {
             )
         };
         Err(Fail::Object(Box::new(Diagnostic::error(
+            Code::UnsupportedTag,
             self.loc(p),
             message,
         ))))
@@ -639,6 +651,7 @@ impl<'a> Reader<'a, '_> {
     fn check_depth(&self, p: Pos) -> Result<(), Fail> {
         if self.depth > self.limits.max_depth {
             return Err(Fail::Object(Box::new(Diagnostic::error(
+                Code::OverLimit,
                 self.loc(p),
                 format!(
                     "nesting is deeper than the depth limit of {} levels (max_depth)",
@@ -672,6 +685,7 @@ impl<'a> Reader<'a, '_> {
                             for m in list {
                                 if !matches!(m.value, Value::Map(_)) {
                                     return Err(Diagnostic::error(
+                                        Code::InvalidYaml,
                                         self.loc(m.pos),
                                         "a merge key `<<` takes a mapping or a sequence of mappings",
                                     ));
@@ -681,6 +695,7 @@ impl<'a> Reader<'a, '_> {
                         }
                         _ => {
                             return Err(Diagnostic::error(
+                                Code::InvalidYaml,
                                 self.loc(v.pos),
                                 "a merge key `<<` takes a mapping or a sequence of mappings",
                             ))
@@ -718,6 +733,7 @@ fn is_merge_key(k: &Node<'_>) -> bool {
 fn check_duplicates(entries: &[(Node<'_>, Node<'_>)], file: &str) -> Result<(), Diagnostic> {
     let dup = |k: &Node<'_>, first: Pos| {
         Diagnostic::error(
+            Code::DuplicateKey,
             Location::new(file, k.pos.line, k.pos.column),
             format!(
                 "duplicate key `{}` (first at line {}): which value would the cluster use?",
@@ -800,14 +816,20 @@ const PARSER_NESTING: usize = 255;
 fn scan_error(e: &gp::ScanError, file: &str) -> Diagnostic {
     let m = e.marker();
     let info = e.info();
-    let message = if matches!(e.kind(), gp::ErrorKind::RecursionLimitExceeded) {
-        format!("nesting is deeper than the YAML parser's depth limit of {PARSER_NESTING} levels")
+    let (code, message) = if matches!(e.kind(), gp::ErrorKind::RecursionLimitExceeded) {
+        (
+            Code::OverLimit,
+            format!(
+                "nesting is deeper than the YAML parser's depth limit of {PARSER_NESTING} levels"
+            ),
+        )
     } else if info.is_empty() {
-        "invalid YAML".to_string()
+        (Code::InvalidYaml, "invalid YAML".to_string())
     } else {
-        format!("invalid YAML: {info}")
+        (Code::InvalidYaml, format!("invalid YAML: {info}"))
     };
     Diagnostic::error(
+        code,
         Location::new(file, clamp(m.line()), clamp(m.col().saturating_add(1))),
         message,
     )

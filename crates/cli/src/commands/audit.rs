@@ -101,6 +101,10 @@ pub struct Args {
     /// Audit the documents that can be read and list the others under "skipped", instead of exiting 2.
     #[arg(long)]
     pub skip_invalid: bool,
+    /// Do not print warnings of this diagnostic code (docs/diagnostics.md lists them); repeatable.
+    /// Errors are never silenced: an unusable document still exits 2.
+    #[arg(long, value_name = "CODE", value_parser = parse_code)]
+    pub silence: Vec<gpu_trust_model::Code>,
     /// Advisory data: CSAF 2.0 documents (vendor security bulletins, JSON), added to the built-in
     /// data, or a file of the built-in advisories.yaml format, which replaces it; a folder is read
     /// for its .json, .yaml and .yml files. Repeatable. `gpu-trust advisories` shows what is in use.
@@ -265,6 +269,13 @@ fn fail_on_parser() -> impl clap::builder::TypedValueParser<Value = FailOn> {
     .map(|s| FailOn::parse(&s).unwrap_or(FailOn::DEFAULT))
 }
 
+/// A diagnostic code for `--silence`: one of the documented codes.
+fn parse_code(s: &str) -> Result<gpu_trust_model::Code, String> {
+    gpu_trust_model::Code::parse(s).ok_or_else(|| {
+        format!("no diagnostic code `{s}`; docs/diagnostics.md lists them (e.g. missing-namespace)")
+    })
+}
+
 fn parse_severity(s: &str) -> Result<Severity, String> {
     Severity::parse(&s.to_ascii_lowercase())
         .ok_or_else(|| format!("unknown severity `{s}`; one of critical, high, medium, low, info"))
@@ -335,6 +346,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         args.fail_on = args.fail_on.or(c.fail_on);
         args.min_severity = args.min_severity.or(c.min_severity);
         args.show_accepted |= c.show_accepted.unwrap_or(false);
+        args.silence.extend(c.silence);
         if args.output.is_empty() {
             args.output = c
                 .outputs
@@ -430,6 +442,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     ingested
         .diagnostics
         .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
+    // Silenced warnings are dropped; an error is kept whatever its code (it decides the exit status).
+    ingested
+        .diagnostics
+        .retain(|d| d.is_error() || !args.silence.contains(&d.code));
     input::print_cluster_diagnostics(&ingested.diagnostics);
     let errors: Vec<Diagnostic> = ingested
         .diagnostics
@@ -471,7 +487,12 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
 
     let tenancy = policy.resolve(&fleet.namespaces);
-    output::eprint_diagnostics(tenancy.diagnostics());
+    output::eprint_diagnostics(
+        tenancy
+            .diagnostics()
+            .iter()
+            .filter(|d| d.is_error() || !args.silence.contains(&d.code)),
+    );
     if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
         return input_error("the policy does not fit the cluster's namespaces");
     }

@@ -4,6 +4,7 @@ use crate::input::{self, PolicyError};
 use crate::output::{self, write_output};
 use anyhow::Context;
 use gpu_trust_model::fleet::Ingested;
+use gpu_trust_model::Code;
 use gpu_trust_model::Diagnostic;
 use gpu_trust_planner::file::{self, PolicySource, MAX_PLAN_BYTES};
 use gpu_trust_planner::patch::Objects;
@@ -118,6 +119,7 @@ fn load(args: &Args) -> Result<PlanInput, ExitCode> {
                     output::eprint_diagnostics([
                         &d,
                         &Diagnostic::error(
+                            Code::UnreadableInput,
                             location.clone(),
                             format!("policyFile {policy_name} could not be read"),
                         ),

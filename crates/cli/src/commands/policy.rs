@@ -2,6 +2,7 @@
 
 use crate::input::{self, PolicyError};
 use crate::output::{self, write_output};
+use gpu_trust_model::Code;
 use gpu_trust_policy::{CheckReport, Date, Diagnostic};
 use gpu_trust_report::plural;
 use gpu_trust_report::policy::{json, table};
@@ -96,7 +97,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let report = CheckReport::new(&policy, &tenancy, today);
     for a in tenancy.expired_acceptances(today) {
         let until = a.until.map(|d| d.to_string()).unwrap_or_default();
-        output::eprint_diagnostics([&Diagnostic::warning(
+        output::eprint_diagnostics([&Diagnostic::warning(Code::AcceptanceExpired,
             a.location.clone(),
             format!(
                 "acceptance of {} expired on {until}: it no longer suppresses findings (the audit reports GT003)",
@@ -106,6 +107,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     for a in tenancy.acceptances().iter().filter(|a| !a.has_reason()) {
         output::eprint_diagnostics([&Diagnostic::warning(
+            Code::AcceptanceWithoutReason,
             a.location.clone(),
             format!(
                 "acceptance of {} gives no reason: it accepts nothing (the audit reports GT004)",

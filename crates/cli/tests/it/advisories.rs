@@ -105,13 +105,13 @@ fn a_malformed_csaf_document_exits_2_with_its_location() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
-        stderr.contains(&format!("{bad}:17:58: error: ")),
+        stderr.contains(&format!("{bad}:17:58: error[invalid-value]: ")),
         "{stderr}"
     );
     let (code, _, stderr) = run(&["advisories", "--advisories", &bad]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains(&format!("{bad}:17:58: error: ")),
+        stderr.contains(&format!("{bad}:17:58: error[invalid-value]: ")),
         "{stderr}"
     );
 }

@@ -189,7 +189,9 @@ fn malformed_document_exits_2_naming_file_line_column() {
         .assert()
         .code(2)
         .stdout(predicate::str::is_empty())
-        .stderr(predicate::str::is_match(r"malformed\.yaml:\d+:\d+: error: ").unwrap())
+        .stderr(
+            predicate::str::is_match(r"malformed\.yaml:\d+:\d+: error\[invalid-value\]: ").unwrap(),
+        )
         .stderr(predicate::str::contains("--skip-invalid"));
 }
 
@@ -204,7 +206,9 @@ fn skip_invalid_audits_the_rest_and_lists_what_was_skipped() {
         .args(["--format", "json", "--today", "2026-11-15"])
         .assert()
         .code(0)
-        .stderr(predicate::str::is_match(r"malformed\.yaml:\d+:\d+: error: ").unwrap())
+        .stderr(
+            predicate::str::is_match(r"malformed\.yaml:\d+:\d+: error\[invalid-value\]: ").unwrap(),
+        )
         .get_output()
         .clone();
     let report = json_of(&out);
@@ -215,6 +219,7 @@ fn skip_invalid_audits_the_rest_and_lists_what_was_skipped() {
         .unwrap()
         .ends_with("malformed.yaml"));
     assert!(skipped[0]["line"].as_u64().unwrap() > 0);
+    assert_eq!(skipped[0]["code"], "invalid-value");
     assert!(rules_of(&report).contains(&"GT206".to_string()));
 
     // The table says the input was partial, in its summary line.
@@ -292,7 +297,7 @@ fn malformed_standard_input_exits_2() {
         .write_stdin("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: 3\n")
         .assert()
         .code(2)
-        .stderr(predicate::str::is_match(r"(^|\n)-:\d+:\d+: error: ").unwrap());
+        .stderr(predicate::str::is_match(r"(^|\n)-:\d+:\d+: error\[[a-z-]+\]: ").unwrap());
 }
 
 #[test]
@@ -379,7 +384,10 @@ fn a_policy_with_a_typo_exits_2_naming_the_line() {
         .assert()
         .code(2)
         .stdout(predicate::str::is_empty())
-        .stderr(predicate::str::is_match(r"typo\.yaml:5:\d+: error: .*namespace").unwrap());
+        .stderr(
+            predicate::str::is_match(r"typo\.yaml:5:\d+: error\[invalid-value\]: .*namespace")
+                .unwrap(),
+        );
 }
 
 #[test]
@@ -584,7 +592,12 @@ fn unusable_evidence_exits_2_naming_the_place() {
         .assert()
         .code(2)
         .stdout(predicate::str::is_empty())
-        .stderr(predicate::str::is_match(r"probe\.json:3:\d+: error: not probe evidence").unwrap());
+        .stderr(
+            predicate::str::is_match(
+                r"probe\.json:3:\d+: error\[invalid-value\]: not probe evidence",
+            )
+            .unwrap(),
+        );
 }
 
 #[test]
@@ -601,7 +614,10 @@ fn unusable_advisories_exit_2() {
         .arg(&file)
         .assert()
         .code(2)
-        .stderr(predicate::str::is_match(r"advisories\.yaml:\d+:\d+: error: ").unwrap());
+        .stderr(
+            predicate::str::is_match(r"advisories\.yaml:\d+:\d+: error\[invalid-value\]: ")
+                .unwrap(),
+        );
 }
 
 /// A cluster of two tenants on one time-sliced GPU, each running a Deployment whose pods carry the
@@ -728,4 +744,64 @@ fn no_live_without_paths_is_an_error_not_a_live_audit() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Every diagnostic shows its code beside its level; `--silence CODE` hides the warnings of that
+/// code, never an error: an unusable document still exits 2 (docs/diagnostics.md).
+#[test]
+fn a_warning_code_can_be_silenced_but_never_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("chart.yaml");
+    std::fs::write(
+        &chart,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: nginx:1.27}]\n",
+    )
+    .unwrap();
+    let chart = chart.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let out = gpu_trust()
+            .args([&data("one-tenant-exclusive.yaml"), chart])
+            .args(["--today", "2026-11-15"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, stderr) = run(&[]);
+    assert!(
+        stderr.contains("chart.yaml:1:1: warning[missing-namespace]: "),
+        "{stderr}"
+    );
+    let (silenced, quiet) = run(&["--silence", "missing-namespace"]);
+    assert_eq!(silenced, code, "{quiet}");
+    assert!(!quiet.contains("missing-namespace"), "{quiet}");
+
+    // The code of an error names it, and silencing it changes nothing: the run still exits 2.
+    gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            &data("malformed.yaml"),
+            "--today",
+            "2026-11-15",
+            "--silence",
+            "invalid-value",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::is_match(r"malformed\.yaml:\d+:\d+: error\[invalid-value\]: ").unwrap(),
+        );
+
+    // A code that does not exist is a usage error.
+    gpu_trust()
+        .args([
+            &data("one-tenant-exclusive.yaml"),
+            "--silence",
+            "no-such-code",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no diagnostic code `no-such-code`",
+        ));
 }

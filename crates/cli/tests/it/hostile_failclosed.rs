@@ -47,7 +47,7 @@ fn refused_at(r: &Run, file: &str, line: u32, column: Option<u32>) {
     assert_eq!(r.code, Some(2), "stderr: {}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     let want = match column {
-        Some(c) => format!("{file}:{line}:{c}: error: "),
+        Some(c) => format!("{file}:{line}:{c}: error["),
         None => format!("{file}:{line}:"),
     };
     assert!(r.stderr.contains(&want), "want `{want}` in:\n{}", r.stderr);
@@ -60,8 +60,8 @@ fn refused_file(r: &Run, path: &str, words: &str) {
     assert!(
         r.stderr
             .lines()
-            .any(|l| l.starts_with(&format!("{path}: error: ")) && l.contains(words)),
-        "want `{path}: error: ... {words}` in:\n{}",
+            .any(|l| l.starts_with(&format!("{path}: error[")) && l.contains(words)),
+        "want `{path}: error[CODE]: ... {words}` in:\n{}",
         r.stderr
     );
 }
@@ -517,7 +517,7 @@ fn every_file_a_command_reads_is_refused_as_utf16_with_its_name() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("-:1:1: error: ") && stderr.contains("UTF-16"),
+        stderr.contains("-:1:1: error[input-encoding]: ") && stderr.contains("UTF-16"),
         "{stderr}"
     );
 }
@@ -567,7 +567,7 @@ fn policy_check_does_not_call_a_claimed_namespace_infrastructure() {
     );
     assert!(
         r.stderr.contains(&format!(
-            "{}:3:18: warning: tenant `ops` claims `kube-system`",
+            "{}:3:18: warning[tenant-claims-platform]: tenant `ops` claims `kube-system`",
             s(&policy)
         )),
         "{}",

@@ -53,7 +53,7 @@ fn refused(file: &str, line_column: &str, says: &str) {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{command} {file}: {stderr}");
         assert!(out.stdout.is_empty(), "{command} {file}");
-        let expected = format!("{file}:{line_column}: error: ");
+        let expected = format!("{file}:{line_column}: error[");
         let line = stderr
             .lines()
             .find(|l| l.contains(&expected))

@@ -145,7 +145,7 @@ fn a_malformed_document_exits_2_naming_its_position() {
     assert_eq!(code, Some(2));
     assert!(stdout.is_empty());
     assert!(
-        stderr.contains("broken/b-pods.yaml:19:5: error: invalid YAML"),
+        stderr.contains("broken/b-pods.yaml:19:5: error[invalid-yaml]: invalid YAML"),
         "{stderr}"
     );
     assert!(stderr.contains("--skip-invalid"), "{stderr}");
@@ -184,7 +184,7 @@ fn an_alias_bomb_is_refused_quickly() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("-:9:12: error:") && stderr.contains("max_alias_expansion"),
+        stderr.contains("-:9:12: error[over-limit]:") && stderr.contains("max_alias_expansion"),
         "{stderr}"
     );
 }
@@ -194,7 +194,7 @@ fn a_missing_path_is_an_input_error() {
     let (code, _, stderr) = inventory(&["no-such-dir/cluster.yaml"]);
     assert_eq!(code, Some(2));
     assert!(
-        stderr.contains("no-such-dir/cluster.yaml: error: cannot read"),
+        stderr.contains("no-such-dir/cluster.yaml: error[unreadable-input]: cannot read"),
         "{stderr}"
     );
 }

@@ -29,7 +29,7 @@ fn typo_exits_2_naming_the_line() {
         .code(2)
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains(format!(
-            "{file}:7:5: error: unknown field `namepsaces`"
+            "{file}:7:5: error[invalid-value]: unknown field `namepsaces`"
         )));
 }
 
@@ -40,15 +40,19 @@ fn every_validation_error_is_printed() {
     let stderr = String::from_utf8(out).unwrap();
     let located: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.starts_with(&format!("{file}:")) && l.contains(": error: "))
+        .filter(|l| l.starts_with(&format!("{file}:")) && l.contains(": error["))
         .collect();
     assert_eq!(located.len(), 15, "{stderr}");
     assert!(
-        stderr.contains(&format!("{file}:6:14: error: latency `urgent`")),
+        stderr.contains(&format!(
+            "{file}:6:14: error[invalid-policy]: latency `urgent`"
+        )),
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("{file}:25:16: error: sharing.maxReplicas")),
+        stderr.contains(&format!(
+            "{file}:25:16: error[invalid-policy]: sharing.maxReplicas"
+        )),
         "{stderr}"
     );
     assert!(stderr.contains("15 errors"), "{stderr}");
@@ -88,7 +92,7 @@ fn valid_policy_prints_tenants_pairs_platform_and_acceptances() {
         // take one of their namespaces is warned about (and nothing else is).
         .stderr(
             predicate::str::contains(
-                "valid.yaml:14:18: warning: tenant `ads` claims `ads-*`, which is also platform glob `*-gpu-operator`",
+                "valid.yaml:14:18: warning[tenant-claims-platform]: tenant `ads` claims `ads-*`, which is also platform glob `*-gpu-operator`",
             )
             .and(predicate::function(|s: &str| s.lines().count() == 1)),
         );
@@ -101,7 +105,7 @@ fn expired_acceptance_is_said_and_does_not_fail_the_check() {
         .success()
         .stdout(predicate::str::contains("expired"))
         .stderr(predicate::str::contains(format!(
-            "{file}:46:5: warning: acceptance of GT401 expired on 2027-06-30"
+            "{file}:46:5: warning[acceptance-expired]: acceptance of GT401 expired on 2027-06-30"
         )));
 }
 
@@ -158,7 +162,7 @@ fn reads_standard_input() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "-:4:5: error: unknown field `latncy`",
+            "-:4:5: error[invalid-value]: unknown field `latncy`",
         ));
 }
 

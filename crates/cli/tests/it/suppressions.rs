@@ -121,7 +121,7 @@ fn an_annotation_naming_no_rule_is_an_input_error() {
         &[B],
     );
     audit(&text).code(2).stderr(predicate::str::contains(
-        ":44:5: error: Pod team-a/train-a: annotation `accept.gpu-trust.io/GT999` accepts GT999, which is not a rule of gpu-trust",
+        ":44:5: error[unknown-rule]: Pod team-a/train-a: annotation `accept.gpu-trust.io/GT999` accepts GT999, which is not a rule of gpu-trust",
     ));
 }
 
@@ -134,7 +134,7 @@ fn a_malformed_annotation_is_an_input_error_naming_its_line() {
     );
     audit(&text)
         .code(2)
-        .stderr(predicate::str::contains(":44:5: error: Pod team-a/train-a: annotation `accept.gpu-trust.io/GT101.until`: `31/01/2027` is not a date"));
+        .stderr(predicate::str::contains(":44:5: error[invalid-acceptance-annotation]: Pod team-a/train-a: annotation `accept.gpu-trust.io/GT101.until`: `31/01/2027` is not a date"));
 }
 
 #[test]
@@ -147,7 +147,7 @@ fn a_policy_entry_naming_no_rule_refuses_the_policy() {
     )
     .unwrap();
     let at = format!(
-        "{}:6:5: error: accept: GT999 is not a rule of gpu-trust",
+        "{}:6:5: error[unknown-rule]: accept: GT999 is not a rule of gpu-trust",
         policy.display()
     );
     Command::cargo_bin("gpu-trust")

@@ -358,7 +358,12 @@ fn a_configuration_error_names_file_line_and_column_and_exits_2() {
         .args(["audit", &data("one-tenant-exclusive.yaml")])
         .assert()
         .code(2)
-        .stderr(predicate::str::is_match(r"\.gpu-trust\.yaml:3:1: error: .*disabledRule").unwrap())
+        .stderr(
+            predicate::str::is_match(
+                r"\.gpu-trust\.yaml:3:1: error\[invalid-value\]: .*disabledRule",
+            )
+            .unwrap(),
+        )
         .stderr(predicate::str::contains(
             "1 error in the configuration file",
         ));

@@ -57,13 +57,12 @@ pub(crate) const CDI_DEVICE_LIST_STRATEGY: &[&str] = &["envvar", "cdi-annotation
 /// The variable the plugin reads its device list strategy from.
 pub(crate) const DEVICE_LIST_STRATEGY_ENV: &str = "DEVICE_LIST_STRATEGY";
 
-/// The operator's namespace when nothing else in the input says: OLM's on OpenShift nodes, else the
-/// Helm chart's.
-pub(crate) fn default_namespace(nodes: &[crate::nodes::NodeDraft]) -> &'static str {
-    if nodes
-        .iter()
-        .any(|n| super::openshift::is_openshift(&n.labels))
-    {
+/// The operator's namespace when nothing else in the input says: OLM's when a node's labels say
+/// OpenShift, else the Helm chart's.
+pub(crate) fn default_namespace<'l>(
+    mut node_labels: impl Iterator<Item = &'l std::collections::BTreeMap<String, String>>,
+) -> &'static str {
+    if node_labels.any(super::openshift::is_openshift) {
         super::openshift::OPERATOR_NAMESPACE
     } else {
         DEFAULT_NAMESPACE

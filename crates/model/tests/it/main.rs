@@ -1,4 +1,5 @@
 //! The integration tests of `model`, one module per former test binary, linked once.
 
 mod catalogue;
+mod diagnostics;
 mod geometry;

@@ -222,7 +222,7 @@ fn the_more_specific_glob_wins_and_equal_globs_are_an_error() {
     let t = p.resolve(&[ns("ads-prod")]);
     assert_eq!(tenant_name(&t, "ads-prod"), "ads");
     let d = t.diagnostics().iter().find(|d| d.is_error()).unwrap();
-    assert!(d.is_error());
+    assert_eq!(d.code, gpu_trust_model::Code::NamespaceGlobTie, "{d}");
     assert_eq!(d.location.line, 7);
     assert!(
         d.message.contains("`ads-*` of tenant `ads`")
@@ -465,6 +465,7 @@ fn acceptance_naming_no_tenant_is_a_warning() {
     let d = t.diagnostics();
     assert_eq!(d.len(), 1, "{d:?}");
     assert!(!d[0].is_error());
+    assert_eq!(d[0].code, gpu_trust_model::Code::UnknownTenant, "{}", d[0]);
     assert_eq!(d[0].location.line, 2);
     assert!(d[0].message.contains("`ghost`"));
 }
@@ -512,14 +513,16 @@ fn unmatched_tenants_and_confusable_namespaces_are_warned_about() {
     );
     assert!(
         messages.iter().any(
-            |m| m.starts_with("p.yaml:2:11: warning: tenant `a` (team-a) matches no namespace")
+            |m| m.starts_with(
+                "p.yaml:2:11: warning[tenant-without-namespace]: tenant `a` (team-a) matches no namespace",
+            )
         ),
         "{messages:?}"
     );
     assert!(
-        messages
-            .iter()
-            .any(|m| m.starts_with("input: warning: namespace `te\\u{430}m-a` has U+0430")),
+        messages.iter().any(|m| m.starts_with(
+            "input: warning[invalid-namespace-name]: namespace `te\\u{430}m-a` has U+0430",
+        )),
         "{messages:?}"
     );
     assert!(

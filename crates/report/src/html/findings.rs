@@ -328,8 +328,9 @@ pub(super) fn skipped(out: &mut String, report: &AuditReport) {
     for s in &report.skipped {
         let _ = writeln!(
             out,
-            "<li><code>{}</code>: {}</li>",
+            "<li><code>{}</code>: <code>{}</code> {}</li>",
             escape(&format!("{}:{}:{}", s.file, s.line, s.column)),
+            s.code,
             escape(&s.error)
         );
     }

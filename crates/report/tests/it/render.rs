@@ -25,7 +25,8 @@ fn table_snapshot() {
 fn table_with_skipped_input_says_partial() {
     let text = table::render(&sample_report(true), &TableOptions::default());
     assert!(text.contains("SKIPPED INPUT"));
-    assert!(text.contains("examples/inference/broken.yaml:3:7: Pod spec.containers"));
+    assert!(text
+        .contains("examples/inference/broken.yaml:3:7: error[invalid-value]: Pod spec.containers"));
     // The summary line, wrapped at the width: it ends with the partial input.
     let last = text.trim_end().replace('\n', " ");
     assert!(

@@ -23,6 +23,7 @@
 //! known component are warnings of the document: reported, and not used.
 
 use super::{Advisory, Affected, Components, DataSource, SourceKind};
+use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Version};
 use gpu_trust_policy::Date;
 use gpu_trust_source::{Limits, ValidationContext};
@@ -60,7 +61,8 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         ..Limits::default()
     };
     let (raw, mut cx) =
-        ValidationContext::read::<RawCsaf>(text, file, &limits).map_err(|d| vec![json_words(d)])?;
+        ValidationContext::read::<RawCsaf>(text, file, &limits, Code::InvalidAdvisoryData)
+            .map_err(|d| vec![json_words(d)])?;
     let doc_loc = cx.loc(&raw.document);
     let d = &raw.document.value;
     let require =
@@ -350,6 +352,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
     let mut warnings = Vec::new();
     if !unmapped.is_empty() {
         warnings.push(Diagnostic::warning(
+            Code::CsafNotUsed,
             whole.clone(),
             format!(
                 "CSAF: {} not a component the audit knows, not used: {}",
@@ -360,6 +363,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
     }
     if !unread.is_empty() {
         warnings.push(Diagnostic::warning(
+            Code::CsafNotUsed,
             whole.clone(),
             format!(
                 "CSAF: the version of {} not understood, not used: {}",
@@ -373,7 +377,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         ));
     }
     if !qualified.is_empty() {
-        warnings.push(Diagnostic::warning(
+        warnings.push(Diagnostic::warning(Code::CsafNotUsed,
             whole.clone(),
             format!(
                 "CSAF: conditions written beside versions are not read, so those versions count as affected whatever the condition: {}",
@@ -383,6 +387,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
     }
     if !unused.is_empty() {
         warnings.push(Diagnostic::warning(
+            Code::CsafNotUsed,
             whole,
             format!(
                 "CSAF: {} name{} no version of a component the audit knows, not used: {}",

@@ -317,7 +317,7 @@ fn hostile_documents_are_refused_at_their_location() {
     );
     assert_eq!(
         e,
-        ["hostile.json:4:21: error: `2.0` is not a string, and CSAF requires one here"]
+        ["hostile.json:4:21: error[invalid-value]: `2.0` is not a string, and CSAF requires one here"]
     );
     // A status names a product the tree does not define.
     let e = refused(&document(
@@ -326,7 +326,7 @@ fn hostile_documents_are_refused_at_their_location() {
     ));
     assert_eq!(
         e,
-        ["hostile.json:17:77: error: CSAF: CVE-2099-0001 names product `nope`, which the product tree does not define"]
+        ["hostile.json:17:77: error[invalid-advisory-data]: CSAF: CVE-2099-0001 names product `nope`, which the product tree does not define"]
     );
     // Scores out of range, and a list where a string belongs.
     let e = refused(&document(
@@ -335,7 +335,10 @@ fn hostile_documents_are_refused_at_their_location() {
     ));
     assert!(e[0].contains("baseScore 11 is outside 0 to 10"), "{e:?}");
     let e = refused(&document(r#"[{"category": ["x"], "name": "n"}]"#, "[]"));
-    assert_eq!(e, ["hostile.json:16:46: error: expected string scalar"]);
+    assert_eq!(
+        e,
+        ["hostile.json:16:46: error[invalid-value]: expected string scalar"]
+    );
     // Required fields missing.
     let e = refused(r#"{"document": {"title": "t"}}"#);
     assert!(

@@ -174,7 +174,7 @@ fn mixed_mig_labels_do_not_contradict_the_config() {
     let spurious: Vec<String> = ing
         .diagnostics
         .iter()
-        .filter(|d| d.message.contains("labels say"))
+        .filter(|d| d.code == gpu_trust_model::Code::LabelsDisagree)
         .map(|d| d.to_string())
         .collect();
     assert!(spurious.is_empty(), "{spurious:#?}");

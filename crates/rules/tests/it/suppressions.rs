@@ -359,8 +359,8 @@ fn invalid_annotations_are_located_errors_and_accept_nothing() {
     assert_eq!(
         errors,
         [
-            "cluster.yaml:89:5: error: Deployment cust-acme/infer: annotation `accept.gpu-trust.io/gt101`: rule codes are written in upper case (`accept.gpu-trust.io/GT101`); this acceptance is not applied",
-            "cluster.yaml:90:5: error: Deployment cust-acme/infer: annotation `accept.gpu-trust.io/GT101.until`: `2026-13-01` is not a date: the month must be 01 to 12; the acceptance of GT101 is not applied",
+            "cluster.yaml:89:5: error[invalid-acceptance-annotation]: Deployment cust-acme/infer: annotation `accept.gpu-trust.io/gt101`: rule codes are written in upper case (`accept.gpu-trust.io/GT101`); this acceptance is not applied",
+            "cluster.yaml:90:5: error[invalid-acceptance-annotation]: Deployment cust-acme/infer: annotation `accept.gpu-trust.io/GT101.until`: `2026-13-01` is not a date: the month must be 01 to 12; the acceptance of GT101 is not applied",
         ]
     );
     assert!(one(&report, "GT101").accepted.is_none());
@@ -465,8 +465,10 @@ fn a_tenant_annotation_does_not_accept_a_risk_that_falls_on_its_neighbours() {
         .collect();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(
-        warnings.iter().all(|w| w.contains("warning:")
-            && w.contains("is not applied: the risk of GT202 falls on the other tenants")),
+        warnings
+            .iter()
+            .all(|w| w.contains("warning[not-accepted-by-annotation]:")
+                && w.contains("is not applied: the risk of GT202 falls on the other tenants")),
         "{warnings:?}"
     );
     let report = run(&text, POLICY);

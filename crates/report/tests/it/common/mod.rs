@@ -574,6 +574,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
                 line: 3,
                 column: 7,
                 error: "Pod spec.containers: invalid type: string, expected a sequence".into(),
+                code: gpu_trust_model::Code::InvalidValue,
             }]
         } else {
             vec![]
