@@ -530,3 +530,17 @@ pub fn declared(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use gpu_trust_model::isolation::ADMISSION;
+
+    /// The model's admission table names the rule of each row by its code (the planner asks the
+    /// policy for acceptances of it): every code is a registered rule.
+    #[test]
+    fn every_admission_row_names_a_registered_rule() {
+        for row in ADMISSION {
+            assert!(crate::registry::rule(row.rule).is_some(), "{}", row.rule);
+        }
+    }
+}
