@@ -389,12 +389,7 @@ fn is_device_ref(s: &str) -> bool {
 }
 
 pub(crate) fn parse_mig_strategy(s: &str) -> Option<MigStrategy> {
-    match s {
-        "none" => Some(MigStrategy::None),
-        "single" => Some(MigStrategy::Single),
-        "mixed" => Some(MigStrategy::Mixed),
-        _ => None,
-    }
+    MigStrategy::parse(s)
 }
 
 impl DevicePluginConfig {

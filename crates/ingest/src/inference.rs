@@ -11,8 +11,6 @@ struct Engine {
     images: &'static [&'static str],
     /// Programs or Python modules in the command line that identify it.
     programs: &'static [&'static str],
-    /// The flag that sets the reserved fraction of device memory.
-    fraction_flag: &'static str,
     /// An environment variable that sets the same fraction.
     fraction_env: Option<&'static str>,
     /// Flags that size the reservation in bytes instead (the fraction then does not apply).
@@ -34,7 +32,6 @@ const ENGINES: &[Engine] = &[
         engine: InferenceEngine::Vllm,
         images: &["vllm"],
         programs: &["vllm", "vllm.entrypoints"],
-        fraction_flag: "--gpu-memory-utilization",
         fraction_env: None,
         override_flags: &["--kv-cache-memory-bytes", "--kv-cache-memory"],
         default_fraction: 0.9,
@@ -44,7 +41,6 @@ const ENGINES: &[Engine] = &[
         engine: InferenceEngine::Sglang,
         images: &["sglang"],
         programs: &["sglang.launch_server", "sglang"],
-        fraction_flag: "--mem-fraction-static",
         fraction_env: None,
         override_flags: &[],
         default_fraction: 0.88,
@@ -54,7 +50,6 @@ const ENGINES: &[Engine] = &[
         engine: InferenceEngine::Tgi,
         images: &["text-generation-inference"],
         programs: &["text-generation-launcher"],
-        fraction_flag: "--cuda-memory-fraction",
         fraction_env: Some("CUDA_MEMORY_FRACTION"),
         override_flags: &[],
         default_fraction: 1.0,
@@ -160,8 +155,10 @@ fn reservation(e: &Engine, c: &ContainerInfo) -> InferenceServer {
     {
         return server(None, Some((*flag).to_string()));
     }
-    if let Some(v) = flag_value(&c.argv, e.fraction_flag, e.underscores) {
-        return server(v.parse::<f64>().ok(), Some(e.fraction_flag.to_string()));
+    // The flag that sets the reserved fraction of device memory (the model's, per engine).
+    let fraction_flag = e.engine.fraction_flag();
+    if let Some(v) = flag_value(&c.argv, fraction_flag, e.underscores) {
+        return server(v.parse::<f64>().ok(), Some(fraction_flag.to_string()));
     }
     if let Some(name) = e.fraction_env {
         if let Some(v) = c.env.get(name) {

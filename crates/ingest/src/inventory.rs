@@ -428,11 +428,10 @@ fn device_views(g: &GpuNode) -> Vec<DeviceView> {
 }
 
 fn sharing_text(g: &GpuNode) -> String {
-    let strategy = match g.sharing.strategy {
-        SharingStrategy::None => return "none".to_string(),
-        SharingStrategy::TimeSlicing => "time-slicing",
-        SharingStrategy::Mps => "mps",
-    };
+    if g.sharing.strategy == SharingStrategy::None {
+        return SharingStrategy::None.as_str().to_string();
+    }
+    let strategy = g.sharing.strategy.as_str();
     let replicas: BTreeMap<&String, &u32> = g.sharing.replicas.iter().collect();
     let parts: Vec<String> = replicas
         .iter()

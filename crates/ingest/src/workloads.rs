@@ -8,32 +8,14 @@ use gpu_trust_model::fleet::{
     ContainerInfo, FractionRequest, FractionScheduler, GpuRequest, HamiRequest, PodSecurity,
     WorkloadClass, WorkloadKind,
 };
-use gpu_trust_model::resource;
+use gpu_trust_model::isolation::{self, Mechanism};
 use k8s_openapi::api::core::v1 as core;
 use std::collections::BTreeMap;
 
-/// HAMi's resource names are in `gpu_trust_model::resource`; its task priority resource
-/// (Project-HAMi/HAMi `docs/config.md`, `resourcePriority`) is read only here.
+/// How a request names a vGPU, a fraction or its scheduler is written once, in the rows of
+/// `gpu_trust_model::isolation`. HAMi's task priority resource (Project-HAMi/HAMi `docs/config.md`,
+/// `resourcePriority`) is read only here.
 const HAMI_PRIORITY: &str = "nvidia.com/priority";
-/// Written by HAMi's scheduler: the devices a pod got, per container.
-pub(crate) const HAMI_ALLOCATED: &str = "hami.io/vgpu-devices-allocated";
-/// HAMi pod annotations that only mean something under HAMi.
-/// HAMi's annotation choosing a vGPU's mode (Project-HAMi/HAMi `docs/config.md`).
-const HAMI_VGPU_MODE: &str = "nvidia.com/vgpu-mode";
-const HAMI_ANNOTATIONS: &[&str] = &[
-    "nvidia.com/use-gpuuuid",
-    "nvidia.com/nouse-gpuuuid",
-    "nvidia.com/use-gputype",
-    "nvidia.com/nouse-gputype",
-    HAMI_VGPU_MODE,
-    HAMI_ALLOCATED,
-];
-const HAMI_SCHEDULER: &str = "hami-scheduler";
-/// KAI Scheduler / Run:ai fraction annotations.
-const FRACTION: &str = "gpu-fraction";
-const FRACTION_MEMORY: &str = "gpu-memory";
-const FRACTION_DEVICES: &str = "gpu-fraction-num-devices";
-const FRACTION_MPS: &str = "mps";
 
 /// Labels and annotations that mark a pod as part of a gang (training) job: coscheduling
 /// (`scheduling.x-k8s.io/pod-group`), Volcano (`scheduling.k8s.io/group-name`,
@@ -142,23 +124,27 @@ pub(crate) fn pod_parts(
             .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
     });
     let allocated = annotations
-        .get(HAMI_ALLOCATED)
+        .get(isolation::HAMI_ALLOCATED)
         .map(|a| uuids(a))
         .unwrap_or_default();
-    let hami_resources = resource::HAMI_RESOURCES
-        .iter()
-        .any(|r| resources.contains_key(*r));
-    let hami_marked = scheduler_name.as_deref() == Some(HAMI_SCHEDULER)
-        || HAMI_ANNOTATIONS
-            .iter()
-            .any(|a| annotations.contains_key(*a));
-    let hami = (hami_resources || hami_marked).then(|| HamiRequest {
-        gpus: resources.get(resource::GPU).copied().unwrap_or(0),
-        memory_mib: resources.get(resource::HAMI_MEMORY).copied(),
-        memory_percentage: resources.get(resource::HAMI_MEMORY_PERCENTAGE).copied(),
-        cores_percent: resources.get(resource::HAMI_CORES).copied(),
-        mode: annotations.get(HAMI_VGPU_MODE).cloned(),
+    // A vGPU: the first mechanism of the isolation table whose vGPU names mark the request.
+    let vgpu = Mechanism::ALL.into_iter().find_map(|m| {
+        let request = m.row().request;
+        let names = request.vgpu?;
+        request
+            .marks(&resources, annotations, scheduler_name.as_deref(), labels)
+            .then_some((m, names))
+    });
+    let hami = vgpu.map(|(m, names)| HamiRequest {
+        gpus: resources.get(names.count).copied().unwrap_or(0),
+        memory_mib: resources.get(names.memory).copied(),
+        memory_percentage: names
+            .memory_percentage
+            .and_then(|r| resources.get(r).copied()),
+        cores_percent: resources.get(names.cores).copied(),
+        mode: annotations.get(names.mode).cloned(),
         control_disabled,
+        via: (m != Mechanism::HamiVgpu).then_some(m),
     });
     let fraction = fraction(annotations, labels, scheduler_name.as_deref());
     let claims: Vec<(String, Option<String>, Option<String>)> = spec
@@ -218,10 +204,11 @@ pub(crate) fn pod_parts(
             let name = crate::util::image_name(&c.image).to_ascii_lowercase();
             NOTEBOOK_IMAGES.iter().any(|n| name.contains(n))
         });
-    // HAMi's memory and core shares are accounted by its scheduler, not advertised by nodes.
+    // A vGPU's memory and core shares that its scheduler accounts are not advertised by nodes.
+    let accounted = vgpu.map_or(&[][..], |(_, names)| names.accounted);
     let requested: Vec<String> = resources
         .keys()
-        .filter(|k| !resource::HAMI_RESOURCES.contains(&k.as_str()) && k.as_str() != HAMI_PRIORITY)
+        .filter(|k| !accounted.contains(&k.as_str()) && k.as_str() != HAMI_PRIORITY)
         .cloned()
         .collect();
     let constraints = Constraints::from_spec(spec, requested);
@@ -347,13 +334,18 @@ fn fraction(
     labels: &BTreeMap<String, String>,
     scheduler: Option<&str>,
 ) -> Option<FractionRequest> {
-    let f = annotations.get(FRACTION);
-    let m = annotations.get(FRACTION_MEMORY);
+    let f = annotations.get(isolation::FRACTION);
+    let m = annotations.get(isolation::FRACTION_MEMORY);
     if f.is_none() && m.is_none() {
         return None;
     }
     // Run:ai's scheduler and queue label; KAI Scheduler (its open-source successor) otherwise.
-    let runai = scheduler == Some("runai-scheduler") || labels.contains_key("runai/queue");
+    let runai = Mechanism::RunaiFraction.row().request.marks(
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        scheduler,
+        labels,
+    );
     Some(FractionRequest {
         scheduler: if runai {
             FractionScheduler::RunAi
@@ -363,10 +355,10 @@ fn fraction(
         fraction: f.and_then(|v| v.trim().parse::<f64>().ok()),
         memory_mib: m.and_then(|v| quantity_u64(v)),
         num_devices: annotations
-            .get(FRACTION_DEVICES)
+            .get(isolation::FRACTION_DEVICES)
             .and_then(|v| v.trim().parse().ok()),
         mps: annotations
-            .get(FRACTION_MPS)
+            .get(isolation::FRACTION_MPS)
             .is_some_and(|v| v.eq_ignore_ascii_case("true")),
     })
 }
@@ -428,7 +420,7 @@ mod tests {
     fn hami_request_and_allocation() {
         let p = parts(
             "schedulerName: hami-scheduler\ncontainers:\n- name: a\n  resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 10000, nvidia.com/gpucores: 30}}\n  env: [{name: CUDA_DISABLE_CONTROL, value: 'true'}, {name: HOME, value: /root}]\n",
-            &[(HAMI_ALLOCATED, "GPU-0a1b,NVIDIA,10000,30:;")],
+            &[(isolation::HAMI_ALLOCATED, "GPU-0a1b,NVIDIA,10000,30:;")],
         );
         let h = p.gpu.hami.unwrap();
         assert_eq!(

@@ -415,6 +415,24 @@ pub enum MigStrategy {
     Mixed,
 }
 
+impl MigStrategy {
+    /// The device plugin's spelling (`flags.migStrategy`, the ClusterPolicy's `mig.strategy`), and
+    /// serde's.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MigStrategy::None => "none",
+            MigStrategy::Single => "single",
+            MigStrategy::Mixed => "mixed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MigStrategy> {
+        [MigStrategy::None, MigStrategy::Single, MigStrategy::Mixed]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
+}
+
 /// Which device plugin sharing mode a node runs (the config applies to every GPU of the node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -423,6 +441,17 @@ pub enum SharingStrategy {
     None,
     TimeSlicing,
     Mps,
+}
+
+impl SharingStrategy {
+    /// GFD's value of the `<resource>.sharing-strategy` label (`internal/lm/resource.go`), and serde's.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SharingStrategy::None => "none",
+            SharingStrategy::TimeSlicing => "time-slicing",
+            SharingStrategy::Mps => "mps",
+        }
+    }
 }
 
 /// Where a piece of node configuration came from, so the inventory can say why it believes it.
@@ -736,6 +765,10 @@ pub struct HamiRequest {
     pub mode: Option<String>,
     /// A container sets `CUDA_DISABLE_CONTROL=true`: HAMi-core's limits do not apply to it.
     pub control_disabled: bool,
+    /// The vGPU mechanism whose names the request used, when another than HAMi's own (Volcano's
+    /// vGPU, built on HAMi-core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<crate::isolation::Mechanism>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -835,6 +868,28 @@ pub enum InferenceEngine {
     Vllm,
     Sglang,
     Tgi,
+}
+
+impl InferenceEngine {
+    /// Its name in messages.
+    pub const fn title(self) -> &'static str {
+        match self {
+            InferenceEngine::Vllm => "vLLM",
+            InferenceEngine::Sglang => "SGLang",
+            InferenceEngine::Tgi => "TGI",
+        }
+    }
+
+    /// The flag that sets the fraction of device memory it reserves at start: vLLM engine arguments
+    /// (`--gpu-memory-utilization`), SGLang server arguments (`--mem-fraction-static`), Hugging Face
+    /// TGI launcher (`--cuda-memory-fraction`).
+    pub const fn fraction_flag(self) -> &'static str {
+        match self {
+            InferenceEngine::Vllm => "--gpu-memory-utilization",
+            InferenceEngine::Sglang => "--mem-fraction-static",
+            InferenceEngine::Tgi => "--cuda-memory-fraction",
+        }
+    }
 }
 
 /// An inference server found from image and arguments, with its up-front memory reservation.

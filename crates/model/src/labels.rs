@@ -88,9 +88,9 @@ pub fn of_resource(resource: &str, suffix: &str) -> String {
 
 /// GFD's value of `<resource>.sharing-strategy` for a way of sharing devices: `none`, `time-slicing`,
 /// `mps` (`internal/lm/resource.go`).
-pub const SHARING_NONE: &str = "none";
-pub const SHARING_TIME_SLICING: &str = "time-slicing";
-pub const SHARING_MPS: &str = "mps";
+pub const SHARING_NONE: &str = crate::fleet::SharingStrategy::None.as_str();
+pub const SHARING_TIME_SLICING: &str = crate::fleet::SharingStrategy::TimeSlicing.as_str();
+pub const SHARING_MPS: &str = crate::fleet::SharingStrategy::Mps.as_str();
 
 /// A Namespace labelled with this key and the value `"true"` (case-sensitive) may hold ResourceClaims
 /// and ResourceClaimTemplates with `adminAccess: true`: devices other claims hold are given to them

@@ -11,7 +11,6 @@ use crate::plan::{DeviceSharing, Plan, PlanGpu, PlanNode};
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{SharingStrategy, WorkloadClass};
 use gpu_trust_model::geometry;
-use gpu_trust_model::Trust;
 use gpu_trust_model::{labels, resource};
 use gpu_trust_policy::Latency;
 use std::collections::{BTreeMap, BTreeSet};
@@ -351,12 +350,12 @@ impl Ctx<'_> {
                 );
             }
         }
-        // Tenants without trust that meet on a node (accepted) must not request one MIG profile:
-        // the device plugin could give them instances on one GPU.
+        // Tenants that may not use instances of one GPU but meet on a node (accepted) must not
+        // request one MIG profile: the device plugin could give them instances on one GPU.
         let ids: Vec<usize> = node_tenants.iter().copied().collect();
         for (i, &a) in ids.iter().enumerate() {
             for &b in &ids[i + 1..] {
-                if input.trust[a][b] != Trust::None {
+                if input.may_share_gpu(a, b) {
                     continue;
                 }
                 if let (Some(pa), Some(pb)) = (profiles_of.get(&a), profiles_of.get(&b)) {

@@ -39,7 +39,7 @@ use crate::file::PlanInput;
 use crate::patch::{self, Objects, PodPatch, Request};
 use crate::plan::{DeviceSharing, Plan, PlanNode, PlanWorkload, POOL_LABEL, TENANTS_TAINT};
 use gpu_trust_model::catalogue::{self, GpuModel};
-use gpu_trust_model::fleet::SharingStrategy;
+use gpu_trust_model::fleet::{MigStrategy, SharingStrategy};
 use gpu_trust_model::labels;
 use gpu_trust_model::resource;
 use serde::{Deserialize, Serialize};
@@ -58,8 +58,8 @@ pub const DEVICE_PLUGIN_CONFIGMAP: &str = "gpu-trust-device-plugin-config";
 pub const CLUSTER_POLICY: &str = "cluster-policy";
 
 /// MIG strategies the emitted device plugin configs use: `mixed` everywhere but on MPS nodes.
-pub const MIG_STRATEGY_MIXED: &str = "mixed";
-pub const MIG_STRATEGY_NONE: &str = "none";
+pub const MIG_STRATEGY_MIXED: &str = MigStrategy::Mixed.as_str();
+pub const MIG_STRATEGY_NONE: &str = MigStrategy::None.as_str();
 /// How the device plugin passes devices to the runtime: as volume mounts only, so that no container
 /// gets a GPU by setting `NVIDIA_VISIBLE_DEVICES` (k8s-device-plugin README, `deviceListStrategy`).
 pub const DEVICE_LIST_STRATEGY: &str = "volume-mounts";
@@ -127,13 +127,9 @@ pub fn gfd_resource_labels(node: &PlanNode) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let strategy = |replicas: u32| -> &'static str {
         if replicas > 1 {
-            match node.sharing.strategy {
-                SharingStrategy::None => "none",
-                SharingStrategy::TimeSlicing => gfd_strategy(DeviceSharing::TimeSlicing),
-                SharingStrategy::Mps => gfd_strategy(DeviceSharing::Mps),
-            }
+            node.sharing.strategy.as_str()
         } else {
-            "none"
+            SharingStrategy::None.as_str()
         }
     };
     let mut put = |resource: &str, count: Option<usize>, replicas: u32| {

@@ -8,6 +8,7 @@
 
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{NamespaceInfo, WorkloadClass};
+use gpu_trust_model::isolation::{Admission, Level};
 use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Trust, Version};
 use gpu_trust_policy::{parse_memory_mib, Contract, Date, Latency, Policy, TenantOrigin};
@@ -203,9 +204,9 @@ pub struct PlanInput {
     pub tenants: Vec<TenantInfo>,
     /// `trust[a][b]`: the policy's trust between tenants `a` and `b` (full on the diagonal).
     pub trust: Vec<Vec<Trust>>,
-    /// `node_ok[a][b]`: whether `a` and `b` may run on one node. Always for trust above `none`; for
-    /// `none` only where the policy accepts GT207 for the pair today (and GT501 when either tenant was
-    /// promised isolation).
+    /// `node_ok[a][b]`: whether `a` and `b` may run on one node: the model's admission table at the
+    /// node level, with the acceptances the policy holds for the pair today (always for trust above
+    /// `none`; for `none` only where the policy accepts every rule that reports the shared node).
     pub node_ok: Vec<Vec<bool>>,
     /// `sharing.maxReplicas` of the policy: the most time-slicing replicas per GPU or instance.
     pub max_replicas: u32,
@@ -213,23 +214,30 @@ pub struct PlanInput {
 }
 
 impl PlanInput {
-    /// Whether `a` and `b` may share one time-sliced or MPS device: trust `full` and neither promised
-    /// isolation (one tenant may always share with itself).
+    /// Whether either of `a` and `b` was promised isolation.
+    fn promised(&self, a: usize, b: usize) -> bool {
+        self.tenants[a].contract == Contract::Isolation
+            || self.tenants[b].contract == Contract::Isolation
+    }
+
+    /// Whether `a` and `b` may share one time-sliced or MPS device: the model's admission table
+    /// admits them there under every mechanism that shares a device (trust `full`, neither promised
+    /// isolation). One tenant may always share with itself.
     pub fn may_share_device(&self, a: usize, b: usize) -> bool {
-        if a == b {
-            return true;
-        }
-        self.trust[a][b] == Trust::Full
-            && self.tenants[a].contract != Contract::Isolation
-            && self.tenants[b].contract != Contract::Isolation
+        a == b || Admission::admits_device(self.trust[a][b], self.promised(a, b))
     }
 
-    /// Whether `a` and `b` may use instances of one physical GPU (trust above `none`).
+    /// Whether `a` and `b` may use instances of one physical GPU (the admission table: trust above
+    /// `none`).
     pub fn may_share_gpu(&self, a: usize, b: usize) -> bool {
-        a == b || self.trust[a][b] > Trust::None
+        a == b
+            || Admission::admits(Level::MigGpu, self.trust[a][b], self.promised(a, b), |_| {
+                false
+            })
     }
 
-    /// Whether `a` and `b` may run on one node.
+    /// Whether `a` and `b` may run on one node (the admission table, with the acceptances the
+    /// policy holds today: [`PlanInput::node_ok`]).
     pub fn may_share_node(&self, a: usize, b: usize) -> bool {
         a == b || self.node_ok[a][b]
     }
@@ -890,16 +898,12 @@ impl PlanFile {
                 }
                 let t = tenancy.trust(ids[a], ids[b]);
                 trust[a][b] = t;
-                if t == Trust::None {
-                    let pair = [tenants[a].name.as_str(), tenants[b].name.as_str()];
-                    let mut ok = tenancy.acceptance_for("GT207", pair, today).is_some();
-                    let isolation = tenants[a].contract == Contract::Isolation
-                        || tenants[b].contract == Contract::Isolation;
-                    if isolation {
-                        ok = ok && tenancy.acceptance_for("GT501", pair, today).is_some();
-                    }
-                    node_ok[a][b] = ok;
-                }
+                let pair = [tenants[a].name.as_str(), tenants[b].name.as_str()];
+                let promised = tenants[a].contract == Contract::Isolation
+                    || tenants[b].contract == Contract::Isolation;
+                node_ok[a][b] = Admission::admits(Level::Node, t, promised, |rule| {
+                    tenancy.acceptance_for(rule, pair, today).is_some()
+                });
             }
         }
         let pool_index: BTreeMap<&str, usize> = self

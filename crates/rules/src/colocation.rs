@@ -29,7 +29,7 @@ use gpu_trust_model::fleet::{
     AllocationPolicy, DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy,
     NodeId, NodeSetId, PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
 };
-use gpu_trust_model::isolation::{Mechanism, Scope};
+use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::resource;
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::TenantId;
@@ -162,8 +162,7 @@ pub fn group_signature(node: &GpuNode) -> String {
         .unwrap_or_else(|| "unknown-gpu".to_string());
     let strategy = match node.sharing.strategy {
         SharingStrategy::None => "exclusive",
-        SharingStrategy::TimeSlicing => "time-slicing",
-        SharingStrategy::Mps => "mps",
+        s => s.as_str(),
     };
     let _ = write!(out, " {strategy}");
     for (resource, replicas) in &node.sharing.replicas {
@@ -226,32 +225,8 @@ const SAME_CLUSTER: &str = "their namespaces are in one cluster";
 const HAMI_SAME_GPU: &str = "HAMi's allocation names the same GPU for them";
 const ONE_MIG_GPU: &str = "one GPU of the node carries the instances both can get";
 
-/// What the members of a [`Site`] share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Level {
-    /// One GPU or MIG instance, shared under the mechanism (time-slicing, MPS, a fraction, a claim).
-    Device(Mechanism),
-    /// Different MIG instances of one physical GPU.
-    MigGpu,
-    /// One node: kernel, driver, toolkit, runtime.
-    Node,
-    /// One API server: the cluster's control plane.
-    ControlPlane,
-}
-
-impl Level {
-    /// The mechanism and scope a co-location at this level has in the isolation model, for the
-    /// incidents it carries ([`crate::blast::carries`]).
-    pub fn reach(self) -> (Mechanism, Scope) {
-        match self {
-            Level::Device(m) if m.is_mig() => (m, Scope::Instance),
-            Level::Device(m) => (m, Scope::Gpu),
-            Level::MigGpu => (Mechanism::MigInstance, Scope::Gpu),
-            Level::Node => (Mechanism::Exclusive, Scope::Node),
-            Level::ControlPlane => (Mechanism::Exclusive, Scope::Cluster),
-        }
-    }
-}
+/// What the members of a [`Site`] share: the model's sharing level.
+pub use gpu_trust_model::isolation::Level;
 
 /// One tenant at a site.
 #[derive(Debug, Clone, Default)]

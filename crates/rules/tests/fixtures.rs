@@ -18,6 +18,7 @@
 //! or a rebuild. `<code>::cases` fails when a registered rule's folder lacks a violating or a clean
 //! case, or holds a file that is no case. (The harness is libtest-mimic's, `harness = false`.)
 
+use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_policy::Date;
 use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, registry, AuditInput, AuditOptions};
@@ -190,6 +191,9 @@ fn trials() -> Vec<Trial> {
         every_rule_folder_belongs_to_a_rule();
         Ok(())
     }));
+    trials.push(Trial::test("every_mechanism_has_a_fixture", || {
+        every_mechanism_has_a_fixture().map_err(Failed::from)
+    }));
     trials.push(Trial::test("cases_are_found_by_their_file_names", || {
         cases_are_found_by_their_file_names();
         Ok(())
@@ -217,6 +221,52 @@ fn every_rule_folder_belongs_to_a_rule() {
                 "tests/fixtures/{name}: no rule has this code"
             );
         }
+    }
+}
+
+/// Every mechanism of the isolation table that the audit can infer is the mechanism of a workload in
+/// some fixture (a rule's case, or a platform's fixture): the mechanism its request names, or the one
+/// it gets on a GPU node of the file. A new mechanism fails here until a fixture puts a workload under
+/// it. A mechanism that needs what Kubernetes does not show (`Mechanism::requires`) is never inferred,
+/// only listed by `gpu-trust mechanisms`.
+fn every_mechanism_has_a_fixture() -> Result<(), String> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for rule in registry() {
+        let dir = fixtures_dir().join(rule.code);
+        for case in cases(rule.code, &dir).unwrap_or_default() {
+            files.push(dir.join(format!("{}.yaml", case.name)));
+        }
+    }
+    let platforms = fixtures_dir().join("platforms");
+    for entry in std::fs::read_dir(&platforms).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|x| x == "yaml") {
+            files.push(path);
+        }
+    }
+    let mut found: BTreeSet<Mechanism> = BTreeSet::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        let fleet = gpu_trust_ingest::ingest_text(&text, &path.to_string_lossy()).fleet;
+        for w in fleet.workloads.iter().filter(|w| w.requests_gpu()) {
+            found.extend(Mechanism::named_by(w).into_iter().map(|(m, _)| m));
+            for (_, node) in fleet.gpu_nodes() {
+                found.extend(node.gpu.iter().filter_map(|g| Mechanism::of_workload(w, g)));
+            }
+        }
+    }
+    let missing: Vec<&str> = Mechanism::ALL
+        .iter()
+        .filter(|m| m.requires().is_none() && !found.contains(m))
+        .map(|m| m.as_str())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "no fixture under tests/fixtures/ puts a workload under: {}",
+            missing.join(", ")
+        ))
     }
 }
 

@@ -736,8 +736,8 @@ impl Context<'_> {
                         "node {}: label {} says {}, the configuration says {}",
                         d.name,
                         gfd::MIG_STRATEGY,
-                        mig_strategy_name(l),
-                        mig_strategy_name(chosen)
+                        l.as_str(),
+                        chosen.as_str()
                     ),
                 );
             }
@@ -848,14 +848,6 @@ fn strategy_name(s: SharingStrategy) -> &'static str {
         SharingStrategy::None => "no sharing",
         SharingStrategy::TimeSlicing => "time-slicing",
         SharingStrategy::Mps => "MPS",
-    }
-}
-
-fn mig_strategy_name(s: MigStrategy) -> &'static str {
-    match s {
-        MigStrategy::None => "none",
-        MigStrategy::Single => "single",
-        MigStrategy::Mixed => "mixed",
     }
 }
 

@@ -3,6 +3,7 @@
 //! The emitted configs also parse with the parsers ingest reads real clusters with.
 
 use gpu_trust_model::fleet::WorkloadKind;
+use gpu_trust_model::isolation::{self, ADMISSION};
 use gpu_trust_model::{Severity, Trust};
 use gpu_trust_planner::emit;
 use gpu_trust_planner::file::{self, PlanInput, PolicySource};
@@ -92,7 +93,13 @@ fn policy_of(input: &PlanInput) -> Policy {
                     t.as_str()
                 ));
             } else if input.node_ok[a][b] {
-                for rule in ["GT207", "GT501"] {
+                // Every rule the admission table lets a plan share a node under when accepted.
+                let rules: std::collections::BTreeSet<&str> = ADMISSION
+                    .iter()
+                    .filter(|r| r.plan == isolation::Plan::WhenAccepted)
+                    .map(|r| r.rule)
+                    .collect();
+                for rule in rules {
                     accepts.push_str(&format!(
                         "  - {{rule: {rule}, tenants: [{ta}, {tb}], reason: one host by design}}\n"
                     ));

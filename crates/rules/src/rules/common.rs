@@ -1,91 +1,25 @@
-//! What several rules share: the finding of a pairwise rule (one per node group and cause, covering
-//! all its pairs, with where and how surely each meets, and acceptances applied pair by pair; the
-//! pairs are counted by [`super::tally`]), and the phrases for certainty and trust.
+//! The arithmetic of the pairwise rules: one finding per node group and cause, covering all its
+//! pairs, with where and how surely each meets, and acceptances applied pair by pair (the pairs are
+//! counted by [`super::tally`]). A pairwise rule is a declaration over the model's admission table
+//! ([`gpu_trust_model::isolation::admission`]): its rows there say which sites and trusts it judges,
+//! its `declare_rule!` its severity; [`declared`] runs it. Its words are in [`super::wording`].
 
 pub use super::tally::{
     certainty_index, in_share, pair_meeting, tally as tally_of, trust_index, Relevant, Share,
     Tally, CERTAINTIES, TRUSTS,
 };
+pub use super::wording::Wording;
 use crate::acceptance::{Annotations, Granted};
-use crate::colocation::{Level, Member};
+use crate::colocation::{Level, Member, Site};
 use crate::context::Context;
-use crate::registry::RuleMeta;
 use crate::sink::{
     DraftPair, DraftPairs, DraftShare, ExplainedPair, OneSided, Sink, OPEN_PAIRS_LISTED,
 };
-use crate::text;
-use gpu_trust_model::fleet::{ConfigSource, GpuNode, WorkloadId};
-use gpu_trust_model::isolation::Mechanism;
+pub use gpu_trust_model::isolation::admission::BELOW_FULL;
+use gpu_trust_model::isolation::{Admission, Mechanism};
 use gpu_trust_model::{Certainty, Severity, Trust};
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// "share" / "may share" / "may be placed to share", by certainty.
-pub fn verb(certainty: Certainty) -> &'static str {
-    match certainty {
-        Certainty::Observed => "share",
-        Certainty::Possible => "may share",
-        Certainty::Permitted => "are permitted to share",
-    }
-}
-
-/// The same verb for one subject: "shares" / "may share" / "is permitted to share".
-pub fn verb_singular(certainty: Certainty) -> &'static str {
-    match certainty {
-        Certainty::Observed => "shares",
-        Certainty::Possible => "may share",
-        Certainty::Permitted => "is permitted to share",
-    }
-}
-
-/// `acme and globex (trust none)`.
-pub fn pair_phrase(ctx: &Context<'_>, a: TenantId, b: TenantId) -> String {
-    format!(
-        "{} and {} (trust {})",
-        ctx.tenant_name(a),
-        ctx.tenant_name(b),
-        ctx.trust(a, b)
-    )
-}
-
-/// `acme: cust-acme/infer-0; globex: cust-globex/train-1`, for the first [`text::MAX_NAMES`] tenants,
-/// then how many more.
-pub fn who(ctx: &Context<'_>, workloads: &BTreeSet<WorkloadId>, tenants: &[TenantId]) -> String {
-    let mut by_tenant: BTreeMap<TenantId, Vec<WorkloadId>> = BTreeMap::new();
-    for w in workloads {
-        if let Some(t) = ctx.tenant(*w) {
-            by_tenant.entry(t).or_default().push(*w);
-        }
-    }
-    let shown: Vec<&TenantId> = tenants
-        .iter()
-        .filter(|t| by_tenant.contains_key(t))
-        .collect();
-    let mut parts: Vec<String> = shown
-        .iter()
-        .take(text::MAX_NAMES)
-        .map(|t| {
-            let ws = by_tenant.get(t).cloned().unwrap_or_default();
-            format!("{}: {}", ctx.tenant_name(**t), text::workloads(ctx, ws))
-        })
-        .collect();
-    if shown.len() > text::MAX_NAMES {
-        parts.push(format!(
-            "and {} more",
-            text::plural((shown.len() - text::MAX_NAMES) as u64, "tenant")
-        ));
-    }
-    parts.join("; ")
-}
-
-/// Trust below `full`: what separate memory and fault domains are owed to.
-pub const BELOW_FULL: &[Trust] = &[Trust::None, Trust::Limited];
-/// Trust `none` only.
-pub const NONE: &[Trust] = &[Trust::None];
-/// Trust `full` only.
-pub const FULL: &[Trust] = &[Trust::Full];
-/// Any trust.
-pub const ANY: &[Trust] = &[Trust::None, Trust::Limited, Trust::Full];
 
 /// The severity of pairs of trust `t` as observed, `None` when the rule does not report them.
 pub type BaseSeverity<'b> = &'b dyn Fn(Trust) -> Option<Severity>;
@@ -106,32 +40,41 @@ fn worst(counts: &[[usize; 3]; 3], base: BaseSeverity<'_>) -> Option<Severity> {
     out
 }
 
-/// What a pairwise finding says, built by the rule from the tally.
-pub struct Wording {
-    pub message: String,
-    pub remediation: String,
+/// One pairwise finding to push: the sites whose pairs it covers, which of their pairs it reports,
+/// its stable key, the mechanisms it names, and its words, asked once for the whole tally and once
+/// more for the pair an explanation asks about.
+pub struct PairFinding<'a, W: Fn(&Tally) -> Wording> {
+    pub sites: &'a [usize],
+    pub relevant: &'a Relevant<'a>,
+    pub key: String,
+    pub mechanisms: BTreeSet<Mechanism>,
+    pub words: W,
 }
 
-/// Pushes one finding covering the pairs of `sites` that `relevant` reports (nothing when there are
-/// none): its tenants, nodes and workloads where the pairs meet, where and how surely each meets
+/// Pushes one finding covering the pairs of `f.sites` that `f.relevant` reports (nothing when there
+/// are none): its tenants, nodes and workloads where the pairs meet, where and how surely each meets
 /// (its shares, and its pairs one by one when they are few), the severity of its worst open pair,
-/// the pairs accepted one by one, and the severity of each pair of the matrix's tenants. `words` is
-/// asked once for the whole tally, and once more for the pair an explanation asks about.
-#[allow(clippy::too_many_arguments)]
-pub fn pair_finding(
+/// the pairs accepted one by one, and the severity of each pair of the matrix's tenants. The
+/// severity of a pair is the rule's (its `declare_rule!`) for the pair's trust, for the trusts
+/// `f.relevant` reports.
+pub fn pair_finding<W: Fn(&Tally) -> Wording>(
     ctx: &Context<'_>,
     sink: &mut Sink<'_>,
-    sites: &[usize],
-    relevant: &Relevant<'_>,
-    base: BaseSeverity<'_>,
-    key: String,
-    mechanisms: &BTreeSet<Mechanism>,
-    words: impl Fn(&Tally) -> Wording,
+    f: PairFinding<'_, W>,
 ) {
+    let PairFinding {
+        sites,
+        relevant,
+        key,
+        mechanisms,
+        words,
+    } = f;
+    let rule = sink.rule();
+    let severity_of = |t: Trust| rule.severity.for_trust(t);
+    let base: BaseSeverity<'_> = &severity_of;
     let Some(tally) = tally_of(ctx, sites, relevant) else {
         return;
     };
-    let rule = sink.rule();
     // Acceptances naming exactly two tenants accept that pair.
     let mut accepted: Vec<((TenantId, TenantId), Granted)> = Vec::new();
     let mut open = tally.counts;
@@ -470,141 +413,6 @@ fn matrix_severities(
     out.into_iter().collect()
 }
 
-/// The sites of the context at `level` (any device mechanism passing `mechanism` for a device
-/// level), grouped by node group and, for devices, mechanism: the shared things of one cause.
-pub fn sites_by_group(
-    ctx: &Context<'_>,
-    level: impl Fn(Level) -> bool,
-) -> BTreeMap<(Option<usize>, Level), Vec<usize>> {
-    let mut out: BTreeMap<(Option<usize>, Level), Vec<usize>> = BTreeMap::new();
-    for (i, site) in ctx.colo().sites.iter().enumerate() {
-        if level(site.level) {
-            out.entry((site.group, site.level)).or_default().push(i);
-        }
-    }
-    out
-}
-
-/// The rule's severity for a pair of trust `t`, as observed.
-pub fn by_trust(rule: &'static RuleMeta) -> impl Fn(Trust) -> Option<Severity> {
-    move |t| rule.severity.for_trust(t)
-}
-
-/// `acme and globex (trust none)` for one pair; `5 tenants (acme, globex, initech, perf-eval and 1
-/// more; 10 pairs, trust none)` for more.
-pub fn tally_phrase(ctx: &Context<'_>, tally: &Tally) -> String {
-    let by_trust: [usize; 3] = TRUSTS.map(|t| tally.of_trust(t));
-    group_phrase(ctx, &tally.tenants, &by_trust)
-}
-
-/// The same phrase for some tenants whose pairs are `by_trust` (`none`, `limited`, `full`).
-fn group_phrase(ctx: &Context<'_>, tenants: &[TenantId], by_trust: &[usize; 3]) -> String {
-    if let ([a, b], 1) = (tenants, by_trust.iter().sum::<usize>()) {
-        return pair_phrase(ctx, *a, *b);
-    }
-    format!(
-        "{} ({}; {})",
-        text::plural(tenants.len() as u64, "tenant"),
-        text::tenants(ctx, tenants.iter().copied()),
-        pairs_by_trust(by_trust)
-    )
-}
-
-/// `10 pairs, trust none` / `10 pairs: 8 of trust none, 2 limited`.
-fn pairs_by_trust(by_trust: &[usize; 3]) -> String {
-    let parts: Vec<(Trust, usize)> = TRUSTS
-        .iter()
-        .zip(by_trust)
-        .map(|(t, n)| (*t, *n))
-        .filter(|(_, n)| *n > 0)
-        .collect();
-    let pairs = text::plural(by_trust.iter().sum::<usize>() as u64, "pair");
-    match parts.as_slice() {
-        [(t, _)] => format!("{pairs}, trust {t}"),
-        _ => {
-            let list: Vec<String> = parts
-                .iter()
-                .enumerate()
-                .map(|(i, (t, n))| {
-                    if i == 0 {
-                        format!("{} of trust {t}", text::count(*n as u64))
-                    } else {
-                        format!("{} {t}", text::count(*n as u64))
-                    }
-                })
-                .collect();
-            format!("{pairs}: {}", list.join(", "))
-        }
-    }
-}
-
-/// How many places a message describes one by one before "and N more".
-const PLACES_SHOWN: usize = 4;
-
-/// Where and how surely a tally's pairs meet, in words: for one share, `acme and globex (trust
-/// none) share a time-sliced GPU on node gpu-1 (acme: ...; globex: ...; the node has one GPU)`; for
-/// several, the tally's tenants and then each share in that form, strongest first, so that no
-/// sentence puts a tenant where it cannot go or claims for a pair the certainty of another.
-/// `what(share, one)` says what a share's tenants share and where (`one`: a single pair).
-pub fn placed(ctx: &Context<'_>, tally: &Tally, what: impl Fn(&Share, bool) -> String) -> String {
-    // Each place names its own tenants, unless they are all of the tally's and its pairs all of
-    // its pairs: then "they".
-    let whole = |s: &Share| {
-        tally.shares.len() > 1 && s.tenants == tally.tenants && s.pairs() == tally.pairs()
-    };
-    let clause = |s: &Share| {
-        format!(
-            "{} {} {} ({}; {})",
-            if whole(s) {
-                "they".to_string()
-            } else {
-                group_phrase(ctx, &s.tenants, &s.counts)
-            },
-            verb(s.certainty),
-            what(s, s.single_pair().is_some()),
-            who(ctx, &s.workloads, &s.tenants),
-            s.reason
-        )
-    };
-    match tally.shares.as_slice() {
-        [one] => clause(one),
-        shares => {
-            let mut parts: Vec<String> = shares.iter().take(PLACES_SHOWN).map(clause).collect();
-            if shares.len() > PLACES_SHOWN {
-                parts.push(format!(
-                    "and {} more (the finding's groups)",
-                    text::plural((shares.len() - PLACES_SHOWN) as u64, "place")
-                ));
-            }
-            format!(
-                "{} meet in {} places: {}",
-                tally_phrase(ctx, tally),
-                text::count(shares.len() as u64),
-                parts.join("; ")
-            )
-        }
-    }
-}
-
-/// The standard opening of a pairwise message: who, what (`one` for a single pair, `many` for more),
-/// where, how sure; place by place when they meet in several.
-pub fn tally_opening(ctx: &Context<'_>, tally: &Tally, one: &str, many: &str) -> String {
-    placed(ctx, tally, |s, single| {
-        format!(
-            "{} on {}",
-            if single { one } else { many },
-            text::nodes(ctx, s.nodes.iter().copied())
-        )
-    })
-}
-
-/// The names of a tally's tenants when they are two (for remediations that name both).
-pub fn two_names<'c>(ctx: &Context<'c>, tally: &Tally) -> Option<(&'c str, &'c str)> {
-    tally
-        .single_pair()
-        .map(|(a, b)| (ctx.tenant_name(a), ctx.tenant_name(b)))
-}
-
 /// A stable key for a finding about a node group at a level: the group's GPU model and sharing
 /// configuration, never its node names (nodes come and go) or tenants (they join and leave).
 pub fn group_key(ctx: &Context<'_>, group: Option<usize>, level: Level) -> String {
@@ -623,121 +431,116 @@ pub fn group_key(ctx: &Context<'_>, group: Option<usize>, level: Level) -> Strin
     }
 }
 
-/// Where a node's sharing configuration comes from, for remediations.
-pub fn config_source(node: &GpuNode) -> String {
-    match &node.sharing.source {
-        ConfigSource::ConfigMap {
-            namespace,
-            name,
-            key,
-            ..
-        } => format!("key `{key}` of ConfigMap {namespace}/{name}"),
-        ConfigSource::NodeLabels => {
-            "the device plugin config behind the node's `nvidia.com/device-plugin.config` label"
-                .to_string()
-        }
-        ConfigSource::Default | ConfigSource::Unknown => {
-            "the device plugin config (ClusterPolicy `spec.devicePlugin.config`)".to_string()
-        }
+/// How a declared pairwise rule groups its sites into findings.
+pub enum Grouping {
+    /// One finding per node group and level (for devices, per mechanism), keyed by them.
+    ByLevel,
+    /// One finding per node group over every level the rule judges, keyed `<prefix>/` and the node
+    /// group.
+    ByGroup(&'static str),
+}
+
+/// A pairwise rule, declared: which sites and trusts it judges are its rows of the admission table;
+/// what is left to say here is how it groups its findings and which pairs it leaves to others.
+pub struct PairRule<'a> {
+    pub grouping: Grouping,
+    /// Only sites with one of these tenants, and pairs with one of them (the tenants a contract
+    /// promised isolation).
+    pub involving: Option<&'a BTreeSet<TenantId>>,
+    /// Pairs a site (by index) does not count, because a stronger sharing reports them.
+    pub except: Option<&'a dyn Fn(usize, TenantId, TenantId) -> bool>,
+}
+
+impl PairRule<'_> {
+    /// One finding per node group and level, of every pair the rule's rows cover.
+    pub const BY_LEVEL: PairRule<'static> = PairRule {
+        grouping: Grouping::ByLevel,
+        involving: None,
+        except: None,
+    };
+}
+
+/// The mechanisms a finding about sites at `level` names.
+fn mechanisms_at(level: Level) -> BTreeSet<Mechanism> {
+    match level {
+        Level::Device(m) => BTreeSet::from([m]),
+        Level::MigGpu => BTreeSet::from([Mechanism::MigInstance]),
+        Level::Node | Level::ControlPlane => BTreeSet::new(),
     }
 }
 
-/// A taint and toleration that keep other tenants off a tenant's node pool.
-pub fn node_pool_advice(tenant: &str) -> String {
-    format!(
-        "taint the pool's nodes (`kubectl taint nodes NODE gpu-trust/tenant={tenant}:NoSchedule`) and give {tenant}'s workloads the matching toleration and a nodeSelector for the pool"
-    )
-}
-
-/// The same advice for a whole group of tenants.
-pub fn node_pools_advice() -> &'static str {
-    "give each tenant nodes of its own: taint them (`kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule`) and give the tenant's workloads the matching toleration and a nodeSelector for them"
-}
-
-/// The node pool advice for a tally: naming the second tenant of a single pair, else for everyone.
-pub fn pool_advice(ctx: &Context<'_>, tally: &Tally) -> String {
-    match two_names(ctx, tally) {
-        Some((_, b)) => node_pool_advice(b),
-        None => node_pools_advice().to_string(),
-    }
-}
-
-/// `acme and globex` / `these 5 tenants`.
-pub fn names(ctx: &Context<'_>, tally: &Tally) -> String {
-    match two_names(ctx, tally) {
-        Some((a, b)) => format!("{a} and {b}"),
-        None => format!(
-            "these {}",
-            text::plural(tally.tenants.len() as u64, "tenant")
-        ),
-    }
-}
-
-/// `Give acme and globex` / `Give these 5 tenants`.
-pub fn give(ctx: &Context<'_>, tally: &Tally) -> String {
-    match two_names(ctx, tally) {
-        Some((a, b)) => format!("Give {a} and {b}"),
-        None => format!(
-            "Give these {}",
-            text::plural(tally.tenants.len() as u64, "tenant")
-        ),
-    }
-}
-
-/// `accept: [{rule: GT207, tenants: [a, b], reason: ...}]` for one pair, or the form for any pair.
-pub fn accept_advice(ctx: &Context<'_>, rule: &str, tally: &Tally) -> String {
-    match two_names(ctx, tally) {
-        Some((a, b)) => format!("`accept: [{{rule: {rule}, tenants: [{a}, {b}], reason: ...}}]`"),
-        None => format!(
-            "`accept: [{{rule: {rule}, tenants: [A, B], reason: ...}}]` per pair, or without `tenants` for all"
-        ),
-    }
-}
-
-/// For a tally that mixes trust levels, what its pairs of limited trust need at least (separate MIG
-/// instances), after the advice for the distrusting ones: `; pairs of limited trust (1) need...`.
-pub fn limited_too(ctx: &Context<'_>, tally: &Tally) -> String {
-    let limited = tally.of_trust(Trust::Limited);
-    if limited == 0 || tally.of_trust(Trust::None) == 0 {
-        return String::new();
-    }
-    format!(
-        "; the {} of limited trust need{} separate MIG instances at least: {}",
-        text::plural(limited as u64, "pair"),
-        if limited == 1 { "s" } else { "" },
-        crate::rules::device::mig_advice(ctx, &tally.nodes)
-    )
-}
-
-/// The node group's first node, for advice that names one node's configuration.
-pub fn first_gpu<'c>(ctx: &Context<'c>, tally: &Tally) -> Option<&'c GpuNode> {
-    tally.nodes.iter().next().and_then(|n| ctx.gpu(*n))
-}
-
-/// One finding per node group and mechanism over the device sites whose mechanism passes `filter`,
-/// for pairs of the given trust levels.
-pub fn device_findings(
+/// Runs a declared pairwise rule: its findings over the sites its rows of the admission table
+/// cover, with the trusts those rows give, worded by `words(level, tally)` (the level of a finding
+/// grouped by node group is [`Level::Node`]).
+pub fn declared(
     ctx: &Context<'_>,
     sink: &mut Sink<'_>,
-    filter: impl Fn(Mechanism) -> bool,
-    trusts: &'static [Trust],
-    base: BaseSeverity<'_>,
-    words: impl Fn(Mechanism, &Tally) -> Wording,
+    rule: PairRule<'_>,
+    words: impl Fn(Level, &Tally) -> Wording,
 ) {
-    let groups = sites_by_group(ctx, |l| matches!(l, Level::Device(m) if filter(m)));
+    let code = sink.rule().code;
+    let rows: Vec<&Admission> = Admission::of_rule(code).collect();
+    let row_at = |level: Level| rows.iter().find(|r| r.at.covers(level));
+    let trusts = |site: &Site| row_at(site.level).map_or(&[][..], |r| r.trusts);
+    let mut groups: BTreeMap<(Option<usize>, Option<Level>), Vec<usize>> = BTreeMap::new();
+    for (i, site) in ctx.colo().sites.iter().enumerate() {
+        if row_at(site.level).is_none() {
+            continue;
+        }
+        if let Some(set) = rule.involving {
+            if !site.members.keys().any(|t| set.contains(t)) {
+                continue;
+            }
+        }
+        let level = match rule.grouping {
+            Grouping::ByLevel => Some(site.level),
+            Grouping::ByGroup(_) => None,
+        };
+        groups.entry((site.group, level)).or_default().push(i);
+    }
     for ((group, level), sites) in groups {
-        let Level::Device(m) = level else { continue };
-        let by_site = |_: &crate::colocation::Site| trusts;
-        let relevant = Relevant::trusts(&by_site);
+        let relevant = Relevant {
+            involving: rule.involving,
+            except: rule.except,
+            ..Relevant::trusts(&trusts)
+        };
+        let (key, mechanisms, level) = match (level, &rule.grouping) {
+            (Some(level), _) => (group_key(ctx, group, level), mechanisms_at(level), level),
+            (None, Grouping::ByGroup(prefix)) => (
+                format!("{prefix}/{}", group_key(ctx, group, Level::Node)),
+                sites
+                    .iter()
+                    .filter_map(|i| ctx.site(*i))
+                    .flat_map(|s| mechanisms_at(s.level))
+                    .collect(),
+                Level::Node,
+            ),
+            (None, Grouping::ByLevel) => continue,
+        };
         pair_finding(
             ctx,
             sink,
-            &sites,
-            &relevant,
-            base,
-            group_key(ctx, group, level),
-            &BTreeSet::from([m]),
-            |t| words(m, t),
+            PairFinding {
+                sites: &sites,
+                relevant: &relevant,
+                key,
+                mechanisms,
+                words: |t: &Tally| words(level, t),
+            },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gpu_trust_model::isolation::ADMISSION;
+
+    /// The model's admission table names the rule of each row by its code (the planner asks the
+    /// policy for acceptances of it): every code is a registered rule.
+    #[test]
+    fn every_admission_row_names_a_registered_rule() {
+        for row in ADMISSION {
+            assert!(crate::registry::rule(row.rule).is_some(), "{}", row.rule);
+        }
     }
 }

@@ -1,13 +1,13 @@
-use super::super::common::{self, Relevant, Tally, Wording};
-use crate::colocation::{Level, Site};
+use super::super::common::{self, Grouping, PairRule, Tally, Wording};
+use super::super::wording;
+use crate::colocation::Level;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Layer, Severity, Trust};
+use gpu_trust_model::{Layer, Severity};
 use gpu_trust_policy::{Contract, TenantId};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
@@ -52,6 +52,9 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`):
+// per node group, the devices that share memory, faults or compute (any trust), and the node shared
+// with a tenant of trust none, for pairs with a tenant promised isolation.
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let promised: BTreeSet<TenantId> = ctx
         .tenancy
@@ -61,48 +64,12 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     if promised.is_empty() {
         return;
     }
-    // Per node group: the devices that share memory, faults or compute (any trust), and the node
-    // shared with a tenant of trust none.
-    let mut by_group: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
-    for (i, site) in ctx.colo().sites.iter().enumerate() {
-        let counts = match site.level {
-            Level::Device(m) => m.shares_device(),
-            Level::Node => true,
-            Level::MigGpu | Level::ControlPlane => false,
-        };
-        if counts && site.members.keys().any(|t| promised.contains(t)) {
-            by_group.entry(site.group).or_default().push(i);
-        }
-    }
-    let base = |_: Trust| Some(Severity::Critical);
-    let trusts = |site: &Site| match site.level {
-        Level::Node => common::NONE,
-        _ => common::ANY,
+    let rule = PairRule {
+        grouping: Grouping::ByGroup("contract"),
+        involving: Some(&promised),
+        except: None,
     };
-    for (group, sites) in by_group {
-        let relevant = Relevant {
-            involving: Some(&promised),
-            ..Relevant::trusts(&trusts)
-        };
-        let mechanisms: BTreeSet<Mechanism> = sites
-            .iter()
-            .filter_map(|i| ctx.site(*i))
-            .filter_map(|s| match s.level {
-                Level::Device(m) => Some(m),
-                _ => None,
-            })
-            .collect();
-        common::pair_finding(
-            ctx,
-            sink,
-            &sites,
-            &relevant,
-            &base,
-            format!("contract/{}", common::group_key(ctx, group, Level::Node)),
-            &mechanisms,
-            |tally| message(ctx, &promised, tally),
-        );
-    }
+    common::declared(ctx, sink, rule, |_, tally| message(ctx, &promised, tally));
 }
 
 fn message(ctx: &Context<'_>, promised: &BTreeSet<TenantId>, tally: &Tally) -> Wording {
@@ -160,9 +127,9 @@ fn message(ctx: &Context<'_>, promised: &BTreeSet<TenantId>, tally: &Tally) -> W
             text::tenants(ctx, others.iter().copied())
         };
         let verb = if here.len() == 1 {
-            common::verb_singular(share.certainty)
+            wording::verb_singular(share.certainty)
         } else {
-            common::verb(share.certainty)
+            wording::verb(share.certainty)
         };
         (here, verb, with)
     };
@@ -173,7 +140,7 @@ fn message(ctx: &Context<'_>, promised: &BTreeSet<TenantId>, tally: &Tally) -> W
                 "{} {verb} with {with} on {} ({})",
                 if one { "it" } else { "they" },
                 text::nodes(ctx, share.nodes.iter().copied()),
-                common::who(ctx, &share.workloads, &share.tenants)
+                wording::who(ctx, &share.workloads, &share.tenants)
             )
         }
         shares => {
@@ -186,7 +153,7 @@ fn message(ctx: &Context<'_>, promised: &BTreeSet<TenantId>, tally: &Tally) -> W
                         "{} {verb} with {with} on {} ({}; {})",
                         text::tenants(ctx, here.iter().copied()),
                         text::nodes(ctx, share.nodes.iter().copied()),
-                        common::who(ctx, &share.workloads, &share.tenants),
+                        wording::who(ctx, &share.workloads, &share.tenants),
                         share.reason
                     )
                 })

@@ -1,11 +1,10 @@
-use super::super::common::{self, Relevant, Wording};
-use crate::colocation::Level;
+use super::super::common::{self, PairRule, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::isolation::LAYERS;
-use gpu_trust_model::{Layer, Severity, Trust};
-use std::collections::BTreeSet;
+use gpu_trust_model::{Layer, Severity};
 
 declare_rule! {
     /// ## What it detects
@@ -53,33 +52,21 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let cp = LAYERS.iter().find(|l| l.layer == Layer::ControlPlane);
-    let base = |t: Trust| (t == Trust::None).then_some(Severity::Medium);
-    for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::ControlPlane) {
-        let relevant = Relevant::trusts(&|_| common::NONE);
-        common::pair_finding(
-            ctx,
-            sink,
-            &sites,
-            &relevant,
-            &base,
-            common::group_key(ctx, group, level),
-            &BTreeSet::new(),
-            |tally| {
-                Wording {
-                message: format!(
-                    "{} share one API server, separated by namespaces only: they share {}",
-                    common::tally_phrase(ctx, tally),
-                    cp.map_or("the control plane", |l| l.shared)
-                ),
-                remediation: format!(
-                    "{} separate clusters or virtual clusters (vCluster) for the API server; or accept it in the policy: {}",
-                    common::give(ctx, tally),
-                    common::accept_advice(ctx, "GT401", tally)
-                ),
-            }
-            },
-        );
+    common::declared(ctx, sink, PairRule::BY_LEVEL, |_, tally| {
+        Wording {
+        message: format!(
+            "{} share one API server, separated by namespaces only: they share {}",
+            wording::tally_phrase(ctx, tally),
+            cp.map_or("the control plane", |l| l.shared)
+        ),
+        remediation: format!(
+            "{} separate clusters or virtual clusters (vCluster) for the API server; or accept it in the policy: {}",
+            wording::give(ctx, tally),
+            wording::accept_advice(ctx, RULE.code, tally)
+        ),
     }
+    });
 }

@@ -1,4 +1,5 @@
-use super::super::common::{self, Tally, Wording};
+use super::super::common::{self, PairRule, Tally, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -52,25 +53,18 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let base = common::by_trust(sink.rule());
-    common::device_findings(
-        ctx,
-        sink,
-        |m| m == Mechanism::TimeSlicing,
-        common::BELOW_FULL,
-        &base,
-        |m, t| Wording {
-            message: message(ctx, m, t),
-            remediation: remediation(ctx, t),
-        },
-    );
+    common::declared(ctx, sink, PairRule::BY_LEVEL, |level, t| Wording {
+        message: message(ctx, level.reach().0, t),
+        remediation: remediation(ctx, t),
+    });
 }
 
 fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
     format!(
         "{}. {}; the replica count is accounting only",
-        common::tally_opening(ctx, tally, "a time-sliced GPU", "time-sliced GPUs"),
+        wording::tally_opening(ctx, tally, "a time-sliced GPU", "time-sliced GPUs"),
         text::enforcement(m, &text::INCIDENT_PROPERTIES)
     )
 }
@@ -80,18 +74,18 @@ pub(crate) fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
     if tally.of_trust(Trust::None) > 0 {
         let mut out = format!(
             "{} different physical GPUs, on separate node pools: {}; or set `replicas: 1` for the resource in {}",
-            common::give(ctx, tally),
-            common::pool_advice(ctx, tally),
-            common::first_gpu(ctx, tally)
-                .map(common::config_source)
+            wording::give(ctx, tally),
+            wording::pool_advice(ctx, tally),
+            wording::first_gpu(ctx, tally)
+                .map(wording::config_source)
                 .unwrap_or_else(|| "the device plugin config".to_string())
         );
-        out.push_str(&common::limited_too(ctx, tally));
+        out.push_str(&wording::limited_too(ctx, tally));
         out
     } else {
         format!(
             "Separate {} by MIG instances at least: {}",
-            common::names(ctx, tally),
+            wording::names(ctx, tally),
             super::mig_advice(ctx, &tally.nodes)
         )
     }

@@ -1,4 +1,5 @@
-use super::super::common::{self, Tally, Wording};
+use super::super::common::{self, PairRule, Tally, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -51,20 +52,13 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`;
+// a fraction on an MPS server is GT105's: it names the MPS it inherits).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let base = common::by_trust(sink.rule());
-    common::device_findings(
-        ctx,
-        sink,
-        // A fraction on an MPS server is GT105's: it names the MPS it inherits.
-        |m| m.is_mps() && !m.is_fraction(),
-        common::BELOW_FULL,
-        &base,
-        |m, t| Wording {
-            message: message(ctx, m, t),
-            remediation: super::gt101_untrusted_share_time_sliced_gpu::remediation(ctx, t),
-        },
-    );
+    common::declared(ctx, sink, PairRule::BY_LEVEL, |level, t| Wording {
+        message: message(ctx, level.reach().0, t),
+        remediation: super::gt101_untrusted_share_time_sliced_gpu::remediation(ctx, t),
+    });
 }
 
 fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
@@ -78,7 +72,7 @@ fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
     };
     format!(
         "{}. {}",
-        common::tally_opening(ctx, tally, one, many),
+        wording::tally_opening(ctx, tally, one, many),
         text::enforcement(m, &text::INCIDENT_PROPERTIES)
     )
 }

@@ -1,4 +1,5 @@
-use super::super::common::{self, Tally, Wording};
+use super::super::common::{self, PairRule, Tally, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -48,25 +49,18 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let base = common::by_trust(sink.rule());
-    common::device_findings(
-        ctx,
-        sink,
-        |m| m == Mechanism::MigTimeSlicing,
-        common::BELOW_FULL,
-        &base,
-        |m, t| Wording {
-            message: message(ctx, m, t),
-            remediation: remediation(ctx, t),
-        },
-    );
+    common::declared(ctx, sink, PairRule::BY_LEVEL, |level, t| Wording {
+        message: message(ctx, level.reach().0, t),
+        remediation: remediation(ctx, t),
+    });
 }
 
 fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
     format!(
         "{}. {}",
-        common::tally_opening(
+        wording::tally_opening(
             ctx,
             tally,
             "one time-sliced MIG instance",
@@ -77,18 +71,18 @@ fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
 }
 
 fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
-    let source = common::first_gpu(ctx, tally)
-        .map(common::config_source)
+    let source = wording::first_gpu(ctx, tally)
+        .map(wording::config_source)
         .unwrap_or_else(|| "the device plugin config".to_string());
     let mut out = format!(
         "Remove the `replicas` of the MIG resource in {source} and give {} an instance each: {}",
-        common::names(ctx, tally),
+        wording::names(ctx, tally),
         super::mig_advice(ctx, &tally.nodes)
     );
     if tally.of_trust(Trust::None) > 0 {
         out.push_str(&format!(
             "; as they do not trust each other at all, also separate their GPUs and nodes: {}",
-            common::pool_advice(ctx, tally)
+            wording::pool_advice(ctx, tally)
         ));
     }
     out

@@ -1,12 +1,11 @@
-use super::super::common::{self, Relevant, Wording};
-use crate::colocation::Level;
+use super::super::common::{self, PairRule, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::{Mechanism, Property};
-use gpu_trust_model::{Layer, Severity, Trust};
-use std::collections::BTreeSet;
+use gpu_trust_model::{Layer, Severity};
 
 declare_rule! {
     /// ## What it detects
@@ -50,49 +49,40 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`);
+// a pair that shares one instance of the GPU is GT103's or GT102's.
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let base = |t: Trust| (t == Trust::None).then_some(Severity::High);
     let m = Mechanism::MigInstance;
     let subsumed = super::shares_one_instance(ctx);
-    for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::MigGpu) {
-        let relevant = Relevant {
-            except: Some(&subsumed),
-            ..Relevant::trusts(&|_| common::NONE)
-        };
-        common::pair_finding(
-            ctx,
-            sink,
-            &sites,
-            &relevant,
-            &base,
-            common::group_key(ctx, group, level),
-            &BTreeSet::from([m]),
-            |tally| {
-                Wording {
-                message: format!(
-                    "{}. Memory is partitioned, but not the GPU: {}",
-                    common::tally_opening(
-                        ctx,
-                        tally,
-                        "a physical GPU through different MIG instances",
-                        "physical GPUs through different MIG instances"
-                    ),
-                    text::enforcement(
-                        m,
-                        &[
-                            Property::MemoryCapacity,
-                            Property::FaultDomain,
-                            Property::SideChannels
-                        ]
-                    )
-                ),
-                remediation: format!(
-                    "Put {} on different physical GPUs, best on separate node pools: {}; or accept GT104 for them in the policy if the shared driver, GPU-wide faults and side channels are an accepted risk",
-                    common::names(ctx, tally),
-                    common::pool_advice(ctx, tally)
-                ),
-            }
-            },
-        );
+    let rule = PairRule {
+        except: Some(&subsumed),
+        ..PairRule::BY_LEVEL
+    };
+    common::declared(ctx, sink, rule, |_, tally| {
+        Wording {
+        message: format!(
+            "{}. Memory is partitioned, but not the GPU: {}",
+            wording::tally_opening(
+                ctx,
+                tally,
+                "a physical GPU through different MIG instances",
+                "physical GPUs through different MIG instances"
+            ),
+            text::enforcement(
+                m,
+                &[
+                    Property::MemoryCapacity,
+                    Property::FaultDomain,
+                    Property::SideChannels
+                ]
+            )
+        ),
+        remediation: format!(
+            "Put {} on different physical GPUs, best on separate node pools: {}; or accept {} for them in the policy if the shared driver, GPU-wide faults and side channels are an accepted risk",
+            wording::names(ctx, tally),
+            wording::pool_advice(ctx, tally),
+            RULE.code
+        ),
     }
+    });
 }

@@ -1,4 +1,5 @@
-use super::super::common::{self, Tally, Wording};
+use super::super::common::{self, PairRule, Tally, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -55,19 +56,15 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let base = common::by_trust(sink.rule());
-    common::device_findings(
-        ctx,
-        sink,
-        Mechanism::is_fraction,
-        common::BELOW_FULL,
-        &base,
-        |m, t| Wording {
+    common::declared(ctx, sink, PairRule::BY_LEVEL, |level, t| {
+        let m = level.reach().0;
+        Wording {
             message: message(ctx, m, t),
             remediation: remediation(ctx, m, t),
-        },
-    );
+        }
+    });
 }
 
 fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
@@ -75,7 +72,7 @@ fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
     let what = format!("GPUs through {}", m.title());
     let mut out = format!(
         "{}. The fraction inherits {}: {}",
-        common::tally_opening(ctx, tally, &what, &what),
+        wording::tally_opening(ctx, tally, &what, &what),
         inherited.title(),
         text::enforcement(
             m,
@@ -106,20 +103,27 @@ fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
 }
 
 fn remediation(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
-    let names = common::names(ctx, tally);
+    let names = wording::names(ctx, tally);
     if tally.of_trust(Trust::None) > 0 {
         return format!(
             "A fraction is not a boundary: give {names} different GPUs, on separate node pools ({}){}",
-            common::pool_advice(ctx, tally),
-            common::limited_too(ctx, tally)
+            wording::pool_advice(ctx, tally),
+            wording::limited_too(ctx, tally)
         );
     }
-    match m {
-        Mechanism::HamiVgpu => format!(
-            "Give {names} separate MIG instances: annotate their pods `nvidia.com/vgpu-mode: mig` on MIG-capable GPUs, or {}",
+    // A vGPU whose mode annotation can ask for a MIG instance (the mechanism's row says how).
+    let mig_mode = m.row().request.vgpu.and_then(|v| {
+        v.modes
+            .iter()
+            .find(|(_, to)| *to == Mechanism::MigInstance)
+            .map(|(value, _)| (v.mode, *value))
+    });
+    match mig_mode {
+        Some((key, value)) => format!(
+            "Give {names} separate MIG instances: annotate their pods `{key}: {value}` on MIG-capable GPUs, or {}",
             super::mig_advice(ctx, &tally.nodes)
         ),
-        _ => format!(
+        None => format!(
             "Give {names} separate MIG instances instead of fractions: {}",
             super::mig_advice(ctx, &tally.nodes)
         ),

@@ -169,7 +169,7 @@ fn judge(
 /// A training workload judged without GPU nodes in the input: its request names a shared resource.
 /// The request itself names a shared resource: wherever it runs, it can only get a share.
 fn manifest_only(w: &Workload) -> Option<owned::Verdict<Found>> {
-    let sharing = super::requested_sharing(w);
+    let sharing = gpu_trust_model::isolation::Mechanism::requested_sharing(w);
     if sharing.is_empty() {
         return None;
     }

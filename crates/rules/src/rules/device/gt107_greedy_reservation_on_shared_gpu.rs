@@ -3,7 +3,6 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::InferenceEngine;
 use gpu_trust_model::isolation::{Enforcement, Mechanism, Property};
 use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::BTreeSet;
@@ -65,26 +64,12 @@ declare_rule! {
 /// (gpu-trust rule catalogue, GT107).
 const GREEDY_FRACTION: f64 = 0.5;
 
-/// Each engine's name and the flag that sets its reservation (sources in the doc comment above).
-const ENGINES: [(InferenceEngine, &str, &str); 3] = [
-    (InferenceEngine::Vllm, "vLLM", "--gpu-memory-utilization"),
-    (InferenceEngine::Sglang, "SGLang", "--mem-fraction-static"),
-    (InferenceEngine::Tgi, "TGI", "--cuda-memory-fraction"),
-];
-
-fn engine(e: InferenceEngine) -> (&'static str, &'static str) {
-    ENGINES
-        .iter()
-        .find(|(x, _, _)| *x == e)
-        .map(|(_, n, f)| (*n, *f))
-        .unwrap_or(("inference server", "its memory flag"))
-}
-
 /// Whether memory between workloads under `m` is one pool nothing partitions.
 fn unpartitioned(m: Mechanism, control_disabled: bool) -> bool {
     match m.property(Property::MemoryCapacity).enforcement {
         Enforcement::Shared | Enforcement::NotEnforced => true,
-        Enforcement::LimitedInSoftware => m == Mechanism::HamiVgpu && control_disabled,
+        // A vGPU's limits are HAMi-core's, which `CUDA_DISABLE_CONTROL=true` switches off.
+        Enforcement::LimitedInSoftware => m.row().request.vgpu.is_some() && control_disabled,
         Enforcement::Separate | Enforcement::LimitedByKernel => false,
     }
 }
@@ -139,7 +124,7 @@ fn judge(
         }
     }
     if seats.is_empty() && super::no_gpu_nodes(ctx) {
-        for (m, request) in super::requested_sharing(w) {
+        for (m, request) in gpu_trust_model::isolation::Mechanism::requested_sharing(w) {
             if unpartitioned(m, control_disabled) {
                 mechanisms.insert(m);
                 requests.insert(request);
@@ -151,7 +136,7 @@ fn judge(
     if mechanisms.is_empty() {
         return None;
     }
-    let (engine_name, flag) = engine(server.engine);
+    let (engine_name, flag) = (server.engine.title(), server.engine.fraction_flag());
     let name = match &server.via {
         Some(via) => format!("{engine_name} run by {via}"),
         None => engine_name.to_string(),

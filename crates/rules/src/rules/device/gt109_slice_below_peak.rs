@@ -5,7 +5,7 @@ use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{NodeId, Workload};
-use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::isolation::{Mechanism, Slice};
 use gpu_trust_model::resource;
 use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::BTreeSet;
@@ -58,12 +58,13 @@ declare_rule! {
 fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Option<(u64, String)> {
     let gpu = ctx.gpu(node)?;
     let whole = super::gpu_memory_mib(ctx, node);
-    match m {
-        Mechanism::MigInstance | Mechanism::MigTimeSlicing | Mechanism::MigMps => {
+    // The mechanism's row says what its slice is.
+    match m.slice() {
+        Slice::MigInstance => {
             let profile = super::requested_profile(ctx, w, node)?;
             let mem = super::profile_memory_mib(ctx, node, &profile)?;
             let replicas = u64::from(gpu.sharing.replicas_for(&catalogue::mig_resource(&profile)));
-            if m == Mechanism::MigInstance || replicas <= 1 {
+            if !m.shares_device() || replicas <= 1 {
                 Some((
                     mem,
                     format!("a MIG instance {profile} ({})", text::mib(mem)),
@@ -78,7 +79,7 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
                 ))
             }
         }
-        Mechanism::TimeSlicing | Mechanism::Mps => {
+        Slice::Replicas => {
             let resource = w
                 .gpu
                 .resources
@@ -97,14 +98,14 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
                 ),
             ))
         }
-        Mechanism::HamiVgpu => {
+        Slice::Vgpu => {
             let h = w.gpu.hami.as_ref()?;
             let mem = h
                 .memory_mib
                 .or_else(|| Some(whole? * h.memory_percentage? / 100))?;
-            Some((mem, format!("a HAMi vGPU of {}", text::mib(mem))))
+            Some((mem, format!("a {} of {}", m.title(), text::mib(mem))))
         }
-        Mechanism::KaiFraction | Mechanism::KaiMps | Mechanism::RunaiFraction => {
+        Slice::Fraction => {
             let f = w.gpu.fraction.as_ref()?;
             let mem = match (f.memory_mib, f.fraction) {
                 (Some(m), _) => m,
@@ -114,8 +115,8 @@ fn share_of(ctx: &Context<'_>, w: &Workload, m: Mechanism, node: NodeId) -> Opti
             Some((mem, format!("a {} of {}", m.title(), text::mib(mem))))
         }
         // Its limits are set per cgroup on the node, which Kubernetes does not show.
-        Mechanism::MpsMemoryPartitioned => None,
-        Mechanism::Exclusive => {
+        Slice::Unknown => None,
+        Slice::WholeGpus => {
             let quantity = w
                 .gpu
                 .resources
@@ -203,7 +204,7 @@ fn judge(
     let peak = ctx.peak_memory_mib(wid)?;
     let mut worst: Option<(u64, String, Mechanism, Certainty, Vec<NodeId>)> = None;
     for seat in ctx.colo().seats(ctx.fleet, wid) {
-        if seat.mechanism == Mechanism::HamiVgpu && policy_peak.is_none() {
+        if seat.mechanism.slice() == Slice::Vgpu && policy_peak.is_none() {
             continue;
         }
         for n in &seat.nodes {

@@ -1,4 +1,4 @@
-use super::super::common;
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
@@ -86,7 +86,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 ))
                 .remediation(format!(
                     "Lower `replicas` for {resource} to {limit} or fewer in {}, or cut the GPUs into MIG instances so memory and faults stay per instance",
-                    common::config_source(gpu)
+                    wording::config_source(gpu)
                 ));
             sink.push(draft);
         }

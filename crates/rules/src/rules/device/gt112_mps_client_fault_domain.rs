@@ -1,10 +1,11 @@
-use super::super::common::{self, Wording};
+use super::super::common::{self, PairRule, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::isolation::{Mechanism, Property};
-use gpu_trust_model::{Layer, Severity, Trust};
+use gpu_trust_model::isolation::Property;
+use gpu_trust_model::{Layer, Severity};
 
 declare_rule! {
     /// ## What it detects
@@ -45,28 +46,21 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let base = |t: Trust| (t == Trust::Full).then_some(Severity::Info);
-    common::device_findings(
-        ctx,
-        sink,
-        Mechanism::is_mps,
-        common::FULL,
-        &base,
-        |m, tally| {
-            Wording {
-            message: format!(
-                "{}. Allowed by full trust, but {}",
-                common::tally_opening(ctx, tally, "an MPS server", "MPS servers"),
-                text::enforcement(m, &[Property::FaultDomain])
+    common::declared(ctx, sink, PairRule::BY_LEVEL, |level, tally| {
+        Wording {
+        message: format!(
+            "{}. Allowed by full trust, but {}",
+            wording::tally_opening(ctx, tally, "an MPS server", "MPS servers"),
+            text::enforcement(level.reach().0, &[Property::FaultDomain])
+        ),
+        remediation: match wording::two_names(ctx, tally) {
+            Some((a, b)) => format!(
+                "Nothing is required; to keep {a}'s faults from stopping {b}, give them separate GPUs or MIG instances"
             ),
-            remediation: match common::two_names(ctx, tally) {
-                Some((a, b)) => format!(
-                    "Nothing is required; to keep {a}'s faults from stopping {b}, give them separate GPUs or MIG instances"
-                ),
-                None => "Nothing is required; to keep one tenant's faults from stopping the others, give them separate GPUs or MIG instances".to_string(),
-            },
-        }
+            None => "Nothing is required; to keep one tenant's faults from stopping the others, give them separate GPUs or MIG instances".to_string(),
         },
-    );
+    }
+    });
 }

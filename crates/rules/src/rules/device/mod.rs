@@ -171,60 +171,6 @@ pub(crate) fn is_shared_resource(
     false
 }
 
-/// For an input without GPU nodes (manifests alone): the mechanisms that a workload's request itself
-/// names as shared, with the request in words. A `.shared` resource exists only where the device
-/// plugin renames the replicas of time-slicing or MPS (`renameByDefault`); a KAI or Run:ai fraction,
-/// HAMi's vGPU resources and a DRA claim with a sharing strategy name their mechanism. Empty for a
-/// request that names no sharing (a plain `nvidia.com/gpu`, a MIG instance of its own).
-pub(crate) fn requested_sharing(
-    w: &gpu_trust_model::fleet::Workload,
-) -> Vec<(gpu_trust_model::isolation::Mechanism, String)> {
-    use gpu_trust_model::fleet::FractionScheduler;
-    use gpu_trust_model::isolation::Mechanism;
-    use gpu_trust_model::resource::DeviceResource;
-    let gpu = &w.gpu;
-    let mut out = Vec::new();
-    for claim in &gpu.dra {
-        let m = Mechanism::for_dra(claim.strategy);
-        if m.shares_device() {
-            out.push((m, "a DRA claim with a sharing strategy".to_string()));
-        }
-    }
-    if let Some(f) = &gpu.fraction {
-        let m = match f.scheduler {
-            FractionScheduler::Kai if f.mps || w.uses_mps_pipe() => Mechanism::KaiMps,
-            FractionScheduler::Kai => Mechanism::KaiFraction,
-            FractionScheduler::RunAi => Mechanism::RunaiFraction,
-        };
-        out.push((m, "a GPU fraction".to_string()));
-    }
-    if let Some(h) = &gpu.hami {
-        let m = match h.mode.as_deref() {
-            Some("mps") => Mechanism::Mps,
-            Some("mig") => Mechanism::MigInstance,
-            _ => Mechanism::HamiVgpu,
-        };
-        if m.shares_device() {
-            out.push((m, "HAMi vGPU resources".to_string()));
-        }
-    }
-    for name in gpu.resources.keys() {
-        match DeviceResource::parse(name) {
-            Some(DeviceResource::Gpu { shared: true }) => {
-                out.push((Mechanism::TimeSlicing, format!("`{name}`")));
-                out.push((Mechanism::Mps, format!("`{name}`")));
-            }
-            Some(DeviceResource::Mig { shared: true, .. }) => {
-                out.push((Mechanism::MigTimeSlicing, format!("`{name}`")));
-            }
-            _ => {}
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// Whether the input has no GPU node: the co-location rules have nothing to place workloads on, and
 /// the workload-level rules judge requests by what they name alone.
 pub(crate) fn no_gpu_nodes(ctx: &Context<'_>) -> bool {

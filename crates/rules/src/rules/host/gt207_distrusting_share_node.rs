@@ -1,12 +1,11 @@
-use super::super::common::{self, Relevant, Wording};
-use crate::colocation::Level;
+use super::super::common::{self, PairRule, Wording};
+use super::super::wording;
 use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::LAYERS;
-use gpu_trust_model::{Layer, Severity, Trust};
-use std::collections::BTreeSet;
+use gpu_trust_model::{Layer, Severity};
 
 declare_rule! {
     /// ## What it detects
@@ -48,32 +47,20 @@ declare_rule! {
     }
 }
 
+// Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let host = LAYERS.iter().find(|l| l.layer == Layer::Host);
-    let base = |t: Trust| (t == Trust::None).then_some(Severity::High);
-    for ((group, level), sites) in common::sites_by_group(ctx, |l| l == Level::Node) {
-        let relevant = Relevant::trusts(&|_| common::NONE);
-        common::pair_finding(
-            ctx,
-            sink,
-            &sites,
-            &relevant,
-            &base,
-            common::group_key(ctx, group, level),
-            &BTreeSet::new(),
-            |tally| Wording {
-                message: format!(
-                    "{}: they share {}",
-                    common::placed(ctx, tally, |s, _| text::nodes(ctx, s.nodes.iter().copied())),
-                    host.map_or("the host", |h| h.shared)
-                ),
-                remediation: format!(
-                    "{} separate node pools: {}; or record the shared host as accepted ({})",
-                    common::give(ctx, tally),
-                    common::pool_advice(ctx, tally),
-                    common::accept_advice(ctx, "GT207", tally)
-                ),
-            },
-        );
-    }
+    common::declared(ctx, sink, PairRule::BY_LEVEL, |_, tally| Wording {
+        message: format!(
+            "{}: they share {}",
+            wording::placed(ctx, tally, |s, _| text::nodes(ctx, s.nodes.iter().copied())),
+            host.map_or("the host", |h| h.shared)
+        ),
+        remediation: format!(
+            "{} separate node pools: {}; or record the shared host as accepted ({})",
+            wording::give(ctx, tally),
+            wording::pool_advice(ctx, tally),
+            wording::accept_advice(ctx, RULE.code, tally)
+        ),
+    });
 }

@@ -1,0 +1,281 @@
+//! The words of the pairwise findings: who shares what, where and how surely ("acme and globex
+//! (trust none) share a time-sliced GPU on node gpu-1"), and the advice the rules give (node pools,
+//! acceptances, MIG). The arithmetic of the pairs is in [`super::common`].
+
+use super::common::{Share, Tally, TRUSTS};
+use crate::context::Context;
+use crate::text;
+use gpu_trust_model::fleet::{ConfigSource, GpuNode, WorkloadId};
+use gpu_trust_model::{Certainty, Trust};
+use gpu_trust_policy::TenantId;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a pairwise finding says, built by the rule from the tally.
+pub struct Wording {
+    pub message: String,
+    pub remediation: String,
+}
+
+/// "share" / "may share" / "may be placed to share", by certainty.
+pub fn verb(certainty: Certainty) -> &'static str {
+    match certainty {
+        Certainty::Observed => "share",
+        Certainty::Possible => "may share",
+        Certainty::Permitted => "are permitted to share",
+    }
+}
+
+/// The same verb for one subject: "shares" / "may share" / "is permitted to share".
+pub fn verb_singular(certainty: Certainty) -> &'static str {
+    match certainty {
+        Certainty::Observed => "shares",
+        Certainty::Possible => "may share",
+        Certainty::Permitted => "is permitted to share",
+    }
+}
+
+/// `acme and globex (trust none)`.
+pub fn pair_phrase(ctx: &Context<'_>, a: TenantId, b: TenantId) -> String {
+    format!(
+        "{} and {} (trust {})",
+        ctx.tenant_name(a),
+        ctx.tenant_name(b),
+        ctx.trust(a, b)
+    )
+}
+
+/// `acme: cust-acme/infer-0; globex: cust-globex/train-1`, for the first [`text::MAX_NAMES`] tenants,
+/// then how many more.
+pub fn who(ctx: &Context<'_>, workloads: &BTreeSet<WorkloadId>, tenants: &[TenantId]) -> String {
+    let mut by_tenant: BTreeMap<TenantId, Vec<WorkloadId>> = BTreeMap::new();
+    for w in workloads {
+        if let Some(t) = ctx.tenant(*w) {
+            by_tenant.entry(t).or_default().push(*w);
+        }
+    }
+    let shown: Vec<&TenantId> = tenants
+        .iter()
+        .filter(|t| by_tenant.contains_key(t))
+        .collect();
+    let mut parts: Vec<String> = shown
+        .iter()
+        .take(text::MAX_NAMES)
+        .map(|t| {
+            let ws = by_tenant.get(t).cloned().unwrap_or_default();
+            format!("{}: {}", ctx.tenant_name(**t), text::workloads(ctx, ws))
+        })
+        .collect();
+    if shown.len() > text::MAX_NAMES {
+        parts.push(format!(
+            "and {} more",
+            text::plural((shown.len() - text::MAX_NAMES) as u64, "tenant")
+        ));
+    }
+    parts.join("; ")
+}
+
+/// `acme and globex (trust none)` for one pair; `5 tenants (acme, globex, initech, perf-eval and 1
+/// more; 10 pairs, trust none)` for more.
+pub fn tally_phrase(ctx: &Context<'_>, tally: &Tally) -> String {
+    let by_trust: [usize; 3] = TRUSTS.map(|t| tally.of_trust(t));
+    group_phrase(ctx, &tally.tenants, &by_trust)
+}
+
+/// The same phrase for some tenants whose pairs are `by_trust` (`none`, `limited`, `full`).
+fn group_phrase(ctx: &Context<'_>, tenants: &[TenantId], by_trust: &[usize; 3]) -> String {
+    if let ([a, b], 1) = (tenants, by_trust.iter().sum::<usize>()) {
+        return pair_phrase(ctx, *a, *b);
+    }
+    format!(
+        "{} ({}; {})",
+        text::plural(tenants.len() as u64, "tenant"),
+        text::tenants(ctx, tenants.iter().copied()),
+        pairs_by_trust(by_trust)
+    )
+}
+
+/// `10 pairs, trust none` / `10 pairs: 8 of trust none, 2 limited`.
+fn pairs_by_trust(by_trust: &[usize; 3]) -> String {
+    let parts: Vec<(Trust, usize)> = TRUSTS
+        .iter()
+        .zip(by_trust)
+        .map(|(t, n)| (*t, *n))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let pairs = text::plural(by_trust.iter().sum::<usize>() as u64, "pair");
+    match parts.as_slice() {
+        [(t, _)] => format!("{pairs}, trust {t}"),
+        _ => {
+            let list: Vec<String> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, (t, n))| {
+                    if i == 0 {
+                        format!("{} of trust {t}", text::count(*n as u64))
+                    } else {
+                        format!("{} {t}", text::count(*n as u64))
+                    }
+                })
+                .collect();
+            format!("{pairs}: {}", list.join(", "))
+        }
+    }
+}
+
+/// How many places a message describes one by one before "and N more".
+const PLACES_SHOWN: usize = 4;
+
+/// Where and how surely a tally's pairs meet, in words: for one share, `acme and globex (trust
+/// none) share a time-sliced GPU on node gpu-1 (acme: ...; globex: ...; the node has one GPU)`; for
+/// several, the tally's tenants and then each share in that form, strongest first, so that no
+/// sentence puts a tenant where it cannot go or claims for a pair the certainty of another.
+/// `what(share, one)` says what a share's tenants share and where (`one`: a single pair).
+pub fn placed(ctx: &Context<'_>, tally: &Tally, what: impl Fn(&Share, bool) -> String) -> String {
+    // Each place names its own tenants, unless they are all of the tally's and its pairs all of
+    // its pairs: then "they".
+    let whole = |s: &Share| {
+        tally.shares.len() > 1 && s.tenants == tally.tenants && s.pairs() == tally.pairs()
+    };
+    let clause = |s: &Share| {
+        format!(
+            "{} {} {} ({}; {})",
+            if whole(s) {
+                "they".to_string()
+            } else {
+                group_phrase(ctx, &s.tenants, &s.counts)
+            },
+            verb(s.certainty),
+            what(s, s.single_pair().is_some()),
+            who(ctx, &s.workloads, &s.tenants),
+            s.reason
+        )
+    };
+    match tally.shares.as_slice() {
+        [one] => clause(one),
+        shares => {
+            let mut parts: Vec<String> = shares.iter().take(PLACES_SHOWN).map(clause).collect();
+            if shares.len() > PLACES_SHOWN {
+                parts.push(format!(
+                    "and {} more (the finding's groups)",
+                    text::plural((shares.len() - PLACES_SHOWN) as u64, "place")
+                ));
+            }
+            format!(
+                "{} meet in {} places: {}",
+                tally_phrase(ctx, tally),
+                text::count(shares.len() as u64),
+                parts.join("; ")
+            )
+        }
+    }
+}
+
+/// The standard opening of a pairwise message: who, what (`one` for a single pair, `many` for more),
+/// where, how sure; place by place when they meet in several.
+pub fn tally_opening(ctx: &Context<'_>, tally: &Tally, one: &str, many: &str) -> String {
+    placed(ctx, tally, |s, single| {
+        format!(
+            "{} on {}",
+            if single { one } else { many },
+            text::nodes(ctx, s.nodes.iter().copied())
+        )
+    })
+}
+
+/// The names of a tally's tenants when they are two (for remediations that name both).
+pub fn two_names<'c>(ctx: &Context<'c>, tally: &Tally) -> Option<(&'c str, &'c str)> {
+    tally
+        .single_pair()
+        .map(|(a, b)| (ctx.tenant_name(a), ctx.tenant_name(b)))
+}
+
+/// Where a node's sharing configuration comes from, for remediations.
+pub fn config_source(node: &GpuNode) -> String {
+    match &node.sharing.source {
+        ConfigSource::ConfigMap {
+            namespace,
+            name,
+            key,
+            ..
+        } => format!("key `{key}` of ConfigMap {namespace}/{name}"),
+        ConfigSource::NodeLabels => {
+            "the device plugin config behind the node's `nvidia.com/device-plugin.config` label"
+                .to_string()
+        }
+        ConfigSource::Default | ConfigSource::Unknown => {
+            "the device plugin config (ClusterPolicy `spec.devicePlugin.config`)".to_string()
+        }
+    }
+}
+
+/// A taint and toleration that keep other tenants off a tenant's node pool.
+pub fn node_pool_advice(tenant: &str) -> String {
+    format!(
+        "taint the pool's nodes (`kubectl taint nodes NODE gpu-trust/tenant={tenant}:NoSchedule`) and give {tenant}'s workloads the matching toleration and a nodeSelector for the pool"
+    )
+}
+
+/// The same advice for a whole group of tenants.
+pub fn node_pools_advice() -> &'static str {
+    "give each tenant nodes of its own: taint them (`kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule`) and give the tenant's workloads the matching toleration and a nodeSelector for them"
+}
+
+/// The node pool advice for a tally: naming the second tenant of a single pair, else for everyone.
+pub fn pool_advice(ctx: &Context<'_>, tally: &Tally) -> String {
+    match two_names(ctx, tally) {
+        Some((_, b)) => node_pool_advice(b),
+        None => node_pools_advice().to_string(),
+    }
+}
+
+/// `acme and globex` / `these 5 tenants`.
+pub fn names(ctx: &Context<'_>, tally: &Tally) -> String {
+    match two_names(ctx, tally) {
+        Some((a, b)) => format!("{a} and {b}"),
+        None => format!(
+            "these {}",
+            text::plural(tally.tenants.len() as u64, "tenant")
+        ),
+    }
+}
+
+/// `Give acme and globex` / `Give these 5 tenants`.
+pub fn give(ctx: &Context<'_>, tally: &Tally) -> String {
+    match two_names(ctx, tally) {
+        Some((a, b)) => format!("Give {a} and {b}"),
+        None => format!(
+            "Give these {}",
+            text::plural(tally.tenants.len() as u64, "tenant")
+        ),
+    }
+}
+
+/// `accept: [{rule: GT207, tenants: [a, b], reason: ...}]` for one pair, or the form for any pair.
+pub fn accept_advice(ctx: &Context<'_>, rule: &str, tally: &Tally) -> String {
+    match two_names(ctx, tally) {
+        Some((a, b)) => format!("`accept: [{{rule: {rule}, tenants: [{a}, {b}], reason: ...}}]`"),
+        None => format!(
+            "`accept: [{{rule: {rule}, tenants: [A, B], reason: ...}}]` per pair, or without `tenants` for all"
+        ),
+    }
+}
+
+/// For a tally that mixes trust levels, what its pairs of limited trust need at least (separate MIG
+/// instances), after the advice for the distrusting ones: `; pairs of limited trust (1) need...`.
+pub fn limited_too(ctx: &Context<'_>, tally: &Tally) -> String {
+    let limited = tally.of_trust(Trust::Limited);
+    if limited == 0 || tally.of_trust(Trust::None) == 0 {
+        return String::new();
+    }
+    format!(
+        "; the {} of limited trust need{} separate MIG instances at least: {}",
+        text::plural(limited as u64, "pair"),
+        if limited == 1 { "s" } else { "" },
+        crate::rules::device::mig_advice(ctx, &tally.nodes)
+    )
+}
+
+/// The node group's first node, for advice that names one node's configuration.
+pub fn first_gpu<'c>(ctx: &Context<'c>, tally: &Tally) -> Option<&'c GpuNode> {
+    tally.nodes.iter().next().and_then(|n| ctx.gpu(*n))
+}
