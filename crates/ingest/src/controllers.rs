@@ -788,7 +788,8 @@ mod tests {
             api_version: Option<String>,
             kind: Option<String>,
         }
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/controllers");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/controllers");
         let options = gpu_trust_source::ReadOptions {
             split_key: Some("items".into()),
             ..Default::default()
