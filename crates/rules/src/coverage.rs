@@ -380,10 +380,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             Layer::Host,
             &[NodeFact::DriverVersion, NodeFact::ToolkitVersion][..],
         ),
-        (
-            Layer::Confidentiality,
-            &[NodeFact::CcMode][..],
-        ),
+        (Layer::Confidentiality, &[NodeFact::CcMode][..]),
     ] {
         let mut nodes = BTreeSet::new();
         let mut reasons: std::collections::BTreeMap<NodeFact, BTreeSet<&str>> =

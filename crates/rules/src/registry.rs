@@ -112,7 +112,10 @@ pub fn reporting(what: Reports) -> impl Iterator<Item = &'static RuleMeta> {
 
 /// The codes of the rules that declare `what`, in code order, joined with `, `.
 pub fn codes_reporting(what: Reports) -> String {
-    reporting(what).map(|r| r.code).collect::<Vec<_>>().join(", ")
+    reporting(what)
+        .map(|r| r.code)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A rule: its metadata, its documentation, and the check that runs it.
