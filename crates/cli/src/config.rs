@@ -6,7 +6,7 @@
 //! errors, and every error names file, line and column; all of them are collected before the run
 //! stops. The command line beats the file.
 
-use crate::commands::audit::{FailOn, Format};
+use crate::audit_flags::{FailOn, Format};
 use clap::ValueEnum as _;
 use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Severity};

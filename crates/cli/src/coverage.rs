@@ -1,6 +1,6 @@
 //! The audit's coverage on the command line: whether a partial audit may pass (`--accept-partial`),
 //! with the message that names each gap on standard error (written by
-//! `gpu_trust_report::coverage::partial_message`), and the check of `--nodes` files. What is in play
+//! `gpu_trust_report::audit::coverage::partial_message`), and the check of `--nodes` files. What is in play
 //! and what was evaluated is decided in `gpu_trust_rules::coverage`; this only prints and decides the
 //! exit.
 
@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 /// Whether the run may end on its findings: the coverage is complete, or the user accepted a partial
 /// audit. Otherwise prints every blocking gap, by layer, and how to accept.
 pub fn passes(coverage: &Coverage) -> bool {
-    for line in gpu_trust_report::coverage::partial_message(coverage) {
+    for line in gpu_trust_report::audit::coverage::partial_message(coverage) {
         output::eprint_line(&line);
     }
-    !gpu_trust_report::coverage::exits_partial(coverage)
+    !gpu_trust_report::audit::coverage::exits_partial(coverage)
 }
 
 /// Checks each `--nodes` file on its own: a file (not standard input), holding at least one Node and

@@ -1,6 +1,7 @@
 //! The `gpu-trust` binary: parses the command line and hands each command to its module.
 //! All behaviour lives in the library crates; this layer only reads files, calls them, and prints.
 
+mod audit_flags;
 mod commands;
 mod config;
 mod coverage;

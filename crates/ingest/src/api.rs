@@ -3,11 +3,13 @@
 //! needs, so the two cannot drift apart from what ingest understands.
 //!
 //! The list is built from the tables ingest dispatches on: the built-in kinds of `kinds.rs`, the GPU
-//! Operator's ClusterPolicy, and every row of the controllers table (`controllers.rs`). What a table
-//! does not say, the resource name (plural) and whether objects live in a namespace, is written
-//! here once per kind; a test fails when a kind is added to one of the tables without a line here.
+//! Operator's ClusterPolicy and GPUCluster, and every row of the controllers table
+//! (`controllers.rs`), whose rows carry their resource name and scope. For the others, what
+//! `kinds.rs` does not say (the resource name and whether objects live in a namespace) is written
+//! here once per kind; a test fails when a built-in kind is added without a line here.
 
 use crate::{controllers, kinds};
+use serde_json::Value;
 
 /// One kind ingest reads, with what a client needs to list it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -24,29 +26,20 @@ pub struct ApiKind {
     pub versions: &'static [&'static str],
 }
 
-/// Resource names and scopes. Built-in kinds: the Kubernetes API reference
-/// (https://kubernetes.io/docs/reference/kubernetes-api/). Custom resources: `spec.names.plural` and
-/// `spec.scope` of each project's CustomResourceDefinition: kubeflow/training-operator
-/// `manifests/base/crds/`, kubeflow/trainer `manifests/base/crds/`, kubernetes-sigs/jobset
-/// `config/components/crd/bases/`, volcano-sh/volcano `config/crd/volcano/bases/`,
-/// kubernetes-sigs/lws `config/crd/bases/`, ray-project/kuberay `ray-operator/config/crd/bases/`,
-/// kserve/kserve `config/crd/full/`, knative/serving `config/core/300-resources/`,
-/// argoproj/argo-workflows `manifests/base/crds/minimal/`, vllm-project/production-stack
-/// `operator/config/crd/bases/`, kubernetes-sigs/kueue `config/components/crd/bases/`,
-/// NVIDIA/gpu-operator `deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`,
-/// kubevirt/kubevirt `pkg/virt-operator/resource/generate/components/crds.go`.
+/// Resource names and scopes of the kinds that are not rows of the controllers table (whose rows
+/// carry their own): the built-in kinds of `kinds.rs` (the Kubernetes API reference,
+/// https://kubernetes.io/docs/reference/kubernetes-api/) and the GPU Operator's kinds
+/// (NVIDIA/gpu-operator `deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`,
+/// `api/nvidia/v1alpha1`).
 const RESOURCES: &[(&str, &str, &str, bool)] = &[
     ("", "Node", "nodes", false),
     ("", "Pod", "pods", true),
     ("", "Namespace", "namespaces", false),
     ("", "ConfigMap", "configmaps", true),
-    ("", "ReplicationController", "replicationcontrollers", true),
-    ("", "PodTemplate", "podtemplates", true),
     ("apps", "Deployment", "deployments", true),
     ("apps", "StatefulSet", "statefulsets", true),
     ("apps", "DaemonSet", "daemonsets", true),
     ("apps", "ReplicaSet", "replicasets", true),
-    ("apps", "ControllerRevision", "controllerrevisions", true),
     ("batch", "Job", "jobs", true),
     ("batch", "CronJob", "cronjobs", true),
     ("node.k8s.io", "RuntimeClass", "runtimeclasses", false),
@@ -79,88 +72,6 @@ const RESOURCES: &[(&str, &str, &str, bool)] = &[
     ("resource.k8s.io", "DeviceClass", "deviceclasses", false),
     ("nvidia.com", "ClusterPolicy", "clusterpolicies", false),
     ("nvidia.com", "GPUCluster", "gpuclusters", false),
-    ("kubeflow.org", "PyTorchJob", "pytorchjobs", true),
-    ("kubeflow.org", "TFJob", "tfjobs", true),
-    ("kubeflow.org", "MPIJob", "mpijobs", true),
-    ("kubeflow.org", "PaddleJob", "paddlejobs", true),
-    ("kubeflow.org", "JAXJob", "jaxjobs", true),
-    ("kubeflow.org", "XGBoostJob", "xgboostjobs", true),
-    ("kubeflow.org", "MXJob", "mxjobs", true),
-    ("jobset.x-k8s.io", "JobSet", "jobsets", true),
-    ("batch.volcano.sh", "Job", "jobs", true),
-    ("flow.volcano.sh", "JobTemplate", "jobtemplates", true),
-    (
-        "leaderworkerset.x-k8s.io",
-        "LeaderWorkerSet",
-        "leaderworkersets",
-        true,
-    ),
-    ("ray.io", "RayCluster", "rayclusters", true),
-    ("ray.io", "RayJob", "rayjobs", true),
-    ("ray.io", "RayService", "rayservices", true),
-    ("trainer.kubeflow.org", "TrainJob", "trainjobs", true),
-    (
-        "trainer.kubeflow.org",
-        "TrainingRuntime",
-        "trainingruntimes",
-        true,
-    ),
-    (
-        "trainer.kubeflow.org",
-        "ClusterTrainingRuntime",
-        "clustertrainingruntimes",
-        false,
-    ),
-    (
-        "serving.kserve.io",
-        "InferenceService",
-        "inferenceservices",
-        true,
-    ),
-    (
-        "serving.kserve.io",
-        "ServingRuntime",
-        "servingruntimes",
-        true,
-    ),
-    (
-        "serving.kserve.io",
-        "ClusterServingRuntime",
-        "clusterservingruntimes",
-        false,
-    ),
-    ("serving.knative.dev", "Service", "services", true),
-    (
-        "serving.knative.dev",
-        "Configuration",
-        "configurations",
-        true,
-    ),
-    ("serving.knative.dev", "Revision", "revisions", true),
-    ("argoproj.io", "Workflow", "workflows", true),
-    ("argoproj.io", "WorkflowTemplate", "workflowtemplates", true),
-    ("argoproj.io", "CronWorkflow", "cronworkflows", true),
-    (
-        "argoproj.io",
-        "ClusterWorkflowTemplate",
-        "clusterworkflowtemplates",
-        false,
-    ),
-    (
-        "production-stack.vllm.ai",
-        "VLLMRuntime",
-        "vllmruntimes",
-        true,
-    ),
-    ("kueue.x-k8s.io", "Workload", "workloads", true),
-    ("kubevirt.io", "VirtualMachine", "virtualmachines", true),
-    (
-        "kubevirt.io",
-        "VirtualMachineInstance",
-        "virtualmachineinstances",
-        true,
-    ),
-    ("kubevirt.io", "KubeVirt", "kubevirts", true),
 ];
 
 /// The namespaced kinds whose objects decide how the GPUs of every node are shared, wherever they
@@ -234,9 +145,54 @@ pub fn read_kinds() -> Vec<ApiKind> {
     push("nvidia.com", "ClusterPolicy", CLUSTER_POLICY_VERSIONS);
     push("nvidia.com", "GPUCluster", GPU_CLUSTER_VERSIONS);
     for c in controllers::CONTROLLERS {
-        push(c.group, c.kind, &[]);
+        if !out.iter().any(|a| a.group == c.group && a.kind == c.kind) {
+            out.push(ApiKind {
+                group: c.group,
+                kind: c.kind,
+                resource: c.resource,
+                namespaced: c.namespaced,
+                versions: &[],
+            });
+        }
     }
     out
+}
+
+/// How deep a schema is searched for `containers` (PodSpec sits a few levels down in real CRDs:
+/// `spec.template.spec.containers`, `spec.replicaSpecs.*.template.spec.containers`).
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// Whether a custom kind's OpenAPI v3 schema (`openAPIV3Schema` of a CustomResourceDefinition
+/// version) describes pod templates: a `containers` array of objects at any depth, as PodSpec has
+/// (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#PodSpec). A live
+/// reader that does not list such a kind cannot leave it unjudged.
+pub fn describes_pod_templates(schema: &Value) -> bool {
+    has_containers(schema, 0)
+}
+
+/// Whether a schema has, at any depth, a property `containers` that is an array of objects.
+fn has_containers(schema: &Value, depth: usize) -> bool {
+    if depth > MAX_SCHEMA_DEPTH {
+        return false;
+    }
+    let Some(obj) = schema.as_object() else {
+        return false;
+    };
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        if props.get("containers").is_some_and(|c| {
+            c.get("type").and_then(Value::as_str) == Some("array")
+                && c.pointer("/items/type").and_then(Value::as_str) == Some("object")
+        }) {
+            return true;
+        }
+        if props.values().any(|p| has_containers(p, depth + 1)) {
+            return true;
+        }
+    }
+    ["items", "additionalProperties"]
+        .iter()
+        .filter_map(|k| obj.get(*k))
+        .any(|s| has_containers(s, depth + 1))
 }
 
 #[cfg(test)]
@@ -252,21 +208,32 @@ mod tests {
                 "{group}/{kind} has no line in RESOURCES"
             );
         }
-        for c in controllers::CONTROLLERS {
-            assert!(
-                kinds.iter().any(|a| a.group == c.group && a.kind == c.kind),
-                "{}/{} has no line in RESOURCES",
-                c.group,
-                c.kind
-            );
-        }
         for (group, kind, _, _) in RESOURCES {
             assert!(
                 kinds.iter().any(|a| a.group == *group && a.kind == *kind),
                 "{group}/{kind} is in RESOURCES but ingest does not read it"
             );
+            assert!(
+                controllers::lookup(group, kind).is_none(),
+                "{group}/{kind} is a row of the controllers table, which says its resource"
+            );
         }
-        assert_eq!(kinds.len(), RESOURCES.len());
+        // Every row of the controllers table is listed, once, with the resource its row names.
+        for c in controllers::CONTROLLERS {
+            let listed: Vec<_> = kinds
+                .iter()
+                .filter(|a| a.group == c.group && a.kind == c.kind)
+                .collect();
+            assert_eq!(listed.len(), 1, "{}/{}", c.group, c.kind);
+            assert_eq!(
+                (listed[0].resource, listed[0].namespaced),
+                (c.resource, c.namespaced)
+            );
+        }
+        assert_eq!(
+            kinds.len(),
+            RESOURCES.len() + controllers::CONTROLLERS.len()
+        );
         // Every kind classify() types is listed, at the versions it types.
         for a in &kinds {
             for v in a.versions {

@@ -3,12 +3,13 @@
 //! makes, what the pods are called in it (its roles) and, when the controller says so, whether it
 //! trains or serves.
 //!
-//! A new controller takes a row here, with the source of its paths; its resource name and scope in
-//! `RESOURCES` of [`crate::api`] (a test there fails until the kind has them); the read-only role
-//! regenerated into `deploy/rbac.yaml` with `gpu-trust audit --print-rbac` (the CLI's live tests
-//! fail until it matches); and a fixture under `crates/ingest/tests/fixtures/controllers/` (whose
-//! files are snapshotted, though no test ties a row to a fixture). Kinds without a row that are not
-//! listed as inert are still read: [`crate::discover`] finds pod templates in them by their shape.
+//! A new controller is a row here, with the source of its paths, its resource name and its scope
+//! (the live reader lists it and the read-only role grants it from the row, through
+//! [`crate::api`]), and a fixture under `crates/ingest/tests/fixtures/controllers/` holding an
+//! object of the kind (a test below fails until one does; the fixture's snapshot is generated).
+//! `deploy/rbac.yaml` is then regenerated with `gpu-trust audit --print-rbac` (the CLI's live tests
+//! fail until it matches). Kinds without a row that are not listed as inert are still read:
+//! [`crate::discover`] finds pod templates in them by their shape.
 //!
 //! Paths are dotted field names from the object's root; `*` steps into every item of a sequence or
 //! every value of a mapping (the mapping's key is then the role, as Kubeflow's replica types are).
@@ -23,6 +24,11 @@ use gpu_trust_model::fleet::{WorkloadClass, WorkloadKind};
 pub(crate) struct Controller {
     pub group: &'static str,
     pub kind: &'static str,
+    /// The resource name in API paths and RBAC rules (`spec.names.plural` of its
+    /// CustomResourceDefinition; the Kubernetes API reference for a built-in kind).
+    pub resource: &'static str,
+    /// Whether its objects live in a namespace (`spec.scope` of its CustomResourceDefinition).
+    pub namespaced: bool,
     /// How the workloads it makes are recorded (`Custom` unless the model names the kind).
     pub workload: WorkloadKind,
     /// What its pods do, when the controller says so; `None`: judged from each pod as for a Pod.
@@ -111,12 +117,15 @@ pub(crate) enum Count {
 
 const fn kubeflow_v1(
     kind: &'static str,
+    resource: &'static str,
     workload: WorkloadKind,
     groups: &'static [Group],
 ) -> Controller {
     Controller {
         group: "kubeflow.org",
         kind,
+        resource,
+        namespaced: true,
         workload,
         class: Some(WorkloadClass::Training),
         reads: Reads::Groups(groups),
@@ -181,7 +190,16 @@ const KSERVE_PREDICTORS: &[&str] = &[
 ];
 const KSERVE_EXPLAINERS: &[&str] = &["art", "alibi", "aix"];
 
-/// The controllers table.
+/// The controllers table. Resource names and scopes: `spec.names.plural` and `spec.scope` of each
+/// project's CustomResourceDefinition (kubeflow/training-operator `manifests/base/crds/`,
+/// kubeflow/trainer `manifests/base/crds/`, kubernetes-sigs/jobset `config/components/crd/bases/`,
+/// volcano-sh/volcano `config/crd/volcano/bases/`, kubernetes-sigs/lws `config/crd/bases/`,
+/// ray-project/kuberay `ray-operator/config/crd/bases/`, kserve/kserve `config/crd/full/`,
+/// knative/serving `config/core/300-resources/`, argoproj/argo-workflows
+/// `manifests/base/crds/minimal/`, vllm-project/production-stack `operator/config/crd/bases/`,
+/// kubernetes-sigs/kueue `config/components/crd/bases/`, kubevirt/kubevirt
+/// `pkg/virt-operator/resource/generate/components/crds.go`); the Kubernetes API reference for
+/// the built-in kinds (https://kubernetes.io/docs/reference/kubernetes-api/).
 pub(crate) static CONTROLLERS: &[Controller] = &[
     // Kubeflow training-operator v1 jobs: a map of replica types to `ReplicaSpec`
     // (kubeflow/training-operator `pkg/apis/kubeflow.org/v1/*_types.go`: `pytorchReplicaSpecs`,
@@ -190,36 +208,43 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     // `mpiReplicaSpecs`).
     kubeflow_v1(
         "PyTorchJob",
+        "pytorchjobs",
         WorkloadKind::PyTorchJob,
         &[replica_specs("spec.pytorchReplicaSpecs.*")],
     ),
     kubeflow_v1(
         "TFJob",
+        "tfjobs",
         WorkloadKind::TFJob,
         &[replica_specs("spec.tfReplicaSpecs.*")],
     ),
     kubeflow_v1(
         "MPIJob",
+        "mpijobs",
         WorkloadKind::MPIJob,
         &[replica_specs("spec.mpiReplicaSpecs.*")],
     ),
     kubeflow_v1(
         "PaddleJob",
+        "paddlejobs",
         WorkloadKind::Custom,
         &[replica_specs("spec.paddleReplicaSpecs.*")],
     ),
     kubeflow_v1(
         "JAXJob",
+        "jaxjobs",
         WorkloadKind::Custom,
         &[replica_specs("spec.jaxReplicaSpecs.*")],
     ),
     kubeflow_v1(
         "XGBoostJob",
+        "xgboostjobs",
         WorkloadKind::Custom,
         &[replica_specs("spec.xgbReplicaSpecs.*")],
     ),
     kubeflow_v1(
         "MXJob",
+        "mxjobs",
         WorkloadKind::Custom,
         &[replica_specs("spec.mxReplicaSpecs.*")],
     ),
@@ -228,6 +253,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "jobset.x-k8s.io",
         kind: "JobSet",
+        resource: "jobsets",
+        namespaced: true,
         workload: WorkloadKind::JobSet,
         class: Some(WorkloadClass::Training),
         reads: Reads::Groups(&[Group {
@@ -247,6 +274,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "batch.volcano.sh",
         kind: "Job",
+        resource: "jobs",
+        namespaced: true,
         workload: WorkloadKind::VolcanoJob,
         class: Some(WorkloadClass::Training),
         reads: Reads::Groups(&VOLCANO_TASKS),
@@ -254,6 +283,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "flow.volcano.sh",
         kind: "JobTemplate",
+        resource: "jobtemplates",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Training),
         reads: Reads::Groups(&VOLCANO_TASKS),
@@ -264,6 +295,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "leaderworkerset.x-k8s.io",
         kind: "LeaderWorkerSet",
+        resource: "leaderworkersets",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&[
@@ -298,6 +331,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "ray.io",
         kind: "RayCluster",
+        resource: "rayclusters",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&ray_cluster!(
@@ -308,6 +343,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "ray.io",
         kind: "RayJob",
+        resource: "rayjobs",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Training),
         reads: Reads::Groups(&RAY_JOB),
@@ -315,6 +352,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "ray.io",
         kind: "RayService",
+        resource: "rayservices",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Inference),
         reads: Reads::Groups(&ray_cluster!(
@@ -327,6 +366,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "trainer.kubeflow.org",
         kind: "TrainJob",
+        resource: "trainjobs",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Training),
         reads: Reads::TrainJob,
@@ -334,6 +375,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "trainer.kubeflow.org",
         kind: "TrainingRuntime",
+        resource: "trainingruntimes",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Training),
         reads: Reads::Holder,
@@ -341,6 +384,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "trainer.kubeflow.org",
         kind: "ClusterTrainingRuntime",
+        resource: "clustertrainingruntimes",
+        namespaced: false,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Training),
         reads: Reads::Holder,
@@ -354,6 +399,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "serving.kserve.io",
         kind: "InferenceService",
+        resource: "inferenceservices",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Inference),
         reads: Reads::Groups(&[
@@ -407,6 +454,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "serving.kserve.io",
         kind: "ServingRuntime",
+        resource: "servingruntimes",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Inference),
         reads: Reads::Holder,
@@ -414,6 +463,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "serving.kserve.io",
         kind: "ClusterServingRuntime",
+        resource: "clusterservingruntimes",
+        namespaced: false,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Inference),
         reads: Reads::Holder,
@@ -425,6 +476,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "serving.knative.dev",
         kind: "Service",
+        resource: "services",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&KNATIVE_TEMPLATE),
@@ -432,6 +485,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "serving.knative.dev",
         kind: "Configuration",
+        resource: "configurations",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&KNATIVE_TEMPLATE),
@@ -439,6 +494,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "serving.knative.dev",
         kind: "Revision",
+        resource: "revisions",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Holder,
@@ -453,6 +510,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "argoproj.io",
         kind: "Workflow",
+        resource: "workflows",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&[argo("spec.templates.*", "/spec")]),
@@ -460,6 +519,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "argoproj.io",
         kind: "WorkflowTemplate",
+        resource: "workflowtemplates",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&[argo("spec.templates.*", "/spec")]),
@@ -467,6 +528,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "argoproj.io",
         kind: "CronWorkflow",
+        resource: "cronworkflows",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&[argo("spec.workflowSpec.templates.*", "/spec.workflowSpec")]),
@@ -474,6 +537,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "argoproj.io",
         kind: "ClusterWorkflowTemplate",
+        resource: "clusterworkflowtemplates",
+        namespaced: false,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Holder,
@@ -485,6 +550,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "production-stack.vllm.ai",
         kind: "VLLMRuntime",
+        resource: "vllmruntimes",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: Some(WorkloadClass::Inference),
         reads: Reads::VllmRuntime,
@@ -496,6 +563,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "kubevirt.io",
         kind: "VirtualMachine",
+        resource: "virtualmachines",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::KubeVirt,
@@ -503,6 +572,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "kubevirt.io",
         kind: "VirtualMachineInstance",
+        resource: "virtualmachineinstances",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::KubeVirt,
@@ -510,6 +581,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "kubevirt.io",
         kind: "KubeVirt",
+        resource: "kubevirts",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Holder,
@@ -519,6 +592,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "kueue.x-k8s.io",
         kind: "Workload",
+        resource: "workloads",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Holder,
@@ -529,6 +604,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "",
         kind: "ReplicationController",
+        resource: "replicationcontrollers",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Groups(&[Group {
@@ -543,6 +620,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "",
         kind: "PodTemplate",
+        resource: "podtemplates",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Holder,
@@ -550,6 +629,8 @@ pub(crate) static CONTROLLERS: &[Controller] = &[
     Controller {
         group: "apps",
         kind: "ControllerRevision",
+        resource: "controllerrevisions",
+        namespaced: true,
         workload: WorkloadKind::Custom,
         class: None,
         reads: Reads::Holder,
@@ -694,5 +775,53 @@ mod tests {
         );
         assert!(inert("", "Service") && inert("storage.k8s.io", "StorageClass"));
         assert!(!inert("", "ReplicationController") && !inert("example.com", "Service"));
+    }
+
+    /// Every row has a fixture: an object of its kind in a file of
+    /// `tests/fixtures/controllers/`, whose reading the fixture test snapshots. A row added without
+    /// one fails here.
+    #[test]
+    fn every_row_has_a_fixture() {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Head {
+            api_version: Option<String>,
+            kind: Option<String>,
+        }
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/controllers");
+        let options = gpu_trust_source::ReadOptions {
+            split_key: Some("items".into()),
+            ..Default::default()
+        };
+        let mut found = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(&dir).expect("the controllers' fixture folder") {
+            let path = entry.expect("a folder entry").path();
+            let text = std::fs::read_to_string(&path).expect("a fixture");
+            let name = path.display().to_string();
+            for e in gpu_trust_source::read_all(&text, &name, &options) {
+                let gpu_trust_source::Entry::Object(o) = e else {
+                    continue;
+                };
+                let Ok(Head {
+                    api_version: Some(api_version),
+                    kind: Some(kind),
+                }) = o.deserialize::<Head>()
+                else {
+                    continue;
+                };
+                let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+                found.insert((group.to_string(), kind));
+            }
+        }
+        let missing: Vec<String> = CONTROLLERS
+            .iter()
+            .filter(|c| !found.contains(&(c.group.to_string(), c.kind.to_string())))
+            .map(|c| format!("{}/{}", c.group, c.kind))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "rows of the controllers table without an object in tests/fixtures/controllers/: {missing:?}"
+        );
     }
 }

@@ -3,13 +3,12 @@
 //! A file audit searches every kind for pod templates; a live audit lists only the kinds of
 //! [`gpu_trust_ingest::api`]. So that a workload carried by another custom resource never leaves a
 //! live audit looking clean, the cluster's CustomResourceDefinitions are read and every kind whose
-//! schema describes pod templates (a `containers` array, as PodSpec has:
-//! https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#PodSpec) and that is
-//! not on the list becomes an error located at its definition: the audit fails closed on it unless the
+//! schema describes pod templates (ingest decides that: [`describes_pod_templates`]) and that is not
+//! on the list becomes an error located at its definition: the audit fails closed on it unless the
 //! user accepts a partial audit, as for a kind it may not list.
 
 use crate::{describe, list_kind, Served};
-use gpu_trust_ingest::api::{read_kinds, ApiKind};
+use gpu_trust_ingest::api::{describes_pod_templates, read_kinds, ApiKind};
 use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};
 use kube::Client;
@@ -27,10 +26,6 @@ pub const CRD: ApiKind = ApiKind {
 
 /// Where the definitions are listed.
 pub const COLLECTION: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-
-/// How deep a schema is searched for `containers` (PodSpec sits a few levels down in real CRDs:
-/// `spec.template.spec.containers`, `spec.replicaSpecs.*.template.spec.containers`).
-const MAX_SCHEMA_DEPTH: usize = 64;
 
 fn served() -> Served {
     Served {
@@ -98,7 +93,7 @@ pub fn unread(crd: &Value, known: &[ApiKind], location: &str) -> Option<Diagnost
         .iter()
         .filter(|v| v.get("served").and_then(Value::as_bool).unwrap_or(true))
         .filter_map(|v| v.pointer("/schema/openAPIV3Schema"))
-        .any(|s| has_containers(s, 0));
+        .any(describes_pod_templates);
     carries.then(|| {
         Diagnostic::error(Code::CustomKindUnread,
             Location::new(location, 0, 0),
@@ -110,31 +105,6 @@ pub fn unread(crd: &Value, known: &[ApiKind], location: &str) -> Option<Diagnost
             ),
         )
     })
-}
-
-/// Whether a schema has, at any depth, a property `containers` that is an array of objects.
-fn has_containers(schema: &Value, depth: usize) -> bool {
-    if depth > MAX_SCHEMA_DEPTH {
-        return false;
-    }
-    let Some(obj) = schema.as_object() else {
-        return false;
-    };
-    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-        if props.get("containers").is_some_and(|c| {
-            c.get("type").and_then(Value::as_str) == Some("array")
-                && c.pointer("/items/type").and_then(Value::as_str) == Some("object")
-        }) {
-            return true;
-        }
-        if props.values().any(|p| has_containers(p, depth + 1)) {
-            return true;
-        }
-    }
-    ["items", "additionalProperties"]
-        .iter()
-        .filter_map(|k| obj.get(*k))
-        .any(|s| has_containers(s, depth + 1))
 }
 
 #[cfg(test)]

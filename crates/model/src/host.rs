@@ -208,6 +208,16 @@ pub fn is_nvidia_runtime_handler(handler: &str) -> bool {
     NVIDIA_RUNTIME_HANDLERS.contains(&handler)
 }
 
+/// Values of `NVIDIA_VISIBLE_DEVICES` that expose no GPU, compared trimmed and without case (NVIDIA
+/// Container Toolkit: `void` leaves the container unchanged, `none` injects no GPU; empty selects
+/// none).
+pub const NO_GPU_VISIBLE_DEVICES: [&str; 3] = ["", "void", "none"];
+
+/// Whether a value of `NVIDIA_VISIBLE_DEVICES` asks the NVIDIA runtime for GPUs.
+pub fn visible_devices_name_gpus(value: &str) -> bool {
+    !NO_GPU_VISIBLE_DEVICES.contains(&value.trim().to_ascii_lowercase().as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,20 +1,10 @@
 //! Renderers of every command's output. They do no I/O: each returns a `String` (or writes to the
 //! writer it is given) that the binary puts where it wants.
 //!
-//! The audit report (`gpu-trust/audit/v2`), one module per output format:
+//! The audit report (`gpu-trust/audit/v2`): [`audit`], one module per output format (table, JSON,
+//! SARIF, JUnit, Markdown, HTML, and the Prometheus metrics of `gpu-trust serve`) and the coverage
+//! section of each, with [`audit::render`], the one place a format is chosen.
 //!
-//! - [`table`]: the terminal report, its findings worst first across the layers (each naming its
-//!   layer), with what tenants share, the blast radius and a summary line, wrapped at the terminal's
-//!   width with the commands of fixes whole on their own lines; ANSI colour only when asked for.
-//! - [`html`]: one self-contained HTML page: summary, who-can-hurt-whom matrix, findings, pairs, shared
-//!   things, GPU drawings.
-//! - [`json`]: the report's serde shape, pretty-printed; the same report gives byte-identical text.
-//! - [`sarif`]: SARIF 2.1.0 as GitHub code scanning reads it (one descriptor per rule, the severity on
-//!   each result, stable fingerprints, URIs relative to the repository root, within GitHub's limits).
-//! - [`markdown`]: a pull-request summary: verdict, findings worst first with their fixes, links to
-//!   files and rule pages, within a comment's size.
-//! - [`junit`], [`prometheus`] (the metrics `gpu-trust serve` exposes), and
-//!   [`coverage`], the coverage section of each and the partial-audit message.
 //! - [`pair`]: two tenants and everything they share (`audit --pair`), as text or JSON, and the
 //!   standard-error lines for acceptances that accept nothing.
 //!
@@ -36,15 +26,11 @@
 //! terminal format prints is escaped (`gpu_trust_model::terminal::escape`).
 
 pub mod advisories;
+pub mod audit;
 pub mod catalogue;
-pub mod coverage;
 pub mod explain;
-pub mod html;
 pub mod inventory;
-pub mod json;
-pub mod junit;
 pub mod log;
-pub mod markdown;
 pub mod mechanisms;
 pub mod openreports;
 pub mod pair;
@@ -52,10 +38,7 @@ mod paths;
 pub mod plan;
 pub mod policy;
 pub mod probe;
-pub mod prometheus;
 pub mod rules;
-pub mod sarif;
-pub mod table;
 mod text;
 
 pub use gpu_trust_rules::report::AuditReport;

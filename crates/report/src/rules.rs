@@ -1,7 +1,7 @@
 //! The rule catalogue as `gpu-trust rules` prints it: a table grouped by code family, or JSON
 //! (`gpu-trust/rules/v1`). Everything shown comes from the registry's [`RuleDoc`]s.
 
-use crate::table::TableOptions;
+use crate::audit::table::TableOptions;
 use crate::text::last_column;
 use crate::RuleDoc;
 use anstyle::{Effects, Style};

@@ -284,6 +284,51 @@ fn push_plain_line(out: &mut String, line: &str) {
     }
 }
 
+/// HTML-escapes text for element content and quoted attribute values. Control characters other
+/// than tab and line breaks (which HTML shows as spaces), and the Unicode bidirectional controls that
+/// reorder what a browser shows, are written out visibly as the terminal formats write them
+/// (`\x1b`, `\u{202e}`), so a name cannot hide or reverse text on the page.
+pub fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            _ => {
+                let mut buf = [0u8; 4];
+                out.push_str(&gpu_trust_model::terminal::escape(c.encode_utf8(&mut buf)));
+            }
+        }
+    }
+    out
+}
+
+/// Text with Markdown code spans (`` `like this` ``) set as `<code>`, everything escaped: what the
+/// rules write between backticks reads as code, and no backtick is left on the page. A backtick
+/// without a partner stays as it is.
+pub fn html_code_spans(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (span, piece) in backtick_spans(text) {
+        match span {
+            Span::Unpaired => {
+                out.push('`');
+                out.push_str(&html_escape(piece));
+            }
+            Span::Code => {
+                out.push_str("<code>");
+                out.push_str(&html_escape(piece));
+                out.push_str("</code>");
+            }
+            Span::Prose => out.push_str(&html_escape(piece)),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,7 @@
 //!   input, which the user cannot add to the input) or `--skip-invalid` (skipped documents). A run with
 //!   a blocking gap is partial: the CLI exits 2 unless `--accept-partial` is given.
 
+use crate::registry::{codes_reporting, reporting, Reports};
 use gpu_trust_model::fleet::{Fleet, NodeFact, UnresolvedKind};
 use gpu_trust_model::Layer;
 use gpu_trust_policy::Tenancy;
@@ -187,9 +188,9 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         .filter(|w| !w.requests_gpu())
         .filter(|w| {
             w.containers.iter().any(|c| {
-                c.nvidia_visible_devices.as_deref().is_some_and(|v| {
-                    !matches!(v.trim().to_ascii_lowercase().as_str(), "" | "void" | "none")
-                })
+                c.nvidia_visible_devices
+                    .as_deref()
+                    .is_some_and(gpu_trust_model::host::visible_devices_name_gpus)
             })
         })
         .count();
@@ -356,15 +357,16 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             Gap {
                 reason: GapReason::NoRbac,
                 blocking: true,
-                message: "the input has no RoleBinding or ClusterRoleBinding: what tenants' subjects may do to nodes, the GPU Operator's objects and cluster-scoped objects (GT402, GT403) is not judged; add the RBAC objects (`kubectl get clusterroles,clusterrolebindings,roles,rolebindings -A -o yaml`)".to_string(),
+                message: format!("the input has no RoleBinding or ClusterRoleBinding: what tenants' subjects may do to nodes, the GPU Operator's objects and cluster-scoped objects ({}) is not judged; add the RBAC objects (`kubectl get clusterroles,clusterrolebindings,roles,rolebindings -A -o yaml`)", codes_reporting(Reports::Rbac)),
                 reported_by: Vec::new(),
                 nodes: Vec::new(),
             },
         );
     }
 
-    // Facts a platform hides: per layer, the nodes and the reasons.
-    for (layer, facts, rules) in [
+    // Facts a platform hides: per layer, the nodes and the reasons, reported by the rules that
+    // declare it.
+    for (layer, facts) in [
         (
             Layer::Device,
             &[
@@ -373,18 +375,12 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                 NodeFact::SharingConfig,
                 NodeFact::MigLayout,
             ][..],
-            &["GT001", "GT002"][..],
         ),
         (
             Layer::Host,
             &[NodeFact::DriverVersion, NodeFact::ToolkitVersion][..],
-            &["GT208"][..],
         ),
-        (
-            Layer::Confidentiality,
-            &[NodeFact::CcMode][..],
-            &["GT301"][..],
-        ),
+        (Layer::Confidentiality, &[NodeFact::CcMode][..]),
     ] {
         let mut nodes = BTreeSet::new();
         let mut reasons: std::collections::BTreeMap<NodeFact, BTreeSet<&str>> =
@@ -420,7 +416,9 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     plural(nodes.len(), "node", "nodes"),
                     if what.len() == 1 { "it" } else { "them" }
                 ),
-                reported_by: rules.iter().map(|r| r.to_string()).collect(),
+                reported_by: reporting(Reports::HiddenFacts(layer))
+                    .map(|r| r.code.to_string())
+                    .collect(),
                 nodes: names(&nodes),
             },
         );
@@ -447,7 +445,9 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     "the device plugin or mig-parted config selected for {} is not in the input: the sharing mode there is unknown",
                     plural(unresolved.len(), "node or object", "nodes or objects")
                 ),
-                reported_by: vec!["GT002".to_string()],
+                reported_by: reporting(Reports::UnresolvedConfig)
+                    .map(|r| r.code.to_string())
+                    .collect(),
                 nodes: names(&unresolved),
             },
         );

@@ -82,6 +82,42 @@ impl fmt::Display for SeverityRule {
     }
 }
 
+/// What a rule answers for besides its own detection, declared in its `declare_rule!`
+/// (`reports: [...]`): coverage and the policy check find the rule here ([`reporting`]) instead of
+/// naming it, so adding or renumbering a rule touches its file only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reports {
+    /// Facts the input hides about GPU nodes in this layer: its findings report them, so coverage
+    /// lists it in the `hidden-facts` gap of the layer (`reportedBy`).
+    HiddenFacts(Layer),
+    /// A device plugin or mig-parted config a node or the ClusterPolicy selects that the input lacks
+    /// (coverage's `unresolved-config` gap).
+    UnresolvedConfig,
+    /// What tenants' subjects may do through RBAC: without a RoleBinding or ClusterRoleBinding in the
+    /// input it judges nothing, and coverage's `no-rbac` gap names it.
+    Rbac,
+    /// A policy acceptance past its `until` date (the policy check names it).
+    ExpiredAcceptance,
+    /// A policy acceptance without a reason (the policy check names it).
+    AcceptanceWithoutReason,
+    /// More replicas per shared GPU without a memory limit than the policy's limit (the policy check
+    /// names it beside the limit).
+    ReplicasOverLimit,
+}
+
+/// The rules that declare `what`, in code order.
+pub fn reporting(what: Reports) -> impl Iterator<Item = &'static RuleMeta> {
+    registry().iter().filter(move |r| r.reports.contains(&what))
+}
+
+/// The codes of the rules that declare `what`, in code order, joined with `, `.
+pub fn codes_reporting(what: Reports) -> String {
+    reporting(what)
+        .map(|r| r.code)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A rule: its metadata, its documentation, and the check that runs it.
 #[derive(Clone, Copy)]
 pub struct RuleMeta {
@@ -99,6 +135,8 @@ pub struct RuleMeta {
     /// workload it names (a privileged pod sees every GPU of its node): then a tenant's own annotation
     /// cannot accept a finding, only the policy can (`acceptance.rs`, docs/suppressions.md).
     pub neighbour_risk: bool,
+    /// What it answers for besides its own detection ([`Reports`]).
+    pub reports: &'static [Reports],
     /// The module the rule is declared in (`gpu_trust_rules::rules::device::gt101_...`): the tests check
     /// that each rule's file is named after its code and name.
     #[cfg_attr(not(test), allow(dead_code))]
@@ -193,7 +231,8 @@ macro_rules! declare_rule {
             layer: $layer:expr,
             severity: $severity:expr,
             summary: $summary:literal
-            $(, neighbour_risk: $neighbour:literal)? $(,)?
+            $(, neighbour_risk: $neighbour:literal)?
+            $(, reports: [$($reports:expr),* $(,)?])? $(,)?
         }
     ) => {
         $(#[doc = $doc])*
@@ -212,6 +251,7 @@ macro_rules! declare_rule {
                 summary: $summary,
                 raw_doc: Self::DOC,
                 neighbour_risk: false $(|| $neighbour)?,
+                reports: &[$($($reports),*)?],
                 module: module_path!(),
                 check,
             };
@@ -273,6 +313,30 @@ mod tests {
                 other => panic!("{}: unknown layer folder {other}", r.code),
             };
             assert_eq!(r.code.chars().nth(2), Some(range), "{} in {folder}", r.code);
+        }
+    }
+
+    /// Every kind of [`Reports`] is declared by a rule: the text that names the rules for it (the
+    /// coverage gap, the policy check) never names none.
+    #[test]
+    fn every_kind_of_report_has_a_rule() {
+        let all = [
+            Reports::HiddenFacts(Layer::Device),
+            Reports::HiddenFacts(Layer::Host),
+            Reports::HiddenFacts(Layer::Confidentiality),
+            Reports::UnresolvedConfig,
+            Reports::Rbac,
+            Reports::ExpiredAcceptance,
+            Reports::AcceptanceWithoutReason,
+            Reports::ReplicasOverLimit,
+        ];
+        for what in all {
+            assert!(reporting(what).next().is_some(), "{what:?}");
+        }
+        for r in registry() {
+            for what in r.reports {
+                assert!(all.contains(what), "{}: {what:?}", r.code);
+            }
         }
     }
 

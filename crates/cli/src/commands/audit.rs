@@ -3,16 +3,17 @@
 //! This module only reads files, hands them to ingest, the policy and the rules, and renders the report:
 //! every judgement is in `gpu-trust-rules`, every format in `gpu-trust-report`.
 
+use crate::audit_flags::{
+    fail_at, fail_on_parser, parse_code, parse_output, parse_severity, relaxed,
+};
+pub use crate::audit_flags::{FailOn, Format, OutputTarget};
 use crate::input;
 use crate::output::{self, colour_enabled, stream_output};
 use anyhow::Context as _;
 use gpu_trust_model::{Diagnostic, Severity};
 use gpu_trust_policy::Date;
-use gpu_trust_report::junit::JunitOptions;
-use gpu_trust_report::markdown::{FileLinks, MarkdownOptions};
-use gpu_trust_report::sarif::SarifOptions;
-use gpu_trust_report::table::{Hidden, TableOptions};
-use gpu_trust_report::{html, json, junit, markdown, plural, registry_docs, sarif, table};
+use gpu_trust_report::audit::{render, Options as RenderOptions, Place};
+use gpu_trust_report::{plural, registry_docs};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -166,127 +167,282 @@ Examples:
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
   gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Findings grouped by layer, what tenants share, blast radius and a summary line.
-    Table,
-    /// The report as `gpu-trust/audit/v2` JSON.
-    Json,
-    /// SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
-    Sarif,
-    /// JUnit XML for CI test tabs: a test case per rule and shared thing, failures at or above
-    /// --fail-on.
-    Junit,
-    /// A short Markdown summary for a pull-request comment or a job summary, linking rules.
-    Markdown,
-    /// One self-contained HTML page (no network access): who can hurt whom, findings, GPU layouts.
-    Html,
-}
-
-/// Where one rendering of the report goes (`--output [FORMAT=]FILE`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputTarget {
-    /// `None`: the run's --format.
-    pub format: Option<Format>,
-    pub path: PathBuf,
-}
-
-/// `FORMAT=FILE` when the part before the first `=` is a format's name, else `FILE`.
-fn parse_output(s: &str) -> Result<OutputTarget, String> {
-    use clap::ValueEnum as _;
-    if let Some((name, file)) = s.split_once('=') {
-        if let Ok(format) = Format::from_str(name, true) {
-            if file.is_empty() {
-                return Err(format!("`{s}` names no file after `=`"));
-            }
-            return Ok(OutputTarget {
-                format: Some(format),
-                path: PathBuf::from(file),
-            });
-        }
-    }
-    if s.is_empty() {
-        return Err("an empty file name".into());
-    }
-    Ok(OutputTarget {
-        format: None,
-        path: PathBuf::from(s),
-    })
-}
-
-/// The `--fail-on` threshold: a severity, or never.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailOn {
-    /// Fail on a finding of this severity or a higher one.
-    AtOrAbove(Severity),
-    /// Never fail on findings (unusable input still exits 2).
-    Never,
-}
-
-impl FailOn {
-    /// The default threshold.
-    pub const DEFAULT: FailOn = FailOn::AtOrAbove(Severity::High);
-
-    /// Parses `critical`..`info` or `never` (any letter case).
-    pub fn parse(s: &str) -> Option<FailOn> {
-        let s = s.to_ascii_lowercase();
-        if s == "never" {
-            return Some(FailOn::Never);
-        }
-        Severity::parse(&s).map(FailOn::AtOrAbove)
-    }
-}
-
-/// How a threshold from the configuration file is more lenient than the default, in words; `None`
-/// when it is not.
-fn relaxed(fail_on: FailOn) -> Option<String> {
-    match fail_on {
-        FailOn::Never => Some("never".to_string()),
-        FailOn::AtOrAbove(s) if Some(s) > fail_at(FailOn::DEFAULT) => Some(s.to_string()),
-        FailOn::AtOrAbove(_) => None,
-    }
-}
-
-/// The lowest severity that fails the run, or `None` for `never`.
-fn fail_at(fail_on: FailOn) -> Option<Severity> {
-    match fail_on {
-        FailOn::AtOrAbove(floor) => Some(floor),
-        FailOn::Never => None,
-    }
-}
-
-/// `--fail-on`'s values, listed in the help with what each does.
-fn fail_on_parser() -> impl clap::builder::TypedValueParser<Value = FailOn> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
-    PossibleValuesParser::new([
-        PossibleValue::new("critical").help("fail on critical findings only"),
-        PossibleValue::new("high").help("fail on high or critical findings (the default)"),
-        PossibleValue::new("medium").help("fail on medium findings or worse"),
-        PossibleValue::new("low").help("fail on low findings or worse"),
-        PossibleValue::new("info").help("fail on any finding"),
-        PossibleValue::new("never").help("report findings, never exit 1 for them"),
-    ])
-    .map(|s| FailOn::parse(&s).unwrap_or(FailOn::DEFAULT))
-}
-
-/// A diagnostic code for `--silence`: one of the documented codes.
-fn parse_code(s: &str) -> Result<gpu_trust_model::Code, String> {
-    gpu_trust_model::Code::parse(s).ok_or_else(|| {
-        format!("no diagnostic code `{s}`; docs/diagnostics.md lists them (e.g. missing-namespace)")
-    })
-}
-
-fn parse_severity(s: &str) -> Result<Severity, String> {
-    Severity::parse(&s.to_ascii_lowercase())
-        .ok_or_else(|| format!("unknown severity `{s}`; one of critical, high, medium, low, info"))
-}
-
 fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     output::eprint_error(message);
     Ok(output::exit(output::INPUT_ERROR))
 }
 
-pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+/// Why a step stops the run: the exit code it chose (its reason printed), or an error.
+enum Stop {
+    Exit(ExitCode),
+    Error(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Stop {
+    fn from(e: anyhow::Error) -> Self {
+        Stop::Error(e)
+    }
+}
+
+/// Prints a usage or input error and stops with exit 2.
+fn refuse(message: impl std::fmt::Display) -> Stop {
+    output::eprint_error(message);
+    Stop::Exit(output::exit(output::INPUT_ERROR))
+}
+
+/// The audit's settings, resolved once from the command line and the configuration file (the
+/// command line beats the file), and where each rendering goes: what every later step reads.
+struct Settings {
+    /// The command line with the configuration file's defaults filled in.
+    args: Args,
+    /// Each rendering's format and destination (`None`: standard output), in order.
+    targets: Vec<(Format, Option<PathBuf>)>,
+    /// Rules the configuration file disables.
+    disabled: Vec<crate::config::DisabledRule>,
+}
+
+impl Settings {
+    /// Checks the command line, merges the configuration file into it and decides the outputs;
+    /// prints why when the run cannot go on.
+    fn resolve(mut args: Args) -> Result<Settings, Stop> {
+        if !args.paths.is_empty() && args.cluster.any() {
+            return Err(refuse(crate::live::WITH_PATHS));
+        }
+        if args.paths.is_empty() && args.no_live {
+            return Err(refuse(
+                "no PATH to audit, and --no-live refuses to read the live cluster instead: name the manifests to audit (in a pre-commit hook, `args: [deploy/, --policy, tenancy.yaml]`)",
+            ));
+        }
+        if args.paths.is_empty() && !args.nodes.is_empty() {
+            return Err(refuse(
+                "--nodes completes manifests given as PATH; a live audit reads the cluster's own nodes",
+            ));
+        }
+        // The configuration file: its errors stop the run before anything else is read; the command
+        // line beats it.
+        let config = if args.no_config {
+            None
+        } else {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            match crate::config::find(args.config.as_deref(), &cwd).map(|p| crate::config::load(&p))
+            {
+                None => None,
+                Some(Ok(c)) => Some(c),
+                Some(Err(errors)) => {
+                    output::eprint_diagnostics(&errors);
+                    return Err(refuse(format!(
+                        "{} in the configuration file",
+                        plural(errors.len(), "error", "errors")
+                    )));
+                }
+            }
+        };
+        let mut disabled: Vec<crate::config::DisabledRule> = Vec::new();
+        let mut config_file: Option<PathBuf> = None;
+        if let Some(c) = config {
+            args.policy = args.policy.or(c.policy);
+            args.format = args.format.or(c.format);
+            // A repository's file that lets findings pass is said out loud: a reviewer of the CI log sees
+            // why a critical finding did not fail the job.
+            if let (None, Some(fail_on), Some(at)) = (args.fail_on, c.fail_on, &c.fail_on_location)
+            {
+                if let Some(what) = relaxed(fail_on) {
+                    output::eprint_line(&format!(
+                        "gpu-trust: {at}: the configuration file sets failOn to {what}, below the default (high): findings below it do not fail this run; --fail-on overrides it"
+                    ));
+                }
+            }
+            args.fail_on = args.fail_on.or(c.fail_on);
+            args.min_severity = args.min_severity.or(c.min_severity);
+            args.show_accepted |= c.show_accepted.unwrap_or(false);
+            args.silence.extend(c.silence);
+            if args.output.is_empty() {
+                args.output = c
+                    .outputs
+                    .into_iter()
+                    .map(|(format, path, _)| OutputTarget {
+                        format: Some(format),
+                        path,
+                    })
+                    .collect();
+            }
+            config_file = Some(c.file);
+            disabled = c.disabled_rules;
+            for d in &disabled {
+                output::eprint_line(&format!(
+                    "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
+                    d.code, d.location, d.reason
+                ));
+            }
+        }
+        let targets = match targets(&args) {
+            Ok(t) => t,
+            Err(message) => return Err(refuse(message)),
+        };
+
+        if input::stdin_twice(args.policy.as_deref(), &args.paths) {
+            return Err(refuse(
+                "standard input can hold the cluster or the policy, not both",
+            ));
+        }
+        // A report never replaces what it judges: the cluster's files, the policy, the configuration.
+        let read: Vec<&Path> = args
+            .paths
+            .iter()
+            .chain(&args.nodes)
+            .chain(&args.evidence)
+            .chain(args.policy.iter())
+            .chain(args.advisories.iter())
+            .chain(config_file.iter())
+            .map(PathBuf::as_path)
+            .collect();
+        for (_, path) in &targets {
+            if let Some(input) = path
+                .as_deref()
+                .and_then(|p| output::overwritten_input(p, &read))
+            {
+                return Err(refuse(format!(
+                    "--output {} would overwrite {}, which this run reads; write the report elsewhere",
+                    output::escaped(&path.as_deref().unwrap_or(input).display().to_string()),
+                    output::escaped(&input.display().to_string())
+                )));
+            }
+        }
+        Ok(Settings {
+            args,
+            targets,
+            disabled,
+        })
+    }
+}
+
+/// What the audit reads besides the settings: the policy resolved on the cluster's namespaces, the
+/// advisory data, probe evidence, and the cluster with the documents it could not use.
+struct Inputs {
+    fleet: gpu_trust_model::fleet::Fleet,
+    tenancy: gpu_trust_policy::Tenancy,
+    advisories: gpu_trust_rules::Advisories,
+    evidence: Vec<gpu_trust_model::evidence::ProbeEvidence>,
+    /// Unusable documents skipped with `--skip-invalid`.
+    skipped: Vec<Diagnostic>,
+}
+
+impl Inputs {
+    /// Reads every input, reporting every problem before deciding whether the run can go on.
+    fn read(args: &Args) -> Result<Inputs, Stop> {
+        // The policy: its errors stop the run before anything else is read.
+        let policy = match input::policy_or_default(args.policy.as_deref()) {
+            Ok(p) => p,
+            Err(code) => return Err(Stop::Exit(code)),
+        };
+
+        if input::stdin_twice(args.policy.as_deref(), &args.advisories)
+            || (args.advisories.iter().any(|p| p.as_os_str() == "-")
+                && args.paths.iter().any(|p| p.as_os_str() == "-"))
+        {
+            return Err(refuse(
+                "standard input can hold one input: the cluster, the policy or advisory data",
+            ));
+        }
+        let advisories = match input::advisories(&args.advisories, args.follow_symlinks) {
+            Ok(loaded) => loaded.data,
+            Err(code) => return Err(Stop::Exit(code)),
+        };
+
+        let mut evidence = Vec::new();
+        for path in &args.evidence {
+            match input::read_evidence(path) {
+                Ok(e) => evidence.push(e),
+                Err(d) => {
+                    output::eprint_diagnostics([&d]);
+                    return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
+                }
+            }
+        }
+
+        if let Err(message) = crate::coverage::check_nodes_files(&args.nodes, args.follow_symlinks)
+        {
+            return Err(refuse(message));
+        }
+
+        // The cluster: every problem is reported before deciding whether the run can go on.
+        let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
+        let Some(ingested) = input::cluster(&paths, &args.cluster, args.follow_symlinks) else {
+            return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
+        };
+        // Acceptances annotated with a code that names no rule (docs/suppressions.md).
+        let mut ingested = ingested;
+        ingested
+            .diagnostics
+            .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
+        // Silenced warnings are dropped; an error is kept whatever its code (it decides the exit status).
+        ingested
+            .diagnostics
+            .retain(|d| d.is_error() || !args.silence.contains(&d.code));
+        input::print_cluster_diagnostics(&ingested.diagnostics);
+        let errors: Vec<Diagnostic> = ingested
+            .diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect();
+        let fleet = ingested.fleet;
+        // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
+        let nothing_read = fleet.nodes.is_empty()
+            && fleet.workloads.is_empty()
+            && fleet.namespaces.iter().all(|n| n.object.is_none());
+        if !errors.is_empty() {
+            if nothing_read {
+                // --skip-invalid cannot help: without the unusable documents nothing is left to audit.
+                output::eprint_line(&format!(
+                    "gpu-trust: {} could not be used and nothing else was read; fix {} to audit",
+                    plural(errors.len(), "input document", "input documents"),
+                    if errors.len() == 1 { "it" } else { "them" },
+                ));
+                return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
+            }
+            if !args.skip_invalid {
+                return Err(Stop::Exit(input::refuse_unusable(
+                    errors.len(),
+                    "audit the rest",
+                )));
+            }
+            output::eprint_line(&format!(
+                "gpu-trust: warning: skipping {}: the report covers only part of the input",
+                plural(
+                    errors.len(),
+                    "unusable input document",
+                    "unusable input documents"
+                )
+            ));
+        }
+        if nothing_read {
+            return Err(refuse(
+                "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
+                 (an empty audit must not pass for a clean one)",
+            ));
+        }
+
+        let tenancy = policy.resolve(&fleet.namespaces);
+        output::eprint_diagnostics(
+            tenancy
+                .diagnostics()
+                .iter()
+                .filter(|d| d.is_error() || !args.silence.contains(&d.code)),
+        );
+        if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
+            return Err(refuse("the policy does not fit the cluster's namespaces"));
+        }
+        Ok(Inputs {
+            fleet,
+            tenancy,
+            advisories,
+            evidence,
+            skipped: errors,
+        })
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.print_rbac {
         let rbac = gpu_trust_live::rbac::manifests();
         return match args.output.as_slice() {
@@ -298,204 +454,26 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             _ => input_error("--print-rbac writes one file: --output FILE"),
         };
     }
-    if !args.paths.is_empty() && args.cluster.any() {
-        return input_error(crate::live::WITH_PATHS);
-    }
-    if args.paths.is_empty() && args.no_live {
-        return input_error(
-            "no PATH to audit, and --no-live refuses to read the live cluster instead: name the manifests to audit (in a pre-commit hook, `args: [deploy/, --policy, tenancy.yaml]`)",
-        );
-    }
-    if args.paths.is_empty() && !args.nodes.is_empty() {
-        return input_error(
-            "--nodes completes manifests given as PATH; a live audit reads the cluster's own nodes",
-        );
-    }
-    // The configuration file: its errors stop the run before anything else is read; the command
-    // line beats it.
-    let config = if args.no_config {
-        None
-    } else {
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        match crate::config::find(args.config.as_deref(), &cwd).map(|p| crate::config::load(&p)) {
-            None => None,
-            Some(Ok(c)) => Some(c),
-            Some(Err(errors)) => {
-                output::eprint_diagnostics(&errors);
-                return input_error(format!(
-                    "{} in the configuration file",
-                    plural(errors.len(), "error", "errors")
-                ));
-            }
-        }
+    let Settings {
+        args,
+        targets,
+        disabled,
+    } = match Settings::resolve(args) {
+        Ok(s) => s,
+        Err(Stop::Exit(code)) => return Ok(code),
+        Err(Stop::Error(e)) => return Err(e),
     };
-    let mut disabled: Vec<crate::config::DisabledRule> = Vec::new();
-    let mut config_file: Option<PathBuf> = None;
-    if let Some(c) = config {
-        args.policy = args.policy.or(c.policy);
-        args.format = args.format.or(c.format);
-        // A repository's file that lets findings pass is said out loud: a reviewer of the CI log sees
-        // why a critical finding did not fail the job.
-        if let (None, Some(fail_on), Some(at)) = (args.fail_on, c.fail_on, &c.fail_on_location) {
-            if let Some(what) = relaxed(fail_on) {
-                output::eprint_line(&format!(
-                    "gpu-trust: {at}: the configuration file sets failOn to {what}, below the default (high): findings below it do not fail this run; --fail-on overrides it"
-                ));
-            }
-        }
-        args.fail_on = args.fail_on.or(c.fail_on);
-        args.min_severity = args.min_severity.or(c.min_severity);
-        args.show_accepted |= c.show_accepted.unwrap_or(false);
-        args.silence.extend(c.silence);
-        if args.output.is_empty() {
-            args.output = c
-                .outputs
-                .into_iter()
-                .map(|(format, path, _)| OutputTarget {
-                    format: Some(format),
-                    path,
-                })
-                .collect();
-        }
-        config_file = Some(c.file);
-        disabled = c.disabled_rules;
-        for d in &disabled {
-            output::eprint_line(&format!(
-                "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
-                d.code, d.location, d.reason
-            ));
-        }
-    }
-    let targets = match targets(&args) {
-        Ok(t) => t,
-        Err(message) => return input_error(message),
+    let Inputs {
+        fleet,
+        tenancy,
+        advisories,
+        evidence,
+        skipped: errors,
+    } = match Inputs::read(&args) {
+        Ok(i) => i,
+        Err(Stop::Exit(code)) => return Ok(code),
+        Err(Stop::Error(e)) => return Err(e),
     };
-
-    if input::stdin_twice(args.policy.as_deref(), &args.paths) {
-        return input_error("standard input can hold the cluster or the policy, not both");
-    }
-    // A report never replaces what it judges: the cluster's files, the policy, the configuration.
-    let read: Vec<&Path> = args
-        .paths
-        .iter()
-        .chain(&args.nodes)
-        .chain(&args.evidence)
-        .chain(args.policy.iter())
-        .chain(args.advisories.iter())
-        .chain(config_file.iter())
-        .map(PathBuf::as_path)
-        .collect();
-    for (_, path) in &targets {
-        if let Some(input) = path
-            .as_deref()
-            .and_then(|p| output::overwritten_input(p, &read))
-        {
-            return input_error(format!(
-                "--output {} would overwrite {}, which this run reads; write the report elsewhere",
-                output::escaped(&path.as_deref().unwrap_or(input).display().to_string()),
-                output::escaped(&input.display().to_string())
-            ));
-        }
-    }
-
-    // The policy: its errors stop the run before anything else is read.
-    let policy = match input::policy_or_default(args.policy.as_deref()) {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
-    };
-
-    if input::stdin_twice(args.policy.as_deref(), &args.advisories)
-        || (args.advisories.iter().any(|p| p.as_os_str() == "-")
-            && args.paths.iter().any(|p| p.as_os_str() == "-"))
-    {
-        return input_error(
-            "standard input can hold one input: the cluster, the policy or advisory data",
-        );
-    }
-    let advisories = match input::advisories(&args.advisories, args.follow_symlinks) {
-        Ok(loaded) => loaded.data,
-        Err(code) => return Ok(code),
-    };
-
-    let mut evidence = Vec::new();
-    for path in &args.evidence {
-        match input::read_evidence(path) {
-            Ok(e) => evidence.push(e),
-            Err(d) => {
-                output::eprint_diagnostics([&d]);
-                return Ok(output::exit(output::INPUT_ERROR));
-            }
-        }
-    }
-
-    if let Err(message) = crate::coverage::check_nodes_files(&args.nodes, args.follow_symlinks) {
-        return input_error(message);
-    }
-
-    // The cluster: every problem is reported before deciding whether the run can go on.
-    let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
-    let Some(ingested) = input::cluster(&paths, &args.cluster, args.follow_symlinks) else {
-        return Ok(output::exit(output::INPUT_ERROR));
-    };
-    // Acceptances annotated with a code that names no rule (docs/suppressions.md).
-    let mut ingested = ingested;
-    ingested
-        .diagnostics
-        .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
-    // Silenced warnings are dropped; an error is kept whatever its code (it decides the exit status).
-    ingested
-        .diagnostics
-        .retain(|d| d.is_error() || !args.silence.contains(&d.code));
-    input::print_cluster_diagnostics(&ingested.diagnostics);
-    let errors: Vec<Diagnostic> = ingested
-        .diagnostics
-        .into_iter()
-        .filter(Diagnostic::is_error)
-        .collect();
-    let fleet = ingested.fleet;
-    // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
-    let nothing_read = fleet.nodes.is_empty()
-        && fleet.workloads.is_empty()
-        && fleet.namespaces.iter().all(|n| n.object.is_none());
-    if !errors.is_empty() {
-        if nothing_read {
-            // --skip-invalid cannot help: without the unusable documents nothing is left to audit.
-            output::eprint_line(&format!(
-                "gpu-trust: {} could not be used and nothing else was read; fix {} to audit",
-                plural(errors.len(), "input document", "input documents"),
-                if errors.len() == 1 { "it" } else { "them" },
-            ));
-            return Ok(output::exit(output::INPUT_ERROR));
-        }
-        if !args.skip_invalid {
-            return Ok(input::refuse_unusable(errors.len(), "audit the rest"));
-        }
-        output::eprint_line(&format!(
-            "gpu-trust: warning: skipping {}: the report covers only part of the input",
-            plural(
-                errors.len(),
-                "unusable input document",
-                "unusable input documents"
-            )
-        ));
-    }
-    if nothing_read {
-        return input_error(
-            "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
-             (an empty audit must not pass for a clean one)",
-        );
-    }
-
-    let tenancy = policy.resolve(&fleet.namespaces);
-    output::eprint_diagnostics(
-        tenancy
-            .diagnostics()
-            .iter()
-            .filter(|d| d.is_error() || !args.silence.contains(&d.code)),
-    );
-    if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
-        return input_error("the policy does not fit the cluster's namespaces");
-    }
     let pair = match args.pair.as_slice() {
         [] => None,
         [a, b] => {
@@ -532,7 +510,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         accept_partial: args.accept_partial,
         // What the HTML page draws comes from the audit's own analysis; the other formats need only
         // the report.
-        layout: targets.iter().any(|(f, _)| *f == Format::Html),
+        layout: targets.iter().any(|(f, _)| f.report().draws_gpus()),
         pair: pair.clone(),
     };
     let mut report = audit(&AuditInput {
@@ -568,68 +546,42 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     } else {
         output::CLEAN
     };
+    // The settings every format reads, resolved once; a format is chosen in one place
+    // (`gpu_trust_report::audit::render`).
+    let mut options = RenderOptions {
+        fail_at: fail_at(fail_on),
+        min_severity: args.min_severity,
+        show_accepted: args.show_accepted,
+        disabled: disabled
+            .iter()
+            .map(|d| (d.code.to_string(), d.reason.clone()))
+            .collect(),
+        disabled_findings,
+        ..RenderOptions::default()
+    };
+    if targets.iter().any(|(f, _)| f.report().needs_place()) {
+        let (working_dir, root) = repository(args.sarif_root.as_deref())?;
+        options.place = Some(Place {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            working_dir,
+            root,
+            link_base: args.link_base.clone().unwrap_or_default(),
+            stdin_name: args.stdin_filename.clone(),
+            fallback_file: args
+                .policy
+                .as_ref()
+                .or_else(|| args.paths.first())
+                .map(|p| p.display().to_string()),
+        });
+    }
+    let docs = registry_docs();
     let mut written = Ok(());
     for (format, path) in &targets {
         let path = path.as_deref();
+        options.colour = colour_enabled(path);
+        options.width = output::text_width(path);
         written = stream_output(path, |w| {
-            match format {
-                Format::Table => {
-                    let (shown, mut hidden) =
-                        printed(&report, args.min_severity, args.show_accepted);
-                    hidden.disabled = disabled_findings;
-                    let options = TableOptions {
-                        colour: colour_enabled(path),
-                        width: output::text_width(path),
-                        hidden,
-                    };
-                    w.write_all(table::render(&shown, &options).as_bytes())?
-                }
-                Format::Json => json::write(&report, w)?,
-                Format::Junit => {
-                    let options = JunitOptions {
-                        fail_at: fail_at(fail_on),
-                        disabled: disabled
-                            .iter()
-                            .map(|d| (d.code.to_string(), d.reason.clone()))
-                            .collect(),
-                    };
-                    w.write_all(junit::render(&report, &registry_docs(), &options).as_bytes())?
-                }
-                Format::Markdown => {
-                    let (shown, mut hidden) =
-                        printed(&report, args.min_severity, args.show_accepted);
-                    hidden.disabled = disabled_findings;
-                    let (cwd, root) = repository(args.sarif_root.as_deref())?;
-                    let options = MarkdownOptions {
-                        fail_at: fail_at(fail_on),
-                        hidden,
-                        links: Some(FileLinks {
-                            working_dir: cwd,
-                            root,
-                            base: args.link_base.clone().unwrap_or_default(),
-                            stdin_name: args.stdin_filename.clone(),
-                        }),
-                        rule_pages: Some(gpu_trust_report::rule_pages_url(env!(
-                            "CARGO_PKG_VERSION"
-                        ))),
-                        ..MarkdownOptions::new()
-                    };
-                    w.write_all(markdown::render(&shown, &registry_docs(), &options).as_bytes())?
-                }
-                Format::Sarif => {
-                    let (cwd, root) = repository(args.sarif_root.as_deref())?;
-                    let mut options = SarifOptions::new(env!("CARGO_PKG_VERSION"), cwd);
-                    options.root = root;
-                    options.fallback_file = args
-                        .policy
-                        .as_ref()
-                        .or_else(|| args.paths.first())
-                        .map(|p| p.display().to_string());
-                    options.stdin_name = args.stdin_filename.clone();
-                    w.write_all(sarif::render(&report, &registry_docs(), &options)?.as_bytes())?
-                }
-                Format::Html => w.write_all(html::render(&report, &registry_docs()).as_bytes())?,
-            }
+            render(format.report(), &report, &docs, &options, w)?;
             Ok(())
         });
         // A closed standard output keeps the verdict; the files are still written.
@@ -783,44 +735,6 @@ fn drop_disabled(
             });
     }
     before - report.findings.len()
-}
-
-/// The report as the human formats print it: findings below `min_severity` and, unless
-/// `show_accepted`, accepted findings left out, and how many of each.
-fn printed(
-    report: &gpu_trust_report::AuditReport,
-    min_severity: Option<Severity>,
-    show_accepted: bool,
-) -> (gpu_trust_report::AuditReport, Hidden) {
-    let mut hidden = Hidden {
-        min_severity,
-        ..Hidden::default()
-    };
-    let mut shown = gpu_trust_report::AuditReport {
-        schema: report.schema,
-        summary: report.summary.clone(),
-        coverage: report.coverage.clone(),
-        tenants: report.tenants.clone(),
-        findings: Vec::new(),
-        groups: report.groups.clone(),
-        blast_radius: report.blast_radius.clone(),
-        matrix: report.matrix.clone(),
-        skipped: report.skipped.clone(),
-        disabled_rules: report.disabled_rules.clone(),
-        pair: None,
-        advisory_data: report.advisory_data.clone(),
-        layout: Vec::new(),
-    };
-    for f in &report.findings {
-        if min_severity.is_some_and(|floor| f.severity < floor) {
-            hidden.below += 1;
-        } else if f.accepted.is_some() && !show_accepted {
-            hidden.accepted += 1;
-        } else {
-            shown.findings.push(f.clone());
-        }
-    }
-    (shown, hidden)
 }
 
 /// What standard input is called in the report without `--stdin-filename`.

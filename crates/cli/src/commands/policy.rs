@@ -6,6 +6,7 @@ use gpu_trust_model::Code;
 use gpu_trust_policy::{CheckReport, Date, Diagnostic};
 use gpu_trust_report::plural;
 use gpu_trust_report::policy::{json, table};
+use gpu_trust_rules::registry::{codes_reporting, Reports};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -100,8 +101,9 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         output::eprint_diagnostics([&Diagnostic::warning(Code::AcceptanceExpired,
             a.location.clone(),
             format!(
-                "acceptance of {} expired on {until}: it no longer suppresses findings (the audit reports GT003)",
-                a.rule
+                "acceptance of {} expired on {until}: it no longer suppresses findings (the audit reports {})",
+                a.rule,
+                codes_reporting(Reports::ExpiredAcceptance)
             ),
         )]);
     }
@@ -110,8 +112,9 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             Code::AcceptanceWithoutReason,
             a.location.clone(),
             format!(
-                "acceptance of {} gives no reason: it accepts nothing (the audit reports GT004)",
-                a.rule
+                "acceptance of {} gives no reason: it accepts nothing (the audit reports {})",
+                a.rule,
+                codes_reporting(Reports::AcceptanceWithoutReason)
             ),
         )]);
     }

@@ -1,7 +1,7 @@
 //! `gpu-trust rules`: the rule catalogue, from the registry.
 
 use crate::output::{colour_enabled, write_output};
-use gpu_trust_report::table::TableOptions;
+use gpu_trust_report::audit::table::TableOptions;
 use gpu_trust_report::{registry_docs, rules};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,9 +12,10 @@ use crate::output;
 use gpu_trust_live::service::Service;
 use gpu_trust_model::Diagnostic;
 use gpu_trust_policy::Date;
+use gpu_trust_report::audit::prometheus::{self, Coverage, Process};
+use gpu_trust_report::audit::{render_text, Format, Options as RenderOptions};
 use gpu_trust_report::log::{self as logline, Format as LogFormat};
-use gpu_trust_report::prometheus::{self, Coverage, Process};
-use gpu_trust_report::{html, json, registry_docs};
+use gpu_trust_report::registry_docs;
 use gpu_trust_rules::report::AuditReport;
 use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
 use serde_json::Value;
@@ -170,8 +171,8 @@ impl Audited {
         // The second layer: whatever field holds a hidden name, the served text does not.
         let guard = |text: String| redactor.text(&text).into_owned();
         let rendered = Arc::new(Rendered {
-            json: guard(json::render(&view).unwrap_or_default()),
-            html: guard(html::render(&view, &registry_docs())),
+            json: guard(served(Format::Json, &view)),
+            html: guard(served(Format::Html, &view)),
             metrics: guard(prometheus::render(&view, &coverage)),
         });
         if let Ok(mut views) = self.views.lock() {
@@ -182,6 +183,11 @@ impl Audited {
         }
         rendered
     }
+}
+
+/// The report in one of the formats `serve` offers, chosen as `gpu-trust audit` chooses them.
+fn served(format: Format, report: &gpu_trust_report::AuditReport) -> String {
+    render_text(format, report, &registry_docs(), &RenderOptions::default()).unwrap_or_default()
 }
 
 /// What the HTTP side reads: the last audit and the process's counters.
@@ -396,8 +402,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map(|(n, w)| (n.to_string(), w.to_string()))
             .collect();
         let full = Arc::new(Rendered {
-            json: json::render(&report).unwrap_or_default(),
-            html: html::render(&report, &registry_docs()),
+            json: served(Format::Json, &report),
+            html: served(Format::Html, &report),
             metrics: prometheus::render(&report, &coverage),
         });
         let duration = started.elapsed().as_secs_f64();

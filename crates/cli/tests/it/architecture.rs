@@ -312,7 +312,7 @@ fn the_renderer_check_would_catch_a_renderer_moved_back() {
         "mechanisms/table.rs",
         "policy/table.rs",
         "plan/table.rs",
-        "coverage.rs",
+        "audit/coverage.rs",
         "text.rs",
         "probe/table.rs",
     ] {

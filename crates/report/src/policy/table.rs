@@ -1,7 +1,9 @@
-//! The policy check as tables. Every text from the policy is escaped for the terminal.
+//! The policy check as tables. Every text from the policy is escaped for the terminal. The rules the
+//! policy's settings feed are named from the registry (`Reports`), never written here.
 
 use crate::text::{e, joined, plural, prose_line, table};
 use gpu_trust_policy::{CheckReport, Tenant};
+use gpu_trust_rules::registry::{codes_reporting, Reports};
 
 fn namespaces_of(t: &Tenant) -> String {
     let list = if t.declared_namespaces.is_empty() {
@@ -159,7 +161,8 @@ pub fn render(r: &CheckReport, width: usize) -> String {
     ));
     out.push_str(&prose_line(
         &format!(
-            "Replicas per shared GPU without a memory limit before GT110: {}",
+            "Replicas per shared GPU without a memory limit before {}: {}",
+            codes_reporting(Reports::ReplicasOverLimit),
             r.max_replicas
         ),
         width,
@@ -202,7 +205,10 @@ pub fn render(r: &CheckReport, width: usize) -> String {
                 e(&a.rule),
                 e(&a.scope()),
                 if a.reason.is_empty() {
-                    "(none: accepts nothing, GT004)".to_string()
+                    format!(
+                        "(none: accepts nothing, {})",
+                        codes_reporting(Reports::AcceptanceWithoutReason)
+                    )
                 } else {
                     e(&a.reason)
                 },

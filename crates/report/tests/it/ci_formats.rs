@@ -7,9 +7,9 @@ use crate::common;
 
 use common::{sample_report, sample_rules};
 use gpu_trust_model::Severity;
-use gpu_trust_report::junit::{self, JunitOptions};
-use gpu_trust_report::markdown::{self, FileLinks, MarkdownOptions};
-use gpu_trust_report::table::Hidden;
+use gpu_trust_report::audit::junit::{self, JunitOptions};
+use gpu_trust_report::audit::markdown::{self, FileLinks, MarkdownOptions};
+use gpu_trust_report::audit::table::Hidden;
 use pulldown_cmark::{Event, Options, Parser, Tag};
 use std::path::{Path, PathBuf};
 

@@ -4,10 +4,10 @@
 use crate::common;
 
 use common::{sample_coverage, sample_report, sample_rules};
-use gpu_trust_report::coverage::{html_section, sarif_notifications, table_section};
-use gpu_trust_report::sarif::SarifOptions;
-use gpu_trust_report::table::TableOptions;
-use gpu_trust_report::{html, sarif, table};
+use gpu_trust_report::audit::coverage::{html_section, sarif_notifications, table_section};
+use gpu_trust_report::audit::sarif::SarifOptions;
+use gpu_trust_report::audit::table::TableOptions;
+use gpu_trust_report::audit::{html, sarif, table};
 use std::path::PathBuf;
 
 #[test]

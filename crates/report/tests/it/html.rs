@@ -8,8 +8,8 @@ use crate::html_fixture;
 
 use common::{sample_report, sample_rules};
 use gpu_trust_model::{Certainty, Layer, Severity};
-use gpu_trust_report::html::{self, headline, CONTENT_SECURITY_POLICY};
-use gpu_trust_report::json;
+use gpu_trust_report::audit::html::{self, headline, CONTENT_SECURITY_POLICY};
+use gpu_trust_report::audit::json;
 use gpu_trust_rules::report::{Finding, FindingObject};
 use html_fixture::{gpus, mig_instances, sample_layout, with_layout};
 

@@ -21,7 +21,10 @@ use crate::html_examples;
 use crate::html_fixture;
 
 use common::{sample_report, sample_rules};
-use gpu_trust_report::{html, json, AuditReport, RuleDoc};
+use gpu_trust_report::{
+    audit::{html, json},
+    AuditReport, RuleDoc,
+};
 use gpu_trust_rules::layout::NodeLayout;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -6,11 +6,14 @@ use crate::common;
 
 use common::{sample_coverage, sample_report, sample_rules};
 use gpu_trust_model::Severity;
-use gpu_trust_report::junit::JunitOptions;
-use gpu_trust_report::markdown::MarkdownOptions;
-use gpu_trust_report::sarif::SarifOptions;
-use gpu_trust_report::table::TableOptions;
-use gpu_trust_report::{html, json, junit, markdown, sarif, table, AuditReport};
+use gpu_trust_report::audit::junit::JunitOptions;
+use gpu_trust_report::audit::markdown::MarkdownOptions;
+use gpu_trust_report::audit::sarif::SarifOptions;
+use gpu_trust_report::audit::table::TableOptions;
+use gpu_trust_report::{
+    audit::{html, json, junit, markdown, sarif, table},
+    AuditReport,
+};
 use std::path::PathBuf;
 
 /// The sample report, partial: no RBAC, so the control plane is not evaluated in full, and without

@@ -4,9 +4,12 @@
 use crate::common;
 
 use common::{sample_report, sample_rules};
-use gpu_trust_report::sarif::SarifOptions;
-use gpu_trust_report::table::TableOptions;
-use gpu_trust_report::{json, rules, sarif, table};
+use gpu_trust_report::audit::sarif::SarifOptions;
+use gpu_trust_report::audit::table::TableOptions;
+use gpu_trust_report::{
+    audit::{json, sarif, table},
+    rules,
+};
 use std::path::PathBuf;
 
 fn sarif_options() -> SarifOptions {

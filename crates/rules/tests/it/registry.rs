@@ -103,3 +103,87 @@ fn explain_page_snapshot() {
     let r = rule("GT101").unwrap();
     insta::assert_snapshot!("explain_gt101", r.documentation());
 }
+
+/// Rule codes are written in rule files, their fixtures, generated files, documentation and tests,
+/// and nowhere else in the product's code: what names a rule for something it answers for finds it
+/// in the registry (`registry::Reports`), so renumbering or adding a rule touches its file only.
+/// This walks every `src/` file of the workspace's crates and tools, up to its test module, leaves
+/// out comments and the rule files, and fails on a `GTnnn` that names a rule of the registry.
+#[test]
+fn rule_codes_appear_only_in_rule_files() {
+    // Examples of the syntax in help and error texts (they show how to write a code, and name no
+    // rule's judgement), each with the code it shows.
+    const EXAMPLES: &[(&str, &str)] = &[
+        ("crates/cli/src/commands/explain.rs", "GT101"),
+        ("crates/cli/src/config.rs", "GT502"),
+        ("crates/ingest/src/annotations.rs", "GT202"),
+        ("crates/policy/src/policy.rs", "GT401"),
+    ];
+    // The admission table: which rule reports a sharing it refuses, the one place the audit's
+    // pairwise rules and the planner read that decision from (the planner cannot depend on the rules
+    // crate). `every_admission_row_names_a_registered_rule` ties each code there to the registry.
+    const DECISION_TABLE: &str = "crates/model/src/isolation/admission.rs";
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let codes: BTreeSet<&str> = registry().iter().map(|r| r.code).collect();
+    let mut files = Vec::new();
+    for top in ["crates", "tools"] {
+        let Ok(entries) = std::fs::read_dir(root.join(top)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            collect_rs(&e.path().join("src"), &mut files);
+        }
+    }
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut found = Vec::new();
+    for path in files {
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.starts_with("crates/rules/src/rules/") || rel == DECISION_TABLE {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let product = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in product.lines().enumerate() {
+            let code_part = line.split("//").next().unwrap_or("");
+            let bytes = code_part.as_bytes();
+            for (i, w) in bytes.windows(5).enumerate() {
+                if !(w.starts_with(b"GT") && w[2..].iter().all(u8::is_ascii_digit)) {
+                    continue;
+                }
+                let word = std::str::from_utf8(w).unwrap();
+                let starts = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+                let ends = bytes.get(i + 5).is_none_or(|b| !b.is_ascii_digit());
+                if starts
+                    && ends
+                    && codes.contains(word)
+                    && !EXAMPLES.contains(&(rel.as_str(), word))
+                {
+                    found.push(format!("{rel}:{}: {word}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "rule codes written outside rule files (declare what the rule answers for in its \
+         `declare_rule!` and read it from the registry): {found:#?}"
+    );
+}
+
+fn collect_rs(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            collect_rs(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}

@@ -6,7 +6,7 @@
 
 use super::access::{Access, Decision};
 use super::{Log, Published};
-use gpu_trust_report::prometheus;
+use gpu_trust_report::audit::prometheus;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;

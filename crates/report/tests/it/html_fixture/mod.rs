@@ -243,7 +243,7 @@ pub fn sample_layout() -> Vec<NodeLayout> {
 pub fn mig_instances(layout: &[NodeLayout]) -> usize {
     layout
         .iter()
-        .flat_map(|n| gpu_trust_report::html::gpu_runs(&n.gpus))
+        .flat_map(|n| gpu_trust_report::audit::html::gpu_runs(&n.gpus))
         .map(|run| run[0].instances.len())
         .sum()
 }
@@ -253,7 +253,7 @@ pub fn mig_instances(layout: &[NodeLayout]) -> usize {
 pub fn gpus(layout: &[NodeLayout]) -> usize {
     layout
         .iter()
-        .map(|n| gpu_trust_report::html::gpu_runs(&n.gpus).len())
+        .map(|n| gpu_trust_report::audit::html::gpu_runs(&n.gpus).len())
         .sum()
 }
 

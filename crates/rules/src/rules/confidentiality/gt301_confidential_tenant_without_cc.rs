@@ -1,5 +1,5 @@
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::{Certainty, Layer, Severity};
@@ -46,6 +46,7 @@ declare_rule! {
         layer: Layer::Confidentiality,
         severity: SeverityRule::Fixed(Severity::High),
         summary: "a tenant marked confidential runs on a GPU whose CC mode is not on",
+        reports: [Reports::HiddenFacts(Layer::Confidentiality)],
     }
 }
 

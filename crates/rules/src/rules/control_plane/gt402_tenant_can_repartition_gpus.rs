@@ -1,6 +1,6 @@
 use super::{Grant, Scope, EDIT, WRITE};
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::{Certainty, Layer, Severity};
@@ -47,6 +47,7 @@ declare_rule! {
         layer: Layer::ControlPlane,
         severity: SeverityRule::Fixed(Severity::Critical),
         summary: "a tenant's subjects may patch nodes, edit the ClusterPolicy or GPU Operator ConfigMaps, or write DeviceClasses/ResourceSlices",
+        reports: [Reports::Rbac],
     }
 }
 

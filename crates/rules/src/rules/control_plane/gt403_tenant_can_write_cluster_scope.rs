@@ -1,6 +1,6 @@
 use super::{Grant, Scope, WRITE};
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::{Certainty, Layer, Severity};
 
@@ -42,6 +42,7 @@ declare_rule! {
         layer: Layer::ControlPlane,
         severity: SeverityRule::Fixed(Severity::High),
         summary: "a tenant's subjects may create or modify CRDs or other cluster-scoped objects, or hold escalate, bind or impersonate",
+        reports: [Reports::Rbac],
     }
 }
 

@@ -1,6 +1,6 @@
 use super::super::wording;
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::isolation::{Enforcement, Property};
@@ -45,6 +45,7 @@ declare_rule! {
         layer: Layer::Device,
         severity: SeverityRule::Fixed(Severity::Low),
         summary: "a time-sliced or MPS GPU advertises more replicas than the configured limit with no memory limit per replica",
+        reports: [Reports::ReplicasOverLimit],
     }
 }
 

@@ -77,10 +77,6 @@ declare_rule! {
     }
 }
 
-/// Values of NVIDIA_VISIBLE_DEVICES that expose no GPU (NVIDIA Container Toolkit: `void` leaves the
-/// container unchanged, `none` injects no GPU).
-const NO_GPU_VALUES: [&str; 3] = ["", "void", "none"];
-
 /// The toolkit setting that decides whether unprivileged containers may pick GPUs by variable, as
 /// the GPU Operator names it under ClusterPolicy `toolkit.env` (default true).
 const ACCEPT_ENVVAR: &str = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED";
@@ -145,7 +141,7 @@ fn judge(
     let mut by_variable = false;
     for c in &w.containers {
         if let Some(v) = &c.nvidia_visible_devices {
-            if !NO_GPU_VALUES.contains(&v.trim().to_ascii_lowercase().as_str()) {
+            if gpu_trust_model::host::visible_devices_name_gpus(v) {
                 ways.push(format!(
                     "container {} sets NVIDIA_VISIBLE_DEVICES={v}",
                     c.name

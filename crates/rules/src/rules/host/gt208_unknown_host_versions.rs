@@ -1,5 +1,5 @@
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::{Layer, Severity};
@@ -41,6 +41,7 @@ declare_rule! {
         layer: Layer::Host,
         severity: SeverityRule::Fixed(Severity::Low),
         summary: "a node hosting tenants below full trust has no known driver or toolkit version, so the patch window cannot be checked",
+        reports: [Reports::HiddenFacts(Layer::Host)],
     }
 }
 

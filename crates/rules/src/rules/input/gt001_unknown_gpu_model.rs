@@ -1,5 +1,5 @@
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::fleet::{NodeFact, UnresolvedKind};
 use gpu_trust_model::labels;
@@ -47,6 +47,7 @@ declare_rule! {
         layer: Layer::Device,
         severity: SeverityRule::Fixed(Severity::Low),
         summary: "a GPU node's product label matches no entry of the GPU catalogue: its MIG geometry and CC support are unknown",
+        reports: [Reports::HiddenFacts(Layer::Device)],
     }
 }
 

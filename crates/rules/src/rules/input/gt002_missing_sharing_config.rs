@@ -1,5 +1,5 @@
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::fleet::UnresolvedKind;
 use gpu_trust_model::{Certainty, Layer, Severity};
@@ -46,6 +46,7 @@ declare_rule! {
         layer: Layer::Device,
         severity: SeverityRule::Fixed(Severity::Medium),
         summary: "a node or the ClusterPolicy selects a device plugin or mig-parted config that is not in the input, so the sharing mode is unknown",
+        reports: [Reports::HiddenFacts(Layer::Device), Reports::UnresolvedConfig],
     }
 }
 

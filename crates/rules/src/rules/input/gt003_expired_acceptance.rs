@@ -1,5 +1,5 @@
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::fleet::{ACCEPT_ANNOTATION_PREFIX, ACCEPT_UNTIL_SUFFIX};
 use gpu_trust_model::{Certainty, Layer, ObjectRef, Severity};
@@ -54,6 +54,7 @@ declare_rule! {
         layer: Layer::Contract,
         severity: SeverityRule::Fixed(Severity::Medium),
         summary: "a policy acceptance's or an annotated acceptance's `until` date has passed",
+        reports: [Reports::ExpiredAcceptance],
     }
 }
 

@@ -1,5 +1,5 @@
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::fleet::ACCEPT_ANNOTATION_PREFIX;
 use gpu_trust_model::{Certainty, Layer, ObjectRef, Severity};
@@ -46,6 +46,7 @@ declare_rule! {
         layer: Layer::Contract,
         severity: SeverityRule::Fixed(Severity::Medium),
         summary: "a policy acceptance or an annotated acceptance gives no reason, so it accepts nothing",
+        reports: [Reports::AcceptanceWithoutReason],
     }
 }
 

@@ -122,15 +122,16 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         colour: options.colour,
     };
     let width = options.width;
-    let mut out =
-        crate::coverage::table_notice(&report.coverage, width, |t| p.severity(Severity::High, t));
+    let mut out = crate::audit::coverage::table_notice(&report.coverage, width, |t| {
+        p.severity(Severity::High, t)
+    });
 
     render_tenants(&mut out, report, &p, width);
     render_findings(&mut out, report, &p, width);
     render_groups(&mut out, &report.groups, &p, width);
     render_blast_radius(&mut out, report, &p, width);
     render_skipped(&mut out, report, &p, width);
-    out.push_str(&crate::coverage::table_section(
+    out.push_str(&crate::audit::coverage::table_section(
         &report.coverage,
         width,
         |t| p.heading(t),

@@ -186,7 +186,7 @@ pub fn html_banner(coverage: &Coverage) -> String {
     match notice(coverage) {
         Some(n) => format!(
             "<p class=\"partial\" id=\"partial-audit\" role=\"alert\"><a href=\"#coverage\">{}</a></p>\n",
-            crate::html::code_spans(&n)
+            crate::text::html_code_spans(&n)
         ),
         None => String::new(),
     }
@@ -194,7 +194,7 @@ pub fn html_banner(coverage: &Coverage) -> String {
 
 /// The coverage section of the HTML page: one item per layer, its gaps under it.
 pub fn html_section(coverage: &Coverage) -> String {
-    let esc = crate::html::escape;
+    let esc = crate::text::html_escape;
     let mut out = String::from(
         "<section id=\"coverage\" aria-labelledby=\"h-coverage\">\n<h2 id=\"h-coverage\">Coverage</h2>\n\
          <ul class=\"coverage\">\n",
@@ -212,7 +212,7 @@ pub fn html_section(coverage: &Coverage) -> String {
             esc(l.layer.as_str()),
             esc(l.layer.as_str()),
             esc(l.status.as_str()),
-            crate::html::code_spans(&l.in_play)
+            crate::text::html_code_spans(&l.in_play)
         );
         if !l.gaps.is_empty() {
             out.push_str("<ul>");
@@ -222,7 +222,7 @@ pub fn html_section(coverage: &Coverage) -> String {
                     "<li data-reason=\"{}\" data-blocking=\"{}\">{}</li>",
                     esc(g.reason.as_str()),
                     g.blocking,
-                    crate::html::code_spans(&gap_text(g))
+                    crate::text::html_code_spans(&gap_text(g))
                 );
             }
             out.push_str("</ul>");

@@ -167,7 +167,9 @@ pub fn render(
         })
         .map(serde_json::to_value)
         .collect::<Result<_, _>>()?;
-    notifications.extend(crate::coverage::sarif_notifications(&report.coverage));
+    notifications.extend(crate::audit::coverage::sarif_notifications(
+        &report.coverage,
+    ));
     if report.advisory_data.stale {
         notifications.push(serde_json::json!({
             "level": "warning",
@@ -201,7 +203,7 @@ pub fn render(
                 },
             },
             invocations: vec![Invocation {
-                execution_successful: !crate::coverage::exits_partial(&report.coverage),
+                execution_successful: !crate::audit::coverage::exits_partial(&report.coverage),
                 tool_execution_notifications: notifications,
             }],
             original_uri_base_ids: base_ids,
@@ -280,7 +282,7 @@ fn render_kept<'a>(
 
 /// The run's properties: the coverage, and the advisory data the audit used with its date.
 fn run_properties(report: &AuditReport) -> serde_json::Value {
-    let mut properties = crate::coverage::sarif_properties(&report.coverage);
+    let mut properties = crate::audit::coverage::sarif_properties(&report.coverage);
     if let Some(map) = properties.as_object_mut() {
         map.insert(
             "gpu-trust/advisoryData".to_string(),

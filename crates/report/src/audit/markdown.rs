@@ -12,7 +12,7 @@
 //! @mention can come from an object's name. What the rules write between backticks is set as code,
 //! so no backslash-escaped backtick is shown.
 
-use crate::table::{hidden_line, summary_line, Hidden};
+use crate::audit::table::{hidden_line, summary_line, Hidden};
 use crate::text::Span;
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::Severity;
@@ -70,7 +70,10 @@ pub struct FileLinks {
 /// The report as Markdown, ending in a newline.
 pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOptions) -> String {
     let mut out = String::from("### gpu-trust audit\n\n");
-    out.push_str(&crate::coverage::markdown_banner(&report.coverage, inline));
+    out.push_str(&crate::audit::coverage::markdown_banner(
+        &report.coverage,
+        inline,
+    ));
     let _ = writeln!(out, "{}\n", verdict(report, options));
     let _ = writeln!(
         out,
@@ -146,7 +149,7 @@ fn verdict(report: &AuditReport, options: &MarkdownOptions) -> String {
             if failing == 1 { "is" } else { "are" }
         )
     };
-    if crate::coverage::exits_partial(&report.coverage) {
+    if crate::audit::coverage::exits_partial(&report.coverage) {
         let also = match options.fail_at {
             Some(floor) if failing > 0 => format!("; {}", findings(floor)),
             _ => String::new(),

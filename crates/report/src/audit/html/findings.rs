@@ -170,7 +170,7 @@ pub(super) fn finding(
             let _ = writeln!(
                 out,
                 "<dt>Open pairs</dt><dd>{}</dd>",
-                escape(&crate::table::open_pairs_text(f, |s| s.to_string()))
+                escape(&crate::audit::table::open_pairs_text(f, |s| s.to_string()))
             );
         }
     }
@@ -183,7 +183,7 @@ pub(super) fn finding(
     }
     if f.by_group.len() > 1 {
         out.push_str("<dt>Where</dt><dd><ul class=\"where\">");
-        for line in crate::table::where_lines(f, |s| s.to_string()) {
+        for line in crate::audit::table::where_lines(f, |s| s.to_string()) {
             let _ = write!(out, "<li>{}</li>", escape(&line));
         }
         out.push_str("</ul></dd>\n");
@@ -212,7 +212,7 @@ pub(super) fn finding(
     if !f.objects.is_empty() {
         out.push_str("<dt>Objects</dt><dd><ul class=\"objects\">");
         for o in f.objects.iter().take(MAX_OBJECTS) {
-            let name = crate::table::object_text(o, |s| s.to_string());
+            let name = crate::audit::table::object_text(o, |s| s.to_string());
             let place = if o.line > 0 {
                 format!("{}:{}", o.file, o.line)
             } else {

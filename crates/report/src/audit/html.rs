@@ -185,7 +185,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
     out.push_str(&svg_defs(&slice_counts));
 
     summary_band(&mut out, report);
-    out.push_str(&crate::coverage::html_banner(&report.coverage));
+    out.push_str(&crate::audit::coverage::html_banner(&report.coverage));
     out.push_str(
         "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#matrix\">Who can hurt whom</a>\
          <a href=\"#findings\">Findings</a><a href=\"#pairs\">Tenant pairs</a>\
@@ -199,7 +199,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
     gpu_layouts(&mut out, &plan.drawn, &plan.listed, &tenants);
     rule_docs(&mut out, report, rules);
     skipped(&mut out, report);
-    out.push_str(&crate::coverage::html_section(&report.coverage));
+    out.push_str(&crate::audit::coverage::html_section(&report.coverage));
     out.push_str("</main>\n");
     let _ = writeln!(
         out,
