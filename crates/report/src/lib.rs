@@ -46,6 +46,7 @@ pub mod junit;
 pub mod log;
 pub mod markdown;
 pub mod mechanisms;
+pub mod migration;
 pub mod openreports;
 pub mod pair;
 mod paths;
