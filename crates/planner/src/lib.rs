@@ -10,6 +10,8 @@
 //! - [`check()`]: an independent checker of every constraint, for tests and for trust.
 //! - [`emit`], [`snapshot()`]: the artifacts (`--emit`) and the cluster snapshot (`--emit-snapshot`);
 //!   [`patch`]: the pod patches; [`dra`]: the plan as DRA objects (`--emit DIR --dra`).
+//! - [`migrate()`](migrate::migrate): the change from the cluster that runs now to a plan
+//!   (`--current`): per node what changes, in which steps, with what capacity left.
 //! - [`generate`]: generated fleets for the benchmark and property tests.
 //!
 //! ```
@@ -38,6 +40,7 @@ pub mod exact;
 pub mod file;
 pub mod generate;
 mod improve;
+pub mod migrate;
 pub mod pack;
 pub mod patch;
 pub mod plan;

@@ -32,6 +32,7 @@ pub mod explain;
 pub mod inventory;
 pub mod log;
 pub mod mechanisms;
+pub mod migration;
 pub mod openreports;
 pub mod pair;
 mod paths;

@@ -84,6 +84,9 @@ pub enum Effect {
     EveryRdmaDevice,
     /// The exporter serves `/debug/pprof/` to anyone who reaches it (GT210).
     UnauthenticatedProfiling,
+    /// Reconfiguring MIG partitions can corrupt data or hang the GPU (`plan --current` warns before
+    /// repartitioning a node whose driver is affected).
+    MigReconfiguration,
 }
 
 impl Effect {
@@ -92,6 +95,7 @@ impl Effect {
             Effect::VisibleDevicesNoneGetsAll => "visible-devices-none-gets-all",
             Effect::EveryRdmaDevice => "every-rdma-device",
             Effect::UnauthenticatedProfiling => "unauthenticated-profiling",
+            Effect::MigReconfiguration => "mig-reconfiguration",
         }
     }
 }
@@ -625,6 +629,20 @@ impl Advisories {
         out
     }
 
+    /// The advisories with `effect` that affect `installed` of `component`, whatever the runtime
+    /// setup (an unknown setup rules no precondition out), most severe first.
+    pub fn with_effect(
+        &self,
+        component: Component,
+        installed: &Version,
+        effect: Effect,
+    ) -> Vec<Hit<'_>> {
+        self.hits(component, installed, RuntimeSetup::default())
+            .into_iter()
+            .filter(|h| h.advisory.effects.contains(&effect))
+            .collect()
+    }
+
     /// Per component, the advisories that name it, in data order (for `gpu-trust advisories`).
     pub fn by_component(&self) -> BTreeMap<Component, Vec<(&Advisory, &Affected)>> {
         let mut out: BTreeMap<Component, Vec<(&Advisory, &Affected)>> = BTreeMap::new();
@@ -959,6 +977,18 @@ mod tests {
         // Affected branches without fixes.
         assert_eq!(hit("550.54.15", "CVE-2024-53869"), Some(None));
         assert_eq!(hit("570.86.10", "CVE-2024-53869"), None);
+    }
+
+    #[test]
+    fn mig_reconfiguration_is_an_effect_of_the_data() {
+        let a = Advisories::builtin();
+        let mig =
+            |ver: &str| ids(&a.with_effect(Component::Driver, &v(ver), Effect::MigReconfiguration));
+        // Bulletin 5821: fixed in 580.159.03 on R580; R570 has no fix of its own.
+        assert_eq!(mig("580.95.05"), ["CVE-2026-24197"]);
+        assert!(mig("580.159.03").is_empty());
+        assert_eq!(mig("570.211.01"), ["CVE-2026-24197"]);
+        assert!(mig("595.71.05").is_empty());
     }
 
     #[test]

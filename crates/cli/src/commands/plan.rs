@@ -4,15 +4,22 @@ use crate::input::{self, PolicyError};
 use crate::output::{self, write_output};
 use anyhow::Context;
 use gpu_trust_model::fleet::Ingested;
+use gpu_trust_model::stack::Component;
 use gpu_trust_model::Code;
 use gpu_trust_model::Diagnostic;
+use gpu_trust_model::Severity;
 use gpu_trust_planner::file::{self, PolicySource, MAX_PLAN_BYTES};
+use gpu_trust_planner::migrate::{migrate, DriverRisk, RiskAdvisory};
 use gpu_trust_planner::patch::Objects;
 use gpu_trust_planner::snapshot::dra_snapshot;
 use gpu_trust_planner::{emit, snapshot, solve_with, PlanInput, SolveOptions};
 use gpu_trust_policy::{Date, Policy};
+use gpu_trust_report::migration::{self, TargetAudit};
 use gpu_trust_report::plan::{json, table, unplaced_lines};
 use gpu_trust_report::plural;
+use gpu_trust_rules::advisories::{Advisories, Effect};
+use gpu_trust_rules::{audit, AuditInput, AuditOptions};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -32,12 +39,20 @@ use std::time::SystemTime;
 /// ResourceClaimTemplates and ResourceClaims (resource.k8s.io/v1) with the driver's opaque config, and
 /// pod patches that name the claims.
 ///
-/// --current reads the cluster as it runs now (PATH..., or without PATH the live cluster): the pod
-/// patches name the containers of its workloads.
+/// --current reads the cluster as it runs now (PATH..., or without PATH the live cluster). With --emit
+/// the pod patches name the containers of its workloads; without, the command prints the migration
+/// from it to the plan: per node whether its MIG layout or device plugin config changes, and whether
+/// MIG mode changes (a GPU reset; the MIG manager may stop the kubelet); the steps, one node per pool
+/// at a time, with the capacity each pool keeps; where each workload moves; a warning before
+/// repartitioning a node whose driver the advisory data names for MIG reconfiguration, or whose
+/// driver is unknown; and whether the planned state audits clean. `--format script` writes it as a
+/// bash script that prints its commands unless run with --apply.
 ///
-/// Exit codes: 0 every replica placed; 1 some replicas could not be placed (each is listed with the
-/// reason, the rest are placed); 2 the plan or policy file is invalid (FILE:LINE:COLUMN: error: ...),
-/// or the current cluster cannot be read.
+/// Exit codes: 0 every replica placed (and, for a migration, the planned state audits clean); 1 some
+/// replicas could not be placed (each is listed with the reason, the rest are placed), or the planned
+/// state of a migration has findings at or above high; 2 the plan or policy file is invalid
+/// (FILE:LINE:COLUMN: error: ...), or the current cluster cannot be read or lacks the nodes the plan
+/// needs.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
@@ -64,7 +79,8 @@ pub struct Args {
     #[arg(long)]
     pub dra: bool,
     /// The cluster as it runs now: files or directories (`-` reads standard input), or without PATH
-    /// the live cluster. The pod patches of --emit name the containers of its workloads.
+    /// the live cluster. The pod patches of --emit name the containers of its workloads; without
+    /// --emit, the migration from it to the plan is printed.
     #[arg(long, value_name = "PATH", num_args = 0..)]
     pub current: Option<Vec<PathBuf>>,
     #[command(flatten)]
@@ -75,8 +91,11 @@ pub struct Args {
 pub enum Format {
     /// The plan as tables: nodes, GPUs, workloads and what could not be placed.
     Table,
-    /// The plan as JSON (`gpu-trust/plan/v1`).
+    /// The plan as JSON (`gpu-trust/plan/v1`); with --current, the migration
+    /// (`gpu-trust/migration/v1`).
     Json,
+    /// With --current: the migration as a bash script (a dry run unless given --apply).
+    Script,
 }
 
 fn input_error(diagnostics: &[Diagnostic], what: &str) -> ExitCode {
@@ -89,7 +108,7 @@ fn input_error(diagnostics: &[Diagnostic], what: &str) -> ExitCode {
 }
 
 /// Reads the plan file and its policy into a plan input, or the exit code of the input error.
-fn load(args: &Args) -> Result<PlanInput, ExitCode> {
+fn load(args: &Args) -> Result<(PlanInput, Policy), ExitCode> {
     let name = args.file.display().to_string();
     let text = match input::read(&args.file, MAX_PLAN_BYTES) {
         Ok(t) => t,
@@ -133,9 +152,10 @@ fn load(args: &Args) -> Result<PlanInput, ExitCode> {
     let today = args
         .today
         .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
-    plan_file
+    let input = plan_file
         .resolve(&policy, today)
-        .map_err(|d| input_error(&d, "the plan file"))
+        .map_err(|d| input_error(&d, "the plan file"))?;
+    Ok((input, policy))
 }
 
 /// The cluster as it runs now (`--current`), or the exit code when it cannot be used: a plan that
@@ -151,7 +171,7 @@ fn current(args: &Args, paths: &[PathBuf]) -> Result<Ingested, ExitCode> {
     let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
     if errors > 0 {
         output::eprint_line(&format!(
-            "gpu-trust: {} in the current cluster: the pod patches need all of it",
+            "gpu-trust: {} in the current cluster: a plan that moves workloads needs all of it",
             plural(errors, "error", "errors")
         ));
         return Err(output::exit(output::INPUT_ERROR));
@@ -175,13 +195,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(output::exit(output::INPUT_ERROR));
     }
-    if args.current.is_some() && args.emit.is_none() {
+    let migrating = args.current.is_some() && args.emit.is_none();
+    if args.format == Format::Script && !migrating {
         output::eprint_error(
-            "--current needs --emit DIR: it names the containers the pod patches change",
+            "--format script writes the migration: it needs --current (and no --emit)",
         );
         return Ok(output::exit(output::INPUT_ERROR));
     }
-    let input = match load(&args) {
+    if migrating && args.dra {
+        output::eprint_error(
+            "the migration (--current without --emit) reconfigures the device plugin and the MIG manager; it is not written for --dra",
+        );
+        return Ok(output::exit(output::INPUT_ERROR));
+    }
+    let (input, policy) = match load(&args) {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
@@ -203,9 +230,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..SolveOptions::default()
         },
     );
+    if let (true, Some(current)) = (migrating, &current) {
+        return migration(&args, &plan, &input, &policy, current);
+    }
     let text = match args.format {
         Format::Json => json::render(&plan)?,
-        Format::Table => table::render(&plan, output::text_width(args.output.as_deref())),
+        Format::Table | Format::Script => {
+            table::render(&plan, output::text_width(args.output.as_deref()))
+        }
     };
     if let Some(dir) = &args.emit {
         let artifacts = if args.dra {
@@ -238,6 +270,91 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     output::verdict(written, code)
 }
 
+/// What the advisory data says of each current GPU node's driver when its MIG partitions are
+/// reconfigured (the built-in data; an unknown version stays unknown).
+fn driver_risks(fleet: &gpu_trust_model::fleet::Fleet) -> BTreeMap<String, DriverRisk> {
+    let data = Advisories::builtin();
+    fleet
+        .gpu_nodes()
+        .filter_map(|(_, n)| Some((n.name.clone(), n.gpu.as_ref()?)))
+        .map(|(name, gpu)| {
+            let risk = match &gpu.driver_version {
+                None => DriverRisk::Unknown,
+                Some(v) => {
+                    let hits = data.with_effect(Component::Driver, v, Effect::MigReconfiguration);
+                    if hits.is_empty() {
+                        DriverRisk::Clear {
+                            driver: v.text.clone(),
+                        }
+                    } else {
+                        DriverRisk::Affected {
+                            driver: v.text.clone(),
+                            advisories: hits
+                                .iter()
+                                .map(|h| RiskAdvisory {
+                                    id: h.advisory.id.clone(),
+                                    summary: h.advisory.summary.clone(),
+                                    fix: h.fix.as_ref().map(|f| f.text.clone()),
+                                })
+                                .collect(),
+                        }
+                    }
+                }
+            };
+            (name, risk)
+        })
+        .collect()
+}
+
+/// `plan FILE --current CLUSTER` without --emit: the migration from the current cluster to the plan,
+/// with the audit of the planned state.
+fn migration(
+    args: &Args,
+    plan: &gpu_trust_planner::Plan,
+    input: &PlanInput,
+    policy: &Policy,
+    current: &Ingested,
+) -> anyhow::Result<ExitCode> {
+    let today = args
+        .today
+        .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
+    let m = migrate(plan, input, &current.fleet, &driver_risks(&current.fleet));
+    let planned = gpu_trust_ingest::ingest_text(&snapshot(plan, input), "planned-state.yaml");
+    let tenancy = policy.resolve(&planned.fleet.namespaces);
+    let options = AuditOptions::new(today);
+    let report = audit(&AuditInput {
+        fleet: &planned.fleet,
+        tenancy: &tenancy,
+        options: &options,
+    });
+    let target = TargetAudit::of(&report, Severity::High);
+    let text = match args.format {
+        Format::Table => {
+            migration::table::render(&m, &target, output::text_width(args.output.as_deref()))
+        }
+        Format::Json => migration::json::render(&m, &target)?,
+        Format::Script => migration::script::render(&m, &target, &args.file.display().to_string()),
+    };
+    let written = write_output(args.output.as_deref(), &text);
+    for line in unplaced_lines(plan, "gpu-trust: ") {
+        output::eprint_line(&line);
+    }
+    for warning in m.nodes.iter().filter_map(migration::driver_warning) {
+        output::eprint_line(&format!("gpu-trust: warning: {warning}"));
+    }
+    let code = if !m.feasible() {
+        output::eprint_error(
+            "the current cluster lacks nodes the plan needs (see the migration): nothing to migrate to",
+        );
+        output::INPUT_ERROR
+    } else if plan.complete() && target.clean && planned.diagnostics.iter().all(|d| !d.is_error()) {
+        output::CLEAN
+    } else {
+        output::FINDINGS
+    };
+    output::verdict(written, code)
+}
+
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).
 const EXAMPLES: &str = "\
 Examples:
@@ -246,4 +363,6 @@ Examples:
   gpu-trust plan plan.yaml --emit out/        # mig-parted and device plugin ConfigMaps, node labels, pod patches
   gpu-trust plan plan.yaml --emit-snapshot planned.yaml && gpu-trust audit planned.yaml --policy policy.yaml
   gpu-trust plan plan.yaml --dra --emit out/  # DeviceClasses, claim templates and claims for NVIDIA's DRA driver
-  gpu-trust plan plan.yaml --current cluster.yaml --emit out/  # pod patches that name the workloads' containers";
+  gpu-trust plan plan.yaml --current cluster.yaml --emit out/  # pod patches that name the workloads' containers
+  gpu-trust plan plan.yaml --current cluster.yaml             # the migration from the cluster to the plan
+  gpu-trust plan plan.yaml --current -o script > migrate.sh   # the live cluster's migration, as a script";

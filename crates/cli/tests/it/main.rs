@@ -19,6 +19,7 @@ mod inventory;
 mod judgements;
 mod live;
 mod mechanisms;
+mod migration;
 mod plan;
 mod policy;
 mod probe;

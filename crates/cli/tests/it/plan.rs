@@ -223,13 +223,14 @@ fn current_names_the_gpu_containers_in_the_pod_patches() {
     let lab = std::fs::read_to_string(patches.join("research.lab.yaml")).unwrap();
     assert!(lab.contains("(assumed)"), "{lab}");
     assert!(patches.join("research.lab.check.yaml").exists());
-    // Only with --emit.
+    // Without --emit, the migration: this dump of Deployments has no Nodes to migrate.
     let out = plan(&[
         example().to_str().unwrap(),
         "--current",
         current.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lacks nodes the plan needs"));
 }
 
 #[test]

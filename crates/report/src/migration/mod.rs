@@ -1,0 +1,63 @@
+//! `gpu-trust plan FILE --current CLUSTER`: the migration from the cluster that runs now to the plan
+//! ([`gpu_trust_planner::migrate::Migration`]), with the audit of the planned state attached; one
+//! module per format (table, JSON, the bash script).
+
+pub mod json;
+pub mod script;
+pub mod table;
+
+use gpu_trust_model::Severity;
+use gpu_trust_planner::migrate::{DriverRisk, NodeChange};
+use gpu_trust_rules::report::{AuditReport, Summary};
+use serde::Serialize;
+
+/// The audit of the planned state (the plan's snapshot, audited against the plan's policy).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetAudit {
+    pub summary: Summary,
+    /// The threshold `clean` is judged at (the audit's default `--fail-on`).
+    pub fail_on: Severity,
+    /// No finding at or above `failOn` that no acceptance covers.
+    pub clean: bool,
+}
+
+impl TargetAudit {
+    /// What an audit report of the planned state says, judged at `fail_on`.
+    pub fn of(report: &AuditReport, fail_on: Severity) -> TargetAudit {
+        TargetAudit {
+            summary: report.summary.clone(),
+            fail_on,
+            clean: report.summary.findings.at_or_above(fail_on) == 0,
+        }
+    }
+}
+
+/// The warning before repartitioning a node whose driver the advisory data names, or whose driver
+/// is unknown; `None` for a node whose MIG layout does not change or whose driver is clear.
+pub fn driver_warning(n: &NodeChange) -> Option<String> {
+    if n.mig == gpu_trust_planner::migrate::MigChange::Unchanged {
+        return None;
+    }
+    match &n.driver {
+        DriverRisk::Clear { .. } => None,
+        DriverRisk::Unknown => Some(format!(
+            "node {} is repartitioned, and its driver version is unknown: it may be affected by advisories about MIG reconfiguration; check it before going on",
+            n.node
+        )),
+        DriverRisk::Affected { driver, advisories } => {
+            let list: Vec<String> = advisories
+                .iter()
+                .map(|a| match &a.fix {
+                    Some(f) => format!("{} ({}; fixed in {f})", a.id, a.summary),
+                    None => format!("{} ({}; no fix on this branch)", a.id, a.summary),
+                })
+                .collect();
+            Some(format!(
+                "node {} is repartitioned on driver {driver}, affected by {}: upgrade its driver first",
+                n.node,
+                list.join(", ")
+            ))
+        }
+    }
+}
