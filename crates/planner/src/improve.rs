@@ -21,8 +21,8 @@
 
 use crate::bound;
 use crate::file::PlanInput;
-use crate::solve::{Payload, Rep, Res, Share, Unit, UnitKind};
 use crate::spec::MigSpec;
+use crate::unit::{Payload, Rep, Res, Share, Unit, UnitKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Components with at most this many instances are searched exactly.

@@ -30,6 +30,7 @@
 //! assert!(check(&input, &plan).is_empty());
 //! ```
 
+mod assemble;
 pub mod bound;
 pub mod check;
 pub mod dra;
@@ -44,6 +45,7 @@ pub mod plan;
 pub mod snapshot;
 pub mod solve;
 pub mod spec;
+mod unit;
 
 pub use check::check;
 pub use file::{PlanFile, PlanInput};
