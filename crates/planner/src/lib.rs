@@ -33,6 +33,7 @@
 mod assemble;
 pub mod bound;
 pub mod check;
+mod complete;
 pub mod dra;
 pub mod emit;
 pub mod exact;
