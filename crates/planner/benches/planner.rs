@@ -1,27 +1,36 @@
-//! The planner's benchmark, in three sections (all by default, or the ones named on the command line):
+//! The planner's benchmark, in sections (all by default, or the ones named on the command line):
 //!
 //! - `small`: random small fleets of latency-critical inference on H100 MIG (2-5 tenants with random
 //!   trust, 2-7 workloads of 1-4 replicas; [`mig_fleet`]), each planned and compared with the exact
 //!   optimum of an integer program written apart from the planner (`support/independent.rs`), and with
-//!   the plan's own lower bound. `medium` does the same with 2-12 workloads of 1-8 replicas.
+//!   the plan's own lower bound. `medium` does the same with 2-12 workloads of 1-8 replicas, `crowded`
+//!   with 4-8 tenants of mixed trust and 4-12 workloads of small peaks ([`crowded_mig_fleet`]). Their
+//!   seeds start at [`FIRST_SEED`] (`from=N` to start elsewhere).
 //! - `large`: generated fleets of 100 to 50,000 replicas on H100 nodes (three seeds each): GPUs used,
 //!   the lower bound the plan reports, GPUs with first-fit decreasing packing instead, the exact
 //!   pattern ILP per trust component (microlp, 10 s each, up to 1,000 replicas), nodes, solve time.
 //!
 //! ```text
-//! cargo bench -p gpu-trust-planner --bench planner                 # every section
-//! cargo bench -p gpu-trust-planner --bench planner -- small 500    # 500 small fleets
+//! cargo bench -p gpu-trust-planner --bench planner                          # every section
+//! cargo bench -p gpu-trust-planner --bench planner -- 1000 small medium crowded
 //! cargo bench -p gpu-trust-planner --bench planner -- large
+//! cargo bench -p gpu-trust-planner --bench planner -- crowded show=100017   # one fleet, its plan
 //! ```
 
 #[path = "support/independent.rs"]
 mod independent;
 
 use gpu_trust_planner::exact::exact_pack;
-use gpu_trust_planner::generate::{fleet, mig_fleet, FleetSpec};
+use gpu_trust_planner::generate::{crowded_mig_fleet, fleet, mig_fleet, FleetSpec};
 use gpu_trust_planner::spec::MigSpec;
 use gpu_trust_planner::{check, solve, solve_with, Method, Plan, PlanInput, SolveOptions};
 use std::time::Instant;
+
+/// The GPU model of the small-fleet sections.
+const MODEL: &str = "H100-SXM5-80GB";
+/// The first seed of the small-fleet sections: seeds from here on were never looked at while the
+/// planner was written (its tests and tuning use seeds below 2,000).
+const FIRST_SEED: u64 = 100_001;
 
 /// The exact optimum of packing each trust component's instances (as the plan sized them) into valid
 /// layouts, plus its whole GPUs: the pattern ILP per component, 10 s each. No plan with this sizing
@@ -45,9 +54,9 @@ fn pattern_optimum(input: &PlanInput, plan: &Plan) -> Option<u32> {
     Some(total)
 }
 
-/// Plans `count` random MIG fleets and compares each with the independent exact optimum.
-fn mig_fleets(name: &str, count: u64, max_workloads: u64, max_replicas: u64) {
-    let model = "H100-SXM5-80GB";
+/// Plans `count` random MIG fleets (seeds `first..first + count`) and compares each with the
+/// independent exact optimum.
+fn mig_fleets(name: &str, first: u64, count: u64, limit: f64, make: &dyn Fn(u64) -> PlanInput) {
     let mut optimal = 0u64;
     let mut at_bound = 0u64;
     let mut unproven = 0u64;
@@ -55,8 +64,9 @@ fn mig_fleets(name: &str, count: u64, max_workloads: u64, max_replicas: u64) {
     let mut gpus = 0u64;
     let mut worst_ms = 0f64;
     let mut total_ms = 0f64;
-    for seed in 1..=count {
-        let input = mig_fleet(seed, model, max_workloads, max_replicas);
+    let mut worst_proof = 0f64;
+    for seed in first..first + count {
+        let input = make(seed);
         let start = Instant::now();
         let plan = solve(&input);
         let ms = start.elapsed().as_secs_f64() * 1000.0;
@@ -69,7 +79,10 @@ fn mig_fleets(name: &str, count: u64, max_workloads: u64, max_replicas: u64) {
         if plan.gpus_used == plan.lower_bound {
             at_bound += 1;
         }
-        match independent::optimum(&input, 60.0) {
+        let start = Instant::now();
+        let optimum = independent::optimum(&input, limit);
+        worst_proof = worst_proof.max(start.elapsed().as_secs_f64());
+        match optimum {
             Ok(o) => {
                 assert!(
                     o.gpus <= plan.gpus_used,
@@ -90,21 +103,72 @@ fn mig_fleets(name: &str, count: u64, max_workloads: u64, max_replicas: u64) {
                         "seed {seed}: {} GPUs, optimum {}, bound {}",
                         plan.gpus_used, o.gpus, plan.lower_bound
                     ));
+                    eprintln!("{name}: {}", over[over.len() - 1]);
                 }
             }
             Err(e) => {
                 unproven += 1;
                 over.push(format!("seed {seed}: no proven optimum ({e:?})"));
+                eprintln!("{name}: {}", over[over.len() - 1]);
             }
         }
     }
     println!(
-        "| {name} | {count} | {gpus} | {optimal} | {at_bound} | {unproven} | {:.2} ms | {worst_ms:.1} ms |",
+        "| {name} | {first}-{} | {gpus} | {optimal} | {at_bound} | {unproven} | {:.2} ms | {worst_ms:.1} ms | {worst_proof:.2} s |",
+        first + count.saturating_sub(1),
         total_ms / count.max(1) as f64
     );
     for o in over {
         println!("  {o}");
     }
+}
+
+/// One fleet, its plan and its optimum, for reading.
+fn show(input: &PlanInput, limit: f64) {
+    for (a, t) in input.tenants.iter().enumerate() {
+        let row: Vec<&str> = input.trust[a].iter().map(|t| t.as_str()).collect();
+        println!("{} {:?}", t.name, row);
+    }
+    for w in &input.workloads {
+        println!(
+            "{} t{} x{} peak {} MiB compute {:?}",
+            w.name,
+            w.tenant,
+            w.replicas,
+            w.peak_memory_mib.unwrap_or(0),
+            w.compute
+        );
+    }
+    let start = Instant::now();
+    let plan = solve(input);
+    println!("solve {:.1} ms", start.elapsed().as_secs_f64() * 1000.0);
+    for n in &plan.nodes {
+        for g in &n.gpus {
+            let items: Vec<String> = g
+                .assignments
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{}#{}:{}:{}",
+                        a.workload,
+                        a.replica,
+                        a.tenant,
+                        a.profile.clone().unwrap_or_default()
+                    )
+                })
+                .collect();
+            println!("{} gpu{}: {}", n.name, g.index, items.join(" "));
+        }
+    }
+    let start = Instant::now();
+    let o = independent::optimum(input, limit);
+    println!(
+        "plan {} bound {} optimum {:?} ({:.1} s)",
+        plan.gpus_used,
+        plan.lower_bound,
+        o,
+        start.elapsed().as_secs_f64()
+    );
 }
 
 fn large() {
@@ -159,23 +223,64 @@ fn large() {
     }
 }
 
+/// A section of random MIG fleets: its key, its name in the table, and the fleet of a seed.
+type Shape<'a> = (&'a str, &'a str, &'a dyn Fn(u64) -> PlanInput);
+
 fn main() {
-    // `cargo bench` passes `--bench`; the rest names sections, and a number the fleets per section.
+    // `cargo bench` passes `--bench`; the rest names sections, a number the fleets per section,
+    // `from=N` their first seed, `limit=S` the independent solver's seconds per trust component, and
+    // `show=N` prints fleet N of the named sections (default `crowded`) with its plan and optimum.
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
+    let value = |key: &str| -> Option<f64> {
+        args.iter()
+            .find_map(|a| a.strip_prefix(key).and_then(|v| v.parse().ok()))
+    };
     let count: u64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(200);
-    let wanted =
-        |s: &str| args.iter().all(|a| a.parse::<u64>().is_ok()) || args.iter().any(|a| a == s);
-    if wanted("small") || wanted("medium") {
-        println!("| fleets | count | GPUs in all | exact optimum | at the plan's lower bound | no proven optimum | mean solve time | slowest solve |");
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-        if wanted("small") {
-            mig_fleets("small (2-7 workloads of 1-4 replicas)", count, 7, 4);
+    let first = value("from=").map_or(FIRST_SEED, |v| v as u64);
+    let limit = value("limit=").unwrap_or(60.0);
+    let shows: Vec<u64> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("show=")?.parse().ok())
+        .collect();
+    let sections: Vec<&str> = args
+        .iter()
+        .filter(|a| a.parse::<u64>().is_err() && !a.contains('='))
+        .map(String::as_str)
+        .collect();
+    let wanted = |s: &str| sections.contains(&s) || sections.is_empty();
+    let shapes: [Shape; 3] = [
+        ("small", "small (2-7 workloads of 1-4 replicas)", &|s| {
+            mig_fleet(s, MODEL, 7, 4)
+        }),
+        ("medium", "medium (2-12 workloads of 1-8 replicas)", &|s| {
+            mig_fleet(s, MODEL, 12, 8)
+        }),
+        (
+            "crowded",
+            "crowded (4-8 tenants, 4-12 workloads of small peaks)",
+            &|s| crowded_mig_fleet(s, MODEL),
+        ),
+    ];
+    if !shows.is_empty() {
+        for (key, _, make) in &shapes {
+            if sections.contains(key) || (sections.is_empty() && *key == "crowded") {
+                for &seed in &shows {
+                    show(&make(seed), limit);
+                }
+            }
         }
-        if wanted("medium") {
-            mig_fleets("medium (2-12 workloads of 1-8 replicas)", count, 12, 8);
+        return;
+    }
+    if shapes.iter().any(|(key, _, _)| wanted(key)) {
+        println!("| fleets | seeds | GPUs in all | exact optimum | at the plan's lower bound | no proven optimum | mean solve time | slowest solve | slowest exact proof |");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+        for (key, name, make) in &shapes {
+            if wanted(key) {
+                mig_fleets(name, first, count, limit, make);
+            }
         }
     }
     if wanted("large") {

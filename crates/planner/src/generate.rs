@@ -201,42 +201,20 @@ pub fn fleet(spec: &FleetSpec) -> PlanInput {
         i += 1;
     }
     let nodes = u32::try_from(spec.replicas.max(1)).unwrap_or(u32::MAX);
-    PlanInput {
-        file: "generated".to_string(),
-        pools: vec![Pool {
-            name: "gpu".to_string(),
-            model,
-            gpus_per_node: spec.gpus_per_node,
-            nodes,
-            driver_version: None,
-            location: Location::default(),
-        }],
+    one_pool(
+        model,
+        (spec.gpus_per_node, nodes),
         workloads,
-        tenants,
-        trust,
-        node_ok,
-        max_replicas: DEFAULT_MAX_REPLICAS,
-        operator: OperatorSettings::default(),
-    }
+        (tenants, trust, node_ok),
+    )
 }
 
-/// A small fleet of latency-critical inference on one pool of MIG GPUs: 2-5 tenants with random
-/// trust (`full`, `limited` or `none` for each pair, a third each), 2-7 workloads of 1-4 replicas whose
-/// peaks and compute needs fall on every profile of the model, from a whole-GPU instance down to the
-/// smallest. Every replica needs an instance of its own, so the fleet is a packing of MIG instances
-/// into GPU layouts under trust: the case the benchmark compares with an exact solver.
-pub fn small_mig_fleet(seed: u64, model: &str) -> PlanInput {
-    mig_fleet(seed, model, 7, 4)
-}
+/// Tenants, the trust of each pair, and which pairs may share a node.
+type Tenants = (Vec<TenantInfo>, Vec<Vec<Trust>>, Vec<Vec<bool>>);
 
-/// Like [`small_mig_fleet`], with 2 to `max_workloads` workloads of 1 to `max_replicas` replicas.
-pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) -> PlanInput {
-    let mut rng = Rng::new(seed ^ 0x5A5A_0F0F_1234_5678);
-    let model: &'static GpuModel = catalogue::lookup(model)
-        .filter(|m| m.supports_mig())
-        .or_else(|| catalogue::lookup("H100-SXM5-80GB"))
-        .unwrap_or(&catalogue::MODELS[0]);
-    let n = rng.range(2, 5) as usize;
+/// `n` latency-critical tenants, each pair trusting `full`, `limited` or `none` at random (a third
+/// each), and which pairs may share a node (all but `none`).
+fn critical_tenants(rng: &mut Rng, n: usize) -> Tenants {
     let tenants: Vec<TenantInfo> = (0..n)
         .map(|i| TenantInfo {
             name: format!("tenant-{i}"),
@@ -263,6 +241,146 @@ pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) 
         .iter()
         .map(|row| row.iter().map(|&t| t != Trust::None).collect())
         .collect();
+    (tenants, trust, node_ok)
+}
+
+/// Workload `i`: latency-critical inference of `tenant`.
+fn critical_inference(
+    i: usize,
+    tenant: usize,
+    tenants: &[TenantInfo],
+    replicas: u32,
+    peak: u64,
+    compute: Option<f64>,
+) -> Workload {
+    Workload {
+        name: format!("w{i:02}"),
+        tenant,
+        namespace: tenants[tenant].name.clone(),
+        kind: WorkloadClass::Inference,
+        replicas,
+        peak_memory_mib: Some(peak.max(1)),
+        compute,
+        latency: Latency::Critical,
+        gpus: 1,
+        image: None,
+        container: "main".to_string(),
+        pool: None,
+        location: Location::default(),
+    }
+}
+
+/// The MIG model `model` names, or H100-SXM5-80GB.
+fn mig_model(model: &str) -> &'static GpuModel {
+    catalogue::lookup(model)
+        .filter(|m| m.supports_mig())
+        .or_else(|| catalogue::lookup("H100-SXM5-80GB"))
+        .unwrap_or(&catalogue::MODELS[0])
+}
+
+/// The plan input of `workloads` on one pool of `model`, (GPUs per node, nodes).
+fn one_pool(
+    model: &'static GpuModel,
+    (gpus_per_node, nodes): (u32, u32),
+    workloads: Vec<Workload>,
+    tenants: Tenants,
+) -> PlanInput {
+    let (tenants, trust, node_ok) = tenants;
+    PlanInput {
+        file: "generated".to_string(),
+        pools: vec![Pool {
+            name: "gpu".to_string(),
+            model,
+            gpus_per_node,
+            nodes,
+            driver_version: None,
+            location: Location::default(),
+        }],
+        workloads,
+        tenants,
+        trust,
+        node_ok,
+        max_replicas: DEFAULT_MAX_REPLICAS,
+        operator: OperatorSettings::default(),
+    }
+}
+
+/// A crowded small fleet of latency-critical inference on one pool of MIG GPUs: 4 to 8 tenants, each
+/// pair `full`, `limited` or `none` at random (a third each), and 4 to 12 workloads of 1 to 4 replicas
+/// whose peaks are small: mostly under a quarter of the GPU's memory, spread over the smaller profiles
+/// (on H100 80GB: 1g.10gb, 1g.20gb, 2g.20gb, some 3g.40gb), a third of them with a compute need that
+/// the one-compute-slice profiles cannot meet. Several profiles hold most replicas (a 9 GiB replica fits
+/// 1g.10gb, 1g.20gb and 2g.20gb), and which tenants may fill the rest of a GPU differs from tenant to
+/// tenant: the choice of profile per replica and of the tenants next to it decide the GPU count. A
+/// seed gives the same fleet every time; its numbers are drawn apart from [`mig_fleet`]'s.
+pub fn crowded_mig_fleet(seed: u64, model: &str) -> PlanInput {
+    let mut rng = Rng::new(seed ^ 0xC0DE_D00D_F1EE_7000);
+    let model = mig_model(model);
+    let n = rng.range(4, 8) as usize;
+    let people = critical_tenants(&mut rng, n);
+    // Memory in units of the smallest slice: the 1-slice profile's memory is the unit a peak is drawn
+    // against, so that the same shape holds on every model.
+    let unit = model
+        .mig
+        .and_then(|g| {
+            g.standard_profiles()
+                .filter(|p| p.memory_slices == 1)
+                .map(|p| p.memory_mib)
+                .min()
+        })
+        .unwrap_or(model.memory_mib / 8);
+    let one_slice = model
+        .mig
+        .and_then(|g| {
+            let whole = g
+                .profiles
+                .iter()
+                .filter(|p| p.compute_slices == g.compute_slices)
+                .find_map(|p| p.sms)?;
+            let one = g
+                .standard_profiles()
+                .filter(|p| p.compute_slices == 1)
+                .find_map(|p| p.sms)?;
+            Some(f64::from(one) / f64::from(whole.max(1)))
+        })
+        .unwrap_or(1.0 / 7.0);
+    let workload_count = rng.range(4, 12) as usize;
+    let mut workloads = Vec::with_capacity(workload_count);
+    for i in 0..workload_count {
+        let tenant = rng.range(0, n as u64 - 1) as usize;
+        // Peaks: half under one slice's memory, a third under two, the rest under four.
+        let slices = match rng.range(0, 5) {
+            0..=2 => 1,
+            3..=4 => 2,
+            _ => 4,
+        };
+        let peak = rng.range(unit * (slices - 1) / 2 + 512, unit * slices - 256);
+        let compute = rng
+            .chance(0.33)
+            .then(|| ((one_slice + rng.range(5, 140) as f64 / 1000.0) * 1000.0).round() / 1000.0);
+        let replicas = rng.range(1, 4) as u32;
+        workloads.push(critical_inference(
+            i, tenant, &people.0, replicas, peak, compute,
+        ));
+    }
+    one_pool(model, (8, 8), workloads, people)
+}
+
+/// A small fleet of latency-critical inference on one pool of MIG GPUs: 2-5 tenants with random
+/// trust (`full`, `limited` or `none` for each pair, a third each), 2-7 workloads of 1-4 replicas whose
+/// peaks and compute needs fall on every profile of the model, from a whole-GPU instance down to the
+/// smallest. Every replica needs an instance of its own, so the fleet is a packing of MIG instances
+/// into GPU layouts under trust: the case the benchmark compares with an exact solver.
+pub fn small_mig_fleet(seed: u64, model: &str) -> PlanInput {
+    mig_fleet(seed, model, 7, 4)
+}
+
+/// Like [`small_mig_fleet`], with 2 to `max_workloads` workloads of 1 to `max_replicas` replicas.
+pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) -> PlanInput {
+    let mut rng = Rng::new(seed ^ 0x5A5A_0F0F_1234_5678);
+    let model = mig_model(model);
+    let n = rng.range(2, 5) as usize;
+    let people = critical_tenants(&mut rng, n);
     // Peaks and compute needs that land on each profile: the memory of the profile (less a little), and
     // for profiles that share their memory with a smaller one (2g next to 1g with two memory slices,
     // 4g next to 3g), a compute need the smaller one cannot meet.
@@ -316,37 +434,10 @@ pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) 
             .map(|q| fraction(q))
             .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))))
             .map(|f| ((f + fraction(p)) / 2.0 * 1000.0).round() / 1000.0);
-        workloads.push(Workload {
-            name: format!("w{i:02}"),
-            tenant,
-            namespace: tenants[tenant].name.clone(),
-            kind: WorkloadClass::Inference,
-            replicas: rng.range(1, max_replicas.max(1)) as u32,
-            peak_memory_mib: Some(peak.max(1)),
-            compute,
-            latency: Latency::Critical,
-            gpus: 1,
-            image: None,
-            container: "main".to_string(),
-            pool: None,
-            location: Location::default(),
-        });
+        let replicas = rng.range(1, max_replicas.max(1)) as u32;
+        workloads.push(critical_inference(
+            i, tenant, &people.0, replicas, peak, compute,
+        ));
     }
-    PlanInput {
-        file: "generated".to_string(),
-        pools: vec![Pool {
-            name: "gpu".to_string(),
-            model,
-            gpus_per_node: 8,
-            nodes: 8,
-            driver_version: None,
-            location: Location::default(),
-        }],
-        workloads,
-        tenants,
-        trust,
-        node_ok,
-        max_replicas: DEFAULT_MAX_REPLICAS,
-        operator: OperatorSettings::default(),
-    }
+    one_pool(model, (8, 8), workloads, people)
 }

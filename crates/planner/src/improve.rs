@@ -20,9 +20,10 @@
 //! deterministic and bounded, and it only ever replaces GPUs by fewer GPUs.
 
 use crate::bound;
+use crate::complete;
 use crate::file::PlanInput;
-use crate::solve::{Payload, Rep, Res, Share, Unit, UnitKind};
 use crate::spec::MigSpec;
+use crate::unit::{Payload, Rep, Res, Share, Unit, UnitKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Components with at most this many instances are searched exactly.
@@ -31,6 +32,12 @@ pub(crate) const EXACT_ITEMS: usize = 40;
 pub(crate) const SEARCH_ITEMS: usize = 128;
 /// Search nodes the exact search may visit per GPU count it tries.
 const EXACT_NODES: u64 = 150_000;
+/// States and GPUs the search GPU by GPU may visit per GPU count it tries.
+const COMPLETE_NODES: u64 = 50_000;
+/// And per pool, in all: on a pool of at most [`SEARCH_ITEMS`] MIG instances, and on a larger one
+/// (where the local search does most of the work and the time should grow with the fleet only).
+const COMPLETE_BUDGET: u64 = 400_000;
+const COMPLETE_BUDGET_LARGE: u64 = 20_000;
 /// Search nodes one repack of three GPUs into two may visit.
 const LOCAL_NODES: u64 = 4_000;
 /// Search nodes the local search may visit per GPU of the component, in all.
@@ -363,6 +370,19 @@ pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) 
         .collect();
     let mut removed: BTreeSet<usize> = BTreeSet::new();
     let mut added: Vec<Unit> = Vec::new();
+    let instances: usize = mig
+        .iter()
+        .map(|&u| match &units[u].kind {
+            UnitKind::Mig { instances, .. } => instances.len(),
+            UnitKind::Whole { .. } => 0,
+        })
+        .sum();
+    let budget = if instances <= SEARCH_ITEMS {
+        COMPLETE_BUDGET
+    } else {
+        COMPLETE_BUDGET_LARGE
+    };
+    let mut complete_spent = 0u64;
     for comp in components(input, units, &mig) {
         let gpus: Vec<Vec<Item>> = comp
             .iter()
@@ -377,7 +397,8 @@ pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) 
             continue;
         }
         let item_count: usize = gpus.iter().map(Vec::len).sum();
-        let better = if item_count <= EXACT_ITEMS {
+        let start = (item_count <= SEARCH_ITEMS).then(|| gpus.clone());
+        let mut better = if item_count <= EXACT_ITEMS {
             exact(input, spec, gpus, lower)
         } else if item_count > SEARCH_ITEMS {
             local(input, spec, gpus, lower)
@@ -392,6 +413,16 @@ pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) 
                 local_best
             }
         };
+        // Still above the bound: the search GPU by GPU, from the best count so far.
+        if let Some(start) = start {
+            let now = better.as_ref().unwrap_or(&start);
+            if now.len() > lower {
+                if let Some(fewer) = by_gpu(input, spec, now, lower, (&mut complete_spent, budget))
+                {
+                    better = Some(fewer);
+                }
+            }
+        }
         if let Some(better) = better {
             removed.extend(comp.iter().copied());
             for items in better {
@@ -438,6 +469,65 @@ fn exact(
             .map(|b| b.into_iter().map(|i| items[i].clone()).collect())
             .collect()
     })
+}
+
+/// The search GPU by GPU ([`crate::complete`]) over the component's instances: one GPU fewer than
+/// `gpus`, then fewer again, down to `lower`, while `spent` is below `budget`; the GPUs of the best
+/// placement found, or `None` when none beats `gpus`.
+fn by_gpu(
+    input: &PlanInput,
+    spec: &MigSpec,
+    gpus: &[Vec<Item>],
+    lower: usize,
+    (spent, budget): (&mut u64, u64),
+) -> Option<Vec<Vec<Item>>> {
+    // Interchangeable instances as one kind, each kind's instances in a queue.
+    let mut kinds: Vec<complete::Kind> = Vec::new();
+    let mut queues: Vec<Vec<&Item>> = Vec::new();
+    for item in gpus.iter().flatten() {
+        match queues.iter().position(|q| q[0].same_kind(item)) {
+            Some(k) => {
+                kinds[k].count += 1;
+                queues[k].push(item);
+            }
+            None => {
+                kinds.push(complete::Kind {
+                    profile: item.profile,
+                    share: item.share,
+                    tenants: item.tenants.clone(),
+                    count: 1,
+                });
+                queues.push(vec![item]);
+            }
+        }
+    }
+    let mut k = gpus.len().saturating_sub(1);
+    let mut best: Option<Vec<Vec<usize>>> = None;
+    while k > 0 && k >= lower && *spent < budget {
+        let limit = COMPLETE_NODES.min(budget - *spent);
+        match complete::place(input, spec, &kinds, k, limit, spent) {
+            Some(found) => {
+                k = found.len().saturating_sub(1);
+                best = Some(found);
+            }
+            None => break,
+        }
+    }
+    let best = best?;
+    let mut next = vec![0usize; kinds.len()];
+    Some(
+        best.into_iter()
+            .map(|gpu| {
+                gpu.into_iter()
+                    .map(|k| {
+                        let item = queues[k][next[k]].clone();
+                        next[k] += 1;
+                        item
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
 }
 
 /// The local search, GPU by GPU, the lightest first: a set of the part-filled GPU and one or two

@@ -32,8 +32,10 @@
 //! assert!(check(&input, &plan).is_empty());
 //! ```
 
+mod assemble;
 pub mod bound;
 pub mod check;
+mod complete;
 pub mod dra;
 pub mod emit;
 pub mod exact;
@@ -47,6 +49,7 @@ pub mod plan;
 pub mod snapshot;
 pub mod solve;
 pub mod spec;
+mod unit;
 
 pub use check::check;
 pub use file::{PlanFile, PlanInput};

@@ -137,6 +137,26 @@ fn small_mig_fleets_get_the_exact_optimum() {
     }
 }
 
+#[test]
+fn crowded_mig_fleets_get_the_exact_optimum() {
+    // Four to eight tenants of mixed trust with small latency-critical peaks, the first 30 of the
+    // benchmark's `crowded` fleets (its seeds start at 100,001) and the two of its 1,000 where the
+    // search by instance alone used one GPU more: which tenants may fill the rest of a GPU decide the
+    // count, and the plan uses the fewest GPUs.
+    for seed in (100_001..100_031).chain([100_176, 100_735]) {
+        let input = gpu_trust_planner::generate::crowded_mig_fleet(seed, "H100-SXM5-80GB");
+        let plan = solve(&input);
+        assert!(check(&input, &plan).is_empty());
+        assert!(plan.complete(), "seed {seed}: {:?}", plan.unplaced);
+        let optimum = independent::optimum(&input, 60.0).unwrap();
+        assert_eq!(
+            plan.gpus_used, optimum.gpus,
+            "seed {seed}: bound {}",
+            plan.lower_bound
+        );
+    }
+}
+
 /// A one-tenant L4 pool: 60 replicas of 256 MiB and one of 2 GiB, all MPS.
 fn mps_pool(gpus_per_node: u32, nodes: u32) -> gpu_trust_planner::PlanInput {
     let text = format!(
