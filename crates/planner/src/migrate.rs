@@ -127,6 +127,20 @@ pub struct NodeChange {
     pub driver: DriverRisk,
 }
 
+/// A node of the current cluster whose configuration label names a config that the migration's
+/// ConfigMaps define again with other contents. The ConfigMaps and the ClusterPolicy patch are applied
+/// before the first step, for the whole cluster: the MIG manager or the device plugin could then give
+/// the node the new contents under its old label before it is cordoned and drained, if at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigClash {
+    pub node: String,
+    /// The label: `nvidia.com/mig.config` or `nvidia.com/device-plugin.config`.
+    pub label: String,
+    /// The config it names now, which the plan defines with other contents for this node.
+    pub config: String,
+}
+
 /// A node of the current cluster with the GPUs of a pool that the plan does not use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -222,6 +236,8 @@ pub struct Migration {
     pub capacity_now: Vec<PoolCapacity>,
     pub capacity_planned: Vec<PoolCapacity>,
     pub workloads: Vec<WorkloadMove>,
+    /// Nodes whose config label the migration's ConfigMaps would redefine under them.
+    pub config_clashes: Vec<ConfigClash>,
     /// Not part of the wire format: what the script applies.
     #[serde(skip)]
     pub script: ScriptParts,
@@ -231,6 +247,11 @@ impl Migration {
     /// Whether the current cluster holds every planned node.
     pub fn feasible(&self) -> bool {
         self.shortfalls.is_empty()
+    }
+
+    /// Whether applying the configs leaves every node's current config as it is until its step.
+    pub fn safe_to_apply(&self) -> bool {
+        self.config_clashes.is_empty()
     }
 
     /// Nodes repartitioned while their driver is affected or unknown.
@@ -718,8 +739,64 @@ pub fn migrate(
         capacity_now,
         capacity_planned,
         workloads,
+        config_clashes: clashes(plan, input, current),
         script,
     }
+}
+
+/// Current nodes whose `nvidia.com/mig.config` or `nvidia.com/device-plugin.config` label names a
+/// config the plan defines (`gpu-trust-mig-1`, `time-slicing-2`: the names of an earlier plan) with
+/// contents other than what the node has now. A name the plan defines with the node's current
+/// contents (a planned node of the node's GPU model and count with that label, whose layout or
+/// sharing equals the node's) is no clash; nor are `all-disabled` and `exclusive`, whose contents
+/// never change. A node whose current contents are unknown clashes: they cannot be shown equal.
+fn clashes(plan: &Plan, input: &PlanInput, current: &Fleet) -> Vec<ConfigClash> {
+    let fixed = [emit::ALL_DISABLED, emit::EXCLUSIVE_CONFIG];
+    let same_gpus = |gpu: &GpuNode, planned: &PlanNode| {
+        input.pools.iter().any(|p| {
+            p.name == planned.pool
+                && gpu.model.as_deref() == Some(p.model.id)
+                && gpu.count == p.gpus_per_node
+        })
+    };
+    let mut out = Vec::new();
+    for node in &current.nodes {
+        let Some(gpu) = &node.gpu else { continue };
+        let mig = node.labels.get(labels::MIG_CONFIG).filter(|v| {
+            !fixed.contains(&v.as_str())
+                && plan
+                    .nodes
+                    .iter()
+                    .any(|p| p.mig_config.as_deref() == Some(v.as_str()))
+                && !plan.nodes.iter().any(|p| {
+                    p.mig_config.as_deref() == Some(v.as_str())
+                        && same_gpus(gpu, p)
+                        && mig_change(gpu, p).0 == MigChange::Unchanged
+                })
+        });
+        let plugin = node.labels.get(labels::DEVICE_PLUGIN_CONFIG).filter(|v| {
+            !fixed.contains(&v.as_str())
+                && plan.nodes.iter().any(|p| p.device_plugin_config == **v)
+                && !plan.nodes.iter().any(|p| {
+                    p.device_plugin_config == **v
+                        && same_gpus(gpu, p)
+                        && sharing_change(gpu, p) == SharingChange::Unchanged
+                })
+        });
+        for (label, config) in [
+            (labels::MIG_CONFIG, mig),
+            (labels::DEVICE_PLUGIN_CONFIG, plugin),
+        ] {
+            if let Some(config) = config {
+                out.push(ConfigClash {
+                    node: node.name.clone(),
+                    label: label.to_string(),
+                    config: config.clone(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// `on` or `off`, or `on and off` when GPUs go both ways.
@@ -815,6 +892,26 @@ mod tests {
             && !n.drain));
         assert!(m.steps.is_empty());
         assert_eq!(m.capacity_now, m.capacity_planned);
+        // The same names with the same contents: applying the configs changes no node.
+        assert!(m.safe_to_apply(), "{:?}", m.config_clashes);
+    }
+
+    #[test]
+    fn an_earlier_plans_config_name_with_other_contents_is_a_clash() {
+        // Both plans name their one MIG layout `gpu-trust-mig-1`: 7 x 1g.10gb now, 2 x 3g.40gb
+        // planned. Applying the new ConfigMap would give the node the new layout under its old
+        // label before its step drains it.
+        let m = migration(SMALL, LARGER);
+        assert_eq!(m.nodes[0].mig_config.from, m.nodes[0].mig_config.to);
+        assert!(!m.safe_to_apply());
+        assert_eq!(
+            m.config_clashes,
+            vec![ConfigClash {
+                node: m.nodes[0].node.clone(),
+                label: labels::MIG_CONFIG.to_string(),
+                config: m.nodes[0].mig_config.from.clone().unwrap_or_default(),
+            }]
+        );
     }
 
     #[test]

@@ -45,12 +45,14 @@ use std::time::SystemTime;
 /// MIG mode changes (a GPU reset; the MIG manager may stop the kubelet); the steps, one node per pool
 /// at a time, with the capacity each pool keeps; where each workload moves; a warning before
 /// repartitioning a node whose driver the advisory data names for MIG reconfiguration, or whose
-/// driver is unknown; and whether the planned state audits clean. `--format script` writes it as a
-/// bash script that prints its commands unless run with --apply.
+/// driver is unknown; a warning for a node whose config label names a config the plan redefines
+/// (an earlier plan's name), which the script refuses to apply; and whether the planned state audits
+/// clean. `--format script` writes it as a bash script that prints its commands unless run with
+/// --apply.
 ///
 /// Exit codes: 0 every replica placed (and, for a migration, the planned state audits clean); 1 some
 /// replicas could not be placed (each is listed with the reason, the rest are placed), or the planned
-/// state of a migration has findings at or above high; 2 the plan or policy file is invalid
+/// state of a migration has findings at or above high, or a current config name clashes; 2 the plan or policy file is invalid
 /// (FILE:LINE:COLUMN: error: ...), or the current cluster cannot be read or lacks the nodes the plan
 /// needs.
 #[derive(Debug, clap::Args)]
@@ -339,7 +341,12 @@ fn migration(
     for line in unplaced_lines(plan, "gpu-trust: ") {
         output::eprint_line(&line);
     }
-    for warning in m.nodes.iter().filter_map(migration::driver_warning) {
+    for warning in m
+        .config_clashes
+        .iter()
+        .map(migration::clash_warning)
+        .chain(m.nodes.iter().filter_map(migration::driver_warning))
+    {
         output::eprint_line(&format!("gpu-trust: warning: {warning}"));
     }
     let code = if !m.feasible() {
@@ -347,7 +354,11 @@ fn migration(
             "the current cluster lacks nodes the plan needs (see the migration): nothing to migrate to",
         );
         output::INPUT_ERROR
-    } else if plan.complete() && target.clean && planned.diagnostics.iter().all(|d| !d.is_error()) {
+    } else if plan.complete()
+        && target.clean
+        && m.safe_to_apply()
+        && planned.diagnostics.iter().all(|d| !d.is_error())
+    {
         output::CLEAN
     } else {
         output::FINDINGS

@@ -320,3 +320,70 @@ fn exit_codes() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!doc["shortfalls"].as_array().unwrap().is_empty());
 }
+
+/// A current node labelled with a config name the plan gives other contents (as after an earlier
+/// plan): the migration says so, exits 1, and its script prints but refuses `--apply` before any
+/// command, because applying the new ConfigMap could reconfigure the node before it is drained.
+#[test]
+fn a_config_name_the_plan_redefines_stops_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::fs::read_to_string(example_dir().join("cluster.yaml")).unwrap();
+    let renamed = example.replace(
+        "nvidia.com/mig.config: team-mig-1",
+        "nvidia.com/mig.config: gpu-trust-mig-1",
+    );
+    assert_ne!(renamed, example, "the example's label moved");
+    let cluster = dir.path().join("cluster.yaml");
+    std::fs::write(&cluster, renamed).unwrap();
+    let run = |format: &str, output: &Path| {
+        Command::cargo_bin("gpu-trust")
+            .unwrap()
+            .current_dir(workspace())
+            .args(["plan", "examples/plan/plan.yaml", "--current"])
+            .arg(&cluster)
+            .args(["--today", "2026-12-01", "--format", format, "--output"])
+            .arg(output)
+            .output()
+            .unwrap()
+    };
+    let json = dir.path().join("migration.json");
+    let out = run("json", &json);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("is labelled nvidia.com/mig.config=gpu-trust-mig-1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["configClashes"][0]["config"], "gpu-trust-mig-1");
+    assert_eq!(doc["configClashes"][0]["label"], "nvidia.com/mig.config");
+
+    let script = dir.path().join("migrate.sh");
+    assert_eq!(run("script", &script).status.code(), Some(1));
+    let dry = run_script(dir.path(), &script, &[]);
+    assert!(dry.status.success());
+    let out = run_script(dir.path(), &script, &["--apply", "--accept-driver-risk"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !dir.path().join("kubectl.log").exists(),
+        "kubectl was called before the refusal"
+    );
+    if let Some(shellcheck) = shellcheck() {
+        let out = std::process::Command::new(shellcheck)
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}

@@ -7,7 +7,7 @@ pub mod script;
 pub mod table;
 
 use gpu_trust_model::Severity;
-use gpu_trust_planner::migrate::{DriverRisk, NodeChange};
+use gpu_trust_planner::migrate::{ConfigClash, DriverRisk, NodeChange};
 use gpu_trust_rules::report::{AuditReport, Summary};
 use serde::Serialize;
 
@@ -60,4 +60,12 @@ pub fn driver_warning(n: &NodeChange) -> Option<String> {
             ))
         }
     }
+}
+
+/// The warning for a node whose config label the migration's ConfigMaps would redefine under it.
+pub fn clash_warning(c: &ConfigClash) -> String {
+    format!(
+        "node {} is labelled {}={}, a name this migration's ConfigMap gives other contents: applying the configs could reconfigure it before it is drained; rename the current config (and the label) first, then run the migration again",
+        c.node, c.label, c.config
+    )
 }

@@ -6,9 +6,10 @@
 //! wait for the MIG manager's `nvidia.com/mig.config.state=success`, uncordon), then the pod patches
 //! of the workloads the current cluster holds. Before repartitioning a node whose driver is affected
 //! by an advisory about MIG reconfiguration, or unknown, it warns, and with `--apply` it stops there
-//! (exit 3) unless `--accept-driver-risk` is given.
+//! (exit 3) unless `--accept-driver-risk` is given. When a node's current config label names a config
+//! the migration redefines ([`Migration::config_clashes`]), `--apply` stops before anything (exit 3).
 
-use super::{driver_warning, TargetAudit};
+use super::{clash_warning, driver_warning, TargetAudit};
 use gpu_trust_model::labels;
 use gpu_trust_planner::migrate::{taint_of, MigChange, Migration, NodeChange};
 use std::fmt::Write;
@@ -129,6 +130,19 @@ pub fn render(migration: &Migration, audit: &TargetAudit, plan: &str) -> String 
         }
     );
     s.push_str(PRELUDE);
+    if !migration.safe_to_apply() {
+        // Applying the configs would reconfigure these nodes before they are drained: printing is
+        // safe, running is not, with no flag to override it.
+        s.push('\n');
+        for c in &migration.config_clashes {
+            let _ = writeln!(
+                s,
+                "printf 'warning: %s\\n' {} >&2",
+                quote(&clash_warning(c))
+            );
+        }
+        s.push_str("if [ \"$apply\" = true ]; then\n  echo 'not applying: a current config name clashes with a planned one (above)' >&2\n  exit 3\nfi\n");
+    }
 
     s.push_str(
         "\necho '== configs: the mig-parted and device plugin ConfigMaps, the ClusterPolicy'\n",

@@ -1,7 +1,7 @@
 //! The migration as tables: what changes per node, the warnings, the steps with the capacity each
 //! pool keeps, and where each workload moves. Every text from the input is escaped for the terminal.
 
-use super::{driver_warning, TargetAudit};
+use super::{clash_warning, driver_warning, TargetAudit};
 use crate::text::{e, joined, plural, prose_line, table};
 use gpu_trust_planner::migrate::{MigChange, Migration, PoolCapacity, SharingChange};
 
@@ -69,7 +69,12 @@ pub fn render(migration: &Migration, audit: &TargetAudit, width: usize) -> Strin
         width,
         "",
     ));
-    let warnings: Vec<String> = migration.nodes.iter().filter_map(driver_warning).collect();
+    let warnings: Vec<String> = migration
+        .config_clashes
+        .iter()
+        .map(clash_warning)
+        .chain(migration.nodes.iter().filter_map(driver_warning))
+        .collect();
     if !warnings.is_empty() {
         out.push_str("\nWarnings\n");
         for w in &warnings {
