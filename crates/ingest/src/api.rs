@@ -9,6 +9,7 @@
 //! here once per kind; a test fails when a built-in kind is added without a line here.
 
 use crate::{controllers, kinds};
+use gpu_trust_model::stack::NVIDIA_API_GROUP;
 use serde_json::Value;
 
 /// One kind ingest reads, with what a client needs to list it.
@@ -70,8 +71,8 @@ const RESOURCES: &[(&str, &str, &str, bool)] = &[
         true,
     ),
     ("resource.k8s.io", "DeviceClass", "deviceclasses", false),
-    ("nvidia.com", "ClusterPolicy", "clusterpolicies", false),
-    ("nvidia.com", "GPUCluster", "gpuclusters", false),
+    (NVIDIA_API_GROUP, "ClusterPolicy", "clusterpolicies", false),
+    (NVIDIA_API_GROUP, "GPUCluster", "gpuclusters", false),
 ];
 
 /// The namespaced kinds whose objects decide how the GPUs of every node are shared, wherever they
@@ -142,8 +143,8 @@ pub fn read_kinds() -> Vec<ApiKind> {
     for &(group, kind, versions) in kinds::BUILT_IN {
         push(group, kind, versions);
     }
-    push("nvidia.com", "ClusterPolicy", CLUSTER_POLICY_VERSIONS);
-    push("nvidia.com", "GPUCluster", GPU_CLUSTER_VERSIONS);
+    push(NVIDIA_API_GROUP, "ClusterPolicy", CLUSTER_POLICY_VERSIONS);
+    push(NVIDIA_API_GROUP, "GPUCluster", GPU_CLUSTER_VERSIONS);
     for c in controllers::CONTROLLERS {
         if !out.iter().any(|a| a.group == c.group && a.kind == c.kind) {
             out.push(ApiKind {

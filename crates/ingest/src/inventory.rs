@@ -9,7 +9,7 @@ use gpu_trust_model::fleet::{
 };
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::occupancy::{Devices, Seat};
-use gpu_trust_model::{Certainty, Diagnostic};
+use gpu_trust_model::{resource, Certainty, Diagnostic};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -292,7 +292,7 @@ pub fn inventory(
                         .gpu
                         .resources
                         .iter()
-                        .filter(|(k, _)| k.starts_with("nvidia.com/"))
+                        .filter(|(k, _)| k.starts_with(resource::DOMAIN))
                         .map(|(k, v)| format!("{k}={v}"))
                         .collect(),
                     permitted_gpu_nodes: permitted,
@@ -435,7 +435,7 @@ fn sharing_text(g: &GpuNode) -> String {
     let replicas: BTreeMap<&String, &u32> = g.sharing.replicas.iter().collect();
     let parts: Vec<String> = replicas
         .iter()
-        .map(|(r, n)| format!("{} x{n}", r.trim_start_matches("nvidia.com/")))
+        .map(|(r, n)| format!("{} x{n}", r.trim_start_matches(resource::DOMAIN)))
         .collect();
     if parts.is_empty() {
         strategy.to_string()

@@ -7,6 +7,7 @@
 //! skipped unread, which is most of a large dump.
 
 use crate::crd;
+use gpu_trust_model::stack::NVIDIA_API_GROUP;
 use k8s_openapi::api::{
     apps::v1 as apps, batch::v1 as batch, core::v1 as core, node::v1 as nodev1, rbac::v1 as rbacv1,
 };
@@ -61,8 +62,8 @@ pub(crate) fn classify(api_version: &str, kind: &str) -> Option<Kind> {
         ("rbac.authorization.k8s.io", "v1", "ClusterRole") => Kind::ClusterRole,
         ("rbac.authorization.k8s.io", "v1", "RoleBinding") => Kind::RoleBinding,
         ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => Kind::ClusterRoleBinding,
-        ("nvidia.com", "v1", "ClusterPolicy") => Kind::ClusterPolicy,
-        ("nvidia.com", "v1alpha1", "GPUCluster") => Kind::GpuCluster,
+        (NVIDIA_API_GROUP, "v1", "ClusterPolicy") => Kind::ClusterPolicy,
+        (NVIDIA_API_GROUP, "v1alpha1", "GPUCluster") => Kind::GpuCluster,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaim") => Kind::ResourceClaim,
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceClaimTemplate") => {
             Kind::ResourceClaimTemplate

@@ -21,6 +21,11 @@
 //! - Kubernetes `k8s.io/api` resource types, `DRAAdminNamespaceLabelKey`: the Namespace label that lets
 //!   ResourceClaims in the namespace ask for admin access to devices (KEP-5018; stable in 1.36).
 
+/// The node label choosing what the GPU Operator deploys on a node when sandbox workloads are
+/// enabled (NVIDIA/gpu-operator `controllers/state_manager.go`, `gpuWorkloadConfigLabelKey`):
+/// `container`, `vm-passthrough` or `vm-vgpu`.
+pub const WORKLOAD_CONFIG: &str = "nvidia.com/gpu.workload.config";
+
 /// The GPU model's product name, as GFD spells it (`NVIDIA-A100-SXM4-80GB`).
 pub const PRODUCT: &str = "nvidia.com/gpu.product";
 /// The number of GPUs on the node.

@@ -20,6 +20,8 @@
 //!   NVSwitch Specific Resource Types": `nvidia.com/pgpu`, or model names such as
 //!   `nvidia.com/GH100_H100L_94GB`; NVSwitches are `nvidia.com/nvswitch`).
 
+/// The domain of NVIDIA's extended resources (every name below starts with it).
+pub const DOMAIN: &str = "nvidia.com/";
 /// A whole GPU (or, under the single MIG strategy and on GKE partitions, a MIG instance).
 pub const GPU: &str = "nvidia.com/gpu";
 /// The suffix `renameByDefault` gives a shared resource.

@@ -113,6 +113,15 @@ pub struct ComponentImage {
     pub source: &'static str,
 }
 
+/// The namespace the GPU Operator is installed into when nothing in the input says otherwise: its
+/// install guide's `helm install ... -n gpu-operator --create-namespace` (NVIDIA GPU Operator
+/// "Installing the NVIDIA GPU Operator"). OpenShift's is the platform adapter's.
+pub const GPU_OPERATOR_NAMESPACE: &str = "gpu-operator";
+
+/// The API group of the GPU Operator's custom resources: ClusterPolicy (`nvidia.com/v1`) and
+/// GPUCluster (`nvidia.com/v1alpha1`) (NVIDIA/gpu-operator `api/nvidia/`).
+pub const NVIDIA_API_GROUP: &str = "nvidia.com";
+
 /// The images the GPU Operator, the projects' Helm charts and their static manifests run.
 pub const IMAGES: &[ComponentImage] = &[
     ComponentImage {

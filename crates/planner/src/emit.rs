@@ -76,11 +76,8 @@ pub const TOOLKIT_IMAGE: (&str, &str) = ("nvcr.io/nvidia/k8s", "container-toolki
 /// Pod patches select on `<resource>.sharing-strategy` and `<resource>.replicas`, so that a pod only
 /// lands where the device plugin hands its resource out the way the plan does.
 pub fn gfd_strategy(sharing: DeviceSharing) -> &'static str {
-    match sharing {
-        DeviceSharing::Exclusive => labels::SHARING_NONE,
-        DeviceSharing::TimeSlicing => labels::SHARING_TIME_SLICING,
-        DeviceSharing::Mps => labels::SHARING_MPS,
-    }
+    // GFD labels the strategy as the device plugin spells it (`labels::SHARING_*`).
+    sharing.strategy().as_str()
 }
 
 /// The node selector that admits only nodes where `resource` is handed out as `sharing`, each device

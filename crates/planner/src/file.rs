@@ -25,7 +25,7 @@ pub const KIND: &str = "Plan";
 /// The largest plan file read, in bytes.
 pub const MAX_PLAN_BYTES: usize = 64 << 20;
 /// The namespace the GPU Operator runs in when the plan file does not say (its install guide's name).
-pub const DEFAULT_OPERATOR_NAMESPACE: &str = "gpu-operator";
+pub const DEFAULT_OPERATOR_NAMESPACE: &str = gpu_trust_model::stack::GPU_OPERATOR_NAMESPACE;
 /// Most replicas of one workload (a bound on what one line of input may cost).
 pub const MAX_REPLICAS: u32 = 100_000;
 /// Most replicas of all workloads together.

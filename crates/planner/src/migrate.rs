@@ -30,7 +30,7 @@ use crate::file::PlanInput;
 use crate::patch::Objects;
 use crate::plan::{Plan, PlanNode, TENANTS_TAINT};
 use gpu_trust_model::fleet::{
-    ConfigSource, Fleet, GpuNode, MigStrategy, Node, NodeFact, SharingStrategy, WorkloadKind,
+    ConfigSource, Fleet, GpuNode, Node, NodeFact, SharingStrategy, WorkloadKind,
 };
 use gpu_trust_model::labels;
 use serde::Serialize;
@@ -331,11 +331,7 @@ fn sharing_change(current: &GpuNode, planned: &PlanNode) -> SharingChange {
         .filter(|(_, r)| **r > 1)
         .map(|(k, r)| (k.clone(), *r))
         .collect();
-    let strategy = match current.mig_strategy {
-        MigStrategy::None => emit::MIG_STRATEGY_NONE,
-        MigStrategy::Mixed => emit::MIG_STRATEGY_MIXED,
-        MigStrategy::Single => "single",
-    };
+    let strategy = current.mig_strategy.as_str();
     let same_sharing = (current.sharing.strategy == planned.sharing.strategy
         && shared == planned.sharing.resources)
         || (current.sharing.strategy == SharingStrategy::None

@@ -109,11 +109,22 @@ pub enum DeviceSharing {
 }
 
 impl DeviceSharing {
+    /// The device plugin's sharing strategy that hands a device out this way.
+    pub const fn strategy(self) -> gpu_trust_model::fleet::SharingStrategy {
+        use gpu_trust_model::fleet::SharingStrategy;
+        match self {
+            DeviceSharing::Exclusive => SharingStrategy::None,
+            DeviceSharing::TimeSlicing => SharingStrategy::TimeSlicing,
+            DeviceSharing::Mps => SharingStrategy::Mps,
+        }
+    }
+
+    /// The plan's spelling (serde's): the strategy's, except `exclusive` for a device handed out
+    /// whole, which the device plugin calls `none`.
     pub fn as_str(self) -> &'static str {
         match self {
             DeviceSharing::Exclusive => "exclusive",
-            DeviceSharing::TimeSlicing => "time-slicing",
-            DeviceSharing::Mps => "mps",
+            shared => shared.strategy().as_str(),
         }
     }
 }

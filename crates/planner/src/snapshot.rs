@@ -97,12 +97,17 @@ fn node_object(node: &crate::plan::PlanNode, input: &PlanInput, dra: bool) -> Va
     })
 }
 
+/// The ClusterPolicy's `apiVersion`: the operator's API group, version `v1`.
+fn cluster_policy_api_version() -> String {
+    format!("{}/v1", gpu_trust_model::stack::NVIDIA_API_GROUP)
+}
+
 /// The snapshot document (YAML).
 pub fn snapshot(plan: &Plan, input: &PlanInput) -> String {
     let mut items = cluster_items(plan, input, false);
     items.push(emit::device_plugin_config_map(plan, input));
     items.push(json!({
-        "apiVersion": "nvidia.com/v1",
+        "apiVersion": cluster_policy_api_version(),
         "kind": "ClusterPolicy",
         "metadata": {"name": emit::CLUSTER_POLICY},
         "spec": emit::cluster_policy_spec(input),
@@ -130,7 +135,7 @@ pub fn dra_snapshot(plan: &Plan, input: &PlanInput) -> String {
     let mut spec = emit::cluster_policy_spec(input);
     spec["devicePlugin"]["enabled"] = json!(false);
     items.push(json!({
-        "apiVersion": "nvidia.com/v1",
+        "apiVersion": cluster_policy_api_version(),
         "kind": "ClusterPolicy",
         "metadata": {"name": emit::CLUSTER_POLICY},
         "spec": spec,

@@ -44,7 +44,7 @@ pub const DEFAULT_PLATFORM_NAMESPACES: &[&str] = &[
     "kube-system",
     "kube-public",
     "kube-node-lease",
-    "gpu-operator",
+    gpu_trust_model::stack::GPU_OPERATOR_NAMESPACE,
     "nvidia-*",
     "*-gpu-operator",
     "volcano-system",

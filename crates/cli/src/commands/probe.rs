@@ -108,7 +108,7 @@ pub struct Args {
     #[arg(long, value_name = "K=V", requires = "emit_job")]
     pub node_selector: Vec<String>,
     /// With --emit-job: the shared resource each pod requests one replica of.
-    #[arg(long, value_name = "NAME", default_value = "nvidia.com/gpu")]
+    #[arg(long, value_name = "NAME", default_value = gpu_trust_model::resource::GPU)]
     pub resource: String,
     /// With --emit-job: the image holding the gpu-trust binary (no CUDA libraries needed: the node's
     /// container toolkit mounts the driver's).

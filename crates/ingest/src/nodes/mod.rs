@@ -256,7 +256,7 @@ impl Context<'_> {
         let product = gfd_product.clone().or(platform_product).or_else(|| {
             passthrough
                 .filter(|r| resource::passthrough_model(r).is_some())
-                .map(|r| r.trim_start_matches("nvidia.com/").to_string())
+                .map(|r| r.trim_start_matches(resource::DOMAIN).to_string())
         });
         let model = match &gfd_product {
             Some(p) => catalogue::lookup(p),
@@ -858,7 +858,7 @@ pub(crate) fn offers(d: &NodeDraft, gpu: Option<&GpuNode>, name: &str) -> bool {
         Some(g) => g.advertises(name),
         None => match &d.extended {
             Some(ext) => ext.get(name).is_some_and(|v| *v > 0),
-            None => !name.starts_with("nvidia.com/"),
+            None => !name.starts_with(resource::DOMAIN),
         },
     }
 }

@@ -22,7 +22,7 @@ use gpu_trust_model::ObjectRef;
 /// Feature Discovery, the device plugin), `vm-passthrough` (VFIO and the sandbox device plugin) or
 /// `vm-vgpu`; without the label, the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (else
 /// `container`); with sandbox workloads disabled, always `container` (`getWorkloadConfig`).
-pub(crate) const WORKLOAD_CONFIG: &str = "nvidia.com/gpu.workload.config";
+pub(crate) const WORKLOAD_CONFIG: &str = gpu_trust_model::labels::WORKLOAD_CONFIG;
 const WORKLOAD_CONTAINER: &str = "container";
 
 /// The workload the operator configures a node with `labels` for; `None` unless the ClusterPolicy
@@ -43,7 +43,7 @@ pub(crate) fn sandbox_workload<'l>(
 }
 
 /// The namespace the GPU Operator installs into when nothing in the input says otherwise.
-pub(crate) const DEFAULT_NAMESPACE: &str = "gpu-operator";
+pub(crate) const DEFAULT_NAMESPACE: &str = gpu_trust_model::stack::GPU_OPERATOR_NAMESPACE;
 /// The mig-parted ConfigMap the operator ships (`MigPartedDefaultConfigMapName`) and its key.
 pub(crate) const DEFAULT_MIG_CONFIGMAP: &str = "default-mig-parted-config";
 pub(crate) const MIG_CONFIG_KEY: &str = "config.yaml";

@@ -344,7 +344,9 @@ struct ProfileName {
 impl ProfileName {
     fn parse(name: &str) -> Option<Self> {
         let lower = name.trim().to_ascii_lowercase();
-        let rest = lower.strip_prefix("nvidia.com/").unwrap_or(&lower);
+        let rest = lower
+            .strip_prefix(crate::resource::DOMAIN)
+            .unwrap_or(&lower);
         let rest = rest.strip_prefix("mig-").unwrap_or(rest);
         let (compute_instance, rest) = match rest.split_once('c') {
             Some((c, r)) if !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit()) => {

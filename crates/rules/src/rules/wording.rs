@@ -199,8 +199,10 @@ pub fn config_source(node: &GpuNode) -> String {
             ..
         } => format!("key `{key}` of ConfigMap {namespace}/{name}"),
         ConfigSource::NodeLabels => {
-            "the device plugin config behind the node's `nvidia.com/device-plugin.config` label"
-                .to_string()
+            format!(
+                "the device plugin config behind the node's `{}` label",
+                gpu_trust_model::labels::DEVICE_PLUGIN_CONFIG
+            )
         }
         ConfigSource::Default | ConfigSource::Unknown => {
             "the device plugin config (ClusterPolicy `spec.devicePlugin.config`)".to_string()

@@ -95,8 +95,10 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 text::list(&modes.into_iter().collect::<Vec<_>>())
             ))
             .remediation(format!(
-                "Run {} on a CC node pool: CC-capable GPUs with `nvidia.com/cc.mode=on`, whole GPUs in passthrough, and a nodeSelector `nvidia.com/cc.mode.state: \"on\"` on its workloads",
-                ctx.tenant_name(tenant)
+                "Run {} on a CC node pool: CC-capable GPUs with `{}=on`, whole GPUs in passthrough, and a nodeSelector `{}: \"on\"` on its workloads",
+                ctx.tenant_name(tenant),
+                gpu_trust_model::labels::CC_MODE,
+                gpu_trust_model::labels::CC_MODE_STATE
             ));
         sink.push(draft);
     }

@@ -104,8 +104,10 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                     .map_or("CC mode on a whole GPU in passthrough", |l| l.separated_by)
             ))
             .remediation(format!(
-                "Keep {} whole: label it `nvidia.com/mig.config=all-disabled` and `nvidia.com/gpu.workload.config=vm-passthrough`, remove sharing from its device plugin config, and move shared or partitioned work to nodes with CC off",
-                node.name
+                "Keep {} whole: label it `{}=all-disabled` and `{}=vm-passthrough`, remove sharing from its device plugin config, and move shared or partitioned work to nodes with CC off",
+                node.name,
+                gpu_trust_model::labels::MIG_CONFIG,
+                gpu_trust_model::labels::WORKLOAD_CONFIG
             ));
         sink.push(draft);
     }

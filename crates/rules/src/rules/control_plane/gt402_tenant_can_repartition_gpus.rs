@@ -61,7 +61,7 @@ pub(crate) const GRANTS: &[Grant] = &[
         what: "patch nodes (nvidia.com/mig.config, nvidia.com/device-plugin.config, nvidia.com/cc.mode labels)",
     },
     Grant {
-        group: "nvidia.com",
+        group: gpu_trust_model::stack::NVIDIA_API_GROUP,
         resource: "clusterpolicies",
         verbs: WRITE,
         scope: Scope::Cluster,

@@ -32,7 +32,7 @@ pub(crate) const WRITE: &[&str] = &["create", "update", "patch", "delete", "dele
 pub(crate) const EDIT: &[&str] = &["update", "patch"];
 
 /// The GPU Operator's namespace when the input does not say (its install guide's default).
-pub(crate) const DEFAULT_OPERATOR_NAMESPACE: &str = "gpu-operator";
+pub(crate) const DEFAULT_OPERATOR_NAMESPACE: &str = gpu_trust_model::stack::GPU_OPERATOR_NAMESPACE;
 
 /// Every (binding, grant) a tenant holds among `grants`, by tenant.
 pub(crate) fn holdings<'c>(

@@ -182,12 +182,12 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
 fn advice(model: Option<&GpuModel>, node: &str) -> String {
     match model {
         Some(m) if m.mig.is_some() => format!(
-            "Choose a layout the {} holds (`gpu-trust catalogue {}` lists its profiles, counts and valid layouts) and set it in the mig-parted config, or label {node} with one of the GPU Operator's built-in configs (`nvidia.com/mig.config=all-<profile>`)",
-            m.display_name, m.id
+            "Choose a layout the {} holds (`gpu-trust catalogue {}` lists its profiles, counts and valid layouts) and set it in the mig-parted config, or label {node} with one of the GPU Operator's built-in configs (`{}=all-<profile>`)",
+            m.display_name, m.id, gpu_trust_model::labels::MIG_CONFIG
         ),
         Some(m) => format!(
-            "The {} has no MIG: set `nvidia.com/mig.config=all-disabled` on {node} and separate tenants by whole GPUs or nodes",
-            m.display_name
+            "The {} has no MIG: set `{}=all-disabled` on {node} and separate tenants by whole GPUs or nodes",
+            m.display_name, gpu_trust_model::labels::MIG_CONFIG
         ),
         None => format!(
             "Choose a layout the GPU model of {node} holds (`gpu-trust catalogue` lists each model's valid layouts) and set it in the mig-parted config"

@@ -86,7 +86,8 @@ pub(crate) fn mig_advice(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> String 
     match model_of(ctx, node) {
         Some(model) => match separating_profile(model) {
             Some(p) => format!(
-                "enable MIG on {name} (label `nvidia.com/mig.config=all-{}`: {} instances of {} on the {}) and request `{}` instead of a shared GPU, one instance per workload",
+                "enable MIG on {name} (label `{}=all-{}`: {} instances of {} on the {}) and request `{}` instead of a shared GPU, one instance per workload",
+                gpu_trust_model::labels::MIG_CONFIG,
                 p.name,
                 p.max_count,
                 crate::text::mib(p.memory_mib),
@@ -99,7 +100,8 @@ pub(crate) fn mig_advice(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> String 
             ),
         },
         None => format!(
-            "enable MIG on {name} (an `nvidia.com/mig.config` layout of separate instances) and request `{}<profile>` instead of a shared GPU, one instance per workload",
+            "enable MIG on {name} (an `{}` layout of separate instances) and request `{}<profile>` instead of a shared GPU, one instance per workload",
+            gpu_trust_model::labels::MIG_CONFIG,
             gpu_trust_model::resource::MIG_PREFIX
         ),
     }

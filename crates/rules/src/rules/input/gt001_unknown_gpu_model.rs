@@ -105,8 +105,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 "{what}: its MIG geometry, memory and confidential-computing support are unknown, so MIG layout, slice size and CC checks cannot judge this node"
             ))
             .remediation(format!(
-                "Check `kubectl get node {} -L nvidia.com/gpu.product` against the names `gpu-trust catalogue` lists; correct a hand-set label, or report the model so the catalogue can add it",
-                node.name
+                "Check `kubectl get node {} -L {}` against the names `gpu-trust catalogue` lists; correct a hand-set label, or report the model so the catalogue can add it",
+                node.name,
+                gpu_trust_model::labels::PRODUCT
             ));
         sink.push(draft);
     }
