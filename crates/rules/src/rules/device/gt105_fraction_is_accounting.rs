@@ -11,8 +11,9 @@ declare_rule! {
     /// ## What it detects
     ///
     /// Two tenants whose trust is below `full` share a GPU through a fractional scheduler: HAMi vGPU
-    /// (`nvidia.com/gpumem`, `nvidia.com/gpucores`), or KAI Scheduler / Run:ai fractions (`gpu-fraction`,
-    /// `gpu-memory` annotations).
+    /// (`nvidia.com/gpumem`, `nvidia.com/gpucores`), Volcano's vGPU, which runs HAMi-core
+    /// (`volcano.sh/vgpu-memory`, `volcano.sh/vgpu-cores`), or KAI Scheduler / Run:ai fractions
+    /// (`gpu-fraction`, `gpu-memory` annotations).
     ///
     /// ## Why it matters
     ///
@@ -45,8 +46,10 @@ declare_rule! {
     ///   isolation".
     /// - HAMi-core: limits through libvgpu.so in /etc/ld.so.preload; not enforced with
     ///   `CUDA_DISABLE_CONTROL=true`, in nested containers, or for direct driver calls.
-    /// - gpu-trust isolation model (`gpu-trust mechanisms`), rows hami-vgpu, kai-fraction and
-    ///   runai-fraction.
+    /// - Project-HAMi/volcano-vgpu-device-plugin README: Volcano's vGPU resources, enforced by
+    ///   HAMi-core.
+    /// - gpu-trust isolation model (`gpu-trust mechanisms`), rows hami-vgpu, volcano-vgpu,
+    ///   kai-fraction and runai-fraction.
     pub struct FractionIsAccounting {
         code: "GT105",
         name: "fraction-is-accounting",
