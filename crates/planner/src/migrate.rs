@@ -26,7 +26,7 @@
 //! whose driver version is unknown is [`DriverRisk::Unknown`], never assumed safe.
 
 use crate::emit;
-use crate::file::PlanInput;
+use crate::file::{PlanInput, Pool};
 use crate::patch::Objects;
 use crate::plan::{Plan, PlanNode, TENANTS_TAINT};
 use gpu_trust_model::fleet::{
@@ -425,11 +425,7 @@ pub fn migrate(
         let candidates: Vec<&Node> = current
             .nodes
             .iter()
-            .filter(|n| {
-                n.gpu.as_ref().is_some_and(|g| {
-                    g.model.as_deref() == Some(pool.model.id) && g.count == pool.gpus_per_node
-                })
-            })
+            .filter(|n| n.gpu.as_ref().is_some_and(|g| in_pool(g, pool)))
             .collect();
         if candidates.len() < roles.len() {
             shortfalls.push(Shortfall {
@@ -748,42 +744,48 @@ pub fn migrate(
 /// never change. A node whose current contents are unknown clashes: they cannot be shown equal.
 fn clashes(plan: &Plan, input: &PlanInput, current: &Fleet) -> Vec<ConfigClash> {
     let fixed = [emit::ALL_DISABLED, emit::EXCLUSIVE_CONFIG];
-    let same_gpus = |gpu: &GpuNode, planned: &PlanNode| {
-        input.pools.iter().any(|p| {
-            p.name == planned.pool
-                && gpu.model.as_deref() == Some(p.model.id)
-                && gpu.count == p.gpus_per_node
-        })
-    };
+    // Per label: the config a planned node names with it, and whether a current node already has
+    // that planned node's contents.
+    type NameOf = fn(&PlanNode) -> Option<&str>;
+    type Same = fn(&GpuNode, &PlanNode) -> bool;
+    let checks: [(&str, NameOf, Same); 2] = [
+        (
+            labels::MIG_CONFIG,
+            |p| p.mig_config.as_deref(),
+            |g, p| mig_change(g, p).0 == MigChange::Unchanged,
+        ),
+        (
+            labels::DEVICE_PLUGIN_CONFIG,
+            |p| Some(p.device_plugin_config.as_str()),
+            |g, p| sharing_change(g, p) == SharingChange::Unchanged,
+        ),
+    ];
     let mut out = Vec::new();
     for node in &current.nodes {
         let Some(gpu) = &node.gpu else { continue };
-        let mig = node.labels.get(labels::MIG_CONFIG).filter(|v| {
-            !fixed.contains(&v.as_str())
-                && plan
-                    .nodes
+        for (label, name_of, same) in checks {
+            let Some(config) = node.labels.get(label) else {
+                continue;
+            };
+            if fixed.contains(&config.as_str()) {
+                continue;
+            }
+            let mut defining = plan
+                .nodes
+                .iter()
+                .filter(|p| name_of(p) == Some(config.as_str()))
+                .peekable();
+            if defining.peek().is_none() {
+                continue;
+            }
+            let kept = defining.any(|p| {
+                input
+                    .pools
                     .iter()
-                    .any(|p| p.mig_config.as_deref() == Some(v.as_str()))
-                && !plan.nodes.iter().any(|p| {
-                    p.mig_config.as_deref() == Some(v.as_str())
-                        && same_gpus(gpu, p)
-                        && mig_change(gpu, p).0 == MigChange::Unchanged
-                })
-        });
-        let plugin = node.labels.get(labels::DEVICE_PLUGIN_CONFIG).filter(|v| {
-            !fixed.contains(&v.as_str())
-                && plan.nodes.iter().any(|p| p.device_plugin_config == **v)
-                && !plan.nodes.iter().any(|p| {
-                    p.device_plugin_config == **v
-                        && same_gpus(gpu, p)
-                        && sharing_change(gpu, p) == SharingChange::Unchanged
-                })
-        });
-        for (label, config) in [
-            (labels::MIG_CONFIG, mig),
-            (labels::DEVICE_PLUGIN_CONFIG, plugin),
-        ] {
-            if let Some(config) = config {
+                    .any(|pool| pool.name == p.pool && in_pool(gpu, pool))
+                    && same(gpu, p)
+            });
+            if !kept {
                 out.push(ConfigClash {
                     node: node.name.clone(),
                     label: label.to_string(),
@@ -793,6 +795,11 @@ fn clashes(plan: &Plan, input: &PlanInput, current: &Fleet) -> Vec<ConfigClash> 
         }
     }
     out
+}
+
+/// Whether a node's GPUs are those of `pool`: its model, as many per node.
+fn in_pool(gpu: &GpuNode, pool: &Pool) -> bool {
+    gpu.model.as_deref() == Some(pool.model.id) && gpu.count == pool.gpus_per_node
 }
 
 /// `on` or `off`, or `on and off` when GPUs go both ways.
