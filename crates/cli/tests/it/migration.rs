@@ -141,14 +141,6 @@ fn the_json_follows_its_schema_and_says_what_changes() {
     assert_eq!(affected["driver"]["advisories"][0]["fix"], "580.159.03");
 }
 
-fn shellcheck() -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("shellcheck"))
-            .find(|p| p.is_file())
-    })
-}
-
 #[test]
 fn the_script_passes_shellcheck() {
     let dir = tempfile::tempdir().unwrap();
@@ -157,26 +149,7 @@ fn the_script_passes_shellcheck() {
         migration(&["--format", "script"], &script).status.code(),
         Some(0)
     );
-    match shellcheck() {
-        Some(shellcheck) => {
-            let out = std::process::Command::new(shellcheck)
-                .arg(&script)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stdout)
-            );
-        }
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set but shellcheck (Debian's shellcheck) is not installed"
-            );
-            eprintln!("SKIPPED: shellcheck is not installed");
-        }
-    }
+    crate::release::shellcheck(&[&script]);
 }
 
 /// A folder with a fake `kubectl` that appends its arguments to `kubectl.log` and reads its input.
@@ -375,15 +348,5 @@ fn a_config_name_the_plan_redefines_stops_the_script() {
         !dir.path().join("kubectl.log").exists(),
         "kubectl was called before the refusal"
     );
-    if let Some(shellcheck) = shellcheck() {
-        let out = std::process::Command::new(shellcheck)
-            .arg(&script)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-    }
+    crate::release::shellcheck(&[&script]);
 }

@@ -407,17 +407,25 @@ fn workflows_and_the_action_are_well_formed() {
         }
     }
 
-    let shellcheck = std::env::var_os("PATH").and_then(|paths| {
+    shellcheck(&[
+        &root.join("tools/release.sh"),
+        &root.join("tools/action/install.sh"),
+        &root.join("tools/action/audit.sh"),
+    ]);
+}
+
+/// Runs Debian's `shellcheck` on `scripts` and fails on any finding; skips when it is not installed,
+/// except under `CI`, where its absence fails.
+pub(crate) fn shellcheck(scripts: &[&std::path::Path]) {
+    let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join("shellcheck"))
             .find(|p| p.is_file())
     });
-    match shellcheck {
+    match found {
         Some(shellcheck) => {
             let out = std::process::Command::new(shellcheck)
-                .arg(root.join("tools/release.sh"))
-                .arg(root.join("tools/action/install.sh"))
-                .arg(root.join("tools/action/audit.sh"))
+                .args(scripts)
                 .output()
                 .unwrap();
             assert!(
