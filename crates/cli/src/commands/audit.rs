@@ -376,9 +376,8 @@ impl Inputs {
             .diagnostics
             .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
         // Silenced warnings are dropped; an error is kept whatever its code (it decides the exit status).
-        ingested
-            .diagnostics
-            .retain(|d| d.is_error() || !args.silence.contains(&d.code));
+        let shown = |d: &Diagnostic| d.is_error() || !args.silence.contains(&d.code);
+        ingested.diagnostics.retain(shown);
         input::print_cluster_diagnostics(&ingested.diagnostics);
         let errors: Vec<Diagnostic> = ingested
             .diagnostics
@@ -423,12 +422,7 @@ impl Inputs {
         }
 
         let tenancy = policy.resolve(&fleet.namespaces);
-        output::eprint_diagnostics(
-            tenancy
-                .diagnostics()
-                .iter()
-                .filter(|d| d.is_error() || !args.silence.contains(&d.code)),
-        );
+        output::eprint_diagnostics(tenancy.diagnostics().iter().filter(|d| shown(d)));
         if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
             return Err(refuse("the policy does not fit the cluster's namespaces"));
         }
