@@ -1,7 +1,8 @@
 //! The audit as OpenReports `Report` objects (`openreports.io/v1alpha1`), one per namespace of a
 //! tenant that has findings, for `gpu-trust serve --write-reports`: `kubectl get reports -n team-a`
 //! shows a tenant its own findings. Each report is made from the tenant's view
-//! ([`gpu_trust_rules::scope`]), so it names no other tenant.
+//! ([`gpu_trust_rules::scope::view`]), so it names no other tenant and says nothing of the pairs
+//! and places of other tenants alone.
 //!
 //! Fields as the API defines them (https://github.com/openreports/reports-api,
 //! `apis/openreports.io/v1alpha1/report_types.go`): `source`, `scope` (an ObjectReference, here the
@@ -11,7 +12,7 @@
 //! `properties` a map of strings).
 
 use crate::AuditReport;
-use gpu_trust_rules::scope::{scope, OTHER_TENANT};
+use gpu_trust_rules::scope::OTHER_TENANT;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,17 +24,15 @@ pub const SOURCE: &str = "gpu-trust";
 /// counts them all.
 pub const MAX_RESULTS: usize = 500;
 
-/// The reports: for each tenant, for each of its namespaces, the tenant's findings that name an
-/// object there or no object in any of the tenant's namespaces. Namespaces without findings get no
-/// report. `names` are the fleet's workloads by namespace ([`gpu_trust_rules::scope::fleet_names`]).
-pub fn render<'a>(
-    report: &AuditReport,
-    names: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
-) -> Vec<Value> {
+/// The reports: for each tenant of `report`, for each of its namespaces, the tenant's findings that
+/// name an object there or no object in any of the tenant's namespaces. Namespaces without findings
+/// get no report. `view` makes the report one set of tenants may see
+/// ([`gpu_trust_rules::scope::view`]).
+pub fn render(report: &AuditReport, view: impl Fn(&BTreeSet<String>) -> AuditReport) -> Vec<Value> {
     let mut out = Vec::new();
     for tenant in &report.tenants {
         let visible: BTreeSet<String> = [tenant.name.clone()].into();
-        let (view, _) = scope(report, &visible, names.clone());
+        let view = view(&visible);
         let own: BTreeSet<&str> = tenant.namespaces.iter().map(String::as_str).collect();
         for ns in &tenant.namespaces {
             let mut results = Vec::new();

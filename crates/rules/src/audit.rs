@@ -8,6 +8,7 @@ use crate::analysis::Analysis;
 use crate::colocation::gpu_count;
 use crate::context::Context;
 use crate::coverage::CoverageInput;
+use crate::layout::NodeLayout;
 use crate::owner::Owners;
 use crate::parallel;
 use crate::registry::registry;
@@ -22,6 +23,7 @@ use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::{Certainty, Diagnostic, Incident, Layer, ObjectRef, Severity};
 use gpu_trust_policy::{Date, Tenancy, TenantId};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 /// What an audit run is told besides the cluster and the policy.
 #[derive(Debug, Clone)]
@@ -43,6 +45,11 @@ pub struct AuditOptions {
     /// Two tenants (by name) to explain: the report's `pair` says where they meet and each finding
     /// that covers them carries what it says of them alone (`Finding::explained`).
     pub pair: Option<(String, String)>,
+    /// The tenants (by name) a view of the report is for (`serve`'s tenant views, OpenReports):
+    /// a pairwise finding counts only the pairs with one of them, in the places they reach, and a
+    /// finding about another tenant's own contract is left out, so that no sentence of the view is
+    /// about tenants it does not name. `None`: every tenant, as `gpu-trust audit` reports.
+    pub focus: Option<BTreeSet<String>>,
 }
 
 impl AuditOptions {
@@ -56,6 +63,7 @@ impl AuditOptions {
             accept_partial: false,
             layout: false,
             pair: None,
+            focus: None,
         }
     }
 }
@@ -71,23 +79,77 @@ pub struct AuditInput<'a> {
 
 /// Runs the audit. The report is sorted: the same input gives byte-identical JSON.
 pub fn audit(input: &AuditInput<'_>) -> AuditReport {
+    Prepared::new(input).report(input)
+}
+
+/// What an audit computes once, before its rules run, and every report of the same input reads:
+/// the analysis, who owns each pod, the blast radius and the matrix's tenants. Reports of several
+/// focuses ([`AuditOptions::focus`], the tenant views of `gpu-trust serve`) are made from one.
+pub struct Prepared {
+    analysis: Analysis,
+    owners: Owners,
+    blast_radius: Vec<BlastRadiusEntry>,
+    matrix_tenants: BTreeSet<TenantId>,
+    /// The GPU layout view, built the first time a report asks for it.
+    layout: OnceLock<Vec<NodeLayout>>,
+}
+
+impl Prepared {
+    /// The analysis of `input`'s fleet and tenancy, and the blast radius that chooses the tenants
+    /// of the matrix, whose pairs the rules spell out.
+    pub fn new(input: &AuditInput<'_>) -> Prepared {
+        let analysis = Analysis::compute(input.fleet, input.tenancy);
+        let owners = Owners::new(input.fleet);
+        let nobody = BTreeSet::new();
+        let blast_radius =
+            crate::blast::blast_radius(&context(input, &analysis, &owners, &nobody, None, None));
+        let matrix_tenants = matrix_tenants(input.tenancy, &blast_radius);
+        Prepared {
+            analysis,
+            owners,
+            blast_radius,
+            matrix_tenants,
+            layout: OnceLock::new(),
+        }
+    }
+
+    /// The report of `input`, which must be the input this was prepared from (its options may
+    /// differ, except in what [`Prepared::new`] reads: the fleet and tenancy).
+    pub fn report(&self, input: &AuditInput<'_>) -> AuditReport {
+        report(input, self)
+    }
+}
+
+fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
     let fleet = input.fleet;
     let tenancy = input.tenancy;
     let options = input.options;
-    // The one analysis of this audit: everything below reads it.
-    let analysis = Analysis::compute(fleet, tenancy);
-    let nobody = BTreeSet::new();
-    let owners = Owners::new(fleet);
+    let Prepared {
+        analysis,
+        owners,
+        matrix_tenants,
+        ..
+    } = prepared;
+    let blast_radius = prepared.blast_radius.clone();
     let explain = options.pair.as_ref().and_then(|(a, b)| {
         let (a, b) = (tenancy.tenant_by_name(a)?, tenancy.tenant_by_name(b)?);
         (a != b).then_some((a, b))
     });
+    let focus: Option<BTreeSet<TenantId>> = options.focus.as_ref().map(|names| {
+        names
+            .iter()
+            .filter_map(|n| tenancy.tenant_by_name(n))
+            .collect()
+    });
 
-    // The blast radius first: it chooses the tenants of the matrix, whose pairs the rules spell out.
-    let blast_radius =
-        crate::blast::blast_radius(&context(input, &analysis, &owners, &nobody, None));
-    let matrix_tenants = matrix_tenants(tenancy, &blast_radius);
-    let ctx = context(input, &analysis, &owners, &matrix_tenants, explain);
+    let ctx = context(
+        input,
+        analysis,
+        owners,
+        matrix_tenants,
+        explain,
+        focus.as_ref(),
+    );
 
     // The rules, the groups and the matrix's incidents are pure functions of the context: they run on
     // every core, and the findings are put back in rule order, so the report is the same on any machine.
@@ -99,7 +161,13 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
                 (rule.check)(&ctx, &mut sink);
                 drafts
                     .into_iter()
-                    .map(|d| finding(&ctx, &owners, d, &options.evidence))
+                    // A focused audit reports only what names one of its tenants.
+                    .filter(|d| {
+                        focus
+                            .as_ref()
+                            .is_none_or(|f| d.tenants.iter().any(|t| f.contains(t)))
+                    })
+                    .map(|d| finding(&ctx, owners, d, &options.evidence))
                     .collect::<Vec<(Finding, MatrixSeverities)>>()
             })
         },
@@ -215,7 +283,10 @@ pub fn audit(input: &AuditInput<'_>) -> AuditReport {
 
     // The GPU layout view the HTML report draws, from the same analysis, when it is asked for.
     let layout = if options.layout {
-        crate::layout::build(fleet, tenancy, &analysis)
+        prepared
+            .layout
+            .get_or_init(|| crate::layout::build(fleet, tenancy, analysis))
+            .clone()
     } else {
         Vec::new()
     };
@@ -246,6 +317,7 @@ fn context<'c>(
     owners: &'c Owners,
     matrix: &'c BTreeSet<TenantId>,
     explain: Option<(TenantId, TenantId)>,
+    focus: Option<&'c BTreeSet<TenantId>>,
 ) -> Context<'c> {
     Context {
         fleet: input.fleet,
@@ -256,6 +328,7 @@ fn context<'c>(
         matrix,
         owners,
         explain,
+        focus,
     }
 }
 
@@ -311,7 +384,8 @@ fn matrix_incidents(
 ) -> BTreeMap<(TenantId, TenantId), BTreeMap<Incident, Certainty>> {
     let mut out: BTreeMap<(TenantId, TenantId), BTreeMap<Incident, Certainty>> = BTreeMap::new();
     let mut seen: BTreeSet<usize> = BTreeSet::new();
-    for t in ctx.matrix {
+    // A focused audit: the pairs with one of its tenants only.
+    for t in ctx.matrix.iter().filter(|t| ctx.in_focus(**t)) {
         for i in ctx.colo().sites_of.get(t).into_iter().flatten() {
             if !seen.insert(*i) {
                 continue;
@@ -329,6 +403,9 @@ fn matrix_incidents(
                 .collect();
             for (k, (a, ma)) in members.iter().enumerate() {
                 for (b, mb) in &members[k + 1..] {
+                    if !(ctx.in_focus(**a) || ctx.in_focus(**b)) {
+                        continue;
+                    }
                     let Some((c, _)) = site.meet(ctx.fleet, ma, mb) else {
                         continue;
                     };

@@ -26,9 +26,25 @@ pub struct Context<'a> {
     pub(crate) owners: &'a crate::owner::Owners,
     /// The pair an explanation asks about (`audit --pair`), lower id first or not.
     pub explain: Option<(TenantId, TenantId)>,
+    /// The tenants a focused audit is for ([`crate::AuditOptions::focus`]): its findings say
+    /// nothing of the pairs, places and contracts of other tenants alone. `None`: every tenant.
+    pub focus: Option<&'a BTreeSet<TenantId>>,
 }
 
 impl<'a> Context<'a> {
+    /// Whether the audit reports what concerns tenant `t` on its own (always, unless focused on
+    /// other tenants).
+    pub fn in_focus(&self, t: TenantId) -> bool {
+        self.focus.is_none_or(|set| set.contains(&t))
+    }
+
+    /// Whether node `n` hosts a tenant the audit is focused on (every node, unless focused): a
+    /// focused finding about nodes names only those.
+    pub fn hosts_focus(&self, n: NodeId) -> bool {
+        self.focus
+            .is_none_or(|set| self.colo().tenants_on(n).keys().any(|t| set.contains(t)))
+    }
+
     /// The shared things (the co-location analysis), the API server included.
     pub fn colo(&self) -> &'a Colocation {
         &self.analysis.colo
@@ -91,6 +107,15 @@ impl<'a> Context<'a> {
             .iter()
             .enumerate()
             .filter_map(|(i, w)| self.tenant(i).map(|t| (i, t, w)))
+    }
+
+    /// The workloads of the tenants in focus ([`Context::in_focus`]), with their tenant: what a
+    /// rule says of one tenant's own workloads, which a focused audit says of its tenants only.
+    pub fn focused_workloads(
+        &self,
+    ) -> impl Iterator<Item = (WorkloadId, TenantId, &'a Workload)> + '_ {
+        self.tenant_workloads()
+            .filter(|(_, t, _)| self.in_focus(*t))
     }
 
     /// Tenants that have at least one workload in the input, sorted.

@@ -61,7 +61,7 @@ pub fn shares(level: Level) -> (Vec<String>, Vec<String>) {
 /// How many pairs of a site meet, and the strongest certainty of them: counted class by class
 /// ([`Site::classes`]), so a site of many tenants costs no more than its classes.
 pub(crate) fn pairs_of(ctx: &Context<'_>, site: &Site) -> (usize, Certainty) {
-    if let Some(c) = site.uniform() {
+    if let (Some(c), None) = (site.uniform(), ctx.focus) {
         let k = site.members.len();
         let n = if site.permitted {
             site.permitted_pairs()
@@ -74,14 +74,15 @@ pub(crate) fn pairs_of(ctx: &Context<'_>, site: &Site) -> (usize, Certainty) {
     if crate::colocation::tests::pairwise() {
         return pair_by_pair(ctx, site);
     }
-    // Class by class: every member of a class meets every member of another alike.
-    let classes = site.classes(ctx.fleet, |_| ());
+    // Class by class: every member of a class meets every member of another alike. A focused
+    // audit counts the pairs with one of its tenants only.
+    let classes = site.classes(ctx.fleet, |t| ctx.in_focus(t));
     let mut n = 0;
     let mut best = Certainty::Permitted;
     for (i, a) in classes.iter().enumerate() {
         for (j, b) in classes.iter().enumerate().skip(i) {
             let pairs = a.pairs_with(b, i == j);
-            if pairs == 0 {
+            if pairs == 0 || !(ctx.in_focus(a.tenants[0]) || ctx.in_focus(b.tenants[0])) {
                 continue;
             }
             if let Some((c, _)) = site.meet(ctx.fleet, a.rep, b.rep) {
@@ -96,11 +97,14 @@ pub(crate) fn pairs_of(ctx: &Context<'_>, site: &Site) -> (usize, Certainty) {
 /// [`pairs_of`] judging every pair on its own (the reference the tests compare it with).
 #[cfg(test)]
 fn pair_by_pair(ctx: &Context<'_>, site: &Site) -> (usize, Certainty) {
-    let members: Vec<_> = site.members.values().collect();
+    let members: Vec<_> = site.members.iter().collect();
     let mut n = 0;
     let mut best = Certainty::Permitted;
-    for (i, a) in members.iter().enumerate() {
-        for b in &members[i + 1..] {
+    for (i, (x, a)) in members.iter().enumerate() {
+        for (y, b) in &members[i + 1..] {
+            if !(ctx.in_focus(**x) || ctx.in_focus(**y)) {
+                continue;
+            }
             if let Some((c, _)) = site.meet(ctx.fleet, a, b) {
                 n += 1;
                 best = best.min(c);
@@ -116,6 +120,8 @@ pub(crate) fn groups(ctx: &Context<'_>) -> Vec<GroupEntry> {
         .sites
         .iter()
         .enumerate()
+        // A focused audit: the sites of its tenants (the ids stay those of the whole audit).
+        .filter(|(_, site)| site.members.keys().any(|t| ctx.in_focus(*t)))
         .map(|(i, site)| {
             let (pairs, certainty) = pairs_of(ctx, site);
             let (shares, separated_by) = shares(site.level);

@@ -38,5 +38,5 @@ mod text;
 extern crate self as gpu_trust_rules;
 
 pub use advisories::Advisories;
-pub use audit::{audit, AuditInput, AuditOptions};
+pub use audit::{audit, AuditInput, AuditOptions, Prepared};
 pub use registry::{registry, rule, RuleMeta, SeverityRule, DOC_SECTIONS};

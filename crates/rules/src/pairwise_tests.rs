@@ -6,9 +6,12 @@
 mod common;
 
 use crate::colocation::tests::PAIRWISE;
+use crate::report::AuditReport;
+use crate::AuditOptions;
 use common::*;
 use gpu_trust_model::fleet::WorkloadKind;
 use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
@@ -107,12 +110,88 @@ fn policy(default: u8, isolated: u8, relations: &[(usize, usize, u8)]) -> String
     text
 }
 
+/// The report, counted one way or the other, focused on some tenants or not.
+fn report(
+    spec: &FleetSpec,
+    policy: &str,
+    pairwise: bool,
+    focus: Option<&BTreeSet<String>>,
+) -> AuditReport {
+    let mut options = AuditOptions::new(today());
+    options.focus = focus.cloned();
+    PAIRWISE.store(pairwise, Ordering::SeqCst);
+    let report = run_with(spec, policy, options);
+    PAIRWISE.store(false, Ordering::SeqCst);
+    report
+}
+
 /// The report as JSON, counted one way or the other.
 fn audited(spec: &FleetSpec, policy: &str, pairwise: bool) -> String {
-    PAIRWISE.store(pairwise, Ordering::SeqCst);
-    let report = run(spec, policy);
-    PAIRWISE.store(false, Ordering::SeqCst);
-    serde_json::to_string_pretty(&report).expect("a report serialises")
+    serde_json::to_string_pretty(&report(spec, policy, pairwise, None))
+        .expect("a report serialises")
+}
+
+/// Per finding of a pairwise rule (rule and key), its pairs: tenants, trust, certainty, severity.
+type Pairs = BTreeMap<(String, String), BTreeSet<([String; 2], String)>>;
+
+fn pairs_of(report: &AuditReport, keep: impl Fn(&[String; 2]) -> bool) -> Pairs {
+    let mut out = Pairs::new();
+    for f in &report.findings {
+        for p in f.covered_pairs.iter().filter(|p| keep(&p.tenants)) {
+            out.entry((f.rule.clone(), f.key.clone()))
+                .or_default()
+                .insert((
+                    p.tenants.clone(),
+                    format!("{:?} {:?} {:?}", p.trust, p.certainty, p.severity),
+                ));
+        }
+    }
+    out
+}
+
+/// An audit focused on some tenants reports, of each pairwise finding, exactly the pairs of the
+/// whole audit's that have one of them, with the same trust, certainty and severity; nothing in it
+/// (a place, a pair) is without one of them; and counting by classes gives what pair by pair does.
+fn focused(
+    nodes: &[(u8, u32)],
+    workloads: &[Spec],
+    default: u8,
+    relations: &[(usize, usize, u8)],
+    mask: u8,
+) -> Result<(), TestCaseError> {
+    let spec = fleet(nodes, workloads);
+    let policy = policy(default, 0, relations);
+    let focus: BTreeSet<String> = (0..TENANTS)
+        .filter(|t| mask & (1 << t) != 0)
+        .map(|t| format!("t{t}"))
+        .collect();
+    let _one = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
+    let whole = report(&spec, &policy, false, None);
+    let seen = report(&spec, &policy, false, Some(&focus));
+    let has = |p: &[String; 2]| p.iter().any(|t| focus.contains(t));
+    prop_assert_eq!(pairs_of(&seen, |_| true), pairs_of(&whole, has));
+    for f in &seen.findings {
+        prop_assert!(
+            f.open_pairs.iter().all(has),
+            "{}: {:?}",
+            f.rule,
+            f.open_pairs
+        );
+        for e in &f.by_group {
+            prop_assert!(
+                e.tenants.iter().any(|t| focus.contains(t)),
+                "{} names a place without {focus:?}: {:?}",
+                f.rule,
+                e
+            );
+        }
+    }
+    let by_pairs = report(&spec, &policy, true, Some(&focus));
+    prop_assert_eq!(
+        serde_json::to_string(&seen).expect("json"),
+        serde_json::to_string(&by_pairs).expect("json")
+    );
+    Ok(())
 }
 
 fn same(
@@ -176,5 +255,19 @@ proptest! {
             })
             .collect();
         same(&[(config, gpus)], &workloads, default, isolated, &relations)?;
+    }
+
+    #[test]
+    fn a_focused_audit_reports_the_pairs_of_its_tenants_only(
+        nodes in proptest::collection::vec((0u8..5, 1u32..4), 1..4),
+        workloads in proptest::collection::vec(
+            (0usize..TENANTS, 0u8..3, 1u8..8, 0u8..5, 1u64..6, 0u8..4, any::<bool>()),
+            2..16,
+        ),
+        default in 0u8..3,
+        relations in proptest::collection::vec((0usize..TENANTS, 0usize..TENANTS, 0u8..3), 0..6),
+        mask in 1u8..128,
+    ) {
+        focused(&nodes, &workloads, default, &relations, mask)?;
     }
 }

@@ -4,6 +4,10 @@
 //! workloads are replaced by that label wherever they appear, so a tenant learns what it shares and
 //! how badly, but not with whom.
 //!
+//! A view is made from an audit focused on the visible tenants ([`view`]), whose findings count
+//! only their pairs in the places they reach; scoping a report of every tenant would keep, inside a
+//! visible tenant's finding, the places and pairs of others it names alone.
+//!
 //! Two layers. [`scope`] rebuilds each part of the report it knows (filters, relabels, merges what
 //! the label makes equal); then every text of the result goes through the [`Redactor`], which
 //! replaces each hidden name where it stands as a whole word. A field added to the report later
@@ -13,13 +17,16 @@
 //!
 //! Pure: no I/O, the same report and tenants give the same view.
 
+use crate::audit::Prepared;
 use crate::layout::{NodeLayout, Occupant, TenantPresence};
 use crate::report::{
     AcceptanceSource, AcceptedEntry, AuditReport, Finding, FindingObject, GroupEntry, Matrix,
     MatrixPair, SeverityCounts, Summary,
 };
+use crate::{AuditInput, AuditOptions};
 use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::Certainty;
+use gpu_trust_policy::Tenancy;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -166,6 +173,29 @@ pub fn fleet_names(fleet: &Fleet) -> impl Iterator<Item = (&str, &str)> {
             .chain(owner)
             .map(move |name| (w.namespace.as_str(), name))
     })
+}
+
+/// The view for the tenants `visible` of the audit of `fleet` and `tenancy` with `options`, and the
+/// redactor it was made with: the audit focused on them ([`crate::AuditOptions::focus`]), so that
+/// no finding counts a pair, names a place or judges a contract without one of them, then
+/// [`scope`]d, so that every other tenant's names are hidden. This is what a tenant is served.
+/// `prepared` is that audit's ([`Prepared::new`]), made once for all its views.
+pub fn view(
+    fleet: &Fleet,
+    tenancy: &Tenancy,
+    options: &AuditOptions,
+    prepared: &Prepared,
+    visible: &BTreeSet<String>,
+) -> (AuditReport, Redactor) {
+    let mut focused = options.clone();
+    focused.focus = Some(visible.clone());
+    focused.pair = None;
+    let report = prepared.report(&AuditInput {
+        fleet,
+        tenancy,
+        options: &focused,
+    });
+    scope(&report, visible, fleet_names(fleet))
 }
 
 /// The view of `report` for the tenants `visible`, and the redactor it was made with. `more` are

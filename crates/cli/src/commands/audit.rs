@@ -506,6 +506,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // the report.
         layout: targets.iter().any(|(f, _)| f.report().draws_gpus()),
         pair: pair.clone(),
+        focus: None,
     };
     let mut report = audit(&AuditInput {
         fleet: &fleet,

@@ -10,14 +10,15 @@ mod http;
 use crate::live::ClusterArgs;
 use crate::output;
 use gpu_trust_live::service::Service;
+use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::Diagnostic;
-use gpu_trust_policy::Date;
+use gpu_trust_policy::{Date, Tenancy};
 use gpu_trust_report::audit::prometheus::{self, Coverage, Process};
 use gpu_trust_report::audit::{render_text, Format, Options as RenderOptions};
 use gpu_trust_report::log::{self as logline, Format as LogFormat};
 use gpu_trust_report::registry_docs;
 use gpu_trust_rules::report::AuditReport;
-use gpu_trust_rules::{audit, Advisories, AuditInput, AuditOptions};
+use gpu_trust_rules::{Advisories, AuditInput, AuditOptions, Prepared};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpListener;
@@ -136,8 +137,11 @@ impl Log {
 pub(crate) struct Audited {
     pub report: AuditReport,
     pub coverage: Coverage,
-    /// Workloads of the fleet by namespace, hidden in tenant views when another tenant's.
-    pub names: Vec<(String, String)>,
+    /// What was audited, for the tenant views: each is an audit focused on its tenants.
+    pub fleet: Fleet,
+    pub tenancy: Tenancy,
+    pub options: AuditOptions,
+    pub prepared: Prepared,
     pub full: Arc<Rendered>,
     /// Tenant views by the set of visible tenants, made on demand (at most [`MAX_VIEWS`]).
     pub views: Mutex<BTreeMap<BTreeSet<String>, Arc<Rendered>>>,
@@ -162,8 +166,13 @@ impl Audited {
                 return Arc::clone(v);
             }
         }
-        let names = self.names.iter().map(|(n, w)| (n.as_str(), w.as_str()));
-        let (view, redactor) = gpu_trust_rules::scope::scope(&self.report, tenants, names);
+        let (view, redactor) = gpu_trust_rules::scope::view(
+            &self.fleet,
+            &self.tenancy,
+            &self.options,
+            &self.prepared,
+            tenants,
+        );
         let mut coverage = self.coverage.clone();
         for p in &mut coverage.kinds_unreadable {
             *p = redactor.text(p).into_owned();
@@ -392,15 +401,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // The page served at / draws the GPUs.
             layout: true,
             pair: None,
+            focus: None,
         };
-        let report = audit(&AuditInput {
+        let input = AuditInput {
             fleet: &fleet,
             tenancy: &tenancy,
             options: &options,
-        });
-        let names: Vec<(String, String)> = gpu_trust_rules::scope::fleet_names(&fleet)
-            .map(|(n, w)| (n.to_string(), w.to_string()))
-            .collect();
+        };
+        let prepared = Prepared::new(&input);
+        let report = prepared.report(&input);
         let full = Arc::new(Rendered {
             json: served(Format::Json, &report),
             html: served(Format::Html, &report),
@@ -428,17 +437,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ],
         );
         let wanted = if args.write_reports {
-            gpu_trust_report::openreports::render(
-                &report,
-                names.iter().map(|(n, w)| (n.as_str(), w.as_str())),
-            )
+            gpu_trust_report::openreports::render(&report, |tenants| {
+                gpu_trust_rules::scope::view(&fleet, &tenancy, &options, &prepared, tenants).0
+            })
         } else {
             Vec::new()
         };
         let audited = Arc::new(Audited {
             report,
             coverage,
-            names,
+            fleet,
+            tenancy,
+            options,
+            prepared,
             full,
             views: Mutex::new(BTreeMap::new()),
         });

@@ -420,6 +420,25 @@ fn who_sees_what_is_the_api_servers_answer() {
             .is_some_and(|t| t.iter().any(|x| x == "(other tenant)"))),
         "it learns that it shares, not with whom"
     );
+    // The view is the audit made for the research team: no finding says where two other teams
+    // meet, nor counts their pair.
+    let research = |v: &serde_json::Value| {
+        v.as_array()
+            .is_some_and(|t| t.iter().any(|x| x == "research"))
+    };
+    for f in findings {
+        for e in f["byGroup"].as_array().into_iter().flatten() {
+            assert!(research(&e["tenants"]), "{e}");
+        }
+        for p in f["coveredPairs"].as_array().into_iter().flatten() {
+            assert!(research(&p["tenants"]), "{p}");
+        }
+        let message = f["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.contains("(other tenant) and (other tenant) (trust"),
+            "{message}"
+        );
+    }
     // No token ever reaches the log of requests as anything but the TokenReview's body.
     assert!(server.log().iter().any(|l| l == "tokenreview"));
 }

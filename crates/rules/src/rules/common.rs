@@ -484,7 +484,8 @@ pub fn declared(
     let trusts = |site: &Site| row_at(site.level).map_or(&[][..], |r| r.trusts);
     let mut groups: BTreeMap<(Option<usize>, Option<Level>), Vec<usize>> = BTreeMap::new();
     for (i, site) in ctx.colo().sites.iter().enumerate() {
-        if row_at(site.level).is_none() {
+        // A site without a tenant of a focused audit holds none of its pairs.
+        if row_at(site.level).is_none() || !site.members.keys().any(|t| ctx.in_focus(*t)) {
             continue;
         }
         if let Some(set) = rule.involving {

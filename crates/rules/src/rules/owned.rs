@@ -77,7 +77,7 @@ pub fn per_owner<V>(
     words: impl Fn(&Owned<'_, V>) -> Words,
 ) {
     let mut verdicts: Vec<(WorkloadId, TenantId, Verdict<V>)> = Vec::new();
-    for (wid, tenant, w) in ctx.tenant_workloads() {
+    for (wid, tenant, w) in ctx.focused_workloads() {
         if let Some(v) = judge(wid, tenant, w) {
             verdicts.push((wid, tenant, v));
         }

@@ -47,6 +47,9 @@ pub struct Relevant<'r> {
     pub trusts: &'r dyn Fn(&Site) -> &'static [Trust],
     /// Only pairs with at least one of these tenants, when set.
     pub involving: Option<&'r BTreeSet<TenantId>>,
+    /// Only pairs with at least one of these tenants too: the tenants a focused audit is for
+    /// ([`Context::focus`]), set by the tally from the context, never by a rule.
+    pub focus: Option<&'r BTreeSet<TenantId>>,
     /// Pairs a site (by index) does not count for the rule, because a stronger sharing of the same
     /// GPU reports them (see [`crate::rules::device`]).
     pub except: Option<&'r dyn Fn(usize, TenantId, TenantId) -> bool>,
@@ -60,9 +63,35 @@ impl<'r> Relevant<'r> {
         Relevant {
             trusts,
             involving: None,
+            focus: None,
             except: None,
             only: None,
         }
+    }
+
+    /// The same pairs, of which a focused audit reports only those with one of its tenants.
+    fn focused<'s>(&'s self, ctx: &'s Context<'_>) -> Relevant<'s> {
+        Relevant {
+            trusts: self.trusts,
+            involving: self.involving,
+            focus: self.focus.or(ctx.focus),
+            except: self.except,
+            only: self.only,
+        }
+    }
+
+    /// Whether a pair of these two tenants may be reported: each set it must meet holds one of them.
+    fn involves(&self, a: TenantId, b: TenantId) -> bool {
+        pair_involved(self.involved(a), self.involved(b))
+    }
+
+    /// For one tenant: whether it is one of `involving`, and one of the focus (each `true` when
+    /// unset).
+    fn involved(&self, t: TenantId) -> (bool, bool) {
+        (
+            self.involving.is_none_or(|set| set.contains(&t)),
+            self.focus.is_none_or(|set| set.contains(&t)),
+        )
     }
 
     pub(crate) fn pass(
@@ -74,9 +103,7 @@ impl<'r> Relevant<'r> {
         trust: Trust,
     ) -> bool {
         (self.trusts)(site).contains(&trust)
-            && self
-                .involving
-                .is_none_or(|set| set.contains(&a) || set.contains(&b))
+            && self.involves(a, b)
             && self
                 .only
                 .is_none_or(|(x, y)| (a.min(b), a.max(b)) == (x.min(y), x.max(y)))
@@ -88,6 +115,7 @@ impl<'r> Relevant<'r> {
         Relevant {
             trusts: self.trusts,
             involving: self.involving,
+            focus: self.focus,
             except: self.except,
             only: Some((a.min(b), a.max(b))),
         }
@@ -95,8 +123,17 @@ impl<'r> Relevant<'r> {
 
     /// Whether every pair of a site a uniform count would give is reported alike.
     fn counts_whole_sites(&self) -> bool {
-        self.involving.is_none() && self.except.is_none() && self.only.is_none()
+        self.involving.is_none()
+            && self.focus.is_none()
+            && self.except.is_none()
+            && self.only.is_none()
     }
+}
+
+/// Whether a pair whose tenants are `x` and `y` ([`Relevant::involved`]) has one of `involving`
+/// and one of the focus.
+fn pair_involved(x: (bool, bool), y: (bool, bool)) -> bool {
+    (x.0 || y.0) && (x.1 || y.1)
 }
 
 /// Where some pairs of a tally meet: one site, at one certainty for one reason.
@@ -214,6 +251,7 @@ struct Building {
 /// The pairs of `sites` (indices into the context's sites) that `relevant` reports, `None` when there
 /// are none.
 pub fn tally(ctx: &Context<'_>, sites: &[usize], relevant: &Relevant<'_>) -> Option<Tally> {
+    let relevant = &relevant.focused(ctx);
     let mut counts = [[0usize; 3]; 3];
     let mut shares: Vec<Share> = Vec::new();
     let uniform = match sites {
@@ -488,13 +526,13 @@ fn pair_by_pair(
     (distinct <= LISTED_PAIRS).then_some(listed)
 }
 
-/// One site of a tally in classes ([`Site::classes`]), split by whether the rule reports pairs
-/// that involve the class's tenants (`involving`).
+/// One site of a tally in classes ([`Site::classes`]), split by whether the class's tenants are
+/// of `involving` and of the focus ([`Relevant::involved`]).
 struct Classed<'s> {
     id: usize,
     site: &'s Site,
     classes: Vec<Class<'s>>,
-    involved: Vec<bool>,
+    involved: Vec<(bool, bool)>,
     trusts: &'static [Trust],
 }
 
@@ -522,7 +560,7 @@ fn meet_groups(
         i += 1;
         j += 1;
         let s = &classed[*pa];
-        if !s.trusts.contains(&trust) || !(s.involved[*ca] || s.involved[*cb]) {
+        if !s.trusts.contains(&trust) || !pair_involved(s.involved[*ca], s.involved[*cb]) {
             continue;
         }
         if let Some((c, reason)) = s
@@ -562,7 +600,7 @@ fn by_classes(
         .iter()
         .filter_map(|id| {
             let site = ctx.site(*id)?;
-            let involved = |t: TenantId| relevant.involving.is_none_or(|set| set.contains(&t));
+            let involved = |t: TenantId| relevant.involved(t);
             let classes = site.classes(ctx.fleet, involved);
             Some(Classed {
                 id: *id,
@@ -810,6 +848,7 @@ pub fn pair_meeting(
     b: TenantId,
     relevant: &Relevant<'_>,
 ) -> Option<Judged> {
+    let relevant = &relevant.focused(ctx);
     let trust = ctx.trust(a, b);
     sites
         .iter()
@@ -839,6 +878,7 @@ pub fn in_share(
     let (Some(ma), Some(mb)) = (site.members.get(&a), site.members.get(&b)) else {
         return false;
     };
+    let relevant = &relevant.focused(ctx);
     let trust = ctx.trust(a, b);
     if share.counts[trust_index(trust)] == 0 || !relevant.pass(share.site, site, a, b, trust) {
         return false;

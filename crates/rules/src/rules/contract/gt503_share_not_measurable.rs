@@ -140,7 +140,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             continue;
         }
         for (t, me) in &site.members {
-            if ctx.tenancy.tenant(*t).contract != Contract::ProportionalCompute {
+            // Another tenant's contract is its own business in a focused audit.
+            if ctx.tenancy.tenant(*t).contract != Contract::ProportionalCompute || !ctx.in_focus(*t)
+            {
                 continue;
             }
             // The neighbours it meets, the first few of them only: nothing here grows with the

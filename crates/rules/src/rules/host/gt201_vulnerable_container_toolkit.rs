@@ -160,7 +160,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     type Key = (Component, String, String, bool);
     let mut groups: BTreeMap<Key, (Version, RuntimeSetup, BTreeSet<NodeId>)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
-        if ctx.colo().tenants_on(id).is_empty() {
+        if ctx.colo().tenants_on(id).is_empty() || !ctx.hosts_focus(id) {
             continue;
         }
         let s = setup(ctx, id);

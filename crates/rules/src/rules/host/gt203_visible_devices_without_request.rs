@@ -5,6 +5,7 @@ use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::{Certainty, Layer, Severity};
+use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
 
 declare_rule! {
@@ -211,6 +212,26 @@ fn remediation(owner: &str) -> String {
 /// Tenant containers that set `NVIDIA_VISIBLE_DEVICES=none` on nodes whose toolkit turns `none` into
 /// every GPU.
 fn none_gets_all(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    // The workloads with a container that sets the variable to `none`, and those containers.
+    let asking: Vec<(usize, TenantId, Vec<String>)> = ctx
+        .focused_workloads()
+        .filter_map(|(wid, tenant, w)| {
+            let containers: Vec<String> = w
+                .containers
+                .iter()
+                .filter(|c| {
+                    c.nvidia_visible_devices
+                        .as_deref()
+                        .is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
+                })
+                .map(|c| c.name.clone())
+                .collect();
+            (!containers.is_empty()).then_some((wid, tenant, containers))
+        })
+        .collect();
+    if asking.is_empty() {
+        return;
+    }
     // Per GPU node, its toolkit and the defect it has (with the fix).
     let mut affected: BTreeMap<usize, (String, String)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
@@ -244,20 +265,7 @@ fn none_gets_all(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     if affected.is_empty() {
         return;
     }
-    for (wid, tenant, w) in ctx.tenant_workloads() {
-        let containers: Vec<String> = w
-            .containers
-            .iter()
-            .filter(|c| {
-                c.nvidia_visible_devices
-                    .as_deref()
-                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
-            })
-            .map(|c| c.name.clone())
-            .collect();
-        if containers.is_empty() {
-            continue;
-        }
+    for (wid, tenant, containers) in asking {
         let (certainty, reach) = ctx.colo().reach_of(wid);
         let nodes: BTreeSet<usize> = reach
             .into_iter()

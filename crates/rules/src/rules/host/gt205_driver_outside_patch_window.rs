@@ -57,6 +57,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let Some(v) = node.gpu.as_ref().and_then(|g| g.driver_version.clone()) else {
             continue;
         };
+        if !ctx.hosts_focus(id) {
+            continue;
+        }
         groups
             .entry(v.text.clone())
             .or_insert_with(|| (v, BTreeSet::new()))

@@ -74,6 +74,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         } else {
             e.nodes.iter().copied().collect()
         };
+        let nodes: BTreeSet<usize> = nodes.into_iter().filter(|n| ctx.hosts_focus(*n)).collect();
         let tenants: BTreeSet<_> = nodes
             .iter()
             .flat_map(|n| ctx.colo().tenants_on(*n).into_keys())
