@@ -17,11 +17,12 @@
 //!   can be added; [`ProfileSet`] restricts both to some profiles.
 //! - [`Layout::stranded_slices`]: memory slices no instance can use any more.
 
-use crate::catalogue::{GpuModel, MigGeometry, MigProfile, ProfileVariant};
+use crate::catalogue::{self, GpuModel, MigGeometry, MigProfile, ProfileVariant};
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// One GPU instance: a profile at a start slice.
 #[derive(Clone, Copy)]
@@ -698,7 +699,7 @@ fn addable_profiles(layout: &Layout) -> u64 {
 }
 
 /// Every valid layout of a geometry with what the queries need, built once per geometry.
-pub(crate) struct LayoutCache {
+struct LayoutCache {
     layouts: Vec<Layout>,
     /// Per layout: bit per profile it uses.
     used_profiles: Vec<u64>,
@@ -710,8 +711,33 @@ pub(crate) struct LayoutCache {
     by_counts: BTreeMap<Vec<u8>, usize>,
 }
 
+/// The layouts of `geometry`, enumerated on its first use and kept for the life of the process. Each
+/// geometry of the catalogue has its slot, found by address; one from elsewhere (none is written
+/// outside the catalogue) gets its own, built once.
 fn cache(geometry: &'static MigGeometry) -> &'static LayoutCache {
-    geometry.cache.get_or_init(|| build(geometry))
+    type Slots = Vec<(&'static MigGeometry, OnceLock<LayoutCache>)>;
+    static CATALOGUE: OnceLock<Slots> = OnceLock::new();
+    static OTHERS: Mutex<Vec<(&'static MigGeometry, &'static LayoutCache)>> =
+        Mutex::new(Vec::new());
+    let slots = CATALOGUE.get_or_init(|| {
+        let mut slots: Slots = Vec::new();
+        for g in catalogue::all().iter().filter_map(|m| m.mig) {
+            if !slots.iter().any(|(s, _)| std::ptr::eq(*s, g)) {
+                slots.push((g, OnceLock::new()));
+            }
+        }
+        slots
+    });
+    if let Some((_, slot)) = slots.iter().find(|(s, _)| std::ptr::eq(*s, geometry)) {
+        return slot.get_or_init(|| build(geometry));
+    }
+    let mut others = OTHERS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, c)) = others.iter().find(|(s, _)| std::ptr::eq(*s, geometry)) {
+        return c;
+    }
+    let built: &'static LayoutCache = Box::leak(Box::new(build(geometry)));
+    others.push((geometry, built));
+    built
 }
 
 fn build(geometry: &'static MigGeometry) -> LayoutCache {
@@ -769,5 +795,22 @@ mod tests {
         assert_eq!(slice_mask(40, 1), 0);
         assert_eq!(profile_bit(3), 8);
         assert_eq!(profile_bit(64), 0);
+    }
+
+    /// A geometry written outside the catalogue gets its own layouts, built once, the same as the
+    /// catalogue's geometry with the same slices and profiles.
+    #[test]
+    fn a_geometry_outside_the_catalogue_is_enumerated_once() {
+        let a30 = catalogue::lookup("A30").and_then(|m| m.mig).unwrap();
+        let copy: &'static MigGeometry = Box::leak(Box::new(MigGeometry {
+            memory_slices: a30.memory_slices,
+            compute_slices: a30.compute_slices,
+            profiles: a30.profiles,
+            source: "a copy for this test",
+        }));
+        assert!(!std::ptr::eq(copy, a30));
+        assert_eq!(cache(copy).layouts.len(), cache(a30).layouts.len());
+        assert!(std::ptr::eq(cache(copy), cache(copy)));
+        assert!(std::ptr::eq(cache(a30), cache(a30)));
     }
 }

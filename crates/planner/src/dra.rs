@@ -201,7 +201,7 @@ pub fn dra_plan(plan: &Plan, input: &PlanInput) -> DraPlan {
     let mut classes: BTreeMap<String, Value> = BTreeMap::new();
     let mut shared: SharedClaims = BTreeMap::new();
     for w in plan.workloads.iter().filter(|w| w.placed > 0) {
-        let model = crate::emit::pool_model(input, w);
+        let model = patch::pool_model(input, w);
         let mut reps: Vec<(u32, Device, DeviceSharing, u32)> = Vec::new();
         for i in 0..w.replicas {
             let Some((d, _, g)) = placed.get(&(w.name.clone(), i)) else {
@@ -339,7 +339,7 @@ pub fn pod_patches(
         let Some(w) = plan.workloads.iter().find(|w| w.name == u.workload) else {
             continue;
         };
-        let Some(model) = crate::emit::pool_model(input, w) else {
+        let Some(model) = patch::pool_model(input, w) else {
             continue;
         };
         let request = Request::Claim {
@@ -348,7 +348,7 @@ pub fn pod_patches(
         };
         let p = patch::pod_patch(
             &dra_workload(w),
-            crate::emit::container_of(input, w),
+            patch::container_of(input, w),
             model,
             objects,
             &request,

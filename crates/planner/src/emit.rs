@@ -37,8 +37,8 @@
 use crate::dra;
 use crate::file::PlanInput;
 use crate::patch::{self, Objects, PodPatch, Request};
-use crate::plan::{DeviceSharing, Plan, PlanNode, PlanWorkload, POOL_LABEL, TENANTS_TAINT};
-use gpu_trust_model::catalogue::{self, GpuModel};
+use crate::plan::{DeviceSharing, Plan, PlanNode, POOL_LABEL, TENANTS_TAINT};
+use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{MigStrategy, SharingStrategy};
 use gpu_trust_model::labels;
 use gpu_trust_model::resource;
@@ -529,7 +529,7 @@ fn node_script_with(plan: &Plan, labels_of: fn(&PlanNode) -> BTreeMap<String, St
 pub fn pod_patches(plan: &Plan, input: &PlanInput, objects: &Objects) -> Vec<PodPatch> {
     let mut out = Vec::new();
     for w in plan.workloads.iter().filter(|w| w.placed > 0) {
-        let (Some(resource), Some(model)) = (&w.resource, pool_model(input, w)) else {
+        let (Some(resource), Some(model)) = (&w.resource, patch::pool_model(input, w)) else {
             continue;
         };
         let request = Request::Resource {
@@ -538,29 +538,13 @@ pub fn pod_patches(plan: &Plan, input: &PlanInput, objects: &Objects) -> Vec<Pod
         };
         out.push(patch::pod_patch(
             w,
-            container_of(input, w),
+            patch::container_of(input, w),
             model,
             objects,
             &request,
         ));
     }
     out
-}
-
-/// The GPU model of the pool a workload was planned on.
-pub(crate) fn pool_model(input: &PlanInput, w: &PlanWorkload) -> Option<&'static GpuModel> {
-    let pool = w.pool.as_deref()?;
-    input.pools.iter().find(|p| p.name == pool).map(|p| p.model)
-}
-
-/// The container name the plan file gives a workload (its name when the file gives none).
-pub(crate) fn container_of<'a>(input: &'a PlanInput, w: &'a PlanWorkload) -> &'a str {
-    input
-        .workloads
-        .iter()
-        .find(|x| x.name == w.name)
-        .map(|x| x.container.as_str())
-        .unwrap_or(w.name.as_str())
 }
 
 /// The files of one pod patch: the strategic merge patch, with a header that says what it does and

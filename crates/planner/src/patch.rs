@@ -23,6 +23,7 @@
 //! - **DRA.** `resourceClaims` is merged by `name` (`patchMergeKey:"name"` on `PodSpec.ResourceClaims`);
 //!   a container's `resources.claims` is replaced as a whole.
 
+use crate::file::PlanInput;
 use crate::plan::{PlanWorkload, Toleration};
 use gpu_trust_model::catalogue::GpuModel;
 use gpu_trust_model::fleet::{Fleet, PodToleration, WorkloadKind};
@@ -195,6 +196,22 @@ fn container_resources(remove: &BTreeSet<String>, request: Option<&Request>) -> 
         out["claims"] = c;
     }
     out
+}
+
+/// The GPU model of the pool a workload was planned on.
+pub(crate) fn pool_model(input: &PlanInput, w: &PlanWorkload) -> Option<&'static GpuModel> {
+    let pool = w.pool.as_deref()?;
+    input.pools.iter().find(|p| p.name == pool).map(|p| p.model)
+}
+
+/// The container name the plan file gives a workload (its name when the file gives none).
+pub(crate) fn container_of<'a>(input: &'a PlanInput, w: &'a PlanWorkload) -> &'a str {
+    input
+        .workloads
+        .iter()
+        .find(|x| x.name == w.name)
+        .map(|x| x.container.as_str())
+        .unwrap_or(w.name.as_str())
 }
 
 /// The patch of workload `w` (planned on a pool of `model`), giving `request` to its GPU container.

@@ -11,12 +11,21 @@
 //! | `exit` | (the worker exits) | both |
 //!
 //! Any request may be answered with `failed` instead.
+//!
+//! A connection to a remote aggressor host ([`crate::serve`]) starts with one line of its own before
+//! any of these: [`SESSION_LINE`] or [`SHUTDOWN_LINE`].
 
 use crate::device::WorkerDevice;
 use crate::thresholds::Workload;
 use gpu_trust_model::evidence::{AggressorReport, Measurement, Scenario};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+
+/// The first line of a connection to a remote aggressor host: start a worker and relay until either
+/// side closes.
+pub const SESSION_LINE: &str = "gpu-trust-probe session";
+/// The first line of a connection to a remote aggressor host: the probe is done, the host exits.
+pub const SHUTDOWN_LINE: &str = "gpu-trust-probe shutdown";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]

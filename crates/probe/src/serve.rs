@@ -6,15 +6,13 @@
 //! time, and the server ends after its lifetime in any case.
 
 use crate::error::ProbeError;
+use crate::protocol::{SESSION_LINE, SHUTDOWN_LINE};
 use crate::transport::ChildGuard;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-pub const SESSION_LINE: &str = "gpu-trust-probe session";
-pub const SHUTDOWN_LINE: &str = "gpu-trust-probe shutdown";
 
 /// How long a new connection has to say what it wants.
 const HANDSHAKE: Duration = Duration::from_secs(10);

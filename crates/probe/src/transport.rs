@@ -1,12 +1,13 @@
 //! How the parent reaches a worker: a child process over pipes, a TCP connection to a remote aggressor,
-//! or (in tests) a thread over channels. All three carry the same [`crate::protocol`] messages.
+//! or (in tests) a thread over channels. All three carry the same [`crate::protocol`] messages. A
+//! worker process's own end of the pipes is here too ([`serve_stdio`]).
 //!
 //! Every link is bounded in time (each receive has a deadline) and cleans up on drop: a child process is
 //! killed and waited for, so no worker outlives its scenario, on error paths included.
 
 use crate::device::{Backend, DeviceSpec, Role};
 use crate::error::ProbeError;
-use crate::protocol::{decode, encode, LineError, Reply, Request, MAX_LINE};
+use crate::protocol::{decode, encode, LineError, Reply, Request, MAX_LINE, SESSION_LINE};
 use crate::worker::{self, Incoming};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
@@ -396,9 +397,7 @@ impl Launcher for RemoteLauncher {
                         match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
                             Ok(mut stream) => {
                                 stream
-                                    .write_all(
-                                        format!("{}\n", crate::serve::SESSION_LINE).as_bytes(),
-                                    )
+                                    .write_all(format!("{SESSION_LINE}\n").as_bytes())
                                     .map_err(|e| ProbeError::io(self.address.clone(), e))?;
                                 let reader = stream
                                     .try_clone()
@@ -428,4 +427,17 @@ impl Launcher for RemoteLauncher {
 /// Feeds a worker process's standard input into the channel `worker::serve` reads.
 pub fn stdin_requests() -> Receiver<Incoming> {
     pump(std::io::stdin(), decode::<Request>)
+}
+
+/// Runs a worker process: requests from standard input, replies on standard output (one line each).
+pub fn serve_stdio(backend: &dyn Backend, role: Role, device: &DeviceSpec) {
+    let opened = backend.open_session(role, device);
+    let requests = stdin_requests();
+    let mut reply = |r: &Reply| {
+        let mut out = std::io::stdout().lock();
+        out.write_all(encode(r).as_bytes())
+            .and_then(|()| out.flush())
+            .is_ok()
+    };
+    worker::serve(opened, &requests, &mut reply);
 }

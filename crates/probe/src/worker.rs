@@ -98,24 +98,6 @@ pub fn serve(
     worker.release();
 }
 
-/// Runs a worker process: requests from standard input, replies on standard output (one line each).
-pub fn serve_stdio(
-    backend: &dyn crate::device::Backend,
-    role: crate::device::Role,
-    device: &crate::device::DeviceSpec,
-) {
-    use std::io::Write;
-    let opened = backend.open_session(role, device);
-    let requests = crate::transport::stdin_requests();
-    let mut reply = |r: &Reply| {
-        let mut out = std::io::stdout().lock();
-        out.write_all(crate::protocol::encode(r).as_bytes())
-            .and_then(|()| out.flush())
-            .is_ok()
-    };
-    serve(opened, &requests, &mut reply);
-}
-
 struct Worker<'a> {
     session: &'a mut dyn GpuSession,
     /// Buffers a victim holds between `prepare` and `measure`.

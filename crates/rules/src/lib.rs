@@ -20,6 +20,7 @@ pub mod blast;
 pub mod colocation;
 pub mod context;
 pub mod coverage;
+mod granted;
 pub mod groups;
 pub mod layout;
 mod owner;

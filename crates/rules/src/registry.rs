@@ -3,11 +3,12 @@
 //! Each rule lives in one file under `src/rules/<layer>/` and is declared with [`declare_rule!`], whose
 //! doc comment *is* the rule's documentation: `gpu-trust explain`, the SARIF `help` and the HTML
 //! report read it from here, at run time. Nothing else holds rule text.
+//!
+//! A rule's metadata ([`RuleMeta`], [`SeverityRule`], [`Reports`]) is declared in `sink.rs`, beside
+//! the sink its check writes to, and re-exported here.
 
-use crate::context::Context;
-use crate::sink::Sink;
-use gpu_trust_model::{Layer, Severity, Trust};
-use std::fmt;
+pub use crate::sink::{Reports, RuleMeta, SeverityRule};
+
 use std::sync::OnceLock;
 
 /// The sections every rule's documentation has, in order (each a `## ` heading).
@@ -18,92 +19,6 @@ pub const DOC_SECTIONS: [&str; 5] = [
     "Remediation",
     "References",
 ];
-
-/// How a rule's severity is decided, as the catalogue states it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SeverityRule {
-    /// One severity.
-    Fixed(Severity),
-    /// By the trust between the two tenants involved (`none→critical, limited→high`); tenants with
-    /// full trust get no finding.
-    ByTrust { none: Severity, limited: Severity },
-    /// Higher when tenants with trust below `full` share the node concerned.
-    ByNodeSharing {
-        shared: Severity,
-        otherwise: Severity,
-    },
-}
-
-impl SeverityRule {
-    /// The rule's highest severity: the one it has between tenants that do not trust each other.
-    pub fn highest(self) -> Severity {
-        match self {
-            SeverityRule::Fixed(s) => s,
-            SeverityRule::ByTrust { none, limited } => none.max(limited),
-            SeverityRule::ByNodeSharing { shared, otherwise } => shared.max(otherwise),
-        }
-    }
-
-    /// Every severity a finding of the rule can have, most severe first: each of its severities, and
-    /// each one step lower (a `permitted` finding).
-    pub fn possible(self) -> Vec<Severity> {
-        let base = match self {
-            SeverityRule::Fixed(s) => vec![s],
-            SeverityRule::ByTrust { none, limited } => vec![none, limited],
-            SeverityRule::ByNodeSharing { shared, otherwise } => vec![shared, otherwise],
-        };
-        let mut all: Vec<Severity> = base.iter().flat_map(|s| [*s, s.lowered()]).collect();
-        all.sort_unstable_by(|a, b| b.cmp(a));
-        all.dedup();
-        all
-    }
-
-    /// The severity between two tenants of `trust` (`None` when full trust makes it no finding).
-    pub fn for_trust(self, trust: Trust) -> Option<Severity> {
-        match (self, trust) {
-            (SeverityRule::ByTrust { none, .. }, Trust::None) => Some(none),
-            (SeverityRule::ByTrust { limited, .. }, Trust::Limited) => Some(limited),
-            (SeverityRule::ByTrust { .. }, Trust::Full) => None,
-            (rule, _) => Some(rule.highest()),
-        }
-    }
-}
-
-impl fmt::Display for SeverityRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SeverityRule::Fixed(s) => write!(f, "{s}"),
-            SeverityRule::ByTrust { none, limited } => write!(f, "none→{none}, limited→{limited}"),
-            SeverityRule::ByNodeSharing { shared, otherwise } => write!(
-                f,
-                "{shared} if tenants with trust below full share the node, else {otherwise}"
-            ),
-        }
-    }
-}
-
-/// What a rule answers for besides its own detection, declared in its `declare_rule!`
-/// (`reports: [...]`): coverage and the policy check find the rule here ([`reporting`]) instead of
-/// naming it, so adding or renumbering a rule touches its file only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reports {
-    /// Facts the input hides about GPU nodes in this layer: its findings report them, so coverage
-    /// lists it in the `hidden-facts` gap of the layer (`reportedBy`).
-    HiddenFacts(Layer),
-    /// A device plugin or mig-parted config a node or the ClusterPolicy selects that the input lacks
-    /// (coverage's `unresolved-config` gap).
-    UnresolvedConfig,
-    /// What tenants' subjects may do through RBAC: without a RoleBinding or ClusterRoleBinding in the
-    /// input it judges nothing, and coverage's `no-rbac` gap names it.
-    Rbac,
-    /// A policy acceptance past its `until` date (the policy check names it).
-    ExpiredAcceptance,
-    /// A policy acceptance without a reason (the policy check names it).
-    AcceptanceWithoutReason,
-    /// More replicas per shared GPU without a memory limit than the policy's limit (the policy check
-    /// names it beside the limit).
-    ReplicasOverLimit,
-}
 
 /// The rules that declare `what`, in code order.
 pub fn reporting(what: Reports) -> impl Iterator<Item = &'static RuleMeta> {
@@ -118,49 +33,8 @@ pub fn codes_reporting(what: Reports) -> String {
         .join(", ")
 }
 
-/// A rule: its metadata, its documentation, and the check that runs it.
-#[derive(Clone, Copy)]
-pub struct RuleMeta {
-    /// Stable code, e.g. `GT101`.
-    pub code: &'static str,
-    /// Kebab-case name, e.g. `untrusted-share-time-sliced-gpu`.
-    pub name: &'static str,
-    pub layer: Layer,
-    pub severity: SeverityRule,
-    /// One line: what the rule detects.
-    pub summary: &'static str,
-    /// The doc comment as written (every line keeps the space after `///`).
-    pub raw_doc: &'static str,
-    /// Whether the rule's risk falls on the tenant's neighbours rather than on the tenant whose
-    /// workload it names (a privileged pod sees every GPU of its node): then a tenant's own annotation
-    /// cannot accept a finding, only the policy can (`acceptance.rs`, docs/suppressions.md).
-    pub neighbour_risk: bool,
-    /// What it answers for besides its own detection ([`Reports`]).
-    pub reports: &'static [Reports],
-    /// The module the rule is declared in (`gpu_trust_rules::rules::device::gt101_...`): the tests check
-    /// that each rule's file is named after its code and name.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) module: &'static str,
-    pub(crate) check: fn(&Context<'_>, &mut Sink<'_>),
-}
-
-impl fmt::Debug for RuleMeta {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RuleMeta")
-            .field("code", &self.code)
-            .field("name", &self.name)
-            .field("layer", &self.layer)
-            .field("severity", &self.severity)
-            .finish_non_exhaustive()
-    }
-}
-
+/// A rule's documentation, read from its doc comment.
 impl RuleMeta {
-    /// The highest severity the rule reports (between tenants that do not trust each other).
-    pub fn default_severity(&self) -> Severity {
-        self.severity.highest()
-    }
-
     /// The rule's documentation in Markdown, with the sections of [`DOC_SECTIONS`].
     pub fn documentation(&self) -> &'static str {
         static DOCS: OnceLock<Vec<String>> = OnceLock::new();
@@ -278,6 +152,7 @@ pub fn rule(code: &str) -> Option<&'static RuleMeta> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpu_trust_model::{Layer, Severity, Trust};
 
     #[test]
     fn dedent_strips_the_doc_space() {

@@ -1,14 +1,148 @@
-//! Where rules put their findings. A rule fills a [`Draft`] in the terms of the model (tenant ids,
-//! node ids, workload ids); the audit turns drafts into the wire format, names them, applies
-//! acceptances and evidence, and sorts them.
+//! What a rule is to the audit, and where it puts its findings. A rule ([`RuleMeta`]: its code,
+//! name, layer, how its severity is decided, what it answers for besides its detection, and its check)
+//! runs its check over the [`Context`] and fills [`Draft`]s in the terms of the model (tenant ids,
+//! node ids, workload ids) through a [`Sink`]; the audit turns drafts into the wire format, names them,
+//! applies acceptances and evidence, and sorts them. A rule, its check's sink and its drafts name each
+//! other, so they are declared together here; `registry.rs` lists the rules and reads their
+//! documentation.
 
 use crate::context::Context;
-use crate::registry::RuleMeta;
 use gpu_trust_model::fleet::{NodeId, WorkloadId};
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Certainty, ObjectRef, Severity, Trust};
+use gpu_trust_model::{Certainty, Layer, ObjectRef, Severity, Trust};
 use gpu_trust_policy::TenantId;
 use std::collections::BTreeSet;
+use std::fmt;
+
+/// A rule: its metadata, its documentation, and the check that runs it.
+#[derive(Clone, Copy)]
+pub struct RuleMeta {
+    /// Stable code, e.g. `GT101`.
+    pub code: &'static str,
+    /// Kebab-case name, e.g. `untrusted-share-time-sliced-gpu`.
+    pub name: &'static str,
+    pub layer: Layer,
+    pub severity: SeverityRule,
+    /// One line: what the rule detects.
+    pub summary: &'static str,
+    /// The doc comment as written (every line keeps the space after `///`).
+    pub raw_doc: &'static str,
+    /// Whether the rule's risk falls on the tenant's neighbours rather than on the tenant whose
+    /// workload it names (a privileged pod sees every GPU of its node): then a tenant's own annotation
+    /// cannot accept a finding, only the policy can (`acceptance.rs`, docs/suppressions.md).
+    pub neighbour_risk: bool,
+    /// What it answers for besides its own detection ([`Reports`]).
+    pub reports: &'static [Reports],
+    /// The module the rule is declared in (`gpu_trust_rules::rules::device::gt101_...`): the tests check
+    /// that each rule's file is named after its code and name.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) module: &'static str,
+    pub(crate) check: fn(&Context<'_>, &mut Sink<'_>),
+}
+
+impl fmt::Debug for RuleMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuleMeta")
+            .field("code", &self.code)
+            .field("name", &self.name)
+            .field("layer", &self.layer)
+            .field("severity", &self.severity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuleMeta {
+    /// The highest severity the rule reports (between tenants that do not trust each other).
+    pub fn default_severity(&self) -> Severity {
+        self.severity.highest()
+    }
+}
+
+/// How a rule's severity is decided, as the catalogue states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeverityRule {
+    /// One severity.
+    Fixed(Severity),
+    /// By the trust between the two tenants involved (`none→critical, limited→high`); tenants with
+    /// full trust get no finding.
+    ByTrust { none: Severity, limited: Severity },
+    /// Higher when tenants with trust below `full` share the node concerned.
+    ByNodeSharing {
+        shared: Severity,
+        otherwise: Severity,
+    },
+}
+
+impl SeverityRule {
+    /// The rule's highest severity: the one it has between tenants that do not trust each other.
+    pub fn highest(self) -> Severity {
+        match self {
+            SeverityRule::Fixed(s) => s,
+            SeverityRule::ByTrust { none, limited } => none.max(limited),
+            SeverityRule::ByNodeSharing { shared, otherwise } => shared.max(otherwise),
+        }
+    }
+
+    /// Every severity a finding of the rule can have, most severe first: each of its severities, and
+    /// each one step lower (a `permitted` finding).
+    pub fn possible(self) -> Vec<Severity> {
+        let base = match self {
+            SeverityRule::Fixed(s) => vec![s],
+            SeverityRule::ByTrust { none, limited } => vec![none, limited],
+            SeverityRule::ByNodeSharing { shared, otherwise } => vec![shared, otherwise],
+        };
+        let mut all: Vec<Severity> = base.iter().flat_map(|s| [*s, s.lowered()]).collect();
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        all.dedup();
+        all
+    }
+
+    /// The severity between two tenants of `trust` (`None` when full trust makes it no finding).
+    pub fn for_trust(self, trust: Trust) -> Option<Severity> {
+        match (self, trust) {
+            (SeverityRule::ByTrust { none, .. }, Trust::None) => Some(none),
+            (SeverityRule::ByTrust { limited, .. }, Trust::Limited) => Some(limited),
+            (SeverityRule::ByTrust { .. }, Trust::Full) => None,
+            (rule, _) => Some(rule.highest()),
+        }
+    }
+}
+
+impl fmt::Display for SeverityRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SeverityRule::Fixed(s) => write!(f, "{s}"),
+            SeverityRule::ByTrust { none, limited } => write!(f, "none→{none}, limited→{limited}"),
+            SeverityRule::ByNodeSharing { shared, otherwise } => write!(
+                f,
+                "{shared} if tenants with trust below full share the node, else {otherwise}"
+            ),
+        }
+    }
+}
+
+/// What a rule answers for besides its own detection, declared in its `declare_rule!`
+/// (`reports: [...]`): coverage and the policy check find the rule here (`registry::reporting`) instead of
+/// naming it, so adding or renumbering a rule touches its file only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reports {
+    /// Facts the input hides about GPU nodes in this layer: its findings report them, so coverage
+    /// lists it in the `hidden-facts` gap of the layer (`reportedBy`).
+    HiddenFacts(Layer),
+    /// A device plugin or mig-parted config a node or the ClusterPolicy selects that the input lacks
+    /// (coverage's `unresolved-config` gap).
+    UnresolvedConfig,
+    /// What tenants' subjects may do through RBAC: without a RoleBinding or ClusterRoleBinding in the
+    /// input it judges nothing, and coverage's `no-rbac` gap names it.
+    Rbac,
+    /// A policy acceptance past its `until` date (the policy check names it).
+    ExpiredAcceptance,
+    /// A policy acceptance without a reason (the policy check names it).
+    AcceptanceWithoutReason,
+    /// More replicas per shared GPU without a memory limit than the policy's limit (the policy check
+    /// names it beside the limit).
+    ReplicasOverLimit,
+}
 
 /// A finding before it is written out.
 #[derive(Debug, Clone)]
@@ -43,7 +177,7 @@ pub struct DraftPairs {
     pub count: usize,
     /// Pairs accepted by a policy acceptance naming exactly those two tenants, or by the
     /// annotations of both, with what accepts each.
-    pub accepted: Vec<((TenantId, TenantId), crate::acceptance::Granted)>,
+    pub accepted: Vec<((TenantId, TenantId), crate::granted::Granted)>,
     /// Every pair is accepted by such acceptances.
     pub all_accepted: bool,
     /// When some pairs are accepted and others stay open: the first open pairs by tenant name (at
@@ -113,7 +247,7 @@ pub struct ExplainedPair {
     pub nodes: BTreeSet<NodeId>,
     pub message: String,
     pub remediation: String,
-    pub accepted: Option<crate::acceptance::Granted>,
+    pub accepted: Option<crate::granted::Granted>,
 }
 
 /// How many of a partly accepted finding's open pairs it names.

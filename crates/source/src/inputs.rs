@@ -18,7 +18,7 @@
 //! Every read is bounded by [`Limits::max_file_bytes`], and a walk by [`MAX_WALK_ENTRIES`].
 
 use crate::file::{self, display, Origin};
-use crate::stream::Format;
+use crate::object::Format;
 use crate::Limits;
 use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location};

@@ -3,7 +3,7 @@
 //! deserialized from its own text when the sink asks for it.
 
 use crate::file::utf8_chars;
-use crate::stream::{json_error, Entry, Object, ReadOptions};
+use crate::object::{json_error, Entry, Object, ReadOptions};
 use crate::tree::Pos;
 use crate::Limits;
 use gpu_trust_model::Code;
@@ -13,9 +13,6 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-
-/// serde_json's fixed nesting bound.
-pub(crate) const JSON_DEPTH_LIMIT: usize = 128;
 
 /// Reads JSON text. Returns an error, having handed nothing on, when the first document is not
 /// valid JSON (the caller may then read the text as YAML).
@@ -379,7 +376,7 @@ const LINEAR_KEYS: usize = 32;
 /// Scans valid JSON text once, in linear time, for the first string longer than `max_string` bytes,
 /// the first key given twice in one object (keys compared after unescaping, so `"k\u0069nd"` is
 /// `kind`) and the first object or array nested deeper than `max_depth`. Nesting is bounded by the
-/// JSON parser itself, at [`JSON_DEPTH_LIMIT`].
+/// JSON parser itself, at [`crate::object::JSON_DEPTH_LIMIT`].
 fn scan(text: &str, max_string: usize, max_depth: usize) -> Option<Problem<'_>> {
     let bytes = text.as_bytes();
     let mut keys: Vec<(Cow<'_, str>, usize)> = Vec::new();

@@ -27,6 +27,7 @@ pub mod de;
 mod file;
 mod inputs;
 mod json;
+mod object;
 mod parallel;
 mod pieces;
 mod stream;
@@ -39,8 +40,9 @@ pub use inputs::{
     gather, gather_large, gather_with, GatherOptions, Gathered, Input, LargeFile, MAX_WALK_DEPTH,
     MAX_WALK_ENTRIES,
 };
+pub use object::{Entry, Format, Object, ReadOptions};
 pub use pieces::{read_json_pieces, Pieces};
-pub use stream::{read_all, read_stream, Entry, Format, Object, ReadOptions};
+pub use stream::{read_all, read_stream};
 pub use tree::{Node, Pos, Value};
 pub use validate::ValidationContext;
 

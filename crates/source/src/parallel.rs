@@ -8,7 +8,7 @@
 //! so memory stays bounded as in the sequential reader. Everything else (several documents,
 //! directives, anything that may be an alias, a flow-style root) goes to the sequential reader.
 
-use crate::stream::{Entry, ReadOptions};
+use crate::object::{Entry, ReadOptions};
 use crate::yaml;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -284,7 +284,7 @@ fn may_hold_aliases(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stream::read_all;
+    use crate::read_all;
     use crate::tree::Value;
 
     fn options() -> ReadOptions {

@@ -15,7 +15,7 @@
 
 use crate::file::utf8_chars;
 use crate::json::{check_piece, Checked};
-use crate::stream::{Entry, Object, ReadOptions};
+use crate::object::{Entry, Object, ReadOptions};
 use crate::tree::Pos;
 use serde::de::IgnoredAny;
 use std::borrow::Cow;

@@ -2,7 +2,7 @@
 //! [`Limits`], with an error boundary per document (a syntax error skips to the next `---`) and per
 //! object (a bound or a duplicate key skips only that object).
 
-use crate::stream::{Entry, Object, ReadOptions};
+use crate::object::{Entry, Object, ReadOptions};
 use crate::tree::{Node, Pos, Scalar, ScalarStyle, Tag, Value};
 use crate::Limits;
 use gpu_trust_model::Code;
@@ -124,17 +124,6 @@ pub(crate) fn read_chunk<'a>(
     match result {
         Ok(()) => Ok(out),
         Err(d) => Err((out, d)),
-    }
-}
-
-pub(crate) fn read<'a>(
-    text: &'a str,
-    file: &'a str,
-    options: &ReadOptions,
-    sink: &mut dyn FnMut(Entry<'a>),
-) {
-    if !crate::parallel::read(text, file, options, sink) {
-        read_sequential(text, file, options, sink);
     }
 }
 

@@ -377,7 +377,7 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         Some(profile) => Box::new(fake_backend(profile, args.fake_dir.as_deref())?),
         None => Box::new(RealBackend::for_worker()),
     };
-    gpu_trust_probe::worker::serve_stdio(backend.as_ref(), args.role, &args.device);
+    gpu_trust_probe::transport::serve_stdio(backend.as_ref(), args.role, &args.device);
     Ok(output::exit(output::CLEAN))
 }
 

@@ -16,7 +16,7 @@
 //! Adding a managed platform takes:
 //! - one file here: a [`LabelAdapter`] with its label names, each with its source;
 //! - its `mod` line and its entry in [`ADAPTERS`] in this file;
-//! - its [`Platform`] variant and spelling in `crates/model/src/fleet.rs` (the `platforms!` table);
+//! - its [`Platform`] variant and spelling in `crates/model/src/fleet/node.rs` (the `platforms!` table);
 //! - a fixture built from the platform's public manifests or documentation under
 //!   `crates/rules/tests/fixtures/platforms/`, in which ingest finds a node of the platform, and a
 //!   row naming the platform's spelling in README.md's "Platforms read" table

@@ -19,7 +19,6 @@ use super::{
     Architecture, CcSupport, ComputeCapability, GpuModel, MemoryBasis, MigGeometry, MigProfile,
     PciDeviceId, ProfileVariant,
 };
-use std::sync::OnceLock;
 
 // Total memory per product, MiB [SMI]. Each figure is used by the model entry and, for MIG parts
 // without a real profile listing, by the derived profile memory.
@@ -162,7 +161,6 @@ const fn geometry(profiles: &'static [MigProfile], source: &'static str) -> MigG
         compute_slices: 7,
         profiles,
         source,
-        cache: OnceLock::new(),
     }
 }
 
@@ -536,14 +534,12 @@ static RTX_PRO_6000_MIG: MigGeometry = MigGeometry {
     compute_slices: 4,
     profiles: &RTX_PRO_6000_PROFILES,
     source: "mig-parted config (RTX PRO 6000 Blackwell, device-filter 0x2BB510DE); MIG User Guide supported GPUs (96 GB, 4 instances)",
-    cache: OnceLock::new(),
 };
 static A30_MIG: MigGeometry = MigGeometry {
     memory_slices: 4,
     compute_slices: 4,
     profiles: &A30_PROFILES,
     source: "nvidia-smi mig -lgip / -lgipp on A30; MIG User Guide A30-24GB profiles",
-    cache: OnceLock::new(),
 };
 
 const fn cc(major: u8, minor: u8) -> ComputeCapability {

@@ -205,9 +205,12 @@ impl CcSupport {
     }
 }
 
-/// The MIG geometry of a model: its slices and GPU instance profiles.
+/// The MIG geometry of a model: its slices and GPU instance profiles. Only the catalogue writes one
+/// (`non_exhaustive`), so each is a `static` of its data, which `crate::geometry` keeps the
+/// enumerated layouts of.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MigGeometry {
     /// Memory slices a GPU instance is placed on (8; 4 on A30). Placements index these.
     pub memory_slices: u8,
@@ -217,9 +220,6 @@ pub struct MigGeometry {
     pub profiles: &'static [MigProfile],
     /// Where the profiles, counts and placements come from.
     pub source: &'static str,
-    /// Enumerated layouts, built on first use by `crate::geometry`.
-    #[serde(skip)]
-    pub(crate) cache: OnceLock<crate::geometry::LayoutCache>,
 }
 
 impl fmt::Debug for MigGeometry {

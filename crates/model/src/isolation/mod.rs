@@ -7,14 +7,12 @@
 
 pub mod admission;
 mod facts;
+mod request;
 
 pub use admission::{Admission, Level, Plan, ADMISSION};
 pub use facts::{Enforcement, Facts, Property, PropertyFact};
 
-use crate::fleet::{
-    DraStrategy, FractionScheduler, GpuNode, HamiRequest, MigStrategy, SharingStrategy, Workload,
-};
-use crate::resource::{self, DeviceResource};
+use crate::fleet::{DraStrategy, SharingStrategy};
 use crate::vocab::{Incident, Layer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -485,101 +483,6 @@ impl Mechanism {
                 }
             }
         }
-    }
-
-    /// The vGPU mechanism whose names a request used (`None`: HAMi's own).
-    fn vgpu_of(h: &HamiRequest) -> Mechanism {
-        h.via.unwrap_or(Mechanism::HamiVgpu)
-    }
-
-    /// Every mechanism a workload's request itself names, in the order that decides its own
-    /// mechanism (DRA claims, then a fraction, then a vGPU), each with the request in words: the one
-    /// recognition of a request, which [`Mechanism::of_workload`] and
-    /// [`Mechanism::requested_sharing`] read.
-    pub fn named_by(w: &Workload) -> Vec<(Mechanism, &'static str)> {
-        let gpu = &w.gpu;
-        let mut out: Vec<(Mechanism, &'static str)> = gpu
-            .dra
-            .iter()
-            .map(|claim| {
-                (
-                    Mechanism::for_dra(claim.strategy),
-                    "a DRA claim with a sharing strategy",
-                )
-            })
-            .collect();
-        if let Some(f) = &gpu.fraction {
-            let m = match f.scheduler {
-                FractionScheduler::Kai if f.mps || w.uses_mps_pipe() => Mechanism::KaiMps,
-                FractionScheduler::Kai => Mechanism::KaiFraction,
-                FractionScheduler::RunAi => Mechanism::RunaiFraction,
-            };
-            out.push((m, m.row().request.words));
-        }
-        if let Some(h) = &gpu.hami {
-            let row = Mechanism::vgpu_of(h);
-            let mode = h.mode.as_deref();
-            let m = row
-                .row()
-                .request
-                .vgpu
-                .and_then(|v| v.modes.iter().find(|(name, _)| Some(*name) == mode))
-                .map_or(row, |(_, m)| *m);
-            out.push((m, row.row().request.words));
-        }
-        out
-    }
-
-    /// The mechanism under which `workload` gets its GPU on `node`, from what it requests and the node's
-    /// configuration. `None` when the workload requests no GPU.
-    pub fn of_workload(workload: &Workload, node: &GpuNode) -> Option<Mechanism> {
-        if let Some((m, _)) = Mechanism::named_by(workload).first() {
-            return Some(*m);
-        }
-        let gpu = &workload.gpu;
-        let (name, _) = gpu
-            .resources
-            .iter()
-            .find(|(k, _)| resource::is_gpu_resource(k))?;
-        let parsed = DeviceResource::parse(name);
-        // A GPU passed through to a VM is bound to VFIO, whole: never a MIG instance.
-        let on_mig = parsed.is_some_and(DeviceResource::is_mig)
-            || (parsed != Some(DeviceResource::Passthrough)
-                && node.mig_strategy == MigStrategy::Single
-                && node.mig_enabled());
-        Some(Mechanism::from_sharing(
-            node.sharing.strategy,
-            node.sharing.replicas_for(name),
-            on_mig,
-        ))
-    }
-
-    /// For an input without GPU nodes (manifests alone): the mechanisms that a workload's request itself
-    /// names as shared, with the request in words. A `.shared` resource exists only where the device
-    /// plugin renames the replicas of time-slicing or MPS (`renameByDefault`); a KAI or Run:ai fraction,
-    /// a vGPU's resources and a DRA claim with a sharing strategy name their mechanism. Empty for a
-    /// request that names no sharing (a plain `nvidia.com/gpu`, a MIG instance of its own).
-    pub fn requested_sharing(w: &Workload) -> Vec<(Mechanism, String)> {
-        let mut out: Vec<(Mechanism, String)> = Mechanism::named_by(w)
-            .into_iter()
-            .filter(|(m, _)| m.shares_device())
-            .map(|(m, words)| (m, words.to_string()))
-            .collect();
-        for name in w.gpu.resources.keys() {
-            match DeviceResource::parse(name) {
-                Some(DeviceResource::Gpu { shared: true }) => {
-                    out.push((Mechanism::TimeSlicing, format!("`{name}`")));
-                    out.push((Mechanism::Mps, format!("`{name}`")));
-                }
-                Some(DeviceResource::Mig { shared: true, .. }) => {
-                    out.push((Mechanism::MigTimeSlicing, format!("`{name}`")));
-                }
-                _ => {}
-            }
-        }
-        out.sort();
-        out.dedup();
-        out
     }
 }
 

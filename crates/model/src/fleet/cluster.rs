@@ -1,0 +1,89 @@
+//! The cluster's GPU stack as its objects configure it: the GPU Operator's ClusterPolicy or
+//! GPUCluster, the DCGM exporter, and the RuntimeClasses.
+
+use super::MigStrategy;
+use crate::location::ObjectRef;
+use crate::version::Version;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeClassInfo {
+    pub object: ObjectRef,
+    pub name: String,
+    pub handler: String,
+}
+
+impl RuntimeClassInfo {
+    /// Kata / confidential-containers handlers (`kata`, `kata-qemu-nvidia-gpu-snp`, `kata-cc-*`...).
+    pub fn is_confidential(&self) -> bool {
+        let h = self.handler.to_ascii_lowercase();
+        h.contains("kata") || h.contains("-cc") || h.contains("snp") || h.contains("tdx")
+    }
+}
+
+/// What the ClusterPolicy (nvidia.com/v1) says.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterPolicyInfo {
+    pub object: Option<ObjectRef>,
+    /// Namespace the GPU Operator runs in (from the ConfigMaps' namespace or `gpu-operator`).
+    pub operator_namespace: Option<String>,
+    pub toolkit_version: Option<Version>,
+    pub device_plugin_version: Option<Version>,
+    pub driver_version: Option<Version>,
+    pub mig_strategy: Option<MigStrategy>,
+    /// `spec.devicePlugin.config.{name,default}`.
+    pub device_plugin_config: Option<(String, Option<String>)>,
+    /// `spec.migManager.config.{name,default}`.
+    pub mig_manager_config: Option<(String, Option<String>)>,
+    pub cdi_enabled: Option<bool>,
+    /// `spec.toolkit.env` as a map.
+    pub toolkit_env: BTreeMap<String, String>,
+    pub cc_manager_enabled: Option<bool>,
+    pub low_level_runtime: Option<String>,
+    /// `spec.cdi.default`: before GPU Operator 25.10.0, `cdi.enabled` only made CDI available and
+    /// this made it the runtime's default (`api/nvidia/v1/clusterpolicy_types.go` at v25.3.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdi_default: Option<bool>,
+    /// `spec.cdi.nriPluginEnabled`: the NRI plugin injects CDI devices (GPU Operator 26.3.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nri_plugin_enabled: Option<bool>,
+    /// `spec.migManager.version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_manager_version: Option<Version>,
+    /// `spec.dcgmExporter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dcgm_exporter: Option<ExporterSpec>,
+}
+
+/// The DCGM exporter as an operator spec configures it (ClusterPolicy or GPUCluster
+/// `spec.dcgmExporter`, `api/nvidia/v1/clusterpolicy_types.go` `DCGMExporterSpec`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExporterSpec {
+    pub enabled: Option<bool>,
+    /// `version`: the image tag (`4.5.3-4.8.2-ubuntu22.04`), as written.
+    pub tag: Option<String>,
+    /// `env`, as a map.
+    pub env: BTreeMap<String, String>,
+    pub args: Vec<String>,
+    /// `enablePodLabels` (GPU Operator 26.3.2).
+    pub pod_labels: Option<bool>,
+    pub host_network: Option<bool>,
+}
+
+/// What the GPU Operator's `GPUCluster` (`nvidia.com/v1alpha1`, GPU Operator 26.7.0) says: the
+/// DRA-based stack it deploys instead of a ClusterPolicy (`api/nvidia/v1alpha1/gpucluster_types.go`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuClusterInfo {
+    pub object: Option<ObjectRef>,
+    /// `spec.draDriver.version` (an image tag).
+    pub dra_driver_version: Option<Version>,
+    /// `spec.draDriver.featureGates`.
+    pub dra_feature_gates: BTreeMap<String, bool>,
+    /// `spec.dcgmExporter`.
+    pub dcgm_exporter: Option<ExporterSpec>,
+}
