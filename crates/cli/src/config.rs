@@ -183,213 +183,266 @@ fn lexical(path: &Path) -> PathBuf {
 
 /// Parses and validates configuration `text` read from `file`; relative paths are taken from `base`.
 pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, Vec<Diagnostic>> {
-    let blank = text.lines().all(|l| {
-        let t = l.trim();
-        t.is_empty() || t.starts_with('#')
-    });
-    let raw = if blank {
-        RawConfig::default()
-    } else {
-        let limits = Limits {
-            max_file_bytes: MAX_CONFIG_BYTES,
-            ..Limits::default()
-        };
-        parse_document::<Option<RawConfig>>(text, file, &limits)
-            .map_err(|d| vec![d])?
-            .unwrap_or_default()
+    let raw = read_raw(text, file)?;
+    let mut check = Check {
+        file,
+        base,
+        errors: Vec::new(),
     };
-    let mut errors = Vec::new();
-    let at = |v: &S<String>| spanned_location(file, v);
+    check.header(&raw);
     let mut config = Config {
         file: PathBuf::from(file),
         show_accepted: raw.show_accepted,
         ..Config::default()
     };
-    if let Some(v) = &raw.api_version {
-        if v.value != API_VERSION {
-            errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(v),
-                format!("apiVersion must be `{API_VERSION}`, not `{}`", v.value),
-            ));
-        }
+    config.policy = raw.policy.as_ref().and_then(|p| check.policy(p));
+    config.format = raw.format.as_ref().and_then(|f| check.format(f));
+    if let Some((fail_on, location)) = raw.fail_on.as_ref().and_then(|f| check.fail_on(f)) {
+        config.fail_on = Some(fail_on);
+        config.fail_on_location = Some(location);
     }
-    if let Some(k) = &raw.kind {
-        if k.value != KIND {
-            errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(k),
-                format!("kind must be `{KIND}`, not `{}`", k.value),
-            ));
-        }
+    config.silence = check.silence(&raw.silence);
+    config.min_severity = raw
+        .min_severity
+        .as_ref()
+        .and_then(|m| check.min_severity(m));
+    config.disabled_rules = check.disabled_rules(&raw.disabled_rules);
+    config.outputs = check.outputs(&raw.outputs);
+    check.finish(config)
+}
+
+/// The file as written: only blank lines and comments are the defaults; else it is read through the
+/// source crate's bounded reader (a syntax error or an unknown field stops the reading).
+fn read_raw(text: &str, file: &str) -> Result<RawConfig, Vec<Diagnostic>> {
+    let blank = text.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    });
+    if blank {
+        return Ok(RawConfig::default());
     }
-    if let Some(p) = &raw.policy {
-        if p.value.trim().is_empty() {
-            errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(p),
-                "policy is an empty path",
-            ));
-        } else {
-            config.policy = Some(relative(base, &p.value));
-        }
+    let limits = Limits {
+        max_file_bytes: MAX_CONFIG_BYTES,
+        ..Limits::default()
+    };
+    Ok(parse_document::<Option<RawConfig>>(text, file, &limits)
+        .map_err(|d| vec![d])?
+        .unwrap_or_default())
+}
+
+/// The checks of one file's values: where the file is, and every error found so far.
+struct Check<'a> {
+    file: &'a str,
+    base: &'a Path,
+    errors: Vec<Diagnostic>,
+}
+
+impl Check<'_> {
+    fn at<T>(&self, v: &S<T>) -> Location {
+        spanned_location(self.file, v)
     }
-    if let Some(f) = &raw.format {
-        match Format::from_str(&f.value, true) {
-            Ok(format) => config.format = Some(format),
-            Err(_) => errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(f),
-                format!("unknown format `{}`; one of {}", f.value, format_names()),
-            )),
-        }
+
+    fn error(&mut self, location: Location, message: impl Into<String>) {
+        self.errors.push(Diagnostic::error(
+            Code::InvalidConfigFile,
+            location,
+            message,
+        ));
     }
-    if let Some(f) = &raw.fail_on {
-        match FailOn::parse(&f.value) {
-            Some(v) => {
-                config.fail_on = Some(v);
-                config.fail_on_location = Some(at(f));
+
+    /// `apiVersion` and `kind`, each optional, must name this file's format.
+    fn header(&mut self, raw: &RawConfig) {
+        if let Some(v) = &raw.api_version {
+            if v.value != API_VERSION {
+                self.error(
+                    self.at(v),
+                    format!("apiVersion must be `{API_VERSION}`, not `{}`", v.value),
+                );
             }
-            None => errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(f),
-                format!(
-                    "unknown failOn `{}`; one of critical, high, medium, low, info, never",
-                    f.value
-                ),
-            )),
+        }
+        if let Some(k) = &raw.kind {
+            if k.value != KIND {
+                self.error(
+                    self.at(k),
+                    format!("kind must be `{KIND}`, not `{}`", k.value),
+                );
+            }
         }
     }
-    for s in &raw.silence {
-        match Code::parse(&s.value) {
-            Some(code) => config.silence.push(code),
-            None => errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(s),
-                format!(
-                    "no diagnostic code `{}`; docs/diagnostics.md lists them",
-                    s.value
-                ),
-            )),
+
+    /// `policy`: a path, from the file's folder.
+    fn policy(&mut self, p: &S<String>) -> Option<PathBuf> {
+        if p.value.trim().is_empty() {
+            self.error(self.at(p), "policy is an empty path");
+            None
+        } else {
+            Some(relative(self.base, &p.value))
         }
     }
-    if let Some(m) = &raw.min_severity {
-        match Severity::parse(&m.value.to_ascii_lowercase()) {
-            Some(v) => config.min_severity = Some(v),
-            None => errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(m),
+
+    /// A report format (`format`, and each output's).
+    fn format(&mut self, f: &S<String>) -> Option<Format> {
+        match Format::from_str(&f.value, true) {
+            Ok(format) => Some(format),
+            Err(_) => {
+                self.error(
+                    self.at(f),
+                    format!("unknown format `{}`; one of {}", f.value, format_names()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `failOn`, with where it is written.
+    fn fail_on(&mut self, f: &S<String>) -> Option<(FailOn, Location)> {
+        match FailOn::parse(&f.value) {
+            Some(v) => Some((v, self.at(f))),
+            None => {
+                self.error(
+                    self.at(f),
+                    format!(
+                        "unknown failOn `{}`; one of critical, high, medium, low, info, never",
+                        f.value
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `silence`: diagnostic codes.
+    fn silence(&mut self, list: &[S<String>]) -> Vec<Code> {
+        let mut out = Vec::new();
+        for s in list {
+            match Code::parse(&s.value) {
+                Some(code) => out.push(code),
+                None => self.error(
+                    self.at(s),
+                    format!(
+                        "no diagnostic code `{}`; docs/diagnostics.md lists them",
+                        s.value
+                    ),
+                ),
+            }
+        }
+        out
+    }
+
+    /// `minSeverity`, in any case.
+    fn min_severity(&mut self, m: &S<String>) -> Option<Severity> {
+        let severity = Severity::parse(&m.value.to_ascii_lowercase());
+        if severity.is_none() {
+            self.error(
+                self.at(m),
                 format!(
                     "unknown minSeverity `{}`; one of critical, high, medium, low, info",
                     m.value
                 ),
-            )),
+            );
         }
+        severity
     }
-    for entry in &raw.disabled_rules {
-        let here = spanned_location(file, entry);
-        let Some(rule) = &entry.value.rule else {
-            errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                here,
-                "a disabledRules entry needs `rule` (a code such as GT502 or a rule name)",
-            ));
-            continue;
-        };
-        let reason = match &entry.value.reason {
-            Some(r) if !r.value.trim().is_empty() => r.value.trim().to_string(),
-            _ => {
-                errors.push(Diagnostic::error(
-                    Code::InvalidConfigFile,
-                    here.clone(),
-                    format!(
-                        "disabling {} needs a `reason`: the report says why the rule is off",
-                        rule.value
-                    ),
-                ));
-                String::new()
-            }
-        };
-        let wanted = rule.value.trim();
-        let found = gpu_trust_rules::rule(wanted).or_else(|| {
-            gpu_trust_rules::registry()
-                .iter()
-                .find(|r| r.name.eq_ignore_ascii_case(wanted))
-        });
-        match found {
-            Some(meta) if meta.code.starts_with("GT0") => errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(rule),
-                format!(
-                    "{} reports on the input and the policy themselves and cannot be disabled",
-                    meta.code
-                ),
-            )),
-            Some(meta) => {
-                if config.disabled_rules.iter().any(|d| d.code == meta.code) {
-                    errors.push(Diagnostic::error(
-                        Code::InvalidConfigFile,
-                        at(rule),
-                        format!("{} is disabled twice", meta.code),
-                    ));
+
+    /// `disabledRules`: each a rule of the registry (by code or name) outside the input and policy
+    /// rules, disabled once, with a reason.
+    fn disabled_rules(&mut self, entries: &[S<RawDisabled>]) -> Vec<DisabledRule> {
+        let mut out: Vec<DisabledRule> = Vec::new();
+        for entry in entries {
+            let here = self.at(entry);
+            let Some(rule) = &entry.value.rule else {
+                self.error(
+                    here,
+                    "a disabledRules entry needs `rule` (a code such as GT502 or a rule name)",
+                );
+                continue;
+            };
+            let reason = match &entry.value.reason {
+                Some(r) if !r.value.trim().is_empty() => r.value.trim().to_string(),
+                _ => {
+                    self.error(
+                        here,
+                        format!(
+                            "disabling {} needs a `reason`: the report says why the rule is off",
+                            rule.value
+                        ),
+                    );
+                    String::new()
                 }
-                config.disabled_rules.push(DisabledRule {
-                    code: meta.code,
-                    reason,
-                    location: at(rule),
-                });
+            };
+            let wanted = rule.value.trim();
+            let found = gpu_trust_rules::rule(wanted).or_else(|| {
+                gpu_trust_rules::registry()
+                    .iter()
+                    .find(|r| r.name.eq_ignore_ascii_case(wanted))
+            });
+            match found {
+                Some(meta) if meta.code.starts_with("GT0") => self.error(
+                    self.at(rule),
+                    format!(
+                        "{} reports on the input and the policy themselves and cannot be disabled",
+                        meta.code
+                    ),
+                ),
+                Some(meta) => {
+                    if out.iter().any(|d| d.code == meta.code) {
+                        self.error(self.at(rule), format!("{} is disabled twice", meta.code));
+                    }
+                    out.push(DisabledRule {
+                        code: meta.code,
+                        reason,
+                        location: self.at(rule),
+                    });
+                }
+                None => self.error(
+                    self.at(rule),
+                    format!("no rule `{wanted}`; `gpu-trust rules` lists them"),
+                ),
             }
-            None => errors.push(Diagnostic::error(
-                Code::InvalidConfigFile,
-                at(rule),
-                format!("no rule `{wanted}`; `gpu-trust rules` lists them"),
-            )),
         }
+        out
     }
-    for entry in &raw.outputs {
-        let here = spanned_location(file, entry);
-        let format = match &entry.value.format {
-            Some(f) => match Format::from_str(&f.value, true) {
-                Ok(format) => Some(format),
-                Err(_) => {
-                    errors.push(Diagnostic::error(
-                        Code::InvalidConfigFile,
-                        at(f),
-                        format!("unknown format `{}`; one of {}", f.value, format_names()),
-                    ));
+
+    /// `outputs`: each a report format and a file, from the file's folder.
+    fn outputs(&mut self, entries: &[S<RawOutput>]) -> Vec<(Format, PathBuf, Location)> {
+        let mut out = Vec::new();
+        for entry in entries {
+            let here = self.at(entry);
+            let format = match &entry.value.format {
+                Some(f) => self.format(f),
+                None => {
+                    self.error(here.clone(), "an outputs entry needs `format` and `file`");
                     None
                 }
-            },
-            None => {
-                errors.push(Diagnostic::error(
-                    Code::InvalidConfigFile,
-                    here.clone(),
-                    "an outputs entry needs `format` and `file`",
-                ));
-                None
+            };
+            let path = match &entry.value.file {
+                Some(p) if !p.value.trim().is_empty() => {
+                    Some((relative(self.base, &p.value), self.at(p)))
+                }
+                _ => {
+                    self.error(
+                        here,
+                        "an outputs entry needs `file` (where the report is written)",
+                    );
+                    None
+                }
+            };
+            if let (Some(format), Some((path, location))) = (format, path) {
+                out.push((format, path, location));
             }
-        };
-        let path = match &entry.value.file {
-            Some(p) if !p.value.trim().is_empty() => Some((relative(base, &p.value), at(p))),
-            _ => {
-                errors.push(Diagnostic::error(
-                    Code::InvalidConfigFile,
-                    here,
-                    "an outputs entry needs `file` (where the report is written)",
-                ));
-                None
-            }
-        };
-        if let (Some(format), Some((path, location))) = (format, path) {
-            config.outputs.push((format, path, location));
         }
+        out
     }
-    if errors.is_empty() {
-        Ok(config)
-    } else {
-        errors.sort();
-        errors.dedup();
-        Err(errors)
+
+    /// The configuration, or every error found, in order of position and each once.
+    fn finish(mut self, config: Config) -> Result<Config, Vec<Diagnostic>> {
+        if self.errors.is_empty() {
+            Ok(config)
+        } else {
+            self.errors.sort();
+            self.errors.dedup();
+            Err(self.errors)
+        }
     }
 }
 

@@ -44,13 +44,14 @@ mod quantity;
 mod raw;
 mod report;
 mod tenancy;
+mod validate;
 
 pub use acceptance::{Acceptance, AcceptanceState, WorkloadRef};
 pub use gpu_trust_model::date::{Date, DateError};
 pub use gpu_trust_model::Diagnostic;
 pub use pattern::NamespacePattern;
 pub use policy::{
-    parse, Contract, Latency, Policy, Relation, WorkloadRule, API_VERSION, DEFAULT_MAX_REPLICAS,
+    Contract, Latency, Policy, Relation, WorkloadRule, API_VERSION, DEFAULT_MAX_REPLICAS,
     DEFAULT_PATCH_WINDOW_DAYS, DEFAULT_PLATFORM_NAMESPACES, DEFAULT_TENANT_LABELS, KIND,
     MAX_POLICY_BYTES,
 };
@@ -60,3 +61,4 @@ pub use tenancy::{
     NamespaceRole, Tenancy, Tenant, TenantId, TenantOrigin, TrustPair, TrustSource,
     WorkloadOverrides,
 };
+pub use validate::parse;

@@ -117,7 +117,7 @@ fn rule_codes_appear_only_in_rule_files() {
         ("crates/cli/src/commands/explain.rs", "GT101"),
         ("crates/cli/src/config.rs", "GT502"),
         ("crates/ingest/src/annotations.rs", "GT202"),
-        ("crates/policy/src/policy.rs", "GT401"),
+        ("crates/policy/src/validate/accept.rs", "GT401"),
     ];
     // The admission table: which rule reports a sharing it refuses, the one place the audit's
     // pairwise rules and the planner read that decision from (the planner cannot depend on the rules

@@ -3,7 +3,8 @@ use crate::context::Context;
 use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::{Certainty, Layer, Severity};
+use gpu_trust_model::{labels, Certainty, Layer, Severity};
+use std::sync::LazyLock;
 
 declare_rule! {
     /// ## What it detects
@@ -51,47 +52,60 @@ declare_rule! {
     }
 }
 
+/// What write access to nodes lets a tenant do: set the node labels the GPU Operator's MIG manager,
+/// device plugin and CC manager act on (sources in the doc comment above).
+static PATCH_NODES: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "patch nodes ({}, {}, {} labels)",
+        labels::MIG_CONFIG,
+        labels::DEVICE_PLUGIN_CONFIG,
+        labels::CC_MODE
+    )
+});
+
 /// Permissions that re-partition or re-share GPUs (sources in the doc comment above).
-pub(crate) const GRANTS: &[Grant] = &[
-    Grant {
-        group: "",
-        resource: "nodes",
-        verbs: EDIT,
-        scope: Scope::Cluster,
-        what: "patch nodes (nvidia.com/mig.config, nvidia.com/device-plugin.config, nvidia.com/cc.mode labels)",
-    },
-    Grant {
-        group: gpu_trust_model::stack::NVIDIA_API_GROUP,
-        resource: "clusterpolicies",
-        verbs: WRITE,
-        scope: Scope::Cluster,
-        what: "edit the ClusterPolicy (MIG strategy, device plugin config, CC manager, toolkit settings)",
-    },
-    Grant {
-        group: "",
-        resource: "configmaps",
-        verbs: WRITE,
-        scope: Scope::OperatorNamespace,
-        what: "write ConfigMaps in the GPU Operator namespace (time-slicing and mig-parted configs)",
-    },
-    Grant {
-        group: "resource.k8s.io",
-        resource: "deviceclasses",
-        verbs: WRITE,
-        scope: Scope::Cluster,
-        what: "write DeviceClasses",
-    },
-    Grant {
-        group: "resource.k8s.io",
-        resource: "resourceslices",
-        verbs: WRITE,
-        scope: Scope::Cluster,
-        what: "write ResourceSlices",
-    },
-];
+pub(crate) static GRANTS: LazyLock<[Grant; 5]> = LazyLock::new(|| {
+    [
+        Grant {
+            group: "",
+            resource: "nodes",
+            verbs: EDIT,
+            scope: Scope::Cluster,
+            what: PATCH_NODES.as_str(),
+        },
+        Grant {
+            group: gpu_trust_model::stack::NVIDIA_API_GROUP,
+            resource: "clusterpolicies",
+            verbs: WRITE,
+            scope: Scope::Cluster,
+            what: "edit the ClusterPolicy (MIG strategy, device plugin config, CC manager, toolkit settings)",
+        },
+        Grant {
+            group: "",
+            resource: "configmaps",
+            verbs: WRITE,
+            scope: Scope::OperatorNamespace,
+            what: "write ConfigMaps in the GPU Operator namespace (time-slicing and mig-parted configs)",
+        },
+        Grant {
+            group: "resource.k8s.io",
+            resource: "deviceclasses",
+            verbs: WRITE,
+            scope: Scope::Cluster,
+            what: "write DeviceClasses",
+        },
+        Grant {
+            group: "resource.k8s.io",
+            resource: "resourceslices",
+            verbs: WRITE,
+            scope: Scope::Cluster,
+            what: "write ResourceSlices",
+        },
+    ]
+});
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    for (tenant, held) in super::holdings(ctx, GRANTS) {
+    for (tenant, held) in super::holdings(ctx, &GRANTS[..]) {
         let lines = super::describe(&held);
         let mut draft = sink
             .draft(Severity::Critical, Certainty::Observed)
