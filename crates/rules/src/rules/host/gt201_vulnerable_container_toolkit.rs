@@ -19,7 +19,10 @@ declare_rule! {
     /// Toolkit (the toolkit image on the node, or ClusterPolicy `spec.toolkit.version`), the GPU
     /// Operator, the device plugin, the MIG manager and the DRA driver, read from their images on
     /// pods, DaemonSets and Deployments, Helm's `helm.sh/chart` label, and the ClusterPolicy and
-    /// GPUCluster specs. Whether CDI injects the devices comes from the ClusterPolicy (`cdi.enabled`,
+    /// GPUCluster specs. An advisory's GPU Operator row says which operator releases ship an
+    /// affected component; where the node's version of every component the advisory names is read
+    /// directly, those versions decide and the operator's row is not reported (a toolkit pinned to a
+    /// fixed version is not vulnerable because the operator's default would be). Whether CDI injects the devices comes from the ClusterPolicy (`cdi.enabled`,
     /// `cdi.default`), else from the default of the operator or toolkit version (CDI by default from
     /// GPU Operator 25.10.0 and toolkit 1.18.0), else from a CDI device list strategy. Advisories
     /// given with `--advisories` (the project's format or vendors' CSAF documents) are reported with
@@ -143,6 +146,21 @@ fn describe(hit: &Hit<'_>) -> String {
 }
 
 /// The hits GT201 reports: GT210 judges the exporter's unauthenticated profiling with its setup.
+/// Whether `hit` is an advisory's GPU Operator row on a node where the version of every other
+/// component the advisory names is known (`on_node`): the operator row stands for the components
+/// the operator deploys, and those are judged by their own versions.
+fn read_directly(hit: &Hit<'_>, on_node: &[(Component, Version, String)]) -> bool {
+    let mut others = hit
+        .advisory
+        .affects
+        .iter()
+        .filter(|r| r.component != Component::GpuOperator)
+        .peekable();
+    hit.component == Component::GpuOperator
+        && others.peek().is_some()
+        && others.all(|r| on_node.iter().any(|(c, _, _)| *c == r.component))
+}
+
 fn reported<'a>(hits: Vec<Hit<'a>>) -> Vec<Hit<'a>> {
     hits.into_iter()
         .filter(|h| {
@@ -156,34 +174,44 @@ fn reported<'a>(hits: Vec<Hit<'a>>) -> Vec<Hit<'a>> {
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let shared = super::nodes_shared_below_full(ctx);
     let seen = stack::versions(ctx.fleet);
-    // (component, version, source, shared) -> nodes
-    type Key = (Component, String, String, bool);
+    // (component, version, source, shared, the advisories it is reported for) -> nodes
+    type Key = (Component, String, String, bool, Vec<String>);
     let mut groups: BTreeMap<Key, (Version, RuntimeSetup, BTreeSet<NodeId>)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
         if ctx.colo().tenants_on(id).is_empty() || !ctx.hosts_focus(id) {
             continue;
         }
         let s = setup(ctx, id);
-        for (component, version, source) in installed(ctx, id, &seen) {
-            if reported(ctx.advisories.hits(component, &version, s)).is_empty() {
+        let on_node = installed(ctx, id, &seen);
+        for (component, version, source) in &on_node {
+            let ids: Vec<String> = reported(ctx.advisories.hits(*component, version, s))
+                .into_iter()
+                .filter(|h| !read_directly(h, &on_node))
+                .map(|h| h.advisory.id.clone())
+                .collect();
+            if ids.is_empty() {
                 continue;
             }
             let key = (
-                component,
+                *component,
                 version.text.clone(),
-                source,
+                source.clone(),
                 shared.contains(&id),
+                ids,
             );
             groups
                 .entry(key)
-                .or_insert_with(|| (version, s, BTreeSet::new()))
+                .or_insert_with(|| (version.clone(), s, BTreeSet::new()))
                 .2
                 .insert(id);
         }
     }
     let host = LAYERS.iter().find(|l| l.layer == Layer::Host);
-    for ((component, _, source, below_full), (version, s, nodes)) in groups {
-        let hits = reported(ctx.advisories.hits(component, &version, s));
+    for ((component, _, source, below_full, ids), (version, s, nodes)) in groups {
+        let hits: Vec<Hit<'_>> = reported(ctx.advisories.hits(component, &version, s))
+            .into_iter()
+            .filter(|h| ids.contains(&h.advisory.id))
+            .collect();
         let Some(certainty) = super::tenant_presence(ctx, &nodes) else {
             continue;
         };
