@@ -219,19 +219,42 @@ fn same(
     Ok(())
 }
 
+/// Up to three nodes, each a configuration and its GPUs.
+fn nodes() -> impl Strategy<Value = Vec<(u8, u32)>> {
+    proptest::collection::vec((0u8..5, 1u32..4), 1..4)
+}
+
+/// Two to fifteen workloads of the tenants ([`Spec`]).
+fn workloads() -> impl Strategy<Value = Vec<Spec>> {
+    proptest::collection::vec(
+        (
+            0usize..TENANTS,
+            0u8..3,
+            1u8..8,
+            0u8..5,
+            1u64..6,
+            0u8..4,
+            any::<bool>(),
+        ),
+        2..16,
+    )
+}
+
+/// Up to five trust relations between two tenants.
+fn relations() -> impl Strategy<Value = Vec<(usize, usize, u8)>> {
+    proptest::collection::vec((0usize..TENANTS, 0usize..TENANTS, 0u8..3), 0..6)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
     fn counting_by_classes_is_counting_pair_by_pair(
-        nodes in proptest::collection::vec((0u8..5, 1u32..4), 1..4),
-        workloads in proptest::collection::vec(
-            (0usize..TENANTS, 0u8..3, 1u8..8, 0u8..5, 1u64..6, 0u8..4, any::<bool>()),
-            2..16,
-        ),
+        nodes in nodes(),
+        workloads in workloads(),
         default in 0u8..3,
         isolated in 0u8..128,
-        relations in proptest::collection::vec((0usize..TENANTS, 0usize..TENANTS, 0u8..3), 0..6),
+        relations in relations(),
     ) {
         same(&nodes, &workloads, default, isolated, &relations)?;
     }
@@ -245,7 +268,7 @@ proptest! {
         workloads in proptest::collection::vec((1u64..6, 0u8..4, any::<bool>(), 0u8..3), 4..24),
         default in 0u8..3,
         isolated in 0u8..128,
-        relations in proptest::collection::vec((0usize..TENANTS, 0usize..TENANTS, 0u8..3), 0..6),
+        relations in relations(),
     ) {
         let workloads: Vec<Spec> = workloads
             .iter()
@@ -259,13 +282,10 @@ proptest! {
 
     #[test]
     fn a_focused_audit_reports_the_pairs_of_its_tenants_only(
-        nodes in proptest::collection::vec((0u8..5, 1u32..4), 1..4),
-        workloads in proptest::collection::vec(
-            (0usize..TENANTS, 0u8..3, 1u8..8, 0u8..5, 1u64..6, 0u8..4, any::<bool>()),
-            2..16,
-        ),
+        nodes in nodes(),
+        workloads in workloads(),
         default in 0u8..3,
-        relations in proptest::collection::vec((0usize..TENANTS, 0usize..TENANTS, 0u8..3), 0..6),
+        relations in relations(),
         mask in 1u8..128,
     ) {
         focused(&nodes, &workloads, default, &relations, mask)?;
