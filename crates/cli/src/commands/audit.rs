@@ -14,7 +14,8 @@ use gpu_trust_model::{Diagnostic, Severity};
 use gpu_trust_policy::Date;
 use gpu_trust_report::audit::{render, Options as RenderOptions, Place};
 use gpu_trust_report::{plural, registry_docs};
-use gpu_trust_rules::{audit, AuditInput, AuditOptions};
+use gpu_trust_rules::{audit, AuditInput, AuditOptions, Prepared};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -149,6 +150,13 @@ pub struct Args {
     /// follows the pair's findings.
     #[arg(long, num_args = 2, value_names = ["NAME", "NAME"])]
     pub pair: Vec<String>,
+    /// The report as these tenants (by name; repeat for several) may see it, as `gpu-trust serve`
+    /// serves it to them: the audit made for them (each finding counts their pairs only, in the
+    /// places they reach) with every other tenant, its namespaces and its workloads named
+    /// `(other tenant)`. For handing a team its own report; every format; the exit status follows
+    /// the view's findings.
+    #[arg(long, value_name = "TENANT", conflicts_with = "pair")]
+    pub view: Vec<String>,
 }
 
 /// Examples, shown after the options (lines clap keeps as written).
@@ -165,7 +173,8 @@ Examples:
   gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=gpu-trust.xml --fail-on never
   gpu-trust audit cluster.yaml -o json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
-  gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex";
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --view acme --format html --output acme.html";
 
 fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     output::eprint_error(message);
@@ -494,6 +503,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         _ => return input_error("--pair takes two tenants"),
     };
 
+    let view: Option<BTreeSet<String>> = if args.view.is_empty() {
+        None
+    } else {
+        if let Some(unknown) = args
+            .view
+            .iter()
+            .find(|t| tenancy.tenant_by_name(t).is_none())
+        {
+            return input_error(format!(
+                "--view: no tenant `{}` in this audit (`gpu-trust audit` lists the tenants)",
+                output::escaped(unknown)
+            ));
+        }
+        Some(args.view.iter().cloned().collect())
+    };
+
     let options = AuditOptions {
         today: args
             .today
@@ -508,11 +533,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pair: pair.clone(),
         focus: None,
     };
-    let mut report = audit(&AuditInput {
+    let input = AuditInput {
         fleet: &fleet,
         tenancy: &tenancy,
         options: &options,
-    });
+    };
+    // A tenant view: the audit made for those tenants, scoped; its redactor goes over every
+    // rendered text too, as `serve` does.
+    let (mut report, redactor) = match &view {
+        None => (audit(&input), None),
+        Some(tenants) => {
+            let prepared = Prepared::new(&input);
+            let (report, redactor) =
+                gpu_trust_rules::scope::view(&fleet, &tenancy, &options, &prepared, tenants);
+            (report, Some(redactor))
+        }
+    };
     name_standard_input(
         &mut report,
         args.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
@@ -576,7 +612,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         options.colour = colour_enabled(path);
         options.width = output::text_width(path);
         written = stream_output(path, |w| {
-            render(format.report(), &report, &docs, &options, w)?;
+            match &redactor {
+                None => render(format.report(), &report, &docs, &options, w)?,
+                Some(r) => {
+                    let mut text: Vec<u8> = Vec::new();
+                    render(format.report(), &report, &docs, &options, &mut text)?;
+                    w.write_all(r.text(&String::from_utf8_lossy(&text)).as_bytes())?;
+                }
+            }
             Ok(())
         });
         // A closed standard output keeps the verdict; the files are still written.

@@ -805,3 +805,79 @@ fn a_warning_code_can_be_silenced_but_never_an_error() {
             "no diagnostic code `no-such-code`",
         ));
 }
+
+/// `--view TENANT`: the report a team may be handed, in every format: the audit made for it (its
+/// own pairs, in the places it reaches), every other tenant named `(other tenant)`, the exit status
+/// of the view's findings; an unknown tenant is an input error, and it is not combined with `--pair`.
+#[test]
+fn a_view_is_the_report_of_one_tenant() {
+    let example = format!("{}/../../examples/ml-platform", env!("CARGO_MANIFEST_DIR"));
+    let view = |extra: &[&str]| {
+        let mut cmd = gpu_trust();
+        cmd.args([
+            &format!("{example}/cluster.yaml"),
+            "--policy",
+            &format!("{example}/policy.yaml"),
+            "--today",
+            "2026-12-01",
+        ])
+        .args(extra);
+        cmd.output().unwrap()
+    };
+    let out = view(&["--view", "data-sandbox", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json_of(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for other in [
+        "research",
+        "training",
+        "ml-research",
+        "ml-training",
+        "ml-serving",
+    ] {
+        assert!(!text.contains(other), "the view names {other}");
+    }
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    for f in findings {
+        let tenants = f["tenants"].as_array().unwrap();
+        assert!(tenants.iter().any(|t| t == "data-sandbox"), "{f}");
+        // Every place and pair of a grouped finding is the team's own.
+        for e in f["byGroup"].as_array().into_iter().flatten() {
+            assert!(e["tenants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == "data-sandbox"));
+        }
+        let message = f["message"].as_str().unwrap();
+        assert!(
+            !message.contains("(other tenant) and (other tenant) (trust"),
+            "{message}"
+        );
+    }
+    // The whole report counts a pair of two other teams (trust limited) in the same finding.
+    let whole = json_of(&view(&["-o", "json"]));
+    let gt101 = |r: &Value| -> Vec<u64> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "GT101" && f["tenants"].to_string().contains("data-sandbox"))
+            .filter_map(|f| f["pairs"].as_u64())
+            .collect()
+    };
+    assert_eq!(gt101(&whole), vec![3, 1]);
+    assert_eq!(gt101(&report), vec![2, 1]);
+    for format in ["table", "sarif", "html", "markdown", "junit"] {
+        let out = view(&["--view", "data-sandbox", "-o", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("ml-training"), "{format} names another team");
+    }
+    let unknown = view(&["--view", "nobody"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("--view: no tenant `nobody`"));
+    let both = view(&["--view", "data-sandbox", "--pair", "research", "training"]);
+    assert_eq!(both.status.code(), Some(2));
+}
