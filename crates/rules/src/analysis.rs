@@ -6,6 +6,7 @@
 
 use crate::colocation::{Colocation, Level, Site};
 use gpu_trust_model::fleet::{Fleet, Workload};
+use gpu_trust_model::stack::{self, ComponentVersion};
 use gpu_trust_policy::{Tenancy, TenantId, WorkloadOverrides};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +26,9 @@ pub struct Analysis {
     /// The tenants the blast radius covers: those of the GPU fleet and those that share the API
     /// server.
     pub blast_tenants: BTreeSet<TenantId>,
+    /// Every version of a stack component the input shows ([`stack::versions`]): one pass over the
+    /// workloads' images, which the host and control-plane rules read for every node.
+    pub versions: Vec<ComponentVersion>,
 }
 
 impl Analysis {
@@ -84,6 +88,7 @@ impl Analysis {
             gpu_tenants,
             virtual_clusters,
             blast_tenants,
+            versions: stack::versions(fleet),
         }
     }
 }

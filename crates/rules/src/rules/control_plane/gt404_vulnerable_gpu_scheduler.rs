@@ -4,7 +4,7 @@ use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::fleet::FractionScheduler;
-use gpu_trust_model::stack::{self, KAI_SCHEDULER_NAME};
+use gpu_trust_model::stack::KAI_SCHEDULER_NAME;
 use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -86,7 +86,7 @@ type Seen = (
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // (component, version text) -> what was seen of it
     let mut seen: BTreeMap<(Component, String), Seen> = BTreeMap::new();
-    for v in stack::versions(ctx.fleet) {
+    for v in &ctx.analysis.versions {
         if v.component.layer() != Layer::ControlPlane {
             continue;
         }
@@ -94,8 +94,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .entry((v.component, v.version.text.clone()))
             .or_insert_with(|| (v.version.clone(), BTreeSet::new(), BTreeSet::new()));
         e.1.insert(v.source.clone());
-        if let Some(o) = v.object {
-            e.2.insert(o);
+        if let Some(o) = &v.object {
+            e.2.insert(o.clone());
         }
     }
     if seen.is_empty() {

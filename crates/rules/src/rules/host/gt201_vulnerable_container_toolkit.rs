@@ -173,7 +173,7 @@ fn reported<'a>(hits: Vec<Hit<'a>>) -> Vec<Hit<'a>> {
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let shared = super::nodes_shared_below_full(ctx);
-    let seen = stack::versions(ctx.fleet);
+    let seen = &ctx.analysis.versions;
     // (component, version, source, shared, the advisories it is reported for) -> nodes
     type Key = (Component, String, String, bool, Vec<String>);
     let mut groups: BTreeMap<Key, (Version, RuntimeSetup, BTreeSet<NodeId>)> = BTreeMap::new();
@@ -182,7 +182,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             continue;
         }
         let s = setup(ctx, id);
-        let on_node = installed(ctx, id, &seen);
+        let on_node = installed(ctx, id, seen);
         for (component, version, source) in &on_node {
             let ids: Vec<String> = reported(ctx.advisories.hits(*component, version, s))
                 .into_iter()

@@ -8,7 +8,6 @@ use crate::advisories::{Component, RuntimeSetup};
 use crate::colocation::Level;
 use crate::context::Context;
 use gpu_trust_model::fleet::NodeId;
-use gpu_trust_model::stack;
 use gpu_trust_model::Certainty;
 use gpu_trust_model::Version;
 use std::collections::BTreeSet;
@@ -86,10 +85,11 @@ fn operator_version(ctx: &Context<'_>, node: NodeId) -> Option<Version> {
     ctx.gpu(node)
         .and_then(|g| g.operator_version.clone())
         .or_else(|| {
-            stack::versions(ctx.fleet)
-                .into_iter()
+            ctx.analysis
+                .versions
+                .iter()
                 .filter(|v| v.component == Component::GpuOperator)
-                .map(|v| v.version)
+                .map(|v| v.version.clone())
                 .max()
         })
 }
