@@ -155,7 +155,7 @@ pub struct Args {
     /// places they reach) with every other tenant, its namespaces and its workloads named
     /// `(other tenant)`. For handing a team its own report; every format; the exit status follows
     /// the view's findings.
-    #[arg(long, value_name = "TENANT", conflicts_with = "pair")]
+    #[arg(long, value_name = "NAME", conflicts_with = "pair")]
     pub view: Vec<String>,
 }
 

@@ -244,3 +244,53 @@ fn a_view_counts_the_tenants_own_pairs_only() {
     }
     assert!(checked >= 10, "{checked} pairwise findings checked");
 }
+
+/// A view judges the trust of its tenant's pairs only, and says so: where the tenant fully trusts
+/// everyone on a node with a vulnerable toolkit but two others there do not trust each other, the
+/// whole report's GT201 says that tenants who do not fully trust each other share the node, and the
+/// view says that its tenant and every other tenant there trust each other fully, never that all
+/// the node's tenants do.
+#[test]
+fn a_view_speaks_of_its_tenants_trust_only() {
+    let spec = common::FleetSpec::default()
+        .node(common::NodeSpec::new("gpu-1", 4).toolkit("1.17.4"))
+        .workload(common::W::pod("ns-a", "a").on("gpu-1").gpu(1))
+        .workload(common::W::pod("ns-b", "b").on("gpu-1").gpu(1))
+        .workload(common::W::pod("ns-c", "c").on("gpu-1").gpu(1));
+    let policy = "tenants:\n  - {name: a, namespaces: [ns-a]}\n  - {name: b, namespaces: [ns-b]}\n  - {name: c, namespaces: [ns-c]}\ntrust:\n  default: none\n  relations:\n    - {tenants: [a, b], level: full}\n    - {tenants: [a, c], level: full}\n";
+    let fleet = spec.build();
+    let tenancy = common::tenancy(&fleet, policy);
+    let options = AuditOptions::new(common::today());
+    let input = AuditInput {
+        fleet: &fleet,
+        tenancy: &tenancy,
+        options: &options,
+    };
+    let whole = audit(&input);
+    let gt201 = |r: &AuditReport| -> Vec<String> {
+        r.findings
+            .iter()
+            .filter(|f| f.rule == "GT201")
+            .map(|f| f.message.clone())
+            .collect()
+    };
+    let full = gt201(&whole);
+    assert!(!full.is_empty());
+    assert!(full
+        .iter()
+        .all(|m| m.contains("tenants that do not fully trust each other share these nodes")));
+    let visible: BTreeSet<String> = ["a".to_string()].into();
+    let (seen, _) = view(&fleet, &tenancy, &options, &Prepared::new(&input), &visible);
+    let messages = gt201(&seen);
+    assert!(!messages.is_empty());
+    for m in &messages {
+        assert!(
+            m.contains("a and every other tenant on these nodes trust each other fully"),
+            "{m}"
+        );
+        assert!(
+            !m.contains("the tenants on these nodes trust each other fully"),
+            "{m}"
+        );
+    }
+}

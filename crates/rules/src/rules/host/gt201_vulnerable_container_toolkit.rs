@@ -235,10 +235,19 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                     .map(|m| format!("{}: {m}", h.advisory.id))
             })
             .collect();
-        let sharing = if below_full {
-            "tenants that do not fully trust each other share these nodes"
-        } else {
-            "the tenants on these nodes trust each other fully"
+        // A focused audit judged only its tenants' pairs: what it says of trust is said of them.
+        let focused: Vec<_> = tenants
+            .iter()
+            .copied()
+            .filter(|t| ctx.focus.is_some_and(|f| f.contains(t)))
+            .collect();
+        let sharing = match (below_full, focused.is_empty()) {
+            (true, _) => "tenants that do not fully trust each other share these nodes".to_string(),
+            (false, true) => "the tenants on these nodes trust each other fully".to_string(),
+            (false, false) => format!(
+                "{} and every other tenant on these nodes trust each other fully",
+                text::tenants(ctx, focused.iter().copied())
+            ),
         };
         let from_policy = source.starts_with("ClusterPolicy");
         let mut draft = sink
