@@ -79,7 +79,10 @@ type Accepted = (Vec<Statement>, BTreeSet<NodeId>, Certainty);
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let neighbours = Neighbours::new(ctx);
     for tenant in ctx.colo().sites_of.keys() {
-        if ctx.tenancy.tenant(*tenant).contract != Contract::ProportionalCompute {
+        // A tenant's contract is its own: a focused audit judges its tenants' only.
+        if ctx.tenancy.tenant(*tenant).contract != Contract::ProportionalCompute
+            || !ctx.in_focus(*tenant)
+        {
             continue;
         }
         #[cfg(test)]
