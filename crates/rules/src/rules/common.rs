@@ -76,14 +76,14 @@ pub fn pair_finding<W: Fn(&Tally) -> Wording>(
         return;
     };
     // Acceptances naming exactly two tenants accept that pair.
-    let mut accepted: Vec<((TenantId, TenantId), Granted)> = Vec::new();
+    let mut accepted = AcceptedPairs::default();
     let mut open = tally.counts;
     let mut accept = |pair: (TenantId, TenantId), granted: Granted, open: &mut [[usize; 3]; 3]| {
         if let Some((c, _)) = pair_meeting(ctx, &tally.sites, pair.0, pair.1, relevant) {
             let t = trust_index(ctx.trust(pair.0, pair.1));
             let cell = &mut open[t][certainty_index(c)];
             *cell = cell.saturating_sub(1);
-            accepted.push((pair, granted));
+            accepted.push(pair, granted);
         }
     };
     let mut named: BTreeSet<(TenantId, TenantId)> = BTreeSet::new();
@@ -138,14 +138,14 @@ pub fn pair_finding<W: Fn(&Tally) -> Wording>(
             }
         }
     }
-    let all_accepted = !accepted.is_empty() && accepted.len() == tally.pairs();
+    let all_accepted = !accepted.list.is_empty() && accepted.list.len() == tally.pairs();
     let severity = if all_accepted {
         worst(&tally.counts, base)
     } else {
         worst(&open, base)
     };
     let Some(severity) = severity else { return };
-    let open_listed = if accepted.is_empty() || all_accepted {
+    let open_listed = if accepted.list.is_empty() || all_accepted {
         Vec::new()
     } else {
         open_pairs(ctx, &tally, relevant, &accepted)
@@ -163,7 +163,7 @@ pub fn pair_finding<W: Fn(&Tally) -> Wording>(
                     certainty: p.certainty,
                     severity,
                     sites: p.sites.clone(),
-                    accepted: accepted.iter().any(|(x, _)| *x == p.tenants),
+                    accepted: accepted.contains(p.tenants),
                 })
             })
             .collect()
@@ -187,7 +187,7 @@ pub fn pair_finding<W: Fn(&Tally) -> Wording>(
     draft.matrix = matrix;
     draft.pairs = Some(DraftPairs {
         count: tally.pairs(),
-        accepted,
+        accepted: accepted.list,
         all_accepted,
         open: open_listed,
         shares,
@@ -198,13 +198,40 @@ pub fn pair_finding<W: Fn(&Tally) -> Wording>(
     sink.push(draft);
 }
 
+/// The pairs of a finding accepted one by one, in the order they were accepted, with an index: a
+/// pair is looked up without going through them all (K tenants whose annotations accept each other
+/// make K(K-1)/2 of them).
+#[derive(Default)]
+struct AcceptedPairs {
+    list: Vec<((TenantId, TenantId), Granted)>,
+    index: BTreeMap<(TenantId, TenantId), usize>,
+}
+
+impl AcceptedPairs {
+    fn push(&mut self, pair: (TenantId, TenantId), granted: Granted) {
+        self.index.insert(pair, self.list.len());
+        self.list.push((pair, granted));
+    }
+
+    fn contains(&self, pair: (TenantId, TenantId)) -> bool {
+        self.index.contains_key(&pair)
+    }
+
+    fn get(&self, pair: (TenantId, TenantId)) -> Option<&Granted> {
+        self.index
+            .get(&pair)
+            .and_then(|i| self.list.get(*i))
+            .map(|(_, g)| g)
+    }
+}
+
 /// The finding's shares with their severity (of their open pairs) and accepted pairs.
 fn draft_shares(
     ctx: &Context<'_>,
     tally: &Tally,
     relevant: &Relevant<'_>,
     base: BaseSeverity<'_>,
-    accepted: &[((TenantId, TenantId), Granted)],
+    accepted: &AcceptedPairs,
 ) -> Vec<DraftShare> {
     tally
         .shares
@@ -212,7 +239,7 @@ fn draft_shares(
         .filter_map(|s| {
             let mut open = s.counts;
             let mut taken = 0usize;
-            for ((a, b), _) in accepted {
+            for ((a, b), _) in &accepted.list {
                 if in_share(ctx, s, relevant, *a, *b) {
                     let cell = &mut open[trust_index(ctx.trust(*a, *b))];
                     *cell = cell.saturating_sub(1);
@@ -254,7 +281,7 @@ fn explain(
     tally: &Tally,
     relevant: &Relevant<'_>,
     base: BaseSeverity<'_>,
-    accepted: &[((TenantId, TenantId), Granted)],
+    accepted: &AcceptedPairs,
     words: &impl Fn(&Tally) -> Wording,
 ) -> Option<ExplainedPair> {
     let (a, b) = ctx.explain?;
@@ -279,10 +306,7 @@ fn explain(
         nodes: one.nodes.clone(),
         message,
         remediation,
-        accepted: accepted
-            .iter()
-            .find(|(p, _)| *p == pair)
-            .map(|(_, g)| g.clone()),
+        accepted: accepted.get(pair).cloned(),
     })
 }
 
@@ -293,7 +317,7 @@ fn one_sided_note(
     relevant: &Relevant<'_>,
     tenant: TenantId,
     side: &crate::acceptance::Side<'_>,
-    accepted: &[((TenantId, TenantId), Granted)],
+    accepted: &AcceptedPairs,
 ) -> Option<OneSided> {
     let sources = side
         .covering
@@ -307,7 +331,7 @@ fn one_sided_note(
     if side.uncovered.is_empty() {
         for other in tally.tenants.iter().copied().filter(|o| *o != tenant) {
             let pair = (tenant.min(other), tenant.max(other));
-            if accepted.iter().any(|(p, _)| *p == pair)
+            if accepted.contains(pair)
                 || pair_meeting(ctx, &tally.sites, pair.0, pair.1, relevant).is_none()
             {
                 continue;
@@ -345,7 +369,7 @@ fn open_pairs(
     ctx: &Context<'_>,
     tally: &Tally,
     relevant: &Relevant<'_>,
-    accepted: &[((TenantId, TenantId), Granted)],
+    accepted: &AcceptedPairs,
 ) -> Vec<(TenantId, TenantId)> {
     const TRIES: usize = 100_000;
     let mut by_name: Vec<TenantId> = tally.tenants.clone();
@@ -359,7 +383,7 @@ fn open_pairs(
             }
             tries += 1;
             let pair = ((*a).min(*b), (*a).max(*b));
-            if accepted.iter().any(|(p, _)| *p == pair) {
+            if accepted.contains(pair) {
                 continue;
             }
             if pair_meeting(ctx, &tally.sites, *a, *b, relevant).is_some() {
@@ -376,7 +400,7 @@ fn matrix_severities(
     tally: &Tally,
     relevant: &Relevant<'_>,
     base: BaseSeverity<'_>,
-    accepted: &[((TenantId, TenantId), Granted)],
+    accepted: &AcceptedPairs,
 ) -> Vec<((TenantId, TenantId), Severity)> {
     if ctx.matrix.is_empty() {
         return Vec::new();
@@ -392,7 +416,7 @@ fn matrix_severities(
         for (i, (a, ma)) in members.iter().enumerate() {
             for (b, mb) in &members[i + 1..] {
                 let pair = (**a, **b);
-                if accepted.iter().any(|(p, _)| *p == pair) {
+                if accepted.contains(pair) {
                     continue;
                 }
                 let Some((c, _)) = site.meet(ctx.fleet, ma, mb) else {
