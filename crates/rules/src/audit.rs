@@ -15,7 +15,7 @@ use crate::registry::registry;
 use crate::report::{
     AcceptedPair, AuditReport, BlastRadiusEntry, CoveredPair, ExplainedFinding, Finding,
     FindingObject, Matrix, MatrixPair, OneSidedAcceptance, PairGroup, PairReport, ShareEntry,
-    SkippedEntry, Summary, TenantEntry, MAX_MATRIX_TENANTS, SCHEMA,
+    SkippedEntry, Summary, TenantEntry, MAX_ACCEPTED_PAIRS, MAX_MATRIX_TENANTS, SCHEMA,
 };
 use crate::sink::{Draft, Sink};
 use gpu_trust_model::evidence::{EvidenceSite, ProbeEvidence};
@@ -583,6 +583,7 @@ fn finding(
         .map(|a| Granted::policy(a).entry())
         .or_else(|| crate::acceptance::annotations_whole(ctx, &d).map(|g| g.entry()));
     let mut accepted_pairs: Vec<AcceptedPair> = Vec::new();
+    let mut accepted_pair_count: Option<usize> = None;
     let mut open_pairs: Vec<[String; 2]> = Vec::new();
     if let (None, Some(pairs)) = (&accepted, &d.pairs) {
         let listed: Vec<(AcceptedPair, &Granted)> = pairs
@@ -612,6 +613,9 @@ fn finding(
         } else {
             accepted_pairs = listed.into_iter().map(|(p, _)| p).collect();
             accepted_pairs.sort_by(|a, b| a.tenants.cmp(&b.tenants));
+            // Listed up to a bound, counted whole.
+            accepted_pair_count = (!accepted_pairs.is_empty()).then_some(accepted_pairs.len());
+            accepted_pairs.truncate(MAX_ACCEPTED_PAIRS);
             open_pairs = pairs
                 .open
                 .iter()
@@ -739,6 +743,7 @@ fn finding(
         accepted,
         pairs: d.pairs.map(|p| p.count),
         accepted_pairs,
+        accepted_pair_count,
         open_pairs,
         groups: d.sites.iter().map(|i| crate::blast::group_id(*i)).collect(),
         by_group,

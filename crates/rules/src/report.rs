@@ -16,6 +16,10 @@ use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "gpu-trust/audit/v2";
 
+/// A finding lists at most this many of the pairs accepted one by one (`acceptedPairs`), and counts
+/// them all (`acceptedPairCount`): K tenants whose annotations accept each other make K(K-1)/2.
+pub const MAX_ACCEPTED_PAIRS: usize = 200;
+
 /// Tenants on the axes of the [`Matrix`].
 pub const MAX_MATRIX_TENANTS: usize = 60;
 
@@ -232,9 +236,12 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairs: Option<usize>,
     /// Pairs the policy accepts while others stay open (`accepted` is then null and the severity is
-    /// that of the open pairs).
+    /// that of the open pairs): the first [`MAX_ACCEPTED_PAIRS`] by tenant names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub accepted_pairs: Vec<AcceptedPair>,
+    /// How many pairs are accepted one by one, all of them (v2.3); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_pair_count: Option<usize>,
     /// With `acceptedPairs`: the first open pairs by tenant name, at most 20 (`pairs` less the
     /// accepted pairs counts them all).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -524,4 +531,13 @@ pub struct SkippedEntry {
     pub error: String,
     /// The stable code of the error's kind (`docs/diagnostics.md`).
     pub code: gpu_trust_model::Code,
+}
+
+impl Finding {
+    /// How many of its pairs are accepted one by one (the listed ones are at most
+    /// [`MAX_ACCEPTED_PAIRS`]).
+    pub fn accepted_pair_count(&self) -> usize {
+        self.accepted_pair_count
+            .unwrap_or(self.accepted_pairs.len())
+    }
 }

@@ -342,7 +342,14 @@ pub fn scope<'a>(
             if let Some(a) = &mut f.accepted {
                 redact_accepted(&r, a);
             }
+            // A focused report's accepted pairs are its tenants' already; where the list is whole,
+            // what is left of it is counted.
+            let whole = f.accepted_pair_count() == f.accepted_pairs.len();
             f.accepted_pairs.retain(|p| sees(&p.tenants));
+            if whole {
+                f.accepted_pair_count =
+                    (!f.accepted_pairs.is_empty()).then_some(f.accepted_pairs.len());
+            }
             for p in &mut f.accepted_pairs {
                 p.tenants = pair(&p.tenants, &relabel);
                 r.own(&mut p.reason);

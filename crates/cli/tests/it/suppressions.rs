@@ -195,3 +195,58 @@ fn sarif_marks_an_annotation_in_source_at_its_line() {
         43
     );
 }
+
+/// Tenants whose annotations accept each other's pairs: the finding lists the first 200 accepted
+/// pairs by tenant names and counts them all (`acceptedPairCount`), the table says how many more
+/// there are, and the report still validates against the shipped schema.
+#[test]
+fn accepted_pairs_are_listed_up_to_a_bound_and_counted() {
+    const TENANTS: usize = 25;
+    const ANNOTATED: usize = 22;
+    let mut docs = vec![
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-a\n  labels:\n    nvidia.com/gpu.present: \"true\"\n    nvidia.com/gpu.product: \"NVIDIA-A100-SXM4-80GB\"\n    nvidia.com/gpu.count: \"1\"\n    nvidia.com/gpu.replicas: \"32\"\n    nvidia.com/gpu.sharing-strategy: \"time-slicing\"\nstatus:\n  allocatable:\n    nvidia.com/gpu: \"32\"\n".to_string(),
+    ];
+    for t in 0..TENANTS {
+        let annotation = if t < ANNOTATED {
+            "  annotations:\n    accept.gpu-trust.io/GT101: \"the lab GPU is shared by design\"\n"
+        } else {
+            ""
+        };
+        docs.push(format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p{t:02}\n  namespace: team-{t:02}\n{annotation}spec:\n  nodeName: gpu-a\n  containers:\n    - name: main\n      image: registry.example.com/app:1.0\n      resources:\n        limits:\n          nvidia.com/gpu: \"1\"\nstatus:\n  phase: Running\n"
+        ));
+    }
+    let text = docs.join("---\n");
+    let out = audit_with(&text, &["--format", "json", "--accept-partial"]).code(1);
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let f = gt101(&out);
+    let accepted = ANNOTATED * (ANNOTATED - 1) / 2;
+    assert_eq!(f["pairs"], TENANTS * (TENANTS - 1) / 2);
+    assert_eq!(f["acceptedPairCount"], accepted);
+    let listed = f["acceptedPairs"].as_array().unwrap();
+    assert_eq!(listed.len(), 200);
+    let names: Vec<String> = listed.iter().map(|p| p["tenants"].to_string()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "the first pairs by tenant names");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{}/../../docs/schema/audit-v2.schema.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let table = audit_with(&text, &["--accept-partial"]).code(1);
+    let table = String::from_utf8_lossy(&table.get_output().stdout).to_string();
+    assert!(
+        table.contains(&format!("{accepted} accepted, {} open", 300 - accepted)),
+        "{table}"
+    );
+}

@@ -304,8 +304,8 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
             let _ = write!(
                 text,
                 ", {} accepted, {} open",
-                f.accepted_pairs.len(),
-                pairs.saturating_sub(f.accepted_pairs.len())
+                f.accepted_pair_count(),
+                pairs.saturating_sub(f.accepted_pair_count())
             );
         }
         field(out, "pairs", &text);
@@ -400,13 +400,14 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
             p.dim(&wrap(&line, width.saturating_sub(14), &labelled))
         );
     }
-    if f.accepted_pairs.len() > MAX_LISTED {
+    let shown = f.accepted_pairs.len().min(MAX_LISTED);
+    if f.accepted_pair_count() > shown {
         let _ = writeln!(
             out,
             "{indent}{}",
             p.accepted(&format!(
                 "and {} more accepted pairs",
-                f.accepted_pairs.len() - MAX_LISTED
+                f.accepted_pair_count() - shown
             ))
         );
     }
@@ -494,7 +495,7 @@ pub(crate) fn open_pairs_text(f: &Finding, name: impl Fn(&str) -> String) -> Str
         .map(|[a, b]| format!("{} and {}", name(a), name(b)))
         .collect::<Vec<_>>()
         .join("; ");
-    let open = f.pairs.unwrap_or(0).saturating_sub(f.accepted_pairs.len());
+    let open = f.pairs.unwrap_or(0).saturating_sub(f.accepted_pair_count());
     if open > f.open_pairs.len() {
         let _ = write!(text, "; and {} more", open - f.open_pairs.len());
     }

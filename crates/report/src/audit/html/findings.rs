@@ -2,6 +2,7 @@
 //! the input documents that were skipped.
 
 use super::*;
+use gpu_trust_rules::report::MAX_ACCEPTED_PAIRS;
 
 pub(super) fn findings(
     out: &mut String,
@@ -161,8 +162,8 @@ pub(super) fn finding(
             let _ = write!(
                 text,
                 ", {} accepted, {} open",
-                f.accepted_pairs.len(),
-                pairs.saturating_sub(f.accepted_pairs.len())
+                f.accepted_pair_count(),
+                pairs.saturating_sub(f.accepted_pair_count())
             );
         }
         let _ = writeln!(out, "<dt>Pairs</dt><dd>{}</dd>", escape(&text));
@@ -265,11 +266,17 @@ pub(super) fn finding(
             acceptance(&a.reason, a.until.as_deref())
         );
     }
-    if f.accepted_pairs.len() > MAX_NAMES {
+    let shown = f.accepted_pairs.len().min(MAX_NAMES);
+    if f.accepted_pair_count() > shown {
+        let listed = if f.accepted_pair_count() > MAX_ACCEPTED_PAIRS {
+            format!("the JSON report lists the first {MAX_ACCEPTED_PAIRS}")
+        } else {
+            "in the JSON report".to_string()
+        };
         let _ = writeln!(
             out,
-            "<dt>Accepted pairs</dt><dd>and {} (in the JSON report)</dd>",
-            more(f.accepted_pairs.len() - MAX_NAMES, "pair", "pairs")
+            "<dt>Accepted pairs</dt><dd>and {} ({listed})</dd>",
+            more(f.accepted_pair_count() - shown, "pair", "pairs")
         );
     }
     out.push_str("</dl>\n");

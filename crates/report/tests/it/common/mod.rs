@@ -113,6 +113,7 @@ fn finding(
         accepted: None,
         pairs: None,
         accepted_pairs: vec![],
+        accepted_pair_count: None,
         open_pairs: vec![],
         groups: vec![],
         by_group: vec![],
