@@ -159,6 +159,18 @@ pub(crate) struct Rendered {
 }
 
 impl Audited {
+    /// The report `tenants` may see ([`gpu_trust_rules::scope::view`]), unrendered.
+    pub fn view_report(&self, tenants: &BTreeSet<String>) -> AuditReport {
+        gpu_trust_rules::scope::view(
+            &self.fleet,
+            &self.tenancy,
+            &self.options,
+            &self.prepared,
+            tenants,
+        )
+        .0
+    }
+
     /// The view of `tenants`, made once per audit.
     pub fn view(&self, tenants: &BTreeSet<String>) -> Arc<Rendered> {
         if let Ok(views) = self.views.lock() {
@@ -436,13 +448,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 ),
             ],
         );
-        let wanted = if args.write_reports {
-            gpu_trust_report::openreports::render(&report, |tenants| {
-                gpu_trust_rules::scope::view(&fleet, &tenancy, &options, &prepared, tenants).0
-            })
-        } else {
-            Vec::new()
-        };
         let audited = Arc::new(Audited {
             report,
             coverage,
@@ -454,11 +459,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             views: Mutex::new(BTreeMap::new()),
         });
         if let Ok(mut p) = published.write() {
-            p.audit = Some(audited);
+            p.audit = Some(Arc::clone(&audited));
             p.process.audited(duration, now_seconds());
             p.process.watch_errors = mirror.failures();
         }
         if args.write_reports {
+            // After the audit is served: a view per tenant is an audit focused on it each.
+            let wanted = gpu_trust_report::openreports::render(&audited.report, |tenants| {
+                audited.view_report(tenants)
+            });
             let result = service.sync_reports(wanted, options_timeout(&args.cluster));
             let mut p = published.write().ok();
             match result {
