@@ -149,6 +149,16 @@ pub fn print_cluster_diagnostics(diagnostics: &[Diagnostic]) -> usize {
     errors.len()
 }
 
+/// Prints the cluster's diagnostics ([`print_cluster_diagnostics`]) and keeps its errors: the
+/// documents an audit lists as skipped.
+pub fn cluster_errors(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    print_cluster_diagnostics(&diagnostics);
+    diagnostics
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .collect()
+}
+
 /// Stops a run over `errors` unusable documents without `--skip-invalid`: says so, and how to go on
 /// to `rest` ("audit the rest"), and returns the exit code.
 pub fn refuse_unusable(errors: usize, rest: &str) -> ExitCode {

@@ -387,12 +387,7 @@ impl Inputs {
         // Silenced warnings are dropped; an error is kept whatever its code (it decides the exit status).
         let shown = |d: &Diagnostic| d.is_error() || !args.silence.contains(&d.code);
         ingested.diagnostics.retain(shown);
-        input::print_cluster_diagnostics(&ingested.diagnostics);
-        let errors: Vec<Diagnostic> = ingested
-            .diagnostics
-            .into_iter()
-            .filter(Diagnostic::is_error)
-            .collect();
+        let errors = input::cluster_errors(ingested.diagnostics);
         let fleet = ingested.fleet;
         // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
         let nothing_read = fleet.nodes.is_empty()

@@ -18,6 +18,7 @@ use gpu_trust_report::audit::{render_text, Format, Options as RenderOptions};
 use gpu_trust_report::log::{self as logline, Format as LogFormat};
 use gpu_trust_report::registry_docs;
 use gpu_trust_rules::report::AuditReport;
+use gpu_trust_rules::scope::Redactor;
 use gpu_trust_rules::{Advisories, AuditInput, AuditOptions, Prepared};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -159,8 +160,9 @@ pub(crate) struct Rendered {
 }
 
 impl Audited {
-    /// The report `tenants` may see ([`gpu_trust_rules::scope::view`]), unrendered.
-    pub fn view_report(&self, tenants: &BTreeSet<String>) -> AuditReport {
+    /// The report `tenants` may see ([`gpu_trust_rules::scope::view`]), unrendered, and the
+    /// redactor of its rendered text.
+    pub fn view_report(&self, tenants: &BTreeSet<String>) -> (AuditReport, Redactor) {
         gpu_trust_rules::scope::view(
             &self.fleet,
             &self.tenancy,
@@ -168,7 +170,6 @@ impl Audited {
             &self.prepared,
             tenants,
         )
-        .0
     }
 
     /// The view of `tenants`, made once per audit.
@@ -178,13 +179,7 @@ impl Audited {
                 return Arc::clone(v);
             }
         }
-        let (view, redactor) = gpu_trust_rules::scope::view(
-            &self.fleet,
-            &self.tenancy,
-            &self.options,
-            &self.prepared,
-            tenants,
-        );
+        let (view, redactor) = self.view_report(tenants);
         let mut coverage = self.coverage.clone();
         for p in &mut coverage.kinds_unreadable {
             *p = redactor.text(p).into_owned();
@@ -384,12 +379,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut ingested = crate::live::ingest(snapshot);
         let unknown = gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet);
         ingested.diagnostics.extend(unknown);
-        crate::input::print_cluster_diagnostics(&ingested.diagnostics);
-        let errors: Vec<Diagnostic> = ingested
-            .diagnostics
-            .into_iter()
-            .filter(Diagnostic::is_error)
-            .collect();
+        let errors = crate::input::cluster_errors(ingested.diagnostics);
         let fleet = ingested.fleet;
         let tenancy = policy.resolve(&fleet.namespaces);
         output::eprint_diagnostics(tenancy.diagnostics());
@@ -466,7 +456,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.write_reports {
             // After the audit is served: a view per tenant is an audit focused on it each.
             let wanted = gpu_trust_report::openreports::render(&audited.report, |tenants| {
-                audited.view_report(tenants)
+                audited.view_report(tenants).0
             });
             let result = service.sync_reports(wanted, options_timeout(&args.cluster));
             let mut p = published.write().ok();
