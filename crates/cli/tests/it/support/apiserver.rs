@@ -905,6 +905,11 @@ fn resource_list(path: &str, hidden: &[&str]) -> Option<String> {
         ["apis", g, v] => (*g, *v),
         _ => return None,
     };
+    if !SERVED.iter().any(|(g, v, ..)| *g == group && *v == version) {
+        return None;
+    }
+    // A group whose resources are all hidden is served empty, as a server does whose group has
+    // nothing it may show.
     let resources: Vec<Value> = SERVED
         .iter()
         .filter(|(g, v, ..)| *g == group && *v == version)
