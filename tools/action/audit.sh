@@ -3,7 +3,7 @@
 # writes the SARIF log and the Markdown job summary, and records the exit code as the step output
 # `exit-code` without failing, so that the SARIF is uploaded before the action ends with that code.
 #
-# Environment: INPUT_ARGS (the audit's paths and options, separated by white space), INPUT_SARIF
+# Environment: INPUT_ARGS (the audit's paths and options, separated by spaces or new lines), INPUT_SARIF
 # (the SARIF file), INPUT_SUMMARY (true: the Markdown summary goes to GITHUB_STEP_SUMMARY),
 # GPU_TRUST (the binary; default gpu-trust on PATH), GITHUB_WORKSPACE (the repository root the
 # SARIF URIs are relative to), GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_SHA (the summary's
@@ -11,9 +11,11 @@
 set -uo pipefail
 
 gpu_trust="${GPU_TRUST:-gpu-trust}"
-# Word splitting only: no globbing, no command or variable in the inputs is run.
+# Word splitting only: no globbing, no command or variable in the inputs is run. Every line is read
+# (`-d ''`: up to the end, not the first newline), so a block scalar with one path per line audits
+# every path; read's status at the end of its input is not an error.
 set -f
-read -r -a args <<<"${INPUT_ARGS:-}"
+read -r -d '' -a args <<<"${INPUT_ARGS:-}" || true
 set +f
 
 sarif="${INPUT_SARIF:-gpu-trust.sarif}"

@@ -135,17 +135,18 @@ fn outputs_outside(base: &Path, outputs: &[(Format, PathBuf, Location)]) -> Vec<
     let mut errors = Vec::new();
     for (_, path, location) in outputs {
         let full = absolute(path);
+        // Each step of the path as written, as the system follows it: `link/..` is the folder
+        // above where the link points, not the folder holding the link, so no step inside the
+        // repository may be a link.
+        let written = cwd.join(path);
         let why = if !full.starts_with(&root) {
             Some(format!("is outside the repository ({})", root.display()))
         } else {
-            full.strip_prefix(&root)
-                .ok()
-                .into_iter()
-                .flat_map(|rest| {
-                    rest.ancestors()
-                        .filter(|a| !a.as_os_str().is_empty())
-                        .map(|a| root.join(a))
-                        .collect::<Vec<_>>()
+            written
+                .ancestors()
+                .filter(|a| {
+                    let inside = lexical(a);
+                    inside.starts_with(&root) && inside != root
                 })
                 .find(|p| {
                     p.symlink_metadata()
@@ -584,6 +585,13 @@ outputs:
         let e = write("outputs:\n  - {format: sarif, file: out/x.sarif}\n").unwrap_err();
         assert!(e[0].message.contains("symbolic link"), "{e:?}");
         assert_eq!(e[0].location.line, 2);
+        // A link followed by `..` is where the link points, then up: outside, though `link/..`
+        // reads as the folder the link is in.
+        let away = tempfile::tempdir().unwrap();
+        std::fs::create_dir(away.path().join("deep")).unwrap();
+        std::os::unix::fs::symlink(away.path().join("deep"), root.join("ci/up")).unwrap();
+        let e = write("outputs: [{format: json, file: up/../audit.json}]\n").unwrap_err();
+        assert!(e[0].message.contains("symbolic link"), "{e:?}");
     }
 
     #[test]

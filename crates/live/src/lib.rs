@@ -71,6 +71,14 @@ pub const REQUIRED: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
 ];
 
+/// Kinds a server may leave out of its discovery without being refused, whose absence leaves what
+/// other objects say unknown: they are handed to ingest as unread, a gap only where an object uses
+/// them (a pod that names a runtime class, whose handler says whether it runs the NVIDIA container
+/// runtime). RuntimeClass (`node.k8s.io/v1`) is stable since Kubernetes 1.20
+/// (https://kubernetes.io/docs/concepts/containers/runtime-class/; KEP-585), so a server that does
+/// not list it hides it. (group, kind)
+pub const REQUIRED_WHEN_USED: &[(&str, &str)] = &[("node.k8s.io", "RuntimeClass")];
+
 /// Where the cluster is and what part of it to read.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -152,6 +160,15 @@ impl Served {
 }
 
 impl Served {
+    /// What a failed list of the kind, told by `diagnostic`, leaves unknown to ingest.
+    pub fn unread(&self, namespace: Option<&str>, diagnostic: &Diagnostic) -> Unread {
+        Unread {
+            kind: self.kind,
+            namespace: self.scope(namespace).map(str::to_string),
+            reason: format!("{} could not be listed", diagnostic.location.file),
+        }
+    }
+
     /// The namespace to list the kind in when the read is scoped to `namespace`: the kinds that
     /// configure the GPUs (the device plugin's and mig-parted's ConfigMaps, the device plugin's
     /// DaemonSet) are listed in every namespace, since the sharing in force on every node depends
@@ -163,6 +180,22 @@ impl Served {
             namespace
         }
     }
+}
+
+/// The kinds of [`REQUIRED_WHEN_USED`] among `absent`, as ingest's unread collections.
+pub fn unread_absent(absent: &[ApiKind]) -> Vec<Unread> {
+    absent
+        .iter()
+        .filter(|k| REQUIRED_WHEN_USED.contains(&(k.group, k.kind)))
+        .map(|k| Unread {
+            kind: *k,
+            namespace: None,
+            reason: format!(
+                "the API server does not list {} ({}) in its discovery",
+                k.kind, k.group
+            ),
+        })
+        .collect()
 }
 
 /// What a read of the cluster gave.
@@ -373,6 +406,7 @@ pub async fn read_with(
             .await;
     results.sort_by_key(|(i, _)| *i);
     let mut snapshot = Snapshot {
+        unread: unread_absent(&absent),
         served,
         absent,
         ..Snapshot::default()
@@ -382,11 +416,7 @@ pub async fn read_with(
             Ok(items) => snapshot.inputs.extend(items),
             Err(d) => {
                 if let Some(s) = snapshot.served.get(i) {
-                    snapshot.unread.push(Unread {
-                        kind: s.kind,
-                        namespace: s.scope(namespace).map(str::to_string),
-                        reason: format!("{} could not be listed", d.location.file),
-                    });
+                    snapshot.unread.push(s.unread(namespace, &d));
                 }
                 snapshot.diagnostics.push(d);
             }

@@ -1,9 +1,11 @@
 //! Keeping report objects in the cluster equal to what the last audit found (`gpu-trust serve
 //! --write-reports`): the caller hands the objects it wants, one per namespace; what is there and
 //! carries gpu-trust's label is created, replaced when it differs (with its resource version, tried
-//! again on a conflict) or deleted when it is no longer wanted. Live does not read the objects'
-//! meaning: it compares them as JSON, leaving out what the server writes (`metadata` but the
-//! labels, `status`).
+//! again on a conflict) or deleted when it is no longer wanted. An object of the same name without
+//! the label (someone else's: a create answered 409) is left as it is, and said so; a namespace
+//! that refuses a write does not stop the others: each failure is returned with its path. Live
+//! does not read the objects' meaning: it compares them as JSON, leaving out what the server writes
+//! (`metadata` but the labels, `status`).
 //!
 //! The kind is OpenReports' `Report` (`openreports.io/v1alpha1`, plural `reports`:
 //! https://github.com/openreports/reports-api, `apis/openreports.io/v1alpha1/report_types.go`).
@@ -36,6 +38,9 @@ pub struct Synced {
     pub unchanged: usize,
     /// Conflicts met and resolved by reading the object again.
     pub conflicts: usize,
+    /// Reports not written or deleted, by API path, with why: a refused or failed request, or an
+    /// object of that name gpu-trust did not write, left alone.
+    pub failed: Vec<(String, String)>,
 }
 
 /// The namespace's collection.
@@ -61,6 +66,15 @@ fn content(object: &Value) -> Value {
         m.remove("kind");
     }
     v
+}
+
+/// Whether gpu-trust wrote `object` (it carries the label [`MANAGED_BY`]).
+fn managed(object: &Value) -> bool {
+    object
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(MANAGED_BY.0))
+        .and_then(Value::as_str)
+        == Some(MANAGED_BY.1)
 }
 
 fn name_of(object: &Value) -> Option<(String, String)> {
@@ -105,12 +119,7 @@ async fn existing(
         };
         // The selector asked for gpu-trust's reports only; what the answer holds is checked again,
         // so that a server ignoring the selector never gets another tool's report deleted.
-        for item in items.iter().filter(|i| {
-            i.pointer("/metadata/labels")
-                .and_then(|l| l.get(MANAGED_BY.0))
-                .and_then(Value::as_str)
-                == Some(MANAGED_BY.1)
-        }) {
+        for item in items.iter().filter(|i| managed(i)) {
             if let Some(key) = name_of(item) {
                 out.insert(key, item.clone());
             }
@@ -160,6 +169,7 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
         seen.insert((namespace.clone(), name.clone()));
         let mut current = have.remove(&(namespace.clone(), name.clone()));
         let path = collection(&namespace);
+        let here = format!("{path}/{name}");
         let mut tries = 0;
         loop {
             tries += 1;
@@ -192,7 +202,8 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
             };
             match result {
                 Ok(()) => break,
-                // Changed (or created) by someone else since it was read: read it and try again.
+                // Changed (or created) by someone else since it was read: read it and try again,
+                // unless it is not gpu-trust's.
                 Err(e) if status_code(&e) == Some(409) && tries < CONFLICT_TRIES => {
                     done.conflicts += 1;
                     let request = Request::new(&path)
@@ -202,18 +213,24 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
                         Ok(text) => serde_json::from_str(&text).ok(),
                         Err(e) if status_code(&e) == Some(404) => None,
                         Err(e) => {
-                            return Err(Error::Api {
-                                path: format!("{path}/{name}"),
-                                message: describe(&e),
-                            })
+                            done.failed.push((here, describe(&e)));
+                            break;
                         }
                     };
+                    if current.as_ref().is_some_and(|c| !managed(c)) {
+                        done.failed.push((
+                            here,
+                            format!(
+                                "a report of this name that gpu-trust did not write (without the label {}: {}) is there: left alone",
+                                MANAGED_BY.0, MANAGED_BY.1
+                            ),
+                        ));
+                        break;
+                    }
                 }
                 Err(e) => {
-                    return Err(Error::Api {
-                        path: format!("{path}/{name}"),
-                        message: describe(&e),
-                    })
+                    done.failed.push((here, describe(&e)));
+                    break;
                 }
             }
         }
@@ -227,12 +244,7 @@ pub async fn sync(client: &Client, wanted: Vec<Value>, timeout: Duration) -> Res
         match request_text(client, request, timeout).await {
             Ok(_) => done.deleted += 1,
             Err(e) if status_code(&e) == Some(404) => {}
-            Err(e) => {
-                return Err(Error::Api {
-                    path: format!("{path}/{name}"),
-                    message: describe(&e),
-                })
-            }
+            Err(e) => done.failed.push((format!("{path}/{name}"), describe(&e))),
         }
     }
     Ok(done)

@@ -3,9 +3,11 @@
 //! objects update a store of documents (the same documents [`crate::read`] returns), and each
 //! change bumps a generation that the caller waits on. A watch that ends is started again from the
 //! last resource version it saw; one the server has compacted past (410 Gone) lists its kind again.
-//! A kind that cannot be listed stays in the snapshot as an error diagnostic, and is tried again.
-//! Every failed list or watch, and a watch that ends sooner than a healthy one does, waits a
-//! [`Backoff`] delay before the next request for its kind, and is told to the caller's `on_error`.
+//! A kind that cannot be listed stays in the snapshot as an error diagnostic and an unread
+//! collection (as [`crate::read`] has it), and is tried again. Discovery that fails is tried again
+//! too. Every failed discovery, list or watch, and a watch that ends sooner than a healthy one
+//! does, waits a [`Backoff`] delay before the next request, and is told to the caller's
+//! `on_failure`.
 //! A watch is bounded in time ([`WATCH_SECONDS`] and a margin) and in line length ([`MAX_LINE`]).
 //!
 //! Memory: the store holds one document per object, as the server sent it (no history, no copy of
@@ -43,7 +45,7 @@ pub const MAX_LINE: usize = 16 << 20;
 pub struct Failure {
     /// The API path of the collection.
     pub path: String,
-    /// `list` or `watch`.
+    /// `discovery`, `list` or `watch`.
     pub request: &'static str,
     pub message: String,
     /// How long the kind waits before its next request.
@@ -67,6 +69,8 @@ struct KindState {
 struct Store {
     kinds: Vec<KindState>,
     absent: Vec<ApiKind>,
+    /// The namespace the read is scoped to.
+    namespace: Option<String>,
     discovered: bool,
     /// Custom kinds with pod templates that are not read ([`crate::crds`]), once checked.
     unread_custom: Option<Vec<Diagnostic>>,
@@ -159,7 +163,7 @@ impl Mirror {
         }
     }
 
-    /// Why following the cluster stopped, if it did (no cluster, discovery failed).
+    /// Why following the cluster stopped, if it did (no usable kubeconfig or client).
     pub fn fatal(&self) -> Option<String> {
         self.shared.store.lock().ok().and_then(|s| s.fatal.clone())
     }
@@ -173,6 +177,7 @@ impl Mirror {
         let unread_custom = s.unread_custom.as_ref()?;
         let mut snapshot = Snapshot {
             absent: s.absent.clone(),
+            unread: crate::unread_absent(&s.absent),
             ..Snapshot::default()
         };
         for k in &s.kinds {
@@ -180,7 +185,15 @@ impl Mirror {
                 snapshot.served.push(served.clone());
             }
             match &k.error {
-                Some(d) => snapshot.diagnostics.push(d.clone()),
+                // A kind that cannot be read is unknown to ingest, as in a one-off read.
+                Some(d) => {
+                    if let Some(served) = &k.served {
+                        snapshot
+                            .unread
+                            .push(served.unread(s.namespace.as_deref(), d));
+                    }
+                    snapshot.diagnostics.push(d.clone());
+                }
                 None => snapshot.inputs.extend(k.objects.iter().map(|(name, text)| {
                     gpu_trust_source::Input {
                         name: name.clone(),
@@ -194,10 +207,25 @@ impl Mirror {
     }
 }
 
+/// Follows the cluster; only an unusable kubeconfig or client ends it. Discovery that fails (the
+/// server unreachable, one of its requests refused, kinds every server serves missing) is tried
+/// again after a [`Backoff`] delay, each failure told: a server that is down when `serve` starts,
+/// or restarts, does not end the process.
 async fn follow_cluster(options: &Options, shared: &Arc<Shared>) -> Result<(), Error> {
     let (client, _) = connect(options).await?;
-    let (served, absent) = discover(&client).await?;
+    let mut backoff = Backoff::new();
+    let (served, absent) = loop {
+        match discover(&client).await {
+            Ok(found) => break found,
+            Err(e) => {
+                let delay = backoff.failed();
+                shared.failed("/apis", "discovery", e.to_string(), delay);
+                tokio::time::sleep(delay).await;
+            }
+        }
+    };
     shared.update(|s| {
+        s.namespace = options.namespace.clone();
         s.kinds = served
             .iter()
             .map(|k| KindState {

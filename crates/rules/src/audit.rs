@@ -35,8 +35,12 @@ pub struct AuditOptions {
     pub advisories: Advisories,
     /// Probe evidence (`--evidence FILE`), attached to device-layer findings it speaks for.
     pub evidence: Vec<ProbeEvidence>,
-    /// Input documents that could not be used (with `--skip-invalid`), listed in the report.
+    /// Input documents that could not be used, listed in the report.
     pub skipped: Vec<Diagnostic>,
+    /// The user let the `skipped` documents be left out (`--skip-invalid`): what they held is a gap
+    /// that does not block. Without it (`serve`, which has no such flag) they make the audit
+    /// partial, as an unusable input stops `gpu-trust audit`.
+    pub skip_invalid: bool,
     /// The user accepts a partial audit (`--accept-partial`); the report says so.
     pub accept_partial: bool,
     /// Build the GPU layout view ([`AuditReport::layout`]) that the HTML report draws, from the
@@ -60,6 +64,7 @@ impl AuditOptions {
             advisories: Advisories::builtin().clone(),
             evidence: Vec::new(),
             skipped: Vec::new(),
+            skip_invalid: false,
             accept_partial: false,
             layout: false,
             pair: None,
@@ -261,6 +266,7 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
         tenancy,
         CoverageInput {
             skipped_documents: options.skipped.len(),
+            skip_invalid: options.skip_invalid,
             accept_partial: options.accept_partial,
         },
     );

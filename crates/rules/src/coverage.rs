@@ -16,7 +16,8 @@
 //!   (workload-level checks run on manifests alone) and `not-evaluated` when none could.
 //! - **Blocking.** A gap in a layer in play is blocking unless something else already answers for it:
 //!   a finding that reports it (GT001, GT002, GT208: facts the platform hides or configs not in the
-//!   input, which the user cannot add to the input) or `--skip-invalid` (skipped documents). A run with
+//!   input, which the user cannot add to the input) or `--skip-invalid` (skipped documents; `serve`
+//!   has no such flag, so what it could not read blocks). A run with
 //!   a blocking gap is partial: the CLI exits 2 unless `--accept-partial` is given.
 
 use crate::registry::{codes_reporting, reporting, Reports};
@@ -107,7 +108,7 @@ pub enum GapReason {
     HiddenFacts,
     /// A config a node or the ClusterPolicy selects is not in the input.
     UnresolvedConfig,
-    /// Documents skipped with `--skip-invalid`.
+    /// Documents skipped with `--skip-invalid` (or, in `serve`, that could not be read).
     SkippedInput,
     /// Pods request extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
     UnresolvedExtendedResource,
@@ -161,8 +162,10 @@ enum Effect {
 /// What coverage is computed from besides the fleet and the tenancy.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CoverageInput {
-    /// Documents skipped with `--skip-invalid`.
+    /// Documents that could not be used, left out of the audit.
     pub skipped_documents: usize,
+    /// The user let them be left out (`--skip-invalid`): their gap does not block.
+    pub skip_invalid: bool,
     /// `--accept-partial`.
     pub accept_partial: bool,
 }
@@ -536,14 +539,19 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             &Layer::ALL.map(|l| (l, Effect::Partial)),
             Gap {
                 reason: GapReason::SkippedInput,
-                blocking: false,
+                blocking: !input.skip_invalid,
                 message: format!(
-                    "{} could not be read and {} skipped (--skip-invalid): what {} held is not judged",
+                    "{} could not be read and {} skipped{}: what {} held is not judged",
                     plural(input.skipped_documents, "document", "documents"),
                     if input.skipped_documents == 1 {
                         "was"
                     } else {
                         "were"
+                    },
+                    if input.skip_invalid {
+                        " (--skip-invalid)"
+                    } else {
+                        ""
                     },
                     if input.skipped_documents == 1 {
                         "it"

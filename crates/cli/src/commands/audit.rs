@@ -521,6 +521,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         advisories,
         evidence,
         skipped: errors,
+        // Unusable documents reach the audit only with --skip-invalid (else the run stopped).
+        skip_invalid: args.skip_invalid,
         accept_partial: args.accept_partial,
         // What the HTML page draws comes from the audit's own analysis; the other formats need only
         // the report.

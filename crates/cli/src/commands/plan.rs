@@ -181,6 +181,28 @@ fn current(args: &Args, paths: &[PathBuf]) -> Result<Ingested, ExitCode> {
     Ok(ingested)
 }
 
+/// The first step of `path` inside `dir` that is a symbolic link, or not a plain name: --emit
+/// writes only into the folder itself, never where a link in it points (a checked-out repository
+/// may hold any link).
+fn link_inside(dir: &Path, path: &str) -> Option<PathBuf> {
+    let relative = Path::new(path);
+    if !relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return Some(dir.join(relative));
+    }
+    let mut steps: Vec<&Path> = relative
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .collect();
+    steps.reverse();
+    steps.into_iter().map(|a| dir.join(a)).find(|p| {
+        p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+    })
+}
+
 fn write_file(dir: &Path, path: &str, content: &str) -> anyhow::Result<()> {
     let path = dir.join(path);
     if let Some(parent) = path.parent() {
@@ -247,6 +269,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             emit::artifacts(&plan, &input, &objects)
         };
+        // Every file is checked before the first is written: a refused folder is left as it was.
+        if let Some(link) = artifacts.iter().find_map(|a| link_inside(dir, &a.path)) {
+            anyhow::bail!(
+                "{}: is a symbolic link (or leaves the folder); --emit does not write through links: remove it, or emit into another folder",
+                link.display()
+            );
+        }
         for a in &artifacts {
             write_file(dir, &a.path, &a.content)?;
         }

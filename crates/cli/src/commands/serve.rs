@@ -206,10 +206,12 @@ fn served(format: Format, report: &gpu_trust_report::AuditReport) -> String {
     render_text(format, report, &registry_docs(), &RenderOptions::default()).unwrap_or_default()
 }
 
-/// What the HTTP side reads: the last audit and the process's counters.
+/// What the HTTP side reads: the last audit, whether a complete one was done (/readyz), and the
+/// process's counters.
 #[derive(Default)]
 pub(crate) struct Published {
     pub audit: Option<Arc<Audited>>,
+    pub ready: bool,
     pub process: Process,
 }
 
@@ -289,6 +291,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let published = Arc::new(RwLock::new(Published {
         audit: None,
+        ready: false,
         process: Process {
             version: version.to_string(),
             ..Process::default()
@@ -341,15 +344,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if generation == seen {
             continue;
         }
-        // Debounce: wait for a quiet period, but not past max_delay.
+        // Debounce: wait for a quiet period, but not past max_delay; the first audit runs as soon
+        // as every kind has been listed once.
         let first = Instant::now();
         let mut last = generation;
-        loop {
+        let mut quiet = published.read().is_ok_and(|p| p.audit.is_none());
+        while !quiet {
             let wait = debounce.min(max_delay.saturating_sub(first.elapsed()));
             let next = mirror.wait_past(last, wait);
-            if next == last || first.elapsed() >= max_delay {
-                break;
-            }
+            quiet = next == last || first.elapsed() >= max_delay;
             last = next;
         }
         let Some((generation, snapshot)) = mirror.snapshot() else {
@@ -397,6 +400,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             advisories: Advisories::builtin().clone(),
             evidence: Vec::new(),
             skipped: errors,
+            // Nothing lets what could not be read go (no --skip-invalid): an unreadable kind makes
+            // the audit partial, as it stops `gpu-trust audit`.
+            skip_invalid: false,
             // There is no exit status to guard here: a partial audit is served marked partial, and
             // /metrics says which layers (gpu_trust_coverage_layer).
             accept_partial: false,
@@ -450,7 +456,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
         if let Ok(mut p) = published.write() {
             p.audit = Some(Arc::clone(&audited));
-            p.process.audited(duration, now_seconds());
+            let complete = audited.report.coverage.complete;
+            p.ready |= complete;
+            p.process.audited(duration, now_seconds(), complete);
             p.process.watch_errors = mirror.failures();
         }
         if args.write_reports {
@@ -465,6 +473,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     if let Some(p) = p.as_mut() {
                         p.process.report_writes +=
                             (done.created + done.replaced + done.deleted) as u64;
+                        p.process.report_write_errors += done.failed.len() as u64;
+                    }
+                    // Each namespace on its own: one that refuses does not stop the others.
+                    for (path, error) in &done.failed {
+                        log.write(
+                            "warn",
+                            "a report was not written",
+                            &[
+                                ("path", Value::from(path.as_str())),
+                                ("error", Value::from(error.as_str())),
+                            ],
+                        );
                     }
                     log.write(
                         "info",
@@ -475,6 +495,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             ("deleted", Value::from(done.deleted)),
                             ("unchanged", Value::from(done.unchanged)),
                             ("conflicts", Value::from(done.conflicts)),
+                            ("failed", Value::from(done.failed.len())),
                         ],
                     );
                 }

@@ -747,6 +747,49 @@ fn kinds_every_api_server_serves_are_required() {
     }
 }
 
+/// RuntimeClass is not among the kinds every server must list, but once a tenant pod names a runtime
+/// class (here the NVIDIA runtime's), what the class runs is read from it: a server whose discovery
+/// hides RuntimeClasses makes the audit partial (exit 2, the gap named), where the same cluster
+/// with them listed is judged whole.
+#[test]
+fn a_runtime_class_in_use_requires_runtime_classes() {
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "sandbox", "namespace": "ml-research"},
+        "spec": {"runtimeClassName": "nvidia", "containers": [{"name": "c", "image": "busybox"}]}});
+    for hidden in [false, true] {
+        let rec = serve(
+            "ml-platform",
+            Behaviour {
+                hidden: if hidden {
+                    vec!["runtimeclasses"]
+                } else {
+                    vec![]
+                },
+                ..Behaviour::default()
+            },
+        );
+        rec.server.add(pod.clone());
+        let out = gpu_trust()
+            .args(["audit", "-o", "json", "--today", TODAY])
+            .arg("--policy")
+            .arg(example("ml-platform").join("policy.yaml"))
+            .arg("--kubeconfig")
+            .arg(&rec.kubeconfig)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let report = String::from_utf8_lossy(&out.stdout);
+        let gap = report.contains("\"unresolved-runtime-class\"");
+        if hidden {
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(gap && stderr.contains("RuntimeClass"), "{stderr}");
+        } else {
+            assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+            assert!(!gap, "{report}");
+        }
+    }
+}
+
 /// A list answer that is not what a list is fails the audit closed (exit 2, the kind's API path
 /// and why), within bounded time, even with --skip-invalid left out or given.
 #[test]

@@ -184,6 +184,39 @@ fn emit_writes_the_operator_artifacts_and_the_snapshot() {
     assert!(table.starts_with("Plan: "), "{table}");
 }
 
+/// An --emit folder whose files or subfolders are symbolic links (a checked-out repository can hold
+/// any): nothing is written through them, anywhere, and the run says which link and exits 2.
+#[test]
+fn emit_never_writes_through_a_symbolic_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let away = tempfile::tempdir().unwrap();
+    let victim = away.path().join("victim.yaml");
+    std::fs::write(&victim, "mine\n").unwrap();
+    for (link, target) in [
+        ("mig-parted-config.yaml", victim.clone()),
+        ("pod-patches", away.path().to_path_buf()),
+    ] {
+        let out_dir = dir.path().join(link.replace('.', "-"));
+        std::fs::create_dir(&out_dir).unwrap();
+        std::os::unix::fs::symlink(&target, out_dir.join(link)).unwrap();
+        let out = plan(&[
+            example().to_str().unwrap(),
+            "--emit",
+            out_dir.to_str().unwrap(),
+            "--output",
+            dir.path().join("plan.txt").to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{link}: {err}");
+        assert!(err.contains("symbolic link") && err.contains(link), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+        let written: Vec<_> = std::fs::read_dir(away.path()).unwrap().collect();
+        assert_eq!(written.len(), 1, "{link}: written through the link");
+        // Nothing else was written into the folder either: it is refused before any file.
+        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1, "{link}");
+    }
+}
+
 #[test]
 fn current_names_the_gpu_containers_in_the_pod_patches() {
     let dir = tempfile::tempdir().unwrap();

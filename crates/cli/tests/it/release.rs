@@ -234,6 +234,53 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Runs the Action's audit step as the Action runs it, on a copy of the example repository in
+/// `dir`, with the inputs given; returns its output and the step outputs it recorded.
+fn audit_step(dir: &Path, args: &str, sarif: &str, summary: &str) -> (Output, String) {
+    let repo_root = repo();
+    copy_tree(&repo_root.join("examples/ci"), dir);
+    std::fs::create_dir(dir.join(".git")).unwrap();
+    let outputs = dir.join("outputs");
+    let out = Command::new("bash")
+        .arg(repo_root.join("tools/action/audit.sh"))
+        .current_dir(dir)
+        .env("GPU_TRUST", binary())
+        .env("NO_COLOR", "1")
+        .env("INPUT_ARGS", args)
+        .env("INPUT_SARIF", sarif)
+        .env("INPUT_SUMMARY", summary)
+        .env("GITHUB_WORKSPACE", dir)
+        .env("GITHUB_STEP_SUMMARY", dir.join("step-summary.md"))
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("GITHUB_REPOSITORY", "example/platform")
+        .env("GITHUB_SHA", "0123abc")
+        .output()
+        .unwrap();
+    let recorded = std::fs::read_to_string(&outputs).unwrap_or_default();
+    (out, recorded)
+}
+
+/// The example workflow's arguments written one per line (a YAML block scalar, as workflows write
+/// long argument lists): every line is read, each split into words, so the audit reads the
+/// inventory on the second line (without it the manifests have no nodes: a partial audit, exit 2)
+/// and writes the JUnit report the last line asks for.
+#[test]
+fn the_action_reads_every_line_of_a_block_scalar_of_args() {
+    let step: Value = serde_saphyr::from_str(
+        "with:\n  args: |\n    deploy/\n    inventory/nodes.yaml\n    --output junit=gpu-trust.junit.xml\n",
+    )
+    .unwrap();
+    let args = step["with"]["args"].as_str().unwrap();
+    assert_eq!(args.lines().count(), 3, "{args:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let (out, recorded) = audit_step(dir.path(), args, "gpu-trust.sarif", "true");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(recorded.contains("exit-code=1\n"), "{recorded}\n{stderr}");
+    assert!(dir.path().join("gpu-trust.junit.xml").is_file(), "{stderr}");
+}
+
 /// The documented workflow uses the Action at this version's tag, with inputs the Action has; its
 /// audit step, run as the Action runs it on the example repository, writes SARIF with URIs relative
 /// to the repository, the JUnit report, the Markdown summary with links to the files at the commit,
@@ -283,33 +330,19 @@ fn the_example_workflow_audits_through_the_action() {
     assert!(runs.contains(&"\"$GITHUB_ACTION_PATH/tools/action/audit.sh\""));
 
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&example, dir.path());
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let (out, recorded) = audit_step(
+        dir.path(),
+        &input("args"),
+        &input("sarif"),
+        &input("summary"),
+    );
     let summary = dir.path().join("step-summary.md");
-    let outputs = dir.path().join("outputs");
-    let out = Command::new("bash")
-        .arg(repo_root.join("tools/action/audit.sh"))
-        .current_dir(dir.path())
-        .env("GPU_TRUST", binary())
-        .env("NO_COLOR", "1")
-        .env("INPUT_ARGS", input("args"))
-        .env("INPUT_SARIF", input("sarif"))
-        .env("INPUT_SUMMARY", input("summary"))
-        .env("GITHUB_WORKSPACE", dir.path())
-        .env("GITHUB_STEP_SUMMARY", &summary)
-        .env("GITHUB_OUTPUT", &outputs)
-        .env("GITHUB_SERVER_URL", "https://github.com")
-        .env("GITHUB_REPOSITORY", "example/platform")
-        .env("GITHUB_SHA", "0123abc")
-        .output()
-        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
         "the step itself never fails: {stderr}"
     );
     assert!(!stderr.contains("error"), "{stderr}");
-    let recorded = std::fs::read_to_string(&outputs).unwrap();
     assert!(recorded.contains("exit-code=1\n"), "{recorded}");
     assert!(recorded.contains(&format!("sarif={}\n", input("sarif"))));
 

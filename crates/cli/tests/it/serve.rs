@@ -118,26 +118,43 @@ fn start_serve_with(
     extra: &[&str],
     stderr: Stdio,
 ) -> (u16, Serving, tempfile::TempDir) {
+    start_serve_at(&server.kubeconfig(), extra, stderr)
+}
+
+/// A free port on loopback.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
+    l.local_addr().expect("addr").port()
+}
+
+/// Starts `gpu-trust serve` with `kubeconfig`; `extra` may replace the ml-platform policy, the
+/// short --debounce and --max-delay the tests use by default.
+fn start_serve_at(
+    kubeconfig_text: &str,
+    extra: &[&str],
+    stderr: Stdio,
+) -> (u16, Serving, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig()).expect("kubeconfig");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
-        l.local_addr().expect("addr").port()
-    };
+    std::fs::write(&kubeconfig, kubeconfig_text).expect("kubeconfig");
+    let port = free_port();
+    let policy = example("ml-platform").join("policy.yaml");
+    let policy = policy.to_str().expect("path");
+    let mut defaults = Vec::new();
+    for (flag, value) in [
+        ("--policy", policy),
+        ("--debounce", "0.3"),
+        ("--max-delay", "2"),
+    ] {
+        if !extra.contains(&flag) {
+            defaults.extend([flag, value]);
+        }
+    }
     let child = Command::new(assert_cmd::cargo::cargo_bin("gpu-trust"))
         .args(["serve", "--kubeconfig"])
         .arg(&kubeconfig)
-        .arg("--policy")
-        .arg(example("ml-platform").join("policy.yaml"))
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--debounce",
-            "0.3",
-            "--max-delay",
-            "2",
-        ])
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(defaults)
         .args(extra)
         .env_remove("KUBECONFIG")
         .stdout(Stdio::null())
@@ -270,7 +287,7 @@ fn serve_reports_a_new_finding_after_a_pod_appears() {
 
 /// A custom kind with pod templates that the live reader does not list: serve keeps serving, and
 /// says in its report and metrics that the kind was not read, so the continuous audit never looks
-/// complete while a GPU workload may hide there.
+/// complete while a GPU workload may hide there (the report is partial, /readyz waits).
 #[test]
 fn serve_says_when_a_custom_kind_with_pod_templates_is_not_read() {
     let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
@@ -282,14 +299,15 @@ fn serve_says_when_a_custom_kind_with_pod_templates_is_not_read() {
         apiserver::pod_template_schema(),
     ));
     let (port, _serving, _dir) = start_serve(&server);
-    wait_for("the first audit (/readyz)", Duration::from_secs(60), || {
-        get(port, "/readyz").is_some_and(|(c, _)| c == 200)
-    });
+    first_audit(port);
+    assert_eq!(get(port, "/readyz").map(|(c, _)| c), Some(503));
     let (_, report) = get(port, "/report.json").expect("/report.json");
     assert!(
         report.contains("customresourcedefinitions/trainingruns.gpus.example.com"),
         "the report lists the kind it did not read: {report}"
     );
+    let parsed: serde_json::Value = serde_json::from_str(&report).expect("json");
+    assert_eq!(parsed["coverage"]["complete"], false);
     let (_, metrics) = get(port, "/metrics").expect("/metrics");
     assert!(
         metrics.contains("gpu_trust_coverage_kinds{state=\"unreadable\"} 1"),
@@ -551,7 +569,8 @@ fn a_server_failing_every_watch_gets_a_bounded_rate_of_requests() {
 }
 
 /// Slow clients hold a connection each; /healthz still answers at once, and a client that never
-/// finishes its request is cut off.
+/// finishes its request is cut off. (They come from the address of the /healthz client, within
+/// its share of the connections: `one_client_cannot_hold_every_connection` has more.)
 #[test]
 fn slow_clients_cannot_starve_healthz() {
     let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
@@ -561,7 +580,7 @@ fn slow_clients_cannot_starve_healthz() {
         get(port, "/healthz").is_some_and(|(c, _)| c == 200)
     });
     let mut slow = Vec::new();
-    for _ in 0..20 {
+    for _ in 0..7 {
         let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         let _ = s.write_all(b"GET /metr");
         slow.push(s);
@@ -791,5 +810,297 @@ fn tls_is_served_and_a_renewed_certificate_is_read_again() {
         curl_https(port, "/healthz", &first),
         None,
         "the old one is gone"
+    );
+}
+
+/// The value of the first sample of `name` in a metrics text.
+fn sample(metrics: &str, name: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Waits until serve has made at least one audit (complete or not) and returns its metrics.
+fn first_audit(port: u16) -> String {
+    let mut metrics = String::new();
+    wait_for("the first audit", Duration::from_secs(60), || {
+        metrics = get(port, "/metrics").map(|(_, m)| m).unwrap_or_default();
+        sample(&metrics, "gpu_trust_audits_total").is_some_and(|n| n >= 1.0)
+    });
+    metrics
+}
+
+/// Every list of pods and of ConfigMaps answers 500: serve judges coverage as the CLI does. Its
+/// report is partial and names the unread kinds, the ConfigMaps it could not read are not
+/// "configuration missing" (GT002), /readyz waits for a complete audit, and the last successful
+/// audit's time does not move; `gpu-trust audit` on the same server exits 2.
+#[test]
+fn serve_fails_closed_when_a_kind_cannot_be_listed() {
+    use apiserver::Hostile;
+    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let server = ApiServer::start(
+        objects,
+        Behaviour {
+            hostile: vec![
+                ("pods", Hostile::ServerError),
+                ("configmaps", Hostile::ServerError),
+            ],
+            ..Behaviour::default()
+        },
+    );
+    let (port, _serving, dir) = start_serve(&server);
+    let metrics = first_audit(port);
+    assert_eq!(
+        sample(
+            &metrics,
+            "gpu_trust_last_successful_audit_timestamp_seconds"
+        ),
+        Some(0.0),
+        "{metrics}"
+    );
+    let (code, _) = get(port, "/readyz").expect("/readyz");
+    assert_eq!(code, 503);
+    let (_, report) = get(port, "/report.json").expect("report");
+    let report: serde_json::Value = serde_json::from_str(&report).expect("json");
+    assert_eq!(
+        report["coverage"]["complete"], false,
+        "{}",
+        report["coverage"]
+    );
+    let skipped: Vec<&str> = report["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .filter_map(|s| s["file"].as_str())
+        .collect();
+    assert!(
+        skipped.contains(&"api/v1/pods") && skipped.contains(&"api/v1/configmaps"),
+        "{skipped:?}"
+    );
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(!rules.contains(&"GT002"), "{rules:?}");
+    let cli = Command::new(assert_cmd::cargo::cargo_bin("gpu-trust"))
+        .args(["audit", "--kubeconfig"])
+        .arg(dir.path().join("kubeconfig"))
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("audit");
+    assert_eq!(cli.status.code(), Some(2));
+}
+
+/// An API server that is not up when serve starts, then fails its first discovery requests: serve
+/// keeps running (not ready), tries again with backoff, and is ready once the server answers.
+#[test]
+fn serve_waits_for_an_api_server_that_is_not_up_yet() {
+    let api_port = free_port();
+    let log = tempfile::NamedTempFile::new().expect("log file");
+    let (port, mut serving, _dir) = start_serve_at(
+        &apiserver::kubeconfig_for(&format!("http://127.0.0.1:{api_port}")),
+        &["--auth", "none"],
+        Stdio::from(log.reopen().expect("log")),
+    );
+    wait_for("/healthz", Duration::from_secs(30), || {
+        get(port, "/healthz").is_some_and(|(c, _)| c == 200)
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        serving.0.try_wait().expect("status").is_none(),
+        "serve ended: {}",
+        std::fs::read_to_string(log.path()).unwrap_or_default()
+    );
+    assert_eq!(get(port, "/readyz").map(|(c, _)| c), Some(503));
+    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let _server = ApiServer::start_on(
+        api_port,
+        objects,
+        Behaviour {
+            fail_discovery: 2,
+            ..Behaviour::default()
+        },
+    );
+    wait_for(
+        "/readyz once the server is up",
+        Duration::from_secs(90),
+        || get(port, "/readyz").is_some_and(|(c, _)| c == 200),
+    );
+    let text = std::fs::read_to_string(log.path()).expect("log");
+    assert!(text.contains("request=discovery"), "{text}");
+}
+
+/// The first audit runs as soon as every kind has been listed, not after --debounce (here a
+/// minute of quiet that a busy cluster would never give).
+#[test]
+fn the_first_audit_runs_at_once_after_the_first_sync() {
+    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let server = ApiServer::start(objects, Behaviour::default());
+    let (port, _serving, _dir) = start_serve_with(
+        &server,
+        &["--auth", "none", "--debounce", "60", "--max-delay", "120"],
+        Stdio::null(),
+    );
+    wait_for("the first audit (/readyz)", Duration::from_secs(40), || {
+        get(port, "/readyz").is_some_and(|(c, _)| c == 200)
+    });
+}
+
+/// One client (from 127.0.0.2) opens a hundred connections and sends nothing: it holds its own
+/// share of the connection slots, and another client's /healthz and /readyz answer at once.
+#[test]
+fn one_client_cannot_hold_every_connection() {
+    use socket2::{Domain, Socket, Type};
+    use std::net::SocketAddr;
+    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let server = ApiServer::start(objects, Behaviour::default());
+    let (port, _serving, _dir) = start_serve(&server);
+    wait_for("the first audit (/readyz)", Duration::from_secs(60), || {
+        get(port, "/readyz").is_some_and(|(c, _)| c == 200)
+    });
+    let mut held = Vec::new();
+    for _ in 0..100 {
+        let s = Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket");
+        s.bind(&SocketAddr::from(([127, 0, 0, 2], 0)).into())
+            .expect("bind 127.0.0.2");
+        if s.connect(&SocketAddr::from(([127, 0, 0, 1], port)).into())
+            .is_ok()
+        {
+            held.push(s);
+        }
+    }
+    assert!(held.len() > 64, "{} connections held", held.len());
+    std::thread::sleep(Duration::from_millis(500));
+    for path in ["/healthz", "/readyz"] {
+        let asked = Instant::now();
+        let answer = get(port, path);
+        assert_eq!(answer.map(|(c, _)| c), Some(200), "{path}");
+        assert!(
+            asked.elapsed() < Duration::from_secs(2),
+            "{path}: {:?}",
+            asked.elapsed()
+        );
+    }
+}
+
+/// A user with no rights in a cluster of 203 tenants asks again and again: each request causes at
+/// most 64 access reviews, the answers are kept per user, so that over 12 s of requests the user
+/// costs each tenant's review once (before: every tenant's at once, and all again every 10 s),
+/// and ends with 403.
+#[test]
+fn a_user_with_no_rights_costs_a_bounded_number_of_access_reviews() {
+    let mut objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let mut policy = String::from(
+        "apiVersion: gpu-trust/v1\nkind: TenancyPolicy\nplatformNamespaces: [monitoring, kubeflow]\ntenants:\n  - {name: research, namespaces: [ml-research]}\n  - {name: training, namespaces: [ml-training]}\n  - {name: serving, namespaces: [ml-serving]}\n",
+    );
+    for i in 0..200 {
+        let ns = format!("team-{i:03}");
+        objects.push(apiserver::Object::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})));
+        policy.push_str(&format!("  - {{name: {ns}, namespaces: [{ns}]}}\n"));
+    }
+    let server = ApiServer::start(
+        objects,
+        Behaviour {
+            users: vec![("nobody-token", "mallory", vec![])],
+            ..Behaviour::default()
+        },
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy_file = dir.path().join("policy.yaml");
+    std::fs::write(&policy_file, policy).expect("policy");
+    let (port, _serving, _kube) = start_serve_with(
+        &server,
+        &["--policy", policy_file.to_str().expect("path")],
+        Stdio::null(),
+    );
+    wait_for("the first audit (/readyz)", Duration::from_secs(60), || {
+        get(port, "/readyz").is_some_and(|(c, _)| c == 200)
+    });
+    let reviews = || {
+        server
+            .log()
+            .iter()
+            .filter(|l| l.starts_with("subjectaccessreview mallory "))
+            .count()
+    };
+    let started = Instant::now();
+    let mut most = 0;
+    let mut last = 0;
+    while started.elapsed() < Duration::from_secs(12) {
+        let before = reviews();
+        last = get_as(port, "/metrics", Some("nobody-token"))
+            .expect("/metrics")
+            .0;
+        most = most.max(reviews() - before);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let total = reviews();
+    eprintln!("{total} access reviews in 12 s, at most {most} for one request");
+    assert!(most <= 64, "{most} access reviews for one request");
+    assert!(
+        total <= 210,
+        "{total} access reviews in 12 s for 203 tenants"
+    );
+    assert_eq!(last, 403);
+}
+
+/// `--write-reports` where a namespace refuses the writes and another holds a report of the same
+/// name that gpu-trust did not write: that report is left as it is, the refusal does not stop the
+/// others (the earlier run's report is still deleted), and both are counted and logged.
+#[test]
+fn a_report_of_someone_else_is_left_and_a_refusing_namespace_does_not_stop_the_others() {
+    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let server = ApiServer::start(
+        objects,
+        Behaviour {
+            refused_reports: vec!["ml-research"],
+            ..Behaviour::default()
+        },
+    );
+    let managed = serde_json::json!({"app.kubernetes.io/managed-by": "gpu-trust"});
+    server.put_report(
+        "old-team",
+        "gpu-trust",
+        serde_json::json!({"apiVersion": "openreports.io/v1alpha1", "kind": "Report",
+            "metadata": {"name": "gpu-trust", "namespace": "old-team", "labels": managed}}),
+    );
+    let theirs = serde_json::json!({"apiVersion": "openreports.io/v1alpha1", "kind": "Report",
+        "metadata": {"name": "gpu-trust", "namespace": "ml-training"},
+        "source": "another tool", "results": []});
+    server.put_report("ml-training", "gpu-trust", theirs.clone());
+    let log = tempfile::NamedTempFile::new().expect("log file");
+    let (port, _serving, _dir) = start_serve_with(
+        &server,
+        &["--auth", "none", "--write-reports"],
+        Stdio::from(log.reopen().expect("log")),
+    );
+    wait_for(
+        "the earlier report deleted",
+        Duration::from_secs(60),
+        || {
+            !server
+                .reports()
+                .contains_key(&("old-team".to_string(), "gpu-trust".to_string()))
+        },
+    );
+    let kept = &server.reports()[&("ml-training".to_string(), "gpu-trust".to_string())];
+    assert_eq!(kept["source"], "another tool");
+    assert!(kept["metadata"].get("labels").is_none(), "{kept}");
+    assert!(!server
+        .log()
+        .iter()
+        .any(|l| l.starts_with("PUT ") && l.contains("/namespaces/ml-training/")));
+    wait_for("the failed writes counted", Duration::from_secs(30), || {
+        get(port, "/metrics").is_some_and(|(_, m)| {
+            sample(&m, "gpu_trust_report_write_errors_total").is_some_and(|n| n >= 2.0)
+        })
+    });
+    let text = std::fs::read_to_string(log.path()).expect("log");
+    assert!(
+        text.contains("namespaces/ml-research/reports") && text.contains("left alone"),
+        "{text}"
     );
 }

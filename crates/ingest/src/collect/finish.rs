@@ -2,6 +2,7 @@
 //! DRA claims, workloads placed, namespaces, RBAC, acceptances.
 
 use super::{Collector, NamespaceRecord};
+use crate::api::Unread;
 use crate::duplicates::{
     self, unique_acceptances, unique_config_maps, unique_nodes, unique_runtime_classes,
     unique_workloads,
@@ -136,6 +137,7 @@ impl Collector {
             &mut wdrafts,
             &config_maps,
             &runtime_classes,
+            &self.unread,
         ));
         // Extended resources served by DRA (KEP-5004): what the nodes advertise, and whether every
         // node's status says what it advertises.
@@ -268,13 +270,18 @@ fn operands_by_node(
 
 /// What workloads take from other objects of the input: their containers' environment from
 /// ConfigMaps (`env.rs`), and the handler of their runtime class; what the input cannot tell is
-/// returned as unresolved.
+/// returned as unresolved. When a live reader could not read the RuntimeClasses (`unread`), no
+/// class is known, not even by the name the GPU Operator gives its own.
 #[allow(clippy::vec_box)] // See `Collector::workloads`.
 fn resolve_references(
     wdrafts: &mut [Box<WorkloadDraft>],
     config_maps: &BTreeMap<(String, String), ConfigMapDraft>,
     runtime_classes: &[RuntimeClassInfo],
+    unread: &[Unread],
 ) -> Vec<Unresolved> {
+    let classes_unread = unread
+        .iter()
+        .find(|u| u.covers("node.k8s.io", "RuntimeClass", ""));
     let mut unresolved = Vec::new();
     for d in wdrafts.iter_mut() {
         let w = &mut d.workload;
@@ -284,16 +291,22 @@ fn resolve_references(
             }
         }
         if let Some(name) = w.pod_security.runtime_class_name.clone() {
-            match workloads::runtime_handler(&name, runtime_classes) {
+            match workloads::runtime_handler(&name, runtime_classes).filter(|_| classes_unread.is_none()) {
                 Some(h) => w.pod_security.runtime_handler = Some(h),
                 None => unresolved.push(Unresolved {
                     object: w.object.clone(),
                     node: None,
                     what: gpu_trust_model::fleet::UnresolvedKind::RuntimeClass,
-                    message: format!(
-                        "{} uses runtimeClassName {name}, whose RuntimeClass is not in the input: whether it runs the NVIDIA container runtime is not known",
-                        w.object
-                    ),
+                    message: match classes_unread {
+                        Some(u) => format!(
+                            "{} uses runtimeClassName {name}, and the RuntimeClasses could not be read ({}): whether it runs the NVIDIA container runtime is not known",
+                            w.object, u.reason
+                        ),
+                        None => format!(
+                            "{} uses runtimeClassName {name}, whose RuntimeClass is not in the input: whether it runs the NVIDIA container runtime is not known",
+                            w.object
+                        ),
+                    },
                 }),
             }
         }

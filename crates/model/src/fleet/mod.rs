@@ -134,7 +134,8 @@ pub enum UnresolvedKind {
     /// audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`...).
     EnvFrom,
     /// A pod's `runtimeClassName` whose RuntimeClass is not in the input (and is none the GPU
-    /// Operator creates): whether it is the NVIDIA runtime is not known.
+    /// Operator creates, or the RuntimeClasses could not be read): whether it is the NVIDIA
+    /// runtime is not known.
     RuntimeClass,
     /// Anything else.
     Other,

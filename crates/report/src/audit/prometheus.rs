@@ -37,7 +37,7 @@ pub struct Process {
     pub version: String,
     /// Audits done.
     pub audits: u64,
-    /// Lists and watches that failed.
+    /// Discovery requests, lists and watches that failed.
     pub watch_errors: u64,
     /// Per bucket of [`DURATION_BUCKETS`], audits that took at most that long (not cumulative).
     pub duration_counts: Vec<u64>,
@@ -45,7 +45,8 @@ pub struct Process {
     pub duration_over: u64,
     /// All audit durations added up, seconds.
     pub duration_sum: f64,
-    /// When the last successful audit ended, seconds since the Unix epoch (0 before the first).
+    /// When the last complete audit ended, seconds since the Unix epoch (0 before the first): a
+    /// partial audit (a kind that cannot be read) is not a success.
     pub last_success_seconds: f64,
     /// Report objects written, and writes that failed (with `--write-reports`).
     pub report_writes: u64,
@@ -53,11 +54,13 @@ pub struct Process {
 }
 
 impl Process {
-    /// Counts one audit that took `seconds`.
-    pub fn audited(&mut self, seconds: f64, ended: f64) {
+    /// Counts one audit that took `seconds`, ended at `ended`, complete or partial.
+    pub fn audited(&mut self, seconds: f64, ended: f64, complete: bool) {
         self.audits += 1;
         self.duration_sum += seconds;
-        self.last_success_seconds = ended;
+        if complete {
+            self.last_success_seconds = ended;
+        }
         if self.duration_counts.len() != DURATION_BUCKETS.len() {
             self.duration_counts = vec![0; DURATION_BUCKETS.len()];
         }
@@ -124,14 +127,14 @@ pub fn render_process(p: &Process) -> String {
         &mut out,
         "gpu_trust_watch_errors_total",
         "counter",
-        "Lists and watches of the API server that failed (each waits a backoff delay before the next try).",
+        "Discovery requests, lists and watches of the API server that failed (each waits a backoff delay before the next try).",
     );
     let _ = writeln!(out, "gpu_trust_watch_errors_total {}", p.watch_errors);
     typed(
         &mut out,
         "gpu_trust_last_successful_audit_timestamp_seconds",
         "gauge",
-        "When the last successful audit ended, in seconds since the Unix epoch (0 before the first).",
+        "When the last complete audit ended, in seconds since the Unix epoch (0 before the first; a partial audit does not count).",
     );
     let _ = writeln!(
         out,

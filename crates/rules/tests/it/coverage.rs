@@ -202,12 +202,25 @@ fn skipped_documents_make_every_layer_in_play_partial_without_blocking() {
         &two_tenants("none"),
         CoverageInput {
             skipped_documents: 2,
+            skip_invalid: true,
             accept_partial: false,
         },
     );
     assert!(c.complete);
     assert_eq!(status(&c, Layer::Device), CoverageStatus::Partial);
     assert_eq!(reasons(&c, Layer::ControlPlane), [GapReason::SkippedInput]);
+    // Documents no one let go (`serve` cannot be told --skip-invalid): the audit is partial.
+    let c = cover(
+        &spec,
+        &two_tenants("none"),
+        CoverageInput {
+            skipped_documents: 2,
+            skip_invalid: false,
+            accept_partial: false,
+        },
+    );
+    assert!(!c.complete);
+    assert!(c.layer(Layer::Device).unwrap().gaps[0].blocking);
     assert_eq!(
         status(&c, Layer::Confidentiality),
         CoverageStatus::NotInPlay

@@ -1,7 +1,8 @@
 //! The HTTP side of `gpu-trust serve`: each connection on a thread of its own (at most
-//! [`MAX_CONNECTIONS`] at once; more are closed at once), one request per connection, the request's
-//! head read within [`HEAD_TIMEOUT`] and at most [`MAX_HEAD`] bytes, the answer written within
-//! [`WRITE_TIMEOUT`]: a slow or silent client holds its own thread only, and `/healthz` answers.
+//! [`MAX_CONNECTIONS`] at once, [`MAX_PER_CLIENT`] of one client; more are closed at once), one
+//! request per connection, the request's head read within [`HEAD_TIMEOUT`] and at most
+//! [`MAX_HEAD`] bytes, the answer written within [`WRITE_TIMEOUT`]: a slow or silent client holds
+//! its own threads only, and `/healthz` answers.
 //! With a certificate, TLS (rustls), the files read again when they change.
 
 use super::access::{Access, Decision};
@@ -10,15 +11,18 @@ use gpu_trust_report::audit::prometheus;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{IpAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Connections served at once.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Connections one client (an IP address) may hold at once: a client that opens and holds many
+/// cannot take every slot, so /healthz and /readyz still answer the kubelet and the others.
+pub const MAX_PER_CLIENT: usize = 8;
 /// How long a client has to send its request's head (and, with TLS, its handshake).
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest request head.
@@ -98,6 +102,43 @@ impl Tls {
     }
 }
 
+/// The connections open, in all and per client.
+#[derive(Default)]
+struct Slots(Mutex<(usize, HashMap<IpAddr, usize>)>);
+
+impl Slots {
+    /// Takes a slot for `client`, if one is free for it.
+    fn take(&self, client: IpAddr) -> bool {
+        let Ok(mut s) = self.0.lock() else {
+            return false;
+        };
+        let (all, per) = &mut *s;
+        let mine = per.entry(client).or_default();
+        if *all >= MAX_CONNECTIONS || *mine >= MAX_PER_CLIENT {
+            if *mine == 0 {
+                per.remove(&client);
+            }
+            return false;
+        }
+        *all += 1;
+        *mine += 1;
+        true
+    }
+
+    fn give_back(&self, client: IpAddr) {
+        if let Ok(mut s) = self.0.lock() {
+            let (all, per) = &mut *s;
+            *all = all.saturating_sub(1);
+            if let Some(mine) = per.get_mut(&client) {
+                *mine -= 1;
+                if *mine == 0 {
+                    per.remove(&client);
+                }
+            }
+        }
+    }
+}
+
 /// Starts accepting connections on a thread of its own.
 pub fn serve(
     listener: TcpListener,
@@ -107,11 +148,13 @@ pub fn serve(
     log: Log,
 ) {
     let tls = tls.map(Arc::new);
-    let open = Arc::new(AtomicUsize::new(0));
+    let slots = Arc::new(Slots::default());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-                open.fetch_sub(1, Ordering::SeqCst);
+            let Ok(client) = stream.peer_addr().map(|a| a.ip()) else {
+                continue;
+            };
+            if !slots.take(client) {
                 drop(stream);
                 continue;
             }
@@ -119,15 +162,15 @@ pub fn serve(
                 Arc::clone(&published),
                 access.clone(),
                 tls.clone(),
-                Arc::clone(&open),
+                Arc::clone(&slots),
             );
             let spawned = std::thread::Builder::new().spawn(move || {
                 let _ = connection(stream, tls.as_deref(), &published, access.as_deref(), log);
-                mine.fetch_sub(1, Ordering::SeqCst);
+                mine.give_back(client);
             });
             if spawned.is_err() {
-                // The closure was dropped with the failed spawn, without giving its count back.
-                open.fetch_sub(1, Ordering::SeqCst);
+                // The closure was dropped with the failed spawn, without giving its slot back.
+                slots.give_back(client);
             }
         }
     });
@@ -189,14 +232,15 @@ fn connection(
     }
 }
 
-/// An answer: status line, content type, body, whether to send the body (not for HEAD), and
-/// whether it asks for a bearer token.
+/// An answer: status line, content type, body, whether to send the body (not for HEAD), whether it
+/// asks for a bearer token, and whether it asks to be asked again in a second.
 struct Answer {
     status: &'static str,
     content_type: &'static str,
     body: String,
     head_only: bool,
     challenge: bool,
+    retry_after: bool,
 }
 
 fn text(status: &'static str, body: &str) -> Answer {
@@ -206,6 +250,7 @@ fn text(status: &'static str, body: &str) -> Answer {
         body: body.to_string(),
         head_only: false,
         challenge: false,
+        retry_after: false,
     }
 }
 
@@ -215,9 +260,14 @@ fn write_answer(out: &mut dyn Write, a: &Answer) -> std::io::Result<()> {
     } else {
         ""
     };
+    let retry = if a.retry_after {
+        "Retry-After: 1\r\n"
+    } else {
+        ""
+    };
     write!(
         out,
-        "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{challenge}Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{challenge}{retry}Cache-Control: no-store\r\nConnection: close\r\n\r\n",
         a.status,
         a.content_type,
         a.body.len()
@@ -229,6 +279,8 @@ fn write_answer(out: &mut dyn Write, a: &Answer) -> std::io::Result<()> {
 }
 
 const NOT_YET: &str = "the first audit is not done\n";
+const NOT_COMPLETE: &str =
+    "no complete audit is done yet (a kind that cannot be read makes it partial: see the log)\n";
 
 fn respond(
     head: &[u8],
@@ -271,16 +323,17 @@ fn answer(
     if method != "GET" && method != "HEAD" {
         return text("405 Method Not Allowed", "only GET and HEAD\n");
     }
-    let (audit, process) = match published.read() {
-        Ok(p) => (p.audit.clone(), p.process.clone()),
+    let (audit, ready, process) = match published.read() {
+        Ok(p) => (p.audit.clone(), p.ready, p.process.clone()),
         Err(_) => return text("500 Internal Server Error", "unavailable\n"),
     };
     match path {
         "/healthz" => return text("200 OK", "ok\n"),
         "/readyz" => {
-            return match audit {
-                Some(_) => text("200 OK", "ready\n"),
-                None => text("503 Service Unavailable", NOT_YET),
+            return if ready {
+                text("200 OK", "ready\n")
+            } else {
+                text("503 Service Unavailable", NOT_COMPLETE)
             }
         }
         "/metrics" | "/report.json" | "/report.html" => {}
@@ -330,6 +383,23 @@ fn answer(
             );
             return text("403 Forbidden", "forbidden\n");
         }
+        Some(Decision::Reviewing(user)) => {
+            log.write(
+                "warn",
+                "the access review of a request goes on in the user's next requests",
+                &[
+                    ("path", Value::from(path)),
+                    ("status", Value::from(503)),
+                    ("user", Value::from(user.username.as_str())),
+                ],
+            );
+            let mut a = text(
+                "503 Service Unavailable",
+                "the access review is not finished; ask again\n",
+            );
+            a.retry_after = true;
+            return a;
+        }
         Some(Decision::Unavailable(e)) => {
             log.write(
                 "error",
@@ -355,6 +425,7 @@ fn answer(
             body,
             head_only: false,
             challenge: false,
+            retry_after: false,
         };
     }
     let Some(r) = rendered else {
@@ -371,5 +442,6 @@ fn answer(
         body,
         head_only: false,
         challenge: false,
+        retry_after: false,
     }
 }

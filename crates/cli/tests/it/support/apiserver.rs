@@ -303,6 +303,10 @@ pub struct Behaviour {
     pub grants: Vec<(&'static str, Grant)>,
     /// The first replace of a report answers 409 Conflict.
     pub conflict_once: bool,
+    /// Namespaces where every write of a report answers 403 Forbidden.
+    pub refused_reports: Vec<&'static str>,
+    /// The first so many requests of a group's discovery document answer 500.
+    pub fail_discovery: usize,
 }
 
 /// A list answer that is not what a list is.
@@ -322,6 +326,8 @@ pub enum Hostile {
     EndlessToken,
     /// The answer a byte every half second.
     Drip,
+    /// Every list answers 500 Internal Server Error.
+    ServerError,
 }
 
 /// An access a SubjectAccessReview allows.
@@ -342,6 +348,7 @@ struct State {
     /// OpenReports reports by (namespace, name).
     reports: std::collections::BTreeMap<(String, String), Value>,
     conflicted: bool,
+    discovery_failed: usize,
 }
 
 /// The running server.
@@ -350,9 +357,24 @@ pub struct ApiServer {
     state: Arc<(Mutex<State>, Condvar)>,
 }
 
+/// A kubeconfig whose current context is the server at `url`.
+pub fn kubeconfig_for(url: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: recorded\n  cluster:\n    server: {url}\n\
+         users:\n- name: auditor\n  user:\n    token: recorded-token\n\
+         contexts:\n- name: recorded\n  context:\n    cluster: recorded\n    user: auditor\n\
+         current-context: recorded\n"
+    )
+}
+
 impl ApiServer {
     pub fn start(objects: Vec<Object>, behaviour: Behaviour) -> ApiServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        ApiServer::start_on(0, objects, behaviour)
+    }
+
+    /// Starts the server on loopback at `port` (0: any free port).
+    pub fn start_on(port: u16, objects: Vec<Object>, behaviour: Behaviour) -> ApiServer {
+        let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind loopback");
         let port = listener.local_addr().expect("addr").port();
         let state = Arc::new((
             Mutex::new(State {
@@ -363,6 +385,7 @@ impl ApiServer {
                 log: Vec::new(),
                 reports: Default::default(),
                 conflicted: false,
+                discovery_failed: 0,
             }),
             Condvar::new(),
         ));
@@ -384,13 +407,7 @@ impl ApiServer {
 
     /// A kubeconfig whose current context is this server.
     pub fn kubeconfig(&self) -> String {
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: recorded\n  cluster:\n    server: {}\n\
-             users:\n- name: auditor\n  user:\n    token: recorded-token\n\
-             contexts:\n- name: recorded\n  context:\n    cluster: recorded\n    user: auditor\n\
-             current-context: recorded\n",
-            self.url()
-        )
+        kubeconfig_for(&self.url())
     }
 
     /// Every request line served so far (path and query).
@@ -615,6 +632,11 @@ fn answer(state: &Arc<(Mutex<State>, Condvar)>, path: &str, query: &str) -> (u16
     }
     let hidden = state.0.lock().expect("lock").behaviour.hidden.clone();
     if let Some(list) = resource_list(path, &hidden) {
+        let mut s = state.0.lock().expect("lock");
+        if s.discovery_failed < s.behaviour.fail_discovery {
+            s.discovery_failed += 1;
+            return status(500, "InternalError", "discovery is failing here");
+        }
         return (200, list);
     }
     let Some((served, namespace)) = parse_collection(path) else {
@@ -732,6 +754,13 @@ fn answer(state: &Arc<(Mutex<State>, Condvar)>, path: &str, query: &str) -> (u16
             ),
             "",
         ),
+        Some(Hostile::ServerError) => {
+            return status(
+                500,
+                "InternalError",
+                "an error on the server has prevented the request from succeeding",
+            )
+        }
         Some(Hostile::Drip) | None => list(&meta, &texts.join(",")),
     };
     (200, body)
@@ -804,6 +833,15 @@ fn special(
     let rest = path.strip_prefix(REPORTS)?;
     let parts: Vec<&str> = rest.trim_matches('/').split('/').collect();
     s.log.push(format!("{method} {path}"));
+    if let ["namespaces", ns, ..] = parts.as_slice() {
+        if method != "GET" && s.behaviour.refused_reports.contains(ns) {
+            return Some(status(
+                403,
+                "Forbidden",
+                &format!("reports.openreports.io is forbidden in the namespace {ns}"),
+            ));
+        }
+    }
     match (method, parts.as_slice()) {
         ("GET", ["reports"]) => {
             let items: Vec<Value> = s.reports.values().cloned().collect();
@@ -905,6 +943,11 @@ fn resource_list(path: &str, hidden: &[&str]) -> Option<String> {
         ["apis", g, v] => (*g, *v),
         _ => return None,
     };
+    if !SERVED.iter().any(|(g, v, ..)| *g == group && *v == version) {
+        return None;
+    }
+    // A group whose resources are all hidden is served empty, as a server does whose group has
+    // nothing it may show.
     let resources: Vec<Value> = SERVED
         .iter()
         .filter(|(g, v, ..)| *g == group && *v == version)
@@ -919,9 +962,6 @@ fn resource_list(path: &str, hidden: &[&str]) -> Option<String> {
             })
         })
         .collect();
-    if resources.is_empty() {
-        return None;
-    }
     let group_version = if group.is_empty() {
         version.to_string()
     } else {
