@@ -317,8 +317,9 @@ fn a_tenant_namespace_named_like_the_platform_stays_the_tenants() {
         .map(|d| d.message.as_str())
         .collect();
     assert_eq!(warned.len(), 3, "{warned:?}");
-    assert!(warned.iter().any(|m| m.contains("`nvidia-*`")
-        && m.contains("`capsule.clastix.io/tenant: acme`")));
+    assert!(warned
+        .iter()
+        .any(|m| m.contains("`nvidia-*`") && m.contains("`capsule.clastix.io/tenant: acme`")));
     assert!(warned.iter().all(|m| !m.contains("nvidia-dcgm")));
 }
 
