@@ -1043,7 +1043,9 @@ mod tests {
         let i = input(SMALL, 1);
         let plan = solve(&i);
         let text = snapshot(&plan, &i);
-        let node = gpu_trust_ingest::ingest_text(&text, "current.yaml").fleet.nodes[0]
+        let node = gpu_trust_ingest::ingest_text(&text, "current.yaml")
+            .fleet
+            .nodes[0]
             .name
             .clone();
         let pod = |ns: &str, name: &str, meta: &str, volumes: &str| {
@@ -1073,7 +1075,11 @@ mod tests {
         let m = migrate(&solve(&to), &to, &fleet, &BTreeMap::new());
         let n = &m.nodes[0];
         assert!(n.drain, "{n:?}");
-        let etl = n.evicts.iter().find(|p| p.pod == "ads/etl-0").expect("the CPU pod");
+        let etl = n
+            .evicts
+            .iter()
+            .find(|p| p.pod == "ads/etl-0")
+            .expect("the CPU pod");
         assert!(!etl.gpu);
         assert_eq!(etl.empty_dir, ["scratch"]);
         assert!(n.evicts.iter().all(|p| !p.pod.starts_with("kube-system/")));

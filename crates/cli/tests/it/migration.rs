@@ -144,7 +144,9 @@ fn the_json_follows_its_schema_and_says_what_changes() {
     assert!(evicts.iter().any(|p| p["pod"] == "research/feature-cache-0"
         && p["gpu"] == false
         && p["emptyDir"] == serde_json::json!(["cache"])));
-    assert!(evicts.iter().all(|p| p["pod"] != "monitoring/node-exporter-h100-03"));
+    assert!(evicts
+        .iter()
+        .all(|p| p["pod"] != "monitoring/node-exporter-h100-03"));
     let affected = nodes.iter().find(|n| n["node"] == "gpu-h100-02").unwrap();
     assert_eq!(affected["driver"]["status"], "affected");
     assert_eq!(affected["driver"]["advisories"][0]["fix"], "580.159.03");

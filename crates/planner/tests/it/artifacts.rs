@@ -938,7 +938,9 @@ fn with_the_objects_given_patches_name_their_gpu_containers_and_keep_their_toler
         assert_eq!(init["name"], "warmup", "{}", p.patch);
         assert!(init["resources"]["limits"]["nvidia.com/gpu"].is_null());
         assert!(
-            p.notes.iter().any(|n| n.contains("init container `warmup`")),
+            p.notes
+                .iter()
+                .any(|n| n.contains("init container `warmup`")),
             "{:?}",
             p.notes
         );

@@ -94,7 +94,10 @@ pub fn evictions(n: &NodeChange) -> String {
         .map(|p| p.pod.as_str())
         .collect();
     if !data.is_empty() {
-        s.push_str(&format!("; deletes the emptyDir data of {}", data.join(", ")));
+        s.push_str(&format!(
+            "; deletes the emptyDir data of {}",
+            data.join(", ")
+        ));
     }
     s
 }

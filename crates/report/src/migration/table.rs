@@ -114,11 +114,7 @@ pub fn render(migration: &Migration, audit: &TargetAudit, width: usize) -> Strin
                 format!("{mig}\n{}", label(&n.mig_config)),
                 format!("{plugin}\n{}", label(&n.device_plugin_config)),
                 if n.drain {
-                    format!(
-                        "yes: {}\n{}",
-                        joined(&n.reasons, "\n"),
-                        e(&evictions(n))
-                    )
+                    format!("yes: {}\n{}", joined(&n.reasons, "\n"), e(&evictions(n)))
                 } else {
                     "no".to_string()
                 },
