@@ -11,7 +11,8 @@
 //! text: what has structure (severities, certainties, counts, rule codes, group ids, the kinds of
 //! shares) is copied as it is; lists of tenants are relabelled; an object in another tenant's
 //! namespace becomes an anonymous object; another tenant's acceptances (their reasons are its own
-//! free text) and the documents of its namespaces that could not be read are left out. Only the
+//! free text) and the documents that could not be read whose path names it (a live read's API
+//! path names the namespace) are left out. Only the
 //! sentences the audit wrote (messages, fixes, reasons) go through the [`Redactor`], which hides
 //! another tenant's name, its namespaces, and whatever a path names inside them (`team-b/web`,
 //! `api/v1/namespaces/team-b/pods/x.json`): names a tenant chooses for its own objects are hidden
