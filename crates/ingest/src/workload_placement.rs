@@ -26,6 +26,9 @@ pub(crate) struct WorkloadDraft {
     pub extended: Option<dra::ExtendedStatus>,
     /// What its containers' environments take from ConfigMaps and Secrets, by container index.
     pub env_refs: Vec<(usize, env::Refs)>,
+    /// A VirtualMachineInstance's VirtualMachine (its name, in the same namespace), which stands
+    /// for it when the input holds it (`kubevirt.rs`).
+    pub run_by: Option<String>,
 }
 
 /// A pod's entry in `resourceClaims`: its name, and the ResourceClaim or ResourceClaimTemplate it

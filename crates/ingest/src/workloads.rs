@@ -162,7 +162,11 @@ pub(crate) fn pod_parts(
 
     let mut host_paths: Vec<String> = Vec::new();
     let mut refused_paths = Vec::new();
+    let mut empty_dirs = Vec::new();
     for v in spec.volumes.iter().flatten() {
+        if v.empty_dir.is_some() {
+            empty_dirs.push(v.name.clone());
+        }
         let Some(h) = &v.host_path else { continue };
         match gpu_trust_model::host::normalise_host_path(&h.path) {
             Ok(p) => host_paths.push(p),
@@ -187,6 +191,7 @@ pub(crate) fn pod_parts(
         runtime_handler: None,
         host_paths,
         cdi_annotations: cdi,
+        empty_dirs,
     };
     let inference = inference::detect(&containers);
     let training = GANG_KEYS

@@ -414,6 +414,13 @@ pub struct AcceptanceSource {
     /// The annotation's key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotation: Option<String>,
+    /// Not part of the wire format: the reason written there (the entry's `reason` joins them).
+    #[serde(skip)]
+    pub reason: String,
+    /// Not part of the wire format: the namespace of the annotated object (a tenant view shows
+    /// only its own tenants' annotations); `None` for a policy entry.
+    #[serde(skip)]
+    pub namespace: Option<String>,
 }
 
 /// One accepted pair of a finding that stays open for other pairs.

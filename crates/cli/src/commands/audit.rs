@@ -535,15 +535,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tenancy: &tenancy,
         options: &options,
     };
-    // A tenant view: the audit made for those tenants, scoped; its redactor goes over every
-    // rendered text too, as `serve` does.
-    let (mut report, redactor) = match &view {
-        None => (audit(&input), None),
+    // A tenant view: the audit made for those tenants, built from it field by field.
+    let mut report = match &view {
+        None => audit(&input),
         Some(tenants) => {
             let prepared = Prepared::new(&input);
-            let (report, redactor) =
-                gpu_trust_rules::scope::view(&fleet, &tenancy, &options, &prepared, tenants);
-            (report, Some(redactor))
+            gpu_trust_rules::scope::view(&fleet, &tenancy, &options, &prepared, tenants).0
         }
     };
     name_standard_input(
@@ -609,14 +606,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         options.colour = colour_enabled(path);
         options.width = output::text_width(path);
         written = stream_output(path, |w| {
-            match &redactor {
-                None => render(format.report(), &report, &docs, &options, w)?,
-                Some(r) => {
-                    let mut text: Vec<u8> = Vec::new();
-                    render(format.report(), &report, &docs, &options, &mut text)?;
-                    w.write_all(r.text(&String::from_utf8_lossy(&text)).as_bytes())?;
-                }
-            }
+            render(format.report(), &report, &docs, &options, w)?;
             Ok(())
         });
         // A closed standard output keeps the verdict; the files are still written.

@@ -161,7 +161,7 @@ pub(crate) struct Rendered {
 
 impl Audited {
     /// The report `tenants` may see ([`gpu_trust_rules::scope::view`]), unrendered, and the
-    /// redactor of its rendered text.
+    /// redactor of its sentences (for the API paths of the kinds that could not be listed).
     pub fn view_report(&self, tenants: &BTreeSet<String>) -> (AuditReport, Redactor) {
         gpu_trust_rules::scope::view(
             &self.fleet,
@@ -179,17 +179,16 @@ impl Audited {
                 return Arc::clone(v);
             }
         }
+        // Built from the report field by field (`scope.rs`): the rendered text is never rewritten.
         let (view, redactor) = self.view_report(tenants);
         let mut coverage = self.coverage.clone();
         for p in &mut coverage.kinds_unreadable {
             *p = redactor.text(p).into_owned();
         }
-        // The second layer: whatever field holds a hidden name, the served text does not.
-        let guard = |text: String| redactor.text(&text).into_owned();
         let rendered = Arc::new(Rendered {
-            json: guard(served(Format::Json, &view)),
-            html: guard(served(Format::Html, &view)),
-            metrics: guard(prometheus::render(&view, &coverage)),
+            json: served(Format::Json, &view),
+            html: served(Format::Html, &view),
+            metrics: prometheus::render(&view, &coverage),
         });
         if let Ok(mut views) = self.views.lock() {
             if views.len() >= MAX_VIEWS {

@@ -1,10 +1,12 @@
 //! The kinds of the controllers table, the objects embedded in them as text, any other kind
 //! searched for pod templates by their shape, and the joins done once every object is read
-//! (TrainJobs with their runtimes, KServe predictors with their serving runtimes).
+//! (TrainJobs with their runtimes, KServe predictors with their serving runtimes, KubeVirt VMIs
+//! with their VMs).
 
 use super::Collector;
 use crate::controllers::{Controller, Reads};
 use crate::discover::{self, At, Embedded};
+use crate::workload_placement::WorkloadDraft;
 use crate::{kserve, kubevirt};
 use gpu_trust_model::fleet::{WorkloadClass, WorkloadKind};
 use gpu_trust_model::Code;
@@ -47,6 +49,10 @@ impl Collector {
                 } else {
                     discover::read_vllm_runtime(root, &loc, &r.name)?
                 };
+                let run_by = (c.kind == "VirtualMachineInstance")
+                    .then(|| kubevirt::owner_vm(root))
+                    .flatten();
+                let first = self.workloads.len();
                 for f in found {
                     self.template(
                         r.clone(),
@@ -57,6 +63,9 @@ impl Collector {
                         c.class,
                         false,
                     );
+                }
+                for d in &mut self.workloads[first..] {
+                    d.run_by = run_by.clone();
                 }
             }
             Reads::TrainJob => {
@@ -212,6 +221,37 @@ impl Collector {
             }
         }
         Ok(())
+    }
+
+    /// VirtualMachineInstances read through their VirtualMachine: dropped where the input holds
+    /// that VM, meant to run, with at least the VMI's GPUs (the VM's workload stands for it); read
+    /// as they are otherwise.
+    pub(super) fn vm_instances(&mut self) {
+        let stands_for = |vm: &WorkloadDraft, vmi: &WorkloadDraft| {
+            let (vm, vmi) = (&vm.workload, &vmi.workload);
+            vm.object.kind == "VirtualMachine"
+                && vm.namespace == vmi.namespace
+                && vmi.replicas > 0
+                && vm.replicas > 0
+                && vmi
+                    .gpu
+                    .resources
+                    .iter()
+                    .all(|(name, n)| vm.gpu.resources.get(name).is_some_and(|m| m >= n))
+        };
+        let drop: Vec<bool> = self
+            .workloads
+            .iter()
+            .map(|vmi| {
+                vmi.run_by.as_ref().is_some_and(|name| {
+                    self.workloads
+                        .iter()
+                        .any(|vm| vm.workload.object.name == *name && stands_for(vm, vmi))
+                })
+            })
+            .collect();
+        let mut drop = drop.into_iter();
+        self.workloads.retain(|_| !drop.next().unwrap_or(false));
     }
 
     /// TrainJobs, with the runtimes they reference: the runtime's jobs with the TrainJob's trainer

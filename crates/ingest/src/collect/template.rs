@@ -128,6 +128,7 @@ impl Collector {
             claims: parts.claims,
             allocated: parts.allocated,
             extended: None,
+            run_by: None,
             env_refs: parts.env_refs,
         })
     }

@@ -731,6 +731,51 @@ fn kubevirt_vgpu_requests_are_refused() {
     );
 }
 
+/// A VirtualMachineInstance is read through its VirtualMachine only when the input holds that VM,
+/// running, with the VMI's GPUs: an owner reference to a VM the input lacks (or one that is halted,
+/// or that asks for no GPU) hides nothing, and the VMI is read on its node.
+#[test]
+fn a_vmi_is_read_through_its_vm_only_when_the_vm_stands_for_it() {
+    let vm = |name: &str, strategy: &str, gpus: &str| {
+        format!("---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}, namespace: vms}}\nspec:\n  runStrategy: {strategy}\n  template:\n    spec:\n      domain:\n        devices:\n          gpus: [{gpus}]\n")
+    };
+    let vmi = |name: &str| {
+        format!("---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: {name}\n  namespace: vms\n  ownerReferences:\n  - {{apiVersion: kubevirt.io/v1, kind: VirtualMachine, name: {name}, uid: 6f1c, controller: true}}\nspec:\n  domain:\n    devices:\n      gpus:\n      - {{deviceName: nvidia.com/GH100_H100_SXM5_80GB, name: gpu1}}\nstatus:\n  nodeName: gpu-vfio\n")
+    };
+    let gpu = "{deviceName: nvidia.com/GH100_H100_SXM5_80GB, name: gpu1}";
+    let mut text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-vfio\n  labels: {nvidia.com/gpu.workload.config: vm-passthrough}\nstatus:\n  allocatable: {nvidia.com/GH100_H100_SXM5_80GB: \"8\"}\n".to_string();
+    text.push_str(&vm("llm-vm", "Always", gpu));
+    text.push_str(&vm("halted-vm", "Halted", gpu));
+    text.push_str(&vm("cpu-vm", "Always", ""));
+    for name in ["llm-vm", "halted-vm", "cpu-vm", "ghost-vm"] {
+        text.push_str(&vmi(name));
+    }
+    let ing = ingest_text(&text, "vms.yaml");
+    assert!(
+        ing.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        ing.diagnostics
+    );
+    let vmis: Vec<(&str, Option<&str>)> = ing
+        .fleet
+        .workloads
+        .iter()
+        .filter(|w| w.object.kind == "VirtualMachineInstance")
+        .map(|w| {
+            let node = w.placement.node.map(|n| ing.fleet.nodes[n].name.as_str());
+            (w.object.name.as_str(), node)
+        })
+        .collect();
+    assert_eq!(
+        vmis,
+        [
+            ("cpu-vm", Some("gpu-vfio")),
+            ("ghost-vm", Some("gpu-vfio")),
+            ("halted-vm", Some("gpu-vfio")),
+        ]
+    );
+}
+
 /// Pods on compute instances of one MIG GPU instance (`nvidia.com/mig-1c.3g.40gb`, a profile
 /// mig-parted creates: its known configs list `1c.3g.20gb`) share that instance's memory; gpu-trust
 /// does not model compute instances, so such a request is refused with the reason, never judged as

@@ -266,6 +266,10 @@ pub struct PodSecurity {
     pub host_paths: Vec<String>,
     /// `nvidia.cdi.k8s.io/*` annotations (CDI device injection).
     pub cdi_annotations: Vec<String>,
+    /// The names of its emptyDir volumes: storage on the node, deleted with the pod when it leaves
+    /// the node (a drain deletes their data).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_dirs: Vec<String>,
 }
 
 /// Where a workload runs now, and where it may run.

@@ -252,14 +252,65 @@ pub fn give(ctx: &Context<'_>, tally: &Tally) -> String {
     }
 }
 
-/// `accept: [{rule: GT207, tenants: [a, b], reason: ...}]` for one pair, or the form for any pair.
+/// `accept: [{rule: GT207, tenants: [a, b], reason: ...}]` for one pair, or the form for any pair:
+/// valid YAML, each name a plain scalar or quoted ([`yaml_name`]). A focused audit (a tenant's
+/// view) names only its own tenants: the other of the pair is the placeholder `TENANT`.
 pub fn accept_advice(ctx: &Context<'_>, rule: &str, tally: &Tally) -> String {
-    match two_names(ctx, tally) {
-        Some((a, b)) => format!("`accept: [{{rule: {rule}, tenants: [{a}, {b}], reason: ...}}]`"),
+    match tally.single_pair() {
+        Some((a, b)) => {
+            let name = |t: TenantId| {
+                if ctx.in_focus(t) {
+                    yaml_name(ctx.tenant_name(t))
+                } else {
+                    OTHER_PLACEHOLDER.to_string()
+                }
+            };
+            let hidden = if ctx.in_focus(a) && ctx.in_focus(b) {
+                String::new()
+            } else {
+                format!(" ({OTHER_PLACEHOLDER}: the other tenant of the pair)")
+            };
+            format!(
+                "`accept: [{{rule: {rule}, tenants: [{}, {}], reason: ...}}]`{hidden}",
+                name(a),
+                name(b)
+            )
+        }
         None => format!(
             "`accept: [{{rule: {rule}, tenants: [A, B], reason: ...}}]` per pair, or without `tenants` for all"
         ),
     }
+}
+
+/// What an `accept:` snippet of a focused audit writes for a tenant outside the focus.
+const OTHER_PLACEHOLDER: &str = "TENANT";
+
+/// A tenant name as a YAML flow scalar: plain when it reads back as this string (lower-case
+/// letters, digits and `-`, starting with a letter, not a YAML 1.1 boolean or null word), else
+/// double-quoted with YAML's escapes.
+pub fn yaml_name(name: &str) -> String {
+    const WORDS: &[&str] = &["y", "n", "yes", "no", "on", "off", "true", "false", "null"];
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !WORDS.contains(&name);
+    if plain {
+        return name.to_string();
+    }
+    let mut out = String::from('"');
+    for c in name.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// For a tally that mixes trust levels, what its pairs of limited trust need at least (separate MIG

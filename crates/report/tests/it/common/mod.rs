@@ -300,6 +300,8 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             column: 5,
             object: Some("Deployment cust-acme/infer".into()),
             annotation: Some("accept.gpu-trust.io/GT101".into()),
+            reason: String::new(),
+            namespace: Some("cust-acme".into()),
         }],
         missing_tenants: strings(&["globex"]),
         missing_count: 1,
@@ -364,6 +366,8 @@ pub fn sample_report(skipped: bool) -> AuditReport {
                 column: 5,
                 object: Some("Namespace cust-acme".into()),
                 annotation: Some("accept.gpu-trust.io/GT207".into()),
+                reason: String::new(),
+                namespace: Some("cust-acme".into()),
             },
             AcceptanceSource {
                 from: "annotation",
@@ -372,6 +376,8 @@ pub fn sample_report(skipped: bool) -> AuditReport {
                 column: 5,
                 object: Some("Namespace cust-globex".into()),
                 annotation: Some("accept.gpu-trust.io/GT207".into()),
+                reason: String::new(),
+                namespace: Some("cust-globex".into()),
             },
         ],
     }];
@@ -387,6 +393,8 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             column: 5,
             object: None,
             annotation: None,
+            reason: String::new(),
+            namespace: None,
         }],
     });
     let mut counts = SeverityCounts::default();
