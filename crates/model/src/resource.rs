@@ -162,6 +162,23 @@ pub fn is_gpu_resource(name: &str) -> bool {
     DeviceResource::parse(name).is_some()
 }
 
+/// Whether an extended resource's name says it is a GPU, or a share of one: `gpu` in its name
+/// (`amd.com/gpu` in the Kubernetes documentation's "Schedule GPUs"; `aliyun.com/gpu-mem`,
+/// AliyunContainerService/gpushare-scheduler-extender `pkg/utils/const.go`), `vcuda`
+/// (tkestack/gpu-manager's `tencent.com/vcuda-core`), or a `mig-` device of any vendor. Whether
+/// gpu-trust knows how the device is shared is another question
+/// (`crate::isolation::Mechanism::maps_resource`).
+pub fn names_gpu(name: &str) -> bool {
+    let Some((domain, local)) = name.split_once('/') else {
+        return false;
+    };
+    let (domain, local) = (domain.to_ascii_lowercase(), local.to_ascii_lowercase());
+    domain.contains("gpu")
+        || local.contains("gpu")
+        || local.contains("vcuda")
+        || local.starts_with("mig-")
+}
+
 /// Whether a resource is a MIG instance of the mixed strategy.
 pub fn is_mig_resource(name: &str) -> bool {
     DeviceResource::parse(name).is_some_and(DeviceResource::is_mig)

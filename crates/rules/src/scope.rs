@@ -608,6 +608,7 @@ fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String, r: &Redactor)
                     mechanisms: o.mechanisms.clone(),
                     workloads: Vec::new(),
                     workload_count: o.workload_count,
+                    recorded: Vec::new(),
                 }),
             }
         } else {

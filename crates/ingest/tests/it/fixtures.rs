@@ -204,14 +204,14 @@ fn summary(ing: &Ingested) -> String {
         let p = &w.placement;
         writeln!(
             out,
-            "  placement node={} devices={:?} observed={} uuids={:?} permitted={}",
+            "  placement node={} devices={:?} observed={} recorded={:?} permitted={}",
             p.node.map_or("-".to_string(), |n| f.nodes[n].name.clone()),
             p.devices
                 .iter()
                 .map(|d| (d.gpu, d.instance))
                 .collect::<Vec<_>>(),
             p.observed,
-            p.gpu_uuids,
+            p.recorded.iter().map(|r| r.describe()).collect::<Vec<_>>(),
             names(f.permitted_nodes(w))
         )
         .unwrap();
