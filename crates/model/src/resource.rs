@@ -228,6 +228,31 @@ pub fn is_nvidia_gpu_resource(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// A name that says GPU, whoever advertises it; devices of other kinds do not.
+    #[test]
+    fn names_that_say_gpu() {
+        for yes in [
+            "amd.com/gpu",
+            "aliyun.com/gpu-mem",
+            "k8s.amazonaws.com/vgpu",
+            "tencent.com/vcuda-core",
+            "gpu.intel.com/i915",
+            "example.com/mig-1g.5gb",
+            "nvidia.com/gpu",
+        ] {
+            assert!(names_gpu(yes), "{yes}");
+        }
+        for no in [
+            "rdma/rdma_shared_device_a",
+            "nvidia.com/hostdev",
+            "hugepages-2Mi",
+            "xilinx.com/fpga",
+        ] {
+            assert!(!names_gpu(no), "{no}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -704,6 +704,44 @@ mod tests {
         );
     }
 
+    /// The resources some row or the device plugin names are mapped; a GPU of another scheduler is
+    /// not. Annotations of the recorders gpu-trust reads, and HAMi's choice of GPUs, are known.
+    #[test]
+    fn mapped_resources_and_known_gpu_annotations() {
+        for yes in [
+            "nvidia.com/gpu",
+            "nvidia.com/mig-1g.10gb",
+            "nvidia.com/gpumem",
+            "volcano.sh/vgpu-number",
+            "volcano.sh/vgpu-memory",
+        ] {
+            assert!(Mechanism::maps_resource(yes), "{yes}");
+        }
+        for no in [
+            "aliyun.com/gpu-mem",
+            "amd.com/gpu",
+            "k8s.amazonaws.com/vgpu",
+        ] {
+            assert!(!Mechanism::maps_resource(no), "{no}");
+        }
+        for yes in [
+            HAMI_ALLOCATED,
+            VOLCANO_ALLOCATED,
+            "nvidia.com/use-gpuuuid",
+            "nvidia.com/container.main.gpus.devices",
+            "kubectl.kubernetes.io/last-applied-configuration",
+        ] {
+            assert!(known_gpu_annotation(yes), "{yes}");
+        }
+        for no in [
+            "mig.example.com/device",
+            "nvidia.com/use-gpuuuids",
+            "hami.io",
+        ] {
+            assert!(!known_gpu_annotation(no), "{no}");
+        }
+    }
+
     #[test]
     fn names_round_trip() {
         for m in Mechanism::ALL {
