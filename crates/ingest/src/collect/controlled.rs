@@ -236,7 +236,9 @@ impl Collector {
         if pending.is_empty() {
             return;
         }
-        let mut parents: BTreeMap<(&str, &str, &str), Vec<(&str, &str)>> = BTreeMap::new();
+        // (namespace, kind, name) of an object: its owners' kinds and names.
+        type Key<'k> = (&'k str, &'k str, &'k str);
+        let mut parents: BTreeMap<Key<'_>, Vec<(&str, &str)>> = BTreeMap::new();
         for ((ns, kind, name), (owner_kind, owner_name)) in &self.owners {
             parents
                 .entry((ns.as_str(), kind.as_str(), name.as_str()))
@@ -244,8 +246,7 @@ impl Collector {
                 .push((owner_kind.as_str(), owner_name.as_str()));
         }
         // Every owner a GPU workload leads to (a bounded walk up its owners), with the workload.
-        let mut reached: BTreeMap<(&str, &str, &str), &gpu_trust_model::ObjectRef> =
-            BTreeMap::new();
+        let mut reached: BTreeMap<Key<'_>, &gpu_trust_model::ObjectRef> = BTreeMap::new();
         for d in self.workloads.iter().filter(|d| d.workload.requests_gpu()) {
             let w = &d.workload;
             let mut frontier = vec![(w.object.kind.as_str(), w.object.name.as_str())];

@@ -227,7 +227,15 @@ impl Colocation {
                 if members.len() < 2 {
                     continue;
                 }
-                let pins = unit_pins(&members, unit.recorded());
+                // A KAI group names one GPU only where the device plugin gives the group's
+                // reservation pod a whole GPU, not a replica of one.
+                let groups_named = members.values().any(|m| {
+                    m.records
+                        .iter()
+                        .any(|d| matches!(d, PhysicalDevice::KaiGroup(_)))
+                });
+                let whole = gpu.sharing.replicas_for(resource::GPU) <= 1;
+                let pins = unit_pins(&members, unit.recorded() && (whole || !groups_named));
                 let all: BTreeSet<&Pin> = pins.values().flatten().flatten().collect();
                 let keys: Vec<Option<Pin>> = if all.is_empty() {
                     vec![None]
