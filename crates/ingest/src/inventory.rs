@@ -84,9 +84,11 @@ pub struct DeviceView {
     pub uuid: Option<String>,
     /// MIG profile and start slice (`3g.40gb@4`).
     pub instance: Option<String>,
-    /// The mechanism the node's configuration puts on this device; `None` (not known) on a node
-    /// where a workload asks for a GPU no mechanism maps: the device may be handed out to several
-    /// workloads, and is never called exclusive there.
+    /// The mechanism the node's configuration puts on this device, or its occupants' when a
+    /// scheduler shares a device the configuration hands out whole; `None` (not known) on a node
+    /// where a workload asks for a GPU no mechanism maps (the device may be handed out to several
+    /// workloads, and is never called exclusive there) and where occupants share it in different
+    /// ways.
     pub mechanism: Option<Mechanism>,
     /// Replicas the device plugin advertises for it (1 when not shared).
     pub replicas: u32,
@@ -318,6 +320,19 @@ pub fn inventory(
         view.tenants = t.into_iter().collect();
         for d in &mut view.devices {
             d.occupants.sort();
+            // A device the configuration hands out whole that a scheduler shares (a fraction, a
+            // vGPU, MIG instances cut on demand) has its occupants' mechanism, never `exclusive`.
+            if d.mechanism == Some(Mechanism::Exclusive) {
+                let shared: BTreeSet<Mechanism> = d
+                    .occupants
+                    .iter()
+                    .filter_map(|o| o.mechanism)
+                    .filter(|m| *m != Mechanism::Exclusive)
+                    .collect();
+                if !shared.is_empty() {
+                    d.mechanism = shared.first().copied().filter(|_| shared.len() == 1);
+                }
+            }
         }
     }
     let unresolved: Vec<UnresolvedView> = fleet

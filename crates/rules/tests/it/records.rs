@@ -197,3 +197,38 @@ fn kai_compute_modes_and_nvfractions() {
         assert_eq!(f.memory_mib, Some(20 * 1024), "the request, not the limit");
     }
 }
+
+/// Volcano's dynamic MIG and KAI's fractions share GPUs the node's configuration hands out whole:
+/// the inventory gives those GPUs their occupants' mechanism, and the layout their MIG instances or
+/// fractions, never exclusive.
+#[test]
+fn gpus_a_scheduler_shares_are_never_exclusive() {
+    for (file, mechanism) in [
+        (
+            "tests/fixtures/GT104/violating-volcano-dynamic-mig.yaml",
+            Mechanism::MigInstance,
+        ),
+        (
+            "tests/fixtures/GT105/violating-kai-group.yaml",
+            Mechanism::KaiFraction,
+        ),
+    ] {
+        let r = read(file);
+        let occupied: Vec<_> = r.inventory.nodes[0]
+            .devices
+            .iter()
+            .filter(|d| !d.occupants.is_empty())
+            .collect();
+        assert!(!occupied.is_empty(), "{file}");
+        for d in occupied {
+            assert_eq!(d.mechanism, Some(mechanism), "{file}: {}", d.id);
+        }
+        for g in r.report.layout[0]
+            .gpus
+            .iter()
+            .filter(|g| !g.tenants.is_empty())
+        {
+            assert_eq!(g.mechanisms, [mechanism], "{file}: GPU {}", g.index);
+        }
+    }
+}
