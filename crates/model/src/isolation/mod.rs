@@ -244,7 +244,7 @@ pub const KAI_SM_SHARING: &str = "sm-sharing";
 pub const KNOWN_GPU_ANNOTATIONS: &[&str] = &[
     "hami.io/",
     "volcano.sh/",
-    "run.ai/",
+    KAI_RESERVED_GPU,
     "kai.scheduler/",
     KAI_NV_FRACTIONS_PREFIX,
     "nvidia.com/use-gpuuuid",
@@ -737,6 +737,7 @@ mod tests {
             "mig.example.com/device",
             "nvidia.com/use-gpuuuids",
             "hami.io",
+            "run.ai/mig-mapping",
         ] {
             assert!(!known_gpu_annotation(no), "{no}");
         }
