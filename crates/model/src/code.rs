@@ -136,7 +136,9 @@ codes! {
     ControllerUnknown = "controller-unknown", Cluster,
         "A kind gpu-trust has no controller for holds pod templates that request GPUs: they are audited as found by their shape, each counted as the `replicas` beside it, or one.";
     UnreadableGpuWorkload = "unreadable-gpu-workload", Cluster,
-        "An object names a GPU resource outside any pod template gpu-trust can read: what it runs would not be audited.";
+        "An object names a GPU resource outside any pod template gpu-trust can read, and no workload of the input is owned by it: what it runs would not be audited.";
+    ReadThroughOwned = "read-through-owned", Cluster,
+        "An object of a kind gpu-trust has no reader for names a GPU resource outside any pod template, and GPU workloads of the input are owned by it (their `ownerReferences` lead to it): what it runs is audited through them.";
     RuntimeMissing = "runtime-missing", Cluster,
         "A TrainJob's training runtime is not in the input: its trainer nodes are read from the TrainJob alone and tolerate every taint.";
     ServingRuntimeUnknown = "serving-runtime-unknown", Cluster,

@@ -10,7 +10,9 @@
 //!   default). Confidentiality is in play when a tenant is marked confidential or a GPU node has CC
 //!   mode on. The control plane is in play when a tenant has a namespace in the input.
 //! - **Gaps.** A gap is something the input does not show that a layer's checks need: no Node objects
-//!   (or none with GPUs) while workloads request GPUs; pods bound to nodes absent from the input; no
+//!   (or none with GPUs) while workloads request GPUs; pods bound to nodes absent from the input; GPU
+//!   nodes where a workload asks for a GPU no mechanism maps (a resource or an allocation record of a
+//!   scheduler gpu-trust does not know: how those GPUs are shared is unknown, never exclusive); no
 //!   RoleBinding or ClusterRoleBinding; facts a platform hides or configs not in the input; documents
 //!   skipped with `--skip-invalid`. A layer with a gap is `partial` when some of its checks still ran
 //!   (workload-level checks run on manifests alone) and `not-evaluated` when none could.
@@ -118,6 +120,9 @@ pub enum GapReason {
     /// Tenant pods name a runtime class whose RuntimeClass the input lacks: whether it is the NVIDIA
     /// runtime is not known.
     UnresolvedRuntimeClass,
+    /// Workloads on GPU nodes ask for a GPU no mechanism maps: a resource no row, device plugin or
+    /// DeviceClass names, or an allocation record of a scheduler gpu-trust does not know.
+    UnmappedGpu,
 }
 
 impl GapReason {
@@ -133,6 +138,7 @@ impl GapReason {
             GapReason::UnresolvedExtendedResource => "unresolved-extended-resource",
             GapReason::UnresolvedEnvironment => "unresolved-environment",
             GapReason::UnresolvedRuntimeClass => "unresolved-runtime-class",
+            GapReason::UnmappedGpu => "unmapped-gpu",
         }
     }
 }
@@ -472,6 +478,44 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     "{} extended resources that DRA may serve with GPUs through a DeviceClass the input lacks, so whether {} GPUs, and how they are shared, is not evaluated ({}); add the DeviceClasses (`kubectl get deviceclasses -o yaml`)",
                     plural(extended_pods.len(), "workload requests", "workloads request"),
                     if extended_pods.len() == 1 { "it gets" } else { "they get" },
+                    examples
+                        .iter()
+                        .take(3)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                reported_by: Vec::new(),
+                nodes: names(&nodes),
+            },
+        );
+    }
+
+    // GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown.
+    let unmapped: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
+        .unresolved
+        .iter()
+        .filter(|u| u.what == UnresolvedKind::UnmappedGpu)
+        .collect();
+    if !unmapped.is_empty() {
+        let nodes: BTreeSet<String> = fleet
+            .unmapped_nodes()
+            .into_iter()
+            .filter_map(|n| fleet.nodes.get(n).map(|n| n.name.clone()))
+            .collect();
+        let examples: BTreeSet<&str> = unmapped.iter().map(|u| u.message.as_str()).collect();
+        add(
+            &[
+                (Layer::Device, Effect::Partial),
+                (Layer::Contract, Effect::Partial),
+            ],
+            Gap {
+                reason: GapReason::UnmappedGpu,
+                blocking: true,
+                message: format!(
+                    "on {} a GPU is asked for in a way no mechanism gpu-trust knows maps, so how {} GPUs are shared, and with whom, is not evaluated ({}); the GPUs there are not taken as exclusive",
+                    plural(nodes.len(), "GPU node", "GPU nodes"),
+                    if nodes.len() == 1 { "its" } else { "their" },
                     examples
                         .iter()
                         .take(3)

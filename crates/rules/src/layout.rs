@@ -6,7 +6,10 @@
 //! whether they are scheduled there or only permitted, from [`Colocation`]. This module only spreads
 //! those workloads over the GPUs and instances they can be on:
 //!
-//! - GPUs HAMi pinned (`hami.io/vgpu-devices-allocated`) hold the workload for certain (`observed`).
+//! - GPUs a scheduler's records name (`Placement::recorded`) hold the workload for certain
+//!   (`observed`), and each tenant's records are listed with it.
+//! - A GPU of a node where a workload asks for a GPU no mechanism maps is shared in a way not known
+//!   ([`Sharing::Unknown`]), never exclusive.
 //! - Otherwise every GPU (or MIG instance of a profile the workload may get) that could hold it is a
 //!   candidate. When the workload needs as many GPUs or instances as there are candidates, it is on all
 //!   of them (`observed`); else on each one `possible`. A workload not scheduled on the node but permitted
@@ -94,6 +97,9 @@ pub enum Sharing {
     Mps { replicas: u32 },
     /// The GPU is partitioned into MIG instances.
     Mig,
+    /// Not known: a workload on the node asks for a GPU in a way no mechanism gpu-trust knows maps
+    /// (a coverage gap), so the GPU may be handed out to several of them.
+    Unknown,
 }
 
 impl Sharing {
@@ -113,6 +119,7 @@ impl Sharing {
             Sharing::Exclusive => 1,
             Sharing::TimeSlicing { replicas } | Sharing::Mps { replicas } => replicas,
             Sharing::Mig => 0,
+            Sharing::Unknown => 1,
         }
     }
 }
@@ -147,17 +154,29 @@ pub struct Occupant {
     pub workloads: Vec<String>,
     /// How many workloads in all.
     pub workload_count: usize,
+    /// The devices schedulers recorded for its workloads there, in words, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<String>,
 }
 
 /// The layout of every GPU node of the fleet, in node order, read from the audit's analysis (the
 /// audit builds it when [`crate::AuditOptions::layout`] asks: [`crate::report::AuditReport::layout`]).
 pub(crate) fn build(fleet: &Fleet, tenancy: &Tenancy, analysis: &Analysis) -> Vec<NodeLayout> {
     let colo = &analysis.colo;
+    let unmapped = fleet.unmapped_nodes();
     fleet
         .gpu_nodes()
         .filter_map(|(id, node)| {
             let gpu = node.gpu.as_ref()?;
-            Some(node_layout(fleet, tenancy, colo, id, gpu))
+            let mut layout = node_layout(fleet, tenancy, colo, id, gpu);
+            if unmapped.contains(&id) {
+                for g in &mut layout.gpus {
+                    if g.sharing == Sharing::Exclusive {
+                        g.sharing = Sharing::Unknown;
+                    }
+                }
+            }
+            Some(layout)
         })
         .collect()
 }
@@ -169,6 +188,7 @@ struct Tally {
     mechanisms: BTreeSet<Mechanism>,
     workloads: Vec<String>,
     count: usize,
+    recorded: BTreeSet<String>,
 }
 
 impl Tally {
@@ -176,6 +196,8 @@ impl Tally {
         self.certainty = Some(self.certainty.map_or(certainty, |c| c.min(certainty)));
         self.mechanisms.insert(mechanism);
         self.count += 1;
+        self.recorded
+            .extend(workload.placement.recorded.iter().map(|r| r.describe()));
         if self.workloads.len() < MAX_LISTED_WORKLOADS {
             self.workloads.push(workload.object.to_string());
         }
@@ -254,6 +276,7 @@ fn node_layout(
                         mechanisms: t.mechanisms.into_iter().collect(),
                         workloads: t.workloads,
                         workload_count: t.count,
+                        recorded: t.recorded.into_iter().collect(),
                     }
                 })
                 .collect()
@@ -385,17 +408,22 @@ fn candidate_seats(
             .map(|(g, _)| Seat::Gpu(g))
             .collect()
     };
+    // A scheduler that cuts MIG instances on demand leaves the node's GPUs whole in the input: its
+    // workloads are on those GPUs.
+    if du.mechanism.is_mig() && candidates.is_empty() {
+        candidates = gpus
+            .iter()
+            .enumerate()
+            .filter(|(_, pg)| !gpu_trust_model::occupancy::is_mig(pg))
+            .map(|(g, _)| Seat::Gpu(g))
+            .collect();
+    }
     let mut pinned = false;
-    if !w.placement.gpu_uuids.is_empty() {
+    if !w.placement.recorded.is_empty() {
         let on_pinned: Vec<Seat> = candidates
             .iter()
             .copied()
-            .filter(|s| {
-                gpus[s.gpu()]
-                    .uuid
-                    .as_ref()
-                    .is_some_and(|u| w.placement.gpu_uuids.contains(u))
-            })
+            .filter(|s| w.placement.recorded.iter().any(|r| r.names(&gpus[s.gpu()])))
             .collect();
         if !on_pinned.is_empty() {
             candidates = on_pinned;
@@ -492,8 +520,9 @@ fn place(slots: &[MigSlot], model: Option<&'static GpuModel>) -> Vec<Option<u8>>
 mod tests {
     use super::*;
     use gpu_trust_model::fleet::{
-        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, PhysicalGpu,
-        Placement, SharingConfig, Workload, WorkloadClass, WorkloadKind,
+        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, PhysicalDevice,
+        PhysicalGpu, Placement, RecordedDevice, Recorder, SharingConfig, Workload, WorkloadClass,
+        WorkloadKind,
     };
     use gpu_trust_model::{Location, ObjectRef};
     use gpu_trust_policy::Policy;
@@ -589,7 +618,7 @@ mod tests {
             // Node set 1 is `[0]` in every fleet of these tests.
             placement: Placement {
                 node,
-                gpu_uuids: Vec::new(),
+                recorded: Vec::new(),
                 devices: Vec::new(),
                 observed: false,
                 permitted: usize::from(node.is_some()),
@@ -872,7 +901,11 @@ mod tests {
             memory_mib: Some(8192),
             ..HamiRequest::default()
         });
-        w.placement.gpu_uuids = vec!["GPU-b".into()];
+        w.placement.recorded = vec![RecordedDevice {
+            by: Recorder::Hami,
+            device: PhysicalDevice::Gpu("GPU-b".into()),
+            part: None,
+        }];
         let (fleet, tenancy) = fleet(vec![node], vec![w]);
         let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];

@@ -618,6 +618,7 @@ fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String) -> Vec<Occupa
                     mechanisms: o.mechanisms.clone(),
                     workloads: Vec::new(),
                     workload_count: o.workload_count,
+                    recorded: Vec::new(),
                 }),
             }
         } else {

@@ -446,6 +446,7 @@ impl Context<'_> {
                 | UnresolvedKind::ExtendedResource
                 | UnresolvedKind::EnvFrom
                 | UnresolvedKind::RuntimeClass
+                | UnresolvedKind::UnmappedGpu
                 | UnresolvedKind::Other => {}
             }
         }

@@ -95,6 +95,21 @@ impl Fleet {
         self.node_set(workload.placement.permitted)
     }
 
+    /// The GPU nodes where a workload asks for a GPU no mechanism maps (`GpuRequest::unmapped`),
+    /// scheduled there or permitted there: how their GPUs are shared is not known, and none of
+    /// them may be called exclusive.
+    pub fn unmapped_nodes(&self) -> std::collections::BTreeSet<NodeId> {
+        self.workloads
+            .iter()
+            .filter(|w| !w.gpu.unmapped.is_empty())
+            .flat_map(|w| match w.placement.node {
+                Some(n) => vec![n],
+                None => self.permitted_nodes(w).to_vec(),
+            })
+            .filter(|n| self.nodes.get(*n).is_some_and(|n| n.gpu.is_some()))
+            .collect()
+    }
+
     pub fn gpu_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
         self.nodes
             .iter()
@@ -137,6 +152,9 @@ pub enum UnresolvedKind {
     /// Operator creates, or the RuntimeClasses could not be read): whether it is the NVIDIA
     /// runtime is not known.
     RuntimeClass,
+    /// A workload on a GPU node asks for a GPU that no mechanism of the isolation model maps
+    /// (`GpuRequest::unmapped`): how that node's GPUs are shared is not known.
+    UnmappedGpu,
     /// Anything else.
     Other,
 }

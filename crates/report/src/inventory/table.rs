@@ -220,18 +220,23 @@ fn node_section(n: &NodeView, width: usize) -> String {
             .occupants
             .iter()
             .map(|o| {
+                let recorded = if o.recorded.is_empty() {
+                    String::new()
+                } else {
+                    format!(", recorded {}", joined(&o.recorded, ", "))
+                };
                 format!(
-                    "{} ({}, {})",
+                    "{} ({}, {}{recorded})",
                     e(&o.pod.to_string()),
                     e(o.tenant.as_deref().unwrap_or("platform")),
                     o.certainty
                 )
             })
             .collect();
-        let mechanism = if d.replicas > 1 {
-            format!("{} x{}", d.mechanism, d.replicas)
-        } else {
-            d.mechanism.to_string()
+        let mechanism = match d.mechanism {
+            None => "unknown".to_string(),
+            Some(m) if d.replicas > 1 => format!("{m} x{}", d.replicas),
+            Some(m) => m.to_string(),
         };
         t.add_row(vec![
             match &d.uuid {

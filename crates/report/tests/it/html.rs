@@ -623,3 +623,29 @@ fn long_node_lists_are_counted_not_spelled_out() {
     assert!(p.contains("gpu-18, gpu-19 and 25 more nodes</dd>"));
     assert!(!p.contains("gpu-20"));
 }
+
+/// A GPU shared in a way gpu-trust cannot map is drawn as such, never as exclusive, and the devices a
+/// scheduler recorded for a tenant are shown with it.
+#[test]
+fn an_unknown_sharing_is_never_drawn_exclusive_and_records_are_shown() {
+    let mut layout = sample_layout();
+    for g in &mut layout[0].gpus {
+        g.sharing = gpu_trust_rules::layout::Sharing::Unknown;
+        g.mechanisms.clear();
+        for o in &mut g.tenants {
+            o.mechanisms.clear();
+            o.recorded = vec!["GPU-a100-0 (HAMi)".into()];
+        }
+    }
+    let p = html::render(&with_layout(sample_report(false), layout), &sample_rules());
+    let node = between(&p, "<details class=\"node\" id=\"node-0\"", "</details>\n");
+    let figure = between(node, "<figure class=\"gpu-fig\">", "</figure>");
+    assert!(figure.contains("data-sharing=\"unknown\""), "{figure}");
+    assert!(figure.contains("sharing not known"), "{figure}");
+    assert!(
+        figure.contains("who shares it, and how, is not known"),
+        "{figure}"
+    );
+    assert!(figure.contains("recorded: GPU-a100-0 (HAMi)"), "{figure}");
+    assert!(!node.contains("exclusive"), "{node}");
+}

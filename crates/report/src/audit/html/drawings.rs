@@ -45,6 +45,7 @@ pub(super) fn sharing_text(sharing: Sharing) -> String {
         Sharing::TimeSlicing { replicas } => format!("time-slicing, {replicas} replicas"),
         Sharing::Mps { replicas } => format!("MPS, {replicas} clients"),
         Sharing::Mig => "MIG".to_string(),
+        Sharing::Unknown => "sharing not known".to_string(),
     }
 }
 
@@ -376,11 +377,12 @@ pub(super) fn gpu_figure(
             ),
         }
     } else {
-        // A fractional scheduler shares the GPU on top of what the device plugin advertises.
+        // A fractional scheduler shares the GPU on top of what the device plugin advertises, and one
+        // that cuts MIG instances on demand partitions a GPU the node lists whole.
         let fractions: Vec<&str> = gpu
             .mechanisms
             .iter()
-            .filter(|m| m.is_fraction())
+            .filter(|m| m.is_fraction() || m.is_mig())
             .map(|m| m.title())
             .collect();
         match (fractions.is_empty(), gpu.sharing) {
@@ -482,10 +484,12 @@ pub(super) fn gpu_figure(
             out,
             "<rect class=\"gpu-block\" data-sharing=\"{}\" x=\"{MARGIN}\" y=\"{block_y}\" width=\"{w}\" height=\"{block_h}\" rx=\"4\"/>",
             match gpu.sharing {
-                Sharing::Exclusive => "exclusive",
+                Sharing::Exclusive if !fractions_or_mig(gpu) => "exclusive",
+                Sharing::Exclusive => "scheduler",
                 Sharing::TimeSlicing { .. } => "time-slicing",
                 Sharing::Mps { .. } => "mps",
                 Sharing::Mig => "mig",
+                Sharing::Unknown => "unknown",
             }
         );
         let _ = write!(
@@ -516,12 +520,16 @@ pub(super) fn gpu_figure(
             block_h - 38,
             tenants,
         );
-        let foot = if gpu.sharing == Sharing::Exclusive
-            && !gpu.mechanisms.iter().any(|m| m.shares_device())
+        let foot = if gpu.sharing == Sharing::Unknown {
+            "a workload on this node asks for a GPU in a way gpu-trust cannot map: who shares it, and how, is not known"
+        } else if gpu.mechanisms.iter().any(|m| m.shares_device())
+            || gpu.sharing != Sharing::Exclusive
         {
-            "one workload at a time holds the whole GPU"
-        } else {
             "one memory pool, one fault domain for every tenant on it"
+        } else if gpu.mechanisms.iter().any(|m| m.is_mig()) {
+            "MIG instances a scheduler cuts on demand: one GPU, a separate instance for each workload"
+        } else {
+            "one workload at a time holds the whole GPU"
         };
         let _ = write!(
             out,
@@ -568,6 +576,9 @@ pub(super) fn occupant_items(out: &mut String, occupants: &[Occupant], tenants: 
         if !mechanisms.is_empty() {
             let _ = write!(head, ", {}", mechanisms.join(", "));
         }
+        if !o.recorded.is_empty() {
+            let _ = write!(head, "; recorded: {}", o.recorded.join(", "));
+        }
         head.push(')');
         let _ = write!(
             out,
@@ -594,6 +605,11 @@ pub(super) fn workloads_text(o: &Occupant) -> String {
         let _ = write!(s, " and {} more", o.workload_count - o.workloads.len());
     }
     s
+}
+
+/// Whether a GPU the node lists whole holds fractions or MIG instances a scheduler makes.
+fn fractions_or_mig(gpu: &GpuLayout) -> bool {
+    gpu.mechanisms.iter().any(|m| m.is_fraction() || m.is_mig())
 }
 
 /// Memory slices of a MIG GPU that no placed instance covers.

@@ -60,6 +60,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             | UnresolvedKind::ExtendedResource
             | UnresolvedKind::EnvFrom
             | UnresolvedKind::RuntimeClass
+            | UnresolvedKind::UnmappedGpu
             | UnresolvedKind::Other => continue,
         };
         let node = u.node.as_deref().and_then(|n| ctx.fleet.node_by_name(n));
