@@ -1282,3 +1282,53 @@ mod pairs_hold {
         }
     }
 }
+
+/// A fix names what its finding already knows: the one node two tenants meet on (`kubectl taint`
+/// takes one node name, so no `NODE` placeholder is left there) and the resource whose replicas to
+/// set.
+#[test]
+fn a_fix_names_the_node_and_the_resource_of_its_finding() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1));
+    let report = run(&spec, &two_tenants("none"));
+    for rule in ["GT101", "GT207"] {
+        let f = of_rule(&report, rule);
+        assert_eq!(f[0].nodes, ["gpu-1"], "{rule}");
+        assert!(
+            f[0].remediation
+                .contains("`kubectl taint nodes gpu-1 gpu-trust/tenant=globex:NoSchedule`"),
+            "{rule}: {}",
+            f[0].remediation
+        );
+    }
+    let fix = &of_rule(&report, "GT101")[0].remediation;
+    assert!(
+        fix.contains("set `replicas: 1` for `nvidia.com/gpu` in"),
+        "{fix}"
+    );
+}
+
+/// The DCGM exporter's fix names the DaemonSet that runs it, as its finding does (GT210's violating
+/// fixture, built from the GPU Operator's exporter DaemonSet).
+#[test]
+fn the_exporter_fix_names_its_daemonset() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/GT210");
+    let text = std::fs::read_to_string(dir.join("violating.yaml")).unwrap();
+    let policy = std::fs::read_to_string(dir.join("violating.policy.yaml")).unwrap();
+    let ingested = gpu_trust_ingest::ingest_text(&text, "violating.yaml");
+    let tenancy = tenancy(&ingested.fleet, &policy);
+    let report = gpu_trust_rules::audit(&gpu_trust_rules::AuditInput {
+        fleet: &ingested.fleet,
+        tenancy: &tenancy,
+        options: &AuditOptions::new(today()),
+    });
+    let f = of_rule(&report, "GT210");
+    assert!(
+        f[0].remediation
+            .contains("the DCGM exporter of DaemonSet gpu-operator/nvidia-dcgm-exporter"),
+        "{}",
+        f[0].remediation
+    );
+}
