@@ -147,11 +147,15 @@ fn own_mig_instance_leaves_device_reach_but_not_host_reach() {
     for (t, other) in [("acme", "globex"), ("globex", "acme")] {
         for i in [Incident::MemoryExhaustion, Incident::DeviceFault] {
             assert!(reaches(&before, t, i).contains(other), "{t} {i} before");
-            assert!(
-                reaches(&after, t, i).is_empty(),
-                "{t} {i} after: MIG separates it"
-            );
         }
+        assert!(
+            reaches(&after, t, Incident::MemoryExhaustion).is_empty(),
+            "{t} after: MIG separates memory"
+        );
+        assert!(
+            reaches(&after, t, Incident::DeviceFault).contains(other),
+            "{t} after: errors that need a GPU reset hit every instance"
+        );
         assert!(
             reaches(&after, t, Incident::HostEscape).contains(other),
             "host stays shared"
@@ -166,6 +170,41 @@ fn own_mig_instance_leaves_device_reach_but_not_host_reach() {
     assert!(mig[0].separated_by.contains(&"memory-pool".to_string()));
     assert!(!mig[0].shares.contains(&"memory-pool".to_string()));
     assert_eq!(groups_at(&after, GroupLevel::Node)[0].shares, ["host"]);
+}
+
+/// The matrix says what the findings say: a pair GT104 reports on one MIG GPU has the fault that
+/// hits every instance of the GPU in its cell, at the certainty they meet there.
+#[test]
+fn a_pair_on_one_mig_gpu_has_the_gpu_wide_fault_in_its_matrix_cell() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).mig(&["4g.40gb", "3g.40gb"]))
+        .workload(
+            W::pod("cust-acme", "infer-0")
+                .on("gpu-1")
+                .resource("nvidia.com/mig-4g.40gb", 1),
+        )
+        .workload(
+            W::pod("cust-globex", "train-0")
+                .on("gpu-1")
+                .resource("nvidia.com/mig-3g.40gb", 1),
+        );
+    let report = run(&spec, &two_tenants("none"));
+    let gt104 = of_rule(&report, "GT104");
+    assert_eq!(gt104.len(), 1, "{:?}", report.findings);
+    assert!(
+        gt104[0].message.contains("GPU-wide errors"),
+        "{}",
+        gt104[0].message
+    );
+    let p = &report.matrix.pairs[0];
+    assert_eq!(p.tenants, ["acme".to_string(), "globex".to_string()]);
+    assert_eq!(
+        p.incidents.get(&Incident::DeviceFault),
+        Some(&gt104[0].certainty),
+        "{:?}",
+        p.incidents
+    );
+    assert!(!p.incidents.contains_key(&Incident::MemoryExhaustion));
 }
 
 #[test]
