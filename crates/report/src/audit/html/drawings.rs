@@ -244,13 +244,16 @@ pub(super) fn bands(
             .map(|o| o.certainty)
             .min()
             .unwrap_or(Certainty::Permitted);
-        let text = format!("one of {} tenants", occupants.len());
+        let chars = (w.saturating_sub(4) / 6) as usize;
+        let mut text = format!("one of {} tenants", occupants.len());
+        if text.chars().count() > chars {
+            text = format!("1 of {}", occupants.len());
+        }
         let _ = write!(
             out,
-            "<g class=\"one-of\"><rect class=\"band-rect cert-{surest}\" x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" fill=\"url(#gt-hatch)\"><title>{}</title></rect>",
+            "<g class=\"one-of\"><rect class=\"band-rect cert-{surest}\" x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" fill=\"#e5e7eb\"><title>{}</title></rect>",
             escape(&format!("one workload at a time, of {}", occupants_text(occupants)))
         );
-        let chars = (w.saturating_sub(4) / 6) as usize;
         if chars >= 2 {
             let _ = write!(
                 out,
