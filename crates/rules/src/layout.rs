@@ -194,8 +194,8 @@ pub(crate) fn build(
 struct Tally {
     certainty: Option<Certainty>,
     mechanisms: BTreeSet<Mechanism>,
-    /// Each owning workload (its key), with how many of its pods are there, in order of arrival.
-    owners: Vec<(String, usize)>,
+    /// Each owning workload (its key), with its order of arrival and how many of its pods are there.
+    owners: BTreeMap<String, (usize, usize)>,
 }
 
 impl Tally {
@@ -208,19 +208,23 @@ impl Tally {
     ) {
         self.certainty = Some(self.certainty.map_or(certainty, |c| c.min(certainty)));
         self.mechanisms.insert(mechanism);
-        let pod = usize::from(workload.kind == WorkloadKind::Pod);
-        match self.owners.iter_mut().find(|(key, _)| key == owner) {
-            Some((_, pods)) => *pods += pod,
-            None => self.owners.push((owner.to_string(), pod)),
-        }
+        let next = self.owners.len();
+        let entry = self.owners.entry(owner.to_string()).or_insert((next, 0));
+        entry.1 += usize::from(workload.kind == WorkloadKind::Pod);
     }
 
-    /// The first owners by name, with the pods of each that are there.
+    /// The first owners to arrive, by name, with the pods of each that are there.
     fn names(&self) -> Vec<String> {
-        self.owners
+        let mut first: Vec<(&usize, &String, &usize)> = self
+            .owners
             .iter()
+            .map(|(key, (arrival, pods))| (arrival, key, pods))
+            .collect();
+        first.sort_unstable();
+        first
+            .into_iter()
             .take(MAX_LISTED_WORKLOADS)
-            .map(|(key, pods)| match (key.starts_with("Pod/"), pods) {
+            .map(|(_, key, pods)| match (key.starts_with("Pod/"), pods) {
                 (true, _) | (false, 0) => crate::text::owner_name(key),
                 (false, n) => format!(
                     "{} ({})",
