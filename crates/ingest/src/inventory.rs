@@ -72,8 +72,11 @@ pub struct NodeView {
     /// Tenants with pods on the node, sorted.
     pub tenants: Vec<String>,
     pub devices: Vec<DeviceView>,
-    /// Pods on the node that use no GPU (count per tenant or platform namespace).
+    /// The tenants' pods on the node that use no GPU.
     pub other_pods: usize,
+    /// Pods of platform namespaces on the node that use no GPU (the GPU Operator's operands, system
+    /// daemons): no tenant's.
+    pub platform_pods: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -224,6 +227,7 @@ pub fn inventory(
                 .map(|g| device_views(g, unmapped.contains(&id)))
                 .unwrap_or_default(),
             other_pods: 0,
+            platform_pods: 0,
         })
         .collect();
     // Position of each device view by seat, per node.
@@ -258,10 +262,11 @@ pub fn inventory(
                     set.insert(t.clone());
                 }
                 if w.placement.devices.is_empty() {
-                    if w.requests_gpu() {
-                        gpu_pods += 1;
+                    match (w.requests_gpu(), &tenant) {
+                        (true, _) => gpu_pods += 1,
+                        (false, Some(_)) => view.other_pods += 1,
+                        (false, None) => view.platform_pods += 1,
                     }
-                    view.other_pods += usize::from(!w.requests_gpu());
                     continue;
                 }
                 gpu_pods += 1;

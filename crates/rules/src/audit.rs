@@ -291,7 +291,7 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
     let layout = if options.layout {
         prepared
             .layout
-            .get_or_init(|| crate::layout::build(fleet, tenancy, analysis))
+            .get_or_init(|| crate::layout::build(fleet, tenancy, analysis, owners))
             .clone()
     } else {
         Vec::new()

@@ -22,7 +22,7 @@
 //! Pure: no I/O, the same report and tenants give the same view.
 
 use crate::audit::Prepared;
-use crate::layout::{NodeLayout, Occupant, TenantPresence};
+use crate::layout::{sort_by_certainty, NodeLayout, Occupant, TenantPresence};
 use crate::report::{
     AcceptanceSource, AuditReport, Finding, FindingObject, GroupEntry, Matrix, MatrixPair,
     SeverityCounts, Summary,
@@ -587,6 +587,7 @@ fn node(n: &NodeLayout, relabel: &impl Fn(&str) -> String) -> NodeLayout {
         .into_iter()
         .map(|(tenant, certainty)| TenantPresence { tenant, certainty })
         .collect();
+    sort_by_certainty(&mut n.tenants, |t| (t.certainty, &t.tenant));
     for gpu in &mut n.gpus {
         gpu.tenants = occupants(&gpu.tenants, relabel);
         for i in &mut gpu.instances {
@@ -627,7 +628,7 @@ fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String) -> Vec<Occupa
             out.push(o);
         }
     }
-    out.sort_by(|a, b| a.tenant.cmp(&b.tenant));
+    sort_by_certainty(&mut out, |o| (o.certainty, &o.tenant));
     out
 }
 

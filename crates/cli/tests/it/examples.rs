@@ -362,6 +362,40 @@ fn a_pair_explained() {
         assert_eq!(pair["severity"], f["severity"]);
         assert_eq!(pair["certainty"], f["certainty"]);
     }
+    // Every other finding that names either tenant is listed with the two it names: findings about
+    // the nodes they run on (the driver, the DCGM exporter) and about their contracts name several
+    // tenants.
+    let names_either = |f: &&Value| {
+        f["tenants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "serving" || t == "data-sandbox")
+    };
+    let key = |f: &Value| (f["rule"].to_string(), f["key"].to_string());
+    let mut about: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["pairs"].is_null())
+        .filter(names_either)
+        .map(key)
+        .collect();
+    about.sort();
+    let mut listed: Vec<(String, String)> = doc["tenantFindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(key)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, about);
+    for rule in ["GT205", "GT210", "GT503"] {
+        assert!(
+            listed.iter().any(|(r, _)| r == &format!("\"{rule}\"")),
+            "{rule} in {listed:?}"
+        );
+    }
     let audit_schema = load_json(&workspace().join("docs/schema/audit-v2.schema.json"));
     for (name, def) in schema["$defs"].as_object().unwrap() {
         if let Some(same) = audit_schema["$defs"].get(name) {

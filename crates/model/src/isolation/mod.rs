@@ -526,6 +526,9 @@ impl Mechanism {
             Incident::HostEscape => Scope::Node,
             // Every tenant in the cluster shares the API server (virtual clusters aside).
             Incident::ControlPlane => Scope::Cluster,
+            // MIG keeps ordinary faults inside an instance, but the errors that need a GPU reset
+            // hit every instance of the GPU (the fault-domain fact of the MIG rows, `facts::MIG`).
+            Incident::DeviceFault if self.is_mig() => Scope::Gpu,
             Incident::MemoryExhaustion | Incident::DeviceFault | Incident::ComputeContention => {
                 let p = match incident {
                     Incident::MemoryExhaustion => Property::MemoryCapacity,
@@ -638,7 +641,8 @@ mod tests {
         assert_eq!(m.property(Property::FaultDomain).enforcement, Separate);
         assert_eq!(m.property(Property::SideChannels).enforcement, Shared);
         assert_eq!(m.reach(Incident::MemoryExhaustion), Scope::Nothing);
-        assert_eq!(m.reach(Incident::DeviceFault), Scope::Nothing);
+        // Errors that need a GPU reset hit every instance of the GPU.
+        assert_eq!(m.reach(Incident::DeviceFault), Scope::Gpu);
         assert_eq!(m.reach(Incident::HostEscape), Scope::Node);
     }
 
@@ -664,7 +668,7 @@ mod tests {
     fn mps_shares_one_fault_domain() {
         assert_eq!(Mechanism::Mps.reach(Incident::DeviceFault), Scope::Gpu);
         assert_eq!(
-            Mechanism::MigMps.reach(Incident::DeviceFault),
+            Mechanism::MigMps.reach(Incident::MemoryExhaustion),
             Scope::Instance
         );
         assert!(Mechanism::Mps.is_mps());

@@ -53,7 +53,9 @@ use text::{more, names_text, plural, truncate};
 
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::{Certainty, Layer, Severity};
-use gpu_trust_rules::layout::{GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing};
+use gpu_trust_rules::layout::{
+    holds_one, GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing,
+};
 use gpu_trust_rules::report::{
     Finding, GroupEntry, GroupLevel, Matrix, MatrixPair, SeverityCounts, Summary,
 };

@@ -188,19 +188,22 @@ fn node_section(n: &NodeView, width: usize) -> String {
             "  ",
         ));
     }
-    let tenants = format!(
+    let without_gpus = |pods: usize| match pods {
+        0 => String::new(),
+        n => format!(" ({} without GPUs)", plural(n, "pod", "pods")),
+    };
+    let mut tenants = format!(
         "tenants: {}{}",
         if n.tenants.is_empty() {
             "none".to_string()
         } else {
             joined(&n.tenants, ", ")
         },
-        if n.other_pods > 0 {
-            format!(" ({} without GPUs)", plural(n.other_pods, "pod", "pods"))
-        } else {
-            String::new()
-        }
+        without_gpus(n.other_pods)
     );
+    if n.platform_pods > 0 {
+        tenants.push_str(&format!("; platform{}", without_gpus(n.platform_pods)));
+    }
     out.push_str(&prose_line(&tenants, width, "  "));
     if n.devices.is_empty() {
         return out;

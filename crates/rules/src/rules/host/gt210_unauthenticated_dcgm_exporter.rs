@@ -153,9 +153,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 text::tenants(ctx, tenants.iter().copied())
             ))
             .remediation(if profiling {
-                "Upgrade the DCGM exporter to 4.8.2 or later without --enable-pprof; serve it with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port 9400 with a NetworkPolicy".to_string()
+                format!("Upgrade {name} to 4.8.2 or later without --enable-pprof; serve it with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port {EXPORTER_PORT} with a NetworkPolicy")
             } else {
-                "Serve the DCGM exporter with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port 9400 with a NetworkPolicy".to_string()
+                format!("Serve {name} with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port {EXPORTER_PORT} with a NetworkPolicy")
             });
         if let Some(o) = e.object.clone() {
             draft = draft.object(o);
