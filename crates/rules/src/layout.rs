@@ -420,7 +420,7 @@ fn units_needed(unit: &Unit, demand: u64, node: &GpuNode) -> u64 {
         Unit::SharedMigInstance { profile } => {
             node.sharing.replicas_for(&catalogue::mig_resource(profile))
         }
-        Unit::Fraction(_) | Unit::Claim(_) => return 1,
+        Unit::Fraction(_) | Unit::Claim(_) | Unit::Consumable { .. } => return 1,
         Unit::Hami | Unit::Own => 1,
     };
     demand.max(1).div_ceil(u64::from(per_unit.max(1)))
@@ -590,6 +590,7 @@ mod tests {
             placement: Placement {
                 node,
                 gpu_uuids: Vec::new(),
+                allocations: Vec::new(),
                 devices: Vec::new(),
                 observed: false,
                 permitted: usize::from(node.is_some()),

@@ -126,7 +126,8 @@ impl Collector {
         drop(ctx);
 
         // DRA claims and their strategies.
-        let claims = dra::resolve(&self.claims, &self.classes);
+        let published = dra::Published::new(std::mem::take(&mut self.published));
+        let claims = dra::resolve(&self.claims, &self.classes, &published);
 
         // Workloads, sorted; node ids, devices and permitted node sets.
         let mut wdrafts = unique_workloads(std::mem::take(&mut self.workloads), &mut diagnostics);
@@ -146,7 +147,13 @@ impl Collector {
             .map(|(k, _)| k.clone())
             .collect();
         let nodes_known = !drafts.is_empty() && drafts.iter().all(|n| n.extended.is_some());
-        let extended = dra::Extended::new(&self.classes, &self.claims, advertised, nodes_known);
+        let extended = dra::Extended::new(
+            &self.classes,
+            &self.claims,
+            advertised,
+            nodes_known,
+            &published,
+        );
         let placed = workload_placement::place_workloads(
             wdrafts,
             &drafts,
@@ -154,6 +161,7 @@ impl Collector {
             &claims,
             &self.claims,
             &extended,
+            &published,
         );
         unresolved.extend(placed.unresolved);
         let workloads_out = placed.workloads;

@@ -128,6 +128,7 @@ impl Collector {
             claims: parts.claims,
             allocated: parts.allocated,
             extended: None,
+            generated: Vec::new(),
             env_refs: parts.env_refs,
         })
     }

@@ -13,7 +13,8 @@
 //! plugin's sharing configuration), `workload.rs` (workloads, their GPU requests, containers,
 //! placement, policy overrides), `dra.rs` (DRA claims), `inference.rs` (inference servers),
 //! `cluster.rs` (the operator's ClusterPolicy and GPUCluster, the DCGM exporter, RuntimeClasses),
-//! `rbac.rs` (bindings and their rules), `acceptance.rs` (acceptances written as annotations). This
+//! `rbac.rs` (bindings and their rules), `recorded.rs` (what the cluster recorded as allocated to a
+//! workload: devices by UUID or DRA identity), `acceptance.rs` (acceptances written as annotations). This
 //! file holds the fleet itself, namespaces, what ingest could not resolve, and `Ingested`.
 
 mod acceptance;
@@ -22,6 +23,7 @@ mod dra;
 mod inference;
 mod node;
 mod rbac;
+mod recorded;
 mod sharing;
 mod workload;
 
@@ -31,6 +33,7 @@ pub use dra::*;
 pub use inference::*;
 pub use node::*;
 pub use rbac::*;
+pub use recorded::*;
 pub use sharing::*;
 pub use workload::*;
 
