@@ -28,9 +28,15 @@
 //! one pod's: a device goes to one claim, unless the driver publishes its GPUs for several claims
 //! (`allowMultipleAllocations`, KEP-5075), which NVIDIA's driver does only under its alpha
 //! `ConsumableShares` feature gate, off by default (kubernetes-sigs/dra-driver-nvidia-gpu pull request
-//! 1257); ingest does not read the driver's flags or ResourceSlices. One extended resource is served by the
-//! device plugin or by DRA on a node, not both; a node whose device plugin advertises the resource
-//! serves it through the device plugin.
+//! 1257). One extended resource is served by the device plugin or by DRA on a node, not both; a node
+//! whose device plugin advertises the resource serves it through the device plugin.
+//!
+//! What the cluster recorded as allocated is read as a fact ([`Published::allocation`]): each
+//! claim's `status.allocation.devices.results` (driver, pool, device, `shareID`) against the devices
+//! the ResourceSlices publish ([`published`]: whether a device goes to several claims, the GPU a MIG
+//! device is part of), and the pods a claim belongs to: those its `status.reservedFor` names, those
+//! that name it in `spec.resourceClaims`, and those whose `status.resourceClaimStatuses` (a claim
+//! made from a template) or `status.extendedResourceClaimStatus` names it.
 
 use crate::crd;
 use gpu_trust_model::fleet::{Allocation, DeviceId, DraClaimUse, DraStrategy, ResourceClaimInfo};
@@ -88,6 +94,7 @@ pub(crate) struct Allocated {
 
 #[derive(Debug, Clone)]
 pub(crate) struct DeviceClassDraft {
+    pub object: ObjectRef,
     pub name: String,
     pub config: Option<DraStrategy>,
     pub nvidia: bool,
@@ -323,6 +330,16 @@ pub(crate) fn published(slice: &crd::ResourceSlice) -> Vec<PublishedDevice> {
         .collect()
 }
 
+/// What NVIDIA's DRA driver publishes of one node's GPUs: how many physical GPUs its devices are on
+/// (a whole GPU by its UUID, a MIG device by its parent), the product name, and each whole GPU's
+/// UUID by its minor number.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeGpus {
+    pub count: u32,
+    pub product: Option<String>,
+    pub uuids: BTreeMap<u32, String>,
+}
+
 /// The devices the input's ResourceSlices publish, by driver, pool and name: of each pool, only the
 /// slices of its highest generation (Kubernetes API reference, ResourceSlice: "A consumer must only
 /// use ResourceSlices with the highest generation number and ignore all others").
@@ -372,14 +389,32 @@ impl Published {
             .any(|d| d.driver == NVIDIA_DRIVER && d.shareable && d.mig == mig)
     }
 
-    /// The NVIDIA driver's devices on node `node`, in name order.
-    pub(crate) fn on_node<'p>(
-        &'p self,
-        node: &'p str,
-    ) -> impl Iterator<Item = &'p PublishedDevice> {
-        self.devices
+    /// What the NVIDIA driver's devices on node `node` say of its GPUs; `None` when it publishes none
+    /// there.
+    pub(crate) fn node_gpus(&self, node: &str) -> Option<NodeGpus> {
+        let mut out = NodeGpus::default();
+        let mut physical: BTreeSet<DeviceId> = BTreeSet::new();
+        for d in self
+            .devices
             .values()
-            .filter(move |d| d.driver == NVIDIA_DRIVER && d.node.as_deref() == Some(node))
+            .filter(|d| d.driver == NVIDIA_DRIVER && d.node.as_deref() == Some(node))
+        {
+            out.product = out.product.take().or_else(|| d.product.clone());
+            let id = match (&d.parent, &d.uuid) {
+                (Some(parent), _) => parent.clone(),
+                (None, Some(uuid)) if !d.mig => DeviceId::Uuid(uuid.clone()),
+                _ => DeviceId::Uuid(d.name.clone()),
+            };
+            physical.insert(id);
+            // A whole GPU is published as `gpu-<minor>` (`deviceinfo.go`, `CanonicalName`).
+            if let (false, Some(uuid)) = (d.mig, &d.uuid) {
+                if let Some(minor) = d.name.strip_prefix("gpu-").and_then(|m| m.parse().ok()) {
+                    out.uuids.insert(minor, uuid.clone());
+                }
+            }
+        }
+        out.count = u32::try_from(physical.len()).unwrap_or(u32::MAX);
+        (out.count > 0).then_some(out)
     }
 
     /// What the cluster recorded of one device allocated to the claim `record`: the device, the GPU
@@ -410,9 +445,10 @@ impl Published {
     }
 }
 
-pub(crate) fn class_draft(dc: &crd::DeviceClass) -> DeviceClassDraft {
+pub(crate) fn class_draft(dc: &crd::DeviceClass, object: ObjectRef) -> DeviceClassDraft {
     let name = dc.metadata.name.clone().unwrap_or_default();
     DeviceClassDraft {
+        object,
         nvidia: NVIDIA_CLASSES.contains(&name.as_str())
             || dc.spec.config.iter().any(|c| {
                 c.opaque.as_ref().and_then(|o| o.driver.as_deref()) == Some(NVIDIA_DRIVER)
@@ -706,7 +742,13 @@ mod tests {
             v["metadata"]["creationTimestamp"] = serde_json::json!(c);
         }
         let dc: crd::DeviceClass = serde_json::from_value(v).unwrap_or_default();
-        class_draft(&dc)
+        let object = ObjectRef {
+            kind: "DeviceClass".into(),
+            namespace: None,
+            name: name.into(),
+            location: gpu_trust_model::Location::default(),
+        };
+        class_draft(&dc, object)
     }
 
     /// A selector naming the NVIDIA driver or its attributes, in either quote and any spacing, makes

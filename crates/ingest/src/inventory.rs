@@ -72,8 +72,31 @@ pub struct NodeView {
     /// Tenants with pods on the node, sorted.
     pub tenants: Vec<String>,
     pub devices: Vec<DeviceView>,
+    /// What the cluster recorded as allocated to the node's pods (DRA claims' allocations), sorted by
+    /// device, then pod.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<AllocationView>,
     /// Pods on the node that use no GPU (count per tenant or platform namespace).
     pub other_pods: usize,
+}
+
+/// One device the cluster recorded as allocated to one pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocationView {
+    /// `driver/pool/device` of a DRA device, or a GPU's UUID.
+    pub device: String,
+    /// The GPU it is a partition of (a MIG device's), when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// `namespace/name` of the pod.
+    pub pod: String,
+    /// `None` for a platform namespace.
+    pub tenant: Option<String>,
+    /// The object that records it (`ResourceClaim namespace/name`).
+    pub record: String,
+    /// The device may be allocated to other claims too (`allowMultipleAllocations`).
+    pub shareable: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -209,6 +232,7 @@ pub fn inventory(
                 .collect(),
             tenants: Vec::new(),
             devices: n.gpu.as_ref().map(device_views).unwrap_or_default(),
+            allocations: Vec::new(),
             other_pods: 0,
         })
         .collect();
@@ -243,6 +267,15 @@ pub fn inventory(
                 if let (Some(t), Some(set)) = (&tenant, node_tenants.get_mut(id)) {
                     set.insert(t.clone());
                 }
+                view.allocations
+                    .extend(w.placement.allocations.iter().map(|a| AllocationView {
+                        device: a.device.to_string(),
+                        gpu: a.parent.as_ref().map(ToString::to_string),
+                        pod: format!("{}/{}", w.namespace, w.object.name),
+                        tenant: tenant.clone(),
+                        record: a.record.to_string(),
+                        shareable: a.shareable,
+                    }));
                 if w.placement.devices.is_empty() {
                     if w.requests_gpu() {
                         gpu_pods += 1;
@@ -303,6 +336,7 @@ pub fn inventory(
     }
     for (view, t) in nodes.iter_mut().zip(node_tenants) {
         view.tenants = t.into_iter().collect();
+        view.allocations.sort();
         for d in &mut view.devices {
             d.occupants.sort();
         }

@@ -187,7 +187,8 @@ impl Collector {
                 ));
             }
             Typed::DeviceClass(c) => {
-                self.classes.push(dra::class_draft(&c));
+                let r = reference(&c.metadata, false);
+                self.classes.push(dra::class_draft(&c, r));
             }
             Typed::ResourceSlice(slice) => {
                 self.published.extend(dra::published(&slice));

@@ -79,6 +79,10 @@ pub struct Fleet {
     /// The GPU Operator's `GPUCluster`, when the input has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_cluster: Option<GpuClusterInfo>,
+    /// The DeviceClasses of NVIDIA's DRA driver in the input (its own, or classes that select its
+    /// devices), sorted: where they are, the driver is installed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dra_classes: Vec<ObjectRef>,
 }
 
 impl Fleet {
