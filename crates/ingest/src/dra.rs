@@ -834,4 +834,81 @@ mod tests {
             Some(DraStrategy::Exclusive)
         );
     }
+
+    fn slice(v: serde_json::Value) -> Vec<PublishedDevice> {
+        let s: crd::ResourceSlice = serde_json::from_value(v).unwrap_or_default();
+        published(&s)
+    }
+
+    fn claim_ref() -> ObjectRef {
+        ObjectRef {
+            kind: "ResourceClaim".into(),
+            namespace: Some("ml".into()),
+            name: "c".into(),
+            location: gpu_trust_model::Location::default(),
+        }
+    }
+
+    /// `v1beta1` writes a device's fields under `basic`; attributes may carry the driver's domain;
+    /// only a pool's newest generation counts.
+    #[test]
+    fn slices_of_every_version_and_only_the_newest_generation() {
+        let old = slice(serde_json::json!({"spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1},
+            "devices": [{"name": "gpu-0", "allowMultipleAllocations": true,
+                         "attributes": {"type": {"string": "gpu"}}}]}}));
+        let new = slice(serde_json::json!({"spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 2},
+            "devices": [{"name": "gpu-0", "basic": {
+                "attributes": {"gpu.nvidia.com/type": {"string": "gpu"},
+                               "gpu.nvidia.com/uuid": {"string": "GPU-1"}}}}]}}));
+        assert!(old[0].shareable && !new[0].shareable);
+        assert_eq!(new[0].uuid.as_deref(), Some("GPU-1"));
+        let p = Published::new(old.into_iter().chain(new).collect());
+        let a = Allocated {
+            pool: "n1".into(),
+            device: "gpu-0".into(),
+            share: false,
+        };
+        assert!(!p.allocation(&claim_ref(), &a).shareable);
+        // A `shareID` is a share of a device published for several claims, slice or not.
+        let shared = Allocated { share: true, ..a };
+        assert!(p.allocation(&claim_ref(), &shared).shareable);
+        assert_eq!(p.node_gpus("n1").map(|g| g.count), Some(1));
+    }
+
+    /// A MIG device's GPU is its `parentUUID`; without its slice, the GPU NVIDIA's driver names it
+    /// after; a whole GPU is no partition.
+    #[test]
+    fn the_gpu_a_mig_device_is_part_of() {
+        let devices = slice(serde_json::json!({"spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1"},
+            "devices": [{"name": "gpu-0-mig-1g10gb-19-0",
+                         "attributes": {"type": {"string": "mig"}, "parentUUID": {"string": "GPU-P"}},
+                         "consumesCounters": [{"counterSet": "gpu-0-counter-set"}]}]}}));
+        let p = Published::new(devices);
+        let on = |device: &str| {
+            let a = Allocated {
+                pool: "n1".into(),
+                device: device.into(),
+                share: false,
+            };
+            p.allocation(&claim_ref(), &a).parent
+        };
+        assert_eq!(
+            on("gpu-0-mig-1g10gb-19-0"),
+            Some(DeviceId::Uuid("GPU-P".into()))
+        );
+        assert_eq!(
+            on("gpu-3-mig-3g40gb-9-4"),
+            Some(DeviceId::Dra {
+                driver: NVIDIA_DRIVER.into(),
+                pool: "n1".into(),
+                device: "gpu-3".into()
+            })
+        );
+        assert_eq!(on("gpu-3"), None);
+        // One GPU, counted by its parent.
+        assert_eq!(p.node_gpus("n1").map(|g| g.count), Some(1));
+    }
 }

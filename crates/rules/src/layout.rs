@@ -57,6 +57,24 @@ pub struct NodeLayout {
     /// Every tenant on the node, with the strongest certainty (also those on no GPU, e.g. CPU pods of a
     /// DaemonSet, which still share the host).
     pub tenants: Vec<TenantPresence>,
+    /// What the cluster recorded as allocated to the tenants' pods on the node, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<AllocationLayout>,
+}
+
+/// One device the cluster recorded as allocated to one tenant's pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocationLayout {
+    pub tenant: String,
+    /// The device (`driver/pool/device`, or a UUID).
+    pub device: String,
+    /// The GPU it is a partition of, when it is one.
+    pub gpu: Option<String>,
+    /// `namespace/name` of the pod.
+    pub workload: String,
+    /// The object holding the record (`ResourceClaim namespace/name`).
+    pub record: String,
 }
 
 /// A tenant on a node.
@@ -199,6 +217,7 @@ fn node_layout(
     // Tenant -> seat -> tally.
     let mut seats: BTreeMap<Seat, BTreeMap<String, Tally>> = BTreeMap::new();
     let mut tenants = Vec::new();
+    let mut allocations = Vec::new();
     for (tenant, certainty) in colo.tenants_on(id) {
         let name = tenancy.name(tenant).to_string();
         tenants.push(TenantPresence {
@@ -209,6 +228,13 @@ fn node_layout(
             let Some(w) = fleet.workloads.get(wid) else {
                 continue;
             };
+            allocations.extend(w.placement.allocations.iter().map(|a| AllocationLayout {
+                tenant: name.clone(),
+                device: a.device.to_string(),
+                gpu: a.parent.as_ref().map(ToString::to_string),
+                workload: format!("{}/{}", w.namespace, w.object.name),
+                record: a.record.to_string(),
+            }));
             // Scheduled here: the analysis's; only permitted here: how it would get a GPU here.
             let permitted_use;
             let du: &DeviceUse = match colo.device_use_on(id, wid) {
@@ -322,6 +348,11 @@ fn node_layout(
         hami: gpu.hami,
         gpus: layouts,
         tenants,
+        allocations: {
+            allocations.sort();
+            allocations.dedup();
+            allocations
+        },
     }
 }
 

@@ -582,6 +582,13 @@ fn node(n: &NodeLayout, relabel: &impl Fn(&str) -> String, r: &Redactor) -> Node
             r.own(u);
         }
     }
+    // What was allocated to the tenants in view; the others' allocations are not theirs to see.
+    n.allocations.retain(|a| relabel(&a.tenant) != OTHER_TENANT);
+    for a in &mut n.allocations {
+        a.tenant = relabel(&a.tenant);
+        r.own(&mut a.workload);
+        r.own(&mut a.record);
+    }
     r.own(&mut n.file);
     n
 }

@@ -10,8 +10,9 @@
 //!
 //! Certainty (product spec, "Certainty of a finding"):
 //!
-//! - `observed`: the objects prove the co-location: HAMi's `hami.io/vgpu-devices-allocated` names the
-//!   same GPU UUID; the node has one GPU; a shared MIG profile has one instance on the node; or, more
+//! - `observed`: the objects prove the co-location: the cluster recorded one device, or partitions of
+//!   one GPU, as allocated to both (DRA claims' allocations, `recorded.rs`); HAMi's
+//!   `hami.io/vgpu-devices-allocated` names the same GPU UUID; the node has one GPU; a shared MIG profile has one instance on the node; or, more
 //!   generally, the replicas the two tenants hold cannot be packed onto disjoint GPUs (instances) of the
 //!   node (pigeonhole). Two pods scheduled on one node are observed to share that node.
 //! - `possible`: both are scheduled on the node and its sharing configuration lets the device plugin put

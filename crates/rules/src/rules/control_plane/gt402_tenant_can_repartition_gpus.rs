@@ -55,7 +55,7 @@ declare_rule! {
         name: "tenant-can-repartition-gpus",
         layer: Layer::ControlPlane,
         severity: SeverityRule::Fixed(Severity::Critical),
-        summary: "a tenant's subjects may patch nodes, edit the ClusterPolicy or GPU Operator ConfigMaps, or write DeviceClasses/ResourceSlices/DeviceTaintRules",
+        summary: "a tenant's subjects may patch nodes, edit the ClusterPolicy or GPU Operator ConfigMaps, or write DeviceClasses, ResourceSlices or DeviceTaintRules",
         reports: [Reports::Rbac],
     }
 }
