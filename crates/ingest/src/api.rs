@@ -71,6 +71,7 @@ const RESOURCES: &[(&str, &str, &str, bool)] = &[
         true,
     ),
     ("resource.k8s.io", "DeviceClass", "deviceclasses", false),
+    ("resource.k8s.io", "ResourceSlice", "resourceslices", false),
     (NVIDIA_API_GROUP, "ClusterPolicy", "clusterpolicies", false),
     (NVIDIA_API_GROUP, "GPUCluster", "gpuclusters", false),
 ];

@@ -1,6 +1,8 @@
 //! Typed structs of our own for the custom resources ingest reads field by field: the GPU
 //! Operator's ClusterPolicy and GPUCluster, and the DRA objects (read across `resource.k8s.io/v1`, `v1beta1` and
-//! `v1beta2`, whose shapes differ). Workload controllers are read through the controllers table
+//! `v1beta2`, whose shapes differ). The fields of later Kubernetes versions (consumable capacity's
+//! `allowMultipleAllocations` and `shareID`, KEP-5075) are read here the same way, whatever version of
+//! k8s-openapi the binary picks. Workload controllers are read through the controllers table
 //! (`controllers.rs`) instead.
 //!
 //! Only the fields ingest uses are declared; other fields are ignored, as the API server's own
@@ -272,6 +274,17 @@ pub struct OpaqueConfig {
 #[serde(rename_all = "camelCase")]
 pub struct ClaimStatus {
     pub allocation: Option<Allocation>,
+    /// The pods the claim is reserved for (`ResourceClaimConsumerReference`: `resource`, `name`,
+    /// `uid`): the pods that use the allocated devices.
+    #[serde(default)]
+    pub reserved_for: Vec<ConsumerReference>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsumerReference {
+    pub resource: Option<String>,
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -293,6 +306,95 @@ pub struct AllocationResult {
     pub driver: Option<String>,
     pub pool: Option<String>,
     pub device: Option<String>,
+    /// The share of a device published for several allocations (consumable capacity, KEP-5075;
+    /// `DeviceRequestAllocationResult.shareID`, the same in `v1`, `v1beta1` and `v1beta2`): set only
+    /// when the device may be allocated more than once.
+    #[serde(rename = "shareID")]
+    pub share_id: Option<String>,
+}
+
+/// `resource.k8s.io` ResourceSlice (`v1` and `v1beta2` list devices with their fields at the top,
+/// `v1beta1` under `basic`; k8s-openapi 0.29 `src/v1_35/api/resource/{v1,v1beta1}/device.rs`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSlice {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ResourceSliceSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSliceSpec {
+    pub driver: Option<String>,
+    #[serde(default)]
+    pub pool: ResourcePool,
+    pub node_name: Option<String>,
+    #[serde(default)]
+    pub devices: Vec<SliceDevice>,
+}
+
+/// The pool a slice belongs to: only the slices of its highest generation count.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourcePool {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub generation: i64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SliceDevice {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub attributes: std::collections::BTreeMap<String, DeviceAttribute>,
+    pub allow_multiple_allocations: Option<bool>,
+    #[serde(default)]
+    pub consumes_counters: Vec<CounterConsumption>,
+    /// `v1beta1`: the same fields under `basic`.
+    pub basic: Option<DeviceFields>,
+}
+
+impl SliceDevice {
+    /// The device's fields, wherever its version writes them.
+    pub fn fields(&self) -> DeviceFields {
+        match &self.basic {
+            Some(b) => b.clone(),
+            None => DeviceFields {
+                attributes: self.attributes.clone(),
+                allow_multiple_allocations: self.allow_multiple_allocations,
+                consumes_counters: self.consumes_counters.clone(),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceFields {
+    /// By name, qualified by a domain or (without one) in the driver's own.
+    #[serde(default)]
+    pub attributes: std::collections::BTreeMap<String, DeviceAttribute>,
+    pub allow_multiple_allocations: Option<bool>,
+    /// The counter sets the device consumes from: partitions of one physical device consume from
+    /// its set (KEP-4815).
+    #[serde(default)]
+    pub consumes_counters: Vec<CounterConsumption>,
+}
+
+/// An attribute's value: exactly one of its typed fields is set.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceAttribute {
+    pub string: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CounterConsumption {
+    pub counter_set: Option<String>,
 }
 
 /// `resource.k8s.io` DeviceClass.
@@ -349,4 +451,13 @@ pub struct ExtendedResourceClaimStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ExtendedResourceRequest {
     pub resource_name: Option<String>,
+}
+
+/// `status.resourceClaimStatuses` of a Pod: the ResourceClaim made from a template for one of its
+/// `spec.resourceClaims` entries (`PodResourceClaimStatus`: `name`, the entry's, and
+/// `resourceClaimName`, the claim's; k8s-openapi 0.29 `src/v1_35/api/core/v1/pod_resource_claim_status.rs`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodResourceClaimStatus {
+    pub resource_claim_name: Option<String>,
 }

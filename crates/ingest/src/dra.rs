@@ -28,12 +28,18 @@
 //! one pod's: a device goes to one claim, unless the driver publishes its GPUs for several claims
 //! (`allowMultipleAllocations`, KEP-5075), which NVIDIA's driver does only under its alpha
 //! `ConsumableShares` feature gate, off by default (kubernetes-sigs/dra-driver-nvidia-gpu pull request
-//! 1257); ingest does not read the driver's flags or ResourceSlices. One extended resource is served by the
-//! device plugin or by DRA on a node, not both; a node whose device plugin advertises the resource
-//! serves it through the device plugin.
+//! 1257). One extended resource is served by the device plugin or by DRA on a node, not both; a node
+//! whose device plugin advertises the resource serves it through the device plugin.
+//!
+//! What the cluster recorded as allocated is read as a fact ([`Published::allocation`]): each
+//! claim's `status.allocation.devices.results` (driver, pool, device, `shareID`) against the devices
+//! the ResourceSlices publish ([`published`]: whether a device goes to several claims, the GPU a MIG
+//! device is part of), and the pods a claim belongs to: those its `status.reservedFor` names, those
+//! that name it in `spec.resourceClaims`, and those whose `status.resourceClaimStatuses` (a claim
+//! made from a template) or `status.extendedResourceClaimStatus` names it.
 
 use crate::crd;
-use gpu_trust_model::fleet::{DraClaimUse, DraStrategy, ResourceClaimInfo};
+use gpu_trust_model::fleet::{Allocation, DeviceId, DraClaimUse, DraStrategy, ResourceClaimInfo};
 use gpu_trust_model::resource;
 use gpu_trust_model::ObjectRef;
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,14 +74,27 @@ pub(crate) struct ClaimDraft {
     pub extended: bool,
     pub device_class: Option<String>,
     pub config: Option<DraStrategy>,
-    /// Allocated devices: (pool, device), e.g. (`gpu-node-1`, `gpu-0`).
-    pub allocated: Vec<(String, String)>,
+    /// The devices allocated to it, of the NVIDIA driver.
+    pub allocated: Vec<Allocated>,
+    /// The pods it is reserved for (`status.reservedFor`), by name.
+    pub reserved_for: Vec<String>,
     /// A request asks for admin access (KEP-5018).
     pub admin_access: bool,
 }
 
+/// One device of a claim's allocation (`status.allocation.devices.results`).
+#[derive(Debug, Clone)]
+pub(crate) struct Allocated {
+    pub pool: String,
+    pub device: String,
+    /// The result names a share of the device (`shareID`): the device may be allocated more than
+    /// once.
+    pub share: bool,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct DeviceClassDraft {
+    pub object: ObjectRef,
     pub name: String,
     pub config: Option<DraStrategy>,
     pub nvidia: bool,
@@ -133,10 +152,22 @@ pub(crate) fn claim_draft(
             d.results
                 .iter()
                 .filter(|r| r.driver.as_deref().is_none_or(|dr| dr == NVIDIA_DRIVER))
-                .filter_map(|r| Some((r.pool.clone()?, r.device.clone()?)))
+                .filter_map(|r| {
+                    Some(Allocated {
+                        pool: r.pool.clone()?,
+                        device: r.device.clone()?,
+                        share: r.share_id.as_deref().is_some_and(|s| !s.is_empty()),
+                    })
+                })
                 .collect()
         })
         .unwrap_or_default();
+    let reserved_for = status
+        .into_iter()
+        .flat_map(|s| &s.reserved_for)
+        .filter(|r| r.resource.as_deref().is_none_or(|r| r == "pods"))
+        .filter_map(|r| r.name.clone())
+        .collect();
     ClaimDraft {
         object,
         namespace,
@@ -146,6 +177,7 @@ pub(crate) fn claim_draft(
         device_class,
         config: config_strategy(&spec.devices.config),
         allocated,
+        reserved_for,
         admin_access: spec
             .devices
             .requests
@@ -154,10 +186,21 @@ pub(crate) fn claim_draft(
     }
 }
 
-/// The claims that are NVIDIA GPU claims, with their strategy.
+/// The claims that are NVIDIA GPU claims, with their strategy and whether their devices may be
+/// allocated to other claims too.
+///
+/// A device published with `allowMultipleAllocations` goes to several claims, in any namespace
+/// (consumable capacity, KEP-5075, beta and on by default since Kubernetes 1.36): NVIDIA's driver
+/// publishes its GPUs and dynamic MIG devices so under `--consumable-shares`, and time-slices the
+/// claims that share one (its "system-mediated" sharing supports time-slicing only and refuses MPS:
+/// kubernetes-sigs/dra-driver-nvidia-gpu pull requests 1257 and 1375, `docs/concepts/gpu-sharing.md`).
+/// A claim allocated such a device, or a share of one (`shareID`), shares it; one not allocated yet
+/// may be given one when the input's ResourceSlices publish devices of its kind so (the driver's flag
+/// is set for the whole installation).
 pub(crate) fn resolve(
     claims: &[ClaimDraft],
     classes: &[DeviceClassDraft],
+    published: &Published,
 ) -> Vec<ResourceClaimInfo> {
     let by_name: BTreeMap<&str, &DeviceClassDraft> =
         classes.iter().map(|c| (c.name.as_str(), c)).collect();
@@ -176,21 +219,30 @@ pub(crate) fn resolve(
             if !nvidia {
                 return None;
             }
-            let strategy = c.config.or(class.and_then(|d| d.config)).unwrap_or(
-                if c.device_class.as_deref() == Some(MIG_CLASS) {
-                    DraStrategy::Mig
-                } else if c.template || c.extended {
-                    DraStrategy::Exclusive
-                } else {
-                    DraStrategy::TimeSlicing
-                },
-            );
+            let mig = c.device_class.as_deref() == Some(MIG_CLASS)
+                || class.is_some_and(|d| d.selects_mig);
+            let shareable = if c.allocated.is_empty() {
+                published.shares(mig)
+            } else {
+                c.allocated.iter().any(|a| published.shareable(a))
+            };
+            let strategy =
+                c.config
+                    .or(class.and_then(|d| d.config))
+                    .unwrap_or(match (mig, shareable) {
+                        (true, true) => DraStrategy::MigTimeSlicing,
+                        (true, false) => DraStrategy::Mig,
+                        (false, true) => DraStrategy::TimeSlicing,
+                        (false, false) if c.template || c.extended => DraStrategy::Exclusive,
+                        (false, false) => DraStrategy::TimeSlicing,
+                    });
             Some(ResourceClaimInfo {
                 object: c.object.clone(),
                 template: c.template,
                 device_class: c.device_class.clone(),
                 strategy,
                 admin_access: c.admin_access,
+                shareable,
             })
         })
         .collect();
@@ -198,9 +250,205 @@ pub(crate) fn resolve(
     out
 }
 
-pub(crate) fn class_draft(dc: &crd::DeviceClass) -> DeviceClassDraft {
+/// The attributes NVIDIA's DRA driver publishes for each device: its `type` (`gpu`, `mig`), its
+/// `uuid`, a MIG device's `parentUUID` and the GPU's `productName`
+/// (kubernetes-sigs/dra-driver-nvidia-gpu `cmd/gpu-kubelet-plugin/deviceinfo.go`, `GpuInfo.Attributes`
+/// and `CommonAttributesMig`, for static and dynamic MIG devices alike). An attribute written without
+/// a domain is in the driver's own (Kubernetes API reference, `Device.attributes`).
+const TYPE: &str = "type";
+const MIG_TYPE: &str = "mig";
+const UUID: &str = "uuid";
+const PARENT_UUID: &str = "parentUUID";
+const PRODUCT_NAME: &str = "productName";
+
+/// A device a DRA driver publishes in a ResourceSlice, as the audit reads it.
+#[derive(Debug, Clone)]
+pub(crate) struct PublishedDevice {
+    pub driver: String,
+    pub pool: String,
+    pub name: String,
+    /// `spec.nodeName` of its slice.
+    pub node: Option<String>,
+    pub uuid: Option<String>,
+    /// A MIG device: a partition of one physical GPU.
+    pub mig: bool,
+    /// The physical GPU a partition is part of: its `parentUUID`, else the counter set it consumes
+    /// from (partitionable devices, KEP-4815: the driver defines one counter set per physical GPU and
+    /// its partitions consume from it, `cmd/gpu-kubelet-plugin/partitions.go`).
+    pub parent: Option<DeviceId>,
+    /// `allowMultipleAllocations: true`.
+    pub shareable: bool,
+    pub product: Option<String>,
+    generation: i64,
+}
+
+/// The devices of one ResourceSlice.
+pub(crate) fn published(slice: &crd::ResourceSlice) -> Vec<PublishedDevice> {
+    let spec = &slice.spec;
+    let (Some(driver), Some(pool)) = (spec.driver.as_deref(), spec.pool.name.as_deref()) else {
+        return Vec::new();
+    };
+    spec.devices
+        .iter()
+        .filter_map(|d| {
+            let name = d.name.clone()?;
+            let f = d.fields();
+            let attribute = |key: &str| {
+                f.attributes
+                    .get(key)
+                    .or_else(|| f.attributes.get(&format!("{driver}/{key}")))
+                    .and_then(|a| a.string.clone())
+            };
+            let parent_uuid = attribute(PARENT_UUID);
+            let mig = attribute(TYPE).as_deref() == Some(MIG_TYPE) || parent_uuid.is_some();
+            let counters = f
+                .consumes_counters
+                .iter()
+                .find_map(|c| c.counter_set.clone());
+            let parent = match (parent_uuid, counters) {
+                (Some(u), _) => Some(DeviceId::Uuid(u)),
+                (None, Some(set)) if mig => Some(DeviceId::Dra {
+                    driver: driver.to_string(),
+                    pool: pool.to_string(),
+                    device: set,
+                }),
+                _ => None,
+            };
+            Some(PublishedDevice {
+                driver: driver.to_string(),
+                pool: pool.to_string(),
+                node: spec.node_name.clone(),
+                uuid: attribute(UUID),
+                mig,
+                parent,
+                shareable: f.allow_multiple_allocations == Some(true),
+                product: attribute(PRODUCT_NAME),
+                generation: spec.pool.generation,
+                name,
+            })
+        })
+        .collect()
+}
+
+/// What NVIDIA's DRA driver publishes of one node's GPUs: how many physical GPUs its devices are on
+/// (a whole GPU by its UUID, a MIG device by its parent), the product name, and each whole GPU's
+/// UUID by its minor number.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeGpus {
+    pub count: u32,
+    pub product: Option<String>,
+    pub uuids: BTreeMap<u32, String>,
+}
+
+/// The devices the input's ResourceSlices publish, by driver, pool and name: of each pool, only the
+/// slices of its highest generation (Kubernetes API reference, ResourceSlice: "A consumer must only
+/// use ResourceSlices with the highest generation number and ignore all others").
+#[derive(Debug, Default)]
+pub(crate) struct Published {
+    devices: BTreeMap<(String, String, String), PublishedDevice>,
+}
+
+impl Published {
+    pub(crate) fn new(all: Vec<PublishedDevice>) -> Published {
+        let mut newest: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+        for d in &all {
+            let g = newest.entry((&d.driver, &d.pool)).or_insert(d.generation);
+            *g = (*g).max(d.generation);
+        }
+        let keep: Vec<bool> = all
+            .iter()
+            .map(|d| newest.get(&(d.driver.as_str(), d.pool.as_str())) == Some(&d.generation))
+            .collect();
+        let devices = all
+            .into_iter()
+            .zip(keep)
+            .filter(|(_, k)| *k)
+            .map(|(d, _)| ((d.driver.clone(), d.pool.clone(), d.name.clone()), d))
+            .collect();
+        Published { devices }
+    }
+
+    fn get(&self, pool: &str, device: &str) -> Option<&PublishedDevice> {
+        self.devices.get(&(
+            NVIDIA_DRIVER.to_string(),
+            pool.to_string(),
+            device.to_string(),
+        ))
+    }
+
+    /// Whether an allocated device may go to other claims too.
+    fn shareable(&self, a: &Allocated) -> bool {
+        a.share || self.get(&a.pool, &a.device).is_some_and(|d| d.shareable)
+    }
+
+    /// Whether the NVIDIA driver publishes devices of the kind (MIG devices or GPUs) for several
+    /// claims.
+    fn shares(&self, mig: bool) -> bool {
+        self.devices
+            .values()
+            .any(|d| d.driver == NVIDIA_DRIVER && d.shareable && d.mig == mig)
+    }
+
+    /// What the NVIDIA driver's devices on node `node` say of its GPUs; `None` when it publishes none
+    /// there.
+    pub(crate) fn node_gpus(&self, node: &str) -> Option<NodeGpus> {
+        let mut out = NodeGpus::default();
+        let mut physical: BTreeSet<DeviceId> = BTreeSet::new();
+        for d in self
+            .devices
+            .values()
+            .filter(|d| d.driver == NVIDIA_DRIVER && d.node.as_deref() == Some(node))
+        {
+            out.product = out.product.take().or_else(|| d.product.clone());
+            let id = match (&d.parent, &d.uuid) {
+                (Some(parent), _) => parent.clone(),
+                (None, Some(uuid)) if !d.mig => DeviceId::Uuid(uuid.clone()),
+                _ => DeviceId::Uuid(d.name.clone()),
+            };
+            physical.insert(id);
+            // A whole GPU is published as `gpu-<minor>` (`deviceinfo.go`, `CanonicalName`).
+            if let (false, Some(uuid)) = (d.mig, &d.uuid) {
+                if let Some(minor) = d.name.strip_prefix("gpu-").and_then(|m| m.parse().ok()) {
+                    out.uuids.insert(minor, uuid.clone());
+                }
+            }
+        }
+        out.count = u32::try_from(physical.len()).unwrap_or(u32::MAX);
+        (out.count > 0).then_some(out)
+    }
+
+    /// What the cluster recorded of one device allocated to the claim `record`: the device, the GPU
+    /// it is a partition of and whether others may be given it too. Without its ResourceSlice, a MIG
+    /// device's GPU is the one NVIDIA's driver names it after: `gpu-<minor>-mig-...` is a partition of
+    /// `gpu-<minor>` (`deviceinfo.go` and `mig.go`, `CanonicalName`).
+    pub(crate) fn allocation(&self, record: &ObjectRef, a: &Allocated) -> Allocation {
+        let dra = |device: &str| DeviceId::Dra {
+            driver: NVIDIA_DRIVER.to_string(),
+            pool: a.pool.clone(),
+            device: device.to_string(),
+        };
+        let parent = match self.get(&a.pool, &a.device) {
+            Some(d) => d.parent.clone(),
+            None => a
+                .device
+                .split_once("-mig-")
+                .map(|(gpu, _)| gpu)
+                .filter(|gpu| gpu.starts_with("gpu-"))
+                .map(dra),
+        };
+        Allocation {
+            device: dra(&a.device),
+            parent,
+            shareable: self.shareable(a),
+            record: record.clone(),
+        }
+    }
+}
+
+pub(crate) fn class_draft(dc: &crd::DeviceClass, object: ObjectRef) -> DeviceClassDraft {
     let name = dc.metadata.name.clone().unwrap_or_default();
     DeviceClassDraft {
+        object,
         nvidia: NVIDIA_CLASSES.contains(&name.as_str())
             || dc.spec.config.iter().any(|c| {
                 c.opaque.as_ref().and_then(|o| o.driver.as_deref()) == Some(NVIDIA_DRIVER)
@@ -301,6 +549,7 @@ pub(crate) struct Extended<'a> {
     claims: BTreeMap<(&'a str, &'a str), &'a ClaimDraft>,
     advertised: BTreeSet<String>,
     nodes_known: bool,
+    published: &'a Published,
 }
 
 impl<'a> Extended<'a> {
@@ -311,6 +560,7 @@ impl<'a> Extended<'a> {
         claims: &'a [ClaimDraft],
         advertised: BTreeSet<String>,
         nodes_known: bool,
+        published: &'a Published,
     ) -> Extended<'a> {
         // Of two classes naming one extended resource, the newer serves it; at the same time, the
         // first by name (the `extendedResourceName` field's documentation in `DeviceClassSpec`).
@@ -334,6 +584,7 @@ impl<'a> Extended<'a> {
                 .collect(),
             advertised,
             nodes_known,
+            published,
         }
     }
 
@@ -343,6 +594,15 @@ impl<'a> Extended<'a> {
         match name.strip_prefix(IMPLICIT_PREFIX) {
             Some(class) => self.by_name.get(class).copied(),
             None => self.by_resource.get(name).copied(),
+        }
+    }
+
+    /// Whether the pod's own claim (`claim`, when the input has it) may share its devices with other
+    /// claims: its allocation says, else what the driver publishes (see [`resolve`]).
+    fn shareable(&self, claim: Option<&ClaimDraft>, mig: bool) -> bool {
+        match claim.filter(|c| !c.allocated.is_empty()) {
+            Some(c) => c.allocated.iter().any(|a| self.published.shareable(a)),
+            None => self.published.shares(mig),
         }
     }
 
@@ -388,8 +648,13 @@ impl<'a> Extended<'a> {
                     if let Some(c) = claimed.and_then(|n| self.by_name.get(n).copied()) {
                         c
                     } else if let Some(n) = claimed.filter(|n| NVIDIA_CLASSES.contains(n)) {
-                        out.uses
-                            .push(use_of(Some(n.to_string()), None, n == MIG_CLASS));
+                        let mig = n == MIG_CLASS;
+                        out.uses.push(use_of(
+                            Some(n.to_string()),
+                            None,
+                            mig,
+                            self.shareable(status_claim, mig),
+                        ));
                         out.served.push(name.clone());
                         continue;
                     } else {
@@ -420,8 +685,13 @@ impl<'a> Extended<'a> {
             out.served.push(name.clone());
             if class.nvidia || class.selects_nvidia {
                 let mig = class.name == MIG_CLASS || class.selects_mig;
-                out.uses
-                    .push(use_of(Some(class.name.clone()), class.config, mig));
+                let shareable = self.shareable(status_claim.filter(|_| mapped), mig);
+                out.uses.push(use_of(
+                    Some(class.name.clone()),
+                    class.config,
+                    mig,
+                    shareable,
+                ));
             }
         }
         out
@@ -429,17 +699,25 @@ impl<'a> Extended<'a> {
 }
 
 /// The use of a pod's own claim on `class`: the class's config decides how it shares its device;
-/// without one, each device is the pod's alone (a MIG instance for a class of MIG devices).
-fn use_of(device_class: Option<String>, config: Option<DraStrategy>, mig: bool) -> DraClaimUse {
+/// without one, each device is the pod's alone (a MIG instance for a class of MIG devices), unless
+/// the driver publishes its devices for several claims (`shareable`, see [`resolve`]).
+fn use_of(
+    device_class: Option<String>,
+    config: Option<DraStrategy>,
+    mig: bool,
+    shareable: bool,
+) -> DraClaimUse {
     DraClaimUse {
         claim: None,
         template: None,
         device_class,
-        strategy: config.unwrap_or(if mig {
-            DraStrategy::Mig
-        } else {
-            DraStrategy::Exclusive
+        strategy: config.unwrap_or(match (mig, shareable) {
+            (true, true) => DraStrategy::MigTimeSlicing,
+            (true, false) => DraStrategy::Mig,
+            (false, true) => DraStrategy::TimeSlicing,
+            (false, false) => DraStrategy::Exclusive,
         }),
+        shareable,
     }
 }
 
@@ -464,7 +742,13 @@ mod tests {
             v["metadata"]["creationTimestamp"] = serde_json::json!(c);
         }
         let dc: crd::DeviceClass = serde_json::from_value(v).unwrap_or_default();
-        class_draft(&dc)
+        let object = ObjectRef {
+            kind: "DeviceClass".into(),
+            namespace: None,
+            name: name.into(),
+            location: gpu_trust_model::Location::default(),
+        };
+        class_draft(&dc, object)
     }
 
     /// A selector naming the NVIDIA driver or its attributes, in either quote and any spacing, makes
@@ -494,7 +778,8 @@ mod tests {
             class("new-b", spec.clone(), Some("2026-06-01T00:00:00Z")),
             class("new-a", spec.clone(), Some("2026-06-01T00:00:00Z")),
         ];
-        let ext = Extended::new(&classes, &[], BTreeSet::new(), false);
+        let published = Published::default();
+        let ext = Extended::new(&classes, &[], BTreeSet::new(), false, &published);
         let name = |r: &str| ext.class_of(r).map(|c| c.name.as_str());
         assert_eq!(name("example.com/gpu"), Some("new-a"));
         assert_eq!(name("deviceclass.resource.kubernetes.io/old"), Some("old"));
@@ -548,5 +833,82 @@ mod tests {
             config_strategy(&config("VfioDeviceConfig", None)),
             Some(DraStrategy::Exclusive)
         );
+    }
+
+    fn slice(v: serde_json::Value) -> Vec<PublishedDevice> {
+        let s: crd::ResourceSlice = serde_json::from_value(v).unwrap_or_default();
+        published(&s)
+    }
+
+    fn claim_ref() -> ObjectRef {
+        ObjectRef {
+            kind: "ResourceClaim".into(),
+            namespace: Some("ml".into()),
+            name: "c".into(),
+            location: gpu_trust_model::Location::default(),
+        }
+    }
+
+    /// `v1beta1` writes a device's fields under `basic`; attributes may carry the driver's domain;
+    /// only a pool's newest generation counts.
+    #[test]
+    fn slices_of_every_version_and_only_the_newest_generation() {
+        let old = slice(serde_json::json!({"spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1},
+            "devices": [{"name": "gpu-0", "allowMultipleAllocations": true,
+                         "attributes": {"type": {"string": "gpu"}}}]}}));
+        let new = slice(serde_json::json!({"spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 2},
+            "devices": [{"name": "gpu-0", "basic": {
+                "attributes": {"gpu.nvidia.com/type": {"string": "gpu"},
+                               "gpu.nvidia.com/uuid": {"string": "GPU-1"}}}}]}}));
+        assert!(old[0].shareable && !new[0].shareable);
+        assert_eq!(new[0].uuid.as_deref(), Some("GPU-1"));
+        let p = Published::new(old.into_iter().chain(new).collect());
+        let a = Allocated {
+            pool: "n1".into(),
+            device: "gpu-0".into(),
+            share: false,
+        };
+        assert!(!p.allocation(&claim_ref(), &a).shareable);
+        // A `shareID` is a share of a device published for several claims, slice or not.
+        let shared = Allocated { share: true, ..a };
+        assert!(p.allocation(&claim_ref(), &shared).shareable);
+        assert_eq!(p.node_gpus("n1").map(|g| g.count), Some(1));
+    }
+
+    /// A MIG device's GPU is its `parentUUID`; without its slice, the GPU NVIDIA's driver names it
+    /// after; a whole GPU is no partition.
+    #[test]
+    fn the_gpu_a_mig_device_is_part_of() {
+        let devices = slice(serde_json::json!({"spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1"},
+            "devices": [{"name": "gpu-0-mig-1g10gb-19-0",
+                         "attributes": {"type": {"string": "mig"}, "parentUUID": {"string": "GPU-P"}},
+                         "consumesCounters": [{"counterSet": "gpu-0-counter-set"}]}]}}));
+        let p = Published::new(devices);
+        let on = |device: &str| {
+            let a = Allocated {
+                pool: "n1".into(),
+                device: device.into(),
+                share: false,
+            };
+            p.allocation(&claim_ref(), &a).parent
+        };
+        assert_eq!(
+            on("gpu-0-mig-1g10gb-19-0"),
+            Some(DeviceId::Uuid("GPU-P".into()))
+        );
+        assert_eq!(
+            on("gpu-3-mig-3g40gb-9-4"),
+            Some(DeviceId::Dra {
+                driver: NVIDIA_DRIVER.into(),
+                pool: "n1".into(),
+                device: "gpu-3".into()
+            })
+        );
+        assert_eq!(on("gpu-3"), None);
+        // One GPU, counted by its parent.
+        assert_eq!(p.node_gpus("n1").map(|g| g.count), Some(1));
     }
 }

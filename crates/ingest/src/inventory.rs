@@ -72,11 +72,34 @@ pub struct NodeView {
     /// Tenants with pods on the node, sorted.
     pub tenants: Vec<String>,
     pub devices: Vec<DeviceView>,
+    /// What the cluster recorded as allocated to the node's pods (DRA claims' allocations), sorted by
+    /// device, then pod.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<AllocationView>,
     /// The tenants' pods on the node that use no GPU.
     pub other_pods: usize,
     /// Pods of platform namespaces on the node that use no GPU (the GPU Operator's operands, system
     /// daemons): no tenant's.
     pub platform_pods: usize,
+}
+
+/// One device the cluster recorded as allocated to one pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocationView {
+    /// `driver/pool/device` of a DRA device, or a GPU's UUID.
+    pub device: String,
+    /// The GPU it is a partition of (a MIG device's), when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// `namespace/name` of the pod.
+    pub pod: String,
+    /// `None` for a platform namespace.
+    pub tenant: Option<String>,
+    /// The object that records it (`ResourceClaim namespace/name`).
+    pub record: String,
+    /// The device may be allocated to other claims too (`allowMultipleAllocations`).
+    pub shareable: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -226,6 +249,7 @@ pub fn inventory(
                 .as_ref()
                 .map(|g| device_views(g, unmapped.contains(&id)))
                 .unwrap_or_default(),
+            allocations: Vec::new(),
             other_pods: 0,
             platform_pods: 0,
         })
@@ -261,6 +285,15 @@ pub fn inventory(
                 if let (Some(t), Some(set)) = (&tenant, node_tenants.get_mut(id)) {
                     set.insert(t.clone());
                 }
+                view.allocations
+                    .extend(w.placement.allocations.iter().map(|a| AllocationView {
+                        device: a.device.to_string(),
+                        gpu: a.parent.as_ref().map(ToString::to_string),
+                        pod: format!("{}/{}", w.namespace, w.object.name),
+                        tenant: tenant.clone(),
+                        record: a.record.to_string(),
+                        shareable: a.shareable,
+                    }));
                 if w.placement.devices.is_empty() {
                     match (w.requests_gpu(), &tenant) {
                         (true, _) => gpu_pods += 1,
@@ -323,6 +356,7 @@ pub fn inventory(
     }
     for (view, t) in nodes.iter_mut().zip(node_tenants) {
         view.tenants = t.into_iter().collect();
+        view.allocations.sort();
         for d in &mut view.devices {
             d.occupants.sort();
             // A device the configuration hands out whole that a scheduler shares (a fraction, a

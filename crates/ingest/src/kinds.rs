@@ -41,6 +41,7 @@ pub(crate) enum Kind {
     ResourceClaim,
     ResourceClaimTemplate,
     DeviceClass,
+    ResourceSlice,
 }
 
 /// The kind of an object, from its `apiVersion` and `kind`.
@@ -69,6 +70,7 @@ pub(crate) fn classify(api_version: &str, kind: &str) -> Option<Kind> {
             Kind::ResourceClaimTemplate
         }
         ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "DeviceClass") => Kind::DeviceClass,
+        ("resource.k8s.io", "v1" | "v1beta1" | "v1beta2", "ResourceSlice") => Kind::ResourceSlice,
         _ => return None,
     })
 }
@@ -108,6 +110,11 @@ pub(crate) const BUILT_IN: &[(&str, &str, &[&str])] = &[
     (
         "resource.k8s.io",
         "DeviceClass",
+        &["v1", "v1beta1", "v1beta2"],
+    ),
+    (
+        "resource.k8s.io",
+        "ResourceSlice",
         &["v1", "v1beta1", "v1beta2"],
     ),
 ];
@@ -226,6 +233,8 @@ pub(crate) struct PodObject {
 pub(crate) struct PodPhase {
     pub phase: Option<String>,
     pub extended_resource_claim_status: Option<crate::crd::ExtendedResourceClaimStatus>,
+    #[serde(default)]
+    pub resource_claim_statuses: Vec<crate::crd::PodResourceClaimStatus>,
 }
 
 /// A Node, without the parts of its status ingest does not read.
@@ -265,6 +274,7 @@ pub(crate) enum Typed {
     ResourceClaim(Box<crd::ResourceClaim>),
     ResourceClaimTemplate(Box<crd::ResourceClaimTemplate>),
     DeviceClass(Box<crd::DeviceClass>),
+    ResourceSlice(Box<crd::ResourceSlice>),
 }
 
 impl Typed {
@@ -291,6 +301,7 @@ impl Typed {
             Typed::ResourceClaim(o) => &o.metadata,
             Typed::ResourceClaimTemplate(o) => &o.metadata,
             Typed::DeviceClass(o) => &o.metadata,
+            Typed::ResourceSlice(o) => &o.metadata,
         }
     }
 
@@ -306,6 +317,7 @@ impl Typed {
                 | Typed::ClusterPolicy(_)
                 | Typed::GpuCluster(_)
                 | Typed::DeviceClass(_)
+                | Typed::ResourceSlice(_)
         )
     }
 
@@ -567,6 +579,7 @@ fn typed<'de, A: MapAccess<'de>>(k: Kind, r: Replay<A>) -> Result<Typed, A::Erro
         Kind::ResourceClaim => Typed::ResourceClaim(Box::new(read(r)?)),
         Kind::ResourceClaimTemplate => Typed::ResourceClaimTemplate(Box::new(read(r)?)),
         Kind::DeviceClass => Typed::DeviceClass(Box::new(read(r)?)),
+        Kind::ResourceSlice => Typed::ResourceSlice(Box::new(read(r)?)),
     })
 }
 

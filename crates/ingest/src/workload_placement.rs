@@ -11,8 +11,9 @@ use crate::nodes::{self, NodeDraft};
 use crate::placement::{Constraints, NodeSets};
 use crate::records::{self, Records};
 use gpu_trust_model::fleet::{
-    DeviceSlot, DraClaimUse, FractionScheduler, GpuNode, MigStrategy, Node, NodeId, PhysicalDevice,
-    RecordedDevice, ResourceClaimInfo, Unresolved, UnresolvedKind, Workload, WorkloadKind,
+    Allocation, DeviceId, DeviceSlot, DraClaimUse, FractionScheduler, GpuNode, MigStrategy, Node,
+    NodeId, PhysicalDevice, RecordedDevice, ResourceClaimInfo, Unresolved, UnresolvedKind,
+    Workload, WorkloadKind,
 };
 use gpu_trust_model::isolation::{self as iso, Mechanism};
 use gpu_trust_model::ObjectRef;
@@ -28,6 +29,8 @@ pub(crate) struct WorkloadDraft {
     pub records: Records,
     /// A pod's `status.extendedResourceClaimStatus`.
     pub extended: Option<dra::ExtendedStatus>,
+    /// The ResourceClaims made for a pod from its templates (`status.resourceClaimStatuses`).
+    pub generated: Vec<String>,
     /// What its containers' environments take from ConfigMaps and Secrets, by container index.
     pub env_refs: Vec<(usize, env::Refs)>,
     /// A VirtualMachineInstance's VirtualMachine (its name, in the same namespace), which stands
@@ -57,13 +60,15 @@ struct Fleet<'f> {
     /// The NVIDIA GPU claims, and each one's index by (namespace, name, from a template).
     claims: &'f [ResourceClaimInfo],
     claim_index: BTreeMap<(String, String, bool), usize>,
-    /// The devices each allocated ResourceClaim was given: (pool, device), by (namespace, name).
-    allocations: BTreeMap<(String, String), Vec<(String, String)>>,
+    /// The devices each allocated ResourceClaim was given, by (namespace, name).
+    allocations: BTreeMap<(String, String), Vec<Allocation>>,
+    /// The ResourceClaims reserved for each pod (`status.reservedFor`), by (namespace, pod name).
+    reserved: BTreeMap<(String, String), Vec<String>>,
 }
 
 /// Places `workloads` (unique and sorted) on `nodes` (with the `drafts` they were resolved from),
 /// with the resolved NVIDIA GPU `claims` and every ResourceClaim read (`claim_drafts`, for their
-/// allocations).
+/// allocations, read against the devices the ResourceSlices `published`).
 #[allow(clippy::vec_box)] // See `Collector::workloads`.
 pub(crate) fn place_workloads(
     workloads: Vec<Box<WorkloadDraft>>,
@@ -72,8 +77,9 @@ pub(crate) fn place_workloads(
     claims: &[ResourceClaimInfo],
     claim_drafts: &[ClaimDraft],
     extended: &dra::Extended<'_>,
+    published: &dra::Published,
 ) -> Placed {
-    let fleet = Fleet::new(drafts, nodes, claims, claim_drafts);
+    let fleet = Fleet::new(drafts, nodes, claims, claim_drafts, published);
     let kai_groups = kai_groups(&workloads);
     let mut unresolved = Vec::new();
     let mut sets = NodeSets::new();
@@ -104,9 +110,7 @@ pub(crate) fn place_workloads(
         w.gpu.dra.extend(fleet.claim_uses(&w.namespace, &d.claims));
         w.gpu.dra.extend(ext.uses);
         // The scheduler's claim names the devices allocated, as a pod's own claims do.
-        if let Some(c) = ext.claim {
-            d.claims.push((String::new(), Some(c), None));
-        }
+        d.generated.extend(ext.claim);
         let set = match &last {
             Some((c, set)) if *c == d.constraints => *set,
             _ => sets.permitted(&d.constraints, fleet.nodes, &fleet.by_name, &fleet.offers()),
@@ -136,7 +140,10 @@ pub(crate) fn place_workloads(
         }
         if let Some(node_name) = &d.node_name {
             match fleet.by_name.get(node_name.as_str()) {
-                Some(&id) => schedule(&mut w, &d.claims, node_name, id, &fleet),
+                Some(&id) => {
+                    w.placement.allocations = fleet.allocations(&w, &d.claims, &d.generated);
+                    schedule(&mut w, node_name, id, &fleet);
+                }
                 None => {
                     let e = missing
                         .entry(node_name.clone())
@@ -162,6 +169,7 @@ impl<'f> Fleet<'f> {
         nodes: &'f [Node],
         claims: &'f [ResourceClaimInfo],
         claim_drafts: &[ClaimDraft],
+        published: &dra::Published,
     ) -> Self {
         let by_name = nodes
             .iter()
@@ -182,11 +190,28 @@ impl<'f> Fleet<'f> {
                 )
             })
             .collect();
-        let allocations = claim_drafts
+        // Only the NVIDIA GPU claims: what the claims of other drivers allocate is not a GPU.
+        let nvidia: std::collections::BTreeSet<&ObjectRef> =
+            claims.iter().map(|c| &c.object).collect();
+        let mut allocations = BTreeMap::new();
+        let mut reserved: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for c in claim_drafts
             .iter()
-            .filter(|c| !c.template)
-            .map(|c| ((c.namespace.clone(), c.name.clone()), c.allocated.clone()))
-            .collect();
+            .filter(|c| !c.template && nvidia.contains(&c.object))
+        {
+            let given: Vec<Allocation> = c
+                .allocated
+                .iter()
+                .map(|a| published.allocation(&c.object, a))
+                .collect();
+            allocations.insert((c.namespace.clone(), c.name.clone()), given);
+            for pod in &c.reserved_for {
+                reserved
+                    .entry((c.namespace.clone(), pod.clone()))
+                    .or_default()
+                    .push(c.name.clone());
+            }
+        }
         Fleet {
             drafts,
             nodes,
@@ -194,6 +219,7 @@ impl<'f> Fleet<'f> {
             claims,
             claim_index,
             allocations,
+            reserved,
         }
     }
 
@@ -218,6 +244,7 @@ impl<'f> Fleet<'f> {
                     template: is_template.then(|| name.clone()),
                     device_class: c.device_class.clone(),
                     strategy: c.strategy,
+                    shareable: c.shareable,
                 });
             }
         }
@@ -230,16 +257,34 @@ impl<'f> Fleet<'f> {
         move |node, resource| nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
     }
 
-    /// The devices the allocated ResourceClaims a pod in `namespace` names (`uses`) were given on
-    /// `node_name`.
-    fn dra_devices(&self, namespace: &str, uses: &[ClaimUse], node_name: &str) -> Vec<String> {
-        uses.iter()
+    /// The devices the cluster recorded as allocated to a pod: those of the ResourceClaims it names,
+    /// those made for it (from its templates or for its extended resources) and those reserved for
+    /// it, sorted.
+    fn allocations(
+        &self,
+        w: &Workload,
+        uses: &[ClaimUse],
+        generated: &[String],
+    ) -> Vec<Allocation> {
+        let namespace = &w.namespace;
+        let reserved = self
+            .reserved
+            .get(&(namespace.clone(), w.object.name.clone()));
+        let names: std::collections::BTreeSet<&String> = uses
+            .iter()
             .filter_map(|(_, c, _)| c.as_ref())
-            .filter_map(|c| self.allocations.get(&(namespace.to_string(), c.clone())))
+            .chain(generated)
+            .chain(reserved.into_iter().flatten())
+            .collect();
+        let mut out: Vec<Allocation> = names
+            .into_iter()
+            .filter_map(|c| self.allocations.get(&(namespace.clone(), c.clone())))
             .flatten()
-            .filter(|(pool, _)| pool == node_name)
-            .map(|(_, dev)| dev.clone())
-            .collect()
+            .cloned()
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 }
 
@@ -337,12 +382,21 @@ fn permit(w: &mut Workload, set: usize, sets: &NodeSets) {
     }
 }
 
-/// A pod scheduled on node `id` (named `node_name`), using the ResourceClaims `uses`: its node, and
-/// on a GPU node the devices it may be using and whether the evidence pins it to exactly those.
-fn schedule(w: &mut Workload, uses: &[ClaimUse], node_name: &str, id: NodeId, fleet: &Fleet<'_>) {
+/// A pod scheduled on node `id` (named `node_name`), with the devices the cluster recorded as
+/// allocated to it: its node, and on a GPU node the devices it may be using and whether the
+/// evidence pins it to exactly those.
+fn schedule(w: &mut Workload, node_name: &str, id: NodeId, fleet: &Fleet<'_>) {
     w.placement.node = Some(id);
     if let Some(g) = &fleet.nodes[id].gpu {
-        let dra_devices = fleet.dra_devices(&w.namespace, uses, node_name);
+        let dra_devices: Vec<String> = w
+            .placement
+            .allocations
+            .iter()
+            .filter_map(|a| match &a.device {
+                DeviceId::Dra { pool, device, .. } if pool == node_name => Some(device.clone()),
+                _ => None,
+            })
+            .collect();
         let (devices, observed) = devices(w, g, &dra_devices);
         w.placement.devices = devices;
         w.placement.observed = observed;

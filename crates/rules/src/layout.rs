@@ -63,6 +63,24 @@ pub struct NodeLayout {
     /// Every tenant on the node, with the strongest certainty (also those on no GPU, e.g. CPU pods of a
     /// DaemonSet, which still share the host), the surest first ([`sort_by_certainty`]).
     pub tenants: Vec<TenantPresence>,
+    /// What the cluster recorded as allocated to the tenants' pods on the node, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<AllocationLayout>,
+}
+
+/// One device the cluster recorded as allocated to one tenant's pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocationLayout {
+    pub tenant: String,
+    /// The device (`driver/pool/device`, or a UUID).
+    pub device: String,
+    /// The GPU it is a partition of, when it is one.
+    pub gpu: Option<String>,
+    /// `namespace/name` of the pod.
+    pub workload: String,
+    /// The object holding the record (`ResourceClaim namespace/name`).
+    pub record: String,
 }
 
 /// A tenant on a node.
@@ -276,6 +294,7 @@ fn node_layout(
     // Tenant -> seat -> tally.
     let mut seats: BTreeMap<Seat, BTreeMap<String, Tally>> = BTreeMap::new();
     let mut tenants = Vec::new();
+    let mut allocations = Vec::new();
     for (tenant, certainty) in colo.tenants_on(id) {
         let name = tenancy.name(tenant).to_string();
         tenants.push(TenantPresence {
@@ -286,6 +305,13 @@ fn node_layout(
             let Some(w) = fleet.workloads.get(wid) else {
                 continue;
             };
+            allocations.extend(w.placement.allocations.iter().map(|a| AllocationLayout {
+                tenant: name.clone(),
+                device: a.device.to_string(),
+                gpu: a.parent.as_ref().map(ToString::to_string),
+                workload: format!("{}/{}", w.namespace, w.object.name),
+                record: a.record.to_string(),
+            }));
             // Scheduled here: the analysis's; only permitted here: how it would get a GPU here.
             let permitted_use;
             let du: &DeviceUse = match colo.device_use_on(id, wid) {
@@ -404,6 +430,11 @@ fn node_layout(
         hami: gpu.hami,
         gpus: layouts,
         tenants,
+        allocations: {
+            allocations.sort();
+            allocations.dedup();
+            allocations
+        },
     }
 }
 
@@ -507,7 +538,7 @@ fn units_needed(unit: &Unit, demand: u64, node: &GpuNode) -> u64 {
         Unit::SharedMigInstance { profile } => {
             node.sharing.replicas_for(&catalogue::mig_resource(profile))
         }
-        Unit::Fraction(_) | Unit::Claim(_) => return 1,
+        Unit::Fraction(_) | Unit::Claim(_) | Unit::Consumable { .. } => return 1,
         Unit::Hami | Unit::Own => 1,
     };
     demand.max(1).div_ceil(u64::from(per_unit.max(1)))
@@ -678,6 +709,7 @@ mod tests {
             placement: Placement {
                 node,
                 recorded: Vec::new(),
+                allocations: Vec::new(),
                 devices: Vec::new(),
                 observed: false,
                 permitted: usize::from(node.is_some()),

@@ -594,6 +594,8 @@ fn node(n: &NodeLayout, relabel: &impl Fn(&str) -> String) -> NodeLayout {
             i.tenants = occupants(&i.tenants, relabel);
         }
     }
+    // What was allocated to the tenants in view; the others' allocations are not theirs to see.
+    n.allocations.retain(|a| relabel(&a.tenant) != OTHER_TENANT);
     n
 }
 

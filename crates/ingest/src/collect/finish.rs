@@ -98,6 +98,7 @@ impl Collector {
         });
         let mut plugin_daemonsets = std::mem::take(&mut self.plugin_daemonsets);
         plugin_daemonsets.sort_by(|a, b| a.selection.owner.cmp(&b.selection.owner));
+        let published = dra::Published::new(std::mem::take(&mut self.published));
         let mut ctx = nodes::Context {
             info: info.as_ref(),
             operator,
@@ -110,6 +111,7 @@ impl Collector {
             mig_cache: BTreeMap::new(),
             unread: &self.unread,
             policy: policy.map(|p| &p.1),
+            published: &published,
         };
         let mut fleet_nodes: Vec<Node> = Vec::with_capacity(drafts.len());
         let mut mig_requests = Vec::new();
@@ -129,7 +131,15 @@ impl Collector {
         drop(ctx);
 
         // DRA claims and their strategies.
-        let claims = dra::resolve(&self.claims, &self.classes);
+        let claims = dra::resolve(&self.claims, &self.classes, &published);
+        let mut dra_classes: Vec<ObjectRef> = self
+            .classes
+            .iter()
+            .filter(|c| c.nvidia || c.selects_nvidia)
+            .map(|c| c.object.clone())
+            .collect();
+        dra_classes.sort();
+        dra_classes.dedup();
 
         // Workloads, sorted; node ids, devices and permitted node sets.
         let mut wdrafts = unique_workloads(std::mem::take(&mut self.workloads), &mut diagnostics);
@@ -150,7 +160,13 @@ impl Collector {
             .map(|(k, _)| k.clone())
             .collect();
         let nodes_known = !drafts.is_empty() && drafts.iter().all(|n| n.extended.is_some());
-        let extended = dra::Extended::new(&self.classes, &self.claims, advertised, nodes_known);
+        let extended = dra::Extended::new(
+            &self.classes,
+            &self.claims,
+            advertised,
+            nodes_known,
+            &published,
+        );
         let placed = workload_placement::place_workloads(
             wdrafts,
             &drafts,
@@ -158,6 +174,7 @@ impl Collector {
             &claims,
             &self.claims,
             &extended,
+            &published,
         );
         unresolved.extend(placed.unresolved);
         let workloads_out = placed.workloads;
@@ -206,6 +223,7 @@ impl Collector {
                 mig_requests,
                 acceptances,
                 gpu_cluster,
+                dra_classes,
             },
             diagnostics,
         }

@@ -187,7 +187,11 @@ impl Collector {
                 ));
             }
             Typed::DeviceClass(c) => {
-                self.classes.push(dra::class_draft(&c));
+                let r = reference(&c.metadata, false);
+                self.classes.push(dra::class_draft(&c, r));
+            }
+            Typed::ResourceSlice(slice) => {
+                self.published.extend(dra::published(&slice));
             }
         }
         Ok(())
@@ -289,6 +293,12 @@ impl Collector {
             .as_ref()
             .and_then(|s| s.extended_resource_claim_status.as_ref())
             .map(dra::ExtendedStatus::of);
+        let generated: Vec<String> = p
+            .status
+            .iter()
+            .flat_map(|s| &s.resource_claim_statuses)
+            .filter_map(|c| c.resource_claim_name.clone())
+            .collect();
         // A pod that has finished holds no device and will not run again; its owner (a Job, a
         // CronJob) is what may run next.
         if matches!(phase, Some("Succeeded" | "Failed")) {
@@ -323,6 +333,7 @@ impl Collector {
         draft.workload.owner = owner;
         draft.node_name = node_name;
         draft.extended = extended;
+        draft.generated = generated;
         self.workloads.push(Box::new(draft));
         Ok(())
     }

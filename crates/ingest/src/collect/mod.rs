@@ -129,6 +129,7 @@ struct Checkpoint {
     bindings: usize,
     claims: usize,
     classes: usize,
+    published: usize,
     operands: usize,
     operator_pods: usize,
     plugin_daemonsets: usize,
@@ -161,6 +162,8 @@ pub(crate) struct Collector {
     bindings: Vec<rbac::BindingDraft>,
     claims: Vec<dra::ClaimDraft>,
     classes: Vec<dra::DeviceClassDraft>,
+    /// The devices ResourceSlices publish.
+    published: Vec<dra::PublishedDevice>,
     /// Operand images of pods: (node, operand).
     operands: Vec<(Option<String>, cluster::Operand)>,
     /// Namespaces of pods and Deployments running the GPU Operator itself.
@@ -239,6 +242,7 @@ impl Collector {
             bindings: self.bindings.len(),
             claims: self.claims.len(),
             classes: self.classes.len(),
+            published: self.published.len(),
             operands: self.operands.len(),
             operator_pods: self.operator_pods.len(),
             plugin_daemonsets: self.plugin_daemonsets.len(),
@@ -266,6 +270,7 @@ impl Collector {
         self.bindings.truncate(c.bindings);
         self.claims.truncate(c.claims);
         self.classes.truncate(c.classes);
+        self.published.truncate(c.published);
         self.operands.truncate(c.operands);
         self.operator_pods.truncate(c.operator_pods);
         self.plugin_daemonsets.truncate(c.plugin_daemonsets);

@@ -128,6 +128,7 @@ impl Collector {
             claims: parts.claims,
             records: parts.records,
             extended: None,
+            generated: Vec::new(),
             run_by: None,
             env_refs: parts.env_refs,
         })

@@ -144,6 +144,8 @@ pub(crate) struct Context<'c> {
     pub unread: &'c [Unread],
     /// The ClusterPolicy, for the workloads (containers or VMs) it gives each node.
     pub policy: Option<&'c crate::crd::ClusterPolicy>,
+    /// The devices DRA drivers publish in ResourceSlices.
+    pub published: &'c crate::dra::Published,
 }
 
 /// What resolving one node produced.
@@ -245,7 +247,9 @@ impl Context<'_> {
     pub(crate) fn resolve(&mut self, d: &NodeDraft, id: NodeId) -> Resolved {
         let mut out = Resolved::default();
         let platform_facts = platforms::read_labels(&d.labels);
-        if !is_gpu_node(d, &platform_facts) {
+        // What NVIDIA's DRA driver publishes of the node's GPUs.
+        let dra = self.published.node_gpus(&d.name);
+        if !is_gpu_node(d, &platform_facts) && dra.is_none() {
             return out;
         }
         let labels = &d.labels;
@@ -253,18 +257,27 @@ impl Context<'_> {
         let platform_product = platform_facts.iter().find_map(|p| p.product.clone());
         // GPUs passed through to VMs, as the sandbox device plugin advertises them.
         let passthrough = passthrough_resource(d);
-        let product = gfd_product.clone().or(platform_product).or_else(|| {
-            passthrough
-                .filter(|r| resource::passthrough_model(r).is_some())
-                .map(|r| r.trim_start_matches(resource::DOMAIN).to_string())
-        });
+        let dra_product = dra.as_ref().and_then(|g| g.product.clone());
+        let product = gfd_product
+            .clone()
+            .or(platform_product)
+            .or_else(|| {
+                passthrough
+                    .filter(|r| resource::passthrough_model(r).is_some())
+                    .map(|r| r.trim_start_matches(resource::DOMAIN).to_string())
+            })
+            .or(dra_product.clone());
         let model = match &gfd_product {
             Some(p) => catalogue::lookup(p),
-            None => platform_facts.iter().find_map(|p| p.model).or_else(|| {
-                passthrough
-                    .and_then(resource::passthrough_model)
-                    .and_then(catalogue::lookup)
-            }),
+            None => platform_facts
+                .iter()
+                .find_map(|p| p.model)
+                .or_else(|| {
+                    passthrough
+                        .and_then(resource::passthrough_model)
+                        .and_then(catalogue::lookup)
+                })
+                .or_else(|| dra_product.as_deref().and_then(catalogue::lookup)),
         };
         let hidden = |fact: NodeFact| {
             platform_facts
@@ -339,8 +352,15 @@ impl Context<'_> {
             .and_then(|c| c.trim().parse::<u32>().ok())
         {
             Some(c) => (c, format!("label `{}`", gfd::COUNT)),
-            None => match platform_facts.iter().find_map(|p| p.count) {
-                Some(c) => (c, "the platform's GPU count label".to_string()),
+            None => match platform_facts
+                .iter()
+                .find_map(|p| p.count)
+                .map(|c| (c, "the platform's GPU count label"))
+                .or(dra
+                    .as_ref()
+                    .map(|g| (g.count, "the devices its DRA driver publishes")))
+            {
+                Some((c, by)) => (c, by.to_string()),
                 None => (
                     advertised_gpus(d, &sharing, instances_per_gpu, hami_uuids.len()),
                     "the GPU resources it advertises".to_string(),
@@ -367,7 +387,10 @@ impl Context<'_> {
         let mut gpus: Vec<PhysicalGpu> = (0..count)
             .map(|i| PhysicalGpu {
                 index: i,
-                uuid: hami_uuids.get(i as usize).cloned(),
+                uuid: hami_uuids
+                    .get(i as usize)
+                    .or_else(|| dra.as_ref().and_then(|g| g.uuids.get(&i)))
+                    .cloned(),
                 mig_enabled: false,
                 mig: Vec::new(),
             })
@@ -461,6 +484,9 @@ impl Context<'_> {
             node_platforms.push(s.platform);
         } else if self.info.is_some() {
             node_platforms.push(Platform::GpuOperator);
+        }
+        if dra.is_some() {
+            node_platforms.push(Platform::DraDriver);
         }
         node_platforms.sort();
         node_platforms.dedup();

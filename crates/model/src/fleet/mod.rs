@@ -13,7 +13,8 @@
 //! plugin's sharing configuration), `workload.rs` (workloads, their GPU requests, containers,
 //! placement, policy overrides), `dra.rs` (DRA claims), `inference.rs` (inference servers),
 //! `cluster.rs` (the operator's ClusterPolicy and GPUCluster, the DCGM exporter, RuntimeClasses),
-//! `rbac.rs` (bindings and their rules), `acceptance.rs` (acceptances written as annotations). This
+//! `rbac.rs` (bindings and their rules), `recorded.rs` (what the cluster recorded as allocated to a
+//! workload: devices by UUID or DRA identity), `acceptance.rs` (acceptances written as annotations). This
 //! file holds the fleet itself, namespaces, what ingest could not resolve, and `Ingested`.
 
 mod acceptance;
@@ -22,6 +23,7 @@ mod dra;
 mod inference;
 mod node;
 mod rbac;
+mod recorded;
 mod sharing;
 mod workload;
 
@@ -31,6 +33,7 @@ pub use dra::*;
 pub use inference::*;
 pub use node::*;
 pub use rbac::*;
+pub use recorded::*;
 pub use sharing::*;
 pub use workload::*;
 
@@ -76,6 +79,10 @@ pub struct Fleet {
     /// The GPU Operator's `GPUCluster`, when the input has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_cluster: Option<GpuClusterInfo>,
+    /// The DeviceClasses of NVIDIA's DRA driver in the input (its own, or classes that select its
+    /// devices), sorted: where they are, the driver is installed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dra_classes: Vec<ObjectRef>,
 }
 
 impl Fleet {

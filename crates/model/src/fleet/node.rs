@@ -186,6 +186,8 @@ platforms! {
         Aks => "aks",
         /// Red Hat OpenShift (Node Feature Discovery and the certified GPU Operator).
         OpenShift => "openshift",
+        /// NVIDIA's DRA driver: the GPUs and MIG devices its ResourceSlices publish on the node.
+        DraDriver => "dra-driver",
     }
 }
 

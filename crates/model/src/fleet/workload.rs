@@ -297,6 +297,10 @@ pub struct Placement {
     /// Scheduler's records).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recorded: Vec<RecordedDevice>,
+    /// The devices the cluster recorded as allocated to it (the allocations of the DRA claims it
+    /// uses), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<super::Allocation>,
     /// For a scheduled pod that requests GPUs: the devices (GPUs, or MIG instances) of its node it may
     /// be using, sorted. Empty when it requests none or its node has no GPU model in the input.
     pub devices: Vec<DeviceSlot>,

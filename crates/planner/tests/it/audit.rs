@@ -49,6 +49,14 @@ fn serious_in(text: &str, policy: &Policy, pods: Option<usize>) -> Vec<String> {
             on_gpus, pods,
             "pods the audit sees with a GPU on their node"
         );
+        // Each is judged by what the cluster recorded: its claim's allocation.
+        let recorded = ingested
+            .fleet
+            .workloads
+            .iter()
+            .filter(|w| w.kind == WorkloadKind::Pod && !w.placement.allocations.is_empty())
+            .count();
+        assert_eq!(recorded, pods, "pods with recorded DRA allocations");
     }
     let tenancy = policy.resolve(&ingested.fleet.namespaces);
     let options = AuditOptions::new(today());

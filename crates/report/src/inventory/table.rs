@@ -205,9 +205,39 @@ fn node_section(n: &NodeView, width: usize) -> String {
         tenants.push_str(&format!("; platform{}", without_gpus(n.platform_pods)));
     }
     out.push_str(&prose_line(&tenants, width, "  "));
-    if n.devices.is_empty() {
-        return out;
+    if !n.devices.is_empty() {
+        out.push_str(&devices_table(n, width));
     }
+    if !n.allocations.is_empty() {
+        out.push_str("  allocated, as the cluster recorded it\n");
+        let mut t = table(
+            width.saturating_sub(2),
+            ["device", "of GPU", "pod (tenant)", "recorded in"],
+        );
+        for a in &n.allocations {
+            t.add_row(vec![
+                if a.shareable {
+                    format!("{}\n(for several claims)", e(&a.device))
+                } else {
+                    e(&a.device)
+                },
+                a.gpu.as_deref().map_or_else(|| "-".into(), e),
+                format!(
+                    "{} ({})",
+                    e(&a.pod),
+                    e(a.tenant.as_deref().unwrap_or("platform"))
+                ),
+                e(&a.record),
+            ]);
+        }
+        indent(&mut out, &t.to_string());
+    }
+    out
+}
+
+/// The node's devices and the pods on each, as a table indented under the node.
+fn devices_table(n: &NodeView, width: usize) -> String {
+    let mut out = String::new();
     // The table is indented two columns under the node.
     let mut t = table(
         width.saturating_sub(2),
@@ -255,10 +285,15 @@ fn node_section(n: &NodeView, width: usize) -> String {
             },
         ]);
     }
-    for line in t.to_string().lines() {
+    indent(&mut out, &t.to_string());
+    out
+}
+
+/// `text`'s lines, indented two columns under the node.
+fn indent(out: &mut String, text: &str) {
+    for line in text.lines() {
         out.push_str("  ");
         out.push_str(line);
         out.push('\n');
     }
-    out
 }

@@ -854,3 +854,23 @@ fn a_tenant_whose_findings_the_cap_leaves_out_is_told_how_many() {
         "{select}"
     );
 }
+
+/// What the cluster recorded as allocated is listed under its node, with the tenant, the pod, the
+/// GPU a MIG device is part of and the claim that records it.
+#[test]
+fn recorded_allocations_are_listed_under_their_node() {
+    let p = page();
+    let node = between(&p, "data-node=\"gpu-h100-1\"", "On this node");
+    let list = between(node, "<ul class=\"allocations\">", "</ul>");
+    assert_eq!(count(list, "<li"), 1, "{list}");
+    for text in [
+        "<code>gpu.nvidia.com/gpu-h100-1/gpu-0-mig-3g40gb-9-0</code>",
+        "on GPU <code>GPU-1c7e3b52-8d4a-4f69-a2b1-5e0c9d8f7a63</code>",
+        "acme (cust-acme/embed-0)",
+        "recorded in ResourceClaim cust-acme/embed-0-mig-h2k7d",
+    ] {
+        assert!(list.contains(text), "{text} in {list}");
+    }
+    let other = between(&p, "data-node=\"gpu-a100-2\"", "data-node=\"gpu-h100-1\"");
+    assert!(!other.contains("class=\"allocations\""), "{other}");
+}

@@ -86,6 +86,7 @@ impl Colocation {
         }
 
         c.scheduled_sites(fleet);
+        c.recorded_sites(fleet);
         let groups = c.groups(fleet);
         c.permitted_sites(fleet, &groups);
         c.sites.retain(|s| {
@@ -205,6 +206,10 @@ impl Colocation {
                     let Some(u) = self.uses.get(&(*node_id, *wid)) else {
                         continue;
                     };
+                    // What the cluster recorded places it (`recorded.rs`).
+                    if !w.placement.allocations.is_empty() {
+                        continue;
+                    }
                     if u.mechanism.is_mig() {
                         let m = mig.entry(*tenant).or_default();
                         m.add(*wid, w);

@@ -14,7 +14,9 @@
 //!   (HAMi's and Volcano's allocation annotations, KAI Scheduler's GPU group and the GPUs it gives a
 //!   fraction: `RecordedDevice`, compared in one place, [`unit_pins`] and the MIG GPUs of
 //!   `Colocation::scheduled_sites`), while records naming different GPUs keep two tenants apart; the
-//!   node has one GPU; a shared MIG profile has one instance on the node; or, more
+//!   cluster recorded one device, or partitions of one GPU, as allocated to both (DRA claims'
+//!   allocations, `recorded.rs`); the node has one GPU; a shared MIG profile has one instance on the
+//!   node; or, more
 //!   generally, the replicas the two tenants hold cannot be packed onto disjoint GPUs (instances) of the
 //!   node (pigeonhole). Two pods scheduled on one node are observed to share that node.
 //! - `possible`: both are scheduled on the node and its sharing configuration lets the device plugin put
@@ -29,19 +31,21 @@
 
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
-    AllocationPolicy, DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy,
-    NodeId, NodeSetId, PhysicalDevice, PhysicalGpu, SharingStrategy, Workload, WorkloadId,
-    WorkloadKind,
+    AllocationPolicy, DeviceId, DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode,
+    MigStrategy, NodeId, NodeSetId, PhysicalDevice, PhysicalGpu, SharingStrategy, Workload,
+    WorkloadId, WorkloadKind,
 };
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::resource;
 use gpu_trust_model::Certainty;
+use gpu_trust_model::ObjectRef;
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 mod compute;
+mod recorded;
 
 /// What two workloads on one node may share on the device.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -56,6 +60,9 @@ pub enum Unit {
     Fraction(FractionScheduler),
     /// The device of one DRA ResourceClaim (`namespace/name`), whoever references it.
     Claim(String),
+    /// Devices a DRA driver publishes for several claims at once (`allowMultipleAllocations`,
+    /// consumable capacity): GPUs, or MIG devices (`mig`).
+    Consumable { mig: bool },
     /// Nothing shared on the device: a whole GPU or a MIG instance of its own.
     Own,
 }
@@ -92,10 +99,10 @@ pub fn device_use(workload: &Workload, node: &GpuNode) -> Option<DeviceUse> {
     let mut mig_profiles = None;
     let mut demand = 1;
     let unit = if let Some(claim) = gpu.dra.first() {
-        if claim.strategy == DraStrategy::Mig {
-            mig_profiles = None;
-        }
         match &claim.claim {
+            _ if claim.shareable => Unit::Consumable {
+                mig: claim.strategy.is_mig(),
+            },
             Some(name) => Unit::Claim(name.clone()),
             None => Unit::Own,
         }
@@ -236,6 +243,8 @@ const SAME_NODE: &str = "they are scheduled there";
 const SAME_CLUSTER: &str = "their namespaces are in one cluster";
 const RECORDED_SAME_GPU: &str = "the scheduler's records name the same GPU for both";
 const ONE_MIG_GPU: &str = "one GPU of the node carries the instances both can get";
+const RECORDED_DEVICE: &str = "the cluster recorded the same device as allocated to both";
+const RECORDED_GPU: &str = "the cluster recorded instances of the same GPU as allocated to both";
 
 /// What the members of a [`Site`] share: the model's sharing level.
 pub use gpu_trust_model::isolation::Level;
@@ -268,6 +277,9 @@ enum Judge {
     Device { unit: Unit, pin: Option<Pin> },
     /// Scheduled on one node, on instances of one physical GPU.
     MigGpu,
+    /// Recorded by the cluster as allocated one device (a device site) or partitions of one GPU (a
+    /// MIG GPU site), named here.
+    Recorded(DeviceId),
     /// One API server: every two members share it.
     Cluster,
 }
@@ -351,6 +363,7 @@ impl Site {
             Judge::Permitted => (a.may || b.may).then_some((Certainty::Permitted, PERMITTED)),
             Judge::SameNode => Some((Certainty::Observed, SAME_NODE)),
             Judge::Cluster => Some((Certainty::Observed, SAME_CLUSTER)),
+            Judge::Recorded(_) => Some((Certainty::Observed, self.uniform_reason())),
             Judge::Device { unit, pin } => {
                 if a.pinned && b.pinned {
                     let reason = match pin {
@@ -391,7 +404,7 @@ impl Site {
                     may: m.may,
                     ..MeetKey::default()
                 },
-                Judge::SameNode | Judge::Cluster => MeetKey::default(),
+                Judge::SameNode | Judge::Cluster | Judge::Recorded(_) => MeetKey::default(),
                 Judge::Device { .. } => MeetKey {
                     pinned: m.pinned,
                     units: units.map_or(0, |(per, n)| m.demand.max(1).div_ceil(per).min(n)),
@@ -441,7 +454,7 @@ impl Site {
     pub fn uniform(&self) -> Option<Certainty> {
         match self.judge {
             Judge::Permitted => Some(Certainty::Permitted),
-            Judge::SameNode | Judge::Cluster => Some(Certainty::Observed),
+            Judge::SameNode | Judge::Cluster | Judge::Recorded(_) => Some(Certainty::Observed),
             Judge::Device { .. } | Judge::MigGpu => None,
         }
     }
@@ -451,6 +464,8 @@ impl Site {
         match self.judge {
             Judge::SameNode => SAME_NODE,
             Judge::Cluster => SAME_CLUSTER,
+            Judge::Recorded(_) if self.level == Level::MigGpu => RECORDED_GPU,
+            Judge::Recorded(_) => RECORDED_DEVICE,
             _ => PERMITTED,
         }
     }
@@ -465,6 +480,25 @@ impl Site {
     /// The device unit the members draw from (device sites).
     pub fn unit(&self) -> Option<&Unit> {
         self.unit.as_ref()
+    }
+
+    /// The objects that record what a site of recorded allocations shares: the ResourceClaims whose
+    /// allocations name its device (or a partition of its GPU), sorted; empty for other sites.
+    pub fn records(&self, fleet: &Fleet) -> BTreeSet<ObjectRef> {
+        let Judge::Recorded(id) = &self.judge else {
+            return BTreeSet::new();
+        };
+        self.members
+            .values()
+            .flat_map(|m| &m.workloads)
+            .filter_map(|w| fleet.workloads.get(*w))
+            .flat_map(|w| &w.placement.allocations)
+            .filter(|a| match self.level {
+                Level::MigGpu => a.parent.as_ref() == Some(id),
+                _ => &a.device == id,
+            })
+            .map(|a| a.record.clone())
+            .collect()
     }
 
     /// Every two members of a permitted site meet unless both are only scheduled there: the number
@@ -622,7 +656,7 @@ impl ConfigKey {
 /// with the same signature get the same unit on nodes of the same configuration.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct RequestKey {
-    dra: Option<(DraStrategy, Option<String>)>,
+    dra: Option<(DraStrategy, Option<String>, bool)>,
     fraction: Option<FractionScheduler>,
     hami: Option<Option<String>>,
     resource: Option<String>,
@@ -632,7 +666,10 @@ impl RequestKey {
     fn of(w: &Workload) -> RequestKey {
         let gpu = &w.gpu;
         RequestKey {
-            dra: gpu.dra.first().map(|c| (c.strategy, c.claim.clone())),
+            dra: gpu
+                .dra
+                .first()
+                .map(|c| (c.strategy, c.claim.clone(), c.shareable)),
             fraction: gpu.fraction.as_ref().map(|f| f.scheduler),
             hami: gpu.hami.as_ref().map(|h| h.mode.clone()),
             resource: gpu.device_resource().map(|(k, _)| k.to_string()),
@@ -829,6 +866,9 @@ fn unit_certainty(unit: &Unit, node: &GpuNode, a: u64, b: u64) -> Judged {
     let gpus = gpu_count(node);
     match unit {
         Unit::Claim(_) => (Certainty::Observed, "they reference one ResourceClaim"),
+        // Two claims on a node of one GPU share it; MIG devices of one GPU are several.
+        Unit::Consumable { mig: false } => judge(pigeonhole(1, 1, 1, gpus), ONE_GPU),
+        Unit::Consumable { mig: true } => (Certainty::Possible, POSSIBLE),
         Unit::Hami | Unit::Fraction(_) => judge(pigeonhole(1, 1, 1, gpus), ONE_GPU),
         Unit::SharedGpu { resource } => {
             let replicas = u64::from(node.sharing.replicas_for(resource));

@@ -182,6 +182,12 @@ pub fn pair_finding<W: Fn(&Tally) -> Wording>(
         .message(message)
         .remediation(remediation)
         .key(key);
+    // What the cluster recorded as allocated is the evidence: its records are the objects.
+    for site in tally.sites.iter().filter_map(|id| ctx.site(*id)) {
+        for record in site.records(ctx.fleet) {
+            draft = draft.object(record);
+        }
+    }
     draft.certainty = tally.certainty;
     draft.sites = tally.sites.clone();
     draft.matrix = matrix;

@@ -212,6 +212,28 @@ pub fn config_source(node: &GpuNode) -> String {
     }
 }
 
+/// Where NVIDIA's DRA driver hands what a tally shares to several tenants (every workload of the
+/// tally gets its GPU through DRA, some through a claim whose devices go to several claims): how to
+/// stop it, in words that follow "or"; `None` where the sharing is another's.
+pub fn dra_unshare(ctx: &Context<'_>, tally: &Tally) -> Option<String> {
+    let dra = |w: &WorkloadId| ctx.fleet.workloads.get(*w).map(|w| &w.gpu.dra);
+    let consumable = !tally.workloads.is_empty()
+        && tally
+            .workloads
+            .iter()
+            .all(|w| dra(w).is_some_and(|d| !d.is_empty()))
+        && tally
+            .workloads
+            .iter()
+            .any(|w| dra(w).is_some_and(|d| d.iter().any(|c| c.shareable)));
+    consumable.then(|| {
+        format!(
+            "run NVIDIA's DRA driver with `{}=disabled`, so that it allocates each device to one claim",
+            gpu_trust_model::fleet::CONSUMABLE_SHARES_FLAG
+        )
+    })
+}
+
 /// The node pool advice for a tally: a taint and toleration that keep other tenants off a
 /// tenant's nodes, naming the second tenant of a single pair (else for every tenant) and the one
 /// node the tally's pairs meet on (`kubectl taint` takes one node name; `NODE` where they meet on

@@ -415,3 +415,22 @@ fn openshift_reads_the_operator_config_from_olms_namespace() {
     assert_eq!(gt101.len(), 1, "{gt101:#?}");
     assert_eq!(gt101[0].tenants, ["team-a", "team-b"]);
 }
+
+/// A node without GPU Feature Discovery labels whose GPUs NVIDIA's DRA driver publishes is a GPU
+/// node: its ResourceSlice gives the model (its `productName`), the count and each GPU's UUID.
+#[test]
+fn the_dra_drivers_slices_describe_a_node_without_labels() {
+    let (ing, _) = load("dra-driver.yaml");
+    let node = gpu(&ing.fleet, "dra-worker-1");
+    assert_eq!(node.model.as_deref(), Some("A100-SXM4-40GB"));
+    assert_eq!(node.count, 2);
+    let uuids: Vec<Option<&str>> = node.gpus.iter().map(|g| g.uuid.as_deref()).collect();
+    assert_eq!(
+        uuids,
+        [
+            Some("GPU-a3f0c1d2-5b6e-4f70-8a91-b2c3d4e5f607"),
+            Some("GPU-0e1f2a3b-4c5d-4e6f-9a0b-1c2d3e4f5a6b")
+        ]
+    );
+    assert_eq!(node.platforms, [Platform::DraDriver]);
+}

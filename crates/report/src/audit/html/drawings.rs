@@ -160,6 +160,27 @@ pub(super) fn gpu_layouts(
             gpu_figure(out, node, n, g, run, tenants);
         }
         out.push_str("</div>\n");
+        if !node.allocations.is_empty() {
+            out.push_str(
+                "<p>Allocated, as the cluster recorded it:</p>\n<ul class=\"allocations\">\n",
+            );
+            for a in &node.allocations {
+                let _ = writeln!(
+                    out,
+                    "<li data-tenant=\"{}\"><code>{}</code>{}: {} ({}), recorded in {}</li>",
+                    tenants.id(&a.tenant),
+                    escape(&a.device),
+                    a.gpu
+                        .as_deref()
+                        .map(|g| format!(", on GPU <code>{}</code>", escape(g)))
+                        .unwrap_or_default(),
+                    escape(&a.tenant),
+                    escape(&a.workload),
+                    escape(&a.record)
+                );
+            }
+            out.push_str("</ul>\n");
+        }
         if !node.tenants.is_empty() {
             let _ = writeln!(
                 out,

@@ -8,7 +8,7 @@ use gpu_trust_model::fleet::SharingStrategy;
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::Certainty;
 use gpu_trust_rules::layout::{
-    GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing, TenantPresence,
+    AllocationLayout, GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing, TenantPresence,
 };
 
 pub fn occupant(
@@ -216,6 +216,7 @@ pub fn sample_layout() -> Vec<NodeLayout> {
                 presence("acme", Certainty::Observed),
                 presence("globex", Certainty::Observed),
             ],
+            allocations: vec![],
         },
         NodeLayout {
             name: "gpu-h100-1".into(),
@@ -235,6 +236,14 @@ pub fn sample_layout() -> Vec<NodeLayout> {
                 presence("globex", Certainty::Permitted),
                 presence("initech", Certainty::Observed),
             ],
+            // The MIG instance acme's pod got from NVIDIA's DRA driver, as its claim records it.
+            allocations: vec![AllocationLayout {
+                tenant: "acme".into(),
+                device: "gpu.nvidia.com/gpu-h100-1/gpu-0-mig-3g40gb-9-0".into(),
+                gpu: Some("GPU-1c7e3b52-8d4a-4f69-a2b1-5e0c9d8f7a63".into()),
+                workload: "cust-acme/embed-0".into(),
+                record: "ResourceClaim cust-acme/embed-0-mig-h2k7d".into(),
+            }],
         },
     ]
 }

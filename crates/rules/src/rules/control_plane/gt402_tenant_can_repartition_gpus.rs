@@ -11,8 +11,9 @@ declare_rule! {
     ///
     /// RBAC that lets a tenant's subjects (the ServiceAccounts of its namespaces and the users and groups
     /// the policy lists under `subjects`) change how everyone's GPUs are cut and shared: patch nodes, edit
-    /// the ClusterPolicy, edit ConfigMaps in the GPU Operator namespace, or write DeviceClasses or
-    /// ResourceSlices.
+    /// the ClusterPolicy, edit ConfigMaps in the GPU Operator namespace, write DeviceClasses or
+    /// ResourceSlices, or write DeviceTaintRules (cluster-scoped, so only a ClusterRoleBinding grants
+    /// them).
     ///
     /// ## Why it matters
     ///
@@ -20,7 +21,10 @@ declare_rule! {
     /// every GPU pod of the node and re-partition it; `nvidia.com/device-plugin.config` switches the
     /// node to time-slicing; `nvidia.com/cc.mode` resets the GPUs. The ClusterPolicy and the operator's
     /// ConfigMaps hold the time-slicing and MIG configs of every node. A tenant that can write them can
-    /// put itself on another tenant's GPU, or take the GPU away.
+    /// put itself on another tenant's GPU, or take the GPU away. A DeviceTaintRule taints every device
+    /// its selector matches, cluster-wide; with the `NoExecute` effect the device taint eviction
+    /// controller deletes every pod using those devices whose claim does not tolerate the taint: one
+    /// object evicts every tenant's GPU workloads.
     ///
     /// ## Example
     ///
@@ -33,8 +37,9 @@ declare_rule! {
     /// ## Remediation
     ///
     /// Remove the binding, or narrow the role: tenants never need write access to nodes,
-    /// clusterpolicies.nvidia.com, the GPU Operator namespace's ConfigMaps, DeviceClasses or
-    /// ResourceSlices. Node labelling belongs to the platform's own automation.
+    /// clusterpolicies.nvidia.com, the GPU Operator namespace's ConfigMaps, DeviceClasses,
+    /// ResourceSlices or DeviceTaintRules. Node labelling and device taints belong to the platform's
+    /// own automation.
     ///
     /// ## References
     ///
@@ -42,12 +47,15 @@ declare_rule! {
     ///   device plugin on `nvidia.com/device-plugin.config`, the CC manager on `nvidia.com/cc.mode`;
     ///   ClusterPolicy `mig.strategy`, `devicePlugin.config`, `ccManager`, `toolkit.env`.
     /// - Kubernetes documentation, "Using RBAC Authorization".
+    /// - Kubernetes documentation, "Device Taints and Tolerations" (stable since v1.37): `NoExecute`
+    ///   evicts the pods already using a tainted device; a DeviceTaintRule (`resource.k8s.io/v1`,
+    ///   cluster-scoped) taints every device its selector matches.
     pub struct TenantCanRepartitionGpus {
         code: "GT402",
         name: "tenant-can-repartition-gpus",
         layer: Layer::ControlPlane,
         severity: SeverityRule::Fixed(Severity::Critical),
-        summary: "a tenant's subjects may patch nodes, edit the ClusterPolicy or GPU Operator ConfigMaps, or write DeviceClasses/ResourceSlices",
+        summary: "a tenant's subjects may patch nodes, edit the ClusterPolicy or GPU Operator ConfigMaps, or write DeviceClasses, ResourceSlices or DeviceTaintRules",
         reports: [Reports::Rbac],
     }
 }
@@ -64,7 +72,7 @@ static PATCH_NODES: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// Permissions that re-partition or re-share GPUs (sources in the doc comment above).
-pub(crate) static GRANTS: LazyLock<[Grant; 5]> = LazyLock::new(|| {
+pub(crate) static GRANTS: LazyLock<[Grant; 6]> = LazyLock::new(|| {
     [
         Grant {
             group: "",
@@ -101,6 +109,13 @@ pub(crate) static GRANTS: LazyLock<[Grant; 5]> = LazyLock::new(|| {
             scope: Scope::Cluster,
             what: "write ResourceSlices",
         },
+        Grant {
+            group: "resource.k8s.io",
+            resource: "devicetaintrules",
+            verbs: WRITE,
+            scope: Scope::Cluster,
+            what: "write DeviceTaintRules (a NoExecute taint evicts every pod on the devices it selects)",
+        },
     ]
 });
 
@@ -111,12 +126,12 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .draft(Severity::Critical, Certainty::Observed)
             .tenants([tenant])
             .message(format!(
-                "subjects of tenant {} can re-partition or re-share every tenant's GPUs: {}",
+                "subjects of tenant {} can re-partition, re-share or take away every tenant's GPUs: {}",
                 ctx.tenant_name(tenant),
                 lines.join("; ")
             ))
             .remediation(format!(
-                "Remove these bindings for {}'s subjects or narrow their roles: tenants need no write access to nodes, clusterpolicies.nvidia.com, the GPU Operator namespace's ConfigMaps, DeviceClasses or ResourceSlices ({})",
+                "Remove these bindings for {}'s subjects or narrow their roles: tenants need no write access to nodes, clusterpolicies.nvidia.com, the GPU Operator namespace's ConfigMaps, DeviceClasses, ResourceSlices or DeviceTaintRules ({})",
                 ctx.tenant_name(tenant),
                 text::list(&held.iter().map(|(b, _)| b.object.to_string()).collect::<std::collections::BTreeSet<_>>().into_iter().collect::<Vec<_>>())
             ));

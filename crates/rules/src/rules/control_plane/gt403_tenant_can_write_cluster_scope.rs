@@ -10,7 +10,7 @@ declare_rule! {
     /// A ClusterRoleBinding that lets a tenant's subjects create or modify CustomResourceDefinitions or
     /// other cluster-scoped objects (namespaces, RBAC, webhooks, storage and priority classes, runtime
     /// classes...), or hold the `escalate`, `bind` or `impersonate` verbs cluster-wide. The GPU-specific
-    /// writes (nodes, ClusterPolicy, DeviceClasses, ResourceSlices) are GT402.
+    /// writes (nodes, ClusterPolicy, DeviceClasses, ResourceSlices, DeviceTaintRules) are GT402.
     ///
     /// ## Why it matters
     ///
@@ -58,7 +58,7 @@ const fn write(group: &'static str, resource: &'static str, what: &'static str) 
 
 /// Cluster-scoped resources of the Kubernetes API a tenant must not write, and the RBAC verbs that
 /// grant further rights (Kubernetes API reference; RBAC documentation for escalate, bind, impersonate).
-/// Nodes, ClusterPolicies, DeviceClasses and ResourceSlices are GT402's.
+/// Nodes, ClusterPolicies, DeviceClasses, ResourceSlices and DeviceTaintRules are GT402's.
 const GRANTS: &[Grant] = &[
     write(
         "apiextensions.k8s.io",

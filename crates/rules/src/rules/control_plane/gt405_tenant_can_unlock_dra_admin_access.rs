@@ -2,8 +2,9 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::{Binding, PolicyRule};
+use gpu_trust_model::fleet::{Binding, Platform, PolicyRule};
 use gpu_trust_model::labels::DRA_ADMIN_ACCESS;
+use gpu_trust_model::stack::Component;
 use gpu_trust_model::{Certainty, Layer, Severity};
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,13 +12,16 @@ use std::collections::{BTreeMap, BTreeSet};
 declare_rule! {
     /// ## What it detects
     ///
-    /// Where GPUs are allocated with Dynamic Resource Allocation (ResourceClaims in the input, pods
-    /// using them, or a GPUCluster): a ResourceClaim or ResourceClaimTemplate in a tenant's namespace
+    /// Wherever a GPU DRA driver is installed (NVIDIA's DRA driver: its DeviceClasses, the GPUs its
+    /// ResourceSlices publish, its kubelet plugin's image or Helm chart, a GPUCluster) or GPUs are
+    /// claimed with Dynamic Resource Allocation (ResourceClaims in the input, pods using them): a
+    /// ResourceClaim or ResourceClaimTemplate in a tenant's namespace
     /// that sets `adminAccess: true`; a tenant's Namespace labelled `resource.kubernetes.io/admin-access:
     /// "true"`; and RBAC that lets a tenant's subjects set that label themselves: `patch` or `update` on
     /// Namespaces (cluster-wide, by `resourceNames`, or on their own Namespace through a RoleBinding
     /// in it), or `create` on Namespaces. A tenant that can also create ResourceClaims there is
-    /// `observed`, otherwise `possible`.
+    /// `observed`, otherwise `possible`. Admin access is in play as soon as the driver is, before any
+    /// claim exists: a claim created later gets the devices other tenants hold.
     ///
     /// ## Why it matters
     ///
@@ -96,8 +100,20 @@ struct Powers {
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let fleet = ctx.fleet;
-    let dra = !fleet.resource_claims.is_empty()
+    let driver = !fleet.dra_classes.is_empty()
         || fleet.gpu_cluster.is_some()
+        || fleet.nodes.iter().any(|n| {
+            n.gpu
+                .as_ref()
+                .is_some_and(|g| g.platforms.contains(&Platform::DraDriver))
+        })
+        || ctx
+            .analysis
+            .versions
+            .iter()
+            .any(|v| v.component == Component::DraDriver);
+    let dra = driver
+        || !fleet.resource_claims.is_empty()
         || fleet.workloads.iter().any(|w| !w.gpu.dra.is_empty());
     if !dra {
         return;

@@ -12,7 +12,8 @@ declare_rule! {
     ///
     /// Two tenants whose trust is below `full` share one physical GPU that the device plugin (or a DRA
     /// claim's `TimeSlicing` strategy) time-slices: the plugin advertises several replicas of each GPU
-    /// and MIG is off.
+    /// and MIG is off, or NVIDIA's DRA driver publishes its GPUs for several claims at once
+    /// (consumable capacity, `--consumable-shares`) and time-slices the claims that share one.
     ///
     /// ## Why it matters
     ///
@@ -43,6 +44,8 @@ declare_rule! {
     /// - NVIDIA GPU Operator docs, "Time-Slicing GPUs in Kubernetes": no memory or fault isolation
     ///   between replicas.
     /// - NVIDIA k8s-device-plugin README: time-sliced workloads run in one fault domain.
+    /// - kubernetes-sigs/dra-driver-nvidia-gpu pull requests 1257 and 1375: with `--consumable-shares`
+    ///   claims in any namespace share a GPU, by time-slicing only.
     /// - gpu-trust isolation model (`gpu-trust mechanisms`), row time-slicing.
     pub struct UntrustedShareTimeSlicedGpu {
         code: "GT101",
@@ -63,9 +66,15 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
 
 fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
     format!(
-        "{}. {}; the replica count is accounting only",
+        "{}. {}; {} accounting only",
         wording::tally_opening(ctx, tally, "a time-sliced GPU", "time-sliced GPUs"),
-        text::enforcement(m, &text::INCIDENT_PROPERTIES)
+        text::enforcement(m, &text::INCIDENT_PROPERTIES),
+        // Under consumable capacity the scheduler counts each claim's capacity; time-slicing
+        // enforces no memory limit (the driver refuses MPS there).
+        match wording::dra_unshare(ctx, tally) {
+            Some(_) => "the capacity each claim consumes is",
+            None => "the replica count is",
+        }
     )
 }
 
@@ -73,13 +82,16 @@ fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
 pub(crate) fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
     if tally.of_trust(Trust::None) > 0 {
         let mut out = format!(
-            "{} different physical GPUs, on separate node pools: {}; or set `replicas: 1` for {} in {}",
+            "{} different physical GPUs, on separate node pools: {}; or {}",
             wording::give(ctx, tally),
             wording::pool_advice(ctx, tally),
-            wording::shared_resources(ctx, tally).unwrap_or_else(|| "the resource".to_string()),
-            wording::first_gpu(ctx, tally)
-                .map(wording::config_source)
-                .unwrap_or_else(|| "the device plugin config".to_string())
+            wording::dra_unshare(ctx, tally).unwrap_or_else(|| format!(
+                "set `replicas: 1` for {} in {}",
+                wording::shared_resources(ctx, tally).unwrap_or_else(|| "the resource".to_string()),
+                wording::first_gpu(ctx, tally)
+                    .map(wording::config_source)
+                    .unwrap_or_else(|| "the device plugin config".to_string())
+            ))
         );
         out.push_str(&wording::limited_too(ctx, tally));
         out

@@ -71,15 +71,24 @@ fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
 }
 
 fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
-    let source = wording::first_gpu(ctx, tally)
-        .map(wording::config_source)
-        .unwrap_or_else(|| "the device plugin config".to_string());
-    let mut out = format!(
-        "Remove the `replicas` of {} in {source} and give {} an instance each: {}",
-        wording::shared_resources(ctx, tally).unwrap_or_else(|| "the MIG resource".to_string()),
-        wording::names(ctx, tally),
-        super::mig_advice(ctx, &tally.nodes)
-    );
+    let mut out = match wording::dra_unshare(ctx, tally) {
+        Some(unshare) => format!(
+            "To give {} a MIG device each, {unshare}",
+            wording::names(ctx, tally)
+        ),
+        None => {
+            let source = wording::first_gpu(ctx, tally)
+                .map(wording::config_source)
+                .unwrap_or_else(|| "the device plugin config".to_string());
+            format!(
+                "Remove the `replicas` of {} in {source} and give {} an instance each: {}",
+                wording::shared_resources(ctx, tally)
+                    .unwrap_or_else(|| "the MIG resource".to_string()),
+                wording::names(ctx, tally),
+                super::mig_advice(ctx, &tally.nodes)
+            )
+        }
+    };
     if tally.of_trust(Trust::None) > 0 {
         out.push_str(&format!(
             "; as they do not trust each other at all, also separate their GPUs and nodes: {}",

@@ -464,6 +464,7 @@ impl FleetSpec {
             mig_requests: vec![],
             acceptances: Vec::new(),
             gpu_cluster: None,
+            dra_classes: Vec::new(),
         }
     }
 }
