@@ -72,6 +72,53 @@ pub struct GpuNode {
     /// version, a product label the catalogue does not know), sorted by fact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<UnknownFact>,
+    /// What the GPU Operator runs the node's GPUs for: containers, or VMs.
+    #[serde(default, skip_serializing_if = "GpuWorkload::is_container")]
+    pub workload: GpuWorkload,
+}
+
+/// What the GPU Operator deploys on a GPU node, by the node's `nvidia.com/gpu.workload.config` when
+/// the ClusterPolicy enables sandbox workloads (NVIDIA/gpu-operator `controllers/state_manager.go`,
+/// `gpuStateLabels`): for `container` the driver, GPU Feature Discovery, the container toolkit, the
+/// device plugin, DCGM and its exporter; for `vm-passthrough` the VFIO manager, the sandbox device
+/// plugin and validator (and the Kata and CC managers); for `vm-vgpu` the vGPU manager, the vGPU
+/// device manager, the sandbox device plugin and validator (and the CC manager). A VM node runs no
+/// container driver, toolkit, device plugin or DCGM exporter.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuWorkload {
+    #[default]
+    Container,
+    VmPassthrough,
+    VmVgpu,
+}
+
+impl GpuWorkload {
+    /// The label's value (`container`, `vm-passthrough`, `vm-vgpu`); `None` for any other.
+    pub fn parse(s: &str) -> Option<GpuWorkload> {
+        match s {
+            "container" => Some(GpuWorkload::Container),
+            "vm-passthrough" => Some(GpuWorkload::VmPassthrough),
+            "vm-vgpu" => Some(GpuWorkload::VmVgpu),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuWorkload::Container => "container",
+            GpuWorkload::VmPassthrough => "vm-passthrough",
+            GpuWorkload::VmVgpu => "vm-vgpu",
+        }
+    }
+
+    /// Whether the node runs the container stack: the GPU driver, the NVIDIA Container Toolkit, the
+    /// device plugin and the DCGM exporter.
+    pub fn is_container(&self) -> bool {
+        *self == GpuWorkload::Container
+    }
 }
 
 impl GpuNode {
