@@ -323,6 +323,7 @@ fn container(c: &core::Container, is_init: bool, invalid: &mut Vec<String>) -> C
         privileged: sc.and_then(|s| s.privileged).unwrap_or(false),
         added_capabilities,
         nvidia_visible_devices: visible,
+        visible_devices_secrets: Vec::new(),
         env,
         resources,
         is_init,

@@ -443,6 +443,7 @@ impl Context<'_> {
                 | UnresolvedKind::MissingNode
                 | UnresolvedKind::ExtendedResource
                 | UnresolvedKind::EnvFrom
+                | UnresolvedKind::SecretEnv
                 | UnresolvedKind::RuntimeClass
                 | UnresolvedKind::Other => {}
             }
