@@ -168,6 +168,17 @@ impl GpuNode {
         }
     }
 
+    /// Whether the device plugin refuses a container that requests more than one device of `name`:
+    /// a shared resource (more than one replica per device) under a config that sets
+    /// `failRequestsGreaterThanOne`, whose `Allocate` then fails and the kubelet rejects the pod
+    /// (`UnexpectedAdmissionError`; NVIDIA/k8s-device-plugin README, "Shared Access to GPUs"). The
+    /// pod does not run on the node, and its controller's next pod fails the same way.
+    pub fn refuses_more_than_one(&self, name: &str) -> bool {
+        self.sharing.fail_requests_greater_than_one
+            && self.sharing.strategy != SharingStrategy::None
+            && self.sharing.replicas_for(name) > 1
+    }
+
     /// Whether the node advertises a resource of the sharing config (`nvidia.com/gpu`) under its own
     /// name or renamed with `.shared`.
     pub fn advertises_shared(&self, config_name: &str) -> bool {
