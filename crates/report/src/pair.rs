@@ -126,11 +126,18 @@ pub fn view(report: &AuditReport) -> Option<PairView<'_>> {
         })
         .collect();
     findings.sort_by(|a, b| {
-        (a.accepted.is_some(), std::cmp::Reverse(a.severity), a.rule).cmp(&(
-            b.accepted.is_some(),
-            std::cmp::Reverse(b.severity),
-            b.rule,
-        ))
+        (
+            a.accepted.is_some(),
+            std::cmp::Reverse(a.severity),
+            a.certainty,
+            a.rule,
+        )
+            .cmp(&(
+                b.accepted.is_some(),
+                std::cmp::Reverse(b.severity),
+                b.certainty,
+                b.rule,
+            ))
     });
     let alone = |f: &&Finding| f.pairs.is_none() && f.tenants.len() == 1;
     let tenant_findings = report
