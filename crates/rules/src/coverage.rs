@@ -504,8 +504,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
     // What tenant workloads take from objects the input lacks or gpu-trust does not read: the rules
     // that read their environment or runtime class cannot judge them all. A Secret is never in the
     // input: the rule that judges it where it can give GPUs says so, and its gap does not block.
-    let secret_rules = codes_reporting(Reports::SecretEnvironment);
-    let secret_what = format!("take their environment from a Secret, which gpu-trust never reads, and it may set NVIDIA_VISIBLE_DEVICES or another variable the audit reads; {secret_rules} reports, as possible, those a Secret could give GPUs (no GPU request, on GPU nodes whose runtime honours the variable); for the others what the Secret sets is not judged");
+    let secret_fix = format!("{} reports, as possible, those a Secret could give GPUs (no GPU request, on GPU nodes whose runtime honours the variable); for the others what the Secret sets is not judged; give Secret sources a prefix no NVIDIA_, CUDA_ or HAMI_ variable starts with (`envFrom[].prefix`) to leave nothing unknown", codes_reporting(Reports::SecretEnvironment));
     for (kind, reason, blocking, what, fix) in [
         (
             UnresolvedKind::EnvFrom,
@@ -518,8 +517,8 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             UnresolvedKind::SecretEnv,
             GapReason::UnresolvedEnvironment,
             false,
-            secret_what.as_str(),
-            "give Secret sources a prefix no NVIDIA_, CUDA_ or HAMI_ variable starts with (`envFrom[].prefix`) to leave nothing unknown",
+            "take their environment from a Secret, which gpu-trust never reads, and it may set NVIDIA_VISIBLE_DEVICES or another variable the audit reads",
+            secret_fix.as_str(),
         ),
         (
             UnresolvedKind::RuntimeClass,

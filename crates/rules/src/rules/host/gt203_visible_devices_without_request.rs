@@ -320,6 +320,10 @@ fn none_gets_all(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // Per GPU node, its toolkit and the defect it has (with the fix).
     let mut affected: BTreeMap<usize, (String, String)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
+        // A node the GPU Operator gives VMs runs no toolkit, whatever version the ClusterPolicy names.
+        if !super::runs_containers(ctx, id) {
+            continue;
+        }
         let Some((version, source)) = super::toolkit_version(ctx, id) else {
             continue;
         };
