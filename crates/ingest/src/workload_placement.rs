@@ -224,10 +224,17 @@ impl<'f> Fleet<'f> {
         out
     }
 
-    /// Whether a node offers an extended resource.
-    fn offers(&self) -> impl Fn(NodeId, &str) -> bool + 'f {
+    /// Whether a node offers an extended resource (to a container that requests more than one).
+    fn offers(&self) -> impl Fn(NodeId, &str, bool) -> bool + 'f {
         let (drafts, nodes) = (self.drafts, self.nodes);
-        move |node, resource| nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+        move |node, resource, many| {
+            nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+                && !(many
+                    && nodes[node]
+                        .gpu
+                        .as_ref()
+                        .is_some_and(|g| g.refuses_more_than_one(resource)))
+        }
     }
 
     /// The devices the allocated ResourceClaims a pod in `namespace` names (`uses`) were given on

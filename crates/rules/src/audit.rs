@@ -191,9 +191,11 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
             f
         })
         .collect();
+    // Within a severity, what the objects prove comes before what is possible or permitted.
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
+            .then_with(|| a.certainty.cmp(&b.certainty))
             .then_with(|| a.rule.cmp(&b.rule))
             .then_with(|| a.tenants.cmp(&b.tenants))
             .then_with(|| a.nodes.cmp(&b.nodes))

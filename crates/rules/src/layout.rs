@@ -618,6 +618,7 @@ mod tests {
                 advertised: None,
                 platforms: Vec::new(),
                 unknown: Vec::new(),
+                workload: Default::default(),
             }),
         }
     }

@@ -256,6 +256,11 @@ pub struct ContainerInfo {
     pub added_capabilities: Vec<String>,
     /// The value of `NVIDIA_VISIBLE_DEVICES`, when set.
     pub nvidia_visible_devices: Option<String>,
+    /// The Secrets (`namespace/name`) that may set `NVIDIA_VISIBLE_DEVICES` (gpu-trust never reads
+    /// Secrets): an `envFrom` source whose prefix the name starts with, unless a later source or
+    /// `env` sets it, or its `valueFrom.secretKeyRef` (with the key).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub visible_devices_secrets: Vec<String>,
     /// Environment variables that matter to isolation (CUDA_DISABLE_CONTROL, CUDA_MPS_*...).
     pub env: BTreeMap<String, String>,
     /// Extended resources of this container (limits, or requests when no limit).

@@ -236,13 +236,15 @@ fn render_findings(out: &mut String, report: &AuditReport, p: &Palette, width: u
         let _ = writeln!(out, "  none\n");
         return;
     }
-    // Worst first across the layers: not accepted before accepted, most severe first, then the
-    // layers in model order and the report's order; each finding names its layer.
+    // Worst first across the layers: not accepted before accepted, most severe first, observed
+    // before possible before permitted, then the layers in model order and the report's order; each
+    // finding names its layer.
     let mut shown: Vec<&Finding> = report.findings.iter().collect();
     shown.sort_by_key(|f| {
         (
             f.accepted.is_some(),
             std::cmp::Reverse(f.severity),
+            f.certainty,
             Layer::ALL.iter().position(|l| *l == f.layer),
         )
     });

@@ -14,7 +14,9 @@ declare_rule! {
     /// the fix of a driver advisory that was published longer ago than the policy's patch window
     /// (`host.patchWindowDays`, default 30). Versions are compared per branch: a driver is fixed when it
     /// is at or above the fix of its own branch; a branch newer than every listed fix is fixed; an older
-    /// branch without a fix of its own is not.
+    /// branch without a fix of its own is not. A node the GPU Operator gives VMs
+    /// (`nvidia.com/gpu.workload.config` `vm-passthrough` or `vm-vgpu`) runs no container driver and
+    /// is not judged.
     ///
     /// ## Why it matters
     ///
@@ -57,7 +59,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         let Some(v) = node.gpu.as_ref().and_then(|g| g.driver_version.clone()) else {
             continue;
         };
-        if !ctx.hosts_focus(id) {
+        // A node the GPU Operator gives VMs runs no container driver (a label left from before
+        // says nothing of what runs now).
+        if !ctx.hosts_focus(id) || !super::runs_containers(ctx, id) {
             continue;
         }
         groups
