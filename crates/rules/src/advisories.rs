@@ -50,6 +50,8 @@ pub enum Precondition {
     NotWithCrun,
     /// Only in the component's CDI modes.
     CdiOnly,
+    /// Only when the device plugin's device list strategy is `cdi-annotations` or `cdi-cri`.
+    CdiDeviceListStrategy,
     /// Needs a toolkit configuration other than the default.
     NonDefaultConfig,
 }
@@ -60,6 +62,9 @@ impl Precondition {
             Precondition::NotWithCdi => "not when CDI is used",
             Precondition::NotWithCrun => "not when crun is the low-level runtime",
             Precondition::CdiOnly => "only in CDI modes",
+            Precondition::CdiDeviceListStrategy => {
+                "only when the device plugin's device list strategy is cdi-annotations or cdi-cri"
+            }
             Precondition::NonDefaultConfig => "only with a non-default toolkit configuration",
         }
     }
@@ -69,6 +74,7 @@ impl Precondition {
             Precondition::NotWithCdi => "not-with-cdi",
             Precondition::NotWithCrun => "not-with-crun",
             Precondition::CdiOnly => "cdi-only",
+            Precondition::CdiDeviceListStrategy => "cdi-device-list-strategy",
             Precondition::NonDefaultConfig => "non-default-config",
         }
     }
@@ -100,23 +106,28 @@ impl Effect {
     }
 }
 
-/// What the audit knows of a node's runtime setup, to judge preconditions.
+/// What the audit knows of a node's runtime setup, to judge preconditions (`None`: the input does
+/// not show it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RuntimeSetup {
     /// CDI injects the devices (ClusterPolicy `cdi.enabled`, or a CDI device list strategy).
     pub cdi: Option<bool>,
     /// crun is the low-level runtime.
     pub crun: Option<bool>,
+    /// The device plugin's device list strategy names a CDI strategy (`cdi-annotations`,
+    /// `cdi-cri`).
+    pub plugin_cdi: Option<bool>,
 }
 
 impl RuntimeSetup {
-    /// Whether the precondition rules the vulnerability out (unknown setups do not).
-    fn excludes(self, p: Precondition) -> bool {
+    /// Whether the precondition holds on this setup: `None` when the setup does not show it.
+    fn holds(self, p: Precondition) -> Option<bool> {
         match p {
-            Precondition::NotWithCdi => self.cdi == Some(true),
-            Precondition::NotWithCrun => self.crun == Some(true),
-            Precondition::CdiOnly => self.cdi == Some(false),
-            Precondition::NonDefaultConfig => false,
+            Precondition::NotWithCdi => self.cdi.map(|c| !c),
+            Precondition::NotWithCrun => self.crun.map(|c| !c),
+            Precondition::CdiOnly => self.cdi,
+            Precondition::CdiDeviceListStrategy => self.plugin_cdi,
+            Precondition::NonDefaultConfig => None,
         }
     }
 }
@@ -166,7 +177,56 @@ pub struct Affected {
     pub affected_branches: Vec<u64>,
     /// Branches the publisher lists as not affected, sorted.
     pub unaffected_branches: Vec<u64>,
+    /// Exact intervals of affected versions (a CSAF product of several intervals or versions): on
+    /// the branches they span, they alone decide.
+    pub intervals: Vec<Interval>,
     pub preconditions: Vec<Precondition>,
+}
+
+/// An interval of affected versions; a bound is inclusive when its flag is set, and absent when open.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interval {
+    pub lower: Option<(Version, bool)>,
+    pub upper: Option<(Version, bool)>,
+}
+
+impl Interval {
+    pub fn contains(&self, v: &Version) -> bool {
+        self.lower
+            .as_ref()
+            .is_none_or(|(l, incl)| if *incl { v >= l } else { v > l })
+            && self
+                .upper
+                .as_ref()
+                .is_none_or(|(u, incl)| if *incl { v <= u } else { v < u })
+    }
+
+    /// Whether it reaches into `branch`.
+    fn spans(&self, branch: u64) -> bool {
+        self.lower.as_ref().is_none_or(|(l, _)| l.major() <= branch)
+            && self.upper.as_ref().is_none_or(|(u, _)| u.major() >= branch)
+    }
+}
+
+impl std::fmt::Display for Interval {
+    /// In the `vers` notation: `>=1.10.0|<1.12.0`, `1.17.2` for one version.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.lower, &self.upper) {
+            (Some((l, true)), Some((u, true))) if l == u => write!(f, "{l}"),
+            _ => {
+                let lower = self
+                    .lower
+                    .as_ref()
+                    .map(|(l, incl)| format!("{}{l}", if *incl { ">=" } else { ">" }));
+                let upper = self
+                    .upper
+                    .as_ref()
+                    .map(|(u, incl)| format!("{}{u}", if *incl { "<=" } else { "<" }));
+                let parts: Vec<String> = lower.into_iter().chain(upper).collect();
+                write!(f, "{}", parts.join("|"))
+            }
+        }
+    }
 }
 
 /// Whether an installed version is affected.
@@ -196,6 +256,17 @@ impl Affected {
                 .min()
                 .cloned()
         };
+        if self.intervals.iter().any(|i| i.spans(branch)) {
+            return match self.intervals.iter().find(|i| i.contains(installed)) {
+                Some(i) => Status::Affected {
+                    fix: match &i.upper {
+                        Some((u, false)) => Some(u.clone()),
+                        _ => self.fixed.iter().filter(|f| *f > installed).min().cloned(),
+                    },
+                },
+                None => Status::Fixed,
+            };
+        }
         if let Some(fix) = self.fixed.iter().find(|f| f.major() == branch) {
             return if installed >= fix {
                 Status::Fixed
@@ -237,7 +308,7 @@ pub struct Hit<'a> {
     pub advisory: &'a Advisory,
     pub component: Component,
     pub fix: Option<Version>,
-    /// Preconditions that may still rule it out (unknown setup), for the message.
+    /// Preconditions the setup does not show, which may still rule it out, for the message.
     pub conditions: Vec<Precondition>,
 }
 
@@ -262,6 +333,8 @@ pub enum SourceKind {
     /// A file of the built-in format.
     File,
     Csaf,
+    /// A CSAF document `gpu-trust advisories update` read from the vendor's repository or a mirror.
+    Update,
 }
 
 impl SourceKind {
@@ -270,6 +343,7 @@ impl SourceKind {
             SourceKind::BuiltIn => "built-in",
             SourceKind::File => "advisory-file",
             SourceKind::Csaf => "csaf",
+            SourceKind::Update => "update",
         }
     }
 }
@@ -288,6 +362,8 @@ pub struct Advisories {
     pub advisories: Vec<Advisory>,
     pub sources: Vec<DataSource>,
     pub components: Components,
+    /// The `gpu-trust advisories update` whose bulletins the data holds.
+    pub update: Option<Update>,
 }
 
 impl Default for Advisories {
@@ -296,8 +372,27 @@ impl Default for Advisories {
             advisories: Vec::new(),
             sources: Vec::new(),
             components: Components::builtin().clone(),
+            update: None,
         }
     }
+}
+
+/// What `gpu-trust advisories update` last did: where it read the vendor's bulletins, and the last
+/// day it read every bulletin its index listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Update {
+    /// The repository's address, or a mirror's.
+    pub from: String,
+    /// Bulletins published until this day are in the data (none newer was listed).
+    pub checked: Date,
+}
+
+/// The bulletins an update kept, as the commands read them offline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cache {
+    pub update: Update,
+    /// `(name, text)` of each CSAF document, named by where it was read from.
+    pub documents: Vec<(String, String)>,
 }
 
 /// How old the data in use is, on the audit's day.
@@ -307,7 +402,9 @@ pub struct Freshness {
     pub newest: Option<Date>,
     /// Days from it to the audit's day.
     pub age_days: Option<i64>,
-    /// Older than [`STALE_AFTER_DAYS`], or undated.
+    /// The last day an update found nothing newer, if later than the newest bulletin.
+    pub checked: Option<Date>,
+    /// Neither the newest bulletin nor the last update is within [`STALE_AFTER_DAYS`], or undated.
     pub stale: bool,
 }
 
@@ -447,6 +544,7 @@ impl Advisories {
                     last_affected,
                     affected_branches,
                     unaffected_branches,
+                    intervals: Vec::new(),
                     preconditions: r.preconditions,
                 });
             }
@@ -480,6 +578,7 @@ impl Advisories {
             advisories: out,
             sources: vec![source],
             components: Components::builtin().clone(),
+            update: None,
         })
     }
 
@@ -487,10 +586,29 @@ impl Advisories {
     /// data (the last one wins), and CSAF documents add to it. A document whose text starts with `{`
     /// is read as CSAF. Any error makes the whole `Err`; the warnings come with the data.
     pub fn load(inputs: &[(String, String)]) -> Result<Loaded, Vec<Diagnostic>> {
+        Advisories::load_with(None, inputs)
+    }
+
+    /// [`Advisories::load`] with the bulletins an `advisories update` kept (`cache`): they add to
+    /// the built-in data (or the data file given) before the documents `--advisories` gives. What
+    /// they say that the audit cannot use was said when the update read them, and is not repeated.
+    pub fn load_with(
+        cache: Option<&Cache>,
+        inputs: &[(String, String)],
+    ) -> Result<Loaded, Vec<Diagnostic>> {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         let mut base: Option<Advisories> = None;
         let mut documents = Vec::new();
+        for (name, text) in cache.iter().flat_map(|c| &c.documents) {
+            match csaf::read(text, name, Components::builtin()) {
+                Ok(mut doc) => {
+                    doc.source.kind = SourceKind::Update;
+                    documents.push(doc);
+                }
+                Err(e) => errors.extend(e),
+            }
+        }
         for (name, text) in inputs {
             if text.trim_start().starts_with('{') {
                 match csaf::read(text, name, Components::builtin()) {
@@ -503,18 +621,22 @@ impl Advisories {
             } else {
                 match Advisories::parse(text, name) {
                     Ok(a) => {
-                        if let Some(old) = &base {
-                            warnings.push(Diagnostic::warning(
-                                Code::AdvisoryDataReplaced,
-                                Location::new(name.clone(), 0, 0),
-                                format!(
-                                    "advisory file {name} replaces {}: only one data file is used",
-                                    old.sources
-                                        .first()
-                                        .map_or("the previous one", |s| s.name.as_str())
-                                ),
-                            ));
-                        }
+                        let message = match &base {
+                            Some(old) => format!(
+                                "advisory file {name} replaces {}: only one data file is used",
+                                old.sources
+                                    .first()
+                                    .map_or("the previous one", |s| s.name.as_str())
+                            ),
+                            None => format!(
+                                "advisory file {name} replaces the built-in advisory data: only its advisories and those of the CSAF documents given are used"
+                            ),
+                        };
+                        warnings.push(Diagnostic::warning(
+                            Code::AdvisoryDataReplaced,
+                            Location::new(name.clone(), 0, 0),
+                            message,
+                        ));
                         base = Some(a);
                     }
                     Err(e) => errors.extend(e),
@@ -525,6 +647,7 @@ impl Advisories {
             return Err(errors);
         }
         let mut data = base.unwrap_or_else(|| Advisories::builtin().clone());
+        data.update = cache.map(|c| c.update.clone());
         for doc in documents {
             let mut added = 0;
             for mut a in doc.advisories {
@@ -571,6 +694,14 @@ impl Advisories {
         Ok(Loaded { data, warnings })
     }
 
+    /// The data file that replaced the built-in data, if one did.
+    pub fn replaced_built_in(&self) -> Option<&str> {
+        self.sources
+            .iter()
+            .find(|s| s.kind == SourceKind::File)
+            .map(|s| s.name.as_str())
+    }
+
     /// The newest bulletin date of the data in use.
     pub fn newest_bulletin(&self) -> Option<Date> {
         self.advisories
@@ -580,15 +711,44 @@ impl Advisories {
             .max()
     }
 
-    /// How old the data is on `today`.
+    /// How old the data is on `today`: an update that found nothing newer than the newest bulletin
+    /// makes the data current on the day it ran.
     pub fn freshness(&self, today: Date) -> Freshness {
         let newest = self.newest_bulletin();
-        let age_days = newest.map(|n| today.days_since(n));
+        let checked = self
+            .update
+            .as_ref()
+            .map(|u| u.checked)
+            .filter(|c| newest.is_none_or(|n| *c > n));
+        let current_on = checked.or(newest);
         Freshness {
             newest,
-            age_days,
-            stale: age_days.is_none_or(|d| d > STALE_AFTER_DAYS),
+            age_days: newest.map(|n| today.days_since(n)),
+            checked,
+            stale: current_on.is_none_or(|d| today.days_since(d) > STALE_AFTER_DAYS),
         }
+    }
+
+    /// The bulletin of the newest date, as the data names it (`NVIDIA security bulletin 5861`).
+    pub fn newest_bulletin_name(&self) -> Option<&str> {
+        let advisories = self
+            .advisories
+            .iter()
+            .filter_map(|a| Some((a.published?, a.bulletin.as_str())));
+        let documents = self.sources.iter().filter_map(|s| {
+            Some((s.newest?, s.title.as_deref().unwrap_or(s.name.as_str())))
+        });
+        advisories.chain(documents).max().map(|(_, name)| name)
+    }
+
+    /// The ids of the vendor bulletins the data holds (the number that ends `NVIDIA security
+    /// bulletin 5821` or a CSAF document's `NVIDIA Product Security 5861`).
+    pub fn bulletin_ids(&self) -> BTreeSet<&str> {
+        self.advisories
+            .iter()
+            .filter_map(|a| a.bulletin.rsplit(' ').next())
+            .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+            .collect()
     }
 
     /// The advisories that affect `installed` of `component` under `setup`, most severe first.
@@ -601,15 +761,12 @@ impl Advisories {
         let mut out = Vec::new();
         for a in &self.advisories {
             for r in a.affects.iter().filter(|r| r.component == component) {
-                let conditions: Vec<Precondition> = a
-                    .preconditions
-                    .iter()
-                    .chain(&r.preconditions)
-                    .copied()
-                    .collect();
-                if conditions.iter().any(|p| setup.excludes(*p)) {
+                let all = a.preconditions.iter().chain(&r.preconditions).copied();
+                if all.clone().any(|p| setup.holds(p) == Some(false)) {
                     continue;
                 }
+                let conditions: Vec<Precondition> =
+                    all.filter(|p| setup.holds(*p).is_none()).collect();
                 if let Status::Affected { fix } = r.status(installed) {
                     out.push(Hit {
                         advisory: a,
@@ -923,27 +1080,40 @@ mod tests {
         let a = Advisories::builtin();
         let cdi = RuntimeSetup {
             cdi: Some(true),
-            crun: None,
+            ..RuntimeSetup::default()
         };
         let hits = ids(&a.hits(Component::ContainerToolkit, &v("1.16.1"), cdi));
         assert!(!hits.contains(&"CVE-2024-0132".to_string()));
         assert!(hits.contains(&"CVE-2024-0134".to_string()));
         let crun = RuntimeSetup {
-            cdi: None,
             crun: Some(true),
+            ..RuntimeSetup::default()
         };
         let hits = ids(&a.hits(Component::ContainerToolkit, &v("1.17.7"), crun));
         assert!(!hits.contains(&"CVE-2025-23266".to_string()));
         assert!(hits.contains(&"CVE-2025-23267".to_string()));
-        // The device plugin is affected in CDI modes only.
-        let no_cdi = RuntimeSetup {
-            cdi: Some(false),
-            crun: None,
+        // Bulletin 5659: the device plugin is affected only when its device list strategy is
+        // cdi-annotations or cdi-cri, whatever the runtime does.
+        let envvar = RuntimeSetup {
+            cdi: Some(true),
+            plugin_cdi: Some(false),
+            ..RuntimeSetup::default()
         };
         assert!(a
-            .hits(Component::DevicePlugin, &v("0.17.2"), no_cdi)
+            .hits(Component::DevicePlugin, &v("0.17.2"), envvar)
             .is_empty());
-        assert_eq!(a.hits(Component::DevicePlugin, &v("0.17.2"), cdi).len(), 2);
+        let plugin_cdi = RuntimeSetup {
+            plugin_cdi: Some(true),
+            ..RuntimeSetup::default()
+        };
+        let hits = a.hits(Component::DevicePlugin, &v("0.17.2"), plugin_cdi);
+        assert_eq!(hits.len(), 2);
+        // What the setup shows is no condition left open; what it does not show is.
+        assert_eq!(hits[0].conditions, [Precondition::NotWithCrun]);
+        let unknown = a.hits(Component::DevicePlugin, &v("0.17.2"), RuntimeSetup::default());
+        assert!(unknown
+            .iter()
+            .all(|h| h.conditions.contains(&Precondition::CdiDeviceListStrategy)));
     }
 
     #[test]
@@ -1045,7 +1215,7 @@ mod tests {
         let none = "NVIDIA-CTK-VISIBLE-DEVICES-NONE";
         let legacy = RuntimeSetup {
             cdi: Some(false),
-            crun: None,
+            ..RuntimeSetup::default()
         };
         assert!(a
             .hits(Component::ContainerToolkit, &v("1.18.1"), legacy)
@@ -1098,6 +1268,15 @@ mod tests {
         let loaded = Advisories::load(&[("a.yaml".into(), file.into())]).unwrap();
         assert_eq!(loaded.data.advisories.len(), 1);
         assert_eq!(loaded.data.sources[0].name, "a.yaml");
+        // Replacing the built-in data is announced, never silent (a YAML file in a folder of
+        // bulletins would otherwise drop every built-in advisory unseen).
+        let said: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said,
+            ["a.yaml: warning[advisory-data-replaced]: advisory file a.yaml replaces the built-in advisory data: only its advisories and those of the CSAF documents given are used"]
+        );
+        assert_eq!(loaded.data.replaced_built_in(), Some("a.yaml"));
+        assert_eq!(Advisories::builtin().replaced_built_in(), None);
         let err = Advisories::load(&[
             ("a.yaml".into(), "version: 3\n".into()),
             ("b.json".into(), "{\"document\": 1}".into()),

@@ -227,3 +227,45 @@ fn every_report_carries_the_data_date_and_warns_when_it_is_old() {
     assert_eq!(report["advisoryData"]["stale"], false);
     assert_eq!(report["advisoryData"]["ageDays"], 4);
 }
+
+/// A data file of the built-in format in a folder of bulletins replaces the built-in data: that is
+/// said on standard error and in the report, never done silently.
+#[test]
+fn a_data_file_in_a_folder_of_bulletins_is_announced_as_replacing_the_built_in_data() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("new-toolkit-cve.json"), dir.path().join("9001.json")).unwrap();
+    let notes = dir.path().join("notes.yaml");
+    std::fs::write(
+        &notes,
+        "version: 1\nadvisories:\n  - id: LOCAL-1\n    summary: a local note\n    bulletin: local\n    published: 2026-11-01\n    affects: [{component: driver, fixed: [\"999.1\"]}]\n",
+    )
+    .unwrap();
+    let folder = dir.path().display().to_string();
+    let (code, report, stderr) = audit_json("2026-12-04", &["--advisories", &folder]);
+    assert_eq!(code, 0, "{stderr}");
+    let notes = notes.display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "warning[advisory-data-replaced]: advisory file {notes} replaces the built-in advisory data"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(report["advisoryData"]["builtInReplacedBy"], notes.as_str());
+    let (_, table, _) = run(&[
+        "audit",
+        &data("toolkit-1.20.0.yaml"),
+        "--no-config",
+        "--accept-partial",
+        "--fail-on",
+        "never",
+        "--today",
+        "2026-12-04",
+        "--advisories",
+        &folder,
+    ]);
+    let words = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(&format!("({notes}, which replaces the built-in data;")),
+        "{table}"
+    );
+}

@@ -54,6 +54,9 @@ struct EntryJson<'a> {
     last_affected: Vec<&'a str>,
     affected_branches: &'a [u64],
     unaffected_branches: &'a [u64],
+    /// Exact intervals of affected versions, in the `vers` notation (`>=1.10.0|<1.12.0`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    affected_intervals: Vec<String>,
     preconditions: Vec<&'static str>,
     effects: Vec<&'static str>,
     mitigation: Option<&'a str>,
@@ -113,6 +116,7 @@ pub fn render(
                         last_affected: r.last_affected.iter().map(|v| v.text.as_str()).collect(),
                         affected_branches: &r.affected_branches,
                         unaffected_branches: &r.unaffected_branches,
+                        affected_intervals: r.intervals.iter().map(ToString::to_string).collect(),
                         preconditions: a
                             .preconditions
                             .iter()

@@ -31,6 +31,10 @@ pub(crate) fn versions(a: &Affected) -> String {
     if !a.last_affected.is_empty() {
         parts.push(format!("affected through {}", list(&a.last_affected)));
     }
+    if !a.intervals.is_empty() {
+        let each: Vec<String> = a.intervals.iter().map(ToString::to_string).collect();
+        parts.push(format!("affected in {}", each.join(", ")));
+    }
     if !a.affected_branches.is_empty() {
         parts.push(format!(
             "no fix for branch {}",

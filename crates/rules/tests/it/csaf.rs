@@ -397,3 +397,73 @@ fn vers_ranges_and_unmapped_products_of_another_vendor() {
         ["CSAF: 1 product is not a component the audit knows, not used: Other Tool"]
     );
 }
+
+/// One product of the Container Toolkit whose versions are `vers`, known affected.
+fn toolkit_affected(vers: &str) -> csaf::Document {
+    let branches = format!(
+        r#"[{{"category": "vendor", "name": "NVIDIA", "branches": [
+             {{"category": "product_name", "name": "NVIDIA Container Toolkit", "branches": [
+               {{"category": "product_version_range", "name": "{vers}",
+                 "product": {{"name": "NVIDIA Container Toolkit", "product_id": "CTK"}}}}]}}]}}]"#
+    );
+    csaf::read(
+        &document(
+            &branches,
+            r#"[{"cve": "CVE-2099-0004", "product_status": {"known_affected": ["CTK"]}}]"#,
+        ),
+        "vendor.json",
+        Components::builtin(),
+    )
+    .unwrap()
+}
+
+/// A `vers` range of several intervals, and a list of versions, count whole (the vers
+/// specification, package-url/vers-spec VERSION-RANGE-SPEC: constraints sorted by version, `>`/`>=`
+/// followed by `<`/`<=` is one interval, a leading `<` and a trailing `>=` are open, a bare version
+/// is one version).
+#[test]
+fn several_intervals_and_lists_of_versions_count_whole() {
+    let doc = toolkit_affected("vers:generic/>=1.10.0|<1.12.0|>=1.19.0|<1.19.5");
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    let r = &doc.advisories[0].affects[0];
+    assert_eq!(r.status(&v("1.9.9")), Status::Fixed, "before the first interval");
+    assert_eq!(r.status(&v("1.10.0")), affected("1.12.0"));
+    assert_eq!(r.status(&v("1.11.4")), affected("1.12.0"));
+    assert_eq!(r.status(&v("1.12.0")), Status::Fixed, "between the intervals");
+    assert_eq!(r.status(&v("1.18.9")), Status::Fixed, "between the intervals");
+    assert_eq!(r.status(&v("1.19.0")), affected("1.19.5"));
+    assert_eq!(r.status(&v("1.19.5")), Status::Fixed);
+    assert_eq!(r.status(&v("2.0.0")), Status::Fixed);
+
+    let doc = toolkit_affected("vers:generic/1.17.2|1.17.4|>=1.18.0|<1.18.2");
+    let r = &doc.advisories[0].affects[0];
+    for affected_version in ["1.17.2", "1.17.4", "1.18.1"] {
+        assert!(
+            matches!(r.status(&v(affected_version)), Status::Affected { .. }),
+            "{affected_version}"
+        );
+    }
+    for fixed in ["1.17.3", "1.17.5", "1.18.2"] {
+        assert_eq!(r.status(&v(fixed)), Status::Fixed, "{fixed}");
+    }
+}
+
+/// What the reader cannot understand is a warning that names the product and its versions: the
+/// vulnerability is not silently read as affecting nothing.
+#[test]
+fn versions_not_understood_are_warnings_naming_the_product() {
+    for vers in [
+        "vers:generic/!=1.5.0",
+        "vers:generic/<1.12.0|<1.19.5",
+        "vers:generic/>=1.19.0|<1.19.5|>=1.10.0|<1.12.0",
+    ] {
+        let doc = toolkit_affected(vers);
+        let w: Vec<&str> = doc.warnings.iter().map(|d| d.message.as_str()).collect();
+        assert!(
+            w.iter()
+                .any(|m| m.contains("not understood") && m.contains("NVIDIA Container Toolkit")
+                    && m.contains(vers)),
+            "{vers}: {w:#?}"
+        );
+    }
+}

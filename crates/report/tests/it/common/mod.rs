@@ -587,6 +587,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             age_days: Some(124),
             stale: true,
             sources: vec!["built-in".into(), "bulletins/5850.json".into()],
+            ..Default::default()
         },
         layout: Vec::new(),
     }
