@@ -731,14 +731,22 @@ impl Advisories {
 
     /// The bulletin of the newest date, as the data names it (`NVIDIA security bulletin 5861`).
     pub fn newest_bulletin_name(&self) -> Option<&str> {
-        let advisories = self
+        let advisory = self
             .advisories
             .iter()
-            .filter_map(|a| Some((a.published?, a.bulletin.as_str())));
-        let documents = self.sources.iter().filter_map(|s| {
-            Some((s.newest?, s.title.as_deref().unwrap_or(s.name.as_str())))
-        });
-        advisories.chain(documents).max().map(|(_, name)| name)
+            .filter_map(|a| Some((a.published?, a.bulletin.as_str())))
+            .max();
+        // A CSAF document's current release can be newer than its advisories (a revision).
+        let document = self
+            .sources
+            .iter()
+            .filter(|s| matches!(s.kind, SourceKind::Csaf | SourceKind::Update))
+            .filter_map(|s| Some((s.newest?, s.title.as_deref().unwrap_or(s.name.as_str()))))
+            .max();
+        match (advisory, document) {
+            (Some(a), Some(d)) if d.0 > a.0 => Some(d.1),
+            (a, d) => a.or(d).map(|(_, name)| name),
+        }
     }
 
     /// The ids of the vendor bulletins the data holds (the number that ends `NVIDIA security
@@ -1043,6 +1051,9 @@ mod tests {
             "CVE-2024-53869",
             "CVE-2025-23244",
             "CVE-2025-23280",
+            "CVE-2026-47559",
+            "CVE-2026-47603",
+            "CVE-2026-47604",
         ] {
             assert!(all.contains(id), "{id} missing");
         }
@@ -1231,8 +1242,12 @@ mod tests {
     fn the_data_says_how_old_it_is() {
         let a = Advisories::builtin();
         let newest = a.newest_bulletin().unwrap();
-        assert_eq!(newest, Date::new(2026, 7, 28).unwrap(), "bulletin 5857");
-        let fresh = a.freshness(Date::new(2026, 8, 1).unwrap());
+        assert_eq!(newest, Date::new(2026, 9, 30).unwrap(), "bulletin 5861");
+        assert_eq!(
+            a.newest_bulletin_name(),
+            Some("NVIDIA security bulletin 5861")
+        );
+        let fresh = a.freshness(Date::new(2026, 10, 4).unwrap());
         assert_eq!(fresh.age_days, Some(4));
         assert!(!fresh.stale);
         let old = a.freshness(newest.add_days(STALE_AFTER_DAYS + 1));
@@ -1245,6 +1260,45 @@ mod tests {
                 .collect::<Vec<_>>(),
             [("built-in", SourceKind::BuiltIn)]
         );
+    }
+
+    /// An update that found nothing newer keeps the data current from the day it ran.
+    #[test]
+    fn an_update_that_found_nothing_newer_keeps_the_data_current() {
+        let mut a = Advisories::builtin().clone();
+        let newest = a.newest_bulletin().unwrap();
+        let late = newest.add_days(STALE_AFTER_DAYS + 30);
+        assert!(a.freshness(late).stale);
+        a.update = Some(Update {
+            from: "file:///mirror".into(),
+            checked: newest.add_days(60),
+        });
+        let f = a.freshness(late);
+        assert!(!f.stale, "{f:?}");
+        assert_eq!(f.checked, Some(newest.add_days(60)));
+        assert_eq!(f.age_days, Some(STALE_AFTER_DAYS + 30), "still counted from the bulletin");
+    }
+
+    /// Bulletin 5861 fixes R580, R595, R610 and R615 only: an R535 or R570 driver is affected, and
+    /// the fix to move to is R580's.
+    #[test]
+    fn the_september_2026_driver_bulletin() {
+        let a = Advisories::builtin();
+        let fix = |ver: &str| -> Option<Option<Version>> {
+            a.hits(Component::Driver, &v(ver), RuntimeSetup::default())
+                .into_iter()
+                .find(|h| h.advisory.id == "CVE-2026-47559")
+                .map(|h| h.fix)
+        };
+        assert_eq!(fix("580.159.03"), Some(Some(v("580.178.04"))));
+        assert_eq!(fix("580.178.04"), None);
+        assert_eq!(fix("595.71.05"), Some(Some(v("595.91.07"))));
+        assert_eq!(fix("610.57.04"), None);
+        assert_eq!(fix("615.71.09"), None);
+        assert_eq!(fix("535.309.01"), Some(Some(v("580.178.04"))), "R535: no fix");
+        assert_eq!(fix("570.211.01"), Some(Some(v("580.178.04"))), "R570: no fix");
+        assert_eq!(fix("590.48.01"), Some(Some(v("595.91.07"))));
+        assert_eq!(fix("620.1.1"), None, "a newer branch than every fix");
     }
 
     #[test]

@@ -172,11 +172,14 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
 
     // The product tree, flattened.
     let mut products: BTreeMap<String, Product> = BTreeMap::new();
+    let mut twice = BTreeSet::new();
     if let Some(tree) = &raw.product_tree {
         let mut walk = Walk {
             cx: &mut cx,
             products: &mut products,
             count: 0,
+            components,
+            twice: BTreeSet::new(),
         };
         walk.branches(&tree.value.branches, &mut Vec::new(), 1);
         for p in &tree.value.full_product_names {
@@ -205,6 +208,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                 ),
             }
         }
+        twice = walk.twice;
     }
 
     // Each product's component and version. What a vulnerability names that cannot be mapped is
@@ -359,6 +363,21 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
 
     let whole = Location::new(file, 0, 0);
     let mut warnings = Vec::new();
+    if !twice.is_empty() {
+        warnings.push(Diagnostic::warning(
+            Code::CsafDefinedTwice,
+            whole.clone(),
+            format!(
+                "CSAF: {} defined twice, which CSAF forbids; each pair reads alike, so each is read once: {}",
+                if twice.len() == 1 {
+                    "1 product id is".to_string()
+                } else {
+                    format!("{} product ids are", twice.len())
+                },
+                listed(&twice)
+            ),
+        ));
+    }
     if !unmapped.is_empty() {
         warnings.push(Diagnostic::warning(
             Code::CsafNotUsed,
