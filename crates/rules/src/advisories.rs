@@ -383,8 +383,9 @@ impl Default for Advisories {
 pub struct Update {
     /// The repository's address, or a mirror's.
     pub from: String,
-    /// Bulletins published until this day are in the data (none newer was listed).
-    pub checked: Date,
+    /// The last day it read every bulletin its indexes listed: bulletins published until then are
+    /// in the data. `None` until an update has read them all.
+    pub checked: Option<Date>,
 }
 
 /// The bulletins an update kept, as the commands read them offline.
@@ -718,7 +719,7 @@ impl Advisories {
         let checked = self
             .update
             .as_ref()
-            .map(|u| u.checked)
+            .and_then(|u| u.checked)
             .filter(|c| newest.is_none_or(|n| *c > n));
         let current_on = checked.or(newest);
         Freshness {
@@ -1121,7 +1122,11 @@ mod tests {
         assert_eq!(hits.len(), 2);
         // What the setup shows is no condition left open; what it does not show is.
         assert_eq!(hits[0].conditions, [Precondition::NotWithCrun]);
-        let unknown = a.hits(Component::DevicePlugin, &v("0.17.2"), RuntimeSetup::default());
+        let unknown = a.hits(
+            Component::DevicePlugin,
+            &v("0.17.2"),
+            RuntimeSetup::default(),
+        );
         assert!(unknown
             .iter()
             .all(|h| h.conditions.contains(&Precondition::CdiDeviceListStrategy)));
@@ -1271,12 +1276,16 @@ mod tests {
         assert!(a.freshness(late).stale);
         a.update = Some(Update {
             from: "file:///mirror".into(),
-            checked: newest.add_days(60),
+            checked: Some(newest.add_days(60)),
         });
         let f = a.freshness(late);
         assert!(!f.stale, "{f:?}");
         assert_eq!(f.checked, Some(newest.add_days(60)));
-        assert_eq!(f.age_days, Some(STALE_AFTER_DAYS + 30), "still counted from the bulletin");
+        assert_eq!(
+            f.age_days,
+            Some(STALE_AFTER_DAYS + 30),
+            "still counted from the bulletin"
+        );
     }
 
     /// Bulletin 5861 fixes R580, R595, R610 and R615 only: an R535 or R570 driver is affected, and
@@ -1295,8 +1304,16 @@ mod tests {
         assert_eq!(fix("595.71.05"), Some(Some(v("595.91.07"))));
         assert_eq!(fix("610.57.04"), None);
         assert_eq!(fix("615.71.09"), None);
-        assert_eq!(fix("535.309.01"), Some(Some(v("580.178.04"))), "R535: no fix");
-        assert_eq!(fix("570.211.01"), Some(Some(v("580.178.04"))), "R570: no fix");
+        assert_eq!(
+            fix("535.309.01"),
+            Some(Some(v("580.178.04"))),
+            "R535: no fix"
+        );
+        assert_eq!(
+            fix("570.211.01"),
+            Some(Some(v("580.178.04"))),
+            "R570: no fix"
+        );
         assert_eq!(fix("590.48.01"), Some(Some(v("595.91.07"))));
         assert_eq!(fix("620.1.1"), None, "a newer branch than every fix");
     }

@@ -109,7 +109,9 @@ pub struct AdvisoryData {
 #[serde(rename_all = "camelCase")]
 pub struct UpdateData {
     pub from: String,
-    pub checked: String,
+    /// Absent until an update read every bulletin its indexes listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
     /// The bulletins it added to the data.
     pub bulletins: usize,
 }
@@ -133,7 +135,7 @@ impl AdvisoryData {
             built_in_replaced_by: data.replaced_built_in().map(str::to_string),
             update: data.update.as_ref().map(|u| UpdateData {
                 from: u.from.clone(),
-                checked: u.checked.to_string(),
+                checked: u.checked.map(|d| d.to_string()),
                 bulletins: updated,
             }),
         }
@@ -162,10 +164,13 @@ impl AdvisoryData {
             .collect();
         if let Some(u) = &self.update {
             from.push(format!(
-                "{} from {} (updated {})",
+                "{} from {} ({})",
                 crate::text::plural(u.bulletins as u64, "bulletin"),
                 u.from,
-                u.checked
+                match &u.checked {
+                    Some(day) => format!("nothing newer on {day}"),
+                    None => "its last update did not read every bulletin".to_string(),
+                }
             ));
         }
         s.push_str(&format!(

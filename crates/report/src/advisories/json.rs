@@ -13,11 +13,23 @@ struct AdvisoriesJson<'a> {
     newest_bulletin: Option<String>,
     age_days: Option<i64>,
     stale: bool,
+    /// The last `gpu-trust advisories update` whose bulletins the data holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    update: Option<UpdateJson<'a>>,
     sources: Vec<SourceJson<'a>>,
     components: Vec<ComponentJson<'a>>,
     cdi_defaults: Vec<CdiJson<'a>>,
     /// What the given documents say that the audit cannot use, `file:line:column: message`.
     warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateJson<'a> {
+    from: &'a str,
+    /// Absent until an update read every bulletin its indexes listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -84,6 +96,10 @@ pub fn render(
         newest_bulletin: f.newest.map(|d| d.to_string()),
         age_days: f.age_days,
         stale: f.stale,
+        update: data.update.as_ref().map(|u| UpdateJson {
+            from: &u.from,
+            checked: u.checked.map(|d| d.to_string()),
+        }),
         sources: data
             .sources
             .iter()

@@ -1,8 +1,10 @@
-//! `gpu-trust advisories`: the advisory data in use (built-in, or what `--advisories` gave), its
-//! newest bulletin and how old that is, and per component what is known; one module per format.
+//! `gpu-trust advisories`: the advisory data in use (built-in, the bulletins updates kept, what
+//! `--advisories` gave), its newest bulletin and how old that is, and per component what is known;
+//! one module per format, and `update` for what `gpu-trust advisories update` did.
 
 pub mod json;
 pub mod table;
+pub mod update;
 
 use gpu_trust_rules::advisories::{Advisories, Advisory, Affected};
 

@@ -426,11 +426,23 @@ fn several_intervals_and_lists_of_versions_count_whole() {
     let doc = toolkit_affected("vers:generic/>=1.10.0|<1.12.0|>=1.19.0|<1.19.5");
     assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
     let r = &doc.advisories[0].affects[0];
-    assert_eq!(r.status(&v("1.9.9")), Status::Fixed, "before the first interval");
+    assert_eq!(
+        r.status(&v("1.9.9")),
+        Status::Fixed,
+        "before the first interval"
+    );
     assert_eq!(r.status(&v("1.10.0")), affected("1.12.0"));
     assert_eq!(r.status(&v("1.11.4")), affected("1.12.0"));
-    assert_eq!(r.status(&v("1.12.0")), Status::Fixed, "between the intervals");
-    assert_eq!(r.status(&v("1.18.9")), Status::Fixed, "between the intervals");
+    assert_eq!(
+        r.status(&v("1.12.0")),
+        Status::Fixed,
+        "between the intervals"
+    );
+    assert_eq!(
+        r.status(&v("1.18.9")),
+        Status::Fixed,
+        "between the intervals"
+    );
     assert_eq!(r.status(&v("1.19.0")), affected("1.19.5"));
     assert_eq!(r.status(&v("1.19.5")), Status::Fixed);
     assert_eq!(r.status(&v("2.0.0")), Status::Fixed);
@@ -460,9 +472,9 @@ fn versions_not_understood_are_warnings_naming_the_product() {
         let doc = toolkit_affected(vers);
         let w: Vec<&str> = doc.warnings.iter().map(|d| d.message.as_str()).collect();
         assert!(
-            w.iter()
-                .any(|m| m.contains("not understood") && m.contains("NVIDIA Container Toolkit")
-                    && m.contains(vers)),
+            w.iter().any(|m| m.contains("not understood")
+                && m.contains("NVIDIA Container Toolkit")
+                && m.contains(vers)),
             "{vers}: {w:#?}"
         );
     }
@@ -500,19 +512,31 @@ fn the_shapes_of_the_september_2026_driver_bulletin_read() {
         win = tesla("Windows(R580)", "windowsr580", "596.86"),
     );
     let ids = |which: &str| {
-        ["linuxr580", "linuxr595", "linuxr610", "linuxr615", "windowsr580"]
-            .iter()
-            .zip(["580.178.04", "595.91.07", "610.57.04", "615.71.09", "596.86"])
-            .map(|(p, f)| {
-                let id = f.replace('.', "_");
-                if which == "fixed" {
-                    format!(r#""{p}_tesla_{id}""#)
-                } else {
-                    format!(r#""{p}_tesla_all_driver_versions_prior_to_{id}""#)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+        [
+            "linuxr580",
+            "linuxr595",
+            "linuxr610",
+            "linuxr615",
+            "windowsr580",
+        ]
+        .iter()
+        .zip([
+            "580.178.04",
+            "595.91.07",
+            "610.57.04",
+            "615.71.09",
+            "596.86",
+        ])
+        .map(|(p, f)| {
+            let id = f.replace('.', "_");
+            if which == "fixed" {
+                format!(r#""{p}_tesla_{id}""#)
+            } else {
+                format!(r#""{p}_tesla_all_driver_versions_prior_to_{id}""#)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
     };
     let vulnerabilities = format!(
         r#"[{{"cve": "CVE-2026-47559", "product_status": {{"fixed": [{fixed}], "known_affected": [{affected}, "{manager}"]}}}}]"#,
@@ -535,7 +559,11 @@ fn the_shapes_of_the_september_2026_driver_bulletin_read() {
         affected("595.91.07")
     );
     for fixed in ["580.178.04", "595.91.07", "610.57.04", "615.71.09"] {
-        assert_eq!(status(&doc, "CVE-2026-47559", d, fixed), Status::Fixed, "{fixed}");
+        assert_eq!(
+            status(&doc, "CVE-2026-47559", d, fixed),
+            Status::Fixed,
+            "{fixed}"
+        );
     }
     // No row for R535 or R570: affected, and the fix to move to is R580's.
     for old in ["535.309.01", "570.211.01"] {
@@ -546,7 +574,11 @@ fn the_shapes_of_the_september_2026_driver_bulletin_read() {
         );
     }
     // The Windows row's 596.86 is no Linux branch: a 596 Linux driver is not made affected by it.
-    let a = doc.advisories.iter().find(|a| a.id == "CVE-2026-47559").unwrap();
+    let a = doc
+        .advisories
+        .iter()
+        .find(|a| a.id == "CVE-2026-47559")
+        .unwrap();
     let r = a.affects.iter().find(|r| r.component == d).unwrap();
     assert!(!r.fixed.iter().any(|f| f.major() == 596), "{:?}", r.fixed);
     let w: Vec<String> = doc.warnings.iter().map(ToString::to_string).collect();
@@ -570,7 +602,8 @@ fn a_product_id_defined_twice_with_two_meanings_is_refused() {
         "[]",
     ));
     assert!(
-        e.iter().any(|m| m.contains("product id `CTK` is defined twice")),
+        e.iter()
+            .any(|m| m.contains("product id `CTK` is defined twice")),
         "{e:?}"
     );
 }

@@ -42,7 +42,10 @@ impl Ranges {
                             upper: Some((v.clone(), true)),
                         });
                     }
-                    (Status::Affected | Status::FirstAffected, VersionExpr::Range { lower, upper }) => {
+                    (
+                        Status::Affected | Status::FirstAffected,
+                        VersionExpr::Range { lower, upper },
+                    ) => {
                         self.intervals.push(Interval {
                             lower: lower.clone(),
                             upper: upper.clone(),
