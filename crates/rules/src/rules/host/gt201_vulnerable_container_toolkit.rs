@@ -137,7 +137,10 @@ fn describe(hit: &Hit<'_>) -> String {
     }
     let mut s = format!("{} ({}", a.id, parts.join(", "));
     for c in &hit.conditions {
-        s.push_str(&format!("; {}, which the input does not show", c.describe()));
+        s.push_str(&format!(
+            "; {}, which the input does not show",
+            c.describe()
+        ));
     }
     match (&a.title, &a.url) {
         (Some(t), Some(u)) => s.push_str(&format!("; {t}, {u}")),
