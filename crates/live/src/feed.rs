@@ -340,7 +340,9 @@ fn split(line: &str) -> Vec<String> {
         match c {
             '"' if quoted && chars.peek() == Some(&'"') => {
                 chars.next();
-                out.last_mut().map(|f| f.push('"'));
+                if let Some(f) = out.last_mut() {
+                    f.push('"');
+                }
             }
             '"' => quoted = !quoted,
             ';' if !quoted => out.push(String::new()),

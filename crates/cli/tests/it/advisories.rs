@@ -279,13 +279,14 @@ fn a_data_file_in_a_folder_of_bulletins_is_announced_as_replacing_the_built_in_d
     );
 }
 
+/// Per path, the answer a test server gives: status, extra headers, body.
+type Answers = std::collections::BTreeMap<String, (u16, String, Vec<u8>)>;
+
 /// A local HTTP server with the layout of NVIDIA's product-security repository: each path's answer
 /// (status, headers, body), and how many times each path was asked for.
 struct Repository {
     address: String,
-    answers: std::sync::Arc<
-        std::sync::Mutex<std::collections::BTreeMap<String, (u16, String, Vec<u8>)>>,
-    >,
+    answers: std::sync::Arc<std::sync::Mutex<Answers>>,
     asked: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>,
 }
 
