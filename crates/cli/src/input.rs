@@ -170,16 +170,91 @@ pub fn refuse_unusable(errors: usize, rest: &str) -> ExitCode {
     output::exit(output::INPUT_ERROR)
 }
 
-/// Reads the advisory data `--advisories` names (files or folders of the project's YAML format or of
-/// CSAF 2.0 JSON documents; `-` for standard input), on top of the built-in data; with no path, the
-/// built-in data. Every problem is printed, located; an unreadable or malformed document is the exit
-/// code (2). What the documents say that the audit cannot use is printed as warnings and returned.
+/// The folder `gpu-trust advisories update` keeps bulletins in, for this run.
+static CACHE_DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+
+/// Sets the cache folder: `--cache-dir`, else `$XDG_CACHE_HOME/gpu-trust` when that is an absolute
+/// path, else `$HOME/.cache/gpu-trust` (the XDG Base Directory Specification's rule for
+/// `$XDG_CACHE_HOME`: unset, empty or relative means `$HOME/.cache`).
+pub fn set_cache_dir(flag: Option<PathBuf>) {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = flag.or_else(|| {
+        env("XDG_CACHE_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| env("HOME").map(|h| h.join(".cache")))
+            .map(|d| d.join("gpu-trust"))
+    });
+    let _ = CACHE_DIR.set(dir);
+}
+
+/// Where the advisory bulletins of updates are kept (`<cache>/advisories`); `None` when neither
+/// `--cache-dir` nor the environment names a cache folder.
+pub fn advisory_cache() -> Option<PathBuf> {
+    CACHE_DIR
+        .get()
+        .cloned()
+        .flatten()
+        .map(|d| d.join("advisories"))
+}
+
+/// The bulletins `gpu-trust advisories update` kept, read offline through the bounded reader;
+/// `None` when no update was made. A cache that cannot be read is an error (2): its bulletins would
+/// otherwise be missed unseen.
+fn read_cache() -> Result<Option<gpu_trust_rules::advisories::Cache>, ExitCode> {
+    use gpu_trust_live::feed::{State, STATE_FILE};
+    use gpu_trust_rules::advisories::{csaf, Cache, Update};
+    let Some(dir) = advisory_cache() else {
+        return Ok(None);
+    };
+    let state_path = dir.join(STATE_FILE);
+    if !state_path.exists() {
+        return Ok(None);
+    }
+    let broken = |message: String| {
+        output::eprint_error(format!(
+            "the advisory cache {} cannot be read: {message}; run `gpu-trust advisories update` again (or remove the folder)",
+            dir.display()
+        ));
+        output::exit(output::INPUT_ERROR)
+    };
+    let text = read(&state_path, 1 << 20).map_err(|d| broken(d.to_string()))?;
+    let state =
+        State::parse(&text).map_err(|e| broken(format!("{}: {e}", state_path.display())))?;
+    let mut documents = Vec::new();
+    for (file, url) in state.files(&dir) {
+        let text = read(&file, csaf::MAX_DOCUMENT_BYTES).map_err(|d| broken(d.to_string()))?;
+        documents.push((url, text));
+    }
+    let checked = match state.checked.as_deref().map(gpu_trust_policy::Date::parse) {
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => return Err(broken(format!("{}: {e}", state_path.display()))),
+        None => None,
+    };
+    Ok(Some(Cache {
+        update: Update {
+            from: state.from,
+            checked,
+        },
+        documents,
+    }))
+}
+
+/// Reads the advisory data: the built-in data, the bulletins `gpu-trust advisories update` kept
+/// (offline), and what `--advisories` names (files or folders of the project's YAML format or of
+/// CSAF 2.0 JSON documents; `-` for standard input). Every problem is printed, located; an
+/// unreadable or malformed document is the exit code (2). What the documents say that the audit
+/// cannot use is printed as warnings and returned.
 pub fn advisories(
     paths: &[PathBuf],
     follow_symlinks: bool,
 ) -> Result<gpu_trust_rules::advisories::Loaded, ExitCode> {
     use gpu_trust_rules::advisories::{csaf, Advisories, Loaded};
-    if paths.is_empty() {
+    let cache = read_cache()?;
+    if paths.is_empty() && cache.is_none() {
         return Ok(Loaded {
             data: Advisories::builtin().clone(),
             warnings: Vec::new(),
@@ -202,14 +277,14 @@ pub fn advisories(
         ));
         return Err(output::exit(output::INPUT_ERROR));
     }
-    if inputs.is_empty() {
+    if inputs.is_empty() && !paths.is_empty() {
         output::eprint_error(
             "--advisories names no .yaml, .yml or .json file: no advisory data to read",
         );
         return Err(output::exit(output::INPUT_ERROR));
     }
     let texts: Vec<(String, String)> = inputs.into_iter().map(|i| (i.name, i.text)).collect();
-    match Advisories::load(&texts) {
+    match Advisories::load_with(cache.as_ref(), &texts) {
         Ok(loaded) => {
             output::eprint_diagnostics(&loaded.warnings);
             Ok(loaded)

@@ -21,6 +21,7 @@
 pub mod access;
 pub mod backoff;
 pub mod crds;
+pub mod feed;
 pub mod rbac;
 pub mod reports;
 pub mod service;

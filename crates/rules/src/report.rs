@@ -84,46 +84,112 @@ pub struct PairGroup {
 pub struct AdvisoryData {
     /// The newest bulletin date of the data (`YYYY-MM-DD`); `None` for data without dates.
     pub newest_bulletin: Option<String>,
+    /// That bulletin, as the data names it (`NVIDIA security bulletin 5861`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest_bulletin_name: Option<String>,
     /// Days from the newest bulletin to the audit's day.
     pub age_days: Option<i64>,
-    /// Older than `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were probably
-    /// missed.
+    /// Neither the newest bulletin nor the last `gpu-trust advisories update` is within
+    /// `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were probably missed.
     pub stale: bool,
-    /// Where the data came from: `built-in`, or the files `--advisories` gave, in order.
+    /// Where the data came from: `built-in`, the bulletins an update kept (by the address they were
+    /// read from), then the files `--advisories` gave, in order.
     pub sources: Vec<String>,
+    /// The data file given with `--advisories` that replaced the built-in data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built_in_replaced_by: Option<String>,
+    /// The last `gpu-trust advisories update` the data holds (its bulletins are the `sources`
+    /// that start with its `from`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update: Option<UpdateData>,
+}
+
+/// Where an update read the vendor's bulletins, and the last day it found nothing newer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateData {
+    pub from: String,
+    /// Absent until an update read every bulletin its indexes listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
+    /// The bulletins it added to the data.
+    pub bulletins: usize,
 }
 
 impl AdvisoryData {
     /// What the report says of `data` on `today`.
     pub fn of(data: &crate::advisories::Advisories, today: gpu_trust_policy::Date) -> AdvisoryData {
+        use crate::advisories::SourceKind;
         let f = data.freshness(today);
+        let updated = data
+            .sources
+            .iter()
+            .filter(|s| s.kind == SourceKind::Update)
+            .count();
         AdvisoryData {
             newest_bulletin: f.newest.map(|d| d.to_string()),
+            newest_bulletin_name: data.newest_bulletin_name().map(str::to_string),
             age_days: f.age_days,
             stale: f.stale,
             sources: data.sources.iter().map(|s| s.name.clone()).collect(),
+            built_in_replaced_by: data.replaced_built_in().map(str::to_string),
+            update: data.update.as_ref().map(|u| UpdateData {
+                from: u.from.clone(),
+                checked: u.checked.map(|d| d.to_string()),
+                bulletins: updated,
+            }),
         }
     }
 
-    /// One line for a report's footer: `advisory data of 2026-07-28 (built-in)`, with a warning when
-    /// stale.
+    /// One line for a report's footer: `advisory data of 2026-09-30, newest bulletin NVIDIA
+    /// security bulletin 5861 (built-in)`, with where else it came from, and a warning when stale.
     pub fn line(&self) -> String {
         let date = self.newest_bulletin.as_deref().unwrap_or("no date");
-        let mut s = format!(
-            "advisory data of {date} ({})",
-            if self.sources.is_empty() {
+        let mut s = format!("advisory data of {date}");
+        if let Some(name) = &self.newest_bulletin_name {
+            s.push_str(&format!(", newest bulletin {name}"));
+        }
+        // The update's bulletins are counted, not listed.
+        let mut from: Vec<String> = self
+            .sources
+            .iter()
+            .filter(|n| !self.update.as_ref().is_some_and(|u| n.starts_with(&u.from)))
+            .map(|n| {
+                if self.built_in_replaced_by.as_ref() == Some(n) {
+                    format!("{n}, which replaces the built-in data")
+                } else {
+                    n.clone()
+                }
+            })
+            .collect();
+        if let Some(u) = &self.update {
+            from.push(format!(
+                "{} from {} ({})",
+                crate::text::plural(u.bulletins as u64, "bulletin"),
+                u.from,
+                match &u.checked {
+                    Some(day) => format!("nothing newer on {day}"),
+                    None => "its last update did not read every bulletin".to_string(),
+                }
+            ));
+        }
+        s.push_str(&format!(
+            " ({})",
+            if from.is_empty() {
                 "none".to_string()
             } else {
-                self.sources.join(", ")
+                from.join("; ")
             }
-        );
+        ));
         if self.stale {
             match self.age_days {
                 Some(d) => s.push_str(&format!(
-                    "; warning: {d} days old, over {} days: update gpu-trust or give newer bulletins with --advisories",
+                    "; warning: {d} days old, over {} days: run `gpu-trust advisories update` (or give newer bulletins with --advisories)",
                     crate::advisories::STALE_AFTER_DAYS
                 )),
-                None => s.push_str("; warning: the data has no dates"),
+                None => s.push_str(
+                    "; warning: the data has no dates: run `gpu-trust advisories update` (or give dated bulletins with --advisories)",
+                ),
             }
         }
         s

@@ -208,7 +208,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
         "<footer>Written by gpu-trust; data format <code>{}</code>; {}. This page loads nothing from \
          any network.</footer>",
         escape(report.schema),
-        escape(&report.advisory_data.line())
+        crate::text::html_code_spans(&report.advisory_data.line())
     );
     out.push_str("<pre id=\"self-check\" hidden data-ok=\"pending\"></pre>\n");
     let data = PageData {

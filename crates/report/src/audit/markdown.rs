@@ -80,7 +80,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
         "{}\n",
         inline(&summary_line(&report.summary, report.skipped.len()))
     );
-    let _ = writeln!(out, "{}\n", inline(&report.advisory_data.line()));
+    let _ = writeln!(out, "{}\n", with_code(&report.advisory_data.line()));
     if !report.skipped.is_empty() {
         let _ = writeln!(
             out,

@@ -594,7 +594,18 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             newest_bulletin: Some("2026-01-28".into()),
             age_days: Some(124),
             stale: true,
-            sources: vec!["built-in".into(), "bulletins/5850.json".into()],
+            sources: vec![
+                "built-in".into(),
+                "https://mirror.example.com/product-security/2026/5821/5821.json".into(),
+                "bulletins/5850.json".into(),
+            ],
+            newest_bulletin_name: Some("NVIDIA security bulletin 5747".into()),
+            built_in_replaced_by: None,
+            update: Some(gpu_trust_rules::report::UpdateData {
+                from: "https://mirror.example.com/product-security".into(),
+                checked: Some("2026-01-30".into()),
+                bulletins: 1,
+            }),
         },
         layout: Vec::new(),
     }
