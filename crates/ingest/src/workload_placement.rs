@@ -104,6 +104,7 @@ pub(crate) fn place_workloads(
         };
         permit(&mut w, set, &sets);
         w.placement.tolerations = d.constraints.pod_tolerations();
+        w.placement.node_selector = d.constraints.node_selector.iter().cloned().collect();
         w.placement.gpu_uuids = d.allocated.clone();
         if let Some(node_name) = &d.node_name {
             match fleet.by_name.get(node_name.as_str()) {

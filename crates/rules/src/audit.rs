@@ -307,6 +307,11 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
         pair,
         advisory_data: crate::report::AdvisoryData::of(&options.advisories, options.today),
         layout,
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     }
 }
 
@@ -752,6 +757,7 @@ fn finding(
         key,
         evidence: statements.into_iter().collect(),
         explained,
+        since: None,
     };
     (finding, matrix)
 }

@@ -473,6 +473,12 @@ pub fn scope<'a>(
             .filter(|n| n.tenants.iter().any(|t| visible.contains(&t.tenant)))
             .map(|n| node(n, &relabel, &r))
             .collect(),
+        // What to fix first is decided for the whole cluster, never for a view.
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     };
     (view, r)
 }

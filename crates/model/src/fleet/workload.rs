@@ -291,6 +291,10 @@ pub struct Placement {
     /// that a patch of its template can keep them.
     #[serde(skip)]
     pub tolerations: Vec<PodToleration>,
+    /// The pod's `nodeSelector`, so that a patch of its template can remove the keys it replaces (a
+    /// strategic merge keeps a map's keys the patch does not set to `null`).
+    #[serde(skip)]
+    pub node_selector: BTreeMap<String, String>,
 }
 
 /// A toleration as the pod writes it: `Exists`, or `Equal` to `value`; `None` for a field left out.

@@ -18,8 +18,11 @@
 //! - [`prometheus`]: the metrics `gpu-trust serve` exposes (not a `--format`: it needs the serving
 //!   process's own counters).
 //! - [`coverage`]: the coverage section of each format and the partial-audit message.
+//! - [`fix_first`]: what to fix first in words, which the table, Markdown and HTML open with after
+//!   the verdict, and the files `--emit-fixes` writes.
 
 pub mod coverage;
+pub mod fix_first;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -52,6 +55,14 @@ impl Format {
     /// caller must give [`Options::place`].
     pub fn needs_place(self) -> bool {
         matches!(self, Format::Sarif | Format::Markdown)
+    }
+
+    /// Whether the format shows what to fix first (the report's `actions`).
+    pub fn shows_actions(self) -> bool {
+        matches!(
+            self,
+            Format::Table | Format::Json | Format::Markdown | Format::Html
+        )
     }
 
     /// Whether the format draws the GPUs, from the audit's layout (`AuditOptions::layout`).
@@ -124,6 +135,11 @@ pub fn shown(
         pair: None,
         advisory_data: report.advisory_data.clone(),
         layout: Vec::new(),
+        fix_first: report.fix_first.clone(),
+        actions: report.actions.clone(),
+        baseline: report.baseline.clone(),
+        provenance: report.provenance.clone(),
+        verdict: report.verdict.clone(),
     };
     for f in &report.findings {
         if min_severity.is_some_and(|floor| f.severity < floor) {

@@ -126,6 +126,7 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         p.severity(Severity::High, t)
     });
 
+    render_lead(&mut out, report, &p, width);
     render_tenants(&mut out, report, &p, width);
     render_findings(&mut out, report, &p, width);
     render_groups(&mut out, &report.groups, &p, width);
@@ -154,6 +155,76 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         let _ = writeln!(out, "{}", p.dim(&line));
     }
     out
+}
+
+/// The verdict (why the run exits as it does) and what to fix first, when the report has them.
+fn render_lead(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
+    if let Some(v) = &report.verdict {
+        let mut outcome = v.outcome.replace('-', " ");
+        outcome[..1].make_ascii_uppercase();
+        let line = wrap(
+            &format!("{outcome} (exit {}): {}.", v.exit_code, esc(&v.reason)),
+            width,
+            "  ",
+        );
+        let _ = writeln!(out, "{}\n", p.bold(&line));
+    }
+    if let Some(base) = &report.baseline {
+        let line = format!(
+            "Since the baseline {}: {} new, {} unchanged, {} fixed.",
+            esc(&base.file),
+            base.new,
+            base.unchanged,
+            base.fixed.len()
+        );
+        let _ = writeln!(out, "{}", wrap(&line, width, "  "));
+        for f in base.fixed.iter().take(MAX_LISTED) {
+            let line = format!(
+                "fixed: {} {}: {}",
+                f.rule,
+                f.severity.as_str(),
+                esc(&f.message)
+            );
+            let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(4), "    "));
+        }
+        if base.fixed.len() > MAX_LISTED {
+            let _ = writeln!(out, "  and {} more fixed", base.fixed.len() - MAX_LISTED);
+        }
+        out.push('\n');
+    }
+    let Some(b) = crate::audit::fix_first::block(report) else {
+        return;
+    };
+    section(out, p, width, "FIX FIRST", &esc(&b.head));
+    let indent = "      ";
+    let prose = |out: &mut String, text: &str| {
+        let _ = writeln!(
+            out,
+            "{indent}{}",
+            wrap(&esc(text), width.saturating_sub(indent.len()), indent)
+        );
+    };
+    for a in &b.actions {
+        let _ = writeln!(
+            out,
+            "  {}  {}",
+            p.bold(&a.id),
+            wrap(&esc(&a.summary), width.saturating_sub(indent.len()), indent)
+        );
+        prose(out, &a.closes);
+        prose(out, &a.proof);
+        // Each command whole on a line of its own, to be copied.
+        for c in &a.commands {
+            let _ = writeln!(out, "{indent}  {}", esc(c));
+        }
+        for n in &a.notes {
+            prose(out, &format!("note: {n}"));
+        }
+    }
+    for line in b.after.iter().chain(&b.unclosed) {
+        let _ = writeln!(out, "  {}", wrap(&esc(line), width.saturating_sub(2), "  "));
+    }
+    out.push('\n');
 }
 
 /// What the table leaves out, as one line (`None` when nothing is left out).
@@ -284,6 +355,10 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
     if f.accepted.is_some() {
         head.push(' ');
         head.push_str(&p.accepted("ACCEPTED"));
+    }
+    if f.since == Some(gpu_trust_rules::report::Since::New) {
+        head.push(' ');
+        head.push_str(&p.bold("NEW"));
     }
     let _ = writeln!(out, "{head}");
     let indent = "    ";

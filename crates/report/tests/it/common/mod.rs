@@ -122,6 +122,7 @@ fn finding(
         key: objects_key(rule, tenants),
         evidence: vec![],
         explained: None,
+        since: None,
     }
 }
 
@@ -589,6 +590,11 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             sources: vec!["built-in".into(), "bulletins/5850.json".into()],
         },
         layout: Vec::new(),
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     }
 }
 
