@@ -136,38 +136,12 @@ pub fn decide(input: &Input<'_>) -> Decided {
     fix_first.tried = candidates.len().min(trials);
     fix_first.untried = candidates.len() - fix_first.tried;
     // Each candidate alone: what it closes; none that opens a finding at or above the threshold.
-    let mut useful: Vec<(&Candidate, BTreeSet<String>)> = Vec::new();
-    for c in candidates.iter().take(trials) {
-        let Some(after) = trial(input, &[c]) else {
-            continue;
-        };
-        let after = open(input, &after);
-        let mut closes: BTreeSet<String> = before
-            .keys()
-            .filter(|k| !after.contains_key(*k))
-            .cloned()
-            .collect();
-        // A finding at or above the threshold that is new, or worse than it was: more severe, or
-        // about a tenant or a pair it was not about. A new key that only names again what a
-        // closed finding was about (a node group's finding once its configuration changed) is
-        // that finding, not closed.
-        let mut opens = false;
-        for (k, now) in after.iter().filter(|(_, s)| s.severity >= input.threshold) {
-            match before.get(k) {
-                Some(was) => opens |= now.worse_than(was),
-                None => match closes.iter().find(|c| !now.worse_than(&before[*c])) {
-                    Some(same) => {
-                        let same = same.clone();
-                        closes.remove(&same);
-                    }
-                    None => opens = true,
-                },
-            }
-        }
-        if !opens && closes.iter().any(|k| goal.contains(k)) {
-            useful.push((c, closes));
-        }
-    }
+    let useful: Vec<(&Candidate, BTreeSet<String>)> = candidates
+        .iter()
+        .take(trials)
+        .filter_map(|c| Some((c, closes(input, &[c])?)))
+        .filter(|(_, closes)| closes.iter().any(|k| goal.contains(k)))
+        .collect();
     let (chosen, search) = choose(&useful, &goal);
     fix_first.search = search;
     let closable: BTreeSet<&String> = useful.iter().flat_map(|(_, c)| c).collect();
@@ -202,6 +176,35 @@ pub fn decide(input: &Input<'_>) -> Decided {
         actions,
         patched,
     }
+}
+
+/// The open findings the input audited again with `changes` applied no longer has; `None` when the
+/// changes cannot be made, or open a finding at or above the threshold or make one worse (more
+/// severe, or about a tenant or more pairs than it was). A new key that only names again what a
+/// closed finding was about (a node group's finding once its configuration changed) is that
+/// finding: neither closed nor opened.
+pub fn closes(input: &Input<'_>, changes: &[&Candidate]) -> Option<BTreeSet<String>> {
+    let before = open(input, input.report);
+    let after = open(input, &trial(input, changes)?);
+    let mut closes: BTreeSet<String> = before
+        .keys()
+        .filter(|k| !after.contains_key(*k))
+        .cloned()
+        .collect();
+    for (k, now) in after.iter().filter(|(_, s)| s.severity >= input.threshold) {
+        match before.get(k) {
+            Some(was) if now.worse_than(was) => return None,
+            Some(_) => {}
+            None => {
+                let same = closes
+                    .iter()
+                    .find(|c| !now.worse_than(&before[*c]))?
+                    .clone();
+                closes.remove(&same);
+            }
+        }
+    }
+    Some(closes)
 }
 
 /// The open findings of `report` (rules turned off left out) by key.
@@ -321,7 +324,7 @@ fn choose(
 
 /// The audit of the input with `candidates` applied; `None` when they cannot be applied, the
 /// changed input does not read as well as the original, or a moved workload has no node left.
-fn trial(input: &Input<'_>, candidates: &[&Candidate]) -> Option<AuditReport> {
+pub fn trial(input: &Input<'_>, candidates: &[&Candidate]) -> Option<AuditReport> {
     let edits: Vec<Edit> = candidates.iter().flat_map(|c| c.edits.clone()).collect();
     let texts = documents::apply(input.inputs?, &edits, &input.ingest.limits, "").ok()?;
     let ingested = gpu_trust_ingest::ingest(&texts, input.ingest);
