@@ -50,6 +50,10 @@ pub struct AuditReport {
     /// How old the advisory data the audit used is: its newest bulletin, and whether that is older
     /// than 90 days before the audit's day.
     pub advisory_data: AdvisoryData,
+    /// The GPU node pools (v2.4): the nodes of one GPU model and one sharing configuration, as the
+    /// pairwise findings group them, with their tenants.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolEntry>,
     /// Not part of the wire format: per GPU node, the GPUs and who is on them, as the HTML report draws
     /// them, built from the audit's own analysis when [`crate::AuditOptions::layout`] asks for it
     /// (empty otherwise).
@@ -128,7 +132,7 @@ impl AuditReport {
             };
         }
         let accepted = if partial {
-            " (a partial audit, accepted: it does not cover the layers not evaluated)"
+            " (a partial audit, accepted: it does not cover the layers above)"
         } else {
             ""
         };
@@ -369,6 +373,29 @@ pub struct Action {
     /// What the change assumes or also changes, one sentence each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// GPU nodes of one GPU model and one sharing configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolEntry {
+    /// What the pairwise findings about these nodes are keyed by (`H100-SXM5-80GB time-slicing
+    /// nvidia.com/gpu=4`).
+    pub signature: String,
+    /// The GPU model (or product label).
+    pub gpu: String,
+    /// How a whole-GPU request is shared there: the mechanism's spelling (`time-slicing`,
+    /// `mps`, `exclusive`, `mig-instance`...).
+    pub mechanism: Mechanism,
+    /// Replicas per GPU of a shared whole GPU; absent when not shared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u32>,
+    /// Some GPUs are partitioned into MIG instances.
+    pub mig: bool,
+    pub nodes: Vec<String>,
+    pub gpus: usize,
+    /// The tenants whose workloads run or may run there, sorted.
+    pub tenants: Vec<String>,
 }
 
 /// Two tenants and everything they share: `gpu-trust audit --pair A B`.

@@ -467,6 +467,15 @@ pub fn scope<'a>(
         disabled_rules,
         pair: None,
         advisory_data: report.advisory_data.clone(),
+        pools: report
+            .pools
+            .iter()
+            .filter(|p| p.tenants.iter().any(|t| visible.contains(t)))
+            .map(|p| crate::report::PoolEntry {
+                tenants: relabel_all(&p.tenants, &relabel),
+                ..p.clone()
+            })
+            .collect(),
         layout: report
             .layout
             .iter()

@@ -93,7 +93,8 @@ pub struct Args {
     #[arg(long, value_parser = fail_on_parser(), ignore_case = true, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
     /// Print only findings of this severity or a higher one (table and Markdown; the JSON, SARIF,
-    /// JUnit and HTML reports keep every finding). The summary still counts them all.
+    /// JUnit and HTML reports keep every finding; default: low, so info findings are counted, not
+    /// printed). The summary still counts them all.
     #[arg(long, value_parser = parse_severity, value_name = "SEVERITY")]
     pub min_severity: Option<Severity>,
     /// Print accepted findings too (table and Markdown). By default they are left out and counted;
@@ -170,6 +171,11 @@ pub struct Args {
     /// not fail the run), as a pull request's check needs.
     #[arg(long, requires = "baseline")]
     pub fail_on_new: bool,
+    /// A row per tenant (the worst of its open findings, how many, the first action that closes
+    /// one, what it shares) and per GPU node pool instead of the findings, after the verdict and
+    /// what to fix first (table and Markdown; the JSON report holds the pools with the rest).
+    #[arg(long, conflicts_with = "pair")]
+    pub summary: bool,
 }
 
 /// Examples, shown after the options (lines clap keeps as written).
@@ -189,7 +195,8 @@ Examples:
   gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex
   gpu-trust audit cluster.yaml --policy tenancy.yaml --view acme --format html --output acme.html
   gpu-trust audit cluster.yaml --policy tenancy.yaml --emit-fixes fixes/
-  gpu-trust audit deploy/ --policy tenancy.yaml --baseline main.json --fail-on-new";
+  gpu-trust audit deploy/ --policy tenancy.yaml --baseline main.json --fail-on-new
+  gpu-trust audit --policy tenancy.yaml --summary";
 
 fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     output::eprint_error(message);
@@ -671,7 +678,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // (`gpu_trust_report::audit::render`).
     let mut options = RenderOptions {
         fail_at: fail_at(fail_on),
-        min_severity: args.min_severity,
+        min_severity: Some(args.min_severity.unwrap_or(gpu_trust_model::Severity::Low)),
+        summary: args.summary,
         show_accepted: args.show_accepted,
         disabled: disabled
             .iter()

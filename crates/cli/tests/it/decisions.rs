@@ -246,3 +246,33 @@ fn a_json_report_says_which_tool_made_it_when_and_from_what() {
     assert_ne!(c["provenance"]["inputDigest"], p["inputDigest"]);
     assert!(a["advisoryData"]["newestBulletin"].is_string());
 }
+
+#[test]
+fn the_summary_fits_80_columns_for_the_examples() {
+    for example in [
+        "inference-platform",
+        "ml-platform",
+        "hami-kai",
+        "gke",
+        "helm-device-plugin",
+        "measured-h200",
+    ] {
+        let out = Command::cargo_bin("gpu-trust")
+            .unwrap()
+            .current_dir(workspace())
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "80")
+            .args(["audit", &format!("examples/{example}/cluster.yaml")])
+            .args(["--policy", &format!("examples/{example}/policy.yaml")])
+            .args(["--today", TODAY, "--accept-partial", "--summary"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("\nTENANTS ("), "{example}: {text}");
+        assert!(!text.contains("\nFINDINGS"), "{example}");
+        for line in text.lines().filter(|l| l.chars().count() > 80) {
+            // Only a command, whole on its own line, may pass the width.
+            assert!(line.starts_with("           kubectl "), "{example}: {line}");
+        }
+    }
+}

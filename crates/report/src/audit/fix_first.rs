@@ -42,6 +42,10 @@ pub fn block(report: &AuditReport) -> Option<Block> {
         format!("Nothing to fix first: no open finding at or above {t}.")
     } else if let Some(why) = &ff.not_tried {
         format!("{open} at or above {t}; no change was tried: {why}.")
+    } else if ff.tried == 0 {
+        format!(
+            "{open} at or above {t}; gpu-trust found no change it can write out and prove for them: each finding's fix says what to do."
+        )
     } else if actions.is_empty() {
         format!(
             "{open} at or above {t}; none of the {} gpu-trust tried closes one without opening another: each finding's fix says what to do.{}",

@@ -41,6 +41,8 @@ pub struct MarkdownOptions {
     pub rule_pages: Option<String>,
     /// The most bytes the summary may have ([`MAX_CHARS`]; lower only in tests).
     pub max_chars: usize,
+    /// A row per tenant and per node pool instead of the findings (`--summary`).
+    pub summary: bool,
 }
 
 impl MarkdownOptions {
@@ -96,6 +98,10 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
         );
     }
 
+    if options.summary {
+        out.push_str(&summary_tables(report));
+        return out;
+    }
     let mut tail = String::new();
     if let Some(line) = hidden_line(&options.hidden) {
         let _ = writeln!(tail, "_{}_\n", inline(&line));
@@ -145,11 +151,45 @@ fn verdict(report: &AuditReport, options: &MarkdownOptions) -> String {
         "passes" => "Passes",
         _ => "Reports only",
     };
-    format!(
-        "**{outcome}** (exit {}): {}.",
-        v.exit_code,
-        inline(&v.reason)
-    )
+    // The reason is gpu-trust's own words (counts, severities, flags), no text of the input.
+    format!("**{outcome}** (exit {}): {}.", v.exit_code, v.reason)
+}
+
+/// `--summary`: a table of the tenants and one of the GPU node pools.
+fn summary_tables(report: &AuditReport) -> String {
+    let worst = |s: Option<Severity>| s.map_or("-", Severity::as_str).to_string();
+    let mut out = String::from(
+        "#### Tenants\n\n| tenant | worst | open | fix first | shares |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for r in crate::audit::summary::tenants(report) {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            inline(&r.tenant),
+            worst(r.worst),
+            r.open,
+            r.action.as_deref().unwrap_or("-"),
+            inline(&r.shares.join(", "))
+        );
+    }
+    let pools = crate::audit::summary::pools(report);
+    if !pools.is_empty() {
+        out.push_str("\n#### Node pools\n\n| pool | GPUs | sharing | worst | open | tenants |\n| --- | --- | --- | --- | --- | --- |\n");
+        for r in pools {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                inline(&r.nodes),
+                inline(&r.gpus),
+                inline(&r.sharing),
+                worst(r.worst),
+                r.open,
+                inline(&r.tenants.join(", "))
+            );
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// What to fix first, when the report has it, and what changed since a baseline.
