@@ -159,7 +159,7 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
     )));
     out.push('\n');
     if let Some(line) = hidden_line(&options.hidden) {
-        let _ = writeln!(out, "{}", p.dim(&line));
+        let _ = writeln!(out, "{}", p.dim(&wrap(&line, width, "")));
     }
     out
 }

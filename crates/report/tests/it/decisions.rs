@@ -74,3 +74,39 @@ fn the_emitted_files_are_the_patches_and_the_patched_copies_at_their_paths() {
         ]
     );
 }
+
+#[test]
+fn the_summary_is_a_row_per_tenant_and_per_pool() {
+    let report = sample_decided_report();
+    let text = table::render(
+        &report,
+        &TableOptions {
+            summary: true,
+            width: 80,
+            ..TableOptions::default()
+        },
+    );
+    let rows: String = text
+        .split("\nTENANTS")
+        .nth(1)
+        .unwrap_or_default()
+        .split("\nadvisory data")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    insta::assert_snapshot!(rows);
+    assert!(!text.contains("FINDINGS"));
+    let md = markdown::render(
+        &report,
+        &sample_rules(),
+        &MarkdownOptions {
+            summary: true,
+            ..MarkdownOptions::new()
+        },
+    );
+    assert!(md.contains("| acme | critical | 3 | a1 |"), "{md}");
+    assert!(
+        md.contains("| gpu-a100-2 | 8 A100-SXM4-80GB | time-slicing x4 | critical |"),
+        "{md}"
+    );
+}

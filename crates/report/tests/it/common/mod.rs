@@ -723,6 +723,16 @@ pub fn sample_decided_report() -> AuditReport {
             notes: vec!["the effect comes from controllers".into()],
         },
     ]);
+    report.pools = vec![gpu_trust_rules::report::PoolEntry {
+        signature: "A100-SXM4-80GB time-slicing nvidia.com/gpu=4".into(),
+        gpu: "A100-SXM4-80GB".into(),
+        mechanism: Mechanism::TimeSlicing,
+        replicas: Some(4),
+        mig: false,
+        nodes: vec!["gpu-a100-2".into()],
+        gpus: 8,
+        tenants: vec!["acme".into(), "globex".into()],
+    }];
     let mut provenance = Provenance::new("0.1.0", 1_765_000_000, &[0xab; 32]);
     provenance.context = Some("prod".into());
     provenance.server = Some("https://10.0.0.1:6443".into());
