@@ -276,3 +276,87 @@ fn the_summary_fits_80_columns_for_the_examples() {
         }
     }
 }
+
+/// `policy init` on every example and corpus scenario: the policy it writes passes `policy check`
+/// and audits the same input without an error.
+#[test]
+fn a_drafted_policy_passes_the_check_and_audits_its_cluster() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut inputs: Vec<Vec<PathBuf>> = [
+        "inference-platform",
+        "ml-platform",
+        "hami-kai",
+        "gke",
+        "helm-device-plugin",
+        "measured-h200",
+    ]
+    .iter()
+    .map(|e| vec![workspace().join(format!("examples/{e}/cluster.yaml"))])
+    .collect();
+    let scenarios = corpus.join("scenarios");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&scenarios)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let list = std::fs::read_to_string(dir.join("files.txt")).unwrap();
+        inputs.push(
+            list.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| match l.starts_with("nodes-") {
+                    true => scenarios.join(l),
+                    false => corpus.join("real-world").join(l),
+                })
+                .collect(),
+        );
+    }
+    assert!(inputs.len() >= 16);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("tenancy.yaml");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::cargo_bin("gpu-trust")
+            .unwrap()
+            .env("NO_COLOR", "1")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for files in inputs {
+        let mut init: Vec<&std::ffi::OsStr> = vec!["policy".as_ref(), "init".as_ref()];
+        init.extend(files.iter().map(|f| f.as_os_str()));
+        init.extend(["--output".as_ref(), policy.as_os_str()]);
+        let out = run(&init);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{files:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&policy).unwrap();
+        assert!(text.contains("trust:\n  default: none"), "{text}");
+        let check = run(&["policy".as_ref(), "check".as_ref(), policy.as_os_str()]);
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{files:?}:\n{text}\n{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let mut audit: Vec<&std::ffi::OsStr> = vec!["audit".as_ref()];
+        audit.extend(files.iter().map(|f| f.as_os_str()));
+        audit.extend([
+            "--policy".as_ref(),
+            policy.as_os_str(),
+            "--accept-partial".as_ref(),
+            "--today".as_ref(),
+            TODAY.as_ref(),
+        ]);
+        let out = run(&audit);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)) && !stderr.contains("error"),
+            "{files:?}:\n{text}\n{stderr}"
+        );
+    }
+}
