@@ -645,8 +645,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     report.verdict = Some(verdict);
     if let Some(dir) = &args.emit_fixes {
         let stdin = args.stdin_filename.as_deref().unwrap_or(STDIN_NAME);
-        let patched: Vec<(String, String)> =
-            patched.into_iter().map(|i| (i.name, i.text)).collect();
+        // Patched copies of files only: a live cluster's documents are no files to copy.
+        let patched: Vec<(String, String)> = patched
+            .into_iter()
+            .filter(|_| !args.paths.is_empty())
+            .map(|i| (i.name, i.text))
+            .collect();
         let read: Vec<&Path> = args
             .paths
             .iter()
