@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Trials read the input again at most this many bytes in all: what to fix first costs at most
 /// about the audit of this much more input.
-pub const TRIAL_BYTES: usize = 64 << 20;
+pub const TRIAL_BYTES: usize = 32 << 20;
 /// The most trials, whatever the input's size.
 pub const MAX_TRIALS: usize = 64;
 /// Up to this many useful candidates, every set of them is tried for the fewest (2^16 sets of
