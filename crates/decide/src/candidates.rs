@@ -359,10 +359,16 @@ fn moves(fleet: &Fleet, report: &AuditReport, goal: &BTreeSet<String>) -> Vec<Ca
                     .iter()
                     .all(|n| n.gpu.as_ref().is_some_and(|g| g.advertises(r)))
             };
-            let (planned, planned_count) = if offers(requested) {
-                (*requested, *count)
+            // What the pods request there: what they request now, else a whole GPU, else a GPU
+            // passed through to a VM, with the runtime class every pod there that has one uses.
+            let mut runtime_class = None;
+            let (planned, planned_count): (String, u64) = if offers(requested) {
+                (requested.to_string(), *count)
             } else if offers(resource::GPU) {
-                (resource::GPU, 1)
+                (resource::GPU.to_string(), 1)
+            } else if let Some((r, class)) = passthrough(fleet, &pool.nodes) {
+                runtime_class = Some(class);
+                (r, 1)
             } else {
                 continue;
             };
@@ -375,7 +381,7 @@ fn moves(fleet: &Fleet, report: &AuditReport, goal: &BTreeSet<String>) -> Vec<Ca
                 continue;
             };
             let mut notes = Vec::new();
-            match free(fleet, &pool.nodes, planned, &key, &owners) {
+            match free(fleet, &pool.nodes, &planned, &key, &owners) {
                 Some(free) if free < u64::from(w.replicas) * planned_count => continue,
                 Some(_) => {}
                 None => notes.push(format!(
@@ -388,6 +394,11 @@ fn moves(fleet: &Fleet, report: &AuditReport, goal: &BTreeSet<String>) -> Vec<Ca
                     "the nodes do not offer {requested}: each pod gets {planned_count} {planned} (a whole GPU) instead of {count} {requested}"
                 ));
             }
+            if let Some(class) = &runtime_class {
+                notes.push(format!(
+                    "the GPU is passed through to a VM: the pods run with runtimeClassName {class}, as the pods on these nodes do; check the workload's image runs in such a VM"
+                ));
+            }
             out.push(move_candidate(MoveOf {
                 w,
                 key: &key,
@@ -395,11 +406,12 @@ fn moves(fleet: &Fleet, report: &AuditReport, goal: &BTreeSet<String>) -> Vec<Ca
                 pool,
                 model,
                 request: Request::Resource {
-                    name: planned.to_string(),
+                    name: planned.clone(),
                     count: planned_count as u32,
                 },
                 objects: &objects,
                 pods: &pods,
+                runtime_class,
                 notes,
             }));
         }
@@ -446,7 +458,40 @@ struct MoveOf<'a> {
     request: Request,
     objects: &'a Objects,
     pods: &'a [&'a Workload],
+    /// The runtime class the pods need there (a VM's).
+    runtime_class: Option<String>,
     notes: Vec<String>,
+}
+
+/// The resource the nodes advertise for GPUs passed through to VMs, when every node advertises it,
+/// and the runtime class of every pod on them that requests it, when they agree on one.
+fn passthrough(fleet: &Fleet, nodes: &[&Node]) -> Option<(String, String)> {
+    let advertised = nodes.first()?.gpu.as_ref()?.advertised.as_ref()?;
+    let name = advertised.keys().find(|r| {
+        resource::DeviceResource::parse(r) == Some(resource::DeviceResource::Passthrough)
+    })?;
+    if !nodes
+        .iter()
+        .all(|n| n.gpu.as_ref().is_some_and(|g| g.advertises(name)))
+    {
+        return None;
+    }
+    let classes: BTreeSet<Option<&String>> = fleet
+        .workloads
+        .iter()
+        .filter(|p| {
+            p.placement
+                .node
+                .and_then(|n| fleet.nodes.get(n))
+                .is_some_and(|n| nodes.iter().any(|x| x.name == n.name))
+        })
+        .filter(|p| p.containers.iter().any(|c| c.resources.contains_key(name)))
+        .map(|p| p.pod_security.runtime_class_name.as_ref())
+        .collect();
+    match classes.into_iter().collect::<Vec<_>>().as_slice() {
+        [Some(class)] => Some((name.clone(), (*class).clone())),
+        _ => None,
+    }
 }
 
 fn move_candidate(m: MoveOf<'_>) -> Candidate {
@@ -458,6 +503,15 @@ fn move_candidate(m: MoveOf<'_>) -> Candidate {
             TaintEffect::NoExecute => "NoExecute",
             TaintEffect::PreferNoSchedule => continue,
         };
+        // A taint the template tolerates already (the patch keeps its tolerations).
+        let tolerated = w.placement.tolerations.iter().any(|o| {
+            o.key.as_deref().is_none_or(|k| k == t.key)
+                && (o.exists || o.value == t.value)
+                && o.effect.as_deref().is_none_or(|e| e == effect)
+        });
+        if tolerated {
+            continue;
+        }
         let t = Toleration {
             key: t.key.clone(),
             operator: if t.value.is_some() { "Equal" } else { "Exists" }.to_string(),
@@ -485,7 +539,10 @@ fn move_candidate(m: MoveOf<'_>) -> Candidate {
         tolerations,
         why: String::new(),
     };
-    let patch = pod_patch(&planned, m.container, m.model, m.objects, &m.request);
+    let mut patch = pod_patch(&planned, m.container, m.model, m.objects, &m.request);
+    if let Some(class) = &m.runtime_class {
+        patch.patch["spec"]["template"]["spec"]["runtimeClassName"] = json!(class);
+    }
     let target = Target {
         kind: w.object.kind.clone(),
         namespace: Some(w.namespace.clone()),

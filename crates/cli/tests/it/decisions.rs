@@ -113,10 +113,11 @@ fn the_table_opens_with_the_verdict_and_what_to_fix_first() {
         "{first:?}"
     );
     assert!(
-        first[2].starts_with("FIX FIRST (2 changes close 3 of the 8 open findings"),
+        first[2].starts_with("FIX FIRST (3 changes close 7 of the 8 open findings"),
         "{first:?}"
     );
-    assert!(table.contains("After these 2 changes (audited together): 1 critical, 4 high"));
+    assert!(table.contains("After these 3 changes (audited together): 0 critical, 1 high"));
+    assert!(table.contains("No change tried closes this one: GT207 (perf-eval, umbrella)."));
 }
 
 #[test]

@@ -136,7 +136,8 @@ fn findings(report: &AuditReport, keys: &[String]) -> String {
         .map(|k| match report.findings.iter().find(|f| f.id() == *k) {
             Some(f) if !f.tenants.is_empty() => format!("{} ({})", f.rule, f.tenants.join(", ")),
             Some(f) => f.rule.clone(),
-            None => k.clone(),
+            // A finding the rendered report leaves out (below --min-severity): its rule and key.
+            None => k.replacen(':', " ", 1),
         })
         .collect();
     named.join(", ")
