@@ -104,6 +104,29 @@ pub fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
     Ok(evidence)
 }
 
+/// An earlier JSON audit report, for `--baseline`: its findings' keys, and what the gone ones said.
+pub fn read_baseline(path: &Path) -> Result<gpu_trust_rules::report::BaselineReport, Diagnostic> {
+    let name = path.display().to_string();
+    let text = read(path, gpu_trust_source::Limits::default().max_file_bytes)?;
+    let old: gpu_trust_rules::report::BaselineReport = gpu_trust_source::parse_json(&text, &name)
+        .map_err(|mut d| {
+        d.message = format!("not a gpu-trust JSON audit report: {}", d.message);
+        d
+    })?;
+    if old.schema != gpu_trust_rules::report::SCHEMA {
+        return Err(Diagnostic::error(
+            Code::InvalidValue,
+            Location::new(&name, 1, 1),
+            format!(
+                "a baseline of schema `{}` is not supported (expected `{}`)",
+                old.schema,
+                gpu_trust_rules::report::SCHEMA
+            ),
+        ));
+    }
+    Ok(old)
+}
+
 /// The cluster: the files and folders of `paths` (`-` is standard input), or, without any, the live
 /// cluster `cluster` names. `None` when no cluster could be read at all (the message is printed).
 pub fn cluster(
@@ -111,16 +134,71 @@ pub fn cluster(
     cluster: &crate::live::ClusterArgs,
     follow_symlinks: bool,
 ) -> Option<Ingested> {
-    if paths.is_empty() {
-        crate::live::load(cluster)
-    } else {
-        Some(load_cluster(paths, follow_symlinks))
+    cluster_read(paths, cluster, follow_symlinks).map(|(ingested, _)| ingested)
+}
+
+/// The documents a cluster was read from: the report's provenance, and what an audit of the input
+/// with changes applied reads (`gpu_trust_decide`).
+pub struct Documents {
+    /// The texts in the order read; `None` when they were too large to keep (a file read in pieces,
+    /// or more than the decisions would read again).
+    pub inputs: Option<Vec<gpu_trust_source::Input>>,
+    pub options: gpu_trust_ingest::Options,
+    /// The SHA-256 of each input's name, a NUL, its bytes and a NUL, in order.
+    pub digest: Vec<u8>,
+    /// For a live cluster: its API server and kubeconfig context.
+    pub server: Option<String>,
+    pub context: Option<String>,
+}
+
+/// Texts kept for the decisions at most: half of what they read again in all.
+const KEPT_BYTES: usize = gpu_trust_decide::TRIAL_BYTES / 2;
+
+/// [`cluster`], with the documents it was read from.
+pub fn cluster_read(
+    paths: &[PathBuf],
+    cluster: &crate::live::ClusterArgs,
+    follow_symlinks: bool,
+) -> Option<(Ingested, Documents)> {
+    if !paths.is_empty() {
+        return Some(load_cluster_documents(paths, follow_symlinks));
     }
+    let snapshot = crate::live::read(cluster)?;
+    let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+    for i in &snapshot.inputs {
+        add(&mut digest, &i.name, i.text.as_bytes());
+    }
+    let size: usize = snapshot.inputs.iter().map(|i| i.text.len()).sum();
+    let documents = Documents {
+        inputs: (size <= KEPT_BYTES).then(|| snapshot.inputs.clone()),
+        options: crate::live::options(&snapshot),
+        digest: hex(digest),
+        server: snapshot.server.clone(),
+        context: snapshot.context.clone(),
+    };
+    Some((crate::live::ingest(snapshot), documents))
+}
+
+/// One input into a digest: its name, a NUL, its bytes and a NUL.
+fn add(digest: &mut ring::digest::Context, name: &str, bytes: &[u8]) {
+    digest.update(name.as_bytes());
+    digest.update(&[0]);
+    digest.update(bytes);
+    digest.update(&[0]);
+}
+
+fn hex(digest: ring::digest::Context) -> Vec<u8> {
+    digest.finish().as_ref().to_vec()
 }
 
 /// Reads every path (`-` is standard input) and builds the fleet model; every problem comes back as a
 /// diagnostic, what the reader left out of a directory included.
 pub fn load_cluster(paths: &[PathBuf], follow_symlinks: bool) -> Ingested {
+    load_cluster_documents(paths, follow_symlinks).0
+}
+
+/// [`load_cluster`], with the documents read.
+fn load_cluster_documents(paths: &[PathBuf], follow_symlinks: bool) -> (Ingested, Documents) {
     let options = gpu_trust_ingest::Options::default();
     let (inputs, gathered) = gpu_trust_source::gather_large(
         paths,
@@ -131,12 +209,49 @@ pub fn load_cluster(paths: &[PathBuf], follow_symlinks: bool) -> Ingested {
         },
         gpu_trust_ingest::LARGE_INPUT_BYTES,
     );
+    let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+    let mut kept: Option<Vec<gpu_trust_source::Input>> = Some(Vec::new());
+    let mut size = 0usize;
+    for g in &inputs {
+        match g {
+            gpu_trust_source::Gathered::Text(i) => {
+                add(&mut digest, &i.name, i.text.as_bytes());
+                size += i.text.len();
+                if let Some(k) = kept.as_mut() {
+                    k.push(i.clone());
+                }
+            }
+            gpu_trust_source::Gathered::Large(f) => {
+                // Read in pieces by ingest, and hashed in pieces: never whole in memory.
+                digest.update(f.name.as_bytes());
+                digest.update(&[0]);
+                if let Ok(mut file) = f.open(&options.limits) {
+                    let mut buffer = vec![0u8; 1 << 20];
+                    while let Ok(n @ 1..) = std::io::Read::read(&mut file, &mut buffer) {
+                        digest.update(&buffer[..n]);
+                    }
+                }
+                digest.update(&[0]);
+                kept = None;
+            }
+        }
+    }
+    if size > KEPT_BYTES {
+        kept = None;
+    }
     // Large files are read in pieces, and each text is released once it is read.
     let mut ingested = gpu_trust_ingest::ingest_gathered(inputs, &options);
     ingested.diagnostics.extend(gathered);
     ingested.diagnostics.sort();
     ingested.diagnostics.dedup();
-    ingested
+    let documents = Documents {
+        inputs: kept,
+        options,
+        digest: hex(digest),
+        server: None,
+        context: None,
+    };
+    (ingested, documents)
 }
 
 /// Prints the diagnostics of reading and ingesting the cluster on standard error, the warnings
