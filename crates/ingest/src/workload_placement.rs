@@ -117,6 +117,7 @@ pub(crate) fn place_workloads(
         };
         permit(&mut w, set, &sets);
         w.placement.tolerations = d.constraints.pod_tolerations();
+        w.placement.node_selector = d.constraints.node_selector.iter().cloned().collect();
         w.placement.recorded = recorded(&w, &d.records, &kai_groups);
         let on_gpu_node = match &d.node_name {
             Some(n) => fleet
@@ -251,10 +252,17 @@ impl<'f> Fleet<'f> {
         out
     }
 
-    /// Whether a node offers an extended resource.
-    fn offers(&self) -> impl Fn(NodeId, &str) -> bool + 'f {
+    /// Whether a node offers an extended resource (to a container that requests more than one).
+    fn offers(&self) -> impl Fn(NodeId, &str, bool) -> bool + 'f {
         let (drafts, nodes) = (self.drafts, self.nodes);
-        move |node, resource| nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+        move |node, resource, many| {
+            nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+                && !(many
+                    && nodes[node]
+                        .gpu
+                        .as_ref()
+                        .is_some_and(|g| g.refuses_more_than_one(resource)))
+        }
     }
 
     /// The devices the cluster recorded as allocated to a pod: those of the ResourceClaims it names,

@@ -213,7 +213,17 @@ pub(crate) fn pod_parts(
         .filter(|k| !accounted.contains(&k.as_str()) && k.as_str() != HAMI_PRIORITY)
         .cloned()
         .collect();
-    let constraints = Constraints::from_spec(spec, requested);
+    let mut constraints = Constraints::from_spec(spec, requested);
+    constraints.many = constraints
+        .resources
+        .iter()
+        .filter(|r| {
+            containers
+                .iter()
+                .any(|c| c.resources.get(*r).is_some_and(|q| *q > 1))
+        })
+        .cloned()
+        .collect();
     let peak_memory_mib = hami.as_ref().and_then(|h| h.memory_mib);
     Parts {
         gpu: GpuRequest {
@@ -326,6 +336,7 @@ fn container(c: &core::Container, is_init: bool, invalid: &mut Vec<String>) -> C
         privileged: sc.and_then(|s| s.privileged).unwrap_or(false),
         added_capabilities,
         nvidia_visible_devices: visible,
+        visible_devices_secrets: Vec::new(),
         env,
         resources,
         is_init,

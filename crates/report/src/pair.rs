@@ -131,11 +131,18 @@ pub fn view(report: &AuditReport) -> Option<PairView<'_>> {
         })
         .collect();
     findings.sort_by(|a, b| {
-        (a.accepted.is_some(), std::cmp::Reverse(a.severity), a.rule).cmp(&(
-            b.accepted.is_some(),
-            std::cmp::Reverse(b.severity),
-            b.rule,
-        ))
+        (
+            a.accepted.is_some(),
+            std::cmp::Reverse(a.severity),
+            a.certainty,
+            a.rule,
+        )
+            .cmp(&(
+                b.accepted.is_some(),
+                std::cmp::Reverse(b.severity),
+                b.certainty,
+                b.rule,
+            ))
     });
     let tenant_findings = report
         .findings

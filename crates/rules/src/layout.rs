@@ -649,6 +649,7 @@ mod tests {
                 advertised: None,
                 platforms: Vec::new(),
                 unknown: Vec::new(),
+                workload: Default::default(),
             }),
         }
     }
@@ -714,6 +715,7 @@ mod tests {
                 observed: false,
                 permitted: usize::from(node.is_some()),
                 tolerations: Vec::new(),
+                node_selector: Default::default(),
             },
             owner: None,
         }

@@ -151,10 +151,12 @@ pub enum UnresolvedKind {
     /// the input (`deviceclass.resource.kubernetes.io/<class>`, a GPU-shaped name no class or node
     /// explains).
     ExtendedResource,
-    /// A container's environment taken from a Secret (`envFrom`, `valueFrom`), which gpu-trust does
-    /// not read, or from a ConfigMap that is not in the input, where it may set a variable the
-    /// audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`...).
+    /// A container's environment taken from a ConfigMap that is not in the input, where it may set a
+    /// variable the audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`...).
     EnvFrom,
+    /// A container's environment taken from a Secret (`envFrom`, `valueFrom`), which gpu-trust never
+    /// reads, where it may set a variable the audit reads.
+    SecretEnv,
     /// A pod's `runtimeClassName` whose RuntimeClass is not in the input (and is none the GPU
     /// Operator creates, or the RuntimeClasses could not be read): whether it is the NVIDIA
     /// runtime is not known.

@@ -543,6 +543,13 @@ impl Colocation {
         );
     }
 
+    /// Whether a scheduled workload gets its GPU on `node` through an MPS server.
+    pub fn runs_mps(&self, node: NodeId) -> bool {
+        self.uses
+            .range((node, 0)..=(node, WorkloadId::MAX))
+            .any(|(_, u)| u.mechanism.is_mps())
+    }
+
     /// Tenants on a GPU node: scheduled there (`observed`), or permitted there (`permitted`).
     pub fn tenants_on(&self, node: NodeId) -> BTreeMap<TenantId, Certainty> {
         let mut out: BTreeMap<TenantId, Certainty> = BTreeMap::new();

@@ -714,16 +714,21 @@ fn the_same_input_gives_the_same_bytes() {
     let b = serde_json::to_string_pretty(&run(&spec, &three_tenants())).unwrap();
     assert_eq!(a, b);
     let report = run(&spec, &three_tenants());
-    // Sorted: most severe first, then by code.
+    // Sorted: most severe first; within a severity observed, then possible, then permitted; then
+    // by code.
     for w in report.findings.windows(2) {
+        let key = |f: &gpu_trust_rules::report::Finding| {
+            (std::cmp::Reverse(f.severity), f.certainty, f.rule.clone())
+        };
         assert!(
-            w[0].severity > w[1].severity
-                || (w[0].severity == w[1].severity && w[0].rule <= w[1].rule),
-            "{} {} before {} {}",
+            key(&w[0]) <= key(&w[1]),
+            "{} {} [{}] before {} {} [{}]",
             w[0].rule,
             w[0].severity,
+            w[0].certainty.as_str(),
             w[1].rule,
-            w[1].severity
+            w[1].severity,
+            w[1].certainty.as_str()
         );
     }
     for f in &report.findings {

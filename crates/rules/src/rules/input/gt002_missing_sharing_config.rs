@@ -59,6 +59,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             | UnresolvedKind::MissingNode
             | UnresolvedKind::ExtendedResource
             | UnresolvedKind::EnvFrom
+            | UnresolvedKind::SecretEnv
             | UnresolvedKind::RuntimeClass
             | UnresolvedKind::UnmappedGpu
             | UnresolvedKind::Other => continue,

@@ -171,6 +171,7 @@ impl NodeSpec {
                 advertised: None,
                 platforms: Vec::new(),
                 unknown: Vec::new(),
+                workload: Default::default(),
             }
         });
         Node {
