@@ -187,11 +187,12 @@ fn the_may_2026_driver_bulletin_per_branch() {
 }
 
 /// The built-in entries of these bulletins say what the vendor's documents say, where the data
-/// does not knowingly differ (the exporter's introduced version, read from its code).
+/// does not knowingly differ (the exporter's introduced version, read from its code): the driver's
+/// and the vGPU manager's rows.
 #[test]
 fn the_built_in_data_agrees_with_the_vendor_documents() {
     let builtin = Advisories::builtin();
-    let cases: [(&str, &str, Component, &[&str]); 8] = [
+    let cases: [(&str, &str, Component, &[&str]); 14] = [
         (
             "5850.json",
             "CVE-2026-24260",
@@ -268,6 +269,92 @@ fn the_built_in_data_agrees_with_the_vendor_documents() {
                 "595.91.07",
                 "610.43.02",
                 "615.71.09",
+            ],
+        ),
+        (
+            "5821.json",
+            "CVE-2026-24187",
+            Component::VgpuManager,
+            &[
+                "535.288.01",
+                "535.309.01",
+                "570.124.03",
+                "580.126.08",
+                "580.159.01",
+                "595.58.02",
+                "595.71.03",
+                "610.43.02",
+            ],
+        ),
+        (
+            "5821.json",
+            "CVE-2026-24192",
+            Component::VgpuManager,
+            &[
+                "535.288.01",
+                "535.309.01",
+                "570.124.03",
+                "580.126.08",
+                "580.159.01",
+                "595.58.02",
+                "595.71.03",
+                "610.43.02",
+            ],
+        ),
+        (
+            "5821.json",
+            "CVE-2026-24197",
+            Component::VgpuManager,
+            &[
+                "535.288.01",
+                "535.309.01",
+                "570.124.03",
+                "580.126.08",
+                "580.159.01",
+                "595.58.02",
+                "595.71.03",
+                "610.43.02",
+            ],
+        ),
+        (
+            "5821.json",
+            "CVE-2026-24199",
+            Component::VgpuManager,
+            &[
+                "535.288.01",
+                "535.309.01",
+                "570.124.03",
+                "580.126.08",
+                "580.159.01",
+                "595.58.02",
+                "595.71.03",
+                "610.43.02",
+            ],
+        ),
+        (
+            "5861-trimmed.json",
+            "CVE-2026-47603",
+            Component::VgpuManager,
+            &[
+                "535.309.01",
+                "580.159.01",
+                "580.178.05",
+                "595.71.03",
+                "595.91.04",
+                "610.43.02",
+            ],
+        ),
+        (
+            "5861-trimmed.json",
+            "CVE-2026-47604",
+            Component::VgpuManager,
+            &[
+                "535.309.01",
+                "580.159.01",
+                "580.178.05",
+                "595.71.03",
+                "595.91.04",
+                "610.43.02",
             ],
         ),
     ];
@@ -562,6 +649,35 @@ fn the_september_2026_driver_bulletin_per_branch() {
             "{id}"
         );
     }
+    // The Virtual GPU Manager's rows (the Linux KVM build's branch, not Azure Local's): vGPU 19.5
+    // and 20.1 and earlier affected, 19.6 and 20.2 fixed. CVE-2026-47559 does not name it.
+    let m = Component::VgpuManager;
+    for id in ["CVE-2026-47603", "CVE-2026-47604"] {
+        for (installed, expected) in [
+            ("580.159.01", affected("580.178.05")),
+            ("580.126.08", affected("580.178.05")),
+            ("595.71.03", affected("595.91.04")),
+            ("535.309.01", affected("580.178.05")),
+            ("580.178.05", Status::Fixed),
+            ("595.91.04", Status::Fixed),
+        ] {
+            assert_eq!(status(&doc, id, m, installed), expected, "{id} {installed}");
+        }
+        let a = doc.advisories.iter().find(|a| a.id == id).unwrap();
+        let r = a.affects.iter().find(|r| r.component == m).unwrap();
+        let fixed: Vec<String> = r.fixed.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            fixed,
+            ["580.178.05", "595.91.04"],
+            "{id}: no Azure Local row"
+        );
+    }
+    let a = doc
+        .advisories
+        .iter()
+        .find(|a| a.id == "CVE-2026-47559")
+        .unwrap();
+    assert!(a.affects.iter().all(|r| r.component != m));
     let manager = "xenserver_vmware_vsphere_red_hat_enterprise_linux_kvm_ubuntuvgpu_19_virtual_gpu_manager_580_159_01all_versions_prior_to_and_including_vgpu_19_5";
     let w: Vec<String> = doc.warnings.iter().map(ToString::to_string).collect();
     let twice: Vec<&String> = w
