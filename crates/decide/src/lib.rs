@@ -8,8 +8,9 @@
 //! - [`documents`]: the input's objects with a change applied, written again.
 //! - [`decide`]: each candidate audited alone (what it closes; one that opens a finding at or above
 //!   the threshold is dropped), the fewest of them that close everything any closes (every set tried
-//!   when the candidates are few, else a greedy choice, and the report says which), then all of them
-//!   audited together: what remains.
+//!   when the candidates are few, else a greedy choice, and the report says which), then audited
+//!   together in that order, each kept only where it adds to what those before it close (two moves
+//!   can undo each other), and what remains once all are applied.
 //!
 //! Each trial reads the whole input again, so the number of trials is bounded by the size of the
 //! input ([`TRIAL_BYTES`], [`MAX_TRIALS`]); what was not tried is counted in the report.
@@ -134,23 +135,25 @@ pub fn decide(input: &Input<'_>) -> Decided {
         ));
         return nothing(fix_first);
     }
-    fix_first.tried = candidates.len().min(trials);
+    // A quarter of the trials is kept for auditing the chosen actions together.
+    fix_first.tried = candidates.len().min(trials - trials / 4);
     fix_first.untried = candidates.len() - fix_first.tried;
     // Each candidate alone: what it closes; none that opens a finding at or above the threshold.
     let useful: Vec<(&Candidate, BTreeSet<String>)> = candidates
         .iter()
-        .take(trials)
+        .take(fix_first.tried)
         .filter_map(|c| Some((c, closes(input, &[c])?)))
         .filter(|(_, closes)| closes.iter().any(|k| goal.contains(k)))
         .collect();
-    let (chosen, search) = choose(&useful, &goal);
-    fix_first.search = search;
-    let closable: BTreeSet<&String> = useful.iter().flat_map(|(_, c)| c).collect();
+    let (order, search) = choose(&useful, &goal);
+    let budget = trials.saturating_sub(fix_first.tried);
+    let (chosen, together) = together(input, &useful, &order, &goal, budget);
+    fix_first.search = if together { search } else { Search::Greedy };
+    let closed: BTreeSet<&String> = chosen.iter().flat_map(|(_, c)| c).collect();
     fix_first.unclosed = ordered(input.report, &goal)
         .into_iter()
-        .filter(|k| !closable.contains(k))
+        .filter(|k| !closed.contains(k))
         .collect();
-    let chosen: Vec<&(&Candidate, BTreeSet<String>)> = chosen.iter().map(|i| &useful[*i]).collect();
     let all: Vec<&Candidate> = chosen.iter().map(|(c, _)| *c).collect();
     if let Some(after) = trial(input, &all) {
         fix_first.remaining = counts(&open(input, &after));
@@ -321,6 +324,63 @@ fn choose(
     };
     chosen.sort_by_key(|i| (std::cmp::Reverse(covers(*i)), *i));
     (chosen, search)
+}
+
+/// The actions audited together, in the order chosen, then the other useful candidates while
+/// something at the threshold is left open and `budget` trials remain: a candidate is kept where,
+/// with those kept before it, it closes more at the threshold and reopens nothing; what it closes
+/// is what it adds. Changes can undo each other (two workloads swapping nodes), so what each
+/// closes alone is not what they close together. The flag is false where the chosen set did not
+/// hold together as chosen.
+fn together<'c>(
+    input: &Input<'_>,
+    useful: &[(&'c Candidate, BTreeSet<String>)],
+    order: &[usize],
+    goal: &BTreeSet<String>,
+    mut budget: usize,
+) -> (Vec<(&'c Candidate, BTreeSet<String>)>, bool) {
+    let reach: BTreeSet<&String> = useful
+        .iter()
+        .flat_map(|(_, c)| c.iter().filter(|k| goal.contains(*k)))
+        .collect();
+    let mut rest: Vec<usize> = (0..useful.len()).filter(|i| !order.contains(i)).collect();
+    rest.sort_by_key(|i| {
+        std::cmp::Reverse(useful[*i].1.iter().filter(|k| goal.contains(*k)).count())
+    });
+    let mut kept: Vec<(&Candidate, BTreeSet<String>)> = Vec::new();
+    let mut closed: BTreeSet<String> = BTreeSet::new();
+    let mut as_chosen = true;
+    for (n, &i) in order.iter().chain(&rest).enumerate() {
+        if reach.iter().all(|k| closed.contains(*k)) {
+            break;
+        }
+        let candidate = useful[i].0;
+        if kept.iter().any(|(c, _)| c.subject == candidate.subject) {
+            continue;
+        }
+        let mut with: Vec<&Candidate> = kept.iter().map(|(c, _)| *c).collect();
+        with.push(candidate);
+        let now = if kept.is_empty() {
+            Some(useful[i].1.clone())
+        } else if budget == 0 {
+            None
+        } else {
+            budget -= 1;
+            closes(input, &with)
+        };
+        let adds = now.filter(|now| {
+            closed.is_subset(now) && now.iter().any(|k| goal.contains(k) && !closed.contains(k))
+        });
+        match adds {
+            Some(now) => {
+                kept.push((candidate, now.difference(&closed).cloned().collect()));
+                closed = now;
+                as_chosen &= n < order.len();
+            }
+            None => as_chosen = false,
+        }
+    }
+    (kept, as_chosen)
 }
 
 /// The audit of the input with `candidates` applied; `None` when they cannot be applied, the
