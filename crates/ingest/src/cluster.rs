@@ -109,6 +109,12 @@ pub(crate) fn info(
             .and_then(|m| m.version.as_deref())
             .and_then(Version::parse),
         dcgm_exporter: spec.dcgm_exporter.as_ref().map(exporter_spec),
+        vgpu_manager_version: spec
+            .vgpu_manager
+            .as_ref()
+            .filter(|m| m.enabled != Some(false))
+            .and_then(|m| m.version.as_deref())
+            .and_then(Version::parse),
     }
 }
 

@@ -43,6 +43,10 @@ pub struct ClusterPolicySpec {
     #[serde(default)]
     pub sandbox_workloads: Option<SandboxWorkloadsSpec>,
     pub dcgm_exporter: Option<DcgmExporterSpec>,
+    /// `spec.vgpuManager` (`enabled`, `repository`, `image`, `version`: GPU Operator "GPU Operator
+    /// with KubeVirt", `--set vgpuManager.version=<driver version>`).
+    #[serde(default)]
+    pub vgpu_manager: Option<ComponentSpec>,
 }
 
 /// `spec.sandboxWorkloads` (NVIDIA/gpu-operator `api/nvidia/v1/clusterpolicy_types.go`): whether GPUs

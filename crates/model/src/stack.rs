@@ -6,7 +6,7 @@
 //! Every name here is a fact with its source; the advisory data (`crates/rules/data`) says which
 //! versions are affected by what.
 
-use crate::fleet::{Fleet, NodeId, Workload, WorkloadKind};
+use crate::fleet::{Fleet, GpuWorkload, NodeId, Workload, WorkloadKind};
 use crate::location::ObjectRef;
 use crate::version::Version;
 use crate::vocab::Layer;
@@ -26,10 +26,11 @@ pub enum Component {
     DraDriver,
     DcgmExporter,
     KaiScheduler,
+    VgpuManager,
 }
 
 impl Component {
-    pub const ALL: [Component; 8] = [
+    pub const ALL: [Component; 9] = [
         Component::ContainerToolkit,
         Component::GpuOperator,
         Component::DevicePlugin,
@@ -38,6 +39,7 @@ impl Component {
         Component::DraDriver,
         Component::DcgmExporter,
         Component::KaiScheduler,
+        Component::VgpuManager,
     ];
 
     /// The kebab-case name the advisory data and the JSON outputs use.
@@ -51,6 +53,7 @@ impl Component {
             Component::DraDriver => "dra-driver",
             Component::DcgmExporter => "dcgm-exporter",
             Component::KaiScheduler => "kai-scheduler",
+            Component::VgpuManager => "vgpu-manager",
         }
     }
 
@@ -68,6 +71,7 @@ impl Component {
             Component::DraDriver => "NVIDIA DRA driver",
             Component::DcgmExporter => "NVIDIA DCGM exporter",
             Component::KaiScheduler => "KAI Scheduler",
+            Component::VgpuManager => "NVIDIA vGPU Manager",
         }
     }
 
@@ -84,6 +88,17 @@ impl Component {
     /// node from wherever its pod runs; a scheduler), rather than each node running its own.
     pub fn cluster_wide(self) -> bool {
         matches!(self, Component::GpuOperator | Component::KaiScheduler)
+    }
+
+    /// Whether this component runs on a GPU node the GPU Operator sets up for `workload`: the vGPU
+    /// manager on `vm-vgpu` nodes only, the container stack (and the operator release that ships
+    /// it) on `container` nodes only; a `vm-passthrough` node runs neither (the operands per
+    /// workload config, [`crate::host::node_components`]).
+    pub fn runs_on(self, workload: GpuWorkload) -> bool {
+        match self {
+            Component::VgpuManager => workload == GpuWorkload::VmVgpu,
+            _ => workload.is_container(),
+        }
     }
 }
 
@@ -172,6 +187,13 @@ pub const IMAGES: &[ComponentImage] = &[
         under: Some("nvidia"),
         tag: TagVersion::Leading,
         source: "NVIDIA/k8s-dra-driver-gpu releases: nvcr.io/nvidia/k8s-dra-driver-gpu (before the move to kubernetes-sigs)",
+    },
+    ComponentImage {
+        component: Component::VgpuManager,
+        name: "vgpu-manager",
+        under: None,
+        tag: TagVersion::Leading,
+        source: "GPU Operator \"GPU Operator with KubeVirt\": <private registry>/vgpu-manager:<version>-<os>, built from NVIDIA-Linux-x86_64-<version>-vgpu-kvm.run",
     },
     ComponentImage {
         component: Component::KaiScheduler,
@@ -575,6 +597,11 @@ pub fn versions(fleet: &Fleet) -> Vec<ComponentVersion> {
                     .and_then(|e| ExporterSettings::of_spec(e).version),
                 "ClusterPolicy spec.dcgmExporter.version",
             ),
+            (
+                Component::VgpuManager,
+                cp.vgpu_manager_version.clone(),
+                "ClusterPolicy spec.vgpuManager.version",
+            ),
         ];
         push_specs(&mut out, specs, cp.object.as_ref());
     }
@@ -659,6 +686,12 @@ mod tests {
                 "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0",
                 Component::DraDriver,
                 "0.4.0",
+            ),
+            // NVIDIA/gpu-operator internal/state/testdata/golden/driver-vgpu-host-manager.yaml
+            (
+                "nvcr.io/nvidia/vgpu-manager:525.85.03-ubuntu22.04",
+                Component::VgpuManager,
+                "525.85.03",
             ),
         ];
         for (image, component, version) in cases {

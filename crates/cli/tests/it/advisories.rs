@@ -144,7 +144,7 @@ fn the_advisories_command_lists_the_data_in_use_offline() {
         .collect();
     assert_eq!(
         sources,
-        ["built-in", "csaf", "csaf", "csaf", "csaf", "csaf"]
+        ["built-in", "csaf", "csaf", "csaf", "csaf", "csaf", "csaf"]
     );
     let components: Vec<&str> = doc["components"]
         .as_array()
@@ -161,7 +161,8 @@ fn the_advisories_command_lists_the_data_in_use_offline() {
             "mig-manager",
             "driver",
             "dcgm-exporter",
-            "kai-scheduler"
+            "kai-scheduler",
+            "vgpu-manager"
         ]
     );
     // What the documents say that cannot be used is listed, and printed on standard error.

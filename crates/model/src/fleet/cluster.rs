@@ -61,6 +61,10 @@ pub struct ClusterPolicyInfo {
     /// `spec.dcgmExporter`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dcgm_exporter: Option<ExporterSpec>,
+    /// `spec.vgpuManager.version` when the manager is not disabled: the NVIDIA vGPU Manager version
+    /// (`--set vgpuManager.version=<driver version>`, GPU Operator "GPU Operator with KubeVirt").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vgpu_manager_version: Option<Version>,
 }
 
 impl ClusterPolicyInfo {

@@ -46,10 +46,15 @@ fn version_token(t: &str) -> Option<Version> {
 }
 
 /// Reads a version text, and the condition NVIDIA writes after a phrase in parentheses ("All versions
-/// up to and including 0.12.1 (only when CDI is enabled)"). A bare version followed by a phrase in
-/// parentheses ("580.105.08(All versions prior to and including vGPU software 19.3)") mixes two
-/// numbering schemes and is not read.
+/// up to and including 0.12.1 (only when CDI is enabled)"). NVIDIA's vGPU rows write the product's
+/// own version first and the vGPU release it belongs to after it: "580.178.05(vGPU 19.6)" is
+/// 580.178.05, and "580.159.01(All versions prior to and including vGPU 19.5)" is every version up to
+/// and including 580.159.01, the one of vGPU 19.5 (bulletins 5821 and 5861; 5861 also writes the
+/// second without its opening parenthesis). Another phrase after a bare version is not read.
 pub(super) fn parse_version_text(text: &str) -> Option<(VersionExpr, Option<String>)> {
+    if let Some(expr) = vgpu_release_row(text) {
+        return Some((expr, None));
+    }
     match text.split_once('(') {
         Some((head, rest)) if head.trim().contains(char::is_whitespace) => {
             let condition = rest.trim_end().trim_end_matches(')').trim();
@@ -61,6 +66,30 @@ pub(super) fn parse_version_text(text: &str) -> Option<(VersionExpr, Option<Stri
         Some(_) => None,
         None => Some((parse_version_expr(text)?, None)),
     }
+}
+
+/// A version followed by the vGPU release it belongs to, alone or as the last of "all versions prior
+/// to and including" (see [`parse_version_text`]).
+fn vgpu_release_row(text: &str) -> Option<VersionExpr> {
+    let text = text.trim();
+    let end = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (head, phrase) = text.split_at(end);
+    let version = version_token(head)?;
+    let phrase = phrase.trim().trim_start_matches('(');
+    let phrase = phrase.strip_suffix(')')?.trim().to_ascii_lowercase();
+    let release = |p: &str| {
+        let p = p.strip_prefix("vgpu ")?;
+        let p = p.strip_prefix("software ").unwrap_or(p);
+        Version::parse(p.trim()).filter(|_| !p.contains(char::is_whitespace))
+    };
+    if release(&phrase).is_some() {
+        return Some(VersionExpr::Exact(version));
+    }
+    release(phrase.strip_prefix("all versions prior to and including ")?)?;
+    Some(VersionExpr::Range {
+        lower: None,
+        upper: Some((version, true)),
+    })
 }
 
 /// Reads a version expression: `vers:<scheme>/<constraints>` (the `vers` specification CSAF 2.0
@@ -233,12 +262,31 @@ mod tests {
         );
         assert_eq!(parse_version_expr("vers:generic/>=2.0|<1.0"), None);
         assert_eq!(parse_version_expr("vers:generic/*"), None);
+        // NVIDIA's vGPU rows: the product's own version, then its vGPU release.
+        for text in [
+            "580.105.08(All versions prior to and including vGPU software 19.3)",
+            "580.159.01(All versions prior to and including vGPU 19.5)",
+            "580.159.01All versions prior to and including vGPU 19.5)",
+        ] {
+            let upper = text.split(['(', 'A']).next().unwrap();
+            assert_eq!(
+                parse_version_text(text),
+                Some((upto(upper, true), None)),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            parse_version_text("580.178.05(vGPU 19.6)"),
+            Some((VersionExpr::Exact(v("580.178.05")), None))
+        );
+        // Other phrases after a bare version are not read (5821's Cloud Gaming rows).
         assert_eq!(
             parse_version_text(
-                "580.105.08(All versions prior to and including vGPU software 19.3)"
+                "595.58.02(All versions up to and including the March 2026 release)"
             ),
             None
         );
+        assert_eq!(parse_version_text("595.71.03(April 2026 Release)"), None);
         assert_eq!(
             parse_version_text(
                 "All versions up to and including 0.12.1 (only when CDI is enabled)"

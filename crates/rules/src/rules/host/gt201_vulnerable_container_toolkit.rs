@@ -4,7 +4,7 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::NodeId;
+use gpu_trust_model::fleet::{GpuWorkload, NodeId};
 use gpu_trust_model::stack;
 use gpu_trust_model::{Layer, Severity, Version};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,7 +31,9 @@ declare_rule! {
     /// given with `--advisories` (the project's format or vendors' CSAF documents) are reported with
     /// their document's title and address. A node the GPU Operator gives VMs
     /// (`nvidia.com/gpu.workload.config` `vm-passthrough` or `vm-vgpu`) runs none of these
-    /// components and is not judged.
+    /// components: on a `vm-vgpu` node the NVIDIA vGPU Manager is judged instead (its image on the
+    /// node's vGPU manager pod, or ClusterPolicy `spec.vgpuManager.version`), against the Virtual GPU
+    /// Manager rows of NVIDIA's driver bulletins; a `vm-passthrough` node is not judged.
     ///
     /// ## Why it matters
     ///
@@ -58,7 +60,10 @@ declare_rule! {
     ///
     /// ## References
     ///
-    /// - NVIDIA product-security bulletins 5582, 5585, 5599, 5616, 5659, 5850; CVE records.
+    /// - NVIDIA product-security bulletins 5582, 5585, 5599, 5616, 5659, 5850; CVE records; the
+    ///   Virtual GPU Manager rows of the driver bulletins 5821 and 5861.
+    /// - NVIDIA cloud-native docs, "GPU Operator with KubeVirt" (`vgpuManager.version`, the
+    ///   `vgpu-manager:<version>-<os>` image).
     /// - NVIDIA cloud-native docs, GPU Operator security page and release notes (26.3.3: the RDMA
     ///   devices); NVIDIA Container Toolkit 1.18.0 and GPU Operator 25.10.0 release notes (CDI by
     ///   default).
@@ -69,7 +74,7 @@ declare_rule! {
         name: "vulnerable-container-toolkit",
         layer: Layer::Host,
         severity: SeverityRule::ByNodeSharing { shared: Severity::Critical, otherwise: Severity::High },
-        summary: "a component of the NVIDIA stack on a node hosting tenants (toolkit, GPU Operator, device plugin, MIG manager, DRA driver) has a known vulnerability or isolation defect",
+        summary: "a component of the NVIDIA stack on a node hosting tenants (toolkit, GPU Operator, device plugin, MIG manager, DRA driver, vGPU manager) has a known vulnerability or isolation defect",
     }
 }
 
@@ -186,15 +191,17 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     type Key = (Component, String, String, bool, Vec<String>);
     let mut groups: BTreeMap<Key, (Version, RuntimeSetup, BTreeSet<NodeId>)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
-        // A node the GPU Operator gives VMs runs none of these components.
-        if ctx.colo().tenants_on(id).is_empty()
-            || !ctx.hosts_focus(id)
-            || !super::runs_containers(ctx, id)
-        {
+        if ctx.colo().tenants_on(id).is_empty() || !ctx.hosts_focus(id) {
             continue;
         }
+        // What the GPU Operator runs on the node: the container stack, or on a node it gives VMs
+        // with vGPUs the vGPU manager.
+        let workload = ctx.gpu(id).map_or(GpuWorkload::default(), |g| g.workload);
         let s = setup(ctx, id);
-        let on_node = installed(ctx, id, seen);
+        let on_node: Vec<_> = installed(ctx, id, seen)
+            .into_iter()
+            .filter(|(c, _, _)| c.runs_on(workload))
+            .collect();
         for (component, version, source) in &on_node {
             let ids: Vec<String> = reported(ctx.advisories.hits(*component, version, s))
                 .into_iter()
