@@ -2,7 +2,7 @@
 //! component. Reads no network: the built-in data and the files given.
 
 use crate::input;
-use crate::output::write_output;
+use crate::output::{self, Format, OutputArgs};
 use gpu_trust_policy::Date;
 use gpu_trust_report::advisories::{json, table};
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ use std::time::SystemTime;
 /// document that cannot be read exits 2 with its file, line and column; what a document says that
 /// the audit cannot use (a product that is no known component) is listed, never dropped silently.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
     /// Advisory data, as for `gpu-trust audit --advisories`: CSAF 2.0 documents added to the built-in
     /// data, or a data file of the built-in format replacing it; folders are read for their .json,
@@ -29,26 +29,22 @@ pub struct Args {
     /// The day the data's age counts to (default: today).
     #[arg(long, value_parser = Date::parse, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
-    pub format: Format,
     /// Follow symbolic links that lead out of a folder given with --advisories.
     #[arg(long)]
     pub follow_symlinks: bool,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Sources, age and a table of the advisories per component.
-    Table,
-    /// The same as JSON (`gpu-trust/advisories/v1`).
-    Json,
-}
+/// Sources, age and a table of the advisories per component, or the same as JSON
+/// (`gpu-trust/advisories/v1`).
+const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
     let loaded = match input::advisories(&args.advisories, args.follow_symlinks) {
         Ok(l) => l,
         Err(code) => return Ok(code),
@@ -56,17 +52,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let today = args
         .today
         .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
-    let text = match args.format {
-        Format::Json => json::render(&loaded.data, today, &loaded.warnings)?,
-        Format::Table => table::render(
-            &loaded.data,
-            today,
-            &loaded.warnings,
-            crate::output::text_width(args.output.as_deref()),
-        ),
-    };
-    write_output(args.output.as_deref(), &text)?;
-    Ok(ExitCode::SUCCESS)
+    output::write_targets(&targets, output::CLEAN, |t| {
+        Ok(match t.format {
+            Format::Json => json::render(&loaded.data, today, &loaded.warnings)?,
+            _ => table::render(&loaded.data, today, &loaded.warnings, t.width()),
+        })
+    })
 }
 
 /// What `--help` shows after the options, as written.
