@@ -538,10 +538,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             "--view"
         };
-        return input_error(format!(
-            "{flag}: no tenant `{}` in this audit (`gpu-trust audit` lists the tenants)",
-            output::escaped(unknown)
-        ));
+        let names = tenancy.ids().map(|t| tenancy.name(t));
         let close = super::explain::closest(unknown, names);
         let hint = if close.is_empty() {
             "`gpu-trust audit` lists the tenants".to_string()

@@ -445,6 +445,40 @@ fn output_file_names_choose_the_format_and_format_names_are_not_files() {
     assert!(rules["rules"].is_array());
 }
 
+/// A tenant's name mistyped in `--pair` or `--view` gets the closest names, as `explain` does.
+#[test]
+fn a_mistyped_tenant_gets_the_closest_names() {
+    let example = |f: &str| {
+        format!(
+            "{}/../../examples/ml-platform/{f}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    for flag in [
+        vec!["--pair", "reserch", "training"],
+        vec!["--view", "Serving "],
+    ] {
+        let out = gpu_trust()
+            .args([
+                "audit",
+                &example("cluster.yaml"),
+                "--policy",
+                &example("policy.yaml"),
+            ])
+            .args(&flag)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let wanted = if flag[0] == "--pair" {
+            "did you mean research?"
+        } else {
+            "did you mean serving?"
+        };
+        assert!(stderr.contains(wanted), "{flag:?}: {stderr}");
+    }
+}
+
 #[test]
 fn several_outputs_in_one_run() {
     let dir = tempfile::tempdir().unwrap();
