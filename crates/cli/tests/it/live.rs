@@ -494,6 +494,66 @@ fn paths_and_cluster_flags_do_not_mix_and_no_cluster_is_an_input_error() {
         .stderr(predicates::str::contains("no cluster to read"));
 }
 
+/// What a newcomer meets first, said so that the first line tells what to do: no kubeconfig (PATH or
+/// --kubeconfig), a context the kubeconfig lacks (the contexts it has), a server that does not
+/// answer (its URL).
+#[test]
+fn live_errors_say_what_to_do_and_where() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = gpu_trust()
+        .env("HOME", dir.path())
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .arg("inventory")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // What to do comes first, before the client's reason.
+    let first = stderr.lines().next().unwrap_or("");
+    let advice = first.find("PATH").zip(first.find("--kubeconfig"));
+    let reason = first.find("failed").unwrap_or(first.len());
+    assert!(
+        advice.is_some_and(|(p, k)| p.max(k) < reason),
+        "{stderr}"
+    );
+
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        apiserver::kubeconfig_for(&url).replace(
+            "contexts:\n",
+            "contexts:\n- name: prod\n  context:\n    cluster: recorded\n    user: auditor\n",
+        ),
+    )
+    .expect("kubeconfig");
+    let out = gpu_trust()
+        .env("KUBECONFIG", &kubeconfig)
+        .args(["audit", "--context", "staging", "--request-timeout", "5s"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no context `staging`") && stderr.contains("prod, recorded"),
+        "{stderr}"
+    );
+    let out = gpu_trust()
+        .args(["audit", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args(["--request-timeout", "5s"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&url), "{stderr}");
+}
+
 #[test]
 fn format_names_follow_kubectl_and_never_become_file_names() {
     let dir = tempfile::tempdir().expect("tempdir");
