@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Show the advisory data the audit uses and how old it is.
+///
 /// Show the advisory data the audit uses: where it comes from (the built-in data, or the CSAF
 /// documents and data files given with --advisories), the date of its newest bulletin and how old
 /// that is, and per component (container toolkit, GPU Operator, device plugin, MIG manager, driver,

@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Judge a cluster against a tenancy policy, layer by layer.
+///
 /// Audit a cluster against a tenancy policy: where tenants share a memory pool, a fault domain, a
 /// host or a control plane, which of those break the declared trust, and each tenant's blast radius.
 ///
@@ -134,8 +136,9 @@ pub struct Args {
     /// the nodes they would run on; repeatable. It must hold a Node and no workload but DaemonSets.
     #[arg(long, value_name = "FILE")]
     pub nodes: Vec<PathBuf>,
-    /// Accept a partial audit: a layer in play that the input does not let the audit evaluate (see
-    /// Coverage above) no longer makes the run exit 2; the report says at the top that it is partial.
+    /// Accept a partial audit: a layer in play that the input does not let the audit evaluate (no
+    /// Node objects, pods on nodes absent from the input, no RBAC bindings; `--help` says more) no
+    /// longer makes the run exit 2; the report says at the top that it is partial.
     #[arg(long)]
     pub accept_partial: bool,
     /// Explain one pair of tenants (by name) instead of printing the report: every group they share
@@ -164,7 +167,7 @@ Examples:
   helm template app ./chart | gpu-trust audit - --stdin-filename chart/rendered.yaml --format sarif
   helm template app ./chart | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
-  gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=gpu-trust.xml --fail-on never
+  gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=junit.xml --fail-on never
   gpu-trust audit cluster.yaml -o json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
   gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex

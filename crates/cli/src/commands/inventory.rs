@@ -11,6 +11,8 @@ use gpu_trust_report::inventory::{json, table, yaml};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Show the fleet as gpu-trust reads it, node by node.
+///
 /// Show the fleet as gpu-trust reads it: per node, per GPU or MIG instance, the sharing mechanism in
 /// force and the tenants' pods on it, the workloads not yet scheduled with the nodes they may land on,
 /// and everything that could not be resolved (a missing device plugin or mig-parted config, an

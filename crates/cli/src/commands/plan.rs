@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Plan trust-aware placements on the fewest GPUs.
+///
 /// Plan a fleet: the sharing mechanism per workload, the MIG geometry per GPU and the node pools,
 /// with the fewest GPUs (then nodes), never crossing a trust boundary of the policy.
 ///
@@ -393,14 +395,19 @@ fn migration(
     written
 }
 
-/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+/// What `--help` shows after the options (clap wraps a line wider than 100 columns, so none is).
 const EXAMPLES: &str = "\
 Examples:
   gpu-trust plan examples/plan/plan.yaml
   gpu-trust plan plan.yaml --format json | jq '.workloads[] | {name, resource, why}'
-  gpu-trust plan plan.yaml --emit out/        # mig-parted and device plugin ConfigMaps, node labels, pod patches
-  gpu-trust plan plan.yaml --emit-snapshot planned.yaml && gpu-trust audit planned.yaml --policy policy.yaml
-  gpu-trust plan plan.yaml --dra --emit out/  # DeviceClasses, claim templates and claims for NVIDIA's DRA driver
-  gpu-trust plan plan.yaml --current cluster.yaml --emit out/  # pod patches that name the workloads' containers
-  gpu-trust plan plan.yaml --current cluster.yaml             # the migration from the cluster to the plan
-  gpu-trust plan plan.yaml --current -o script > migrate.sh   # the live cluster's migration, as a script";
+  # mig-parted and device plugin ConfigMaps, node labels, pod patches:
+  gpu-trust plan plan.yaml --emit out/
+  gpu-trust plan plan.yaml --emit-snapshot planned.yaml && \\
+      gpu-trust audit planned.yaml --policy policy.yaml
+  # DeviceClasses, claim templates and claims for NVIDIA's DRA driver:
+  gpu-trust plan plan.yaml --dra --emit out/
+  # pod patches that name the workloads' containers:
+  gpu-trust plan plan.yaml --current cluster.yaml --emit out/
+  # the migration from the cluster to the plan, and the live cluster's as a script:
+  gpu-trust plan plan.yaml --current cluster.yaml
+  gpu-trust plan plan.yaml --current -o script > migrate.sh";

@@ -11,6 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Check a tenancy policy and show how it resolves.
+///
 /// Work with tenancy policy files (who the tenants are, who trusts whom, what is accepted).
 #[derive(Debug, clap::Args)]
 #[command(after_help = POLICY_EXAMPLES)]

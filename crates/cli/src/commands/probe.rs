@@ -382,7 +382,8 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
 const EXAMPLES: &str = "\
 Examples:
   gpu-trust probe
-  gpu-trust probe --scenario memory-exhaustion --scenario device-fault --format json -o probe.json
-  gpu-trust probe --victim MIG-1c2d... --aggressor MIG-3e4f...
+  gpu-trust probe --scenario memory-exhaustion --scenario device-fault --output probe.json
+  gpu-trust probe --victim MIG-5c2d9e1a-7b3f-5d42-9c1e-2a6f8b0d4e31 \\
+      --aggressor MIG-8e4f0a2b-1c3d-5e6f-a7b8-c9d0e1f2a3b4
   gpu-trust probe --emit-job --node-selector nvidia.com/gpu.product=NVIDIA-H200 \\
       --resource nvidia.com/gpu --image registry.example/gpu-trust:0.1.0 > probe-job.yaml";
