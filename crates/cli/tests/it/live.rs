@@ -512,10 +512,7 @@ fn live_errors_say_what_to_do_and_where() {
     let first = stderr.lines().next().unwrap_or("");
     let advice = first.find("PATH").zip(first.find("--kubeconfig"));
     let reason = first.find("failed").unwrap_or(first.len());
-    assert!(
-        advice.is_some_and(|(p, k)| p.max(k) < reason),
-        "{stderr}"
-    );
+    assert!(advice.is_some_and(|(p, k)| p.max(k) < reason), "{stderr}");
 
     // A port nothing listens on: bound, then closed.
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -1,6 +1,6 @@
 //! The advisory data as text: where it came from and how old it is, then per component what is known.
 
-use crate::text::{e, plural, table};
+use crate::text::{e, plural, prose_line, table};
 use gpu_trust_model::Diagnostic;
 use gpu_trust_policy::Date;
 use gpu_trust_rules::advisories::{Advisories, STALE_AFTER_DAYS};
@@ -30,8 +30,7 @@ pub fn render(data: &Advisories, today: Date, warnings: &[Diagnostic], width: us
     }
     match (f.newest, f.age_days) {
         (Some(n), Some(age)) => {
-            let _ = writeln!(
-                out,
+            let line = format!(
                 "Newest bulletin: {n}, {} before {today}.{}",
                 plural(usize::try_from(age.max(0)).unwrap_or(0), "day", "days"),
                 if f.stale {
@@ -42,6 +41,7 @@ pub fn render(data: &Advisories, today: Date, warnings: &[Diagnostic], width: us
                     String::new()
                 }
             );
+            out.push_str(&prose_line(&line, width, ""));
         }
         _ => {
             let _ = writeln!(out, "Newest bulletin: none (the data has no dates).");
