@@ -17,7 +17,9 @@
 //!   `mediatedDevices[{mdevNameSelector, resourceName}]`).
 //! - `pkg/virt-controller/services/resourcerenderer.go`, `WithGPUs` and `WithHostDevices`: the
 //!   launcher pod requests one of each device's `deviceName`.
-//! - A VMI a VirtualMachine created carries the VM as its controller owner: the VM stands for it.
+//! - A VMI a VirtualMachine created carries the VM as its controller owner: the VM stands for it
+//!   when the input holds that VM, running, with the VMI's GPUs; else the VMI is read (an owner
+//!   reference alone proves nothing: anyone who may create a VMI may write one).
 //! - KubeVirt user guide, "Host Devices Assignment": NVIDIA GPUs are permitted with
 //!   `pciVendorSelector: "10DE:<device>"` and served by NVIDIA's device plugin
 //!   (`externalResourceProvider: true`).
@@ -94,8 +96,18 @@ struct Meta {
     annotations: Option<BTreeMap<String, String>>,
 }
 
-/// The launcher pod of a VirtualMachine (`vm`) or a VirtualMachineInstance; none for a VMI a VM
-/// created (the VM is read) or a VM that is halted.
+/// The VirtualMachine a VirtualMachineInstance names as its owner, if any.
+pub(crate) fn owner_vm(root: At<'_, '_>) -> Option<String> {
+    root.path("metadata.ownerReferences")
+        .and_then(At::items)
+        .into_iter()
+        .flatten()
+        .find(|o| o.get("kind").and_then(At::text).as_deref() == Some("VirtualMachine"))
+        .and_then(|o| o.get("name").and_then(At::text))
+}
+
+/// The launcher pod of a VirtualMachine (`vm`) or a VirtualMachineInstance; none for a VM that is
+/// halted.
 pub(crate) fn read(
     kind: &str,
     root: At<'_, '_>,
@@ -116,15 +128,6 @@ pub(crate) fn read(
             None,
         )
     } else {
-        let owned_by_vm = root
-            .path("metadata.ownerReferences")
-            .and_then(At::items)
-            .into_iter()
-            .flatten()
-            .any(|o| o.get("kind").and_then(At::text).as_deref() == Some("VirtualMachine"));
-        if owned_by_vm {
-            return Ok(Vec::new());
-        }
         let spec: VmiSpec = match root.get("spec") {
             Some(s) => s.typed(object, "spec")?,
             None => VmiSpec::default(),

@@ -21,6 +21,7 @@
 pub mod access;
 pub mod backoff;
 pub mod crds;
+pub mod feed;
 pub mod rbac;
 pub mod reports;
 pub mod service;
@@ -224,6 +225,11 @@ pub struct Snapshot {
     pub served: Vec<Served>,
     /// Kinds ingest reads that the server does not serve (a CRD that is not installed).
     pub absent: Vec<ApiKind>,
+    /// The API server read ([`read`] says; a watch's store does not).
+    pub server: Option<String>,
+    /// The kubeconfig context it was read through: the one asked for, else the current context
+    /// (none inside a pod).
+    pub context: Option<String>,
 }
 
 /// Progress of a read, for a terminal.
@@ -394,7 +400,16 @@ pub async fn discover(client: &Client, server: &str) -> Result<(Vec<Served>, Vec
 pub fn read(options: &Options, progress: &dyn Progress) -> Result<Snapshot, Error> {
     runtime()?.block_on(async {
         let (client, server) = connect(options).await?;
-        read_with(&client, &server, options, progress).await
+        let mut snapshot = read_with(&client, &server, options, progress).await?;
+        snapshot.server = Some(server);
+        snapshot.context = options.context.clone().or_else(|| {
+            match &options.kubeconfig {
+                Some(path) => Kubeconfig::read_from(path).ok(),
+                None => Kubeconfig::read().ok(),
+            }
+            .and_then(|k| k.current_context)
+        });
+        Ok(snapshot)
     })
 }
 

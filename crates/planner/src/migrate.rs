@@ -120,11 +120,61 @@ pub struct NodeChange {
     /// GPU pods on the node now (`namespace/name`) that must leave it: all of them when the node is
     /// drained.
     pub pods_to_move: Vec<String>,
+    /// Every pod the drain evicts, GPU or not, whoever's (empty when the node is not drained).
+    pub evicts: Vec<EvictedPod>,
     /// Whether the node is cordoned and drained (else only labelled and tainted).
     pub drain: bool,
     /// Why the node is drained, one sentence each.
     pub reasons: Vec<String>,
     pub driver: DriverRisk,
+}
+
+/// A pod a node's drain evicts. The migration drains with `kubectl drain --ignore-daemonsets
+/// --delete-emptydir-data`, which evicts every pod of the node except DaemonSet pods and mirror
+/// pods, and deletes the data of their emptyDir volumes (Kubernetes documentation, `kubectl
+/// drain`: "evicts or deletes all pods except mirror pods", "regardless it will not delete any
+/// daemon set-managed pods", `--delete-emptydir-data`: "local data that will be deleted when the
+/// node is drained").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvictedPod {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Whether it requests a GPU.
+    pub gpu: bool,
+    /// Its emptyDir volumes, whose data the drain deletes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub empty_dir: Vec<String>,
+}
+
+/// The annotation the kubelet gives the API server's copy of a static pod, which a drain cannot
+/// delete (k8s.io/api `core/v1`, `MirrorPodAnnotationKey`).
+const MIRROR_POD: &str = "kubernetes.io/config.mirror";
+
+/// The pods of each node that a drain evicts ([`EvictedPod`]), sorted.
+fn evictable(fleet: &Fleet) -> BTreeMap<&str, Vec<EvictedPod>> {
+    let mut out: BTreeMap<&str, Vec<EvictedPod>> = BTreeMap::new();
+    for w in &fleet.workloads {
+        let daemon = w
+            .owner
+            .as_deref()
+            .is_some_and(|o| o.starts_with("DaemonSet/"));
+        if w.kind != WorkloadKind::Pod || daemon || w.annotations.contains_key(MIRROR_POD) {
+            continue;
+        }
+        let Some(node) = w.placement.node.and_then(|n| fleet.nodes.get(n)) else {
+            continue;
+        };
+        out.entry(node.name.as_str()).or_default().push(EvictedPod {
+            pod: format!("{}/{}", w.namespace, w.object.name),
+            gpu: w.requests_gpu(),
+            empty_dir: w.pod_security.empty_dirs.clone(),
+        });
+    }
+    for pods in out.values_mut() {
+        pods.sort_by(|a, b| a.pod.cmp(&b.pod));
+    }
+    out
 }
 
 /// A node of the current cluster whose configuration label names a config that the migration's
@@ -415,6 +465,7 @@ pub fn migrate(
     risks: &BTreeMap<String, DriverRisk>,
 ) -> Migration {
     let pods = gpu_pods(current);
+    let mut evicted = evictable(current);
     let mut nodes: Vec<NodeChange> = Vec::new();
     let mut released = Vec::new();
     let mut shortfalls = Vec::new();
@@ -534,6 +585,11 @@ pub fn migrate(
         } else {
             Vec::new()
         };
+        let evicts = if drain {
+            evicted.remove(node.name.as_str()).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         labels_by_node.insert(node.name.clone(), emit::node_labels(planned));
         nodes.push(NodeChange {
             node: node.name.clone(),
@@ -552,6 +608,7 @@ pub fn migrate(
             },
             tenant_pool: planned.tenant_pool.clone(),
             pods_to_move,
+            evicts,
             drain,
             reasons,
             driver: risks
@@ -976,6 +1033,60 @@ mod tests {
         let m = migration(TRAINING, SMALL);
         assert_eq!(m.nodes[0].driver, DriverRisk::Unknown);
         assert_eq!(m.warned().count(), 1);
+    }
+
+    /// A drain evicts every pod of the node, not only the GPU pods the plan moves: another team's
+    /// CPU pod is listed with the emptyDir data the drain deletes; DaemonSet pods and mirror pods,
+    /// which a drain leaves, are not.
+    #[test]
+    fn a_drain_lists_every_pod_it_evicts() {
+        let i = input(SMALL, 1);
+        let plan = solve(&i);
+        let text = snapshot(&plan, &i);
+        let node = gpu_trust_ingest::ingest_text(&text, "current.yaml")
+            .fleet
+            .nodes[0]
+            .name
+            .clone();
+        let pod = |ns: &str, name: &str, meta: &str, volumes: &str| {
+            format!("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {ns}\n{meta}spec:\n  nodeName: {node}\n  containers:\n  - {{name: c, image: busybox}}\n{volumes}")
+        };
+        let mut text = text;
+        text.push_str(&pod(
+            "ads",
+            "etl-0",
+            "  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: etl, uid: u1, controller: true}]\n",
+            "  volumes:\n  - {name: scratch, emptyDir: {}}\n",
+        ));
+        text.push_str(&pod(
+            "kube-system",
+            "node-exporter-x1",
+            "  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: node-exporter, uid: u2, controller: true}]\n",
+            "",
+        ));
+        text.push_str(&pod(
+            "kube-system",
+            "etcd-static",
+            "  annotations: {kubernetes.io/config.mirror: abc}\n",
+            "",
+        ));
+        let fleet = gpu_trust_ingest::ingest_text(&text, "current.yaml").fleet;
+        let to = input(LARGER, 1);
+        let m = migrate(&solve(&to), &to, &fleet, &BTreeMap::new());
+        let n = &m.nodes[0];
+        assert!(n.drain, "{n:?}");
+        let etl = n
+            .evicts
+            .iter()
+            .find(|p| p.pod == "ads/etl-0")
+            .expect("the CPU pod");
+        assert!(!etl.gpu);
+        assert_eq!(etl.empty_dir, ["scratch"]);
+        assert!(n.evicts.iter().all(|p| !p.pod.starts_with("kube-system/")));
+        for gpu in &n.pods_to_move {
+            assert!(n.evicts.iter().any(|p| &p.pod == gpu && p.gpu), "{gpu}");
+        }
+        assert_eq!(n.evicts.len(), n.pods_to_move.len() + 1);
     }
 
     #[test]

@@ -11,15 +11,23 @@
 //!   the planned resource is set in both (an extended resource's request must equal its limit:
 //!   Kubernetes `pkg/apis/core/validation`, `ValidateResourceRequirements`). `null` for a key the map
 //!   does not hold changes nothing.
+//! - **Init containers.** `initContainers` is merged by `name` as well (`patchMergeKey:"name"` on
+//!   `PodSpec.InitContainers`). An init container that requests a GPU would keep the old resource
+//!   in the pod (a pod asks for the larger of its init containers' requests and its containers'
+//!   sum: Kubernetes documentation, "Init Containers", "Resource sharing within containers"), so
+//!   its GPU request is removed and named; without the objects, its name is unknown and the patch
+//!   says that such a request stays.
 //! - **Containers.** `containers` is merged by `name` (`patchMergeKey:"name"` on `PodSpec.Containers`);
 //!   an element whose name matches no container is appended as a new container
 //!   (`mergeSliceWithoutSpecialElements`). So the patch names the containers that really request GPUs
 //!   when the objects of the workload are given with the plan ([`Objects`]); otherwise the name is
 //!   assumed, the patch says so, and a JSON patch of `test` operations (RFC 6902, which fails and
 //!   changes nothing when a tested value differs) checks the assumption before the strategic merge runs.
-//! - **Node selection.** `nodeSelector` is a map (merged); `tolerations` has no merge key, so the
-//!   patch's list replaces the template's: the patch keeps the template's tolerations when the objects
-//!   are given, and says that it replaces them when not.
+//! - **Node selection.** `nodeSelector` is a map (merged): a key of the template's selector that the
+//!   plan does not give would stay and narrow the nodes to none, so the patch sets it to `null` when
+//!   the objects are given. `tolerations` has no merge key, so the patch's list replaces the
+//!   template's: the patch keeps the template's tolerations when the objects are given, and says that
+//!   it replaces them when not.
 //! - **DRA.** `resourceClaims` is merged by `name` (`patchMergeKey:"name"` on `PodSpec.ResourceClaims`);
 //!   a container's `resources.claims` is replaced as a whole.
 
@@ -44,8 +52,12 @@ pub struct TemplateObject {
     pub kind: String,
     /// Containers in the template's order, each with the NVIDIA GPU resources it requests.
     pub containers: Vec<(String, BTreeSet<String>)>,
+    /// Init containers in the template's order, the same way.
+    pub init_containers: Vec<(String, BTreeSet<String>)>,
     /// The template's tolerations.
     pub tolerations: Vec<PodToleration>,
+    /// The template's `nodeSelector`.
+    pub node_selector: BTreeMap<String, String>,
 }
 
 /// The workload objects given with the plan (`--current`), by namespace and name.
@@ -71,27 +83,30 @@ impl Objects {
             if !TEMPLATE_KINDS.contains(&w.kind) || w.owner.is_some() {
                 continue;
             }
-            let containers = w
-                .containers
-                .iter()
-                .filter(|c| !c.is_init)
-                .map(|c| {
-                    let gpu: BTreeSet<String> = c
-                        .resources
-                        .keys()
-                        .filter(|k| resource::is_nvidia_gpu_resource(k))
-                        .cloned()
-                        .collect();
-                    (c.name.clone(), gpu)
-                })
-                .collect();
+            let of = |init: bool| -> Vec<(String, BTreeSet<String>)> {
+                w.containers
+                    .iter()
+                    .filter(|c| c.is_init == init)
+                    .map(|c| {
+                        let gpu: BTreeSet<String> = c
+                            .resources
+                            .keys()
+                            .filter(|k| resource::is_nvidia_gpu_resource(k))
+                            .cloned()
+                            .collect();
+                        (c.name.clone(), gpu)
+                    })
+                    .collect()
+            };
             let tolerations = w.placement.tolerations.clone();
             templates
                 .entry((w.namespace.clone(), w.object.name.clone()))
                 .or_insert(TemplateObject {
                     kind: w.object.kind.clone(),
-                    containers,
+                    containers: of(false),
+                    init_containers: of(true),
                     tolerations,
+                    node_selector: w.placement.node_selector.clone(),
                 });
         }
         Objects { templates }
@@ -228,6 +243,12 @@ pub fn pod_patch(
         .templates
         .get(&(w.namespace.clone(), w.name.clone()));
     let mut containers: Vec<Value> = Vec::new();
+    let mut init_containers: Vec<Value> = Vec::new();
+    let mut selector: Map<String, Value> = w
+        .node_selector
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
     let (target, kind, assumed, tolerations) = match object {
         Some(o) => {
             let gpu: Vec<&(String, BTreeSet<String>)> =
@@ -260,6 +281,20 @@ pub fn pod_patch(
                     }));
                 }
             }
+            for (name, requested) in o.init_containers.iter().filter(|(_, r)| !r.is_empty()) {
+                notes.push(format!(
+                    "init container `{name}` requested {}; the plan gives the pod's device to container `{target}`, so the init container's GPU request is removed",
+                    requested.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+                init_containers.push(json!({
+                    "name": name,
+                    "resources": container_resources(requested, None),
+                }));
+            }
+            // The template's selector keys the plan does not give are removed.
+            for k in o.node_selector.keys() {
+                selector.entry(k.clone()).or_insert(Value::Null);
+            }
             // The template's tolerations stay, with the plan's added.
             let mut tolerations = o.tolerations.clone();
             for t in w.tolerations.iter().map(planned) {
@@ -286,6 +321,10 @@ pub fn pod_patch(
                 "the tolerations replace the template's (strategic merge replaces a list without a merge key)"
                     .to_string(),
             );
+            notes.push(
+                "init containers are not patched (their names are not known): an init container's GPU request stays; give the workload's object with --current to have it removed"
+                    .to_string(),
+            );
             (
                 container.to_string(),
                 None,
@@ -295,10 +334,13 @@ pub fn pod_patch(
         }
     };
     let mut spec = json!({
-        "nodeSelector": w.node_selector,
+        "nodeSelector": selector,
         "tolerations": tolerations.iter().map(toleration_json).collect::<Vec<_>>(),
         "containers": containers,
     });
+    if !init_containers.is_empty() {
+        spec["initContainers"] = json!(init_containers);
+    }
     if let Request::Claim { template, name } = request {
         let source = if *template {
             "resourceClaimTemplateName"

@@ -14,11 +14,16 @@ pub const API_VERSION: &str = "gpu-trust/v1";
 /// The `kind` a policy file may give.
 pub const KIND: &str = "TenancyPolicy";
 
-/// Namespace labels that name a tenant when the policy does not set `tenantLabel`.
+/// Namespace labels that name a tenant when the policy does not set `tenantLabel`, consulted in
+/// this order. Both tools let a tenant's owners create namespaces of the tenant.
 ///
 /// - `capsule.clastix.io/tenant`: Capsule (projectcapsule/capsule) stamps it on every namespace of a
 ///   Tenant, with the Tenant's name as the value (its `GetTypeLabel` for a Tenant).
-pub const DEFAULT_TENANT_LABELS: &[&str] = &["capsule.clastix.io/tenant"];
+/// - `stakater.com/tenant`: Stakater's Multi Tenant Operator requires it on every namespace it
+///   manages, with the name of the tenant the namespace belongs to; a tenant's owners may create
+///   namespaces carrying it (Multi Tenant Operator documentation, stakater.github.io/mto-docs: the
+///   Tenant reference's "Namespace" section and the IntegrationConfig reference).
+pub const DEFAULT_TENANT_LABELS: &[&str] = &["capsule.clastix.io/tenant", "stakater.com/tenant"];
 
 /// Infrastructure namespaces whatever the policy says (its `platformNamespaces` add to them, and a
 /// tenant that names one takes it): the Kubernetes system namespaces (kube-system, kube-public,

@@ -143,7 +143,9 @@ impl Policy {
     /// For each namespace, in this order: a tenant that names it explicitly; an explicit platform
     /// namespace; the tenant with the most specific glob that matches it; a platform glob; the tenant
     /// its tenant label names (a declared tenant of that name, else a new one); else a tenant of its
-    /// own, named after it and marked unassigned (suffixed ` (namespace)` if that name is taken).
+    /// own, named after it and marked unassigned (suffixed ` (namespace)` if that name is taken). A
+    /// namespace with a tenant label is never made infrastructure by a platform name or glob: it
+    /// goes to the label's tenant, with a warning.
     /// Declared tenants exist even when none of their namespaces is in the input.
     ///
     /// Two tenants whose globs match a namespace equally specifically are an error in
@@ -349,8 +351,28 @@ impl Policy {
         if let Some(i) = index.explicit.get(name) {
             return Placement::Declared(*i);
         }
+        // A tenant label is a tenant's claim: a platform name or glob never overrides it, since a
+        // tenant that may create namespaces (Capsule's tenant owners, the Multi Tenant Operator's)
+        // could otherwise take one out of the audit by its name (`x-gpu-operator`).
+        let labelled = self.tenant_labels.iter().find_map(|label| {
+            let value = ns.labels.get(label)?.trim();
+            (!value.is_empty()).then_some((label.as_str(), value))
+        });
+        let platform = |pattern: &str, diagnostics: &mut Vec<Diagnostic>| match labelled {
+            Some((label, value)) => {
+                diagnostics.push(Diagnostic::warning(
+                    Code::TenantClaimsPlatform,
+                    object_location(ns),
+                    format!(
+                        "namespace `{name}` matches the platform namespace `{pattern}` but carries the tenant label `{label}: {value}`: it is judged as tenant `{value}`'s; if it is infrastructure, take the label off or name it under a tenant"
+                    ),
+                ));
+                Placement::Label(value)
+            }
+            None => Placement::Platform,
+        };
         if index.platform.contains(name) {
-            return Placement::Platform;
+            return platform(name, diagnostics);
         }
         // The most specific matching glob of each tenant (the last of equal ones, in its list).
         let mut per_tenant: BTreeMap<usize, (usize, usize, &NamespacePattern)> = BTreeMap::new();
@@ -404,18 +426,13 @@ impl Policy {
             ));
             return Placement::Declared(all[0].0);
         }
-        if self.platform.iter().any(|p| p.matches(name)) {
-            return Placement::Platform;
+        if let Some(p) = self.platform.iter().find(|p| p.matches(name)) {
+            return platform(&p.pattern, diagnostics);
         }
-        for label in &self.tenant_labels {
-            if let Some(value) = ns.labels.get(label) {
-                let value = value.trim();
-                if !value.is_empty() {
-                    return Placement::Label(value);
-                }
-            }
+        match labelled {
+            Some((_, value)) => Placement::Label(value),
+            None => Placement::Unassigned,
         }
-        Placement::Unassigned
     }
 }
 

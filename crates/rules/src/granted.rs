@@ -3,7 +3,7 @@
 //! carry the grants of their pairs.
 
 use crate::report::{AcceptanceSource, AcceptedEntry};
-use gpu_trust_model::fleet::AnnotatedAcceptance;
+use gpu_trust_model::fleet::{AnnotatedAcceptance, AnnotatedSubject};
 use gpu_trust_policy::{Acceptance, Date};
 
 /// What accepts a finding or a pair: the reasons, the earliest end, and where they were written.
@@ -94,6 +94,8 @@ pub fn policy_source(a: &Acceptance) -> AcceptanceSource {
         column: a.location.column,
         object: None,
         annotation: None,
+        reason: a.reason.clone(),
+        namespace: None,
     }
 }
 
@@ -105,5 +107,11 @@ pub fn annotation_source(a: &AnnotatedAcceptance) -> AcceptanceSource {
         column: a.location.column,
         object: Some(a.object.to_string()),
         annotation: Some(a.annotation.clone()),
+        reason: a.reason.clone().unwrap_or_default(),
+        namespace: a
+            .object
+            .namespace
+            .clone()
+            .or_else(|| (a.subject == AnnotatedSubject::Namespace).then(|| a.object.name.clone())),
     }
 }

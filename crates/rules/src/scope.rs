@@ -1,71 +1,102 @@
-//! A report as some tenants may see it: `gpu-trust serve`'s tenant view. What concerns the visible
-//! tenants stays (their findings, the groups and matrix pairs they are in, their blast radius, the
-//! GPU nodes they are on); every other tenant becomes [`OTHER_TENANT`], and its name, namespaces and
-//! workloads are replaced by that label wherever they appear, so a tenant learns what it shares and
-//! how badly, but not with whom.
+//! A report as some tenants may see it: `gpu-trust serve`'s tenant view, `audit --view` and the
+//! OpenReports. What concerns the visible tenants stays (their findings, the groups and matrix
+//! pairs they are in, their blast radius, the GPU nodes they are on); every other tenant becomes
+//! [`OTHER_TENANT`], so a tenant learns what it shares and how badly, but not with whom.
 //!
 //! A view is made from an audit focused on the visible tenants ([`view`]), whose findings count
 //! only their pairs in the places they reach; scoping a report of every tenant would keep, inside a
 //! visible tenant's finding, the places and pairs of others it names alone.
 //!
-//! Two layers. [`scope`] rebuilds each part of the report it knows (filters, relabels, merges what
-//! the label makes equal); then every text of the result goes through the [`Redactor`], which
-//! replaces each hidden name where it stands as a whole word. A field added to the report later
-//! that holds a hidden name is caught by the second layer when the caller also runs the rendered
-//! view through [`Redactor::text`] (as `gpu-trust serve` does), and by the tests, which look for
-//! every hidden name in the serialised view.
+//! The view is built field by field from that report ([`scope`]), never by rewriting rendered
+//! text: what has structure (severities, certainties, counts, rule codes, group ids, the kinds of
+//! shares) is copied as it is; lists of tenants are relabelled; an object in another tenant's
+//! namespace becomes an anonymous object; another tenant's acceptances (their reasons are its own
+//! free text) and the documents that could not be read whose path names it (a live read's API
+//! path names the namespace) are left out. Only the
+//! sentences the audit wrote (messages, fixes, reasons) go through the [`Redactor`], which hides
+//! another tenant's name, its namespaces, and whatever a path names inside them (`team-b/web`,
+//! `api/v1/namespaces/team-b/pods/x.json`): names a tenant chooses for its own objects are hidden
+//! with their namespace, so no neighbour's pod name can hide a word of the viewer's report, and
+//! none of the viewer's own names (its tenant, namespaces, workloads, the nodes) is ever hidden.
 //!
 //! Pure: no I/O, the same report and tenants give the same view.
 
 use crate::audit::Prepared;
-use crate::layout::{NodeLayout, Occupant, TenantPresence};
+use crate::layout::{sort_by_certainty, NodeLayout, Occupant, TenantPresence};
 use crate::report::{
-    AcceptanceSource, AcceptedEntry, AuditReport, Finding, FindingObject, GroupEntry, Matrix,
-    MatrixPair, SeverityCounts, Summary,
+    AcceptanceSource, AuditReport, Finding, FindingObject, GroupEntry, Matrix, MatrixPair,
+    SeverityCounts, Summary,
 };
 use crate::{AuditInput, AuditOptions};
 use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::Tenancy;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What every tenant outside the view is called in it. Not a namespace name (spaces and
 /// parentheses), so it can never be mistaken for a real tenant's.
 pub const OTHER_TENANT: &str = "(other tenant)";
 
-/// Replaces hidden names in text, each where it stands as a whole word: not preceded or followed by
-/// a letter, digit, `-` or `_` (so hiding `ml` leaves `html` and `ml-serving` alone, and hiding
-/// `team-b` hides it in `api/v1/namespaces/team-b/pods/x.json` and in `team-b.svc`).
+/// What a view says of an acceptance whose every source is another tenant's annotation (its
+/// reason is that tenant's own text).
+pub const OTHER_REASON: &str = "(accepted by another tenant; its reason is not shown)";
+
+/// Hides other tenants' names in the sentences of a view. A hidden tenant name or namespace is
+/// hidden where it stands as a whole word (not preceded or followed by a letter, digit, `-` or
+/// `_`: hiding `ml` leaves `html` and `ml-serving` alone); a hidden namespace takes the path that
+/// follows it along (`team-b/web`, `team-b/pods/x.json`), so the names a tenant gives its objects
+/// go with it; and a name that follows a shown namespace (`ml/team-b`, the viewer's object) is
+/// left whole.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    /// Hidden names made only of word characters: found by splitting the text into words.
+    /// Other tenants' names made only of word characters.
     words: HashSet<String>,
-    /// Other hidden names (with dots, spaces...), longest first: searched for one by one.
+    /// Other tenants' namespaces, each with whether it is hidden where it stands alone too (not
+    /// when the view may show the same word: a node or a workload of the viewer's so named).
+    namespaces: HashMap<String, bool>,
+    /// Other tenants' names with other characters (dots, spaces...), longest first.
     phrases: Vec<String>,
+    /// Namespaces whose objects the view may name: a name after `ns/` is one of them.
+    shown_namespaces: HashSet<String>,
 }
 
 fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '-' || c == '_'
 }
 
+/// Characters of an object's name in a path (`vllm.server-0`).
+fn name_char(c: char) -> bool {
+    word_char(c) || c == '.'
+}
+
 impl Redactor {
-    /// A redactor hiding `hidden` except what is in `shown` (a visible tenant's own names stay even
-    /// when another tenant uses the same word, e.g. a workload `trainer` in both).
+    /// A redactor hiding the tenant names `tenants` and the namespaces `namespaces`, except what is
+    /// in `shown` (a visible tenant's own names stay even when another tenant uses the same word: a
+    /// namespace so named is then hidden only with the path it leads); `shown_namespaces` are the
+    /// namespaces whose objects the view names.
     pub fn new<'a>(
-        hidden: impl IntoIterator<Item = &'a str>,
+        tenants: impl IntoIterator<Item = &'a str>,
+        namespaces: impl IntoIterator<Item = &'a str>,
         shown: impl IntoIterator<Item = &'a str>,
+        shown_namespaces: impl IntoIterator<Item = &'a str>,
     ) -> Redactor {
         let shown: HashSet<&str> = shown.into_iter().collect();
-        let mut r = Redactor::default();
-        for h in hidden {
-            if h.is_empty() || h == OTHER_TENANT || shown.contains(h) {
-                continue;
+        let mut r = Redactor {
+            shown_namespaces: shown_namespaces.into_iter().map(str::to_string).collect(),
+            ..Redactor::default()
+        };
+        let keep = |h: &str| !h.is_empty() && h != OTHER_TENANT && !shown.contains(h);
+        for n in namespaces {
+            if !n.is_empty() && !r.shown_namespaces.contains(n) {
+                r.namespaces.insert(n.to_string(), keep(n));
             }
-            if h.chars().all(word_char) {
-                r.words.insert(h.to_string());
-            } else if !r.phrases.iter().any(|p| p == h) {
-                r.phrases.push(h.to_string());
+        }
+        for t in tenants.into_iter().filter(|t| keep(t)) {
+            if t.chars().all(word_char) {
+                r.words.insert(t.to_string());
+            } else if !r.phrases.iter().any(|p| p == t) {
+                r.phrases.push(t.to_string());
             }
         }
         r.phrases
@@ -75,19 +106,9 @@ impl Redactor {
 
     /// Whether `name` is hidden (exactly).
     pub fn hides(&self, name: &str) -> bool {
-        self.words.contains(name) || self.phrases.iter().any(|p| p == name)
-    }
-
-    /// The hidden names, sorted (for tests and for checking a rendered view).
-    pub fn hidden(&self) -> Vec<&str> {
-        let mut all: Vec<&str> = self
-            .words
-            .iter()
-            .map(String::as_str)
-            .chain(self.phrases.iter().map(String::as_str))
-            .collect();
-        all.sort_unstable();
-        all
+        self.words.contains(name)
+            || self.namespaces.get(name) == Some(&true)
+            || self.phrases.iter().any(|p| p == name)
     }
 
     /// `text` with every hidden name replaced by [`OTHER_TENANT`].
@@ -98,28 +119,59 @@ impl Redactor {
                 out = Cow::Owned(replace_bounded(&out, phrase));
             }
         }
-        if self.words.is_empty() {
+        if self.words.is_empty() && self.namespaces.is_empty() {
             return out;
         }
-        // One pass over the words of the text.
         let s: &str = &out;
         let mut result = String::new();
         let mut last = 0;
-        let mut start: Option<usize> = None;
         let mut changed = false;
-        for (i, c) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
-            if i < s.len() && word_char(c) {
-                start.get_or_insert(i);
+        // The word before the current one, when a `/` joins them.
+        let mut previous: Option<(usize, usize)> = None;
+        let mut i = 0;
+        while i < s.len() {
+            let Some(c) = s[i..].chars().next() else {
+                break;
+            };
+            if !word_char(c) {
+                if c != '/' {
+                    previous = None;
+                }
+                i += c.len_utf8();
                 continue;
             }
-            if let Some(b) = start.take() {
-                if self.words.contains(&s[b..i]) {
-                    result.push_str(&s[last..b]);
+            let start = i;
+            let mut end = start + run(&s[start..], word_char);
+            let after_slash = start > 0 && s[..start].ends_with('/');
+            let parent = previous
+                .filter(|(_, e)| after_slash && *e + 1 == start)
+                .map(|(b, e)| &s[b..e]);
+            if parent.is_some_and(|p| self.shown_namespaces.contains(p)) {
+                // A shown object's name, dots included: left whole.
+                end = start + run(&s[start..], name_char);
+            } else if let Some(bare) = self.namespaces.get(&s[start..end]) {
+                // The namespace and the path it leads.
+                let path = s[end..].starts_with('/') && s[end + 1..].starts_with(name_char);
+                while s[end..].starts_with('/') && s[end + 1..].starts_with(name_char) {
+                    end += 1 + run(&s[end + 1..], name_char);
+                }
+                while s[..end].ends_with('.') {
+                    end -= 1;
+                }
+                if path || *bare {
+                    result.push_str(&s[last..start]);
                     result.push_str(OTHER_TENANT);
-                    last = i;
+                    last = end;
                     changed = true;
                 }
+            } else if self.words.contains(&s[start..end]) {
+                result.push_str(&s[last..start]);
+                result.push_str(OTHER_TENANT);
+                last = end;
+                changed = true;
             }
+            previous = Some((start, end));
+            i = end;
         }
         if !changed {
             return out;
@@ -134,10 +186,15 @@ impl Redactor {
         }
     }
 
-    /// Whether `text` still holds a hidden name as a whole word.
+    /// Whether `text` holds a hidden name.
     pub fn leaks(&self, text: &str) -> bool {
         matches!(self.text(text), Cow::Owned(_))
     }
+}
+
+/// The length of the longest prefix of `s` whose characters all satisfy `f`.
+fn run(s: &str, f: fn(char) -> bool) -> usize {
+    s.find(|c: char| !f(c)).unwrap_or(s.len())
 }
 
 fn replace_bounded(text: &str, needle: &str) -> String {
@@ -160,26 +217,49 @@ fn replace_bounded(text: &str, needle: &str) -> String {
     out
 }
 
-/// Every workload of the fleet as (namespace, name), with the name of its owning controller too:
-/// the names [`scope`] hides when they are in another tenant's namespace, even where the report
-/// does not list them as objects (a message naming a workload).
-pub fn fleet_names(fleet: &Fleet) -> impl Iterator<Item = (&str, &str)> {
-    fleet.workloads.iter().flat_map(|w| {
-        let owner = w
-            .owner
-            .as_deref()
-            .map(|o| o.rsplit('/').next().unwrap_or(o));
-        std::iter::once(w.object.name.as_str())
-            .chain(owner)
-            .map(move |name| (w.namespace.as_str(), name))
-    })
+/// What a view may name besides its tenants and their namespaces, which no hidden name covers: the
+/// viewer's workloads (and their owners), the nodes, and the namespaces of no tenant (platform
+/// namespaces, whose objects a view names: the GPU Operator's ConfigMaps).
+#[derive(Debug, Clone, Default)]
+pub struct Shown<'a> {
+    pub names: Vec<&'a str>,
+    pub namespaces: Vec<&'a str>,
+}
+
+impl<'a> Shown<'a> {
+    /// What the tenants `visible` may see named in the audit of `fleet` under `tenancy`.
+    pub fn of(fleet: &'a Fleet, tenancy: &'a Tenancy, visible: &BTreeSet<String>) -> Shown<'a> {
+        let theirs = |ns: &str| {
+            tenancy
+                .tenant_of(ns)
+                .is_some_and(|t| visible.contains(tenancy.name(t)))
+        };
+        let mut shown = Shown::default();
+        for w in fleet.workloads.iter().filter(|w| theirs(&w.namespace)) {
+            shown.names.push(&w.object.name);
+            if let Some(owner) = &w.owner {
+                shown.names.push(owner.rsplit('/').next().unwrap_or(owner));
+            }
+        }
+        shown
+            .names
+            .extend(fleet.nodes.iter().map(|n| n.name.as_str()));
+        shown.namespaces.extend(
+            fleet
+                .namespaces
+                .iter()
+                .map(|n| n.name.as_str())
+                .filter(|n| tenancy.tenant_of(n).is_none()),
+        );
+        shown
+    }
 }
 
 /// The view for the tenants `visible` of the audit of `fleet` and `tenancy` with `options`, and the
-/// redactor it was made with: the audit focused on them ([`crate::AuditOptions::focus`]), so that
+/// redactor of its sentences: the audit focused on them ([`crate::AuditOptions::focus`]), so that
 /// no finding counts a pair, names a place or judges a contract without one of them, then
-/// [`scope`]d, so that every other tenant's names are hidden. This is what a tenant is served.
-/// `prepared` is that audit's ([`Prepared::new`]), made once for all its views.
+/// [`scope`]d, so that no other tenant is named. This is what a tenant is served. `prepared` is
+/// that audit's ([`Prepared::new`]), made once for all its views.
 pub fn view(
     fleet: &Fleet,
     tenancy: &Tenancy,
@@ -195,82 +275,69 @@ pub fn view(
         tenancy,
         options: &focused,
     });
-    scope(&report, visible, fleet_names(fleet))
+    scope(&report, visible, &Shown::of(fleet, tenancy, visible))
 }
 
-/// The view of `report` for the tenants `visible`, and the redactor it was made with. `more` are
-/// names of workloads by namespace ([`fleet_names`]): those in another tenant's namespace are
-/// hidden too.
-pub fn scope<'a>(
+/// The view of `report` for the tenants `visible`, built field by field, and the redactor of its
+/// sentences. `shown` is what else the view may name ([`Shown::of`]).
+pub fn scope(
     report: &AuditReport,
     visible: &BTreeSet<String>,
-    more: impl IntoIterator<Item = (&'a str, &'a str)>,
+    shown: &Shown<'_>,
 ) -> (AuditReport, Redactor) {
-    let hidden_tenants: BTreeSet<&str> = report
+    let (seen, hidden): (Vec<_>, Vec<_>) = report
         .tenants
         .iter()
-        .map(|t| t.name.as_str())
-        .filter(|t| !visible.contains(*t))
-        .collect();
-    let hidden_namespaces: BTreeSet<&str> = report
-        .tenants
+        .partition(|t| visible.contains(&t.name));
+    let own_namespaces: BTreeSet<&str> = seen
         .iter()
-        .filter(|t| !visible.contains(&t.name))
         .flat_map(|t| t.namespaces.iter().map(String::as_str))
         .collect();
-    let shown: Vec<&str> = report
-        .tenants
+    let hidden_namespaces: BTreeSet<&str> = hidden
         .iter()
-        .filter(|t| visible.contains(&t.name))
-        .flat_map(|t| {
-            std::iter::once(t.name.as_str()).chain(t.namespaces.iter().map(String::as_str))
-        })
+        .flat_map(|t| t.namespaces.iter().map(String::as_str))
         .collect();
-    // Workloads of hidden namespaces named by the report.
-    let mut hidden: Vec<&str> = hidden_tenants.iter().copied().collect();
-    hidden.extend(hidden_namespaces.iter().copied());
-    for f in &report.findings {
-        for o in &f.objects {
-            if o.namespace
-                .as_deref()
-                .is_some_and(|n| hidden_namespaces.contains(n))
-            {
-                hidden.push(&o.name);
-            }
-        }
-    }
-    for node in &report.layout {
-        for gpu in &node.gpus {
-            for o in gpu
-                .tenants
-                .iter()
-                .chain(gpu.instances.iter().flat_map(|i| &i.tenants))
-            {
-                if !hidden_tenants.contains(o.tenant.as_str()) {
-                    continue;
-                }
-                // `Pod ns/name`
-                for w in &o.workloads {
-                    let name = w.rsplit('/').next().unwrap_or(w);
-                    hidden.push(name);
-                }
-            }
-        }
-    }
-    hidden.extend(
-        more.into_iter()
-            .filter(|(ns, _)| hidden_namespaces.contains(ns))
-            .map(|(_, name)| name),
+    let r = Redactor::new(
+        hidden.iter().map(|t| t.name.as_str()),
+        hidden_namespaces.iter().copied(),
+        seen.iter()
+            .map(|t| t.name.as_str())
+            .chain(own_namespaces.iter().copied())
+            .chain(shown.names.iter().copied()),
+        own_namespaces
+            .iter()
+            .copied()
+            .chain(shown.namespaces.iter().copied()),
     );
-    let r = Redactor::new(hidden, shown.iter().copied());
     let relabel = |t: &str| -> String {
-        if visible.contains(t) || !hidden_tenants.contains(t) {
-            r.text(t).into_owned()
+        if visible.contains(t) {
+            t.to_string()
         } else {
             OTHER_TENANT.to_string()
         }
     };
     let sees = |tenants: &[String]| tenants.iter().any(|t| visible.contains(t));
+    // An acceptance source the view shows: a policy entry (the platform's), or an annotation in
+    // one of the visible tenants' namespaces.
+    let source_shown = |s: &AcceptanceSource| {
+        s.namespace
+            .as_deref()
+            .is_none_or(|ns| own_namespaces.contains(ns))
+    };
+    let accepted = |reason: &mut String, sources: &mut Vec<AcceptanceSource>| {
+        sources.retain(source_shown);
+        let mut reasons: Vec<String> = sources
+            .iter()
+            .map(|s| r.text(&s.reason).into_owned())
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        *reason = if reasons.is_empty() {
+            OTHER_REASON.to_string()
+        } else {
+            reasons.join("; ")
+        };
+    };
 
     let groups: Vec<GroupEntry> = report
         .groups
@@ -280,14 +347,6 @@ pub fn scope<'a>(
             let mut g = g.clone();
             g.tenants = relabel_all(&g.tenants, &relabel);
             g.permitted_tenants = relabel_all(&g.permitted_tenants, &relabel);
-            for s in g
-                .shares
-                .iter_mut()
-                .chain(g.separated_by.iter_mut())
-                .chain(g.nodes.iter_mut())
-            {
-                r.own(s);
-            }
             g
         })
         .collect();
@@ -317,16 +376,7 @@ pub fn scope<'a>(
                         owner: None,
                     }
                 } else {
-                    let mut o = o.clone();
-                    if let Some(n) = &mut o.namespace {
-                        r.own(n);
-                    }
-                    r.own(&mut o.name);
-                    r.own(&mut o.file);
-                    if let Some(owner) = &mut o.owner {
-                        r.own(owner);
-                    }
-                    o
+                    o.clone()
                 };
                 if !objects.contains(&o) {
                     objects.push(o);
@@ -336,11 +386,11 @@ pub fn scope<'a>(
             for s in [&mut f.message, &mut f.remediation, &mut f.key] {
                 r.own(s);
             }
-            for s in f.nodes.iter_mut().chain(f.evidence.iter_mut()) {
+            for s in &mut f.evidence {
                 r.own(s);
             }
             if let Some(a) = &mut f.accepted {
-                redact_accepted(&r, a);
+                accepted(&mut a.reason, &mut a.sources);
             }
             // A focused report's accepted pairs are its tenants' already; where the list is whole,
             // what is left of it is counted.
@@ -352,10 +402,7 @@ pub fn scope<'a>(
             }
             for p in &mut f.accepted_pairs {
                 p.tenants = pair(&p.tenants, &relabel);
-                r.own(&mut p.reason);
-                for s in &mut p.sources {
-                    redact_source(&r, s);
-                }
+                accepted(&mut p.reason, &mut p.sources);
             }
             let mut open: Vec<[String; 2]> = f
                 .open_pairs
@@ -371,9 +418,6 @@ pub fn scope<'a>(
             f.by_group.retain(|e| sees(&e.tenants));
             for e in &mut f.by_group {
                 e.tenants = relabel_all(&e.tenants, &relabel);
-                for n in &mut e.nodes {
-                    r.own(n);
-                }
                 r.own(&mut e.reason);
             }
             if !f.by_group.is_empty() {
@@ -385,17 +429,11 @@ pub fn scope<'a>(
                 p.tenants = pair(&p.tenants, &relabel);
                 p.groups.retain(|g| kept_groups.contains(g.as_str()));
             }
-            // Another tenant's annotations are its own business.
+            // Another tenant's annotations are its own business; a visible tenant's are its own.
             f.one_sided_acceptances
                 .retain(|a| visible.contains(&a.tenant));
             for a in &mut f.one_sided_acceptances {
                 a.missing_tenants = relabel_all(&a.missing_tenants, &relabel);
-                for src in &mut a.sources {
-                    redact_source(&r, src);
-                }
-                for w in &mut a.uncovered_workloads {
-                    r.own(w);
-                }
                 r.own(&mut a.message);
             }
             // A pair's explanation is never part of a served view.
@@ -405,10 +443,7 @@ pub fn scope<'a>(
         .collect();
 
     let mut summary = Summary {
-        tenants: visible
-            .iter()
-            .filter(|v| report.tenants.iter().any(|t| &t.name == *v))
-            .count(),
+        tenants: seen.len(),
         nodes: report.summary.nodes,
         gpus: report.summary.gpus,
         findings: SeverityCounts::default(),
@@ -427,33 +462,26 @@ pub fn scope<'a>(
         r.own(&mut l.in_play);
         for g in &mut l.gaps {
             r.own(&mut g.message);
-            for n in &mut g.nodes {
-                r.own(n);
-            }
         }
     }
 
+    // A document of another tenant's namespace that could not be read is its own business (the
+    // coverage still counts it).
     let mut skipped = report.skipped.clone();
+    skipped.retain(|s| !r.leaks(&s.file));
     for s in &mut skipped {
-        r.own(&mut s.file);
         r.own(&mut s.error);
     }
     let mut disabled_rules = report.disabled_rules.clone();
     for d in &mut disabled_rules {
         r.own(&mut d.reason);
-        r.own(&mut d.source);
     }
 
     let view = AuditReport {
         schema: report.schema,
         summary,
         coverage,
-        tenants: report
-            .tenants
-            .iter()
-            .filter(|t| visible.contains(&t.name))
-            .cloned()
-            .collect(),
+        tenants: seen.into_iter().cloned().collect(),
         findings,
         groups,
         blast_radius: report
@@ -467,12 +495,27 @@ pub fn scope<'a>(
         disabled_rules,
         pair: None,
         advisory_data: report.advisory_data.clone(),
+        pools: report
+            .pools
+            .iter()
+            .filter(|p| p.tenants.iter().any(|t| visible.contains(t)))
+            .map(|p| crate::report::PoolEntry {
+                tenants: relabel_all(&p.tenants, &relabel),
+                ..p.clone()
+            })
+            .collect(),
         layout: report
             .layout
             .iter()
             .filter(|n| n.tenants.iter().any(|t| visible.contains(&t.tenant)))
-            .map(|n| node(n, &relabel, &r))
+            .map(|n| node(n, &relabel))
             .collect(),
+        // What to fix first is decided for the whole cluster, never for a view.
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     };
     (view, r)
 }
@@ -486,20 +529,6 @@ fn pair(p: &[String; 2], relabel: &impl Fn(&str) -> String) -> [String; 2] {
     let mut out = [relabel(&p[0]), relabel(&p[1])];
     out.sort();
     out
-}
-
-fn redact_source(r: &Redactor, s: &mut AcceptanceSource) {
-    r.own(&mut s.file);
-    for t in [&mut s.object, &mut s.annotation].into_iter().flatten() {
-        r.own(t);
-    }
-}
-
-fn redact_accepted(r: &Redactor, a: &mut AcceptedEntry) {
-    r.own(&mut a.reason);
-    for s in &mut a.sources {
-        redact_source(r, s);
-    }
 }
 
 /// The matrix's pairs of visible tenants as they are; the pairs of a visible tenant with others
@@ -562,7 +591,7 @@ fn sorted(mut p: [String; 2]) -> [String; 2] {
 
 /// A GPU node with the other tenants merged into one occupant of each GPU and instance, without
 /// their workloads' names.
-fn node(n: &NodeLayout, relabel: &impl Fn(&str) -> String, r: &Redactor) -> NodeLayout {
+fn node(n: &NodeLayout, relabel: &impl Fn(&str) -> String) -> NodeLayout {
     let mut n = n.clone();
     let mut presence: BTreeMap<String, Certainty> = BTreeMap::new();
     for t in &n.tenants {
@@ -573,20 +602,17 @@ fn node(n: &NodeLayout, relabel: &impl Fn(&str) -> String, r: &Redactor) -> Node
         .into_iter()
         .map(|(tenant, certainty)| TenantPresence { tenant, certainty })
         .collect();
+    sort_by_certainty(&mut n.tenants, |t| (t.certainty, &t.tenant));
     for gpu in &mut n.gpus {
-        gpu.tenants = occupants(&gpu.tenants, relabel, r);
+        gpu.tenants = occupants(&gpu.tenants, relabel);
         for i in &mut gpu.instances {
-            i.tenants = occupants(&i.tenants, relabel, r);
-        }
-        if let Some(u) = &mut gpu.uuid {
-            r.own(u);
+            i.tenants = occupants(&i.tenants, relabel);
         }
     }
-    r.own(&mut n.file);
     n
 }
 
-fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String, r: &Redactor) -> Vec<Occupant> {
+fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String) -> Vec<Occupant> {
     let mut out: Vec<Occupant> = Vec::new();
     for o in list {
         let tenant = relabel(&o.tenant);
@@ -608,18 +634,16 @@ fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String, r: &Redactor)
                     mechanisms: o.mechanisms.clone(),
                     workloads: Vec::new(),
                     workload_count: o.workload_count,
+                    recorded: Vec::new(),
                 }),
             }
         } else {
             let mut o = o.clone();
             o.tenant = tenant;
-            for w in &mut o.workloads {
-                r.own(w);
-            }
             out.push(o);
         }
     }
-    out.sort_by(|a, b| a.tenant.cmp(&b.tenant));
+    sort_by_certainty(&mut out, |o| (o.certainty, &o.tenant));
     out
 }
 
@@ -627,30 +651,59 @@ fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String, r: &Redactor)
 mod tests {
     use super::*;
 
+    fn redactor() -> Redactor {
+        Redactor::new(
+            ["ml", "Team B", "trainer"],
+            ["team-b", "gpu-1"],
+            ["trainer", "gpu-1"],
+            ["team-a", "gpu-operator"],
+        )
+    }
+
     #[test]
     fn names_are_hidden_as_whole_words_only() {
-        let r = Redactor::new(["ml", "team-b", "vllm.server", "Team B"], ["team-a"]);
+        let r = redactor();
         assert_eq!(
             r.text("html ml-serving ml"),
             "html ml-serving (other tenant)"
         );
-        assert_eq!(
-            r.text("api/v1/namespaces/team-b/pods/x.json team-b.svc team-bb"),
-            "api/v1/namespaces/(other tenant)/pods/x.json (other tenant).svc team-bb"
-        );
-        assert_eq!(
-            r.text("on vllm.server2 and vllm.server."),
-            "on vllm.server2 and (other tenant)."
-        );
         assert_eq!(r.text("Team B and Team Bee"), "(other tenant) and Team Bee");
+        assert_eq!(
+            r.text("team-b.svc team-bb team-b"),
+            "(other tenant).svc team-bb (other tenant)"
+        );
         assert!(matches!(r.text("nothing here"), Cow::Borrowed(_)));
         assert!(r.leaks("x ml y") && !r.leaks("xml"));
     }
 
+    /// A hidden namespace takes the names its tenant gave its objects along: a neighbour's pod
+    /// named `critical` hides nothing else of the sentence.
+    #[test]
+    fn a_hidden_namespace_takes_its_paths_along() {
+        let r = redactor();
+        assert_eq!(
+            r.text("Pod team-b/critical (1 pod) is critical; see team-b/pods/x.json."),
+            "Pod (other tenant) (1 pod) is critical; see (other tenant)."
+        );
+        assert_eq!(
+            r.text("api/v1/namespaces/team-b/pods/vllm.server-0.json"),
+            "api/v1/namespaces/(other tenant)"
+        );
+        assert_eq!(
+            r.text("Deployment/team-b/web and Deployment/team-a/web"),
+            "Deployment/(other tenant) and Deployment/team-a/web"
+        );
+    }
+
     #[test]
     fn a_visible_name_is_never_hidden() {
-        let r = Redactor::new(["trainer", "team-b"], ["trainer"]);
-        assert_eq!(r.text("trainer team-b"), "trainer (other tenant)");
-        assert!(!r.hides("trainer") && r.hides("team-b"));
+        let r = redactor();
+        assert!(!r.hides("trainer") && r.hides("team-b") && r.hides("ml"));
+        // The viewer's objects keep their names, whatever other tenants are called; a namespace
+        // named like the viewer's node is hidden only with its objects.
+        assert_eq!(
+            r.text("trainer on gpu-1: team-a/team-b.ml and gpu-operator/ml, not gpu-1/x"),
+            "trainer on gpu-1: team-a/team-b.ml and gpu-operator/ml, not (other tenant)"
+        );
     }
 }

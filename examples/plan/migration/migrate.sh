@@ -188,6 +188,7 @@ echo '== step 1: gpu-h100-01'
 # Pool h100 keeps 2 nodes, 7 whole GPUs, MIG instances 2 x 1g.20gb meanwhile.
 # Pool l40s keeps 1 node, 4 whole GPUs meanwhile.
 # gpu-h100-01 becomes h100-0 (pool h100): MIG is turned on on GPUs 4, 5, 6: a GPU reset, and the MIG manager may stop the kubelet.
+# Its drain evicts 1 pod: search-prod/pretrain-0.
 run kubectl cordon 'gpu-h100-01'
 run kubectl drain 'gpu-h100-01' --ignore-daemonsets --delete-emptydir-data --timeout=30m
 run kubectl label node 'gpu-h100-01' --overwrite 'gpu-trust.io/pool=h100' 'nvidia.com/device-plugin.config=exclusive' 'nvidia.com/mig.config=gpu-trust-mig-1' 'nvidia.com/mig.config.state=pending'
@@ -199,6 +200,7 @@ echo '== step 2: gpu-h100-02'
 # Pool h100 keeps 2 nodes, 5 whole GPUs, MIG instances 4 x 1g.10gb, 4 x 3g.40gb meanwhile.
 # Pool l40s keeps 1 node, 4 whole GPUs meanwhile.
 # gpu-h100-02 becomes h100-1 (pool h100): the MIG instances of GPU 0 are destroyed and recreated.
+# Its drain evicts 2 pods: cust-acme/acme-infer-0 and cust-acme/acme-infer-1.
 driver_risk 'gpu-h100-02' 'node gpu-h100-02 is repartitioned on driver 580.95.05, affected by CVE-2026-24197 (insecure default initialisation of memory routing while MIG partitions are reconfigured, which can corrupt data or hang the GPU; fixed in 580.159.03): upgrade its driver first'
 run kubectl cordon 'gpu-h100-02'
 run kubectl drain 'gpu-h100-02' --ignore-daemonsets --delete-emptydir-data --timeout=30m
@@ -211,6 +213,7 @@ echo '== step 3: gpu-h100-03'
 # Pool h100 keeps 2 nodes, 12 whole GPUs, MIG instances 4 x 1g.10gb, 6 x 3g.40gb meanwhile.
 # Pool l40s keeps 1 node, 4 whole GPUs meanwhile.
 # gpu-h100-03 becomes h100-2 (pool h100): the input does not say how its GPUs are partitioned now: a MIG mode change may be needed; it runs GPU pods the plan puts elsewhere (4).
+# Its drain evicts 5 pods: ads-prod/ads-rank-0, ads-prod/ads-rank-1, ads-prod/ads-rank-2, ads-prod/ads-rank-3 and research/feature-cache-0 (no GPU); deletes the emptyDir data of research/feature-cache-0.
 driver_risk 'gpu-h100-03' 'node gpu-h100-03 is repartitioned, and its driver version is unknown: it may be affected by advisories about MIG reconfiguration; check it before going on'
 run kubectl cordon 'gpu-h100-03'
 run kubectl drain 'gpu-h100-03' --ignore-daemonsets --delete-emptydir-data --timeout=30m

@@ -24,7 +24,37 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum PolicyCommand {
     Check(CheckArgs),
+    Init(InitArgs),
 }
+
+/// Write a tenancy policy to start from, drafted from the cluster's namespaces.
+///
+/// Namespaces are grouped into tenants by the labels multi-tenancy tools set: Capsule's tenant
+/// label, HNC's tree labels (a tree is a tenant, named by its root), the host namespace of a
+/// vCluster (named by the virtual cluster), Kubeflow profiles, and the `team` or `tenant` labels in
+/// common use (a guess). Any other namespace is a tenant of its own (a guess); namespaces named
+/// `*-system` are proposed as platform namespaces (a guess); the built-in platform namespaces are
+/// named in a comment. Trust between tenants stays none. Every guess is marked in a comment. The
+/// policy passes `gpu-trust policy check`; read it before using it.
+///
+/// Without PATH, the namespaces of the live cluster are read, as `gpu-trust audit` reads them.
+#[derive(Debug, clap::Args)]
+#[command(after_help = INIT_EXAMPLES, mut_arg("format", output::offer(INIT_FORMATS)))]
+pub struct InitArgs {
+    /// Files or directories to read; `-` reads standard input. None: the live cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::live::ClusterArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Follow symbolic links that lead out of an input directory.
+    #[arg(long)]
+    pub follow_symlinks: bool,
+}
+
+/// The draft policy, as YAML with its comments.
+const INIT_FORMATS: &[Format] = &[Format::Yaml];
 
 /// Validate a tenancy policy file and show what it declares.
 ///
@@ -50,7 +80,53 @@ const FORMATS: &[Format] = &[Format::Table, Format::Json];
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         PolicyCommand::Check(a) => check(a),
+        PolicyCommand::Init(a) => init(a),
     }
+}
+
+fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
+    if !args.paths.is_empty() && args.cluster.any() {
+        output::eprint_error(crate::live::WITH_PATHS);
+        return Ok(output::exit(output::INPUT_ERROR));
+    }
+    let targets = match args.output.targets(INIT_FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    for out in targets.iter().filter_map(output::Target::path) {
+        let read: Vec<&std::path::Path> = args.paths.iter().map(PathBuf::as_path).collect();
+        if let Some(input) = output::overwritten_input(out, &read) {
+            output::eprint_error(format!(
+                "--output {} would overwrite {}, which this run reads; write the policy elsewhere",
+                output::escaped(&out.display().to_string()),
+                output::escaped(&input.display().to_string())
+            ));
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
+    }
+    let Some((ingested, documents)) =
+        input::cluster_read(&args.paths, &args.cluster, args.follow_symlinks)
+    else {
+        return Ok(output::exit(output::INPUT_ERROR));
+    };
+    // The namespaces of documents that cannot be read are not known: nothing is drafted from a
+    // part of the cluster.
+    let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
+    if errors > 0 {
+        return Ok(input::refuse_unusable(errors, "draft a policy"));
+    }
+    let from = match (&documents.context, args.paths.as_slice()) {
+        (Some(context), _) => format!("the cluster of context {context}"),
+        (None, []) => "the cluster".to_string(),
+        (None, paths) => paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let draft = gpu_trust_policy::init::draft(&ingested.fleet);
+    let text = gpu_trust_report::policy::init::yaml(&draft, &from);
+    output::write_targets(&targets, output::CLEAN, |_| Ok(text.clone()))
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -135,8 +211,16 @@ fn invalid(name: &str, errors: usize) -> ExitCode {
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).
 const POLICY_EXAMPLES: &str = "\
 Examples:
+  gpu-trust policy init cluster.yaml --output policy.yaml
   gpu-trust policy check policy.yaml
   gpu-trust policy check policy.yaml --format json";
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const INIT_EXAMPLES: &str = "\
+Examples:
+  gpu-trust policy init --output tenancy.yaml
+  gpu-trust policy init cluster.yaml > tenancy.yaml
+  gpu-trust policy init --context prod -n team-a";
 
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).
 const CHECK_EXAMPLES: &str = "\

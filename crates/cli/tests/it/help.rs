@@ -233,6 +233,15 @@ fn sandbox(command: &str) -> Sandbox {
             "crates/rules/tests/data/csaf/nvidia/5850.json",
             &d.join("5850.json"),
         );
+        // The vendor's repository as a folder (`advisories update --from file://...`): the index of
+        // the year the update counts as its own, with no bulletin listed.
+        let index = d.join("product-security/2026/CVE_index.csv");
+        std::fs::create_dir_all(index.parent().unwrap()).unwrap();
+        std::fs::write(
+            index,
+            "CVE;CVSS;Severity;Vector;CWE;Bulletin;Affected Product;Affected Version;Fixed In\n",
+        )
+        .unwrap();
         "examples/inference-platform/cluster.yaml"
     };
     copy(cluster, &d.join("cluster.yaml"));
@@ -243,6 +252,17 @@ fn sandbox(command: &str) -> Sandbox {
         "contexts:\n- name: prod\n  context:\n    cluster: recorded\n    user: auditor\n",
     );
     std::fs::write(d.join("kubeconfig"), kubeconfig).unwrap();
+    if command == "audit" {
+        // An earlier JSON report of the CI example's manifests, for `--baseline main.json`.
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpu-trust"))
+            .args(["audit", "deploy/", "--policy", "tenancy.yaml", "-o", "json"])
+            .args(["--output", "main.json", "--fail-on", "never"])
+            .current_dir(d)
+            .env("XDG_CACHE_HOME", d.join("cache"))
+            .output()
+            .unwrap();
+        assert!(d.join("main.json").exists(), "{out:?}");
+    }
     let manifests = d.join("manifests/batch.yaml");
     Sandbox {
         cluster: d.join("cluster.yaml"),
@@ -261,6 +281,13 @@ fn run_example(sandbox: &Sandbox, args: &[String], stdin: Option<&Path>) -> (i32
         args.extend(["--fake".into(), "time-slicing".into(), "--fake-dir".into()]);
         args.push(sandbox.dir.path().join("fake").display().to_string());
     }
+    if args.starts_with(&["advisories".into(), "update".into()]) && !args.contains(&"--from".into())
+    {
+        // The vendor's repository as the sandbox's folder, and the day its index is of (hidden).
+        let mirror = sandbox.dir.path().join("product-security");
+        args.extend(["--from".into(), format!("file://{}", mirror.display())]);
+        args.extend(["--today".into(), "2026-12-01".into()]);
+    }
     let serve = args.first().map(String::as_str) == Some("serve");
     if serve {
         match args.iter().position(|a| a == "--listen") {
@@ -272,6 +299,9 @@ fn run_example(sandbox: &Sandbox, args: &[String], stdin: Option<&Path>) -> (i32
     cmd.args(&args)
         .current_dir(sandbox.dir.path())
         .env("KUBECONFIG", sandbox.dir.path().join("kubeconfig"))
+        // Advisory updates (`advisories update`, `serve --update-advisories-every`) keep their
+        // bulletins in the sandbox, not in the user's cache.
+        .env("XDG_CACHE_HOME", sandbox.dir.path().join("cache"))
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100")
         .stdout(Stdio::null())
@@ -306,9 +336,10 @@ fn run_example(sandbox: &Sandbox, args: &[String], stdin: Option<&Path>) -> (i32
 /// Every example of every `--help` runs, as written: each `gpu-trust` command of an example line
 /// (also after a pipe or `&&`) in a folder that holds the files it names, with the live cluster it
 /// reads served by the tests' API server, the input of a pipe (`kubectl get`, `helm template`,
-/// `cat FILE`) on standard input, the probe on a simulated GPU and `serve` for a few seconds on a
-/// free port. None may be refused: exit 0, 1 (findings), or 2 only for what the example shows, a
-/// partial audit of manifests without nodes.
+/// `cat FILE`) on standard input, the probe on a simulated GPU, `advisories update` from a folder
+/// of the vendor's layout and `serve` for a few seconds on a free port. None may be refused: exit
+/// 0, 1 (findings), or 2 only for what the example shows, a partial audit of manifests without
+/// nodes.
 #[test]
 fn every_example_in_every_help_runs() {
     let mut ran = 0;

@@ -633,3 +633,80 @@ fn a_dra_extended_resource_of_a_missing_device_class_is_not_evaluated() {
     let r = run(&["audit", s(&quiet)]);
     assert!(!r.stderr.contains("extended"), "{}", r.stderr);
 }
+
+// --- Tenant views ------------------------------------------------------------------------------
+
+/// A tenant view is built from the report, not rewritten as text: a neighbour that names its GPU
+/// pods after words of the report (`critical`, `true`, `null`) or after the viewer's own node and
+/// workload changes no severity, breaks no format and hides none of the viewer's names; the view's
+/// `accept:` snippets are YAML naming only the viewer (or a placeholder for the other tenant).
+#[test]
+fn a_neighbours_names_never_rewrite_a_tenant_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = format!("{}/../../examples/ml-platform", env!("CARGO_MANIFEST_DIR"));
+    let mut pods = String::new();
+    for name in [
+        "critical",
+        "true",
+        "null",
+        "a100-ts-02",
+        "rapids-backfill-20261113",
+    ] {
+        pods.push_str(&format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: \"{name}\"\n  namespace: ml-training\nspec:\n  nodeName: a100-ts-02\n  containers:\n  - name: main\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+        ));
+    }
+    let neighbours = write(dir.path(), "neighbours.yaml", &pods);
+    let view = |format: &str| {
+        run(&[
+            "audit",
+            &format!("{example}/cluster.yaml"),
+            s(&neighbours),
+            "--policy",
+            &format!("{example}/policy.yaml"),
+            "--today",
+            "2026-12-01",
+            "--view",
+            "data-sandbox",
+            "-o",
+            format,
+        ])
+    };
+    let json = view("json");
+    assert_eq!(json.code, Some(1), "{}", json.stderr);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
+    let findings = report["findings"].as_array().unwrap();
+    let severities = ["critical", "high", "medium", "low", "info"];
+    assert!(findings
+        .iter()
+        .all(|f| severities.contains(&f["severity"].as_str().unwrap_or_default())));
+    assert!(findings.iter().any(|f| f["severity"] == "critical"));
+    assert!(
+        findings.iter().any(|f| {
+            let m = f["message"].as_str().unwrap_or_default();
+            m.contains("data-sandbox/rapids-backfill-20261113") && m.contains("node a100-ts-02")
+        }),
+        "{}",
+        json.stdout
+    );
+    let sarif = view("sarif");
+    serde_json::from_str::<serde_json::Value>(&sarif.stdout).expect("valid SARIF");
+    let mut snippets = 0;
+    for f in findings {
+        let fix = f["remediation"].as_str().unwrap_or_default();
+        for (at, _) in fix.match_indices("`accept: [") {
+            let snippet = &fix[at + 1..];
+            let snippet = &snippet[..snippet.find('`').unwrap()];
+            let yaml: serde_json::Value = serde_saphyr::from_str(snippet).expect(snippet);
+            for t in yaml["accept"][0]["tenants"].as_array().unwrap() {
+                let t = t.as_str().unwrap();
+                assert!(
+                    ["data-sandbox", "TENANT", "A", "B"].contains(&t),
+                    "{snippet}"
+                );
+            }
+            snippets += 1;
+        }
+    }
+    assert!(snippets > 0, "{}", json.stdout);
+}

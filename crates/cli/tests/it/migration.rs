@@ -136,6 +136,17 @@ fn the_json_follows_its_schema_and_says_what_changes() {
             assert_eq!(c["nodes"].as_u64().unwrap(), total - out, "{step}");
         }
     }
+    // The drain of gpu-h100-03 evicts the research team's feature cache too, which has no GPU, and
+    // deletes its emptyDir data; the node exporter's DaemonSet pod stays.
+    let h100_03 = nodes.iter().find(|n| n["node"] == "gpu-h100-03").unwrap();
+    let evicts = h100_03["evicts"].as_array().unwrap();
+    assert_eq!(evicts.len(), 5, "{h100_03}");
+    assert!(evicts.iter().any(|p| p["pod"] == "research/feature-cache-0"
+        && p["gpu"] == false
+        && p["emptyDir"] == serde_json::json!(["cache"])));
+    assert!(evicts
+        .iter()
+        .all(|p| p["pod"] != "monitoring/node-exporter-h100-03"));
     let affected = nodes.iter().find(|n| n["node"] == "gpu-h100-02").unwrap();
     assert_eq!(affected["driver"]["status"], "affected");
     assert_eq!(affected["driver"]["advisories"][0]["fix"], "580.159.03");

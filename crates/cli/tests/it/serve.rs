@@ -319,7 +319,24 @@ fn serve_says_when_a_custom_kind_with_pod_templates_is_not_read() {
 /// paths, a member of the research team allowed to list pods in ml-research, a user with no rights.
 fn with_users(extra: Behaviour) -> ApiServer {
     use apiserver::Grant;
-    let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    let mut objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
+    // The training team names GPU pods beside the research team's notebooks after words of the
+    // report and after the research team's own node and workload.
+    for name in HOSTILE_NAMES {
+        objects.push(apiserver::Object::from_value(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ml-training"},
+            "spec": {
+                "nodeName": "l40s-ts-01",
+                "containers": [{
+                    "name": "main",
+                    "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                    "resources": {"limits": {"nvidia.com/gpu": 1}},
+                }],
+            },
+        })));
+    }
     ApiServer::start(
         objects,
         Behaviour {
@@ -350,6 +367,9 @@ fn with_users(extra: Behaviour) -> ApiServer {
         },
     )
 }
+
+/// Pod names of the training team that other text of the research team's view holds.
+const HOSTILE_NAMES: [&str; 4] = ["critical", "true", "l40s-ts-01", "notebook-alice"];
 
 fn words(text: &str) -> std::collections::BTreeSet<&str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
@@ -403,6 +423,7 @@ fn who_sees_what_is_the_api_servers_answer() {
                 .is_some_and(|n| n == "ml-training" || n == "ml-serving")
         })
         .map(|o| o.name.clone())
+        .filter(|n| !HOSTILE_NAMES.contains(&n.as_str()))
         .collect();
     assert!(!workloads.is_empty());
     for path in ["/metrics", "/report.json", "/report.html"] {
@@ -429,6 +450,20 @@ fn who_sees_what_is_the_api_servers_answer() {
     assert_eq!(tenants, ["research"]);
     let findings = report["findings"].as_array().expect("findings");
     assert!(!findings.is_empty(), "the research team sees its findings");
+    // The neighbours' names change no severity, and hide none of the team's own names.
+    let severities = ["critical", "high", "medium", "low", "info"];
+    assert!(findings
+        .iter()
+        .all(|f| severities.contains(&f["severity"].as_str().unwrap_or_default())));
+    assert!(findings.iter().any(|f| f["severity"] == "critical"));
+    assert!(findings.iter().any(|f| {
+        f["nodes"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n == "l40s-ts-01"))
+            && f["message"].as_str().is_some_and(|m| {
+                m.contains("ml-research/notebook-alice") && m.contains("l40s-ts-01")
+            })
+    }));
     assert!(findings.iter().all(|f| f["tenants"]
         .as_array()
         .is_some_and(|t| t.iter().any(|x| x == "research"))));

@@ -13,6 +13,11 @@ fn at(columns: usize, args: &[&str]) -> String {
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .env("NO_COLOR", "1")
         .env("COLUMNS", columns.to_string())
+        // The built-in advisory data only, whatever the user's cache holds.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/width-no-cache"),
+        )
         .args(args)
         .output()
         .unwrap();

@@ -204,14 +204,14 @@ fn summary(ing: &Ingested) -> String {
         let p = &w.placement;
         writeln!(
             out,
-            "  placement node={} devices={:?} observed={} uuids={:?} permitted={}",
+            "  placement node={} devices={:?} observed={} recorded={:?} permitted={}",
             p.node.map_or("-".to_string(), |n| f.nodes[n].name.clone()),
             p.devices
                 .iter()
                 .map(|d| (d.gpu, d.instance))
                 .collect::<Vec<_>>(),
             p.observed,
-            p.gpu_uuids,
+            p.recorded.iter().map(|r| r.describe()).collect::<Vec<_>>(),
             names(f.permitted_nodes(w))
         )
         .unwrap();
@@ -731,6 +731,51 @@ fn kubevirt_vgpu_requests_are_refused() {
     );
 }
 
+/// A VirtualMachineInstance is read through its VirtualMachine only when the input holds that VM,
+/// running, with the VMI's GPUs: an owner reference to a VM the input lacks (or one that is halted,
+/// or that asks for no GPU) hides nothing, and the VMI is read on its node.
+#[test]
+fn a_vmi_is_read_through_its_vm_only_when_the_vm_stands_for_it() {
+    let vm = |name: &str, strategy: &str, gpus: &str| {
+        format!("---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}, namespace: vms}}\nspec:\n  runStrategy: {strategy}\n  template:\n    spec:\n      domain:\n        devices:\n          gpus: [{gpus}]\n")
+    };
+    let vmi = |name: &str| {
+        format!("---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: {name}\n  namespace: vms\n  ownerReferences:\n  - {{apiVersion: kubevirt.io/v1, kind: VirtualMachine, name: {name}, uid: 6f1c, controller: true}}\nspec:\n  domain:\n    devices:\n      gpus:\n      - {{deviceName: nvidia.com/GH100_H100_SXM5_80GB, name: gpu1}}\nstatus:\n  nodeName: gpu-vfio\n")
+    };
+    let gpu = "{deviceName: nvidia.com/GH100_H100_SXM5_80GB, name: gpu1}";
+    let mut text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-vfio\n  labels: {nvidia.com/gpu.workload.config: vm-passthrough}\nstatus:\n  allocatable: {nvidia.com/GH100_H100_SXM5_80GB: \"8\"}\n".to_string();
+    text.push_str(&vm("llm-vm", "Always", gpu));
+    text.push_str(&vm("halted-vm", "Halted", gpu));
+    text.push_str(&vm("cpu-vm", "Always", ""));
+    for name in ["llm-vm", "halted-vm", "cpu-vm", "ghost-vm"] {
+        text.push_str(&vmi(name));
+    }
+    let ing = ingest_text(&text, "vms.yaml");
+    assert!(
+        ing.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        ing.diagnostics
+    );
+    let vmis: Vec<(&str, Option<&str>)> = ing
+        .fleet
+        .workloads
+        .iter()
+        .filter(|w| w.object.kind == "VirtualMachineInstance")
+        .map(|w| {
+            let node = w.placement.node.map(|n| ing.fleet.nodes[n].name.as_str());
+            (w.object.name.as_str(), node)
+        })
+        .collect();
+    assert_eq!(
+        vmis,
+        [
+            ("cpu-vm", Some("gpu-vfio")),
+            ("ghost-vm", Some("gpu-vfio")),
+            ("halted-vm", Some("gpu-vfio")),
+        ]
+    );
+}
+
 /// Pods on compute instances of one MIG GPU instance (`nvidia.com/mig-1c.3g.40gb`, a profile
 /// mig-parted creates: its known configs list `1c.3g.20gb`) share that instance's memory; gpu-trust
 /// does not model compute instances, so such a request is refused with the reason, never judged as
@@ -749,4 +794,46 @@ fn compute_instance_requests_are_refused_with_the_reason() {
             && e.message.contains("internal/rm/rm.go"),
         "{e}"
     );
+}
+
+/// An operator's custom resource gpu-trust has no reader for (NIM Operator's NIMService) names a GPU
+/// outside any pod template: with the Deployment it owns in the input it is read through that
+/// Deployment (a warning says so); alone, what it runs would not be audited, an error.
+#[test]
+fn an_unknown_operator_resource_is_read_through_the_workloads_it_owns() {
+    let text = fixture("nim-service.yaml");
+    let ing = ingest_text(&text, "nim-service.yaml");
+    assert!(
+        ing.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        ing.diagnostics
+    );
+    let through: Vec<_> = ing
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == gpu_trust_model::Code::ReadThroughOwned)
+        .collect();
+    assert_eq!(through.len(), 1, "{:?}", ing.diagnostics);
+    assert!(
+        through[0]
+            .message
+            .contains("Deployment nim-service/llama-3-1-8b-instruct"),
+        "{}",
+        through[0]
+    );
+    let gpu: Vec<_> = ing
+        .fleet
+        .workloads
+        .iter()
+        .filter(|w| w.requests_gpu())
+        .map(|w| w.object.kind.as_str())
+        .collect();
+    assert_eq!(gpu, ["Deployment"]);
+
+    // The NIMService alone: what it runs is missing.
+    let alone = text.split("\n---\n").next().unwrap();
+    let ing = ingest_text(alone, "nim-service.yaml");
+    let errors: Vec<_> = ing.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].code, gpu_trust_model::Code::UnreadableGpuWorkload);
 }

@@ -482,6 +482,22 @@ fn patched_errors(
         Err(e) => return vec![format!("{at}: kubectl refuses the patch: {e}")],
     };
     let mut errors = Vec::new();
+    for c in result
+        .pointer("/spec/template/spec/initContainers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for map in ["limits", "requests"] {
+            let (gpu, _) = split_resources(c, map);
+            if !gpu.is_empty() {
+                errors.push(format!(
+                    "{at}: init container {} {map} still holds GPU resources {gpu:?}",
+                    c["name"]
+                ));
+            }
+        }
+    }
     let names = |o: &Value| -> Vec<String> {
         o.pointer("/spec/template/spec/containers")
             .and_then(Value::as_array)
@@ -850,8 +866,8 @@ fn the_consumer_parsers_refuse_what_their_sources_refuse() {
 }
 
 /// A Deployment whose GPU container is not the first and is not named as the plan file says: a
-/// sidecar `proxy` first, then `server` with `nvidia.com/gpu: 1` in limits and requests, and a
-/// toleration of its own that the patch must keep.
+/// sidecar `proxy` first, then `server` with `nvidia.com/gpu: 1` in limits and requests, an init
+/// container `warmup` that requests a GPU too, and a toleration of its own that the patch must keep.
 fn named_original(namespace: &str, name: &str) -> Value {
     serde_json::json!({
         "apiVersion": "apps/v1",
@@ -863,7 +879,13 @@ fn named_original(namespace: &str, name: &str) -> Value {
             "template": {
                 "metadata": {"labels": {"app": name}},
                 "spec": {
+                    "nodeSelector": {"example.com/old-pool": "cpu"},
                     "tolerations": [{"key": "example.com/spot", "operator": "Exists", "effect": "NoSchedule"}],
+                    "initContainers": [
+                        {"name": "warmup", "image": "registry.example/app:1",
+                         "resources": {"limits": {"nvidia.com/gpu": 1},
+                                       "requests": {"nvidia.com/gpu": 1}}},
+                    ],
                     "containers": [
                         {"name": "proxy", "image": "registry.example/proxy:1",
                          "resources": {"requests": {"cpu": "100m"}}},
@@ -901,7 +923,9 @@ fn with_the_objects_given_patches_name_their_gpu_containers_and_keep_their_toler
                     ("proxy".into(), Default::default()),
                     ("server".into(), ["nvidia.com/gpu".to_string()].into()),
                 ],
+                init_containers: vec![("warmup".into(), ["nvidia.com/gpu".to_string()].into())],
                 tolerations: vec![spot.clone()],
+                node_selector: [("example.com/old-pool".into(), "cpu".into())].into(),
             },
         );
         originals.insert(key, named_original(&w.namespace, &w.name));
@@ -911,6 +935,17 @@ fn with_the_objects_given_patches_name_their_gpu_containers_and_keep_their_toler
     for p in &patches {
         assert_eq!(p.container, "server", "{}", p.workload);
         assert!(!p.assumed && p.check.is_none(), "{}", p.workload);
+        // The init container's GPU request is removed, and said so.
+        let init = &p.patch["spec"]["template"]["spec"]["initContainers"][0];
+        assert_eq!(init["name"], "warmup", "{}", p.patch);
+        assert!(init["resources"]["limits"]["nvidia.com/gpu"].is_null());
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("init container `warmup`")),
+            "{:?}",
+            p.notes
+        );
         assert_eq!(p.kind.as_deref(), Some("Deployment"));
         let tolerations = p.patch["spec"]["template"]["spec"]["tolerations"]
             .as_array()
@@ -918,6 +953,14 @@ fn with_the_objects_given_patches_name_their_gpu_containers_and_keep_their_toler
         assert!(
             tolerations.iter().any(|t| t["key"] == "example.com/spot"),
             "{}: {tolerations:?}",
+            p.workload
+        );
+        // The template's own selector key would stay beside the plan's and match no planned node.
+        let selector = &p.patch["spec"]["template"]["spec"]["nodeSelector"];
+        assert!(
+            selector["example.com/old-pool"].is_null()
+                && selector.get("example.com/old-pool").is_some(),
+            "{}: {selector}",
             p.workload
         );
     }

@@ -245,16 +245,22 @@ fn tenant_label_adds_tenants_for_unclaimed_namespaces() {
 }
 
 #[test]
-fn tenant_label_beats_nothing() {
-    // A namespace a tenant claims stays with it whatever its label says; a platform namespace stays
-    // infrastructure; a label naming a declared tenant joins that tenant.
+fn tenant_label_beats_platform_names_only() {
+    // A namespace a tenant claims stays with it whatever its label says; a label naming a declared
+    // tenant joins that tenant, even in a namespace the policy lists as infrastructure (a tenant
+    // that may create namespaces could create one of that name), and says so.
     let t = valid().resolve(&[
         labelled("ads-eu", "capsule.clastix.io/tenant", "acme"),
         labelled("monitoring", "capsule.clastix.io/tenant", "acme"),
         labelled("acme-extra", "capsule.clastix.io/tenant", "acme"),
     ]);
     assert_eq!(tenant_name(&t, "ads-eu"), "ads");
-    assert!(t.is_platform("monitoring"));
+    assert_eq!(tenant_name(&t, "monitoring"), "acme");
+    assert!(t
+        .diagnostics()
+        .iter()
+        .any(|d| d.code == gpu_trust_model::Code::TenantClaimsPlatform
+            && d.message.contains("`monitoring`")));
     assert_eq!(tenant_name(&t, "acme-extra"), "acme");
     let acme = t.tenant(t.tenant_by_name("acme").unwrap());
     assert_eq!(acme.origin, TenantOrigin::Declared);
@@ -284,6 +290,37 @@ fn default_policy_uses_namespaces_and_the_capsule_label() {
     assert_eq!(t.trust(a, b), Trust::None);
     assert_eq!(t.trust(a, c), Trust::None);
     assert_eq!(t.trust(c, c), Trust::Full);
+}
+
+/// A tenant of Capsule or of Stakater's Multi Tenant Operator that names a namespace it creates
+/// after a built-in platform pattern (`nvidia-*`, `*-gpu-operator`, `gpu-operator`) keeps it: the
+/// namespace is judged as the label's tenant, with a warning at the namespace, never silently made
+/// infrastructure. Without a label the built-in patterns hold.
+#[test]
+fn a_tenant_namespace_named_like_the_platform_stays_the_tenants() {
+    let t = Policy::default().resolve(&[
+        labelled("nvidia-jobs", "capsule.clastix.io/tenant", "acme"),
+        labelled("acme-gpu-operator", "stakater.com/tenant", "acme"),
+        labelled("gpu-operator", "stakater.com/tenant", "globex"),
+        ns("nvidia-dcgm"),
+        ns("kube-system"),
+    ]);
+    assert_eq!(tenant_name(&t, "nvidia-jobs"), "acme");
+    assert_eq!(tenant_name(&t, "acme-gpu-operator"), "acme");
+    assert_eq!(tenant_name(&t, "gpu-operator"), "globex");
+    assert!(!t.is_platform("nvidia-jobs") && !t.is_platform("gpu-operator"));
+    assert!(t.is_platform("nvidia-dcgm") && t.is_platform("kube-system"));
+    let warned: Vec<&str> = t
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code == gpu_trust_model::Code::TenantClaimsPlatform)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(warned.len(), 3, "{warned:?}");
+    assert!(warned
+        .iter()
+        .any(|m| m.contains("`nvidia-*`") && m.contains("`capsule.clastix.io/tenant: acme`")));
+    assert!(warned.iter().all(|m| !m.contains("nvidia-dcgm")));
 }
 
 #[test]

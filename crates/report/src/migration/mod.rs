@@ -62,6 +62,46 @@ pub fn driver_warning(n: &NodeChange) -> Option<String> {
     }
 }
 
+/// What a node's drain takes off it, every pod named: `evicts 2 pods: ads/rank-0 and ads/etl-0 (no
+/// GPU); deletes the emptyDir data of ads/etl-0`.
+pub fn evictions(n: &NodeChange) -> String {
+    let pods: Vec<String> = n
+        .evicts
+        .iter()
+        .map(|p| {
+            if p.gpu {
+                p.pod.clone()
+            } else {
+                format!("{} (no GPU)", p.pod)
+            }
+        })
+        .collect();
+    let mut s = format!(
+        "evicts {}",
+        crate::text::plural(n.evicts.len(), "pod", "pods")
+    );
+    if let Some((last, first)) = pods.split_last() {
+        s.push_str(": ");
+        if !first.is_empty() {
+            s.push_str(&format!("{} and ", first.join(", ")));
+        }
+        s.push_str(last);
+    }
+    let data: Vec<&str> = n
+        .evicts
+        .iter()
+        .filter(|p| !p.empty_dir.is_empty())
+        .map(|p| p.pod.as_str())
+        .collect();
+    if !data.is_empty() {
+        s.push_str(&format!(
+            "; deletes the emptyDir data of {}",
+            data.join(", ")
+        ));
+    }
+    s
+}
+
 /// The warning for a node whose config label the migration's ConfigMaps would redefine under it.
 pub fn clash_warning(c: &ConfigClash) -> String {
     format!(

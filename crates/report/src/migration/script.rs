@@ -9,7 +9,7 @@
 //! (exit 3) unless `--accept-driver-risk` is given. When a node's current config label names a config
 //! the migration redefines ([`Migration::config_clashes`]), `--apply` stops before anything (exit 3).
 
-use super::{clash_warning, driver_warning, TargetAudit};
+use super::{clash_warning, driver_warning, evictions, TargetAudit};
 use gpu_trust_model::labels;
 use gpu_trust_planner::migrate::{taint_of, MigChange, Migration, NodeChange};
 use std::fmt::Write;
@@ -214,6 +214,7 @@ pub fn render(migration: &Migration, audit: &TargetAudit, plan: &str) -> String 
                 comment(&n.pool),
                 comment(&n.reasons.join("; "))
             );
+            let _ = writeln!(s, "# Its drain {}.", comment(&evictions(n)));
             if let Some(w) = driver_warning(n) {
                 let _ = writeln!(s, "driver_risk {} {}", quote(&n.node), quote(&w));
             }

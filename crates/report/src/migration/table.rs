@@ -1,7 +1,7 @@
 //! The migration as tables: what changes per node, the warnings, the steps with the capacity each
 //! pool keeps, and where each workload moves. Every text from the input is escaped for the terminal.
 
-use super::{clash_warning, driver_warning, TargetAudit};
+use super::{clash_warning, driver_warning, evictions, TargetAudit};
 use crate::text::{e, joined, plural, prose_line, table};
 use gpu_trust_planner::migrate::{MigChange, Migration, PoolCapacity, SharingChange};
 
@@ -114,11 +114,7 @@ pub fn render(migration: &Migration, audit: &TargetAudit, width: usize) -> Strin
                 format!("{mig}\n{}", label(&n.mig_config)),
                 format!("{plugin}\n{}", label(&n.device_plugin_config)),
                 if n.drain {
-                    format!(
-                        "yes, {}:\n{}",
-                        plural(n.pods_to_move.len(), "GPU pod", "GPU pods"),
-                        joined(&n.reasons, "\n")
-                    )
+                    format!("yes: {}\n{}", joined(&n.reasons, "\n"), e(&evictions(n)))
                 } else {
                     "no".to_string()
                 },

@@ -3,8 +3,10 @@
 //! acceptances, MIG). The arithmetic of the pairs is in [`super::common`].
 
 use super::common::{Share, Tally, TRUSTS};
+use crate::colocation::Unit;
 use crate::context::Context;
 use crate::text;
+use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{ConfigSource, GpuNode, WorkloadId};
 use gpu_trust_model::{Certainty, Trust};
 use gpu_trust_policy::TenantId;
@@ -210,24 +212,42 @@ pub fn config_source(node: &GpuNode) -> String {
     }
 }
 
-/// A taint and toleration that keep other tenants off a tenant's node pool.
-pub fn node_pool_advice(tenant: &str) -> String {
-    format!(
-        "taint the pool's nodes (`kubectl taint nodes NODE gpu-trust/tenant={tenant}:NoSchedule`) and give {tenant}'s workloads the matching toleration and a nodeSelector for the pool"
-    )
-}
-
-/// The same advice for a whole group of tenants.
-pub fn node_pools_advice() -> &'static str {
-    "give each tenant nodes of its own: taint them (`kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule`) and give the tenant's workloads the matching toleration and a nodeSelector for them"
-}
-
-/// The node pool advice for a tally: naming the second tenant of a single pair, else for everyone.
+/// The node pool advice for a tally: a taint and toleration that keep other tenants off a
+/// tenant's nodes, naming the second tenant of a single pair (else for every tenant) and the one
+/// node the tally's pairs meet on (`kubectl taint` takes one node name; `NODE` where they meet on
+/// several).
 pub fn pool_advice(ctx: &Context<'_>, tally: &Tally) -> String {
+    let node = match tally.nodes.iter().collect::<Vec<_>>().as_slice() {
+        [one] => ctx.node_name(**one),
+        _ => "NODE",
+    };
     match two_names(ctx, tally) {
-        Some((_, b)) => node_pool_advice(b),
-        None => node_pools_advice().to_string(),
+        Some((_, b)) => format!(
+            "taint the pool's nodes (`kubectl taint nodes {node} gpu-trust/tenant={b}:NoSchedule`) and give {b}'s workloads the matching toleration and a nodeSelector for the pool"
+        ),
+        None => format!(
+            "give each tenant nodes of its own: taint them (`kubectl taint nodes {node} gpu-trust/tenant=TENANT:NoSchedule`) and give the tenant's workloads the matching toleration and a nodeSelector for them"
+        ),
     }
+}
+
+/// The resources the tally's pairs share replicas of (`nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`),
+/// sorted, as code spans joined with "and"; `None` when no shared device unit names one.
+pub fn shared_resources(ctx: &Context<'_>, tally: &Tally) -> Option<String> {
+    let names: BTreeSet<String> = tally
+        .sites
+        .iter()
+        .filter_map(|i| ctx.site(*i)?.unit())
+        .filter_map(|u| match u {
+            Unit::SharedGpu { resource } => Some(resource.clone()),
+            Unit::SharedMigInstance { profile } if !profile.is_empty() => {
+                Some(catalogue::mig_resource(profile))
+            }
+            _ => None,
+        })
+        .map(|r| format!("`{r}`"))
+        .collect();
+    (!names.is_empty()).then(|| text::list(&names.into_iter().collect::<Vec<_>>()))
 }
 
 /// `acme and globex` / `these 5 tenants`.
@@ -252,14 +272,65 @@ pub fn give(ctx: &Context<'_>, tally: &Tally) -> String {
     }
 }
 
-/// `accept: [{rule: GT207, tenants: [a, b], reason: ...}]` for one pair, or the form for any pair.
+/// `accept: [{rule: GT207, tenants: [a, b], reason: ...}]` for one pair, or the form for any pair:
+/// valid YAML, each name a plain scalar or quoted ([`yaml_name`]). A focused audit (a tenant's
+/// view) names only its own tenants: the other of the pair is the placeholder `TENANT`.
 pub fn accept_advice(ctx: &Context<'_>, rule: &str, tally: &Tally) -> String {
-    match two_names(ctx, tally) {
-        Some((a, b)) => format!("`accept: [{{rule: {rule}, tenants: [{a}, {b}], reason: ...}}]`"),
+    match tally.single_pair() {
+        Some((a, b)) => {
+            let name = |t: TenantId| {
+                if ctx.in_focus(t) {
+                    yaml_name(ctx.tenant_name(t))
+                } else {
+                    OTHER_PLACEHOLDER.to_string()
+                }
+            };
+            let hidden = if ctx.in_focus(a) && ctx.in_focus(b) {
+                String::new()
+            } else {
+                format!(" ({OTHER_PLACEHOLDER}: the other tenant of the pair)")
+            };
+            format!(
+                "`accept: [{{rule: {rule}, tenants: [{}, {}], reason: ...}}]`{hidden}",
+                name(a),
+                name(b)
+            )
+        }
         None => format!(
             "`accept: [{{rule: {rule}, tenants: [A, B], reason: ...}}]` per pair, or without `tenants` for all"
         ),
     }
+}
+
+/// What an `accept:` snippet of a focused audit writes for a tenant outside the focus.
+const OTHER_PLACEHOLDER: &str = "TENANT";
+
+/// A tenant name as a YAML flow scalar: plain when it reads back as this string (lower-case
+/// letters, digits and `-`, starting with a letter, not a YAML 1.1 boolean or null word), else
+/// double-quoted with YAML's escapes.
+pub fn yaml_name(name: &str) -> String {
+    const WORDS: &[&str] = &["y", "n", "yes", "no", "on", "off", "true", "false", "null"];
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !WORDS.contains(&name);
+    if plain {
+        return name.to_string();
+    }
+    let mut out = String::from('"');
+    for c in name.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// For a tally that mixes trust levels, what its pairs of limited trust need at least (separate MIG

@@ -3,7 +3,7 @@
 //! anywhere in the serialised view (whatever field holds it).
 
 use gpu_trust_rules::report::AuditReport;
-use gpu_trust_rules::scope::{scope, view, Redactor, OTHER_TENANT};
+use gpu_trust_rules::scope::{scope, view, Redactor, Shown, OTHER_TENANT};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions, Prepared};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -207,8 +207,8 @@ fn the_same_report_gives_the_same_view() {
         .take(1)
         .map(|t| t.name.clone())
         .collect();
-    let a = serde_json::to_string(&scope(&report, &visible, std::iter::empty()).0).expect("json");
-    let b = serde_json::to_string(&scope(&report, &visible, std::iter::empty()).0).expect("json");
+    let a = serde_json::to_string(&scope(&report, &visible, &Shown::default()).0).expect("json");
+    let b = serde_json::to_string(&scope(&report, &visible, &Shown::default()).0).expect("json");
     assert_eq!(a, b);
 }
 
@@ -292,5 +292,255 @@ fn a_view_speaks_of_its_tenants_trust_only() {
             !m.contains("the tenants on these nodes trust each other fully"),
             "{m}"
         );
+    }
+}
+
+mod hostile {
+    //! Views of generated fleets whose tenants name their objects to break a neighbour's view: after
+    //! rule words, severities and JSON keys, after the viewer's own pods and nodes, or with names
+    //! no one else uses (which must then never reach another tenant's view).
+
+    use super::*;
+    use gpu_trust_model::fleet::{AnnotatedAcceptance, AnnotatedSubject, Fleet};
+    use gpu_trust_model::{Code, Diagnostic, Location, Severity};
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// Names a tenant may choose that other text of a report also holds.
+    const HOSTILE: &[&str] = &[
+        "critical", "high", "info", "true", "null", "severity", "findings", "message", "tenants",
+        "share", "observed", "gt101", "gpu-a", "gpu-b",
+    ];
+    const NODES: [&str; 2] = ["gpu-a", "gpu-b"];
+
+    #[derive(Debug, Clone)]
+    struct PodSpec {
+        /// An index into [`HOSTILE`], past it a name of its own.
+        name: usize,
+        node: usize,
+        privileged: bool,
+    }
+
+    #[derive(Debug, Clone)]
+    struct TenantSpec {
+        name: usize,
+        namespace: usize,
+        pods: Vec<PodSpec>,
+        /// Its workloads accept GT101 by annotation.
+        accepts: bool,
+    }
+
+    fn tenant() -> impl Strategy<Value = TenantSpec> {
+        let pod = (0usize..HOSTILE.len() + 3, 0usize..2, any::<bool>()).prop_map(
+            |(name, node, privileged)| PodSpec {
+                name,
+                node,
+                privileged,
+            },
+        );
+        (
+            0usize..HOSTILE.len() + 2,
+            0usize..HOSTILE.len() + 2,
+            proptest::collection::vec(pod, 1..4),
+            any::<bool>(),
+        )
+            .prop_map(|(name, namespace, pods, accepts)| TenantSpec {
+                name,
+                namespace,
+                pods,
+                accepts,
+            })
+    }
+
+    /// A generated cluster: its fleet and policy, each tenant's names, and the strings that belong
+    /// to one tenant alone (its own tokens, which nothing else in the input holds).
+    struct Cluster {
+        fleet: Fleet,
+        policy: String,
+        skipped: Vec<Diagnostic>,
+        /// tenant -> (namespace, pods)
+        tenants: Vec<(String, String, Vec<String>)>,
+        tokens: BTreeMap<String, Vec<String>>,
+    }
+
+    fn cluster(specs: &[TenantSpec], skipped_of: usize) -> Cluster {
+        let mut used: BTreeSet<String> = BTreeSet::new();
+        let mut tokens: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut pick = |choice: usize, own: String, mine: &mut Vec<String>| -> String {
+            let name = HOSTILE
+                .get(choice)
+                .map(|s| s.to_string())
+                .filter(|n| !used.contains(n))
+                .unwrap_or_else(|| {
+                    mine.push(own.clone());
+                    own
+                });
+            used.insert(name.clone());
+            name
+        };
+        let mut spec = common::FleetSpec::default();
+        for n in NODES {
+            spec = spec.node(common::NodeSpec::new(n, 4).time_sliced(4).toolkit("1.17.4"));
+        }
+        let mut tenants = Vec::new();
+        let mut policy = String::from("tenants:\n");
+        for (t, s) in specs.iter().enumerate() {
+            let mut mine = Vec::new();
+            let name = pick(s.name, format!("zq{t}tenantx"), &mut mine);
+            let ns = pick(s.namespace, format!("zq{t}nsx"), &mut mine);
+            let mut pods = Vec::new();
+            for (i, p) in s.pods.iter().enumerate() {
+                // Pod names are per namespace: another tenant's may repeat them.
+                let pod = HOSTILE
+                    .get(p.name)
+                    .map(|s| s.to_string())
+                    .filter(|n| !pods.contains(n))
+                    .unwrap_or_else(|| {
+                        let own = format!("zq{t}pod{i}x");
+                        mine.push(own.clone());
+                        own
+                    });
+                let mut w = common::W::pod(&ns, &pod).on(NODES[p.node]).gpu(1);
+                if p.privileged {
+                    w = w.privileged();
+                }
+                spec = spec.workload(w);
+                pods.push(pod);
+            }
+            policy.push_str(&format!(
+                "  - {{name: \"{name}\", namespaces: [\"{ns}\"]}}\n"
+            ));
+            tenants.push((name.clone(), ns, pods));
+            tokens.insert(name, mine);
+        }
+        policy.push_str("trust:\n  default: none\n");
+        let mut fleet = spec.build();
+        for (t, s) in specs.iter().enumerate() {
+            let (name, ns, _) = &tenants[t];
+            if !s.accepts {
+                continue;
+            }
+            let reason = format!("zq{t}reasonx");
+            tokens.get_mut(name).expect("tenant").push(reason.clone());
+            for w in fleet.workloads.iter().filter(|w| &w.namespace == ns) {
+                fleet.acceptances.push(AnnotatedAcceptance {
+                    subject: AnnotatedSubject::Workload,
+                    object: w.object.clone(),
+                    rule: "GT101".to_string(),
+                    reason: Some(reason.clone()),
+                    until: None,
+                    annotation: "accept.gpu-trust.io/GT101".to_string(),
+                    location: w.object.location.clone(),
+                });
+            }
+        }
+        // A document of one tenant's namespace that could not be read (serve's skipped list).
+        let (owner, ns, _) = &tenants[skipped_of % tenants.len()];
+        let pod = format!("zq{}skippedx", skipped_of % tenants.len());
+        tokens.get_mut(owner).expect("tenant").push(pod.clone());
+        let skipped = vec![Diagnostic::error(
+            Code::InvalidValue,
+            Location::new(format!("api/v1/namespaces/{ns}/pods/{pod}.json"), 1, 1),
+            format!("Pod {ns}/{pod}: spec.containers: invalid type"),
+        )];
+        Cluster {
+            fleet,
+            policy,
+            skipped,
+            tenants,
+            tokens,
+        }
+    }
+
+    /// The worst severity of the pairs of `viewer` a finding of the whole report covers and does
+    /// not accept.
+    fn own_severity(f: &Finding, viewer: &str) -> Option<Severity> {
+        f.covered_pairs
+            .iter()
+            .filter(|p| p.tenants.iter().any(|t| t == viewer) && !p.accepted)
+            .map(|p| p.severity)
+            .max()
+    }
+
+    use gpu_trust_rules::report::Finding;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn views_of_hostile_names_keep_structure_and_leak_nothing(
+            specs in proptest::collection::vec(tenant(), 2..4),
+            skipped_of in 0usize..4,
+        ) {
+            let c = cluster(&specs, skipped_of);
+            let tenancy = common::tenancy(&c.fleet, &c.policy);
+            let mut options = AuditOptions::new(common::today());
+            options.layout = true;
+            options.skipped = c.skipped.clone();
+            let input = AuditInput { fleet: &c.fleet, tenancy: &tenancy, options: &options };
+            let whole = audit(&input);
+            let prepared = Prepared::new(&input);
+            for (viewer, ns, pods) in &c.tenants {
+                let visible: BTreeSet<String> = [viewer.clone()].into();
+                let (view, _) = view(&c.fleet, &tenancy, &options, &prepared, &visible);
+                let mut focused_options = options.clone();
+                focused_options.focus = Some(visible.clone());
+                let focused = prepared.report(&AuditInput {
+                    fleet: &c.fleet,
+                    tenancy: &tenancy,
+                    options: &focused_options,
+                });
+                // Valid JSON whose findings carry the view's own severities.
+                let json = serde_json::to_string(&view).expect("json");
+                let back: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+                for (f, b) in view.findings.iter().zip(back["findings"].as_array().expect("findings")) {
+                    prop_assert_eq!(b["severity"].as_str(), Some(f.severity.as_str()));
+                }
+                // The whole report's severities for the viewer's pairs and its own findings.
+                for w in whole.findings.iter().filter(|w| w.tenants.contains(viewer)) {
+                    let kept = view.findings.iter().find(|f| f.rule == w.rule && f.key == w.key);
+                    if w.covered_pairs.is_empty() {
+                        if w.tenants.len() == 1 {
+                            let f = kept.expect("the viewer's own finding");
+                            prop_assert_eq!(f.severity, w.severity, "{}", w.rule);
+                        }
+                        continue;
+                    }
+                    let f = kept.expect("the viewer's pairwise finding");
+                    if let (Some(s), None) = (own_severity(w, viewer), &f.accepted) {
+                        prop_assert_eq!(f.severity, s, "{} {}", w.rule, w.key);
+                    }
+                }
+                // The viewer's own pods and the nodes stay named wherever the audit names them.
+                for f in &focused.findings {
+                    let Some(v) = view.findings.iter().find(|v| v.rule == f.rule && v.key == f.key)
+                    else {
+                        continue;
+                    };
+                    for pod in pods {
+                        let own = format!("{ns}/{pod}");
+                        if f.message.contains(&own) {
+                            prop_assert!(v.message.contains(&own), "{} lost {own}: {}", v.rule, v.message);
+                        }
+                    }
+                    for node in NODES {
+                        let named = format!("node {node}");
+                        if f.message.contains(&named) {
+                            prop_assert!(v.message.contains(&named), "{} lost {node}: {}", v.rule, v.message);
+                        }
+                    }
+                }
+                // Nothing that belongs to another tenant alone.
+                let layout = serde_json::to_string(&view.layout).expect("layout");
+                for (other, tokens) in c.tokens.iter().filter(|(t, _)| *t != viewer) {
+                    for token in tokens {
+                        prop_assert!(
+                            !json.contains(token.as_str()) && !layout.contains(token.as_str()),
+                            "the view of {viewer} holds {token} of {other}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
