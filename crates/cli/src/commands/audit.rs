@@ -155,6 +155,11 @@ pub struct Args {
     /// the view's findings.
     #[arg(long, value_name = "NAME", conflicts_with = "pair")]
     pub view: Vec<String>,
+    /// Keep one OpenReports Report (openreports.io/v1alpha1) per tenant namespace of the live
+    /// cluster with that tenant's findings, as `serve --write-reports` does (needs the role of
+    /// deploy/reports/); a report that cannot be written exits 2.
+    #[arg(long, conflicts_with_all = ["pair", "view"])]
+    pub write_reports: bool,
     /// Write what to fix first to DIR: each action's patch (`a1.json`...) and, for file input, the
     /// input files the actions change with every action applied, under DIR/patched/ at the paths
     /// they were given by (they audit again without the findings the actions close).
@@ -246,6 +251,8 @@ struct Settings {
     baseline: Option<PathBuf>,
     /// `--emit-fixes`: the folder what to fix first is written to.
     emit_fixes: Option<PathBuf>,
+    /// `--write-reports`: each tenant namespace's OpenReports Report kept in the cluster read.
+    write_reports: bool,
     /// `--pair`: two different tenants' names (checked against the tenants once they are read).
     pair: Option<(String, String)>,
     /// `--view`: the tenants' names (empty: the whole report).
@@ -270,6 +277,11 @@ impl Settings {
         if args.paths.is_empty() && args.no_live {
             return Err(refuse(
                 "no PATH to audit, and --no-live refuses to read the live cluster instead: name the manifests to audit (in a pre-commit hook, `args: [deploy/, --policy, tenancy.yaml]`)",
+            ));
+        }
+        if args.write_reports && !args.paths.is_empty() {
+            return Err(refuse(
+                "--write-reports keeps the reports in the cluster the audit reads: give no PATH, and the cluster with --kubeconfig or --context",
             ));
         }
         if args.paths.is_empty() && !args.nodes.is_empty() {
@@ -410,6 +422,7 @@ impl Settings {
             summary: args.summary,
             baseline: args.baseline,
             emit_fixes: args.emit_fixes,
+            write_reports: args.write_reports,
             pair,
             view: args.view,
             stdin_filename: args.stdin_filename,
@@ -735,6 +748,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             output::write_output(Some(&path), &text)?;
         }
     }
+    // A failed write of the reports fails the run (exit 2) once the outputs are written.
+    let code = if settings.write_reports && !write_reports(&settings, &input, &report) {
+        output::INPUT_ERROR
+    } else {
+        code
+    };
     // The settings every format reads, resolved once; a format is chosen in one place
     // (`gpu_trust_report::audit::render`).
     let mut options = RenderOptions {
@@ -786,6 +805,53 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::mem::forget(report);
     std::mem::forget(fleet);
     output::verdict(written, code)
+}
+
+/// `--write-reports`: each tenant namespace's OpenReports Report in the cluster made equal to this
+/// audit (one view per tenant, as `serve --write-reports` keeps them); what was written, and each
+/// report that was not, on standard error. `false` when any was not.
+fn write_reports(
+    settings: &Settings,
+    input: &AuditInput,
+    report: &gpu_trust_report::AuditReport,
+) -> bool {
+    let prepared = Prepared::new(input);
+    let wanted = gpu_trust_report::openreports::render(report, |tenants| {
+        gpu_trust_rules::scope::view(
+            input.fleet,
+            input.tenancy,
+            input.options,
+            &prepared,
+            tenants,
+        )
+        .0
+    });
+    let options = settings.cluster.options();
+    let timeout = options.timeout();
+    let service = gpu_trust_live::service::Service::start(options);
+    match service.sync_reports(wanted, timeout) {
+        Ok(done) => {
+            for (path, error) in &done.failed {
+                output::eprint_error(format!("the report {path} was not written: {error}"));
+            }
+            output::eprint_line(&format!(
+                "gpu-trust: OpenReports reports: {} created, {} replaced, {} deleted, {} unchanged{}",
+                done.created,
+                done.replaced,
+                done.deleted,
+                done.unchanged,
+                match done.failed.len() {
+                    0 => String::new(),
+                    n => format!(", {n} not written"),
+                }
+            ));
+            done.failed.is_empty()
+        }
+        Err(e) => {
+            output::eprint_error(format!("the reports could not be written: {e}"));
+            false
+        }
+    }
 }
 
 /// `--pair`: the pair's view instead of the report; exit 2 for a partial audit not accepted, 1 when
