@@ -226,7 +226,9 @@ fn node_section(n: &NodeView, width: usize) -> String {
             "pods (tenant, certainty)",
         ],
     );
-    let mut groups: Vec<(Vec<(usize, String)>, Option<String>, [String; 3])> = Vec::new();
+    // Per row: its devices (index, id), the UUID of a device shown alone, and the other cells.
+    type Row = (Vec<(usize, String)>, Option<String>, [String; 3]);
+    let mut groups: Vec<Row> = Vec::new();
     for (i, d) in n.devices.iter().enumerate() {
         let occupants: Vec<String> = d
             .occupants
