@@ -1,72 +1,21 @@
-//! The values of the audit's flags that the configuration file (`config.rs`) sets too: the output
-//! formats, the `--fail-on` threshold and the `--output [FORMAT=]FILE` targets. A leaf module, so the
-//! command and the configuration reader both read it and neither imports the other.
+//! The values of the audit's flags that the configuration file (`config.rs`) sets too: the
+//! `--fail-on` threshold, severities and diagnostic codes (the formats and `--output` targets are
+//! every command's, in `output.rs`). A leaf module, so the command and the configuration reader both
+//! read it and neither imports the other.
 
+use crate::output::Format;
 use gpu_trust_model::Severity;
-use gpu_trust_report::audit::Format as ReportFormat;
-use std::path::PathBuf;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Findings grouped by layer, what tenants share, blast radius and a summary line.
-    Table,
-    /// The report as `gpu-trust/audit/v2` JSON.
-    Json,
-    /// SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
-    Sarif,
-    /// JUnit XML for CI test tabs: a test case per rule and shared thing, failures at or above
-    /// --fail-on.
-    Junit,
-    /// A short Markdown summary for a pull-request comment or a job summary, linking rules.
-    Markdown,
-    /// One self-contained HTML page (no network access): who can hurt whom, findings, GPU layouts.
-    Html,
-}
-
-impl Format {
-    /// The report crate's format this value names.
-    pub fn report(self) -> ReportFormat {
-        match self {
-            Format::Table => ReportFormat::Table,
-            Format::Json => ReportFormat::Json,
-            Format::Sarif => ReportFormat::Sarif,
-            Format::Junit => ReportFormat::Junit,
-            Format::Markdown => ReportFormat::Markdown,
-            Format::Html => ReportFormat::Html,
-        }
-    }
-}
-
-/// Where one rendering of the report goes (`--output [FORMAT=]FILE`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputTarget {
-    /// `None`: the run's --format.
-    pub format: Option<Format>,
-    pub path: PathBuf,
-}
-
-/// `FORMAT=FILE` when the part before the first `=` is a format's name, else `FILE`.
-pub(crate) fn parse_output(s: &str) -> Result<OutputTarget, String> {
-    use clap::ValueEnum as _;
-    if let Some((name, file)) = s.split_once('=') {
-        if let Ok(format) = Format::from_str(name, true) {
-            if file.is_empty() {
-                return Err(format!("`{s}` names no file after `=`"));
-            }
-            return Ok(OutputTarget {
-                format: Some(format),
-                path: PathBuf::from(file),
-            });
-        }
-    }
-    if s.is_empty() {
-        return Err("an empty file name".into());
-    }
-    Ok(OutputTarget {
-        format: None,
-        path: PathBuf::from(s),
-    })
-}
+/// The formats the audit writes (`-o`, the configuration file's `format` and `outputs`): those the
+/// report crate renders ([`Format::report`]), table first, the default.
+pub const FORMATS: &[Format] = &[
+    Format::Table,
+    Format::Json,
+    Format::Sarif,
+    Format::Junit,
+    Format::Markdown,
+    Format::Html,
+];
 
 /// The `--fail-on` threshold: a severity, or never.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,4 +82,20 @@ pub fn parse_code(s: &str) -> Result<gpu_trust_model::Code, String> {
     gpu_trust_model::Code::parse(s).ok_or_else(|| {
         format!("no diagnostic code `{s}`; docs/diagnostics.md lists them (e.g. missing-namespace)")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum as _;
+
+    #[test]
+    fn the_audit_writes_every_format_the_report_crate_renders() {
+        let rendered: Vec<Format> = Format::value_variants()
+            .iter()
+            .copied()
+            .filter(|f| f.report().is_some())
+            .collect();
+        assert_eq!(FORMATS, rendered.as_slice());
+    }
 }

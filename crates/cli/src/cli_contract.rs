@@ -139,3 +139,70 @@ fn completion_scripts_offer_no_hidden_command_or_option() {
         );
     }
 }
+
+#[test]
+fn man_pages_name_the_command_as_typed_and_refer_only_to_pages_there_are() {
+    let pages = crate::commands::manpages::pages(&Cli::command()).expect("pages");
+    let files: Vec<&str> = pages.iter().map(|(f, _)| f.as_str()).collect();
+    assert!(files.contains(&"gpu-trust-policy-check.1"), "{files:?}");
+    for (file, page) in &pages {
+        let text = String::from_utf8_lossy(page);
+        // gpu-trust-policy-check.1 is typed `gpu-trust policy check`.
+        let rest = file.trim_end_matches(".1").trim_start_matches("gpu-trust");
+        let typed = format!("gpu-trust{}", rest.replace('-', " ")).replace('-', "\\-");
+        let synopsis = text
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .and_then(|t| t.lines().next())
+            .unwrap_or("");
+        assert!(
+            synopsis.starts_with(&format!("\\fB{typed}\\fR")),
+            "{file}: {synopsis}"
+        );
+        for (at, _) in text.match_indices("(1)") {
+            let name = text[..at]
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '\\'))
+                .next()
+                .unwrap_or("")
+                .replace("\\-", "-");
+            assert!(
+                files.contains(&format!("{name}.1").as_str()),
+                "{file} refers to {name}(1), which is not generated"
+            );
+        }
+    }
+}
+
+/// Every example of every command's help parses: its options exist and take the values it gives.
+/// (`tests/it/help.rs` runs them.)
+#[test]
+fn every_example_parses() {
+    let mut command = Cli::command();
+    command.build();
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    let mut visit = vec![command.clone()];
+    while let Some(c) = visit.pop() {
+        visit.extend(c.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
+        let Some(help) = c
+            .get_after_help()
+            .map(|h| h.to_string().replace("\\\n", " "))
+        else {
+            continue;
+        };
+        for line in help.lines().filter(|l| l.starts_with("  ")) {
+            for stage in line.split(['|', '&', '>', '#']) {
+                let words: Vec<&str> = stage.split_whitespace().collect();
+                if words.first() != Some(&"gpu-trust") || words.iter().any(|w| w.contains('\'')) {
+                    continue;
+                }
+                checked += 1;
+                if let Err(e) = Cli::command().try_get_matches_from(&words) {
+                    problems.push(format!("{line}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(checked >= 30, "only {checked} examples found");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -6,7 +6,8 @@
 //! errors, and every error names file, line and column; all of them are collected before the run
 //! stops. The command line beats the file.
 
-use crate::audit_flags::{FailOn, Format};
+use crate::audit_flags::{FailOn, FORMATS};
+use crate::output::Format;
 use clap::ValueEnum as _;
 use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Severity};
@@ -284,11 +285,15 @@ impl Check<'_> {
     /// A report format (`format`, and each output's).
     fn format(&mut self, f: &S<String>) -> Option<Format> {
         match Format::from_str(&f.value, true) {
-            Ok(format) => Some(format),
-            Err(_) => {
+            Ok(format) if FORMATS.contains(&format) => Some(format),
+            _ => {
                 self.error(
                     self.at(f),
-                    format!("unknown format `{}`; one of {}", f.value, format_names()),
+                    format!(
+                        "unknown format `{}`; one of {}",
+                        f.value,
+                        crate::output::format_names(FORMATS)
+                    ),
                 );
                 None
             }
@@ -454,15 +459,6 @@ fn relative(base: &Path, path: &str) -> PathBuf {
     } else {
         base.join(p)
     }
-}
-
-fn format_names() -> String {
-    Format::value_variants()
-        .iter()
-        .filter_map(|f| f.to_possible_value())
-        .map(|v| v.get_name().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

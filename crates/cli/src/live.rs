@@ -11,20 +11,20 @@ use std::sync::Mutex;
 /// The flags kubectl users pass to name a cluster.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ClusterArgs {
-    /// Without PATH: the kubeconfig file to use (default: $KUBECONFIG, then ~/.kube/config, then
-    /// the ServiceAccount of the pod gpu-trust runs in).
+    /// The kubeconfig file of the live cluster (default: $KUBECONFIG, then ~/.kube/config, then the
+    /// ServiceAccount of the pod gpu-trust runs in).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Without PATH: the kubeconfig context to use (default: the current context).
+    /// The kubeconfig context of the live cluster (default: the current context).
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
-    /// Without PATH: read namespaced objects of this namespace only (the tenant in scope); nodes,
-    /// cluster-scoped RBAC and the GPU configuration (the ClusterPolicy, and the ConfigMaps and
-    /// DaemonSets of every namespace) are still read.
+    /// Read the live cluster's namespaced objects of this namespace only (the tenant in scope);
+    /// nodes, cluster-scoped RBAC and the GPU configuration (the ClusterPolicy, and the ConfigMaps
+    /// and DaemonSets of every namespace) are still read.
     #[arg(long, short = 'n', value_name = "NS")]
     pub namespace: Option<String>,
-    /// Without PATH: how long one request to the API server may take, to its answer's last byte,
-    /// as kubectl's flag (30s, 2m, or seconds; default 60s).
+    /// How long one request to the API server may take, to its answer's last byte, as kubectl's
+    /// flag (30s, 2m, or seconds; default 60s).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<std::time::Duration>,
 }

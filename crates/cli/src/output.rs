@@ -1,5 +1,7 @@
-//! Where command output goes: standard output or `--output FILE`, the exit codes shared by commands,
-//! and the messages on standard error. (Input is read in `input.rs`.)
+//! Where command output goes: the formats every command prints in and the `-o/--format` and
+//! `--output [FORMAT=]FILE` arguments, declared once for all commands; standard output or the files
+//! named; the exit codes shared by commands, and the messages on standard error. (Input is read in
+//! `input.rs`.)
 //!
 //! Text from the input reaches a terminal only through here, through [`escaped`], or through the
 //! report crate's renderers, which escape each value: diagnostics and messages on standard error are
@@ -13,7 +15,7 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
@@ -26,6 +28,288 @@ pub const INPUT_ERROR: u8 = 2;
 
 pub fn exit(code: u8) -> ExitCode {
     ExitCode::from(code)
+}
+
+/// Every format a command prints in, declared once: a command offers the ones it renders with
+/// `#[command(mut_arg("format", output::offer(FORMATS)))]`, and [`OutputArgs`] reads `-o/--format`
+/// and `--output` the same way for all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Text for reading, fitted to the terminal's width.
+    Table,
+    /// The command's JSON document (its schema is named in the command's help).
+    Json,
+    /// The same document as YAML.
+    Yaml,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// JUnit XML, for CI test tabs.
+    Junit,
+    /// Markdown, for a pull-request comment or a job summary.
+    Markdown,
+    /// One self-contained HTML page (no network access).
+    Html,
+    /// A bash script that prints its commands unless run with --apply.
+    Script,
+}
+
+impl Format {
+    /// The audit report's format this names; `None` for the formats an audit does not write.
+    pub fn report(self) -> Option<gpu_trust_report::audit::Format> {
+        use gpu_trust_report::audit::Format as Report;
+        match self {
+            Format::Table => Some(Report::Table),
+            Format::Json => Some(Report::Json),
+            Format::Sarif => Some(Report::Sarif),
+            Format::Junit => Some(Report::Junit),
+            Format::Markdown => Some(Report::Markdown),
+            Format::Html => Some(Report::Html),
+            Format::Yaml | Format::Script => None,
+        }
+    }
+
+    /// The format a file's name says, for `--output FILE` without `--format`. A SARIF log's name
+    /// ends in `.sarif`, or `.sarif.json` (SARIF 2.1.0, OASIS Standard, section 3.2, "SARIF file
+    /// naming convention"); a JUnit report is XML.
+    pub fn of_file(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        if name.ends_with(".sarif.json") {
+            return Some(Format::Sarif);
+        }
+        let (_, extension) = name.rsplit_once('.')?;
+        Some(match extension {
+            "json" => Format::Json,
+            "yaml" | "yml" => Format::Yaml,
+            "sarif" => Format::Sarif,
+            "xml" => Format::Junit,
+            "md" | "markdown" => Format::Markdown,
+            "html" | "htm" => Format::Html,
+            "sh" => Format::Script,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> String {
+        use clap::ValueEnum as _;
+        self.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// The names of `formats`, as a list for a message (`table, json`).
+pub fn format_names(formats: &[Format]) -> String {
+    let names: Vec<String> = formats.iter().map(|f| f.name()).collect();
+    names.join(", ")
+}
+
+/// `-o/--format` restricted to a command's `formats` (its help, completions and errors list those
+/// only), for the command's `#[command(mut_arg("format", ...))]`.
+pub fn offer(formats: &'static [Format]) -> impl FnOnce(clap::Arg) -> clap::Arg {
+    use clap::builder::{PossibleValuesParser, TypedValueParser as _};
+    use clap::ValueEnum as _;
+    move |arg| {
+        let values = formats.iter().filter_map(|f| f.to_possible_value());
+        let first = formats.first().copied().unwrap_or(Format::Table);
+        arg.value_parser(
+            PossibleValuesParser::new(values)
+                .map(move |s| Format::from_str(&s, true).unwrap_or(first)),
+        )
+    }
+}
+
+/// `-o/--format` and `--output [FORMAT=]FILE`: the same arguments for every command that prints.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OutputArgs {
+    /// Output format (default: table, or what the name of the --output FILE says).
+    #[arg(long, short = 'o', value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// Write to FILE instead of standard output. Without --format, a FILE ending in .json, .sarif,
+    /// .xml (JUnit), .md, .html or .yaml is written in that format. FORMAT=FILE writes that format
+    /// to FILE as well (e.g. sarif=gpu-trust.sarif); repeatable: several formats in one run.
+    #[arg(long, value_name = "[FORMAT=]FILE", value_parser = parse_output)]
+    pub output: Vec<OutputTarget>,
+}
+
+/// Where one `--output` goes (`[FORMAT=]FILE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputTarget {
+    /// `None`: the run's format.
+    pub format: Option<Format>,
+    pub path: PathBuf,
+}
+
+/// `FORMAT=FILE` when the part before the first `=` is a format's name, else `FILE`; a format's
+/// name alone (`--output json`) is refused: it would write a file of that name.
+pub(crate) fn parse_output(s: &str) -> Result<OutputTarget, String> {
+    use clap::ValueEnum as _;
+    if let Some((name, file)) = s.split_once('=') {
+        if let Ok(format) = Format::from_str(name, true) {
+            if file.is_empty() {
+                return Err(format!("`{s}` names no file after `=`"));
+            }
+            return Ok(OutputTarget {
+                format: Some(format),
+                path: PathBuf::from(file),
+            });
+        }
+    }
+    if s.is_empty() {
+        return Err("an empty file name".into());
+    }
+    if let Ok(format) = Format::from_str(s, true) {
+        let name = format.name();
+        return Err(format!(
+            "`{s}` is a format, and --output takes a file: -o {name} (--format {name}) chooses the format; --output ./{s} writes a file of that name"
+        ));
+    }
+    Ok(OutputTarget {
+        format: None,
+        path: PathBuf::from(s),
+    })
+}
+
+/// One rendering of a command's output: its format and where it goes (`None`: standard output).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub format: Format,
+    pub path: Option<PathBuf>,
+}
+
+impl Target {
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The width to fit its text to ([`text_width`]).
+    pub fn width(&self) -> usize {
+        text_width(self.path())
+    }
+
+    /// Whether it gets colour ([`colour_enabled`]).
+    pub fn colour(&self) -> bool {
+        colour_enabled(self.path())
+    }
+}
+
+impl OutputArgs {
+    /// Each rendering of a command that prints in `offered` (its default first), or the error
+    /// printed and exit 2.
+    pub fn targets(&self, offered: &[Format]) -> Result<Vec<Target>, ExitCode> {
+        let default = offered.first().copied().unwrap_or(Format::Table);
+        targets(self.format, &self.output, offered, default).map_err(|message| {
+            eprint_error(message);
+            exit(INPUT_ERROR)
+        })
+    }
+
+    /// The one file `--output FILE` names, for output of a single form of its own (a role's
+    /// manifests, a Job): `None` for standard output, or the error printed and exit 2 when `-o` or
+    /// more than one `--output` is given.
+    pub fn one_file(&self, what: &str) -> Result<Option<&Path>, ExitCode> {
+        match (self.format, self.output.as_slice()) {
+            (None, []) => Ok(None),
+            (None, [OutputTarget { format: None, path }]) => {
+                Ok(Some(path.as_path()).filter(|p| *p != Path::new("-")))
+            }
+            _ => {
+                eprint_error(format!("{what} writes one file: --output FILE, without -o"));
+                Err(exit(INPUT_ERROR))
+            }
+        }
+    }
+}
+
+/// Each rendering, in order: standard output gets `format` (else what the name of a plain
+/// `--output FILE` says, said on standard error, else `default`) unless a plain `--output FILE`
+/// takes it; then each `--output`. A format's name, a file named twice or two reports on standard
+/// output are errors.
+pub fn targets(
+    format: Option<Format>,
+    outputs: &[OutputTarget],
+    offered: &[Format],
+    default: Format,
+) -> Result<Vec<Target>, String> {
+    let plain: Vec<&OutputTarget> = outputs.iter().filter(|o| o.format.is_none()).collect();
+    if plain.len() > 1 {
+        return Err(format!(
+            "--output FILE is given {} times; name the format of the others (--output FORMAT=FILE)",
+            plain.len()
+        ));
+    }
+    let named = plain
+        .first()
+        .filter(|o| o.path != Path::new("-"))
+        .and_then(|o| Some((&o.path, Format::of_file(&o.path)?)));
+    let main = match (format, named) {
+        (Some(f), _) => f,
+        // A command that prints one format writes it whatever the file is called.
+        (None, Some(_)) if offered.len() == 1 => default,
+        (None, Some((path, f))) if offered.contains(&f) => {
+            eprint_line(&format!(
+                "gpu-trust: writing {} as {} (its name says so; -o FORMAT chooses another)",
+                path.display(),
+                f.name()
+            ));
+            f
+        }
+        (None, Some((path, f))) => {
+            return Err(format!(
+                "--output {}: its name says {}, which this command does not write (it writes {}); name the format with -o FORMAT",
+                escaped(&path.display().to_string()),
+                f.name(),
+                format_names(offered)
+            ))
+        }
+        (None, None) => default,
+    };
+    let mut out: Vec<Target> = Vec::new();
+    if plain.is_empty() {
+        out.push(Target {
+            format: main,
+            path: None,
+        });
+    }
+    for o in outputs {
+        let format = o.format.unwrap_or(main);
+        if !offered.contains(&format) {
+            return Err(format!(
+                "this command does not write {} (it writes {})",
+                format.name(),
+                format_names(offered)
+            ));
+        }
+        let path = (o.path != Path::new("-")).then(|| o.path.clone());
+        if let Some(p) = &path {
+            if out.iter().any(|t| t.path.as_ref() == Some(p)) {
+                return Err(format!(
+                    "{} is named by two --output options",
+                    escaped(&p.display().to_string())
+                ));
+            }
+        } else if out.iter().any(|t| t.path.is_none()) {
+            return Err("two reports would go to standard output".into());
+        }
+        out.push(Target { format, path });
+    }
+    Ok(out)
+}
+
+/// Writes each target's rendering (`render`), then exits with `code`: a reader that went away
+/// does not change it ([`verdict`]); the files are still written.
+pub fn write_targets(
+    targets: &[Target],
+    code: u8,
+    mut render: impl FnMut(&Target) -> anyhow::Result<String>,
+) -> anyhow::Result<ExitCode> {
+    let mut written = Ok(());
+    for target in targets {
+        written = render(target).and_then(|text| write_output(target.path(), &text));
+        if written.as_ref().is_err_and(|e| !is_broken_pipe(e)) {
+            break;
+        }
+    }
+    verdict(written, code)
 }
 
 /// Text from the input, made safe for a terminal (control characters written out visibly).

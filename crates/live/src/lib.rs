@@ -108,10 +108,21 @@ pub enum Error {
     #[error("{origin}: {message}")]
     Config { origin: String, message: String },
     /// No kubeconfig and no ServiceAccount of a pod to read the cluster with.
-    #[error("no cluster to read: {0} (pass PATH to audit files, or --kubeconfig)")]
+    #[error(
+        "no cluster to read: give the files to audit as PATH, or a kubeconfig (--kubeconfig FILE, \
+         or KUBECONFIG); {0}"
+    )]
     NoCluster(String),
-    #[error("API discovery failed: {0}")]
-    Discovery(String),
+    /// A context the kubeconfig does not have, with those it has.
+    #[error("{origin}: no context `{context}`; the contexts there are: {known}")]
+    UnknownContext {
+        origin: String,
+        context: String,
+        known: String,
+    },
+    /// The API server at `server` could not be reached, or its discovery not read.
+    #[error("cannot read the API server at {server}: {message}")]
+    Discovery { server: String, message: String },
     /// Kinds every API server serves are missing from discovery.
     #[error(
         "the server does not list {0} in its discovery, which every Kubernetes API server serves: \
@@ -240,29 +251,50 @@ pub async fn connect(options: &Options) -> Result<(Client, String), Error> {
         cluster: None,
         user: None,
     };
-    let config =
-        match &options.kubeconfig {
-            Some(path) => {
-                let config_error = |e: &dyn std::fmt::Display| Error::Config {
-                    origin: path.display().to_string(),
-                    message: e.to_string(),
-                };
-                let kubeconfig = Kubeconfig::read_from(path).map_err(|e| config_error(&e))?;
-                Config::from_custom_kubeconfig(kubeconfig, &kube_options)
-                    .await
-                    .map_err(|e| config_error(&e))?
-            }
-            None if options.context.is_some() => Config::from_kubeconfig(&kube_options)
-                .await
-                .map_err(|e| Error::Config {
-                    origin: "kubeconfig".to_string(),
-                    message: e.to_string(),
-                })?,
+    let config = match (&options.kubeconfig, &options.context) {
+        (None, None) => {
             // The current context, or the ServiceAccount of the pod this runs in.
-            None => Config::infer()
+            Config::infer()
                 .await
-                .map_err(|e| Error::NoCluster(e.to_string()))?,
-        };
+                .map_err(|e| Error::NoCluster(e.to_string()))?
+        }
+        (path, context) => {
+            let origin = path
+                .as_ref()
+                .map_or("kubeconfig".to_string(), |p| p.display().to_string());
+            let config_error = |e: &dyn std::fmt::Display| Error::Config {
+                origin: origin.clone(),
+                message: e.to_string(),
+            };
+            let kubeconfig = match path {
+                Some(path) => Kubeconfig::read_from(path),
+                None => Kubeconfig::read(),
+            }
+            .map_err(|e| config_error(&e))?;
+            if let Some(context) = context {
+                if !kubeconfig.contexts.iter().any(|c| &c.name == context) {
+                    let mut known: Vec<&str> = kubeconfig
+                        .contexts
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    known.sort_unstable();
+                    return Err(Error::UnknownContext {
+                        origin,
+                        context: context.clone(),
+                        known: if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        },
+                    });
+                }
+            }
+            Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+                .await
+                .map_err(|e| config_error(&e))?
+        }
+    };
     let mut config = config;
     config.read_timeout = Some(options.timeout());
     config.connect_timeout = Some(options.timeout());
@@ -294,7 +326,7 @@ pub(crate) async fn request_text(
 
 /// The kinds of [`read_kinds`] that the server serves, at the version to read them at, and those it
 /// does not serve.
-pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Error> {
+pub async fn discover(client: &Client, server: &str) -> Result<(Vec<Served>, Vec<ApiKind>), Error> {
     let kinds = read_kinds();
     let mut groups: Vec<&str> = kinds.iter().map(|k| k.group).collect();
     groups.sort_unstable();
@@ -303,7 +335,10 @@ pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Er
         .filter(&groups)
         .run()
         .await
-        .map_err(|e| Error::Discovery(describe(&e)))?;
+        .map_err(|e| Error::Discovery {
+            server: server.to_string(),
+            message: describe(&e),
+        })?;
     let mut served = Vec::new();
     let mut absent = Vec::new();
     for kind in kinds {
@@ -365,7 +400,7 @@ pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Er
 pub fn read(options: &Options, progress: &dyn Progress) -> Result<Snapshot, Error> {
     runtime()?.block_on(async {
         let (client, server) = connect(options).await?;
-        let mut snapshot = read_with(&client, options, progress).await?;
+        let mut snapshot = read_with(&client, &server, options, progress).await?;
         snapshot.server = Some(server);
         snapshot.context = options.context.clone().or_else(|| {
             match &options.kubeconfig {
@@ -386,15 +421,16 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .map_err(Error::Runtime)
 }
 
-/// Reads every kind the server serves of those ingest reads, with `client`.
+/// Reads every kind the server serves of those ingest reads, with `client` (of `server`).
 pub async fn read_with(
     client: &Client,
+    server: &str,
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Snapshot, Error> {
     let namespace = options.namespace.as_deref();
     let timeout = options.timeout();
-    let (served, absent) = discover(client).await?;
+    let (served, absent) = discover(client, server).await?;
     let total = served.len();
     let done = AtomicUsize::new(0);
     let objects = AtomicUsize::new(0);

@@ -212,10 +212,10 @@ impl Mirror {
 /// again after a [`Backoff`] delay, each failure told: a server that is down when `serve` starts,
 /// or restarts, does not end the process.
 async fn follow_cluster(options: &Options, shared: &Arc<Shared>) -> Result<(), Error> {
-    let (client, _) = connect(options).await?;
+    let (client, server) = connect(options).await?;
     let mut backoff = Backoff::new();
     let (served, absent) = loop {
-        match discover(&client).await {
+        match discover(&client, &server).await {
             Ok(found) => break found,
             Err(e) => {
                 let delay = backoff.failed();

@@ -1,7 +1,9 @@
 //! Small text helpers shared by the renderers: word wrapping, Markdown sections, counted nouns, the
 //! commands' tables, escaped input text and pretty JSON.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, ColumnConstraint, ContentArrangement, Table, Width,
+};
 use gpu_trust_model::terminal::escape;
 use serde::Serialize;
 
@@ -14,15 +16,109 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 const NARROWEST_TABLE: usize = 40;
 
 /// A table in the commands' one style (condensed UTF-8 frames) with its header, its cells wrapped
-/// so that no line is wider than `width` columns (the terminal's, or `COLUMNS`; at least 40).
-pub(crate) fn table<S: ToString>(width: usize, header: impl IntoIterator<Item = S>) -> Table {
+/// so that no line is wider than `width` columns (the terminal's, or `COLUMNS`; at least 40) and,
+/// where the columns' longest words fit that width together, no word is broken: see [`Grid`].
+pub(crate) fn table<S: ToString>(width: usize, header: impl IntoIterator<Item = S>) -> Grid {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     let width = u16::try_from(width.max(NARROWEST_TABLE)).unwrap_or(u16::MAX);
     t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(width);
     t.set_header(header.into_iter().map(|h| h.to_string()));
-    t
+    Grid(t)
+}
+
+/// A command's table: rows are added as to a comfy-table `Table`; printed, no word or identifier is
+/// cut (comfy-table cuts a word wider than its column). When the longest words of all columns fit
+/// the width side by side, each column is at least as wide as its longest word; when they do not,
+/// each row is printed as a record instead: its first cell, then `header: value` lines, wrapped
+/// at word boundaries.
+pub(crate) struct Grid(Table);
+
+impl std::ops::Deref for Grid {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Grid {
+    fn deref_mut(&mut self) -> &mut Table {
+        &mut self.0
+    }
+}
+
+impl std::fmt::Display for Grid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let width = usize::from(self.0.width().unwrap_or(u16::MAX));
+        let mut longest: Vec<usize> = Vec::new();
+        for row in self.0.header().into_iter().chain(self.0.row_iter()) {
+            for (i, cell) in row.cell_iter().enumerate() {
+                let word = cell
+                    .content()
+                    .split_whitespace()
+                    .map(|w| w.chars().count())
+                    .max()
+                    .unwrap_or(0);
+                if longest.len() <= i {
+                    longest.resize(i + 1, 0);
+                }
+                longest[i] = longest[i].max(word);
+            }
+        }
+        // Each column: its longest word and a space either side; the frame: one column more than
+        // there are columns.
+        if longest.iter().map(|w| w + 3).sum::<usize>() + 1 > width {
+            return f.write_str(&records(&self.0, width));
+        }
+        let mut t = self.0.clone();
+        for (i, w) in longest.iter().enumerate() {
+            let w = u16::try_from(w + 2).unwrap_or(u16::MAX);
+            if let Some(column) = t.column_mut(i) {
+                column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
+            }
+        }
+        write!(f, "{t}")
+    }
+}
+
+/// The rows of `t` as records: the first cell, then each other cell as `header: value` indented
+/// under it, wrapped to `width` at word boundaries; a blank line between records.
+fn records(t: &Table, width: usize) -> String {
+    let header: Vec<String> = t
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect())
+        .unwrap_or_default();
+    let rows: Vec<String> = t
+        .row_iter()
+        .map(|row| {
+            let lines: Vec<String> = row
+                .cell_iter()
+                .enumerate()
+                .map(|(i, cell)| match i {
+                    0 => wrap(&cell.content(), width.saturating_sub(2), "  "),
+                    _ => {
+                        let label = header.get(i).map_or("", String::as_str);
+                        let content = cell.content();
+                        if content.contains('\n') {
+                            // A value of several lines (a pod each): each under the label.
+                            let mut s = format!("  {label}:");
+                            for line in content.lines() {
+                                s.push_str("\n    ");
+                                s.push_str(&wrap(line, width.saturating_sub(6), "      "));
+                            }
+                            s
+                        } else {
+                            let text = format!("{label}: {content}");
+                            format!("  {}", wrap(&text, width.saturating_sub(4), "    "))
+                        }
+                    }
+                })
+                .collect();
+            lines.join("\n")
+        })
+        .collect();
+    rows.join("\n\n")
 }
 
 /// A line of prose at `indent`, wrapped to fit `width` columns, its continuation lines indented two

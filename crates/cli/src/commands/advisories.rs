@@ -3,7 +3,7 @@
 //! advisory data: the vendor's new bulletins, into the cache every command reads.
 
 use crate::input;
-use crate::output::{self, write_output};
+use crate::output::{self, write_output, Format, OutputArgs};
 use gpu_trust_live::feed;
 use gpu_trust_policy::Date;
 use gpu_trust_report::advisories::{json, table, update};
@@ -12,6 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Show the advisory data the audit uses and how old it is.
+///
 /// Show the advisory data the audit uses: where it comes from (the built-in data, the bulletins
 /// `gpu-trust advisories update` kept, the CSAF documents and data files given with --advisories),
 /// the date of its newest bulletin and how old that is, and per component (container toolkit, GPU
@@ -24,7 +26,11 @@ use std::time::SystemTime;
 /// that cannot be read exits 2 with its file, line and column; what a document says that the audit
 /// cannot use (a product that is no known component) is listed, never dropped silently.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+#[command(
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    mut_arg("format", output::offer(FORMATS))
+)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -36,15 +42,11 @@ pub struct Args {
     /// The day the data's age counts to (default: today).
     #[arg(long, value_parser = Date::parse, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
-    pub format: Format,
     /// Follow symbolic links that lead out of a folder given with --advisories.
     #[arg(long)]
     pub follow_symlinks: bool,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -76,18 +78,18 @@ pub struct UpdateArgs {
     pub today: Option<Date>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Sources, age and a table of the advisories per component.
-    Table,
-    /// The same as JSON (`gpu-trust/advisories/v1`).
-    Json,
-}
+/// Sources, age and a table of the advisories per component, or the same as JSON
+/// (`gpu-trust/advisories/v1`).
+const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(Command::Update(u)) = args.command {
         return run_update(u);
     }
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
     let loaded = match input::advisories(&args.advisories, args.follow_symlinks) {
         Ok(l) => l,
         Err(code) => return Ok(code),
@@ -95,17 +97,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let today = args
         .today
         .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
-    let text = match args.format {
-        Format::Json => json::render(&loaded.data, today, &loaded.warnings)?,
-        Format::Table => table::render(
-            &loaded.data,
-            today,
-            &loaded.warnings,
-            crate::output::text_width(args.output.as_deref()),
-        ),
-    };
-    write_output(args.output.as_deref(), &text)?;
-    Ok(ExitCode::SUCCESS)
+    output::write_targets(&targets, output::CLEAN, |t| {
+        Ok(match t.format {
+            Format::Json => json::render(&loaded.data, today, &loaded.warnings)?,
+            _ => table::render(&loaded.data, today, &loaded.warnings, t.width()),
+        })
+    })
 }
 
 /// Reads the vendor's new bulletins from `from` into the cache, as `gpu-trust advisories update`

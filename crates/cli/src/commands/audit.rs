@@ -4,15 +4,14 @@
 //! every judgement is in `gpu-trust-rules`, every format in `gpu-trust-report`.
 
 use crate::audit_flags::{
-    fail_at, fail_on_parser, parse_code, parse_output, parse_severity, relaxed,
+    fail_at, fail_on_parser, parse_code, parse_severity, relaxed, FailOn, FORMATS,
 };
-pub use crate::audit_flags::{FailOn, Format, OutputTarget};
 use crate::input;
-use crate::output::{self, colour_enabled, stream_output};
+use crate::output::{self, colour_enabled, stream_output, Format, OutputArgs, OutputTarget};
 use anyhow::Context as _;
 use gpu_trust_model::{Diagnostic, Severity};
 use gpu_trust_policy::Date;
-use gpu_trust_report::audit::{render, Options as RenderOptions, Place};
+use gpu_trust_report::audit::{render, Format as ReportFormat, Options as RenderOptions, Place};
 use gpu_trust_report::{plural, registry_docs};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions, Prepared};
 use std::collections::BTreeSet;
@@ -20,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Judge a cluster against a tenancy policy, layer by layer.
+///
 /// Audit a cluster against a tenancy policy: where tenants share a memory pool, a fault domain, a
 /// host or a control plane, which of those break the declared trust, and each tenant's blast radius.
 ///
@@ -56,7 +57,7 @@ use std::time::SystemTime;
 /// server on a shared resource name (`nvidia.com/gpu.shared`, a fraction). --nodes FILE adds the
 /// cluster's nodes and their GPU configuration so that co-location is judged as well.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
     /// Files or directories to read; `-` reads standard input. None: the live cluster.
     #[arg(value_name = "PATH")]
@@ -70,13 +71,8 @@ pub struct Args {
     /// The tenancy policy (tenants, trust, contracts, acceptances).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// Output format (default: table).
-    #[arg(long, short = 'o', value_enum, value_name = "FORMAT")]
-    pub format: Option<Format>,
-    /// Write the report to FILE instead of standard output; FORMAT=FILE writes that format to
-    /// FILE as well (e.g. sarif=gpu-trust.sarif). Repeatable: several formats in one run.
-    #[arg(long, value_name = "[FORMAT=]FILE", value_parser = parse_output)]
-    pub output: Vec<OutputTarget>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Read defaults from FILE instead of the `.gpu-trust.yaml` of the working directory or of
     /// the repository root.
     #[arg(long, value_name = "FILE")]
@@ -141,8 +137,9 @@ pub struct Args {
     /// the nodes they would run on; repeatable. It must hold a Node and no workload but DaemonSets.
     #[arg(long, value_name = "FILE")]
     pub nodes: Vec<PathBuf>,
-    /// Accept a partial audit: a layer in play that the input does not let the audit evaluate (see
-    /// Coverage above) no longer makes the run exit 2; the report says at the top that it is partial.
+    /// Accept a partial audit: a layer in play that the input does not let the audit evaluate (no
+    /// Node objects, pods on nodes absent from the input, no RBAC bindings; `--help` says more) no
+    /// longer makes the run exit 2; the report says at the top that it is partial.
     #[arg(long)]
     pub accept_partial: bool,
     /// Explain one pair of tenants (by name) instead of printing the report: every group they share
@@ -158,6 +155,11 @@ pub struct Args {
     /// the view's findings.
     #[arg(long, value_name = "NAME", conflicts_with = "pair")]
     pub view: Vec<String>,
+    /// Keep one OpenReports Report (openreports.io/v1alpha1) per tenant namespace of the live
+    /// cluster with that tenant's findings, as `serve --write-reports` does (needs the role of
+    /// deploy/reports/); a report that cannot be written exits 2.
+    #[arg(long, conflicts_with_all = ["pair", "view"])]
+    pub write_reports: bool,
     /// Write what to fix first to DIR: each action's patch (`a1.json`...) and, for file input, the
     /// input files the actions change with every action applied, under DIR/patched/ at the paths
     /// they were given by (they audit again without the findings the actions close).
@@ -189,7 +191,7 @@ Examples:
   helm template app ./chart | gpu-trust audit - --stdin-filename chart/rendered.yaml --format sarif
   helm template app ./chart | gpu-trust audit - --nodes nodes.yaml --policy tenancy.yaml
   gpu-trust audit cluster.yaml --format sarif --output gpu-trust.sarif --sarif-root .
-  gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=gpu-trust.xml --fail-on never
+  gpu-trust audit deploy/ --output sarif=gpu-trust.sarif --output junit=junit.xml --fail-on never
   gpu-trust audit cluster.yaml -o json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
   gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex
@@ -224,10 +226,43 @@ fn refuse(message: impl std::fmt::Display) -> Stop {
 /// The audit's settings, resolved once from the command line and the configuration file (the
 /// command line beats the file), and where each rendering goes: what every later step reads.
 struct Settings {
-    /// The command line with the configuration file's defaults filled in.
-    args: Args,
+    /// The cluster's files (none: the live cluster `cluster` names) and `--nodes`.
+    paths: Vec<PathBuf>,
+    nodes: Vec<PathBuf>,
+    cluster: crate::live::ClusterArgs,
+    policy: Option<PathBuf>,
+    advisories: Vec<PathBuf>,
+    evidence: Vec<PathBuf>,
+    follow_symlinks: bool,
+    skip_invalid: bool,
+    accept_partial: bool,
+    /// Codes whose warnings are not printed.
+    silence: Vec<gpu_trust_model::Code>,
+    today: Date,
+    fail_on: FailOn,
+    /// `--fail-on-new`: only new findings (against `baseline`) fail the run.
+    fail_on_new: bool,
+    /// The lowest severity printed (default: low, so info findings are counted, not printed).
+    min_severity: Severity,
+    show_accepted: bool,
+    /// `--summary`: rows per tenant and pool instead of the findings.
+    summary: bool,
+    /// `--baseline`: an earlier JSON report to compare with.
+    baseline: Option<PathBuf>,
+    /// `--emit-fixes`: the folder what to fix first is written to.
+    emit_fixes: Option<PathBuf>,
+    /// `--write-reports`: each tenant namespace's OpenReports Report kept in the cluster read.
+    write_reports: bool,
+    /// `--pair`: two different tenants' names (checked against the tenants once they are read).
+    pair: Option<(String, String)>,
+    /// `--view`: the tenants' names (empty: the whole report).
+    view: Vec<String>,
+    /// What standard input is called (`--stdin-filename`).
+    stdin_filename: Option<String>,
+    sarif_root: Option<PathBuf>,
+    link_base: String,
     /// Each rendering's format and destination (`None`: standard output), in order.
-    targets: Vec<(Format, Option<PathBuf>)>,
+    targets: Vec<(ReportFormat, Option<PathBuf>)>,
     /// Rules the configuration file disables.
     disabled: Vec<crate::config::DisabledRule>,
 }
@@ -235,13 +270,18 @@ struct Settings {
 impl Settings {
     /// Checks the command line, merges the configuration file into it and decides the outputs;
     /// prints why when the run cannot go on.
-    fn resolve(mut args: Args) -> Result<Settings, Stop> {
+    fn resolve(args: Args) -> Result<Settings, Stop> {
         if !args.paths.is_empty() && args.cluster.any() {
             return Err(refuse(crate::live::WITH_PATHS));
         }
         if args.paths.is_empty() && args.no_live {
             return Err(refuse(
                 "no PATH to audit, and --no-live refuses to read the live cluster instead: name the manifests to audit (in a pre-commit hook, `args: [deploy/, --policy, tenancy.yaml]`)",
+            ));
+        }
+        if args.write_reports && !args.paths.is_empty() {
+            return Err(refuse(
+                "--write-reports keeps the reports in the cluster the audit reads: give no PATH, and the cluster with --kubeconfig or --context",
             ));
         }
         if args.paths.is_empty() && !args.nodes.is_empty() {
@@ -268,50 +308,67 @@ impl Settings {
                 }
             }
         };
-        let mut disabled: Vec<crate::config::DisabledRule> = Vec::new();
-        let mut config_file: Option<PathBuf> = None;
-        if let Some(c) = config {
-            args.policy = args.policy.or(c.policy);
-            args.format = args.format.or(c.format);
-            // A repository's file that lets findings pass is said out loud: a reviewer of the CI log sees
-            // why a critical finding did not fail the job.
-            if let (None, Some(fail_on), Some(at)) = (args.fail_on, c.fail_on, &c.fail_on_location)
-            {
-                if let Some(what) = relaxed(fail_on) {
-                    output::eprint_line(&format!(
-                        "gpu-trust: {at}: the configuration file sets failOn to {what}, below the default (high): findings below it do not fail this run; --fail-on overrides it"
-                    ));
-                }
-            }
-            args.fail_on = args.fail_on.or(c.fail_on);
-            args.min_severity = args.min_severity.or(c.min_severity);
-            args.show_accepted |= c.show_accepted.unwrap_or(false);
-            args.silence.extend(c.silence);
-            if args.output.is_empty() {
-                args.output = c
-                    .outputs
-                    .into_iter()
-                    .map(|(format, path, _)| OutputTarget {
-                        format: Some(format),
-                        path,
-                    })
-                    .collect();
-            }
-            config_file = Some(c.file);
-            disabled = c.disabled_rules;
-            for d in &disabled {
+        let config = config.unwrap_or_default();
+        // A repository's file that lets findings pass is said out loud: a reviewer of the CI log sees
+        // why a critical finding did not fail the job.
+        if let (None, Some(fail_on), Some(at)) =
+            (args.fail_on, config.fail_on, &config.fail_on_location)
+        {
+            if let Some(what) = relaxed(fail_on) {
                 output::eprint_line(&format!(
-                    "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
-                    d.code, d.location, d.reason
+                    "gpu-trust: {at}: the configuration file sets failOn to {what}, below the default (high): findings below it do not fail this run; --fail-on overrides it"
                 ));
             }
         }
-        let targets = match targets(&args) {
-            Ok(t) => t,
-            Err(message) => return Err(refuse(message)),
+        for d in &config.disabled_rules {
+            output::eprint_line(&format!(
+                "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
+                d.code, d.location, d.reason
+            ));
+        }
+        let configured: Vec<OutputTarget>;
+        let outputs = if args.output.output.is_empty() {
+            configured = config
+                .outputs
+                .into_iter()
+                .map(|(format, path, _)| OutputTarget {
+                    format: Some(format),
+                    path,
+                })
+                .collect();
+            &configured
+        } else {
+            &args.output.output
         };
+        let targets = output::targets(
+            args.output.format,
+            outputs,
+            FORMATS,
+            config.format.unwrap_or(Format::Table),
+        )
+        .map_err(refuse)?;
+        let targets: Vec<(ReportFormat, Option<PathBuf>)> = targets
+            .into_iter()
+            .filter_map(|t| Some((t.format.report()?, t.path)))
+            .collect();
+        let policy = args.policy.or(config.policy);
+        let pair = match args.pair.as_slice() {
+            [] => None,
+            [a, b] if a == b => return Err(refuse("--pair needs two different tenants")),
+            [a, b] => Some((a.clone(), b.clone())),
+            _ => return Err(refuse("--pair takes two tenants")),
+        };
+        if pair.is_some()
+            && targets
+                .iter()
+                .any(|(f, _)| !matches!(f, ReportFormat::Table | ReportFormat::Json))
+        {
+            return Err(refuse(
+                "--pair prints a table or JSON (--format table or json)",
+            ));
+        }
 
-        if input::stdin_twice(args.policy.as_deref(), &args.paths) {
+        if input::stdin_twice(policy.as_deref(), &args.paths) {
             return Err(refuse(
                 "standard input can hold the cluster or the policy, not both",
             ));
@@ -322,9 +379,9 @@ impl Settings {
             .iter()
             .chain(&args.nodes)
             .chain(&args.evidence)
-            .chain(args.policy.iter())
+            .chain(policy.iter())
             .chain(args.advisories.iter())
-            .chain(config_file.iter())
+            .chain((!config.file.as_os_str().is_empty()).then_some(&config.file))
             .map(PathBuf::as_path)
             .collect();
         for (_, path) in &targets {
@@ -339,10 +396,40 @@ impl Settings {
                 )));
             }
         }
+        let mut silence = args.silence;
+        silence.extend(config.silence);
         Ok(Settings {
-            args,
+            paths: args.paths,
+            nodes: args.nodes,
+            cluster: args.cluster,
+            policy,
+            advisories: args.advisories,
+            evidence: args.evidence,
+            follow_symlinks: args.follow_symlinks,
+            skip_invalid: args.skip_invalid,
+            accept_partial: args.accept_partial,
+            silence,
+            today: args
+                .today
+                .unwrap_or_else(|| Date::from_system_time(SystemTime::now())),
+            fail_on: args.fail_on.or(config.fail_on).unwrap_or(FailOn::DEFAULT),
+            fail_on_new: args.fail_on_new,
+            min_severity: args
+                .min_severity
+                .or(config.min_severity)
+                .unwrap_or(Severity::Low),
+            show_accepted: args.show_accepted || config.show_accepted.unwrap_or(false),
+            summary: args.summary,
+            baseline: args.baseline,
+            emit_fixes: args.emit_fixes,
+            write_reports: args.write_reports,
+            pair,
+            view: args.view,
+            stdin_filename: args.stdin_filename,
+            sarif_root: args.sarif_root,
+            link_base: args.link_base.unwrap_or_default(),
             targets,
-            disabled,
+            disabled: config.disabled_rules,
         })
     }
 }
@@ -363,28 +450,28 @@ struct Inputs {
 
 impl Inputs {
     /// Reads every input, reporting every problem before deciding whether the run can go on.
-    fn read(args: &Args) -> Result<Inputs, Stop> {
+    fn read(settings: &Settings) -> Result<Inputs, Stop> {
         // The policy: its errors stop the run before anything else is read.
-        let policy = match input::policy_or_default(args.policy.as_deref()) {
+        let policy = match input::policy_or_default(settings.policy.as_deref()) {
             Ok(p) => p,
             Err(code) => return Err(Stop::Exit(code)),
         };
 
-        if input::stdin_twice(args.policy.as_deref(), &args.advisories)
-            || (args.advisories.iter().any(|p| p.as_os_str() == "-")
-                && args.paths.iter().any(|p| p.as_os_str() == "-"))
+        if input::stdin_twice(settings.policy.as_deref(), &settings.advisories)
+            || (settings.advisories.iter().any(|p| p.as_os_str() == "-")
+                && settings.paths.iter().any(|p| p.as_os_str() == "-"))
         {
             return Err(refuse(
                 "standard input can hold one input: the cluster, the policy or advisory data",
             ));
         }
-        let advisories = match input::advisories(&args.advisories, args.follow_symlinks) {
+        let advisories = match input::advisories(&settings.advisories, settings.follow_symlinks) {
             Ok(loaded) => loaded.data,
             Err(code) => return Err(Stop::Exit(code)),
         };
 
         let mut evidence = Vec::new();
-        for path in &args.evidence {
+        for path in &settings.evidence {
             match input::read_evidence(path) {
                 Ok(e) => evidence.push(e),
                 Err(d) => {
@@ -394,15 +481,21 @@ impl Inputs {
             }
         }
 
-        if let Err(message) = crate::coverage::check_nodes_files(&args.nodes, args.follow_symlinks)
+        if let Err(message) =
+            crate::coverage::check_nodes_files(&settings.nodes, settings.follow_symlinks)
         {
             return Err(refuse(message));
         }
 
         // The cluster: every problem is reported before deciding whether the run can go on.
-        let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
+        let paths: Vec<PathBuf> = settings
+            .paths
+            .iter()
+            .chain(&settings.nodes)
+            .cloned()
+            .collect();
         let Some((ingested, documents)) =
-            input::cluster_read(&paths, &args.cluster, args.follow_symlinks)
+            input::cluster_read(&paths, &settings.cluster, settings.follow_symlinks)
         else {
             return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
         };
@@ -412,7 +505,7 @@ impl Inputs {
             .diagnostics
             .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
         // Silenced warnings are dropped; an error is kept whatever its code (it decides the exit status).
-        let shown = |d: &Diagnostic| d.is_error() || !args.silence.contains(&d.code);
+        let shown = |d: &Diagnostic| d.is_error() || !settings.silence.contains(&d.code);
         ingested.diagnostics.retain(shown);
         let errors = input::cluster_errors(ingested.diagnostics);
         let fleet = ingested.fleet;
@@ -430,7 +523,7 @@ impl Inputs {
                 ));
                 return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
             }
-            if !args.skip_invalid {
+            if !settings.skip_invalid {
                 return Err(Stop::Exit(input::refuse_unusable(
                     errors.len(),
                     "audit the rest",
@@ -471,21 +564,15 @@ impl Inputs {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.print_rbac {
-        let rbac = gpu_trust_live::rbac::manifests();
-        return match args.output.as_slice() {
-            [] => output::verdict(output::write_output(None, &rbac), output::CLEAN),
-            [OutputTarget { format: None, path }] => output::verdict(
-                output::write_output(Some(path.as_path()), &rbac),
+        return match args.output.one_file("--print-rbac") {
+            Ok(path) => output::verdict(
+                output::write_output(path, &gpu_trust_live::rbac::manifests()),
                 output::CLEAN,
             ),
-            _ => input_error("--print-rbac writes one file: --output FILE"),
+            Err(code) => Ok(code),
         };
     }
-    let Settings {
-        args,
-        targets,
-        disabled,
-    } = match Settings::resolve(args) {
+    let settings = match Settings::resolve(args) {
         Ok(s) => s,
         Err(Stop::Exit(code)) => return Ok(code),
         Err(Stop::Error(e)) => return Err(e),
@@ -498,66 +585,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         advisories,
         evidence,
         skipped: errors,
-    } = match Inputs::read(&args) {
+    } = match Inputs::read(&settings) {
         Ok(i) => i,
         Err(Stop::Exit(code)) => return Ok(code),
         Err(Stop::Error(e)) => return Err(e),
     };
-    let pair = match args.pair.as_slice() {
-        [] => None,
-        [a, b] => {
-            if let Some(unknown) = [a, b]
-                .into_iter()
-                .find(|t| tenancy.tenant_by_name(t).is_none())
-            {
-                return input_error(format!(
-                    "--pair: no tenant `{}` in this audit (`gpu-trust audit` lists the tenants)",
-                    output::escaped(unknown)
-                ));
-            }
-            if a == b {
-                return input_error("--pair needs two different tenants");
-            }
-            if targets
-                .iter()
-                .any(|(f, _)| !matches!(f, Format::Table | Format::Json))
-            {
-                return input_error("--pair prints a table or JSON (--format table or json)");
-            }
-            Some((a.clone(), b.clone()))
-        }
-        _ => return input_error("--pair takes two tenants"),
-    };
-
-    let view: Option<BTreeSet<String>> = if args.view.is_empty() {
-        None
-    } else {
-        if let Some(unknown) = args
-            .view
-            .iter()
-            .find(|t| tenancy.tenant_by_name(t).is_none())
-        {
-            return input_error(format!(
-                "--view: no tenant `{}` in this audit (`gpu-trust audit` lists the tenants)",
-                output::escaped(unknown)
-            ));
-        }
-        Some(args.view.iter().cloned().collect())
-    };
+    let named = settings.pair.iter().flat_map(|(a, b)| [a, b]);
+    if let Some(unknown) = named
+        .chain(&settings.view)
+        .find(|t| tenancy.tenant_by_name(t).is_none())
+    {
+        let flag = if settings.pair.is_some() {
+            "--pair"
+        } else {
+            "--view"
+        };
+        let names = tenancy.ids().map(|t| tenancy.name(t));
+        let close = super::explain::closest(unknown, names);
+        let hint = if close.is_empty() {
+            "`gpu-trust audit` lists the tenants".to_string()
+        } else {
+            format!("did you mean {}?", close.join(", "))
+        };
+        return input_error(format!(
+            "{flag}: no tenant `{}` in this audit; {}",
+            output::escaped(unknown),
+            output::escaped(&hint)
+        ));
+    }
+    let pair = settings.pair.clone();
+    let view: Option<BTreeSet<String>> =
+        (!settings.view.is_empty()).then(|| settings.view.iter().cloned().collect());
 
     let options = AuditOptions {
-        today: args
-            .today
-            .unwrap_or_else(|| Date::from_system_time(SystemTime::now())),
+        today: settings.today,
         advisories,
         evidence,
         skipped: errors,
         // Unusable documents reach the audit only with --skip-invalid (else the run stopped).
-        skip_invalid: args.skip_invalid,
-        accept_partial: args.accept_partial,
+        skip_invalid: settings.skip_invalid,
+        accept_partial: settings.accept_partial,
         // What the HTML page draws comes from the audit's own analysis; the other formats need only
         // the report.
-        layout: targets.iter().any(|(f, _)| f.report().draws_gpus()),
+        layout: settings.targets.iter().any(|(f, _)| f.draws_gpus()),
         pair: pair.clone(),
         focus: None,
     };
@@ -576,20 +646,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     name_standard_input(
         &mut report,
-        args.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
+        settings.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
     );
-    let disabled_findings = drop_disabled(&mut report, &disabled);
+    let disabled_findings = drop_disabled(&mut report, &settings.disabled);
     // Acceptances that accept nothing (one tenant's annotation for a rule about pairs).
     for line in gpu_trust_report::pair::one_sided_lines(&report) {
         output::eprint_line(&format!("gpu-trust: {line}"));
     }
     if pair.is_some() {
-        return explain_pair(&report, &targets, args.fail_on.unwrap_or(FailOn::DEFAULT));
+        return explain_pair(&report, &settings.targets, settings.fail_on);
     }
 
-    let fail_on = args.fail_on.unwrap_or(FailOn::DEFAULT);
+    let fail_on = settings.fail_on;
 
-    if let Some(path) = &args.baseline {
+    if let Some(path) = &settings.baseline {
         match input::read_baseline(path) {
             Ok(old) => gpu_trust_rules::report::Baseline::compare(
                 &mut report,
@@ -605,9 +675,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // What to fix first, for the whole cluster (never for a view), when a format shows it.
     let mut patched = Vec::new();
     if view.is_none()
-        && (args.emit_fixes.is_some() || targets.iter().any(|(f, _)| f.report().shows_actions()))
+        && (settings.emit_fixes.is_some()
+            || settings.targets.iter().any(|(f, _)| f.shows_actions()))
     {
-        let codes: Vec<&str> = disabled.iter().map(|d| d.code).collect();
+        let codes: Vec<&str> = settings.disabled.iter().map(|d| d.code).collect();
         let decided = gpu_trust_decide::decide(&gpu_trust_decide::Input {
             inputs: documents.inputs.as_deref(),
             ingest: &documents.options,
@@ -632,7 +703,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     report.provenance = Some(provenance);
 
     // The verdict is known before a byte is written: a reader that goes away cannot change it.
-    let verdict = report.verdict(fail_at(fail_on), args.fail_on_new);
+    let verdict = report.verdict(fail_at(fail_on), settings.fail_on_new);
     // A partial audit not accepted exits 2 whatever the threshold: `--fail-on never` does not make it pass.
     let code = if !crate::coverage::passes(&report.coverage) {
         output::INPUT_ERROR
@@ -642,18 +713,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         output::CLEAN
     };
     report.verdict = Some(verdict);
-    if let Some(dir) = &args.emit_fixes {
-        let stdin = args.stdin_filename.as_deref().unwrap_or(STDIN_NAME);
+    if let Some(dir) = &settings.emit_fixes {
+        let stdin = settings.stdin_filename.as_deref().unwrap_or(STDIN_NAME);
         // Patched copies of files only: a live cluster's documents are no files to copy.
         let patched: Vec<(String, String)> = patched
             .into_iter()
-            .filter(|_| !args.paths.is_empty())
+            .filter(|_| !settings.paths.is_empty())
             .map(|i| (i.name, i.text))
             .collect();
-        let read: Vec<&Path> = args
+        let read: Vec<&Path> = settings
             .paths
             .iter()
-            .chain(&args.nodes)
+            .chain(&settings.nodes)
             .map(PathBuf::as_path)
             .collect();
         for (relative, text) in
@@ -677,43 +748,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             output::write_output(Some(&path), &text)?;
         }
     }
+    // A failed write of the reports fails the run (exit 2) once the outputs are written.
+    let code = if settings.write_reports && !write_reports(&settings, &input, &report) {
+        output::INPUT_ERROR
+    } else {
+        code
+    };
     // The settings every format reads, resolved once; a format is chosen in one place
     // (`gpu_trust_report::audit::render`).
     let mut options = RenderOptions {
         fail_at: fail_at(fail_on),
-        min_severity: Some(args.min_severity.unwrap_or(gpu_trust_model::Severity::Low)),
-        summary: args.summary,
-        show_accepted: args.show_accepted,
-        disabled: disabled
+        min_severity: Some(settings.min_severity),
+        summary: settings.summary,
+        show_accepted: settings.show_accepted,
+        disabled: settings
+            .disabled
             .iter()
             .map(|d| (d.code.to_string(), d.reason.clone()))
             .collect(),
         disabled_findings,
         ..RenderOptions::default()
     };
-    if targets.iter().any(|(f, _)| f.report().needs_place()) {
-        let (working_dir, root) = repository(args.sarif_root.as_deref())?;
+    if settings.targets.iter().any(|(f, _)| f.needs_place()) {
+        let (working_dir, root) = repository(settings.sarif_root.as_deref())?;
         options.place = Some(Place {
             version: env!("CARGO_PKG_VERSION").to_string(),
             working_dir,
             root,
-            link_base: args.link_base.clone().unwrap_or_default(),
-            stdin_name: args.stdin_filename.clone(),
-            fallback_file: args
+            link_base: settings.link_base.clone(),
+            stdin_name: settings.stdin_filename.clone(),
+            fallback_file: settings
                 .policy
                 .as_ref()
-                .or_else(|| args.paths.first())
+                .or_else(|| settings.paths.first())
                 .map(|p| p.display().to_string()),
         });
     }
     let docs = registry_docs();
     let mut written = Ok(());
-    for (format, path) in &targets {
+    for (format, path) in &settings.targets {
         let path = path.as_deref();
         options.colour = colour_enabled(path);
         options.width = output::text_width(path);
         written = stream_output(path, |w| {
-            render(format.report(), &report, &docs, &options, w)?;
+            render(*format, &report, &docs, &options, w)?;
             Ok(())
         });
         // A closed standard output keeps the verdict; the files are still written.
@@ -729,12 +807,59 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     output::verdict(written, code)
 }
 
+/// `--write-reports`: each tenant namespace's OpenReports Report in the cluster made equal to this
+/// audit (one view per tenant, as `serve --write-reports` keeps them); what was written, and each
+/// report that was not, on standard error. `false` when any was not.
+fn write_reports(
+    settings: &Settings,
+    input: &AuditInput,
+    report: &gpu_trust_report::AuditReport,
+) -> bool {
+    let prepared = Prepared::new(input);
+    let wanted = gpu_trust_report::openreports::render(report, |tenants| {
+        gpu_trust_rules::scope::view(
+            input.fleet,
+            input.tenancy,
+            input.options,
+            &prepared,
+            tenants,
+        )
+        .0
+    });
+    let options = settings.cluster.options();
+    let timeout = options.timeout();
+    let service = gpu_trust_live::service::Service::start(options);
+    match service.sync_reports(wanted, timeout) {
+        Ok(done) => {
+            for (path, error) in &done.failed {
+                output::eprint_error(format!("the report {path} was not written: {error}"));
+            }
+            output::eprint_line(&format!(
+                "gpu-trust: OpenReports reports: {} created, {} replaced, {} deleted, {} unchanged{}",
+                done.created,
+                done.replaced,
+                done.deleted,
+                done.unchanged,
+                match done.failed.len() {
+                    0 => String::new(),
+                    n => format!(", {n} not written"),
+                }
+            ));
+            done.failed.is_empty()
+        }
+        Err(e) => {
+            output::eprint_error(format!("the reports could not be written: {e}"));
+            false
+        }
+    }
+}
+
 /// `--pair`: the pair's view instead of the report; exit 2 for a partial audit not accepted, 1 when
 /// a finding of the pair that is not accepted is at or above the threshold (its severity for the
 /// pair), else 0.
 fn explain_pair(
     report: &gpu_trust_report::AuditReport,
-    targets: &[(Format, Option<PathBuf>)],
+    targets: &[(ReportFormat, Option<PathBuf>)],
     fail_on: FailOn,
 ) -> anyhow::Result<ExitCode> {
     let Some(view) = gpu_trust_report::pair::view(report) else {
@@ -765,7 +890,7 @@ fn explain_pair(
         let path = path.as_deref();
         written = stream_output(path, |w| {
             let text = match format {
-                Format::Json => gpu_trust_report::pair::json(&view)?,
+                ReportFormat::Json => gpu_trust_report::pair::json(&view)?,
                 _ => gpu_trust_report::pair::table(&view, output::text_width(path)),
             };
             w.write_all(text.as_bytes())?;
@@ -791,38 +916,6 @@ fn repository(sarif_root: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
             .to_path_buf(),
     };
     Ok((cwd, root))
-}
-
-/// Where each rendering goes, in order: standard output (`None`) or a file. Standard output gets the
-/// run's format unless a plain `--output FILE` sends it to that file.
-fn targets(args: &Args) -> Result<Vec<(Format, Option<PathBuf>)>, String> {
-    let main = args.format.unwrap_or(Format::Table);
-    let plain: Vec<&OutputTarget> = args.output.iter().filter(|o| o.format.is_none()).collect();
-    if plain.len() > 1 {
-        return Err(format!(
-            "--output FILE is given {} times; name the format of the others (--output FORMAT=FILE)",
-            plain.len()
-        ));
-    }
-    let mut out: Vec<(Format, Option<PathBuf>)> = Vec::new();
-    if plain.is_empty() {
-        out.push((main, None));
-    }
-    for o in &args.output {
-        let path = (o.path != Path::new("-")).then(|| o.path.clone());
-        if let Some(p) = &path {
-            if out.iter().any(|(_, q)| q.as_ref() == Some(p)) {
-                return Err(format!(
-                    "{} is named by two --output options",
-                    output::escaped(&p.display().to_string())
-                ));
-            }
-        } else if out.iter().any(|(_, q)| q.is_none()) {
-            return Err("two reports would go to standard output".into());
-        }
-        out.push((o.format.unwrap_or(main), path));
-    }
-    Ok(out)
 }
 
 /// Removes the findings of rules the configuration disables, and takes them out of the summary's

@@ -1,13 +1,14 @@
 //! `gpu-trust catalogue`: the GPU catalogue, and one model's MIG profiles and layouts.
 
-use crate::output::write_output;
+use crate::output::{self, Format, OutputArgs};
 use anyhow::bail;
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::geometry::ProfileSet;
 use gpu_trust_report::catalogue::{json, table, Layouts};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Show the GPU models, their MIG profiles and layouts.
+///
 /// Show the GPU catalogue: every known model with its memory, MIG and confidential-computing support
 /// and product labels; or, for one model, its MIG profiles (memory, SMs, maximum count, placements)
 /// and the maximal MIG layouts, those to which no further instance can be added.
@@ -17,13 +18,10 @@ use std::process::ExitCode;
 /// Layouts are counted over the standard profiles unless --profile or --all-profiles says otherwise.
 /// Profile memory marked ~ is derived from the GPU's total, not read from hardware.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
     /// A GPU model: catalogue id, product label or PCI id.
     pub model: Option<String>,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
-    pub format: Format,
     /// Count layouts over these profiles only (repeatable).
     #[arg(
         long = "profile",
@@ -35,25 +33,19 @@ pub struct Args {
     /// Count layouts over every profile, including +me and extra-memory variants.
     #[arg(long, requires = "model")]
     pub all_profiles: bool,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A table for reading.
-    Table,
-    /// The catalogue as JSON.
-    Json,
-}
+const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let text = match &args.model {
-        None => match args.format {
-            Format::Json => json::catalogue()?,
-            Format::Table => table::catalogue(crate::output::text_width(None)),
-        },
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    let model = match &args.model {
+        None => None,
         Some(name) => {
             let model = find(name)?;
             let layouts = match model.mig {
@@ -66,16 +58,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 None => None,
             };
-            match args.format {
-                Format::Json => json::model(model, layouts.as_ref())?,
-                Format::Table => {
-                    table::model(model, layouts.as_ref(), crate::output::text_width(None))
-                }
-            }
+            Some((model, layouts))
         }
     };
-    write_output(args.output.as_deref(), &text)?;
-    Ok(ExitCode::SUCCESS)
+    output::write_targets(&targets, output::CLEAN, |t| {
+        Ok(match (&model, t.format) {
+            (None, Format::Json) => json::catalogue()?,
+            (None, _) => table::catalogue(t.width()),
+            (Some((model, layouts)), Format::Json) => json::model(model, layouts.as_ref())?,
+            (Some((model, layouts)), _) => table::model(model, layouts.as_ref(), t.width()),
+        })
+    })
 }
 
 fn find(name: &str) -> anyhow::Result<&'static GpuModel> {

@@ -2,12 +2,13 @@
 //! the glossary of the words the reports use. Both are written by `gpu_trust_report::explain`; this
 //! module finds the rule, or suggests close ones.
 
-use crate::output::{write_output, INPUT_ERROR};
+use crate::output::{self, Format, OutputArgs, INPUT_ERROR};
 use gpu_trust_report::explain;
 use gpu_trust_rules::{registry, rule};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Print a rule's documentation, or the glossary (`terms`).
+///
 /// Print a rule's documentation: what it detects, why it matters, an example, the remediation and
 /// the references behind it; or, for `terms`, the glossary of trust levels, severities,
 /// certainties, layers, mechanisms, device properties and contract kinds.
@@ -15,21 +16,26 @@ use std::process::ExitCode;
 /// CODE is a rule code (GT101, case-insensitive), a rule name (untrusted-share-mps) or `terms`. An
 /// unknown code exits 2 and suggests close ones.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", |a| output::offer(FORMATS)(a).hide(true)))]
 pub struct Args {
     /// The rule's code or name, or `terms` for the glossary.
     #[arg(value_name = "CODE")]
     pub code: String,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
+/// The documentation as text: one format, so `-o` is not offered.
+const FORMATS: &[Format] = &[Format::Table];
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
     let wanted = args.code.trim();
     if wanted.eq_ignore_ascii_case("terms") {
-        write_output(args.output.as_deref(), &explain::terms())?;
-        return Ok(ExitCode::SUCCESS);
+        return output::write_targets(&targets, output::CLEAN, |_| Ok(explain::terms()));
     }
     let found = rule(wanted).or_else(|| {
         registry()
@@ -50,31 +56,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::from(INPUT_ERROR));
     };
-    write_output(args.output.as_deref(), &explain::rule(meta))?;
-    Ok(ExitCode::SUCCESS)
+    output::write_targets(&targets, output::CLEAN, |_| Ok(explain::rule(meta)))
 }
 
-/// Codes and names within a small edit distance of `wanted`, or sharing its prefix, best first.
+/// The codes of the rules whose code or name is close to `wanted` ([`closest`]).
 fn suggestions(wanted: &str) -> Vec<String> {
-    let w = wanted.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &str)> = registry()
-        .iter()
-        .filter_map(|r| {
-            let code = r.code.to_ascii_lowercase();
-            let by_code = distance(&w, &code);
-            let by_name = distance(&w, r.name);
-            let prefix = w.len() >= 3 && (code.starts_with(&w) || r.name.starts_with(w.as_str()));
-            let best = by_code.min(by_name);
-            let limit = (w.chars().count() / 3).clamp(1, 3);
-            (best <= limit || prefix).then_some((if prefix { 0 } else { best }, r.code))
+    let names = registry().iter().flat_map(|r| [r.code, r.name]);
+    let mut codes: Vec<String> = Vec::new();
+    for close in closest(wanted, names) {
+        if let Some(r) = registry()
+            .iter()
+            .find(|r| r.code == close || r.name == close)
+        {
+            if !codes.iter().any(|c| c == r.code) {
+                codes.push(r.code.to_string());
+            }
+        }
+    }
+    codes
+}
+
+/// Up to five of `names` within a small edit distance of `wanted` (a third of its length, 1 to 3),
+/// or starting with it, closest first, letter case aside: what a "did you mean" offers, here and
+/// for a tenant's name (`audit --pair`, `--view`).
+pub(crate) fn closest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let w = wanted.to_lowercase();
+    let limit = (w.chars().count() / 3).clamp(1, 3);
+    let mut scored: Vec<(usize, &str)> = names
+        .into_iter()
+        .filter_map(|name| {
+            let lower = name.to_lowercase();
+            let prefix = w.chars().count() >= 3 && lower.starts_with(&w);
+            let d = distance(&w, &lower);
+            (d <= limit || prefix).then_some((if prefix { 0 } else { d }, name))
         })
         .collect();
     scored.sort();
-    scored
-        .into_iter()
-        .take(5)
-        .map(|(_, c)| c.to_string())
-        .collect()
+    scored.dedup();
+    scored.into_iter().take(5).map(|(_, n)| n).collect()
 }
 
 /// Levenshtein distance over characters.
@@ -103,6 +122,16 @@ Examples:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn close_names_come_first_and_far_ones_not_at_all() {
+        let tenants = ["acme", "globex", "initech", "umbrella"];
+        assert_eq!(closest("globx", tenants), ["globex"]);
+        assert_eq!(closest("ACME", tenants), ["acme"]);
+        assert_eq!(closest("umb", tenants), ["umbrella"]);
+        assert!(closest("zzzzzz", tenants).is_empty());
+        assert!(suggestions("gt1O1").contains(&"GT101".to_string()));
+    }
 
     #[test]
     fn edit_distance() {

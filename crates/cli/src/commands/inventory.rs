@@ -4,13 +4,15 @@
 //! (`gpu_trust_report::inventory`).
 
 use crate::input;
-use crate::output::{self, write_output};
+use crate::output::{self, Format, OutputArgs};
 use gpu_trust_ingest::inventory::inventory;
 use gpu_trust_model::Diagnostic;
 use gpu_trust_report::inventory::{json, table, yaml};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Show the fleet as gpu-trust reads it, node by node.
+///
 /// Show the fleet as gpu-trust reads it: per node, per GPU or MIG instance, the sharing mechanism in
 /// force and the tenants' pods on it, the workloads not yet scheduled with the nodes they may land on,
 /// and everything that could not be resolved (a missing device plugin or mig-parted config, an
@@ -30,7 +32,7 @@ use std::process::ExitCode;
 /// file:line:column and exits 2 unless --skip-invalid is given; then the inventory lists it under
 /// "Skipped".
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
     /// Files or directories to read; `-` reads standard input. None: the live cluster.
     #[arg(value_name = "PATH")]
@@ -40,32 +42,26 @@ pub struct Args {
     /// The tenancy policy, for tenant names.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Show the documents that can be read and list the others under "Skipped", instead of exiting 2.
     #[arg(long)]
     pub skip_invalid: bool,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
     /// Follow symbolic links that lead out of an input directory (by default they are reported as
     /// unread input).
     #[arg(long)]
     pub follow_symlinks: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One table per node, then unscheduled workloads, unresolved references and skipped documents.
-    Table,
-    /// The inventory as `gpu-trust/inventory/v1` JSON.
-    Json,
-    /// The same document as YAML (as `kubectl get -o yaml` users read it).
-    Yaml,
-}
+/// One table per node, then unscheduled workloads, unresolved references and skipped documents;
+/// or the inventory as `gpu-trust/inventory/v1` JSON, or the same document as YAML.
+const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Yaml];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
     if !args.paths.is_empty() && args.cluster.any() {
         output::eprint_error(crate::live::WITH_PATHS);
         return Ok(output::exit(output::INPUT_ERROR));
@@ -102,12 +98,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &overrides,
         tenancy.tenants().len(),
     );
-    let text = match args.format {
-        Format::Json => json::render(&inv)?,
-        Format::Yaml => yaml::render(&inv)?,
-        Format::Table => table::render(&inv, output::text_width(args.output.as_deref())),
-    };
-    output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
+    output::write_targets(&targets, output::CLEAN, |t| {
+        Ok(match t.format {
+            Format::Json => json::render(&inv)?,
+            Format::Yaml => yaml::render(&inv)?,
+            _ => table::render(&inv, t.width()),
+        })
+    })
 }
 
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).

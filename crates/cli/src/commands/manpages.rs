@@ -6,7 +6,8 @@ use clap::Command;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Write the man pages into DIR: gpu-trust.1 and one gpu-trust-COMMAND.1 per visible command.
+/// Write the man pages into DIR: gpu-trust.1 and one gpu-trust-COMMAND.1 per visible command (and
+/// gpu-trust-COMMAND-SUBCOMMAND.1 below it).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The folder to write the pages into (created if missing).
@@ -24,26 +25,48 @@ pub fn run(args: Args, command: Command) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Each page's file name and roff text: the command's page, then one per visible subcommand (hidden
-/// commands and options are left out, as the completions leave them out). No date: the same
-/// binary writes the same bytes.
+/// Each page's file name and roff text: the command's page, then one per visible subcommand, at
+/// every level (`gpu-trust-policy-check.1`); hidden commands and options are left out, as the
+/// completions leave them out, and so is clap's `help` command, which has no page. A page's
+/// synopsis names the command as it is typed (`gpu-trust policy check`). No date: the same binary
+/// writes the same bytes.
 pub fn pages(command: &Command) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let name = super::completions::BIN_NAME;
-    let visible = super::completions::without_hidden(command).name(name);
     let mut out = Vec::new();
-    let mut page = Vec::new();
-    clap_mangen::Man::new(visible.clone()).render(&mut page)?;
-    out.push((format!("{name}.1"), page));
-    for sub in visible.get_subcommands() {
-        let full = format!("{name}-{}", sub.get_name());
-        let mut page = Vec::new();
-        clap_mangen::Man::new(
-            sub.clone()
-                .name(full.clone())
-                .bin_name(full.replace('-', " ")),
-        )
-        .render(&mut page)?;
-        out.push((format!("{full}.1"), page));
-    }
+    add(
+        &super::completions::without_hidden(command),
+        name,
+        name,
+        &mut out,
+    )?;
     Ok(out)
+}
+
+/// The page of `command`, in the file `file`.1 and typed as `typed`, then its subcommands' pages.
+fn add(
+    command: &Command,
+    file: &str,
+    typed: &str,
+    out: &mut Vec<(String, Vec<u8>)>,
+) -> anyhow::Result<()> {
+    let command = command.clone().disable_help_subcommand(true);
+    let mut page = Vec::new();
+    clap_mangen::Man::new(
+        command
+            .clone()
+            .name(file.to_string())
+            .bin_name(typed.to_string()),
+    )
+    .render(&mut page)?;
+    out.push((format!("{file}.1"), page));
+    for sub in command.get_subcommands() {
+        let name = sub.get_name();
+        add(
+            sub,
+            &format!("{file}-{name}"),
+            &format!("{typed} {name}"),
+            out,
+        )?;
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! `gpu-trust plan FILE`: trust-aware placement, MIG geometry and GPU Operator configs.
 
 use crate::input::{self, PolicyError};
-use crate::output::{self, write_output};
+use crate::output::{self, Format, OutputArgs, Target};
 use anyhow::Context;
 use gpu_trust_model::fleet::Ingested;
 use gpu_trust_model::stack::Component;
@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Plan trust-aware placements on the fewest GPUs.
+///
 /// Plan a fleet: the sharing mechanism per workload, the MIG geometry per GPU and the node pools,
 /// with the fewest GPUs (then nodes), never crossing a trust boundary of the policy.
 ///
@@ -56,13 +58,10 @@ use std::time::SystemTime;
 /// (FILE:LINE:COLUMN: error: ...), or the current cluster cannot be read or lacks the nodes the plan
 /// needs.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
     /// The plan file (`-` reads standard input).
     pub file: PathBuf,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
-    pub format: Format,
     /// Write the GPU Operator artifacts into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub emit: Option<PathBuf>,
@@ -73,9 +72,8 @@ pub struct Args {
     /// today (UTC).
     #[arg(long, value_parser = Date::parse, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
-    /// Write the plan to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Plan for NVIDIA's DRA driver: --emit writes DeviceClasses, ResourceClaimTemplates and
     /// ResourceClaims, and pod patches that name the claims.
     #[arg(long)]
@@ -89,16 +87,10 @@ pub struct Args {
     pub cluster: crate::live::ClusterArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// The plan as tables: nodes, GPUs, workloads and what could not be placed.
-    Table,
-    /// The plan as JSON (`gpu-trust/plan/v1`); with --current, the migration
-    /// (`gpu-trust/migration/v1`).
-    Json,
-    /// With --current: the migration as a bash script (a dry run unless given --apply).
-    Script,
-}
+/// The plan as tables (nodes, GPUs, workloads and what could not be placed) or as JSON
+/// (`gpu-trust/plan/v1`); with --current, the migration (`gpu-trust/migration/v1`), also as a bash
+/// script (a dry run unless given --apply).
+const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Script];
 
 fn input_error(diagnostics: &[Diagnostic], what: &str) -> ExitCode {
     output::eprint_diagnostics(diagnostics);
@@ -220,7 +212,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(output::exit(output::INPUT_ERROR));
     }
     let migrating = args.current.is_some() && args.emit.is_none();
-    if args.format == Format::Script && !migrating {
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    if targets.iter().any(|t| t.format == Format::Script) && !migrating {
         output::eprint_error(
             "--format script writes the migration: it needs --current (and no --emit)",
         );
@@ -255,14 +251,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     );
     if let (true, Some(current)) = (migrating, &current) {
-        return migration(&args, &plan, &input, &policy, current);
+        return migration(&args, &targets, &plan, &input, &policy, current);
     }
-    let text = match args.format {
-        Format::Json => json::render(&plan)?,
-        Format::Table | Format::Script => {
-            table::render(&plan, output::text_width(args.output.as_deref()))
-        }
-    };
     if let Some(dir) = &args.emit {
         let artifacts = if args.dra {
             emit::dra_artifacts(&plan, &input, &objects)
@@ -294,11 +284,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         output::FINDINGS
     };
-    let written = write_output(args.output.as_deref(), &text);
+    let written = output::write_targets(&targets, code, |t| {
+        Ok(match t.format {
+            Format::Json => json::render(&plan)?,
+            _ => table::render(&plan, t.width()),
+        })
+    });
     for line in unplaced_lines(&plan, "gpu-trust: ") {
         output::eprint_line(&line);
     }
-    output::verdict(written, code)
+    written
 }
 
 /// What the advisory data says of each current GPU node's driver when its MIG partitions are
@@ -343,6 +338,7 @@ fn driver_risks(
 /// with the audit of the planned state.
 fn migration(
     args: &Args,
+    targets: &[Target],
     plan: &gpu_trust_planner::Plan,
     input: &PlanInput,
     policy: &Policy,
@@ -371,14 +367,27 @@ fn migration(
         options: &options,
     });
     let target = TargetAudit::of(&report, Severity::High);
-    let text = match args.format {
-        Format::Table => {
-            migration::table::render(&m, &target, output::text_width(args.output.as_deref()))
-        }
-        Format::Json => migration::json::render(&m, &target)?,
-        Format::Script => migration::script::render(&m, &target, &args.file.display().to_string()),
+    let render = |t: &Target| -> anyhow::Result<String> {
+        Ok(match t.format {
+            Format::Json => migration::json::render(&m, &target)?,
+            Format::Script => {
+                migration::script::render(&m, &target, &args.file.display().to_string())
+            }
+            _ => migration::table::render(&m, &target, t.width()),
+        })
     };
-    let written = write_output(args.output.as_deref(), &text);
+    let code = if !m.feasible() {
+        output::INPUT_ERROR
+    } else if plan.complete()
+        && target.clean
+        && m.safe_to_apply()
+        && planned.diagnostics.iter().all(|d| !d.is_error())
+    {
+        output::CLEAN
+    } else {
+        output::FINDINGS
+    };
+    let written = output::write_targets(targets, code, render);
     for line in unplaced_lines(plan, "gpu-trust: ") {
         output::eprint_line(&line);
     }
@@ -390,31 +399,27 @@ fn migration(
     {
         output::eprint_line(&format!("gpu-trust: warning: {warning}"));
     }
-    let code = if !m.feasible() {
+    if !m.feasible() {
         output::eprint_error(
             "the current cluster lacks nodes the plan needs (see the migration): nothing to migrate to",
         );
-        output::INPUT_ERROR
-    } else if plan.complete()
-        && target.clean
-        && m.safe_to_apply()
-        && planned.diagnostics.iter().all(|d| !d.is_error())
-    {
-        output::CLEAN
-    } else {
-        output::FINDINGS
-    };
-    output::verdict(written, code)
+    }
+    written
 }
 
-/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+/// What `--help` shows after the options (clap wraps a line wider than 100 columns, so none is).
 const EXAMPLES: &str = "\
 Examples:
   gpu-trust plan examples/plan/plan.yaml
   gpu-trust plan plan.yaml --format json | jq '.workloads[] | {name, resource, why}'
-  gpu-trust plan plan.yaml --emit out/        # mig-parted and device plugin ConfigMaps, node labels, pod patches
-  gpu-trust plan plan.yaml --emit-snapshot planned.yaml && gpu-trust audit planned.yaml --policy policy.yaml
-  gpu-trust plan plan.yaml --dra --emit out/  # DeviceClasses, claim templates and claims for NVIDIA's DRA driver
-  gpu-trust plan plan.yaml --current cluster.yaml --emit out/  # pod patches that name the workloads' containers
-  gpu-trust plan plan.yaml --current cluster.yaml             # the migration from the cluster to the plan
-  gpu-trust plan plan.yaml --current -o script > migrate.sh   # the live cluster's migration, as a script";
+  # mig-parted and device plugin ConfigMaps, node labels, pod patches:
+  gpu-trust plan plan.yaml --emit out/
+  gpu-trust plan plan.yaml --emit-snapshot planned.yaml && \\
+      gpu-trust audit planned.yaml --policy policy.yaml
+  # DeviceClasses, claim templates and claims for NVIDIA's DRA driver:
+  gpu-trust plan plan.yaml --dra --emit out/
+  # pod patches that name the workloads' containers:
+  gpu-trust plan plan.yaml --current cluster.yaml --emit out/
+  # the migration from the cluster to the plan, and the live cluster's as a script:
+  gpu-trust plan plan.yaml --current cluster.yaml
+  gpu-trust plan plan.yaml --current -o script > migrate.sh";

@@ -1,7 +1,7 @@
 //! `gpu-trust policy check FILE`: validate a tenancy policy and show how it resolves.
 
 use crate::input::{self, PolicyError};
-use crate::output::{self, write_output};
+use crate::output::{self, Format, OutputArgs};
 use gpu_trust_model::Code;
 use gpu_trust_policy::{CheckReport, Date, Diagnostic};
 use gpu_trust_report::plural;
@@ -11,6 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+/// Check a tenancy policy and show how it resolves.
+///
 /// Work with tenancy policy files (who the tenants are, who trusts whom, what is accepted).
 #[derive(Debug, clap::Args)]
 #[command(after_help = POLICY_EXAMPLES)]
@@ -37,20 +39,22 @@ pub enum PolicyCommand {
 ///
 /// Without PATH, the namespaces of the live cluster are read, as `gpu-trust audit` reads them.
 #[derive(Debug, clap::Args)]
-#[command(after_help = INIT_EXAMPLES)]
+#[command(after_help = INIT_EXAMPLES, mut_arg("format", output::offer(INIT_FORMATS)))]
 pub struct InitArgs {
     /// Files or directories to read; `-` reads standard input. None: the live cluster.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub cluster: crate::live::ClusterArgs,
-    /// Write the policy to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Follow symbolic links that lead out of an input directory.
     #[arg(long)]
     pub follow_symlinks: bool,
 }
+
+/// The draft policy, as YAML with its comments.
+const INIT_FORMATS: &[Format] = &[Format::Yaml];
 
 /// Validate a tenancy policy file and show what it declares.
 ///
@@ -59,28 +63,19 @@ pub struct InitArgs {
 /// (namespaces and attributes), the default trust between tenants and every relation that sets
 /// another (with its line), the platform namespaces, and each acceptance with its state today.
 #[derive(Debug, clap::Args)]
-#[command(after_help = CHECK_EXAMPLES)]
+#[command(after_help = CHECK_EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct CheckArgs {
     /// The policy file (`-` reads standard input).
     pub file: PathBuf,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
-    pub format: Format,
     /// Judge acceptance expiry on this day instead of today (UTC).
     #[arg(long, value_parser = Date::parse, value_name = "YYYY-MM-DD")]
     pub today: Option<Date>,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A summary of tenants, pairs and acceptances.
-    Table,
-    /// The check as JSON.
-    Json,
-}
+/// A summary of tenants, pairs and acceptances, or the check as JSON.
+const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
@@ -94,7 +89,11 @@ fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
         output::eprint_error(crate::live::WITH_PATHS);
         return Ok(output::exit(output::INPUT_ERROR));
     }
-    if let Some(out) = &args.output {
+    let targets = match args.output.targets(INIT_FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    for out in targets.iter().filter_map(output::Target::path) {
         let read: Vec<&std::path::Path> = args.paths.iter().map(PathBuf::as_path).collect();
         if let Some(input) = output::overwritten_input(out, &read) {
             output::eprint_error(format!(
@@ -127,12 +126,16 @@ fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
     };
     let draft = gpu_trust_policy::init::draft(&ingested.fleet);
     let text = gpu_trust_report::policy::init::yaml(&draft, &from);
-    output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
+    output::write_targets(&targets, output::CLEAN, |_| Ok(text.clone()))
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
-    if let Some(out) = &args.output {
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    for out in targets.iter().filter_map(|t| t.path()) {
         if output::overwritten_input(out, &[args.file.as_path()]).is_some() {
             output::eprint_error(format!(
                 "--output {} is the policy being checked; write the report elsewhere",
@@ -188,11 +191,12 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             ),
         )]);
     }
-    let text = match args.format {
-        Format::Json => json::render(&report)?,
-        Format::Table => table::render(&report, output::text_width(args.output.as_deref())),
-    };
-    output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
+    output::write_targets(&targets, output::CLEAN, |t| {
+        Ok(match t.format {
+            Format::Json => json::render(&report)?,
+            _ => table::render(&report, t.width()),
+        })
+    })
 }
 
 /// `errors` errors in the policy `name`: the line that ends the check, and its exit code.

@@ -2,7 +2,7 @@
 //! `probe-worker` the probe re-executes itself as. Parsing and printing only; the work is in
 //! `gpu-trust-probe`.
 
-use crate::output;
+use crate::output::{self, Format, OutputArgs};
 use anyhow::Context;
 use gpu_trust_probe::fake::FakeBackend;
 use gpu_trust_probe::job::{parse_selector, render_job, JobOptions, DEFAULT_PORT};
@@ -23,13 +23,9 @@ use std::time::Duration;
 /// The hidden subcommand a worker process runs.
 const WORKER_SUBCOMMAND: &str = "probe-worker";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A table of scenarios and verdicts.
-    Table,
-    /// The evidence as JSON (`gpu-trust/probe/v1`), for `audit --evidence`.
-    Json,
-}
+/// A table of scenarios and verdicts, or the evidence as JSON (`gpu-trust/probe/v1`) that
+/// `gpu-trust audit --evidence` attaches to the findings it measured.
+const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 fn parse_scenario(s: &str) -> Result<Scenario, String> {
     Scenario::parse(s).ok_or_else(|| {
@@ -70,7 +66,7 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
 ///
 /// Exit status: 0 when no scenario is not-isolated, 1 when one is, 2 when the probe cannot run.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
     /// The victim's device.
     #[arg(long, value_name = "DEV", default_value = "0", value_parser = parse_device)]
@@ -81,13 +77,8 @@ pub struct Args {
     /// Run only this scenario (repeatable); all of them by default.
     #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
-    /// Output format: a table for reading, or JSON evidence (`gpu-trust/probe/v1`) that
-    /// `gpu-trust audit --evidence` attaches to the findings it measured.
-    #[arg(long, short = 'o', value_enum, default_value = "table")]
-    pub format: Format,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Bound of each scenario (baseline and contended run together), in seconds.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
     pub timeout: u64,
@@ -159,8 +150,10 @@ pub fn run_job_pod(args: JobPodArgs) -> anyhow::Result<ExitCode> {
             victim: DeviceSpec::Index(0),
             aggressor: DeviceSpec::Index(0),
             scenarios: args.scenarios,
-            format: Format::Json,
-            output: None,
+            output: OutputArgs {
+                format: Some(Format::Json),
+                output: Vec::new(),
+            },
             timeout: args.timeout,
             node: None,
             aggressor_remote: Some(args.peer),
@@ -226,6 +219,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.emit_job {
         return emit_job(&args);
     }
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
     if args.timeout == 0 {
         output::eprint_error("--timeout must be at least 1 second");
         return Ok(output::exit(output::INPUT_ERROR));
@@ -293,22 +290,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    let text = match args.format {
-        Format::Json => gpu_trust_report::probe::json::render(&evidence)?,
-        Format::Table => gpu_trust_report::probe::table::render(&evidence),
-    };
     let harmed = evidence
         .scenarios
         .iter()
         .any(|s| s.verdict == Verdict::NotIsolated);
-    output::verdict(
-        output::write_output(args.output.as_deref(), &text),
-        if harmed && !args.findings_exit_zero {
-            output::FINDINGS
-        } else {
-            output::CLEAN
-        },
-    )
+    let code = if harmed && !args.findings_exit_zero {
+        output::FINDINGS
+    } else {
+        output::CLEAN
+    };
+    output::write_targets(&targets, code, |t| {
+        Ok(match t.format {
+            Format::Json => gpu_trust_report::probe::json::render(&evidence)?,
+            _ => gpu_trust_report::probe::table::render(&evidence),
+        })
+    })
 }
 
 fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
@@ -333,11 +329,12 @@ fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
         port: DEFAULT_PORT,
         binary: "gpu-trust".into(),
     };
+    let path = match args.output.one_file("--emit-job") {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
     match render_job(&opts) {
-        Ok(yaml) => {
-            output::write_output(args.output.as_deref(), &yaml)?;
-            Ok(output::exit(output::CLEAN))
-        }
+        Ok(yaml) => output::verdict(output::write_output(path, &yaml), output::CLEAN),
         Err(e) => {
             output::eprint_error(e);
             Ok(output::exit(output::INPUT_ERROR))
@@ -385,7 +382,8 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
 const EXAMPLES: &str = "\
 Examples:
   gpu-trust probe
-  gpu-trust probe --scenario memory-exhaustion --scenario device-fault --format json -o probe.json
-  gpu-trust probe --victim MIG-1c2d... --aggressor MIG-3e4f...
+  gpu-trust probe --scenario memory-exhaustion --scenario device-fault --output probe.json
+  gpu-trust probe --victim MIG-5c2d9e1a-7b3f-5d42-9c1e-2a6f8b0d4e31 \\
+      --aggressor MIG-8e4f0a2b-1c3d-5e6f-a7b8-c9d0e1f2a3b4
   gpu-trust probe --emit-job --node-selector nvidia.com/gpu.product=NVIDIA-H200 \\
       --resource nvidia.com/gpu --image registry.example/gpu-trust:0.1.0 > probe-job.yaml";

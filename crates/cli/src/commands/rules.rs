@@ -1,49 +1,45 @@
 //! `gpu-trust rules`: the rule catalogue, from the registry.
 
-use crate::output::{colour_enabled, write_output};
+use crate::output::{self, Format, OutputArgs};
 use gpu_trust_report::audit::table::TableOptions;
 use gpu_trust_report::{registry_docs, rules};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// List the audit's rules.
+///
 /// List every audit rule: code, name, layer, highest severity and what it detects.
 ///
 /// Codes are stable: GT0xx input and policy, GT1xx device, GT2xx host, GT3xx confidentiality,
 /// GT4xx control plane, GT5xx contract. `gpu-trust explain CODE` prints one rule's documentation.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Write to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One line per rule: code, layer, severity, summary.
-    Table,
-    /// The catalogue of rules as JSON.
-    Json,
-}
+/// One line per rule (code, layer, severity, summary), or the catalogue of rules as JSON.
+const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let docs = registry_docs();
-    let text = match args.format {
-        Format::Json => rules::render_json(&docs)?,
-        Format::Table => rules::render_table(
-            &docs,
-            &TableOptions {
-                colour: colour_enabled(args.output.as_deref()),
-                width: crate::output::text_width(args.output.as_deref()),
-                ..TableOptions::default()
-            },
-        ),
+    let targets = match args.output.targets(FORMATS) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
     };
-    write_output(args.output.as_deref(), &text)?;
-    Ok(ExitCode::SUCCESS)
+    let docs = registry_docs();
+    output::write_targets(&targets, output::CLEAN, |t| {
+        Ok(match t.format {
+            Format::Json => rules::render_json(&docs)?,
+            _ => rules::render_table(
+                &docs,
+                &TableOptions {
+                    colour: t.colour(),
+                    width: t.width(),
+                    ..TableOptions::default()
+                },
+            ),
+        })
+    })
 }
 
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).

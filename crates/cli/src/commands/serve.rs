@@ -28,17 +28,23 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Keep auditing the cluster from inside it, and serve the reports.
+///
 /// Follow the cluster and keep auditing it: list and watch every kind gpu-trust reads, audit again
 /// when objects change (after --debounce of quiet, at most --max-delay after the first change), and
 /// serve the last audit over HTTP (HTTPS with --tls-cert-file):
 ///
-///   /metrics       Prometheus text: the process (build, audits, audit durations, failed watches)
-///                  from the start; after the first audit, findings by rule, severity and tenant,
-///                  what tenants share, coverage
-///   /report.json   the audit report, as `gpu-trust audit -o json` writes it
-///   /report.html   the HTML report
-///   /healthz       200 while the process runs (no authentication)
-///   /readyz        200 once the first complete audit is done (no authentication)
+/// - /metrics: Prometheus text: the process (build, audits, audit durations, failed watches) from the
+///   start; after the first audit, findings by rule, severity and tenant, what tenants share,
+///   coverage
+///
+/// - /report.json: the audit report, as `gpu-trust audit -o json` writes it
+///
+/// - /report.html: the HTML report
+///
+/// - /healthz: 200 while the process runs (no authentication)
+///
+/// - /readyz: 200 once the first complete audit is done (no authentication)
 ///
 /// Who may see what is the API server's answer (--auth kubernetes, the default): a request's bearer
 /// token is checked with a TokenReview; a user allowed `get` on the path (a ClusterRole with
@@ -48,17 +54,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// It needs list and watch on the kinds it reads (`gpu-trust audit --print-rbac`) and the
 /// ClusterRole system:auth-delegator; deploy/ holds the manifests (docs/live.md).
 ///
-/// Examples:
 /// The advisory data is the built-in data and the bulletins `gpu-trust advisories update` kept
 /// (--cache-dir), read at start; with --update-advisories-every, serve fetches new bulletins itself
 /// on that interval, as `gpu-trust advisories update` does, and audits again when one came.
-///
-/// Examples:
-///   gpu-trust serve --policy tenancy.yaml
-///   gpu-trust serve --context prod --listen 127.0.0.1:9400 --debounce 10 --auth none
-///   gpu-trust serve --policy tenancy.yaml --update-advisories-every 86400
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -127,6 +127,13 @@ pub enum LogFormatArg {
     /// One JSON object per line.
     Json,
 }
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const EXAMPLES: &str = "\
+Examples:
+  gpu-trust serve --policy tenancy.yaml
+  gpu-trust serve --context prod --listen 127.0.0.1:9400 --debounce 10 --auth none
+  gpu-trust serve --policy tenancy.yaml --update-advisories-every 86400";
 
 /// Seconds as --debounce and --max-delay take them: a finite number from 0 to a day.
 fn parse_seconds(text: &str) -> Result<f64, String> {

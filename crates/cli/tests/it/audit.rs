@@ -432,10 +432,13 @@ fn output_file_gets_the_report() {
     assert_eq!(report["schema"], "gpu-trust/audit/v2");
 }
 
+/// The same input gives the same bytes; the report's time is an input too (`SOURCE_DATE_EPOCH`),
+/// else two runs a second apart differ in `provenance.generatedAt`.
 #[test]
 fn json_is_byte_identical_across_runs() {
     let run = || {
         gpu_trust()
+            .env("SOURCE_DATE_EPOCH", "1765000000")
             .args([
                 &data("two-tenants-time-sliced.yaml"),
                 "--format",

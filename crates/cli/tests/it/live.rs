@@ -508,6 +508,63 @@ fn paths_and_cluster_flags_do_not_mix_and_no_cluster_is_an_input_error() {
         .stderr(predicates::str::contains("no cluster to read"));
 }
 
+/// What a newcomer meets first, said so that the first line tells what to do: no kubeconfig (PATH or
+/// --kubeconfig), a context the kubeconfig lacks (the contexts it has), a server that does not
+/// answer (its URL).
+#[test]
+fn live_errors_say_what_to_do_and_where() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = gpu_trust()
+        .env("HOME", dir.path())
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .arg("inventory")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // What to do comes first, before the client's reason.
+    let first = stderr.lines().next().unwrap_or("");
+    let advice = first.find("PATH").zip(first.find("--kubeconfig"));
+    let reason = first.find("failed").unwrap_or(first.len());
+    assert!(advice.is_some_and(|(p, k)| p.max(k) < reason), "{stderr}");
+
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        apiserver::kubeconfig_for(&url).replace(
+            "contexts:\n",
+            "contexts:\n- name: prod\n  context:\n    cluster: recorded\n    user: auditor\n",
+        ),
+    )
+    .expect("kubeconfig");
+    let out = gpu_trust()
+        .env("KUBECONFIG", &kubeconfig)
+        .args(["audit", "--context", "staging", "--request-timeout", "5s"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no context `staging`") && stderr.contains("prod, recorded"),
+        "{stderr}"
+    );
+    let out = gpu_trust()
+        .args(["audit", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args(["--request-timeout", "5s"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&url), "{stderr}");
+}
+
 #[test]
 fn format_names_follow_kubectl_and_never_become_file_names() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -663,11 +720,15 @@ fn the_deploy_manifests_run_what_the_binary_accepts() {
             assert_eq!(doc["metadata"]["namespace"], "gpu-trust", "{file}");
             if doc["kind"] == "ConfigMap" {
                 let policy = doc["data"]["policy.yaml"].as_str().expect("policy.yaml");
-                gpu_trust()
-                    .args(["policy", "check", "-"])
+                let out = gpu_trust()
+                    .args(["policy", "check", "-", "-o", "json"])
                     .write_stdin(policy)
-                    .assert()
-                    .code(0);
+                    .output()
+                    .expect("run");
+                assert_eq!(out.status.code(), Some(0));
+                // An example with tenants, to rename: what a policy needs is shown.
+                let checked: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+                assert!(checked["tenants"].as_array().is_some_and(|t| t.len() >= 2));
             }
             let pod = match doc["kind"].as_str() {
                 Some("Deployment") => &doc["spec"]["template"]["spec"],
@@ -849,7 +910,9 @@ fn a_list_answer_that_is_not_a_list_fails_closed_in_bounded_time() {
 
 /// `kubectl kustomize deploy/` (Debian's kubernetes-client) builds the deployment, and the optional
 /// components apply on top: the restricted Pod Security profile, TLS from a Secret, a NetworkPolicy
-/// admitting only the monitoring namespace, the ServiceMonitor, the reports role and flag.
+/// admitting only the monitoring namespace, the ServiceMonitor, the reports role and flag (for serve
+/// and the CronJob, whose findings never fail the Job). The image is set for every container in one
+/// step: the `images` entry `kustomize edit set image gpu-trust=my-registry/gpu-trust:1.2.3` writes.
 #[test]
 fn the_kustomization_builds_a_restricted_deployment() {
     if std::process::Command::new("kubectl")
@@ -879,7 +942,10 @@ fn the_kustomization_builds_a_restricted_deployment() {
     let rel = format!("{up}{}", deploy.canonicalize().expect("deploy").display());
     std::fs::write(
         overlay.path().join("kustomization.yaml"),
-        format!("resources: [{rel}]\ncomponents: [{rel}/monitoring, {rel}/reports]\n"),
+        format!(
+            "resources: [{rel}]\ncomponents: [{rel}/monitoring, {rel}/reports]\n\
+             images:\n- name: gpu-trust\n  newName: my-registry/gpu-trust\n  newTag: 1.2.3\n"
+        ),
     )
     .expect("overlay");
     let build = |dir: &Path| -> Vec<serde_json::Value> {
@@ -940,12 +1006,69 @@ fn the_kustomization_builds_a_restricted_deployment() {
     assert!(!base
         .iter()
         .any(|d| d.to_string().contains("openreports.io")));
+    let cron = |docs: &[serde_json::Value]| {
+        kind(docs, "CronJob")[0]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+            .clone()
+    };
+    let args = cron(&base)["args"].to_string();
+    assert!(
+        args.contains(r#""--fail-on","never""#) && !args.contains("--write-reports"),
+        "{args}"
+    );
     let all = build(overlay.path());
     assert_eq!(kind(&all, "ServiceMonitor").len(), 1);
-    let args = kind(&all, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
-        .to_string();
-    assert!(args.contains("--write-reports"), "{args}");
+    let serving = &kind(&all, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0];
+    assert!(serving["args"].to_string().contains("--write-reports"));
+    assert!(cron(&all)["args"].to_string().contains("--write-reports"));
+    for c in [serving, &cron(&all)] {
+        assert_eq!(c["image"], "my-registry/gpu-trust:1.2.3");
+    }
     assert!(all
         .iter()
         .any(|d| d["kind"] == "ClusterRole" && d["rules"][0]["apiGroups"][0] == "openreports.io"));
+}
+
+/// `audit --write-reports` (the CronJob's way to keep its report): one OpenReports Report per tenant
+/// namespace with findings is written into the cluster the audit read, each with that tenant's
+/// findings only; with `--fail-on never` findings do not fail the run. Files are refused: there is
+/// no cluster to keep reports in.
+#[test]
+fn a_live_audit_keeps_openreports_reports_and_findings_do_not_fail_it() {
+    let rec = serve("ml-platform", Behaviour::default());
+    let policy = example("ml-platform").join("policy.yaml");
+    let out = gpu_trust()
+        .arg("audit")
+        .arg("--kubeconfig")
+        .arg(&rec.kubeconfig)
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--fail-on", "never", "--write-reports", "-o", "json"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(report["summary"]["findings"]["critical"].as_u64() > Some(0));
+    assert!(stderr.contains("OpenReports reports: "), "{stderr}");
+    let reports = rec.server.reports();
+    let research = &reports[&("ml-research".to_string(), "gpu-trust".to_string())];
+    assert_eq!(research["kind"], "Report");
+    assert!(
+        research["summary"]["fail"].as_u64() >= Some(1),
+        "{research}"
+    );
+    let text = research.to_string();
+    for other in ["ml-training", "ml-serving"] {
+        assert!(!text.contains(other), "the research report names {other}");
+    }
+    assert!(reports.contains_key(&("ml-training".to_string(), "gpu-trust".to_string())));
+
+    let out = gpu_trust()
+        .arg("audit")
+        .arg(example("ml-platform").join("cluster.yaml"))
+        .arg("--write-reports")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--write-reports keeps the reports"));
 }

@@ -419,6 +419,13 @@ fn workflows_and_the_action_are_well_formed() {
                 "a composite run step names its shell"
             );
         }
+        // The CodeQL Action's v3 is deprecated (action.yml says where): the upload uses v4 or later.
+        if let Some(uses) = step["uses"].as_str() {
+            if let Some(version) = uses.strip_prefix("github/codeql-action/upload-sarif@v") {
+                let major: u32 = version.split('.').next().unwrap().parse().unwrap();
+                assert!(major >= 4, "action.yml uses {uses}");
+            }
+        }
     }
 
     if let Some(python) = check_jsonschema() {

@@ -312,7 +312,7 @@ fn reports_never_overwrite_inputs_and_configured_ones_stay_in_the_repository() {
     let c = cluster.to_str().unwrap();
     let p = policy.to_str().unwrap();
     for args in [
-        vec!["audit", c, "--no-config", "--output", c],
+        vec!["audit", c, "--no-config", "--output", &format!("table={c}")],
         vec![
             "audit",
             c,
@@ -327,7 +327,7 @@ fn reports_never_overwrite_inputs_and_configured_ones_stay_in_the_repository() {
             dir.path().to_str().unwrap(),
             "--no-config",
             "--output",
-            c,
+            &format!("table={c}"),
         ],
     ] {
         let out = gpu_trust().args(&args).output().unwrap();
@@ -383,6 +383,108 @@ fn a_configuration_error_names_file_line_and_column_and_exits_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("missing.yaml"));
+}
+
+/// `-o`/`--format` is the format, as kubectl's `-o`; `--output FILE` without it writes the format its
+/// name says, and says so; a format's name as `--output` is refused, naming `-o`. The same for every
+/// command that prints.
+#[test]
+fn output_file_names_choose_the_format_and_format_names_are_not_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, check) in [
+        ("r.sarif", "\"version\": \"2.1.0\""),
+        ("r.sarif.json", "\"version\": \"2.1.0\""),
+        ("r.json", "\"schema\": \"gpu-trust/audit/"),
+        ("r.html", "<!DOCTYPE html>"),
+        ("r.xml", "<testsuites"),
+        ("r.md", "## "),
+    ] {
+        let path = dir.path().join(name);
+        let out = audit(&["--output", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert!(out.stdout.is_empty(), "{name}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains(check),
+            "{name}: {}",
+            &text[..text.len().min(300)]
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("writing {}", path.display())),
+            "{stderr}"
+        );
+    }
+    // --format wins over the name; a name that says no format gets the table.
+    let path = dir.path().join("t.json");
+    audit(&["--format", "table", "--output", path.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&path).unwrap().contains("findings"));
+    for command in [
+        vec!["audit", "x.yaml", "--output", "json"],
+        vec!["inventory", "x.yaml", "--output", "yaml"],
+        vec!["rules", "--output", "JSON"],
+    ] {
+        let out = gpu_trust()
+            .current_dir(dir.path())
+            .args(&command)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("-o "), "{command:?}: {stderr}");
+        assert!(!dir.path().join(command.last().unwrap()).exists());
+    }
+    // A command that does not write what the name says refuses it.
+    let out = gpu_trust()
+        .args(["rules", "--output"])
+        .arg(dir.path().join("rules.sarif"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = gpu_trust()
+        .args(["rules", "--output"])
+        .arg(dir.path().join("rules.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let rules: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("rules.json")).unwrap())
+            .unwrap();
+    assert!(rules["rules"].is_array());
+}
+
+/// A tenant's name mistyped in `--pair` or `--view` gets the closest names, as `explain` does.
+#[test]
+fn a_mistyped_tenant_gets_the_closest_names() {
+    let example = |f: &str| {
+        format!(
+            "{}/../../examples/ml-platform/{f}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    for flag in [
+        vec!["--pair", "reserch", "training"],
+        vec!["--view", "Serving "],
+    ] {
+        let out = gpu_trust()
+            .args([
+                "audit",
+                &example("cluster.yaml"),
+                "--policy",
+                &example("policy.yaml"),
+            ])
+            .args(&flag)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let wanted = if flag[0] == "--pair" {
+            "did you mean research?"
+        } else {
+            "did you mean serving?"
+        };
+        assert!(stderr.contains(wanted), "{flag:?}: {stderr}");
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The advisory data as text: where it came from and how old it is, then per component what is known.
 
-use crate::text::{e, plural, table};
+use crate::text::{e, plural, prose_line, table};
 use gpu_trust_model::Diagnostic;
 use gpu_trust_policy::Date;
 use gpu_trust_rules::advisories::{Advisories, STALE_AFTER_DAYS};
@@ -29,8 +29,7 @@ pub fn render(data: &Advisories, today: Date, warnings: &[Diagnostic], width: us
         let _ = writeln!(out, "{line}");
     }
     if let Some(u) = &data.update {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "Updated from {}: {}.",
             e(&u.from),
             match u.checked {
@@ -39,11 +38,11 @@ pub fn render(data: &Advisories, today: Date, warnings: &[Diagnostic], width: us
                     "the last update did not read every bulletin its indexes listed".to_string(),
             }
         );
+        out.push_str(&prose_line(&line, width, ""));
     }
     match (f.newest, f.age_days) {
         (Some(n), Some(age)) => {
-            let _ = writeln!(
-                out,
+            let line = format!(
                 "Newest bulletin: {n}, {} before {today}.{}",
                 plural(usize::try_from(age.max(0)).unwrap_or(0), "day", "days"),
                 if f.stale {
@@ -54,6 +53,7 @@ pub fn render(data: &Advisories, today: Date, warnings: &[Diagnostic], width: us
                     String::new()
                 }
             );
+            out.push_str(&prose_line(&line, width, ""));
         }
         _ => {
             let _ = writeln!(out, "Newest bulletin: none (the data has no dates).");

@@ -191,16 +191,22 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
     summary_band(&mut out, report);
     out.push_str(&crate::audit::coverage::html_banner(&report.coverage));
     fix_first::fix_first(&mut out, report);
+    // Every section of the page, in its order, named as its heading is.
+    out.push_str("<nav class=\"toc\" aria-label=\"Sections\">");
+    if crate::audit::fix_first::block(report).is_some() {
+        out.push_str("<a href=\"#fix-first\">Fix first</a>");
+    }
     out.push_str(
-        "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#matrix\">Who can hurt whom</a>\
-         <a href=\"#findings\">Findings</a><a href=\"#pairs\">Tenant pairs</a>\
-         <a href=\"#groups\">Shared</a><a href=\"#gpus\">GPU layouts</a><a href=\"#rules\">Rules</a></nav>\n",
+        "<a href=\"#matrix\">Who can hurt whom</a><a href=\"#findings\">Findings</a>\
+         <a href=\"#pairs\">Tenant pairs</a><a href=\"#groups\">What tenants share</a>\
+         <a href=\"#gpus\">GPU layouts</a><a href=\"#rules\">Rules</a>\
+         <a href=\"#coverage\">Coverage</a></nav>\n",
     );
     out.push_str("<main>\n");
-    matrix(&mut out, &report.matrix, &tenants);
+    matrix(&mut out, &report.matrix, &plan, &tenants);
     findings(&mut out, report, &plan, &tenants, rules);
     pairs(&mut out, report, &plan, &tenants);
-    groups(&mut out, report, &plan);
+    groups(&mut out, report, &plan, &tenants);
     gpu_layouts(&mut out, &plan.drawn, &plan.listed, &tenants);
     rule_docs(&mut out, report, rules);
     skipped(&mut out, report);

@@ -59,7 +59,9 @@ pub fn render(inv: &Inventory, width: usize) -> String {
         ));
     }
     if !inv.unscheduled.is_empty() {
-        out.push_str("\nNot running on a node (templates and pending pods), where they may run\n");
+        out.push_str(
+            "\nNot scheduled (templates and pending pods), and the GPU nodes they may run on\n",
+        );
         let mut t = table(
             width,
             [
@@ -127,8 +129,8 @@ pub fn render(inv: &Inventory, width: usize) -> String {
 }
 
 fn node_section(n: &NodeView, width: usize) -> String {
-    let mut out = format!(
-        "{}  {} x{}  ({})\n",
+    let head = format!(
+        "{}  {} x{}",
         e(&n.name),
         n.model
             .as_deref()
@@ -139,8 +141,14 @@ fn node_section(n: &NodeView, width: usize) -> String {
                 .map(|p| format!("unknown model `{}`", e(p))))
             .unwrap_or_else(|| "unknown model".to_string()),
         n.gpus,
-        e(&n.location.to_string())
     );
+    let location = format!("({})", e(&n.location.to_string()));
+    // The node's file position beside it, or under it when the two do not fit the width.
+    let mut out = if head.chars().count() + 2 + location.chars().count() <= width {
+        format!("{head}  {location}\n")
+    } else {
+        format!("{head}\n  {location}\n")
+    };
     let mut facts = vec![format!(
         "driver {}",
         e(n.driver.as_deref().unwrap_or("unknown"))
@@ -248,7 +256,10 @@ fn devices_table(n: &NodeView, width: usize) -> String {
             "pods (tenant, certainty)",
         ],
     );
-    for d in &n.devices {
+    // Per row: its devices (index, id), the UUID of a device shown alone, and the other cells.
+    type Row = (Vec<(usize, String)>, Option<String>, [String; 3]);
+    let mut groups: Vec<Row> = Vec::new();
+    for (i, d) in n.devices.iter().enumerate() {
         let occupants: Vec<String> = d
             .occupants
             .iter()
@@ -271,27 +282,46 @@ fn devices_table(n: &NodeView, width: usize) -> String {
             Some(m) if d.replicas > 1 => format!("{m} x{}", d.replicas),
             Some(m) => m.to_string(),
         };
-        t.add_row(vec![
-            match &d.uuid {
-                Some(u) => format!("{}\n{}", e(&d.id), e(u)),
-                None => e(&d.id),
-            },
+        let row = [
             d.instance.as_deref().map_or_else(|| "whole GPU".into(), e),
             mechanism,
             if occupants.is_empty() {
-                "-".to_string()
+                "none scheduled".to_string()
             } else {
                 occupants.join("\n")
             },
-        ]);
+        ];
+        // Devices that show the same (no UUID, the same instance, mechanism and pods: the GPUs or
+        // MIG instances of a node where a pod may be on any) are one row, so a node fits a screen.
+        match groups
+            .iter_mut()
+            .find(|(_, uuid, r)| uuid.is_none() && *r == row)
+        {
+            Some((ids, _, _)) if d.uuid.is_none() => ids.push((i, e(&d.id))),
+            _ => groups.push((vec![(i, e(&d.id))], d.uuid.as_deref().map(e), row)),
+        }
+    }
+    for (ids, uuid, row) in groups {
+        let adjacent = ids.windows(2).all(|w| w[1].0 == w[0].0 + 1);
+        let names: Vec<String> = ids.into_iter().map(|(_, id)| id).collect();
+        let device = match (uuid, names.as_slice()) {
+            (Some(u), _) => format!("{}\n{u}", names.join(", ")),
+            (None, [first, .., last]) if adjacent && names.len() > 2 => {
+                format!("{first} to {last}")
+            }
+            (None, _) => names.join(", "),
+        };
+        let mut cells = vec![device];
+        cells.extend(row);
+        t.add_row(cells);
     }
     indent(&mut out, &t.to_string());
     out
 }
 
-/// `text`'s lines, indented two columns under the node.
+/// `text`'s lines, indented two columns under the node (blank lines left out).
 fn indent(out: &mut String, text: &str) {
-    for line in text.lines() {
+    for line in text.lines().filter(|l| !l.is_empty()) {
         out.push_str("  ");
         out.push_str(line);
         out.push('\n');

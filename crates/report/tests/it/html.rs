@@ -126,10 +126,12 @@ fn one_matrix_of_the_worst_severity_per_pair() {
          <td class=\"cell c-self\" title=\"acme: the same tenant\" aria-label=\"same tenant\">–</td>\
          <td class=\"cell sev-critical\" title=\"acme ↔ globex: critical; memory-exhaustion (possible), \
          device-fault (possible), compute-contention (possible), host-escape (observed), control-plane \
-         (observed)\" aria-label=\"critical\">C</td>\
+         (observed)\" aria-label=\"critical\"><a href=\"#pair-t0-t1\" aria-label=\"acme ↔ globex: critical\">C</a></td>\
          <td class=\"cell sev-high\" title=\"acme ↔ initech: high; host-escape (observed), control-plane \
-         (observed)\" aria-label=\"high\">H</td></tr>"
+         (observed)\" aria-label=\"high\"><a href=\"#pair-t0-t2\" aria-label=\"acme ↔ initech: high\">H</a></td></tr>"
     ));
+    // Each cell of a pair links to the pair's row.
+    assert!(p.contains("<tr class=\"pair\" id=\"pair-t0-t1\" data-tenants=\"t0 t1\">"));
     // A pair that shares something with nothing open, and the diagonal.
     assert!(m.contains("class=\"cell sev-open-none\" title=\"globex ↔ initech: nothing open; control-plane (observed)\""));
     assert_eq!(count(m, "c-self"), n);
@@ -150,7 +152,7 @@ fn pairs_are_listed_riskiest_first_and_groups_with_their_tenants() {
     let groups = between(&p, "<section id=\"groups\"", "</section>");
     assert_eq!(count(groups, "<tr class=\"group\""), 5);
     assert!(groups.contains(
-        "<tr class=\"group\" id=\"g1\"><td><code>g1</code></td><td>time-slicing GPU</td><td>gpu-a100-2</td>\
+        "<tr class=\"group\" id=\"g1\" data-tenants=\"t0 t1\"><td><code>g1</code></td><td>time-slicing GPU</td><td>gpu-a100-2</td>\
          <td>acme, globex</td><td>1</td><td><span class=\"badge cert-possible\">possible</span></td></tr>"
     ));
     // Findings link to their groups.

@@ -531,20 +531,7 @@ fn filters_and_incident_switch_work_in_chromium() {
   }, 20);
 })();
 </script>"#;
-    let page = out_dir().join("driven.html");
-    std::fs::write(
-        &page,
-        text.replacen("</body>", &format!("{driver}</body>"), 1),
-    )
-    .unwrap();
-    let run = run_chromium(&browser, &page, &["--dump-dom".to_string()]);
-    let start = run
-        .stdout
-        .find("<pre id=\"driver\">")
-        .expect("the driver ran")
-        + "<pre id=\"driver\">".len();
-    let end = run.stdout[start..].find("</pre>").unwrap() + start;
-    let got: Value = serde_json::from_str(&unescape(&run.stdout[start..end])).unwrap();
+    let (got, dom) = driven(&browser, "driven", &text, driver);
     assert_eq!(
         got,
         serde_json::json!({
@@ -562,8 +549,110 @@ fn filters_and_incident_switch_work_in_chromium() {
             "status": "Showing 4 of 5 findings (accepted ones hidden)",
         })
     );
-    let (_, check) = self_check(&run.stdout);
+    let (_, check) = self_check(&dom);
     assert_eq!(check["ok"], true, "{check}");
+}
+
+/// Opens `text` with `driver` (a script that drives the page and writes what it saw as JSON into a
+/// `<pre id="driver">`) added at the end of its body: that JSON, and the DOM.
+fn driven(browser: &Path, name: &str, text: &str, driver: &str) -> (Value, String) {
+    let page = out_dir().join(format!("{name}.html"));
+    std::fs::write(
+        &page,
+        text.replacen("</body>", &format!("{driver}</body>"), 1),
+    )
+    .unwrap();
+    let run = run_chromium(browser, &page, &["--dump-dom".to_string()]);
+    let start = run
+        .stdout
+        .find("<pre id=\"driver\">")
+        .expect("the driver ran")
+        + "<pre id=\"driver\">".len();
+    let end = run.stdout[start..].find("</pre>").unwrap() + start;
+    let got: Value = serde_json::from_str(&unescape(&run.stdout[start..end])).unwrap();
+    (got, run.stdout)
+}
+
+/// The page as people use it: headings in order (no level skipped), every section in the navigation
+/// (Coverage too), matrix cells that are keyboard-reachable links to their pair's row, a tenant
+/// filter that keeps that tenant's rows of "What tenants share", group links of the findings shown
+/// that land on rows shown, and "About GTxxx" that opens the rule it scrolls to.
+#[test]
+fn links_headings_and_the_shared_rows_work_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let text = html::render(
+        &html_fixture::with_layout(sample_report(false), html_fixture::sample_layout()),
+        &sample_rules(),
+    );
+    let driver = r##"<script>
+(function () {
+  function list(selector) { return Array.prototype.slice.call(document.querySelectorAll(selector)); }
+  function target(a) { return document.getElementById(a.getAttribute('href').slice(1)); }
+  var out = {};
+  var levels = list('h1, h2, h3, h4, h5, h6').map(function (h) { return Number(h.tagName[1]); });
+  out.first = levels[0];
+  out.skipped = levels.filter(function (l, i) { return i > 0 && l > levels[i - 1] + 1; }).length;
+  out.nav = list('nav.toc a').map(function (a) { return target(a) ? a.textContent : 'missing ' + a.textContent; });
+  var cells = list('table.matrix td.cell');
+  var links = list('table.matrix td.cell a[href]');
+  out.cells = cells.filter(function (c) { return !c.classList.contains('c-self') && !c.classList.contains('c-none'); }).length;
+  out.cellLinks = links.filter(function (a) { var t = target(a); return t && t.classList.contains('pair'); }).length;
+  out.cellLinksFocusable = links.every(function (a) { return a.tabIndex >= 0; });
+  var tenant = document.getElementById('filter-tenant');
+  tenant.value = 't2';
+  tenant.dispatchEvent(new Event('change', { bubbles: true }));
+  out.groupsShown = list('tr.group').filter(function (r) { return !r.hidden; }).map(function (r) { return r.id; });
+  out.groupsOfTenant = list('tr.group').filter(function (r) {
+    return (r.getAttribute('data-tenants') || '').split(' ').indexOf('t2') >= 0;
+  }).map(function (r) { return r.id; });
+  out.groupLinksToHidden = list('article.finding a[href]').filter(function (a) {
+    var t = target(a);
+    return !a.closest('article').hidden && t && t.classList.contains('group') && t.hidden;
+  }).length;
+  var about = list('a[href^="#rule-"]')[0];
+  var rule = target(about);
+  out.ruleClosedBefore = !rule.open;
+  about.click();
+  out.ruleOpenAfter = rule.open;
+  var pre = document.createElement('pre');
+  pre.id = 'driver';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"##;
+    let (got, _) = driven(&browser, "links", &text, driver);
+    assert_eq!(got["first"], 1, "{got}");
+    assert_eq!(got["skipped"], 0, "{got}");
+    let nav: Vec<&str> = got["nav"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        nav.contains(&"Coverage") && nav.contains(&"What tenants share"),
+        "{nav:?}"
+    );
+    assert!(!nav.iter().any(|n| n.starts_with("missing")), "{nav:?}");
+    assert!(got["cells"].as_u64() > Some(0), "{got}");
+    assert_eq!(got["cellLinks"], got["cells"], "{got}");
+    assert_eq!(got["cellLinksFocusable"], true);
+    let ids = |k: &str| -> Vec<String> {
+        got[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    let (own, shown) = (ids("groupsOfTenant"), ids("groupsShown"));
+    assert!(!own.is_empty(), "{got}");
+    assert!(own.iter().all(|g| shown.contains(g)), "{got}");
+    assert_eq!(got["groupLinksToHidden"], 0, "{got}");
+    assert_eq!(got["ruleClosedBefore"], true, "{got}");
+    assert_eq!(got["ruleOpenAfter"], true, "{got}");
 }
 
 /// A tenant filter that meets the per-rule cap says, in the browser, how many of that tenant's

@@ -311,7 +311,7 @@ pub(super) fn rule_docs(out: &mut String, report: &AuditReport, rules: &[RuleDoc
     for r in docs {
         let _ = writeln!(
             out,
-            "<details class=\"rule-doc\" id=\"rule-{}\" data-rule=\"{}\">\n<summary><code>{}</code> {}: {} \
+            "<details class=\"rule-doc\" id=\"rule-{}\" data-rule=\"{}\">\n<summary><h3><code>{}</code> {}: {}</h3> \
              <span class=\"badge sev-{}\">{}</span> <span class=\"meta\">({})</span></summary>",
             escape(r.code),
             escape(r.code),

@@ -38,9 +38,15 @@ pub(super) fn incidents_text(p: &MatrixPair) -> String {
         .join(", ")
 }
 
+/// The anchor of a pair's row in "Tenant pairs" (`pair-t0-t2`), for the matrix cell that links to it.
+fn pair_anchor(tenants: &TenantIndex, a: &str, b: &str) -> String {
+    format!("pair-{}-{}", tenants.id(a), tenants.id(b))
+}
+
 /// Who can hurt whom: one matrix of the report's matrix tenants, each cell the worst severity of the
-/// open findings that cover the pair; the incidents are the cell's detail.
-pub(super) fn matrix(out: &mut String, m: &Matrix, tenants: &TenantIndex) {
+/// open findings that cover the pair; the incidents are the cell's detail, and a cell whose pair is
+/// listed under "Tenant pairs" is a link to its row (reachable with the keyboard).
+pub(super) fn matrix(out: &mut String, m: &Matrix, plan: &Plan<'_>, tenants: &TenantIndex) {
     out.push_str("<section id=\"matrix\" aria-labelledby=\"h-matrix\">\n<h2 id=\"h-matrix\">Who can hurt whom</h2>\n");
     if m.tenants.is_empty() {
         out.push_str("<p>No tenant shares anything with another.</p>\n</section>\n");
@@ -65,6 +71,11 @@ pub(super) fn matrix(out: &mut String, m: &Matrix, tenants: &TenantIndex) {
     for p in &m.pairs {
         index.insert((p.tenants[0].as_str(), p.tenants[1].as_str()), p);
     }
+    let listed: BTreeSet<(&str, &str)> = plan
+        .pairs
+        .iter()
+        .map(|p| (p.tenants[0].as_str(), p.tenants[1].as_str()))
+        .collect();
     out.push_str("<div class=\"matrix-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Who can hurt whom\">\n<table class=\"matrix\">\n");
     out.push_str(
         "<thead><tr><th scope=\"col\"><span class=\"visually-hidden\">tenant \\ tenant</span></th>",
@@ -129,6 +140,16 @@ pub(super) fn matrix(out: &mut String, m: &Matrix, tenants: &TenantIndex) {
             } else {
                 format!("{from} ↔ {to}: {word}; {detail}")
             };
+            let mark = if from != to && listed.contains(&key) {
+                // Named for a screen reader as the pair and its worst severity, not by its mark.
+                format!(
+                    "<a href=\"#{}\" aria-label=\"{}\">{mark}</a>",
+                    pair_anchor(tenants, key.0, key.1),
+                    escape(&format!("{from} ↔ {to}: {word}"))
+                )
+            } else {
+                mark.to_string()
+            };
             let _ = write!(
                 out,
                 "<td class=\"cell {class}\" title=\"{}\" aria-label=\"{}\">{mark}</td>",
@@ -164,8 +185,9 @@ pub(super) fn pairs(
         };
         let _ = writeln!(
             out,
-            "<tr class=\"pair\" data-tenants=\"{}\"><td>{} ↔ {}</td><td><span class=\"badge trust\">{}</span></td>\
+            "<tr class=\"pair\" id=\"{}\" data-tenants=\"{}\"><td>{} ↔ {}</td><td><span class=\"badge trust\">{}</span></td>\
              <td>{severity}</td><td>{}</td></tr>",
+            pair_anchor(tenants, &p.tenants[0], &p.tenants[1]),
             tenants.ids_of(p.tenants.iter().map(String::as_str)),
             escape(&p.tenants[0]),
             escape(&p.tenants[1]),
@@ -202,7 +224,12 @@ pub(super) fn group_what(g: &GroupEntry) -> String {
     }
 }
 
-pub(super) fn groups(out: &mut String, report: &AuditReport, plan: &Plan<'_>) {
+pub(super) fn groups(
+    out: &mut String,
+    report: &AuditReport,
+    plan: &Plan<'_>,
+    tenants: &TenantIndex,
+) {
     out.push_str("<section id=\"groups\" aria-labelledby=\"h-groups\">\n<h2 id=\"h-groups\">What tenants share</h2>\n");
     if report.groups.is_empty() {
         out.push_str("<p>No two tenants share anything the audit can see.</p>\n</section>\n");
@@ -225,13 +252,14 @@ pub(super) fn groups(out: &mut String, report: &AuditReport, plan: &Plan<'_>) {
         };
         let _ = writeln!(
             out,
-            "<tr class=\"group\" id=\"{0}\"><td><code>{0}</code></td><td>{1}</td><td>{nodes}</td><td>{2}</td><td>{3}</td>\
+            "<tr class=\"group\" id=\"{0}\" data-tenants=\"{5}\"><td><code>{0}</code></td><td>{1}</td><td>{nodes}</td><td>{2}</td><td>{3}</td>\
              <td><span class=\"badge cert-{4}\">{4}</span></td></tr>",
             escape(&g.id),
             escape(&group_what(g)),
             escape(&names_text(&g.tenants, "tenant", "tenants")),
             g.pairs,
-            g.certainty
+            g.certainty,
+            tenants.ids_of(g.tenants.iter().map(String::as_str))
         );
     }
     out.push_str("</tbody></table></div>\n");

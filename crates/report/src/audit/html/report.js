@@ -51,8 +51,16 @@
     all('.node').forEach(function (n) {
       n.hidden = tenant !== '' && tokens(n, 'data-tenants').indexOf(tenant) < 0;
     });
+    // A tenant's rows, and the rows the findings shown link to (a group of a finding may hold
+    // other tenants than the one chosen): a link never lands on a hidden row.
+    var linked = {};
+    findings.forEach(function (f) {
+      if (!f.hidden) {
+        all('a[href^="#"]', f).forEach(function (a) { linked[a.getAttribute('href').slice(1)] = true; });
+      }
+    });
     all('tr.pair, tr.listed-node, tr.group').forEach(function (row) {
-      row.hidden = tenant !== '' && tokens(row, 'data-tenants').indexOf(tenant) < 0;
+      row.hidden = tenant !== '' && tokens(row, 'data-tenants').indexOf(tenant) < 0 && !linked[row.id];
     });
     all('svg.gpu [data-tenant], li[data-tenant]').forEach(function (el) {
       el.classList.toggle('dim', tenant !== '' && el.getAttribute('data-tenant') !== tenant);
@@ -91,6 +99,30 @@
     form.addEventListener('reset', function () { window.setTimeout(applyFilters, 0); });
     applyFilters();
   }
+
+  // A link within the page (About GTxxx, a group, a matrix cell's pair) opens the collapsed sections
+  // around its target, and shows a row the filters hid, so that it lands on what it names.
+  function reveal(id) {
+    var el = id ? document.getElementById(id) : null;
+    if (el && el.hidden) {
+      el.hidden = false;
+    }
+    for (; el; el = el.parentElement) {
+      if (el.tagName === 'DETAILS') {
+        el.open = true;
+      }
+    }
+  }
+  document.addEventListener('click', function (e) {
+    var a = e.target && e.target.closest ? e.target.closest('a[href^="#"]') : null;
+    if (a) {
+      reveal(decodeURIComponent(a.getAttribute('href').slice(1)));
+    }
+  });
+  window.addEventListener('hashchange', function () {
+    reveal(decodeURIComponent(window.location.hash.slice(1)));
+  });
+  reveal(decodeURIComponent(window.location.hash.slice(1)));
 
   // Printing: open every collapsed section, and close them again afterwards.
   var reopened = [];
