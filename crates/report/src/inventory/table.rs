@@ -319,11 +319,13 @@ fn devices_table(n: &NodeView, width: usize) -> String {
     out
 }
 
-/// `text`'s lines, indented two columns under the node (blank lines left out).
+/// `text`'s lines, indented two columns under the node (blank lines kept blank).
 fn indent(out: &mut String, text: &str) {
-    for line in text.lines().filter(|l| !l.is_empty()) {
-        out.push_str("  ");
-        out.push_str(line);
+    for line in text.lines() {
+        if !line.is_empty() {
+            out.push_str("  ");
+            out.push_str(line);
+        }
         out.push('\n');
     }
 }
