@@ -113,6 +113,7 @@ pub(crate) fn place_workloads(
         };
         permit(&mut w, set, &sets);
         w.placement.tolerations = d.constraints.pod_tolerations();
+        w.placement.node_selector = d.constraints.node_selector.iter().cloned().collect();
         w.placement.recorded = recorded(&w, &d.records, &kai_groups);
         let on_gpu_node = match &d.node_name {
             Some(n) => fleet

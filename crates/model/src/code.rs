@@ -207,6 +207,10 @@ codes! {
         "An advisory data file replaces the built-in data or another file, or a CSAF document replaces versions: only one source of each is used.";
     CsafNotUsed = "csaf-not-used", Advisory,
         "Parts of a CSAF document are not used: products that are no component the audit knows, versions it does not understand, conditions written beside versions.";
+    CsafDefinedTwice = "csaf-defined-twice", Advisory,
+        "A CSAF document defines a product id twice, which CSAF forbids; both definitions read as the same component and versions, so the product is read once.";
+    BulletinNotFetched = "bulletin-not-fetched", Advisory,
+        "`gpu-trust advisories update` could not use an index or bulletin of the vendor's repository or mirror (unreachable, an error status, over the size or time bound, a digest other than the published one, or a document that does not read): the last good data stays in use.";
 
     ClusterUnread = "cluster-unread", Live,
         "A kind could not be listed from the cluster (or its CustomResourceDefinitions could not be read): what it holds is unknown.";

@@ -683,6 +683,7 @@ mod tests {
                 observed: false,
                 permitted: usize::from(node.is_some()),
                 tolerations: Vec::new(),
+                node_selector: Default::default(),
             },
             owner: None,
         }

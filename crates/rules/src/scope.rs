@@ -495,12 +495,27 @@ pub fn scope(
         disabled_rules,
         pair: None,
         advisory_data: report.advisory_data.clone(),
+        pools: report
+            .pools
+            .iter()
+            .filter(|p| p.tenants.iter().any(|t| visible.contains(t)))
+            .map(|p| crate::report::PoolEntry {
+                tenants: relabel_all(&p.tenants, &relabel),
+                ..p.clone()
+            })
+            .collect(),
         layout: report
             .layout
             .iter()
             .filter(|n| n.tenants.iter().any(|t| visible.contains(&t.tenant)))
             .map(|n| node(n, &relabel))
             .collect(),
+        // What to fix first is decided for the whole cluster, never for a view.
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     };
     (view, r)
 }

@@ -38,6 +38,8 @@ fn audit(example: &str, format: &str) -> (i32, String) {
         .unwrap()
         .current_dir(workspace())
         .env("NO_COLOR", "1")
+        // The report's time, pinned so that the same input gives the same bytes.
+        .env("SOURCE_DATE_EPOCH", "1794700800")
         .env_remove("COLUMNS")
         .args(["audit", &format!("examples/{example}/cluster.yaml")])
         .args(["--policy", &format!("examples/{example}/policy.yaml")])

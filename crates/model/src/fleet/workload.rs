@@ -151,6 +151,46 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// The virtual cluster the workload belongs to, when it is one: a pod vCluster's syncer put in
+    /// the host namespace (named by its `managed-by` label, else unnamed), or the virtual cluster's
+    /// control plane there (named by its `release` label).
+    pub fn virtual_cluster(&self) -> Option<&str> {
+        if let Some(name) = self.labels.get(VCLUSTER_KEYS[0]) {
+            return Some(name);
+        }
+        if VCLUSTER_KEYS
+            .iter()
+            .any(|k| self.labels.contains_key(*k) || self.annotations.contains_key(*k))
+        {
+            return Some("");
+        }
+        let control_plane = self
+            .labels
+            .get("app")
+            .is_some_and(|a| VCLUSTER_CONTROL_PLANE.contains(&a.as_str()));
+        control_plane
+            .then(|| self.labels.get("release").map(String::as_str))
+            .flatten()
+    }
+}
+
+/// Labels and annotations vCluster's syncer puts on the pods it syncs into the host cluster, the
+/// first naming the virtual cluster (vCluster docs, "Syncing": synced objects carry
+/// `vcluster.loft.sh/*` metadata naming the virtual cluster and the object's virtual name and
+/// namespace).
+pub const VCLUSTER_KEYS: [&str; 3] = [
+    "vcluster.loft.sh/managed-by",
+    "vcluster.loft.sh/namespace",
+    "vcluster.loft.sh/object-name",
+];
+
+/// The `app` label of vCluster's own control plane in its host namespace, with a `release` label
+/// naming the virtual cluster: the syncer StatefulSet (or Deployment) and its pods are `vcluster`,
+/// the optional external etcd is `vcluster-etcd` (loft-sh/vcluster `chart/templates/statefulset.yaml`,
+/// `chart/templates/etcd-statefulset.yaml`).
+pub const VCLUSTER_CONTROL_PLANE: [&str; 2] = ["vcluster", "vcluster-etcd"];
+
 /// The MPS pipe directory KAI Scheduler's MPS guide has the node's MPS server use and pods mount
 /// (NVIDIA/KAI-Scheduler `docs/gpu-sharing/mps/README.md`).
 pub const KAI_MPS_PIPE_DIRECTORY: &str = "/tmp/nvidia-mps";
@@ -317,6 +357,10 @@ pub struct Placement {
     /// that a patch of its template can keep them.
     #[serde(skip)]
     pub tolerations: Vec<PodToleration>,
+    /// The pod's `nodeSelector`, so that a patch of its template can remove the keys it replaces (a
+    /// strategic merge keeps a map's keys the patch does not set to `null`).
+    #[serde(skip)]
+    pub node_selector: BTreeMap<String, String>,
 }
 
 /// A toleration as the pod writes it: `Exists`, or `Equal` to `value`; `None` for a field left out.

@@ -23,7 +23,11 @@ declare_rule! {
     /// directly, those versions decide and the operator's row is not reported (a toolkit pinned to a
     /// fixed version is not vulnerable because the operator's default would be). Whether CDI injects the devices comes from the ClusterPolicy (`cdi.enabled`,
     /// `cdi.default`), else from the default of the operator or toolkit version (CDI by default from
-    /// GPU Operator 25.10.0 and toolkit 1.18.0), else from a CDI device list strategy. Advisories
+    /// GPU Operator 25.10.0 and toolkit 1.18.0), else from a CDI device list strategy; whether the
+    /// device plugin's own CDI code runs comes from its device list strategy (default `envvar`), so
+    /// an advisory of its CDI strategies is not reported for a plugin that uses none. A condition
+    /// the input does not show (the plugin's configuration could not be read) is named in the
+    /// message as such. Advisories
     /// given with `--advisories` (the project's format or vendors' CSAF documents) are reported with
     /// their document's title and address. A node the GPU Operator gives VMs
     /// (`nvidia.com/gpu.workload.config` `vm-passthrough` or `vm-vgpu`) runs none of these
@@ -134,7 +138,10 @@ fn describe(hit: &Hit<'_>) -> String {
     }
     let mut s = format!("{} ({}", a.id, parts.join(", "));
     for c in &hit.conditions {
-        s.push_str(&format!("; {}", c.describe()));
+        s.push_str(&format!(
+            "; {}, which the input does not show",
+            c.describe()
+        ));
     }
     match (&a.title, &a.url) {
         (Some(t), Some(u)) => s.push_str(&format!("; {t}, {u}")),

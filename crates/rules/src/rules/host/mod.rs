@@ -7,7 +7,7 @@ use super::common::{self, Relevant};
 use crate::advisories::{Component, RuntimeSetup};
 use crate::colocation::Level;
 use crate::context::Context;
-use gpu_trust_model::fleet::{NodeId, SharingStrategy};
+use gpu_trust_model::fleet::{ConfigSource, NodeId, SharingStrategy};
 use gpu_trust_model::Certainty;
 use gpu_trust_model::Version;
 use gpu_trust_model::{host, labels};
@@ -68,7 +68,9 @@ pub(crate) fn tenant_presence(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> Op
         .min()
 }
 
-/// The runtime setup of a node: whether CDI injects the devices and crun runs the containers.
+/// The runtime setup of a node: whether CDI injects the devices, crun runs the containers and the
+/// device plugin hands devices over with CDI (its device list strategy, as read from its
+/// configuration: unknown when that could not be read).
 pub(crate) fn setup(ctx: &Context<'_>, node: NodeId) -> RuntimeSetup {
     let cp = ctx.fleet.cluster_policy.as_ref();
     let defaults = &ctx.advisories.components;
@@ -104,11 +106,20 @@ pub(crate) fn setup(ctx: &Context<'_>, node: NodeId) -> RuntimeSetup {
             .then(|| since(Component::ContainerToolkit, toolkit.as_ref()))
             .flatten()
     });
+    let plugin_cdi = ctx.gpu(node).and_then(|g| {
+        let read = matches!(
+            g.sharing.source,
+            ConfigSource::ConfigMap { .. } | ConfigSource::Default
+        );
+        (read || strategy_cdi).then_some(strategy_cdi)
+    });
     RuntimeSetup {
         cdi,
-        crun: cp
-            .and_then(|c| c.low_level_runtime.as_deref())
-            .map(|r| r == "crun"),
+        // No input shows the low-level runtime: the ClusterPolicy's `operator.defaultRuntime` names
+        // the container runtime (docker, crio or containerd; NVIDIA/gpu-operator
+        // api/nvidia/v1/clusterpolicy_types.go), not whether runc or crun runs the containers.
+        crun: None,
+        plugin_cdi,
     }
 }
 
