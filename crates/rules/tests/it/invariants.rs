@@ -1235,9 +1235,10 @@ mod pairs_hold {
         let strongest = f.covered_pairs.iter().map(|p| p.certainty).min();
         prop_assert_eq!(Some(f.certainty), strongest, "{}", f.rule);
         let open: Vec<_> = f.covered_pairs.iter().filter(|p| !p.accepted).collect();
-        let judged: Vec<_> = match open.is_empty() {
-            true => f.covered_pairs.iter().collect(),
-            false => open,
+        let judged: Vec<_> = if open.is_empty() {
+            f.covered_pairs.iter().collect()
+        } else {
+            open
         };
         let worst = judged.iter().map(|p| p.severity).max();
         prop_assert_eq!(Some(f.severity), worst, "{}", f.rule);
