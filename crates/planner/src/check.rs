@@ -11,6 +11,7 @@ use crate::plan::{DeviceSharing, Plan, PlanGpu, PlanNode};
 use gpu_trust_model::catalogue::{self, GpuModel};
 use gpu_trust_model::fleet::{SharingStrategy, WorkloadClass};
 use gpu_trust_model::geometry;
+use gpu_trust_model::isolation::{Mechanism, Seat, SeatRow, Traits};
 use gpu_trust_model::{labels, resource};
 use gpu_trust_policy::Latency;
 use std::collections::{BTreeMap, BTreeSet};
@@ -179,6 +180,19 @@ impl Ctx<'_> {
                 continue;
             };
             let replicas = replicas.max(1);
+            let mechanism = match (profile.is_some(), sharing) {
+                (false, DeviceSharing::Exclusive) => Mechanism::Exclusive,
+                (false, DeviceSharing::TimeSlicing) => Mechanism::TimeSlicing,
+                (false, DeviceSharing::Mps) => Mechanism::Mps,
+                (true, DeviceSharing::Exclusive) => Mechanism::MigInstance,
+                (true, DeviceSharing::TimeSlicing) => Mechanism::MigTimeSlicing,
+                (true, DeviceSharing::Mps) => Mechanism::MigMps,
+            };
+            let seat = Seat {
+                mechanism,
+                partial: profile.is_some_and(|p| model.is_partial(p)),
+                cc: node.confidential,
+            };
             if users.len() as u32 > replicas {
                 self.bad(format!(
                     "{at}: {} replicas on a device advertised {replicas} times",
@@ -212,25 +226,14 @@ impl Ctx<'_> {
                         self.bad(format!("{who}: compute {c} over its share"));
                     }
                 }
-                if wl.kind == WorkloadClass::Training
-                    && (profile.is_some() || sharing != DeviceSharing::Exclusive || users.len() > 1)
-                {
-                    self.bad(format!("{who}: training on a shared or partial GPU"));
-                }
-                if wl.latency == Latency::Critical
-                    && wl.kind != WorkloadClass::Notebook
-                    && (sharing != DeviceSharing::Exclusive || replicas > 1)
-                {
-                    self.bad(format!("{who}: latency-critical on a shared device"));
-                }
-                if input.tenants[wl.tenant].confidential
-                    && (profile.is_some()
-                        || sharing != DeviceSharing::Exclusive
-                        || !node.confidential)
-                {
-                    self.bad(format!(
-                        "{who}: confidential tenant off a whole GPU with CC on"
-                    ));
+                // The model's rows about one workload, which the solver and the audit read too.
+                let traits = Traits {
+                    training: wl.kind == WorkloadClass::Training,
+                    latency_critical: wl.latency == Latency::Critical,
+                    confidential: input.tenants[wl.tenant].confidential,
+                };
+                for row in SeatRow::refusing(traits, seat) {
+                    self.bad(format!("{who}: a seat {} refuses it ({seat:?})", row.rule));
                 }
                 // The node's device plugin config must say what the device is.
                 let res = resource_of(model, profile);

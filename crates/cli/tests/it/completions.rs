@@ -4,6 +4,7 @@
 //! locally and fails under CI (`.ci/run` installs bash, zsh and fish from Debian).
 
 use assert_cmd::Command;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 fn script(shell: &str, dir: &Path) -> PathBuf {
@@ -29,7 +30,7 @@ fn shell(name: &str) -> Option<PathBuf> {
         if std::env::var_os("CI").is_some() {
             panic!("CI is set but `{name}` is not installed (apt-get install {name})");
         }
-        eprintln!("SKIPPED: `{name}` is not installed");
+        let _ = writeln!(std::io::stderr(), "SKIPPED: `{name}` is not installed");
     }
     found
 }

@@ -9,6 +9,7 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -390,7 +391,10 @@ fn check_jsonschema() -> Option<PathBuf> {
             std::env::var_os("CI").is_none(),
             "CI is set but check-jsonschema (PyPI) is not installed in GPU_TRUST_PYTHON"
         );
-        eprintln!("SKIPPED: check-jsonschema (PyPI) is not installed");
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: check-jsonschema (PyPI) is not installed"
+        );
     }
     found
 }
@@ -479,7 +483,7 @@ pub(crate) fn shellcheck(scripts: &[&std::path::Path]) {
                 std::env::var_os("CI").is_none(),
                 "CI is set but shellcheck (Debian's shellcheck) is not installed"
             );
-            eprintln!("SKIPPED: shellcheck is not installed");
+            let _ = writeln!(std::io::stderr(), "SKIPPED: shellcheck is not installed");
         }
     }
 }

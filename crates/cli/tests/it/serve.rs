@@ -172,7 +172,7 @@ fn serve_reports_a_new_finding_after_a_pod_appears() {
             std::env::var("CI").as_deref() != Ok("true"),
             "prometheus_client is missing: .ci/run installs it (GPU_TRUST_PYTHON)"
         );
-        eprintln!("NOTE: prometheus_client is not installed; /metrics is checked without Prometheus's parser");
+        let _ = writeln!(std::io::stderr(), "NOTE: prometheus_client is not installed; /metrics is checked without Prometheus's parser");
     }
     let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
     let server = ApiServer::start(
@@ -518,7 +518,10 @@ fn metrics_follow_the_prometheus_naming_rules() {
             std::env::var("CI").as_deref() != Ok("true"),
             "promtool is missing: .ci/run installs Debian's prometheus"
         );
-        eprintln!("NOTE: promtool is not installed; the metrics are not checked by it");
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTE: promtool is not installed; the metrics are not checked by it"
+        );
         return;
     };
     let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));
@@ -803,7 +806,10 @@ fn curl_https(port: u16, path: &str, ca: &Path) -> Option<String> {
 #[test]
 fn tls_is_served_and_a_renewed_certificate_is_read_again() {
     if !have_tls_tools() {
-        eprintln!("NOTE: openssl or curl is not installed; TLS is not checked");
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTE: openssl or curl is not installed; TLS is not checked"
+        );
         return;
     }
     let objects = apiserver::load(&example("ml-platform").join("cluster.yaml"));

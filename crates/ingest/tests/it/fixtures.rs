@@ -515,15 +515,22 @@ mod no_panic {
             let _ = gpu_trust_ingest::inventory::inventory(&ing.fleet, &ing.diagnostics, &|ns| Some(ns.to_string()), &|_| Default::default(), 0);
         }
 
+        /// Garbage is refused, not read as less: a mutated dump that is no longer JSON is never
+        /// read without an error.
         #[test]
-        fn mutated_json_dumps_never_panic(at in 0usize..40_000, len in 0usize..80, insert in "[{}\\[\\],:\"0-9a-z ]{0,6}") {
+        fn mutated_json_dumps_are_read_or_refused(at in 0usize..40_000, len in 0usize..80, insert in "[{}\\[\\],:\"0-9a-z ]{0,6}") {
             let mut text = fixture("cluster-dump.json");
             let at = at.min(text.len());
             let end = (at + len).min(text.len());
             if text.is_char_boundary(at) && text.is_char_boundary(end) {
                 text.replace_range(at..end, &insert);
             }
-            let _ = ingest_text(&text, "mutated.json");
+            let ing = ingest_text(&text, "mutated.json");
+            let json = serde_json::from_str::<serde_json::Value>(&text);
+            let refused = ing.diagnostics.iter().any(|d| d.is_error());
+            if json.is_err() {
+                prop_assert!(refused, "not JSON, read without an error: {:?}", json.err());
+            }
         }
     }
 }

@@ -76,6 +76,15 @@ impl GpuModel {
     pub fn profile(&self, name: &str) -> Option<&'static MigProfile> {
         self.mig.and_then(|g| g.profile(name))
     }
+
+    /// Whether a MIG profile is smaller than the whole GPU (an unknown profile counts as smaller: a
+    /// slice is the usual reason to run MIG).
+    pub fn is_partial(&self, profile: &str) -> bool {
+        match (self.mig, self.profile(profile)) {
+            (Some(geometry), Some(p)) => p.compute_slices < geometry.compute_slices,
+            _ => true,
+        }
+    }
 }
 
 /// A MIG-capable product NVIDIA documents that the catalogue does not model: known by name, with

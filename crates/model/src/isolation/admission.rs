@@ -5,7 +5,12 @@
 //! shares a device, a GPU or a node only where every row that covers the pair allows it (or the
 //! policy accepts the row's rule for the pair, where the row says so), so a plan that audits clean
 //! holds by construction.
+//!
+//! Beside the pair rows, [`SEATS`] holds the rows about one workload: which workloads (by what they
+//! are: training, latency-critical, of a confidential tenant) may not have which seat on a GPU, each
+//! naming the rule that reports it. No plan may give a workload a seat its rows refuse.
 
+use super::facts::{Enforcement, Property};
 use super::Mechanism;
 use super::Scope;
 use crate::vocab::Trust;
@@ -220,6 +225,103 @@ impl Admission {
     }
 }
 
+/// What one workload is, for the rows about one workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traits {
+    /// A training workload (gangs of GPUs for hours).
+    pub training: bool,
+    /// Of a tenant, or a policy workload, marked `latency: critical`.
+    pub latency_critical: bool,
+    /// Of a tenant marked confidential.
+    pub confidential: bool,
+}
+
+/// How one workload gets its GPU, as the rows about one workload judge it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seat {
+    pub mechanism: Mechanism,
+    /// A MIG instance smaller than the whole GPU.
+    pub partial: bool,
+    /// The GPU's confidential-computing mode is on.
+    pub cc: bool,
+}
+
+impl Seat {
+    /// A seat on a GPU whose CC mode is off.
+    pub fn of(mechanism: Mechanism, partial: bool) -> Seat {
+        Seat {
+            mechanism,
+            partial,
+            cc: false,
+        }
+    }
+
+    /// Shared with other workloads, or a MIG slice smaller than the GPU.
+    fn shared_or_partial(self) -> bool {
+        self.mechanism.shares_device() || (self.mechanism.is_mig() && self.partial)
+    }
+}
+
+/// One row about one workload: the workloads it covers may not have the seats it refuses; the rule
+/// reports those that do, and no plan gives them one.
+#[derive(Debug, Clone, Copy)]
+pub struct SeatRow {
+    /// The code of the rule that reports the refused seats.
+    pub rule: &'static str,
+    /// The workloads the row covers.
+    pub who: fn(Traits) -> bool,
+    /// The seats it refuses them.
+    pub refuses: fn(Seat) -> bool,
+}
+
+/// The rows about one workload.
+pub const SEATS: &[SeatRow] = &[
+    // Training holds memory and compute for hours and its collectives stall on one slow rank: whole,
+    // dedicated GPUs.
+    SeatRow {
+        rule: "GT106",
+        who: |t| t.training,
+        refuses: Seat::shared_or_partial,
+    },
+    // A latency-critical workload needs compute no neighbour can take: a guaranteed quantum (the
+    // isolation model's compute property, separate under a whole GPU and a MIG instance alone).
+    SeatRow {
+        rule: "GT111",
+        who: |t| t.latency_critical,
+        refuses: |s| s.mechanism.property(Property::Compute).enforcement != Enforcement::Separate,
+    },
+    // A confidential tenant's GPU memory and PCIe traffic are protected only with CC mode on.
+    SeatRow {
+        rule: "GT301",
+        who: |t| t.confidential,
+        refuses: |s| !s.cc,
+    },
+    // CC mode separates tenants only as whole GPUs in passthrough: no workload shares a GPU, or has a
+    // MIG slice of one, whose CC mode is on.
+    SeatRow {
+        rule: "GT302",
+        who: |_| true,
+        refuses: |s| s.cc && (s.mechanism.shares_device() || s.mechanism.is_mig()),
+    },
+];
+
+impl SeatRow {
+    /// The row of a rule; `None` for a rule with no row about one workload.
+    pub fn of_rule(rule: &str) -> Option<&'static SeatRow> {
+        SEATS.iter().find(|r| r.rule == rule)
+    }
+
+    /// Whether the row refuses `seat` to a workload with `traits`.
+    pub fn refuses_to(&self, traits: Traits, seat: Seat) -> bool {
+        (self.who)(traits) && (self.refuses)(seat)
+    }
+
+    /// The rows that refuse `seat` to a workload with `traits`.
+    pub fn refusing(traits: Traits, seat: Seat) -> impl Iterator<Item = &'static SeatRow> {
+        SEATS.iter().filter(move |r| r.refuses_to(traits, seat))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,5 +371,48 @@ mod tests {
             false,
             |_| false
         ));
+    }
+    #[test]
+    fn a_workload_with_no_traits_may_have_any_seat_off_cc() {
+        for m in Mechanism::ALL {
+            for partial in [false, true] {
+                let seat = Seat::of(m, partial);
+                assert_eq!(SeatRow::refusing(Traits::default(), seat).count(), 0, "{m}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_trait_keeps_a_whole_gpu_of_its_own() {
+        let whole = Seat::of(Mechanism::Exclusive, false);
+        let training = Traits {
+            training: true,
+            ..Traits::default()
+        };
+        let critical = Traits {
+            latency_critical: true,
+            ..Traits::default()
+        };
+        let confidential = Traits {
+            confidential: true,
+            ..Traits::default()
+        };
+        assert_eq!(SeatRow::refusing(training, whole).count(), 0);
+        assert_eq!(SeatRow::refusing(critical, whole).count(), 0);
+        let rules = |t, s| SeatRow::refusing(t, s).map(|r| r.rule).collect::<Vec<_>>();
+        assert_eq!(rules(confidential, whole), ["GT301"]);
+        assert!(rules(confidential, Seat { cc: true, ..whole }).is_empty());
+        let sliced = Seat::of(Mechanism::TimeSlicing, false);
+        assert_eq!(rules(training, sliced), ["GT106"]);
+        assert_eq!(rules(critical, sliced), ["GT111"]);
+        // A MIG instance of its own: compute is its own, but a slice is no GPU for training.
+        let slice = Seat::of(Mechanism::MigInstance, true);
+        assert_eq!(rules(critical, slice), Vec::<&str>::new());
+        assert_eq!(rules(training, slice), ["GT106"]);
+        assert!(rules(training, Seat::of(Mechanism::MigInstance, false)).is_empty());
+        assert_eq!(
+            rules(Traits::default(), Seat { cc: true, ..slice }),
+            ["GT302"]
+        );
     }
 }

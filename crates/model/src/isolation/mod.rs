@@ -9,7 +9,7 @@ pub mod admission;
 mod facts;
 mod request;
 
-pub use admission::{Admission, Level, Plan, ADMISSION};
+pub use admission::{Admission, Level, Plan, Seat, SeatRow, Traits, ADMISSION, SEATS};
 pub use facts::{Enforcement, Facts, Property, PropertyFact};
 
 use crate::fleet::{DraStrategy, SharingStrategy};

@@ -1,12 +1,14 @@
 //! Step 2, the mechanism: what one replica of a workload needs in a pool (a gang, a whole GPU, a MIG
 //! instance, each exclusive, time-sliced or MPS), or why it cannot run there, and what share of a GPU
-//! that costs.
+//! that costs. Which seats a workload may have is the model's rows about one workload, read here and
+//! by the plan checker.
 
 use super::pool::PoolCtx;
 use crate::assemble::gib;
 use crate::file::Workload;
 use crate::unit::{Miss, Mode, Need, Rep};
 use gpu_trust_model::fleet::WorkloadClass;
+use gpu_trust_model::isolation::{Mechanism, Seat, SeatRow, Traits};
 use gpu_trust_policy::Latency;
 use std::collections::BTreeMap;
 
@@ -18,7 +20,9 @@ pub const MPS_MAX_REPLICAS: u32 = 48;
 const MAX_SHARE_REPLICAS: u32 = 64;
 
 impl PoolCtx<'_> {
-    /// What one replica of `w` needs here, or why it cannot run here.
+    /// What one replica of `w` needs here, or why it cannot run here: the cheapest seat that the
+    /// model's rows about one workload (`isolation::SEATS`, which the audit's GT106, GT111, GT301 and
+    /// GT302 judge by) allow it.
     pub(super) fn decide(&self, w: &Workload) -> Result<Need, String> {
         let input = self.input;
         let model = self.pool.model;
@@ -37,11 +41,36 @@ impl PoolCtx<'_> {
         if peak > whole_mem {
             return Err(too_big());
         }
-        if tenant.confidential && !model.cc_capable() {
-            return Err(format!(
-                "tenant {} is confidential and {} does not support confidential computing",
-                tenant.name, model.id
-            ));
+        let traits = Traits {
+            training: w.kind == WorkloadClass::Training,
+            latency_critical: w.latency == Latency::Critical,
+            confidential: tenant.confidential,
+        };
+        // The planner turns CC on for the nodes of confidential tenants where the GPU supports it.
+        let cc = tenant.confidential && model.cc_capable();
+        let allows = |need: Need| {
+            SeatRow::refusing(traits, self.seat(need, cc))
+                .next()
+                .is_none()
+        };
+        // A whole GPU of its own is the seat least shared: when the rows refuse it, they refuse all.
+        if !allows(Need::Whole(Mode::Exclusive)) {
+            return Err(if tenant.confidential && !model.cc_capable() {
+                format!(
+                    "tenant {} is confidential and {} does not support confidential computing",
+                    tenant.name, model.id
+                )
+            } else {
+                let rules: Vec<&str> =
+                    SeatRow::refusing(traits, self.seat(Need::Whole(Mode::Exclusive), cc))
+                        .map(|r| r.rule)
+                        .collect();
+                format!(
+                    "no seat on {} is allowed it ({})",
+                    model.id,
+                    rules.join(", ")
+                )
+            });
         }
         if w.kind == WorkloadClass::Training {
             if w.gpus > self.pool.gpus_per_node {
@@ -51,9 +80,6 @@ impl PoolCtx<'_> {
                 ));
             }
             return Ok(Need::Gang(w.gpus));
-        }
-        if tenant.confidential {
-            return Ok(Need::Whole(Mode::Exclusive));
         }
         let max_ts = input.max_replicas.max(1);
         let fits = |mem: u64, frac: f64, r: u32| -> bool {
@@ -69,49 +95,78 @@ impl PoolCtx<'_> {
             }
             r
         };
-        match (self.spec, w.kind) {
+        // `r` replicas of a shared mode on one device where the rows allow it, else the device alone.
+        let shared_or_alone = |r: u32, shared: Mode, on: &dyn Fn(Mode) -> Need| {
+            if r >= 2 && allows(on(shared)) {
+                on(shared)
+            } else {
+                on(Mode::Exclusive)
+            }
+        };
+        let need = match (self.spec, w.kind) {
             (Some(spec), WorkloadClass::Notebook) => {
-                // The profile and replica count that give each replica the fewest memory slices.
-                let mut best: Option<(f64, usize, u32)> = None;
+                // The profile and mode that give each replica the fewest memory slices.
+                let mut best: Option<(f64, Need)> = None;
                 for (p, prof) in spec.profiles.iter().enumerate() {
                     let r = most(prof.memory_mib, spec.compute_fraction(p), max_ts);
                     if r == 0 {
                         continue;
                     }
-                    let cost = f64::from(prof.memory_slices) / f64::from(r);
-                    if best.is_none_or(|(c, _, _)| cost < c - 1e-12) {
-                        best = Some((cost, p, r));
+                    let need = shared_or_alone(r, Mode::TimeSliced(r), &|m| Need::Instance(p, m));
+                    let per = match need {
+                        Need::Instance(_, Mode::TimeSliced(r)) => r,
+                        _ => 1,
+                    };
+                    let cost = f64::from(prof.memory_slices) / f64::from(per);
+                    if allows(need) && best.is_none_or(|(c, _)| cost < c - 1e-12) {
+                        best = Some((cost, need));
                     }
                 }
-                match best {
-                    Some((_, p, r)) if r >= 2 => Ok(Need::Instance(p, Mode::TimeSliced(r))),
-                    Some((_, p, _)) => Ok(Need::Instance(p, Mode::Exclusive)),
-                    None => Ok(Need::Whole(Mode::Exclusive)),
-                }
+                best.map(|(_, need)| need)
             }
-            (Some(spec), _) => match spec.smallest_holding(peak, compute) {
-                Some(p) => Ok(Need::Instance(p, Mode::Exclusive)),
-                None => Ok(Need::Whole(Mode::Exclusive)),
-            },
+            (Some(spec), _) => spec
+                .smallest_holding(peak, compute)
+                .map(|p| Need::Instance(p, Mode::Exclusive)),
             (None, WorkloadClass::Notebook) => {
                 let r = most(whole_mem, 1.0, max_ts);
-                if r >= 2 {
-                    Ok(Need::Whole(Mode::TimeSliced(r)))
-                } else {
-                    Ok(Need::Whole(Mode::Exclusive))
-                }
+                Some(shared_or_alone(r, Mode::TimeSliced(r), &Need::Whole))
             }
-            (None, _) => {
-                if w.latency == Latency::Critical {
-                    return Ok(Need::Whole(Mode::Exclusive));
-                }
+            (None, _) if peak > 0 => {
                 let r = most(whole_mem, 1.0, MPS_MAX_REPLICAS);
-                if r >= 2 && peak > 0 {
-                    Ok(Need::Whole(Mode::Mps(r)))
-                } else {
-                    Ok(Need::Whole(Mode::Exclusive))
-                }
+                Some(shared_or_alone(r, Mode::Mps(r), &Need::Whole))
             }
+            (None, _) => None,
+        };
+        Ok(need
+            .filter(|n| allows(*n))
+            .unwrap_or(Need::Whole(Mode::Exclusive)))
+    }
+
+    /// The seat a replica with `need` gets here, as the rows about one workload judge it (`cc`: on a
+    /// node with CC mode on).
+    fn seat(&self, need: Need, cc: bool) -> Seat {
+        let (mechanism, partial) = match need {
+            Need::Gang(_) | Need::Whole(Mode::Exclusive) => (Mechanism::Exclusive, false),
+            Need::Whole(Mode::TimeSliced(_)) => (Mechanism::TimeSlicing, false),
+            Need::Whole(Mode::Mps(_)) => (Mechanism::Mps, false),
+            Need::Instance(p, mode) => {
+                let partial = self.spec.is_none_or(|s| {
+                    s.profiles
+                        .get(p)
+                        .is_none_or(|q| q.compute_slices < s.compute_slices)
+                });
+                let mechanism = match mode {
+                    Mode::Exclusive => Mechanism::MigInstance,
+                    Mode::TimeSliced(_) => Mechanism::MigTimeSlicing,
+                    Mode::Mps(_) => Mechanism::MigMps,
+                };
+                (mechanism, partial)
+            }
+        };
+        Seat {
+            mechanism,
+            partial,
+            cc,
         }
     }
 

@@ -59,6 +59,7 @@ proptest! {
         // Never worse than first-fit decreasing.
         let ffd = solve_with(&input, &SolveOptions { method: Method::FirstFitDecreasing, ..SolveOptions::default() });
         prop_assert!(check(&input, &ffd).is_empty());
+        prop_assert!(plan.unplaced.len() <= ffd.unplaced.len(), "{} unplaced, first-fit {}", plan.unplaced.len(), ffd.unplaced.len());
         if plan.unplaced.len() == ffd.unplaced.len() {
             prop_assert!(plan.gpus_used <= ffd.gpus_used, "{} > {}", plan.gpus_used, ffd.gpus_used);
         }

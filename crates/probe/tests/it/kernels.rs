@@ -10,6 +10,7 @@ use gpu_trust_probe::kernels::{
     ENTRY_POINTS, PTX, PTX_ISA, PTX_TARGET, PTX_TARGET_CAPABILITY, PTX_TEXT, SOURCE,
 };
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -334,7 +335,7 @@ fn regenerating_with_the_recorded_clang_gives_the_committed_ptx() {
                 .to_string()
         });
     if installed.as_deref() != Some(generator) {
-        eprintln!(
+        let _ = writeln!(std::io::stderr(),
             "clang `{generator}` is not installed (found {installed:?}): only the textual PTX checks ran"
         );
         return;

@@ -4,6 +4,7 @@
 //! it. Both are snapshot-tested, and input text must not change their structure.
 
 use crate::common;
+use std::io::Write as _;
 
 use common::{sample_report, sample_rules};
 use gpu_trust_model::Severity;
@@ -29,7 +30,10 @@ fn xmllint() -> Option<PathBuf> {
             std::env::var_os("CI").is_none(),
             "CI is set but xmllint is not installed (Debian's libxml2-utils)"
         );
-        eprintln!("SKIPPED: xmllint is not installed (Debian's libxml2-utils)");
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: xmllint is not installed (Debian's libxml2-utils)"
+        );
     }
     found
 }

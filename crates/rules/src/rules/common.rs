@@ -564,14 +564,26 @@ pub fn declared(
 
 #[cfg(test)]
 mod tests {
-    use gpu_trust_model::isolation::ADMISSION;
+    use gpu_trust_model::isolation::{ADMISSION, SEATS};
 
     /// The model's admission table names the rule of each row by its code (the planner asks the
-    /// policy for acceptances of it): every code is a registered rule.
+    /// policy for acceptances of it): every code is a registered rule, and a rule about one
+    /// workload has one row.
     #[test]
     fn every_admission_row_names_a_registered_rule() {
-        for row in ADMISSION {
-            assert!(crate::registry::rule(row.rule).is_some(), "{}", row.rule);
+        for rule in ADMISSION
+            .iter()
+            .map(|r| r.rule)
+            .chain(SEATS.iter().map(|r| r.rule))
+        {
+            assert!(crate::registry::rule(rule).is_some(), "{rule}");
+        }
+        for (i, row) in SEATS.iter().enumerate() {
+            assert!(
+                SEATS[..i].iter().all(|r| r.rule != row.rule),
+                "{}",
+                row.rule
+            );
         }
     }
 }

@@ -7,14 +7,18 @@
 //! has one, at the strongest certainty, so that a finding never says that an owner runs on a node
 //! where only its template may go. The owner's template still gives the finding when none of its
 //! pods has one (it may be placed where no pod is yet).
+//!
+//! The rules about one workload's seat (GT106, GT111, GT301, GT302) judge by the model's rows about
+//! one workload (`isolation::SEATS`), which the planner places by: [`traits`] is what a workload is,
+//! [`seat`] what it gets on a node, [`refused`] its seats that a rule's row refuses it.
 
 use crate::context::Context;
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::{NodeId, Workload, WorkloadId};
-use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::fleet::{NodeId, Workload, WorkloadClass, WorkloadId};
+use gpu_trust_model::isolation::{Mechanism, Seat, SeatRow, Traits};
 use gpu_trust_model::{Certainty, Severity};
-use gpu_trust_policy::TenantId;
+use gpu_trust_policy::{Latency, TenantId};
 use std::collections::BTreeSet;
 
 /// What a rule finds about one workload.
@@ -162,4 +166,63 @@ fn owner_of(ctx: &Context<'_>, unit: &text::Unit) -> String {
             ..unit.clone()
         },
     )
+}
+
+/// What a workload of `tenant` is, for the model's rows about one workload.
+pub fn traits(ctx: &Context<'_>, wid: WorkloadId, tenant: TenantId) -> Traits {
+    Traits {
+        training: ctx.class(wid) == WorkloadClass::Training,
+        latency_critical: ctx.latency(wid) == Latency::Critical,
+        confidential: ctx.tenancy.tenant(tenant).confidential,
+    }
+}
+
+/// The seat a workload gets under `mechanism` on `node`: a MIG instance is partial unless the profile
+/// it requests (or the single strategy's) is the whole GPU; CC by the node's mode.
+pub fn seat(ctx: &Context<'_>, w: &Workload, mechanism: Mechanism, node: NodeId) -> Seat {
+    let partial = mechanism.is_mig()
+        && super::device::requested_profile(ctx, w, node)
+            .is_none_or(|p| super::device::is_partial_profile(ctx, node, &p));
+    Seat {
+        mechanism,
+        partial,
+        cc: ctx.gpu(node).is_some_and(super::confidentiality::cc_on),
+    }
+}
+
+/// The seats of a workload that the row of `rule` refuses it: the nodes and mechanisms, at the
+/// certainty of its placement; the detail says whether every node it reaches refuses it. `None`
+/// when the row does not cover the workload or refuses none of its seats.
+pub fn refused(
+    ctx: &Context<'_>,
+    rule: &str,
+    wid: WorkloadId,
+    tenant: TenantId,
+    w: &Workload,
+) -> Option<Verdict<bool>> {
+    let row = SeatRow::of_rule(rule)?;
+    if !w.requests_gpu() || !(row.who)(traits(ctx, wid, tenant)) {
+        return None;
+    }
+    let mut nodes = BTreeSet::new();
+    let mut mechanisms = BTreeSet::new();
+    let mut certainty = Certainty::Permitted;
+    let mut every = true;
+    for s in ctx.colo().seats(ctx.fleet, wid) {
+        for &n in &s.nodes {
+            if (row.refuses)(seat(ctx, w, s.mechanism, n)) {
+                nodes.insert(n);
+                mechanisms.insert(s.mechanism);
+                certainty = certainty.min(s.certainty);
+            } else {
+                every = false;
+            }
+        }
+    }
+    (!nodes.is_empty()).then_some(Verdict {
+        certainty,
+        nodes,
+        mechanisms,
+        detail: every,
+    })
 }

@@ -1006,8 +1006,8 @@ mod random {
 /// trust: checked against the fleet as written, not against the analysis.
 mod pairs_hold {
     use super::common::*;
-    use gpu_trust_model::fleet::WorkloadKind;
-    use gpu_trust_model::{Certainty, Trust};
+    use gpu_trust_model::fleet::{DraStrategy, WorkloadKind};
+    use gpu_trust_model::{Certainty, Layer, Trust};
     use gpu_trust_rules::report::{AuditReport, Finding};
     use proptest::prelude::*;
     use std::collections::{BTreeMap, BTreeSet};
@@ -1020,6 +1020,10 @@ mod pairs_hold {
     struct Reach {
         scheduled: BTreeSet<(usize, String)>,
         permitted: BTreeSet<(usize, String)>,
+        /// Tenants with a workload.
+        tenants: BTreeSet<usize>,
+        /// Scheduled with `nvidia.com/gpu` on a node that time-slices or shares it through MPS.
+        shared_gpu: BTreeSet<(usize, String)>,
     }
 
     impl Reach {
@@ -1083,18 +1087,38 @@ mod pairs_hold {
                     W::template(WorkloadKind::DaemonSet, &ns, &format!("ds{i}")).permitted(&chosen)
                 }
             };
-            w = match request % 4 {
+            w = match request % 6 {
                 0 => w.gpu(*quantity),
                 1 => w.resource("nvidia.com/mig-3g.40gb", 1),
                 2 => w.kai(0.5),
+                3 => w.dra(*quantity == 1, DraStrategy::TimeSlicing),
+                4 => w.dra(false, DraStrategy::Exclusive),
                 _ => w,
             };
+            reach.tenants.insert(*t);
+            if request % 6 == 0
+                && place % 3 == 0
+                && configs[usize::from(*mask) % names.len()] % 4 < 2
+            {
+                // A GPU of a time-sliced or MPS node, scheduled: the device it gets is shared.
+                reach.shared_gpu.insert((*t, first.to_string()));
+            }
             spec = spec.workload(w);
         }
         (spec, reach)
     }
 
-    fn policy(relations: &[(usize, usize, u8)]) -> (String, BTreeMap<(usize, usize), Trust>) {
+    /// Pairwise rules a generated policy may accept for a pair.
+    const ACCEPTABLE: [&str; 4] = ["GT101", "GT105", "GT207", "GT401"];
+
+    /// The policy's text, its trust per pair, and the rules it accepts per pair.
+    type Drawn = (
+        String,
+        BTreeMap<(usize, usize), Trust>,
+        BTreeSet<(&'static str, usize, usize)>,
+    );
+
+    fn policy(relations: &[(usize, usize, u8)], accepts: &[(usize, usize, usize)]) -> Drawn {
         let mut text = String::from("tenants:\n");
         for t in TENANTS {
             text.push_str(&format!("  - {{name: {t}, namespaces: [ns-{t}]}}\n"));
@@ -1120,14 +1144,81 @@ mod pairs_hold {
         if trust.is_empty() {
             text = text.replace("  relations:\n", "");
         }
-        (text, trust)
+        let mut accepted = BTreeSet::new();
+        for (a, b, rule) in accepts {
+            let (a, b) = ((*a).min(*b), (*a).max(*b));
+            let rule = ACCEPTABLE[rule % ACCEPTABLE.len()];
+            if a != b && accepted.insert((rule, a, b)) {
+                text.push_str(if accepted.len() == 1 { "accept:\n" } else { "" });
+                text.push_str(&format!(
+                    "  - {{rule: {rule}, tenants: [{}, {}], reason: drawn}}\n",
+                    TENANTS[a], TENANTS[b]
+                ));
+            }
+        }
+        (text, trust, accepted)
+    }
+
+    /// Every untrusted pair that shares something is reported (accepted or open): the API server
+    /// (every two tenants of the cluster, trust `none`), a node both are scheduled on (trust
+    /// `none`), and a time-sliced or MPS node both have a GPU of (trust below `full`), by a finding
+    /// of the layer that names the node.
+    fn complete(
+        report: &AuditReport,
+        reach: &Reach,
+        trust: &BTreeMap<(usize, usize), Trust>,
+    ) -> Result<(), TestCaseError> {
+        let reported = |a: usize, b: usize, layer: Layer, node: Option<&String>| {
+            let pair = [TENANTS[a].to_string(), TENANTS[b].to_string()];
+            report.findings.iter().any(|f| {
+                f.layer == layer
+                    && node.is_none_or(|n| f.nodes.contains(n))
+                    && f.covered_pairs.iter().any(|p| p.tenants == pair)
+            })
+        };
+        for &a in &reach.tenants {
+            for &b in reach.tenants.range(a + 1..) {
+                let t = trust.get(&(a, b)).copied().unwrap_or(Trust::None);
+                if t == Trust::None {
+                    prop_assert!(
+                        reported(a, b, Layer::ControlPlane, None),
+                        "{}-{}: the API server",
+                        TENANTS[a],
+                        TENANTS[b]
+                    );
+                }
+                for (x, n) in &reach.scheduled {
+                    if *x != a || !reach.placed(b, n) || t != Trust::None {
+                        continue;
+                    }
+                    prop_assert!(
+                        reported(a, b, Layer::Host, Some(n)),
+                        "{}-{}: node {n}",
+                        TENANTS[a],
+                        TENANTS[b]
+                    );
+                }
+                for (x, n) in &reach.shared_gpu {
+                    let both = *x == a && reach.shared_gpu.contains(&(b, n.clone()));
+                    if both && t != Trust::Full {
+                        prop_assert!(
+                            reported(a, b, Layer::Device, Some(n)),
+                            "{}-{}: the GPUs of {n}",
+                            TENANTS[a],
+                            TENANTS[b]
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check(
         report: &AuditReport,
         f: &Finding,
         reach: &Reach,
-        trust: &BTreeMap<(usize, usize), Trust>,
+        (_, trust, accepted): &Drawn,
     ) -> Result<(), TestCaseError> {
         let Some(pairs) = f.pairs else { return Ok(()) };
         let rule = gpu_trust_rules::rule(&f.rule).expect("a rule of the registry");
@@ -1139,10 +1230,17 @@ mod pairs_hold {
             f.rule
         );
         prop_assert!(!f.by_group.is_empty());
-        // The finding's certainty and severity are the strongest and worst of its pairs'.
+        // The finding's certainty is the strongest of its pairs' (what it found shared), its
+        // severity the worst of its open pairs' (of all its pairs when the policy accepts every one).
         let strongest = f.covered_pairs.iter().map(|p| p.certainty).min();
         prop_assert_eq!(Some(f.certainty), strongest, "{}", f.rule);
-        let worst = f.covered_pairs.iter().map(|p| p.severity).max();
+        let open: Vec<_> = f.covered_pairs.iter().filter(|p| !p.accepted).collect();
+        let judged: Vec<_> = if open.is_empty() {
+            f.covered_pairs.iter().collect()
+        } else {
+            open
+        };
+        let worst = judged.iter().map(|p| p.severity).max();
         prop_assert_eq!(Some(f.severity), worst, "{}", f.rule);
         for p in &f.covered_pairs {
             let (a, b) = (tenant(&p.tenants[0]), tenant(&p.tenants[1]));
@@ -1151,6 +1249,14 @@ mod pairs_hold {
                 .copied()
                 .unwrap_or(Trust::None);
             prop_assert_eq!(p.trust, t);
+            // Accepted exactly when the policy accepts the rule for the pair.
+            prop_assert_eq!(
+                p.accepted || f.accepted.is_some(),
+                accepted.contains(&(f.rule.as_str(), a.min(b), a.max(b))),
+                "{} {:?}: accepted",
+                f.rule,
+                p.tenants
+            );
             // Its severity is the rule's for its trust, at its certainty.
             let base = rule.severity.for_trust(t);
             prop_assert_eq!(
@@ -1229,7 +1335,14 @@ mod pairs_hold {
         prop_assert_eq!(placed, f.nodes.iter().collect::<BTreeSet<_>>());
         // Each place's claims hold for its pairs.
         for s in &f.by_group {
-            prop_assert!(s.severity <= f.severity && s.certainty >= f.certainty);
+            prop_assert!(s.certainty >= f.certainty);
+            // A place whose pairs are all accepted keeps their severity; the finding's is its open
+            // pairs'.
+            prop_assert!(
+                s.severity <= f.severity || s.accepted == s.pairs,
+                "{}",
+                f.rule
+            );
             let here: Vec<_> = f
                 .covered_pairs
                 .iter()
@@ -1289,19 +1402,21 @@ mod pairs_hold {
         Ok(())
     }
 
-    /// Every finding of the audit of a generated fleet and policy is true of its pairs.
+    /// Every finding of the audit of a generated fleet and policy is true of its pairs, and every
+    /// untrusted pair that shares something is reported.
     fn holds(
         configs: &[u8],
         workloads: &[(usize, u8, u8, u8, u64)],
         relations: &[(usize, usize, u8)],
+        accepts: &[(usize, usize, usize)],
     ) -> Result<(), TestCaseError> {
         let (spec, reach) = fleet(configs, workloads);
-        let (text, trust) = policy(relations);
-        let report = run(&spec, &text);
+        let drawn = policy(relations, accepts);
+        let report = run(&spec, &drawn.0);
         for f in &report.findings {
-            check(&report, f, &reach, &trust)?;
+            check(&report, f, &reach, &drawn)?;
         }
-        Ok(())
+        complete(&report, &reach, &drawn.1)
     }
 
     proptest! {
@@ -1310,19 +1425,21 @@ mod pairs_hold {
         #[test]
         fn every_pairwise_finding_is_true_of_its_pairs(
             configs in proptest::collection::vec(0u8..2, 2..5),
-            workloads in proptest::collection::vec((0usize..4, 0u8..3, 1u8..16, 0u8..4, 1u64..3), 2..14),
+            workloads in proptest::collection::vec((0usize..4, 0u8..3, 1u8..16, 0u8..6, 1u64..3), 2..14),
             relations in proptest::collection::vec((0usize..4, 0usize..4, 0u8..3), 0..4),
+            accepts in proptest::collection::vec((0usize..4, 0usize..4, 0usize..4), 0..3),
         ) {
-            holds(&configs, &workloads, &relations)?;
+            holds(&configs, &workloads, &relations, &accepts)?;
         }
 
         #[test]
         fn mig_and_device_findings_are_true_of_their_pairs(
             configs in proptest::collection::vec(0u8..4, 2..5),
-            workloads in proptest::collection::vec((0usize..4, 0u8..3, 1u8..16, 0u8..4, 1u64..3), 2..12),
+            workloads in proptest::collection::vec((0usize..4, 0u8..3, 1u8..16, 0u8..6, 1u64..3), 2..12),
             relations in proptest::collection::vec((0usize..4, 0usize..4, 0u8..3), 0..4),
+            accepts in proptest::collection::vec((0usize..4, 0usize..4, 0usize..4), 0..3),
         ) {
-            holds(&configs, &workloads, &relations)?;
+            holds(&configs, &workloads, &relations, &accepts)?;
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The real `kubectl` (Debian's `kubernetes-client`, which CI installs): pod patches applied to an
+//! The real `kubectl` (CI installs one: `.ci/run`): pod patches applied to an
 //! object with `kubectl patch --local`, which runs the same strategic merge and JSON patch code as the
 //! API server (`k8s.io/apimachinery/pkg/util/strategicpatch`, `github.com/evanphx/json-patch`) on the
 //! object given, without a cluster.
@@ -17,9 +17,12 @@ pub fn available(test: &str) -> bool {
     if !found {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
-            "kubectl is missing: CI installs Debian's kubernetes-client (.ci/run)"
+            "kubectl is missing: .ci/run installs one"
         );
-        eprintln!("SKIPPED {test}: kubectl is not installed");
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: kubectl is not installed"
+        );
     }
     found
 }

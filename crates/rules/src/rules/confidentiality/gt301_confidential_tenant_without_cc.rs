@@ -1,7 +1,9 @@
+use super::super::owned;
 use crate::context::Context;
 use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
+use gpu_trust_model::isolation::{Mechanism, SeatRow};
 use gpu_trust_model::{Certainty, Layer, Severity};
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,14 +56,23 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // tenant -> (certainty, workloads, nodes)
     let mut found: BTreeMap<TenantId, (Certainty, BTreeSet<usize>, BTreeSet<usize>)> =
         BTreeMap::new();
+    // Which workloads and seats: the rule's row about one workload in the model's table.
+    let Some(row) = SeatRow::of_rule(sink.rule().code) else {
+        return;
+    };
     for (wid, tenant, w) in ctx.tenant_workloads() {
-        if !ctx.tenancy.tenant(tenant).confidential || !w.requests_gpu() {
+        if !(row.who)(owned::traits(ctx, wid, tenant)) || !w.requests_gpu() {
             continue;
         }
         let (certainty, nodes) = ctx.colo().reach_of(wid);
         let off: Vec<usize> = nodes
             .into_iter()
-            .filter(|n| ctx.gpu(*n).is_some_and(|g| !super::cc_on(g)))
+            .filter(|n| {
+                ctx.gpu(*n).is_some_and(|g| {
+                    let m = Mechanism::of_workload(w, g).unwrap_or(Mechanism::Exclusive);
+                    (row.refuses)(owned::seat(ctx, w, m, *n))
+                })
+            })
             .collect();
         if off.is_empty() {
             continue;

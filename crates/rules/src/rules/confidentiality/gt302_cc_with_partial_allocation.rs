@@ -2,7 +2,7 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use gpu_trust_model::fleet::SharingStrategy;
-use gpu_trust_model::isolation::LAYERS;
+use gpu_trust_model::isolation::{Mechanism, Seat, SeatRow, LAYERS};
 use gpu_trust_model::{Certainty, Layer, Severity};
 
 declare_rule! {
@@ -49,33 +49,49 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    // Which seats: the rule's row about one workload in the model's table, asked of what each node
+    // with CC on hands out.
+    let Some(row) = SeatRow::of_rule(sink.rule().code) else {
+        return;
+    };
+    let refused = |mechanism: Mechanism| {
+        (row.refuses)(Seat {
+            mechanism,
+            partial: true,
+            cc: true,
+        })
+    };
     for (id, node) in ctx.fleet.gpu_nodes() {
         let Some(gpu) = &node.gpu else { continue };
         if !super::cc_on(gpu) {
             continue;
         }
         let mut how = Vec::new();
-        if gpu.mig_enabled() {
+        if gpu.mig_enabled() && refused(Mechanism::MigInstance) {
             how.push("MIG is enabled".to_string());
         }
         let shared_replicas = gpu.sharing.replicas.values().any(|r| *r > 1);
         match gpu.sharing.strategy {
-            SharingStrategy::TimeSlicing if shared_replicas => {
+            SharingStrategy::TimeSlicing if shared_replicas && refused(Mechanism::TimeSlicing) => {
                 how.push("the device plugin time-slices it".to_string())
             }
-            SharingStrategy::Mps if shared_replicas => {
+            SharingStrategy::Mps if shared_replicas && refused(Mechanism::Mps) => {
                 how.push("the device plugin shares it through MPS".to_string())
             }
             _ => {}
         }
-        if gpu.hami {
+        if gpu.hami && refused(Mechanism::HamiVgpu) {
             how.push("HAMi splits it into vGPUs".to_string());
         }
         let tenants = ctx.colo().tenants_on(id);
         let fractional: Vec<usize> = tenants
             .keys()
             .flat_map(|t| ctx.colo().workloads_on(id, *t))
-            .filter(|w| ctx.workload(*w).is_some_and(|w| w.gpu.fraction.is_some()))
+            .filter(|w| {
+                ctx.workload(*w).is_some_and(|w| {
+                    w.gpu.fraction.is_some() && Mechanism::of_workload(w, gpu).is_none_or(refused)
+                })
+            })
             .collect();
         if !fractional.is_empty() {
             how.push(format!(

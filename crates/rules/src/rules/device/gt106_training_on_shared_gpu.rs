@@ -3,9 +3,10 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::{Workload, WorkloadClass, WorkloadId};
-use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::fleet::{Workload, WorkloadId};
+use gpu_trust_model::isolation::{Mechanism, Seat, SeatRow};
 use gpu_trust_model::{Certainty, Layer, Severity};
+use gpu_trust_policy::TenantId;
 use std::collections::BTreeSet;
 
 declare_rule! {
@@ -68,11 +69,15 @@ struct Found {
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     let manifests = super::no_gpu_nodes(ctx);
+    // Which workloads and seats: the rule's row about one workload in the model's table.
+    let Some(row) = SeatRow::of_rule(sink.rule().code) else {
+        return;
+    };
     owned::per_owner(
         ctx,
         sink,
         Severity::High,
-        |wid, _, w| judge(ctx, wid, w, manifests),
+        |wid, tenant, w| judge(ctx, row, wid, tenant, w, manifests),
         |o| {
             let how: Vec<&str> = o.mechanisms.iter().map(|m: &Mechanism| m.title()).collect();
             let message = if o.nodes.is_empty() {
@@ -112,40 +117,24 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
 
 fn judge(
     ctx: &Context<'_>,
+    row: &SeatRow,
     wid: WorkloadId,
+    tenant: TenantId,
     w: &Workload,
     manifests: bool,
 ) -> Option<owned::Verdict<Found>> {
-    if ctx.class(wid) != WorkloadClass::Training || !w.requests_gpu() {
-        return None;
+    if ctx.colo().seats(ctx.fleet, wid).is_empty() {
+        let covered = w.requests_gpu() && (row.who)(owned::traits(ctx, wid, tenant));
+        return if manifests && covered {
+            manifest_only(row, w)
+        } else {
+            None
+        };
     }
-    let seats = ctx.colo().seats(ctx.fleet, wid);
-    if seats.is_empty() {
-        return if manifests { manifest_only(w) } else { None };
-    }
-    let mut shared_nodes = BTreeSet::new();
-    let mut mechanisms = BTreeSet::new();
-    let mut all_shared = true;
-    for seat in &seats {
-        let shared: Vec<usize> = seat
-            .nodes
-            .iter()
-            .copied()
-            .filter(|n| super::is_shared_resource(ctx, w, seat.mechanism, *n))
-            .collect();
-        if shared.len() < seat.nodes.len() {
-            all_shared = false;
-        }
-        if !shared.is_empty() {
-            mechanisms.insert(seat.mechanism);
-            shared_nodes.extend(shared);
-        }
-    }
-    if shared_nodes.is_empty() {
-        return None;
-    }
-    let placed = seats[0].certainty == Certainty::Observed;
-    let certainty = if placed || all_shared {
+    let v = owned::refused(ctx, row.rule, wid, tenant, w)?;
+    let placed = v.certainty == Certainty::Observed;
+    // Every node it may go to refuses it: wherever it lands, it gets a shared resource.
+    let certainty = if placed || v.detail {
         Certainty::Observed
     } else {
         Certainty::Permitted
@@ -157,8 +146,8 @@ fn judge(
     };
     Some(owned::Verdict {
         certainty,
-        nodes: shared_nodes,
-        mechanisms,
+        nodes: v.nodes,
+        mechanisms: v.mechanisms,
         detail: Found {
             verb,
             requests: Vec::new(),
@@ -166,10 +155,13 @@ fn judge(
     })
 }
 
-/// A training workload judged without GPU nodes in the input: its request names a shared resource.
-/// The request itself names a shared resource: wherever it runs, it can only get a share.
-fn manifest_only(w: &Workload) -> Option<owned::Verdict<Found>> {
-    let sharing = gpu_trust_model::isolation::Mechanism::requested_sharing(w);
+/// A training workload judged without GPU nodes in the input: its request names a resource the
+/// row refuses (a MIG profile counts as a slice), wherever it runs.
+fn manifest_only(row: &SeatRow, w: &Workload) -> Option<owned::Verdict<Found>> {
+    let sharing: Vec<(Mechanism, String)> = Mechanism::requested_sharing(w)
+        .into_iter()
+        .filter(|(m, _)| (row.refuses)(Seat::of(*m, true)))
+        .collect();
     if sharing.is_empty() {
         return None;
     }

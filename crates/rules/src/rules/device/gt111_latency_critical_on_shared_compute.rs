@@ -3,10 +3,8 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::isolation::{Enforcement, Property};
+use gpu_trust_model::isolation::Property;
 use gpu_trust_model::{Certainty, Layer, Severity};
-use gpu_trust_policy::Latency;
-use std::collections::BTreeSet;
 
 declare_rule! {
     /// ## What it detects
@@ -51,31 +49,13 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
+    // Which workloads and seats: the rule's row about one workload in the model's table.
+    let code = sink.rule().code;
     owned::per_owner(
         ctx,
         sink,
         Severity::Medium,
-        |wid, _, w| {
-            if ctx.latency(wid) != Latency::Critical || !w.requests_gpu() {
-                return None;
-            }
-            let mut nodes = BTreeSet::new();
-            let mut mechanisms = BTreeSet::new();
-            let mut certainty = Certainty::Permitted;
-            for seat in ctx.colo().seats(ctx.fleet, wid) {
-                if seat.mechanism.property(Property::Compute).enforcement != Enforcement::Separate {
-                    nodes.extend(seat.nodes.iter().copied());
-                    mechanisms.insert(seat.mechanism);
-                    certainty = certainty.min(seat.certainty);
-                }
-            }
-            (!mechanisms.is_empty()).then_some(owned::Verdict {
-                certainty,
-                nodes,
-                mechanisms,
-                detail: (),
-            })
-        },
+        |wid, tenant, w| owned::refused(ctx, code, wid, tenant, w),
         |o| {
             let facts: Vec<String> = o
                 .mechanisms

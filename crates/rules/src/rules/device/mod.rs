@@ -132,13 +132,7 @@ pub(crate) fn requested_profile(
 /// Whether a MIG profile is smaller than the whole GPU of the node's model (unknown models and
 /// profiles count as smaller: a slice is the usual reason to run MIG).
 pub(crate) fn is_partial_profile(ctx: &Context<'_>, node: NodeId, profile: &str) -> bool {
-    let Some(model) = model_of(ctx, node) else {
-        return true;
-    };
-    match (model.mig, model.profile(profile)) {
-        (Some(geometry), Some(p)) => p.compute_slices < geometry.compute_slices,
-        _ => true,
-    }
+    model_of(ctx, node).is_none_or(|m| m.is_partial(profile))
 }
 
 /// Memory of one MIG profile on the node's model.
@@ -151,26 +145,6 @@ pub(crate) fn gpu_memory_mib(ctx: &Context<'_>, node: NodeId) -> Option<u64> {
     ctx.gpu(node)
         .and_then(|g| g.memory_mib)
         .or_else(|| model_of(ctx, node).map(|m| m.memory_mib))
-}
-
-/// Whether a workload's GPU under `mechanism` on `node` is shared or smaller than a whole GPU (the
-/// "shared resource" of GT106).
-pub(crate) fn is_shared_resource(
-    ctx: &Context<'_>,
-    workload: &gpu_trust_model::fleet::Workload,
-    mechanism: gpu_trust_model::isolation::Mechanism,
-    node: NodeId,
-) -> bool {
-    if mechanism.shares_device() {
-        return true;
-    }
-    if mechanism.is_mig() {
-        return match requested_profile(ctx, workload, node) {
-            Some(p) => is_partial_profile(ctx, node, &p),
-            None => true,
-        };
-    }
-    false
 }
 
 /// Whether the input has no GPU node: the co-location rules have nothing to place workloads on, and

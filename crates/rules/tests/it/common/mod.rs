@@ -250,6 +250,18 @@ impl W {
         self
     }
 
+    /// A DRA claim on NVIDIA's `gpu.nvidia.com` class: the namespace's `shared` ResourceClaim, or
+    /// one of the pod's own from a template.
+    pub fn dra(mut self, shared: bool, strategy: gpu_trust_model::fleet::DraStrategy) -> Self {
+        self.w.gpu.dra.push(gpu_trust_model::fleet::DraClaimUse {
+            claim: shared.then(|| format!("{}/shared", self.w.namespace)),
+            template: (!shared).then(|| "gpu".to_string()),
+            device_class: Some("gpu.nvidia.com".into()),
+            strategy,
+        });
+        self
+    }
+
     pub fn hami(mut self, memory_mib: u64, uuids: &[&str]) -> Self {
         self.w.gpu.hami = Some(HamiRequest {
             gpus: 1,
