@@ -258,6 +258,7 @@ impl W {
             template: (!shared).then(|| "gpu".to_string()),
             device_class: Some("gpu.nvidia.com".into()),
             strategy,
+            shareable: false,
         });
         self
     }
