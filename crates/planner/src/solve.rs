@@ -1,8 +1,10 @@
 //! The solver: from a [`PlanInput`] to a [`Plan`].
 //!
-//! 1. **Pool.** Each workload goes to the pool of the inventory where one replica costs the smallest
+//! 1. **Pool.** Each workload starts in the pool of the inventory where one replica costs the smallest
 //!    share of a GPU (or the pool it pins); when a pool runs out of nodes, its workloads with
-//!    unplaced replicas move to their next pool and both are planned again.
+//!    unplaced replicas move to their next pool. The choice is then searched with the packing, each
+//!    choice judged by planning every pool (steps 2-5), until the GPUs reach the lower bound
+//!    (`solve/choice.rs`).
 //! 2. **Mechanism.** Per workload: training gets gangs of whole dedicated GPUs on one node; a
 //!    confidential tenant gets whole GPUs on nodes with CC on; inference and batch get the smallest MIG
 //!    instance that holds the peak memory and compute (on models without MIG: latency-critical a whole
@@ -19,7 +21,8 @@
 //!    node, its sharing config stays one config (per resource one mode and replica count; MPS never
 //!    next to MIG), and tenants without trust never have instances of one profile on one node.
 //!
-//! The plan is then written from each pool's result (`assemble.rs`).
+//! The plan is then written from each pool's result, with the bound of [`crate::bound`] over every
+//! pool (`assemble.rs`).
 
 mod choice;
 mod consolidate;
@@ -200,7 +203,8 @@ pub fn solve_with(input: &PlanInput, options: &SolveOptions) -> Plan {
         .iter()
         .map(|o| o.iter().map(|&(p, _)| p).collect())
         .collect();
-    // The lower bound on every plan that places every replica: the search over pools stops there.
+    // The lower bound on every plan that places every replica, where some workload has a choice of
+    // pools: the search over pools stops there.
     let slots: Vec<PoolSlots> = ctxs
         .iter()
         .map(|c| PoolSlots::new(c.spec, c.pool.gpus_per_node))
@@ -215,7 +219,10 @@ pub fn solve_with(input: &PlanInput, options: &SolveOptions) -> Plan {
             needs: o.clone(),
         })
         .collect();
-    let (_, lower_bound, _) = plan_bounds(input, &slots, &demands, &[]);
+    let lower_bound = candidates
+        .iter()
+        .any(|c| c.len() > 1)
+        .then(|| plan_bounds(input, &slots, &demands, &[]).1);
     let (choice, results) = choice::choose(&ctxs, &candidates, lower_bound);
     let views: Vec<PoolView> = ctxs
         .iter()

@@ -10,9 +10,10 @@
 //!
 //! - with at most [`EVERY_CHOICE`] ways to choose, it tries them all;
 //! - with more, a local search: move one workload to another pool, or swap two workloads between two
-//!   pools, keeping each change that makes the plan no worse (a choice is tried once, so it moves on
-//!   across choices of equal score), until no move does, the plan's GPUs reach the lower bound (no
-//!   plan uses fewer), or [`PLANS`] pool plans have been made.
+//!   pools, taking each change that leaves no more replicas unplaced and no more GPUs (a choice is
+//!   tried once, so it walks on across choices of equal GPUs, whatever their nodes) and keeping the
+//!   best choice it passes, until no move does, the plan's GPUs reach the lower bound (no plan uses
+//!   fewer), or [`PLANS`] pool plans have been made.
 //!
 //! The search judges a choice by plans whose exact searches get [`QUICK`] times smaller limits; the
 //! best choice it finds is then planned in full and kept when its plan beats the greedy choice's
@@ -25,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Ways to choose pools that are all tried.
 const EVERY_CHOICE: usize = 256;
 /// Pool plans the search may make, in all.
-const PLANS: usize = 400;
+const PLANS: usize = 1000;
 /// What the search's plans divide the exact searches' limits by.
 const QUICK: u64 = 8;
 
@@ -77,11 +78,11 @@ impl<'b> Plans<'b> {
 
 /// The pool of each workload (`None` for those that can run nowhere) and each pool's plan, given the
 /// pools each may run in, the cheapest first, and the lower bound on the GPUs of every plan that
-/// places every replica.
+/// places every replica (`None` when no workload has a choice: then the greedy choice is kept).
 pub(super) fn choose(
     ctxs: &[PoolCtx],
     candidates: &[Vec<usize>],
-    lower_bound: u32,
+    lower_bound: Option<u32>,
 ) -> (Vec<Option<usize>>, Vec<PoolResult>) {
     let mut plans = Plans::new(ctxs, 1);
     // Greedy: the cheapest pool, then the next for workloads a full pool leaves unplaced.
@@ -108,25 +109,26 @@ pub(super) fn choose(
             at[w] += 1;
         }
     }
+    let free: Vec<usize> = (0..candidates.len())
+        .filter(|&w| candidates[w].len() > 1)
+        .collect();
+    let lower_bound = lower_bound.unwrap_or(u32::MAX);
     let done = |s: (usize, u32, usize)| s.0 == 0 && s.1 <= lower_bound;
     let greedy = choice_of(&at);
     let greedy_score = plans.score(&greedy);
     let mut best = greedy.clone();
     let mut full = plans;
     let mut plans = Plans::new(ctxs, QUICK);
-    let mut score = if done(greedy_score) {
+    let mut score = if done(greedy_score) || free.is_empty() {
         greedy_score
     } else {
         plans.score(&best)
     };
-    let free: Vec<usize> = (0..candidates.len())
-        .filter(|&w| candidates[w].len() > 1)
-        .collect();
     let ways = free.iter().try_fold(1usize, |n, &w| {
         n.checked_mul(candidates[w].len())
             .filter(|&n| n <= EVERY_CHOICE)
     });
-    if done(score) {
+    if done(score) || free.is_empty() {
         // The greedy choice is as good as any.
     } else if let Some(ways) = ways {
         for mut k in 0..ways {
@@ -148,20 +150,24 @@ pub(super) fn choose(
     } else {
         let mut seen: BTreeSet<Vec<Option<usize>>> = BTreeSet::new();
         seen.insert(best.clone());
+        // The search walks from choice to choice of no more unplaced replicas and GPUs (nodes do
+        // not hold it back) and keeps the best it passes.
+        let mut at = best.clone();
+        let mut here = score;
         'search: loop {
             let mut changed = false;
             // Moves of one workload, then swaps of two.
             let mut moves: Vec<Vec<(usize, usize)>> = Vec::new();
             for &w in &free {
                 for &p in &candidates[w] {
-                    if best[w] != Some(p) {
+                    if at[w] != Some(p) {
                         moves.push(vec![(w, p)]);
                     }
                 }
             }
             for (i, &a) in free.iter().enumerate() {
                 for &b in &free[i + 1..] {
-                    let (Some(pa), Some(pb)) = (best[a], best[b]) else {
+                    let (Some(pa), Some(pb)) = (at[a], at[b]) else {
                         continue;
                     };
                     if pa != pb && candidates[a].contains(&pb) && candidates[b].contains(&pa) {
@@ -173,7 +179,7 @@ pub(super) fn choose(
                 if plans.made >= PLANS || done(score) {
                     break 'search;
                 }
-                let mut choice = best.clone();
+                let mut choice = at.clone();
                 for &(w, p) in &m {
                     choice[w] = Some(p);
                 }
@@ -181,9 +187,13 @@ pub(super) fn choose(
                     continue;
                 }
                 let s = plans.score(&choice);
-                if s <= score {
-                    score = s;
-                    best = choice;
+                if (s.0, s.1) <= (here.0, here.1) {
+                    if s < score {
+                        score = s;
+                        best.clone_from(&choice);
+                    }
+                    here = s;
+                    at = choice;
                     changed = true;
                 }
             }
