@@ -146,14 +146,18 @@ pub(crate) fn cliques(input: &PlanInput, tenants: &[usize]) -> Vec<u32> {
     }
 }
 
+/// What one replica takes in each pool where it may run: (pool, slot, amount).
+type Takes = Vec<(usize, usize, f64)>;
+/// [`Takes`] with each amount's bits, to compare and order them.
+type Key = Vec<(usize, usize, u64)>;
+
 /// `D(v)` of the module documentation at the weights the dual LP gives, scaled down until every
 /// pattern constraint holds: a lower bound on the GPUs of `demands`, before rounding up. All demands
 /// are of one trust component, whose tenants are `tenants` and whose GPUs each hold tenants of one set
 /// of `cliques` (bit masks over `tenants`): the weights are per pool and set.
 fn dual_bound(pools: &[PoolSlots], tenants: &[usize], cliques: &[u32], demands: &[&Demand]) -> f64 {
     // Demands alike for the bound (the sets that may hold them, what they take where) as one.
-    let mut alike: BTreeMap<(u64, Vec<(usize, usize, u64)>), (f64, Vec<(usize, usize, f64)>)> =
-        BTreeMap::new();
+    let mut alike: BTreeMap<(u64, Key), (f64, Takes)> = BTreeMap::new();
     let bit_of: BTreeMap<usize, usize> = tenants.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     for d in demands {
         let Some(&bit) = bit_of.get(&d.tenant) else {

@@ -72,6 +72,9 @@ pub fn fraction(profiles: &[MigProfile], p: &MigProfile, compute_slices: u8) -> 
     }
 }
 
+/// A class of replicas: (pool, tenant, the profiles of the pool that hold them).
+type Class = (usize, usize, Vec<usize>);
+
 /// One pool as the integer program sees it.
 struct PoolModel {
     /// The maximal layouts over the profiles that hold some workload here.
@@ -379,7 +382,7 @@ fn build(
     // their sum 1. Replica classes per pool: (pool, tenant, profiles that hold it) with the replicas
     // of the workloads of the class that run there.
     let mut one_pool: Vec<Expression> = Vec::new();
-    let mut classes: BTreeMap<(usize, usize, Vec<usize>), (Expression, f64)> = BTreeMap::new();
+    let mut classes: BTreeMap<Class, (Expression, f64)> = BTreeMap::new();
     for (w, wl) in input.workloads.iter().enumerate() {
         if !tenants.contains(&wl.tenant) {
             continue;
@@ -406,8 +409,7 @@ fn build(
             one_pool.push(sum);
         }
     }
-    let classes: Vec<((usize, usize, Vec<usize>), (Expression, f64))> =
-        classes.into_iter().collect();
+    let classes: Vec<(Class, (Expression, f64))> = classes.into_iter().collect();
     let mut groups: Vec<(usize, usize, usize, Variable)> = Vec::new();
     // (group, class, profile, replicas): continuous, since for whole GPU counts the replicas form a
     // transportation problem (classes to instance slots), whose constraint matrix is totally
