@@ -21,9 +21,12 @@
 mod independent;
 
 use gpu_trust_planner::exact::exact_pack;
-use gpu_trust_planner::generate::{crowded_mig_fleet, fleet, mig_fleet, FleetSpec};
+use gpu_trust_planner::generate::{
+    crowded_mig_fleet, fleet, medium_mig_fleet, mig_fleet, FleetSpec,
+};
 use gpu_trust_planner::spec::MigSpec;
 use gpu_trust_planner::{check, solve, solve_with, Method, Plan, PlanInput, SolveOptions};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// The GPU model of the small-fleet sections.
@@ -39,19 +42,46 @@ const FIRST_SEED: u64 = 100_001;
 fn pattern_optimum(input: &PlanInput, plan: &Plan) -> Option<u32> {
     let mut total = 0u32;
     for b in &plan.bounds {
-        let pool = input.pools.iter().find(|p| p.name == b.pool)?;
-        total += b.whole_gpus;
-        if b.instances.is_empty() {
-            continue;
+        // The component's GPUs: whole ones count as they are, MIG instances by pool and profile.
+        let mut instances: BTreeMap<&str, BTreeMap<&str, u32>> = BTreeMap::new();
+        for node in &plan.nodes {
+            for g in &node.gpus {
+                let mine = g.assignments.iter().any(|a| b.tenants.contains(&a.tenant));
+                if !mine {
+                    continue;
+                }
+                if g.mig.is_empty() {
+                    total += 1;
+                }
+                for m in &g.mig {
+                    *instances
+                        .entry(node.pool.as_str())
+                        .or_default()
+                        .entry(m.profile.as_str())
+                        .or_default() += 1;
+                }
+            }
         }
-        let spec = MigSpec::new(pool.model)?;
-        let mut demand = vec![0u32; spec.profiles.len()];
-        for (name, &c) in &b.instances {
-            demand[spec.profile_index(name)?] = c;
+        for (pool, counts) in instances {
+            let pool = input.pools.iter().find(|p| p.name == pool)?;
+            let spec = MigSpec::new(pool.model)?;
+            let mut demand = vec![0u32; spec.profiles.len()];
+            for (name, c) in counts {
+                demand[spec.profile_index(name)?] = c;
+            }
+            total += exact_pack(&spec, &demand, 10.0)?.len() as u32;
         }
-        total += exact_pack(&spec, &demand, 10.0)?.len() as u32;
     }
     Some(total)
+}
+
+/// CPU time this thread has run, in seconds (the kernel's `schedstat`): what a solve costs on a machine
+/// whose other load stretches wall time.
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 /// Plans `count` random MIG fleets (seeds `first..first + count`) and compares each with the
@@ -60,6 +90,7 @@ fn mig_fleets(name: &str, first: u64, count: u64, limit: f64, make: &dyn Fn(u64)
     let mut optimal = 0u64;
     let mut at_bound = 0u64;
     let mut unproven = 0u64;
+    let mut bound_over = 0u64;
     let mut over: Vec<String> = Vec::new();
     let mut gpus = 0u64;
     let mut worst_ms = 0f64;
@@ -67,9 +98,9 @@ fn mig_fleets(name: &str, first: u64, count: u64, limit: f64, make: &dyn Fn(u64)
     let mut worst_proof = 0f64;
     for seed in first..first + count {
         let input = make(seed);
-        let start = Instant::now();
+        let start = cpu_seconds();
         let plan = solve(&input);
-        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        let ms = (cpu_seconds() - start) * 1000.0;
         worst_ms = worst_ms.max(ms);
         total_ms += ms;
         let violations = check(&input, &plan);
@@ -90,12 +121,13 @@ fn mig_fleets(name: &str, first: u64, count: u64, limit: f64, make: &dyn Fn(u64)
                     o.gpus,
                     plan.gpus_used
                 );
-                assert!(
-                    o.gpus >= plan.lower_bound,
-                    "seed {seed}: the exact optimum {} is below the plan's lower bound {}",
-                    o.gpus,
-                    plan.lower_bound
-                );
+                if o.gpus < plan.lower_bound {
+                    bound_over += 1;
+                    over.push(format!(
+                        "seed {seed}: the lower bound {} is above the optimum {}",
+                        plan.lower_bound, o.gpus
+                    ));
+                }
                 if o.gpus == plan.gpus_used {
                     optimal += 1;
                 } else {
@@ -114,7 +146,7 @@ fn mig_fleets(name: &str, first: u64, count: u64, limit: f64, make: &dyn Fn(u64)
         }
     }
     println!(
-        "| {name} | {first}-{} | {gpus} | {optimal} | {at_bound} | {unproven} | {:.2} ms | {worst_ms:.1} ms | {worst_proof:.2} s |",
+        "| {name} | {first}-{} | {gpus} | {optimal} | {at_bound} | {bound_over} | {unproven} | {:.2} ms | {worst_ms:.1} ms | {worst_proof:.2} s |",
         first + count.saturating_sub(1),
         total_ms / count.max(1) as f64
     );
@@ -251,7 +283,7 @@ fn main() {
         .map(String::as_str)
         .collect();
     let wanted = |s: &str| sections.contains(&s) || sections.is_empty();
-    let shapes: [Shape; 3] = [
+    let shapes: [Shape; 5] = [
         ("small", "small (2-7 workloads of 1-4 replicas)", &|s| {
             mig_fleet(s, MODEL, 7, 4)
         }),
@@ -262,6 +294,14 @@ fn main() {
             "crowded",
             "crowded (4-8 tenants, 4-12 workloads of small peaks)",
             &|s| crowded_mig_fleet(s, MODEL),
+        ),
+        ("pool", "one pool (5-8 tenants, 40-120 replicas)", &|s| {
+            medium_mig_fleet(s, false)
+        }),
+        (
+            "pools",
+            "two pools (the same, H100 capped at 1-3 nodes, A100 for the rest)",
+            &|s| medium_mig_fleet(s, true),
         ),
     ];
     if !shows.is_empty() {
@@ -275,8 +315,8 @@ fn main() {
         return;
     }
     if shapes.iter().any(|(key, _, _)| wanted(key)) {
-        println!("| fleets | seeds | GPUs in all | exact optimum | at the plan's lower bound | no proven optimum | mean solve time | slowest solve | slowest exact proof |");
-        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+        println!("| fleets | seeds | GPUs in all | exact optimum | at the plan's lower bound | lower bound above the optimum | no proven optimum | mean solve CPU time | slowest solve | slowest exact proof |");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (key, name, make) in &shapes {
             if wanted(key) {
                 mig_fleets(name, first, count, limit, make);

@@ -6,7 +6,7 @@ use crate::bound;
 use crate::file::{PlanInput, Pool, Workload};
 use crate::plan::*;
 use crate::spec::MigSpec;
-use crate::unit::{Miss, Mode, Need, NodeFill, Payload, PoolResult, Rep, Share, Unit, UnitKind};
+use crate::unit::{Miss, Mode, Need, NodeFill, Payload, PoolResult, Rep, Share, UnitKind};
 use gpu_trust_model::fleet::{SharingStrategy, WorkloadClass};
 use gpu_trust_model::isolation::{Mechanism, Property};
 use gpu_trust_model::resource;
@@ -50,16 +50,13 @@ fn is_label_value(s: &str) -> bool {
 pub(crate) fn assemble(
     input: &PlanInput,
     ctxs: &[PoolView],
-    results: &[Option<PoolResult>],
-    candidates: &[Vec<usize>],
-    choice: &[usize],
+    results: &[PoolResult],
+    options: &[Vec<(usize, Need)>],
+    choice: &[Option<usize>],
     no_pool: &BTreeMap<usize, String>,
 ) -> Plan {
     let mut nodes_out: Vec<PlanNode> = Vec::new();
     let mut out = Outcome::default();
-    let mut bounds: Vec<Bound> = Vec::new();
-    let mut lower_bound = 0u32;
-    let mut nodes_lower_bound = 0u32;
     let mut names = Names::default();
     let mut workload_needs: BTreeMap<usize, (usize, Need)> = BTreeMap::new();
 
@@ -73,7 +70,6 @@ pub(crate) fn assemble(
         }
     }
     for (pi, res) in results.iter().enumerate() {
-        let Some(res) = res else { continue };
         let ctx = &ctxs[pi];
         let pool = ctx.pool;
         for (w, need) in &res.needs {
@@ -81,7 +77,7 @@ pub(crate) fn assemble(
         }
         for (rep, miss) in &res.misses {
             // A replica that moved on to another pool is reported there.
-            if candidates[rep.w].get(choice[rep.w]) != Some(&pi) {
+            if choice[rep.w] != Some(pi) {
                 continue;
             }
             let reason = match miss {
@@ -93,11 +89,6 @@ pub(crate) fn assemble(
                 reason,
             });
         }
-        let (pool_bounds, pool_lb, pool_nodes_lb) = placed_bounds(input, ctx, res);
-        bounds.extend(pool_bounds);
-        lower_bound += pool_lb;
-        nodes_lower_bound += pool_nodes_lb;
-
         for (ni, fill) in res.nodes.iter().enumerate() {
             let name = format!("{}-{ni}", pool.name);
             let (gpus, sharing) = node_gpus(input, ctx, res, fill, nodes_out.len(), &mut out);
@@ -153,6 +144,46 @@ pub(crate) fn assemble(
             )
         })
         .collect();
+    // The bound over the replicas placed, in every pool where each may run.
+    let mut left_out: BTreeMap<&str, u32> = BTreeMap::new();
+    for u in &unplaced {
+        *left_out.entry(u.workload.as_str()).or_default() += 1;
+    }
+    let demands: Vec<bound::Demand> = input
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(w, wl)| bound::Demand {
+            tenant: wl.tenant,
+            replicas: wl
+                .replicas
+                .saturating_sub(left_out.get(wl.name.as_str()).copied().unwrap_or(0)),
+            needs: options[w].clone(),
+        })
+        .collect();
+    let slots: Vec<bound::PoolSlots> = ctxs
+        .iter()
+        .map(|c| bound::PoolSlots::new(c.spec, c.pool.gpus_per_node))
+        .collect();
+    let tenant_index: BTreeMap<&str, usize> = input
+        .tenants
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    let used: Vec<BTreeSet<usize>> = nodes_out
+        .iter()
+        .flat_map(|n| n.gpus.iter())
+        .filter(|g| !g.assignments.is_empty())
+        .map(|g| {
+            g.assignments
+                .iter()
+                .filter_map(|a| tenant_index.get(a.tenant.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let (bounds, lower_bound, nodes_lower_bound) =
+        bound::plan_bounds(input, &slots, &demands, &used);
     let gpus_used: u32 = nodes_out
         .iter()
         .map(|n| n.gpus.iter().filter(|g| !g.assignments.is_empty()).count() as u32)
@@ -184,38 +215,6 @@ pub(crate) fn assemble(
 struct Outcome {
     placed_on: BTreeMap<Rep, (usize, u32)>,
     unplaced: Vec<Unplaced>,
-}
-
-/// The bounds of a pool over the units placed on its nodes.
-fn placed_bounds(input: &PlanInput, ctx: &PoolView, res: &PoolResult) -> (Vec<Bound>, u32, u32) {
-    let placed_units: Vec<&Unit> = res
-        .nodes
-        .iter()
-        .flat_map(|n| n.units.iter().map(|&u| &res.units[u]))
-        .collect();
-    bound::pool_bounds(
-        input,
-        ctx.pool,
-        ctx.spec,
-        &placed_units
-            .iter()
-            .map(|u| bound::UnitDemand {
-                tenants: u.tenants.clone(),
-                whole_gpus: match u.kind {
-                    UnitKind::Whole { .. } => u.gpus,
-                    UnitKind::Mig { .. } => 0,
-                },
-                gang: match &u.kind {
-                    UnitKind::Whole { share, .. } if *share == Share::Exclusive => u.gpus,
-                    _ => 0,
-                },
-                counts: match &u.kind {
-                    UnitKind::Mig { counts, .. } => counts.clone(),
-                    UnitKind::Whole { .. } => Vec::new(),
-                },
-            })
-            .collect::<Vec<_>>(),
-    )
 }
 
 /// The GPUs of one node (the `node_index`th of the plan): whole units first (largest first), then

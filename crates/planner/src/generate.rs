@@ -375,47 +375,49 @@ pub fn small_mig_fleet(seed: u64, model: &str) -> PlanInput {
     mig_fleet(seed, model, 7, 4)
 }
 
-/// Like [`small_mig_fleet`], with 2 to `max_workloads` workloads of 1 to `max_replicas` replicas.
-pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) -> PlanInput {
-    let mut rng = Rng::new(seed ^ 0x5A5A_0F0F_1234_5678);
-    let model = mig_model(model);
-    let n = rng.range(2, 5) as usize;
-    let people = critical_tenants(&mut rng, n);
-    // Peaks and compute needs that land on each profile: the memory of the profile (less a little), and
-    // for profiles that share their memory with a smaller one (2g next to 1g with two memory slices,
-    // 4g next to 3g), a compute need the smaller one cannot meet.
-    let mig = model.mig;
-    let profiles: Vec<&'static MigProfile> = mig
-        .map(|g| {
-            g.standard_profiles()
-                .chain(
-                    g.profiles
-                        .iter()
-                        .filter(|p| p.variant == ProfileVariant::ExtraMemory),
-                )
-                .collect()
-        })
-        .unwrap_or_default();
-    let whole_sms = profiles
-        .iter()
-        .filter(|p| Some(p.compute_slices) == mig.map(|g| g.compute_slices))
-        .find_map(|p| p.sms);
-    let fraction = |p: &MigProfile| -> f64 {
-        match (p.sms, whole_sms) {
-            (Some(s), Some(w)) if w > 0 => f64::from(s) / f64::from(w),
-            _ => {
-                f64::from(p.compute_slices)
-                    / f64::from(mig.map(|g| g.compute_slices).unwrap_or(1).max(1))
-            }
-        }
-    };
-    let mut by_size = profiles.clone();
-    by_size.sort_by_key(|p| (p.memory_slices, p.compute_slices, p.memory_mib));
-    let workload_count = rng.range(2, max_workloads.max(2)) as usize;
-    let mut workloads = Vec::with_capacity(workload_count);
-    for i in 0..workload_count {
-        let tenant = rng.range(0, n as u64 - 1) as usize;
-        // Small instances more often than large ones, as served models are.
+/// Peaks and compute needs that land on each profile of a MIG model: per profile, its memory less a
+/// little, and for a profile that shares its memory with a smaller one (2g next to 1g with two memory
+/// slices, 4g next to 3g), a compute need the smaller one cannot meet.
+struct Landing {
+    /// The model's standard and extra-memory profiles, smallest first.
+    by_size: Vec<&'static MigProfile>,
+    /// Each profile's share of the GPU's compute (its SMs over the whole GPU's).
+    fraction: Vec<f64>,
+}
+
+impl Landing {
+    fn of(model: &'static GpuModel) -> Landing {
+        let mig = model.mig;
+        let mut by_size: Vec<&'static MigProfile> = mig
+            .map(|g| {
+                g.standard_profiles()
+                    .chain(
+                        g.profiles
+                            .iter()
+                            .filter(|p| p.variant == ProfileVariant::ExtraMemory),
+                    )
+                    .collect()
+            })
+            .unwrap_or_default();
+        by_size.sort_by_key(|p| (p.memory_slices, p.compute_slices, p.memory_mib));
+        let slices = mig.map(|g| g.compute_slices).unwrap_or(1).max(1);
+        let whole_sms = by_size
+            .iter()
+            .filter(|p| p.compute_slices == slices)
+            .find_map(|p| p.sms);
+        let fraction = by_size
+            .iter()
+            .map(|p| match (p.sms, whole_sms) {
+                (Some(s), Some(w)) if w > 0 => f64::from(s) / f64::from(w),
+                _ => f64::from(p.compute_slices) / f64::from(slices),
+            })
+            .collect();
+        Landing { by_size, fraction }
+    }
+
+    /// A replica's peak and compute need: small instances more often than large ones, as served
+    /// models are.
+    fn draw(&self, rng: &mut Rng) -> (u64, Option<f64>) {
         let pick = match rng.range(0, 9) {
             0..=3 => 0,
             4..=5 => 1,
@@ -424,20 +426,96 @@ pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) 
             8 => 4,
             _ => 5,
         };
-        let p = by_size[pick.min(by_size.len().saturating_sub(1))];
+        let i = pick.min(self.by_size.len().saturating_sub(1));
+        let p = self.by_size[i];
         let peak = p.memory_mib.saturating_sub(rng.range(256, 2048));
         // A compute need just above the next smaller profile of the same memory, so that the profile
         // itself is the smallest fit.
-        let compute = by_size
-            .iter()
-            .filter(|q| q.memory_mib == p.memory_mib && q.compute_slices < p.compute_slices)
-            .map(|q| fraction(q))
+        let compute = (0..self.by_size.len())
+            .filter(|&q| {
+                self.by_size[q].memory_mib == p.memory_mib
+                    && self.by_size[q].compute_slices < p.compute_slices
+            })
+            .map(|q| self.fraction[q])
             .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))))
-            .map(|f| ((f + fraction(p)) / 2.0 * 1000.0).round() / 1000.0);
+            .map(|f| ((f + self.fraction[i]) / 2.0 * 1000.0).round() / 1000.0);
+        (peak, compute)
+    }
+}
+
+/// Like [`small_mig_fleet`], with 2 to `max_workloads` workloads of 1 to `max_replicas` replicas.
+pub fn mig_fleet(seed: u64, model: &str, max_workloads: u64, max_replicas: u64) -> PlanInput {
+    let mut rng = Rng::new(seed ^ 0x5A5A_0F0F_1234_5678);
+    let model = mig_model(model);
+    let n = rng.range(2, 5) as usize;
+    let people = critical_tenants(&mut rng, n);
+    let landing = Landing::of(model);
+    let workload_count = rng.range(2, max_workloads.max(2)) as usize;
+    let mut workloads = Vec::with_capacity(workload_count);
+    for i in 0..workload_count {
+        let tenant = rng.range(0, n as u64 - 1) as usize;
+        let (peak, compute) = landing.draw(&mut rng);
         let replicas = rng.range(1, max_replicas.max(1)) as u32;
         workloads.push(critical_inference(
             i, tenant, &people.0, replicas, peak, compute,
         ));
     }
     one_pool(model, (8, 8), workloads, people)
+}
+
+/// A medium fleet of latency-critical inference on MIG GPUs: 5 to 8 tenants of random trust (as
+/// [`mig_fleet`]'s), 40 to 120 replicas in workloads of 1 to 12. Two in three workloads have peaks and
+/// compute needs that land on each profile of H100-SXM5-80GB (as [`mig_fleet`]'s); the others a small
+/// peak with a compute need above one compute slice's share, which A100 and H100 meet with different
+/// profiles (A100's one slice is 14 of 98 SMs, H100's 16 of 132).
+///
+/// With `two_pools` false, one pool of H100-SXM5-80GB nodes with room for everything. With
+/// `two_pools`, that pool has 1 to 3 nodes of 8 GPUs, listed first, and a pool of A100-SXM4-80GB nodes
+/// has room for the rest: which workloads go to which pool decides the GPU count.
+pub fn medium_mig_fleet(seed: u64, two_pools: bool) -> PlanInput {
+    let mut rng = Rng::new(seed ^ 0x3D3D_71E1_0FEE_7A11);
+    let h100 = mig_model("H100-SXM5-80GB");
+    let n = rng.range(5, 8) as usize;
+    let people = critical_tenants(&mut rng, n);
+    let landing = Landing::of(h100);
+    let one_slice = landing.fraction.first().copied().unwrap_or(1.0 / 7.0);
+    let small = landing
+        .by_size
+        .first()
+        .map_or(h100.memory_mib / 8, |p| p.memory_mib);
+    let mut left = rng.range(40, 120);
+    let replicas = u32::try_from(left).unwrap_or(u32::MAX);
+    let mut workloads = Vec::new();
+    while left > 0 {
+        let i = workloads.len();
+        let tenant = rng.range(0, n as u64 - 1) as usize;
+        let (peak, compute) = if rng.chance(2.0 / 3.0) {
+            landing.draw(&mut rng)
+        } else {
+            let peak = rng.range(512, small.saturating_sub(256));
+            let compute = one_slice + rng.range(5, 140) as f64 / 1000.0;
+            (peak, Some((compute * 1000.0).round() / 1000.0))
+        };
+        let count = rng.range(1, 12).min(left);
+        left -= count;
+        workloads.push(critical_inference(
+            i,
+            tenant,
+            &people.0,
+            count as u32,
+            peak,
+            compute,
+        ));
+    }
+    let mut input = one_pool(h100, (8, replicas), workloads, people);
+    if two_pools {
+        input.pools[0].name = "h100".to_string();
+        input.pools[0].nodes = rng.range(1, 3) as u32;
+        let mut a100 = input.pools[0].clone();
+        a100.name = "a100".to_string();
+        a100.model = mig_model("A100-SXM4-80GB");
+        a100.nodes = replicas;
+        input.pools.push(a100);
+    }
+    input
 }

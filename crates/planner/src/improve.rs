@@ -363,8 +363,10 @@ fn components(input: &PlanInput, units: &[Unit], mig: &[usize]) -> Vec<Vec<usize
     out
 }
 
-/// Rearranges the MIG GPUs of each trust component onto fewer GPUs where the searches find a way.
-pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) {
+/// Rearranges the MIG GPUs of each trust component onto fewer GPUs where the searches find a way; the
+/// exact searches' limits are divided by `effort` (1 for a plan, more for the plans that only judge a
+/// choice of pools).
+pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>, effort: u64) {
     let mig: Vec<usize> = (0..units.len())
         .filter(|&u| !units[u].cc && matches!(units[u].kind, UnitKind::Mig { .. }))
         .collect();
@@ -377,29 +379,32 @@ pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) 
             UnitKind::Whole { .. } => 0,
         })
         .sum();
+    let effort = effort.max(1);
     let budget = if instances <= SEARCH_ITEMS {
         COMPLETE_BUDGET
     } else {
         COMPLETE_BUDGET_LARGE
-    };
+    } / effort;
     let mut complete_spent = 0u64;
     for comp in components(input, units, &mig) {
         let gpus: Vec<Vec<Item>> = comp
             .iter()
             .map(|&u| items_of(spec, input, &units[u]))
             .collect();
-        let mut counts = vec![0u32; spec.profiles.len()];
-        for item in gpus.iter().flatten() {
-            counts[item.profile] += 1;
-        }
-        let lower = usize::try_from(bound::mig_bound(spec, &counts).gpus).unwrap_or(usize::MAX);
+        let instances: Vec<(usize, &[usize])> = gpus
+            .iter()
+            .flatten()
+            .map(|i| (i.profile, i.tenants.as_slice()))
+            .collect();
+        let lower =
+            usize::try_from(bound::instances_bound(input, spec, &instances)).unwrap_or(usize::MAX);
         if gpus.len() <= lower {
             continue;
         }
         let item_count: usize = gpus.iter().map(Vec::len).sum();
         let start = (item_count <= SEARCH_ITEMS).then(|| gpus.clone());
         let mut better = if item_count <= EXACT_ITEMS {
-            exact(input, spec, gpus, lower)
+            exact(input, spec, gpus, lower, effort)
         } else if item_count > SEARCH_ITEMS {
             local(input, spec, gpus, lower)
         } else {
@@ -408,7 +413,7 @@ pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) 
             let local_best = local(input, spec, gpus.clone(), lower);
             let now = local_best.as_ref().unwrap_or(&gpus);
             if now.len() > lower {
-                exact(input, spec, now.clone(), lower).or(local_best)
+                exact(input, spec, now.clone(), lower, effort).or(local_best)
             } else {
                 local_best
             }
@@ -417,8 +422,8 @@ pub(crate) fn improve(input: &PlanInput, spec: &MigSpec, units: &mut Vec<Unit>) 
         if let Some(start) = start {
             let now = better.as_ref().unwrap_or(&start);
             if now.len() > lower {
-                if let Some(fewer) = by_gpu(input, spec, now, lower, (&mut complete_spent, budget))
-                {
+                let spent = (&mut complete_spent, budget);
+                if let Some(fewer) = by_gpu(input, spec, now, lower, spent, effort) {
                     better = Some(fewer);
                 }
             }
@@ -450,13 +455,14 @@ fn exact(
     spec: &MigSpec,
     gpus: Vec<Vec<Item>>,
     lower: usize,
+    effort: u64,
 ) -> Option<Vec<Vec<Item>>> {
     let mut k = gpus.len().saturating_sub(1);
     let items: Vec<Item> = gpus.into_iter().flatten().collect();
     let mut best: Option<Vec<Vec<usize>>> = None;
     let mut spent = 0;
     while k > 0 && k >= lower {
-        match repack(input, spec, &items, k, EXACT_NODES, &mut spent) {
+        match repack(input, spec, &items, k, EXACT_NODES / effort, &mut spent) {
             Some(bins) => {
                 k = bins.len().saturating_sub(1);
                 best = Some(bins);
@@ -480,6 +486,7 @@ fn by_gpu(
     gpus: &[Vec<Item>],
     lower: usize,
     (spent, budget): (&mut u64, u64),
+    effort: u64,
 ) -> Option<Vec<Vec<Item>>> {
     // Interchangeable instances as one kind, each kind's instances in a queue.
     let mut kinds: Vec<complete::Kind> = Vec::new();
@@ -504,7 +511,7 @@ fn by_gpu(
     let mut k = gpus.len().saturating_sub(1);
     let mut best: Option<Vec<Vec<usize>>> = None;
     while k > 0 && k >= lower && *spent < budget {
-        let limit = COMPLETE_NODES.min(budget - *spent);
+        let limit = (COMPLETE_NODES / effort).min(budget - *spent);
         match complete::place(input, spec, &kinds, k, limit, spent) {
             Some(found) => {
                 k = found.len().saturating_sub(1);

@@ -21,13 +21,16 @@ pub struct Plan {
     /// GPUs with at least one assignment.
     pub gpus_used: u32,
     pub nodes_used: u32,
-    /// A lower bound on the GPUs any plan needs for the replicas placed (see [`Bound`]).
+    /// A lower bound on the GPUs of every plan of the same input that places the replicas this plan
+    /// places, in whichever pools they may run: the sum of `bounds` (see [`crate::bound`] for the
+    /// proof). `gpusUsed - lowerBound` is the most GPUs this plan may use beyond the fewest possible;
+    /// when they are equal, no plan uses fewer.
     pub lower_bound: u32,
     /// `(gpusUsed - lowerBound) / lowerBound`, in percent, two decimals; 0 when nothing is placed.
     pub gap_percent: f64,
     /// A lower bound on nodes for the same replicas, given which tenants may share a node.
     pub nodes_lower_bound: u32,
-    /// The bound per pool and trust component (tenants connected by trust that allows sharing a GPU).
+    /// The bound per trust component (tenants connected by trust that allows sharing a GPU).
     pub bounds: Vec<Bound>,
     pub nodes: Vec<PlanNode>,
     pub workloads: Vec<PlanWorkload>,
@@ -41,26 +44,20 @@ impl Plan {
     }
 }
 
-/// The lower bound of one trust component in one pool.
+/// The lower bound of one trust component: two components never share a GPU, so their bounds add up.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Bound {
-    pub pool: String,
     pub tenants: Vec<String>,
-    /// Whole GPUs the component needs (training gangs, exclusive and shared whole GPUs).
-    pub whole_gpus: u32,
-    /// MIG instances by profile (time-sliced instances counted once each).
-    pub instances: BTreeMap<String, u32>,
-    /// GPUs needed by memory slices alone.
-    pub by_memory_slices: u32,
-    /// GPUs needed by compute slices alone.
-    pub by_compute_slices: u32,
-    /// The half-GPU bound: full-GPU instances, plus the larger of each profile's most-per-GPU bound and
-    /// half the instances that take half a GPU or more (3g and 4g on 8-slice parts).
-    pub by_half_gpu: u32,
-    /// The configuration LP over the model's maximal layouts (its value, before rounding up).
+    /// The pools where the component's placed replicas may run.
+    pub pools: Vec<String>,
+    /// The configuration LP over every pool's MIG layouts and whole GPUs, each replica at its
+    /// cheapest pool (its value, before rounding up).
     pub by_layout_lp: f64,
-    /// The bound: whole GPUs plus the largest of the MIG bounds.
+    /// Tenants of the component that pairwise may not share a GPU use GPUs of their own: the sum of
+    /// their own bounds (0 when the component has no two such tenants).
+    pub by_tenants_apart: u32,
+    /// The bound: the LP rounded up, or the tenants apart, whichever is larger.
     pub gpus: u32,
     /// GPUs the plan uses for the component.
     pub used: u32,

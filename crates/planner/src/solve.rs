@@ -1,8 +1,10 @@
 //! The solver: from a [`PlanInput`] to a [`Plan`].
 //!
-//! 1. **Pool.** Each workload goes to the pool of the inventory where one replica costs the smallest
+//! 1. **Pool.** Each workload starts in the pool of the inventory where one replica costs the smallest
 //!    share of a GPU (or the pool it pins); when a pool runs out of nodes, its workloads with
-//!    unplaced replicas move to their next pool and both are planned again.
+//!    unplaced replicas move to their next pool. The choice is then searched with the packing, each
+//!    choice judged by planning every pool (steps 2-5), until the GPUs reach the lower bound
+//!    (`solve/choice.rs`).
 //! 2. **Mechanism.** Per workload: training gets gangs of whole dedicated GPUs on one node; a
 //!    confidential tenant gets whole GPUs on nodes with CC on; inference and batch get the smallest MIG
 //!    instance that holds the peak memory and compute (on models without MIG: latency-critical a whole
@@ -19,8 +21,10 @@
 //!    node, its sharing config stays one config (per resource one mode and replica count; MPS never
 //!    next to MIG), and tenants without trust never have instances of one profile on one node.
 //!
-//! The plan is then written from each pool's result (`assemble.rs`).
+//! The plan is then written from each pool's result, with the bound of [`crate::bound`] over every
+//! pool (`assemble.rs`).
 
+mod choice;
 mod consolidate;
 mod groups;
 mod items;
@@ -29,10 +33,11 @@ mod place;
 mod pool;
 
 use crate::assemble::{assemble, PoolView};
+use crate::bound::{plan_bounds, Demand, PoolSlots};
 use crate::file::PlanInput;
 use crate::plan::*;
 use crate::spec::MigSpec;
-use crate::unit::{Miss, Mode, Need, PoolResult};
+use crate::unit::{Mode, Need, PoolResult};
 use consolidate::consolidate;
 use groups::TrustGroups;
 use pool::PoolCtx;
@@ -66,11 +71,18 @@ pub fn solve(input: &PlanInput) -> Plan {
 
 impl PoolCtx<'_> {
     /// Plans the pool both with and without moving conflicting time-sliced bundles to other
-    /// profiles, and keeps the better: fewer unplaced replicas, then fewer GPUs, then fewer nodes.
+    /// profiles (when it has time-sliced MIG instances), and keeps the better: fewer unplaced
+    /// replicas, then fewer GPUs, then fewer nodes.
     fn plan(&self, workloads: &[usize]) -> PoolResult {
         let mut best = self.plan_once(workloads, false, false);
         let mut variants: Vec<(bool, bool)> = Vec::new();
-        let mig = self.spec.is_some() && self.method != Method::FirstFitDecreasing;
+        let shared_mig = workloads.iter().any(|&w| {
+            matches!(
+                self.decide(&self.input.workloads[w]),
+                Ok(Need::Instance(_, Mode::TimeSliced(_) | Mode::Mps(_)))
+            )
+        });
+        let mig = shared_mig && self.method != Method::FirstFitDecreasing;
         if mig {
             variants.push((true, false));
         }
@@ -80,15 +92,7 @@ impl PoolCtx<'_> {
                 variants.push((true, true));
             }
         }
-        let score = |r: &PoolResult| {
-            let gpus: u32 = r
-                .nodes
-                .iter()
-                .flat_map(|n| n.units.iter())
-                .map(|&u| r.units[u].gpus)
-                .sum();
-            (r.misses.len(), gpus, r.nodes.len())
-        };
+        let score = |r: &PoolResult| (r.misses.len(), r.gpus(), r.nodes.len());
         for (remap, split) in variants {
             let other = self.plan_once(workloads, remap, split);
             if score(&other) < score(&best) {
@@ -138,7 +142,7 @@ impl PoolCtx<'_> {
         if let (Some(spec), Method::Best | Method::Exact { .. }) = (self.spec, self.method) {
             consolidate(input, spec, &mut units);
             // Then rearrangements across the cliques of each trust component.
-            crate::improve::improve(input, spec, &mut units);
+            crate::improve::improve(input, spec, &mut units, self.effort);
         }
 
         let nodes = self.place(&units, &tenants, &mut misses);
@@ -164,20 +168,21 @@ pub fn solve_with(input: &PlanInput, options: &SolveOptions) -> Plan {
             spec: spec.as_ref(),
             method: options.method,
             dra: options.dra,
+            effort: 1,
         })
         .collect();
-    // Candidate pools per workload, cheapest first.
-    let mut candidates: Vec<Vec<usize>> = Vec::with_capacity(input.workloads.len());
+    // What one replica of each workload needs in each pool where it may run, the cheapest first.
+    let mut options: Vec<Vec<(usize, Need)>> = Vec::with_capacity(input.workloads.len());
     let mut no_pool: BTreeMap<usize, String> = BTreeMap::new();
     for (w, wl) in input.workloads.iter().enumerate() {
-        let mut c: Vec<(f64, usize)> = Vec::new();
+        let mut c: Vec<(f64, usize, Need)> = Vec::new();
         let mut first_reason: Option<String> = None;
         for (pi, ctx) in ctxs.iter().enumerate() {
             if wl.pool.is_some_and(|p| p != pi) {
                 continue;
             }
             match ctx.decide(wl) {
-                Ok(need) => c.push((ctx.cost(need), pi)),
+                Ok(need) => c.push((ctx.cost(need), pi, need)),
                 Err(reason) => {
                     if first_reason.is_none() {
                         first_reason = Some(reason);
@@ -192,42 +197,33 @@ pub fn solve_with(input: &PlanInput, options: &SolveOptions) -> Plan {
                 first_reason.unwrap_or_else(|| "the inventory has no pool".to_string()),
             );
         }
-        candidates.push(c.into_iter().map(|(_, p)| p).collect());
+        options.push(c.into_iter().map(|(_, p, n)| (p, n)).collect());
     }
-    let mut choice: Vec<usize> = vec![0; input.workloads.len()];
-    let mut results: Vec<Option<PoolResult>> = Vec::new();
-    let mut dirty: BTreeSet<usize> = (0..input.pools.len()).collect();
-    for _round in 0..=input.pools.len() {
-        results.resize_with(input.pools.len(), || None);
-        for &pi in &dirty {
-            let ws: Vec<usize> = (0..input.workloads.len())
-                .filter(|&w| !no_pool.contains_key(&w) && candidates[w].get(choice[w]) == Some(&pi))
-                .collect();
-            results[pi] = Some(ctxs[pi].plan(&ws));
-        }
-        dirty.clear();
-        let mut moved: BTreeSet<usize> = BTreeSet::new();
-        for r in results.iter().flatten() {
-            for (rep, miss) in &r.misses {
-                if matches!(miss, Miss::Capacity(_)) && choice[rep.w] + 1 < candidates[rep.w].len()
-                {
-                    moved.insert(rep.w);
-                }
-            }
-        }
-        if moved.is_empty() {
-            break;
-        }
-        for w in moved {
-            if let Some(&from) = candidates[w].get(choice[w]) {
-                dirty.insert(from);
-            }
-            choice[w] += 1;
-            if let Some(&to) = candidates[w].get(choice[w]) {
-                dirty.insert(to);
-            }
-        }
-    }
+    let candidates: Vec<Vec<usize>> = options
+        .iter()
+        .map(|o| o.iter().map(|&(p, _)| p).collect())
+        .collect();
+    // The lower bound on every plan that places every replica, where some workload has a choice of
+    // pools: the search over pools stops there.
+    let slots: Vec<PoolSlots> = ctxs
+        .iter()
+        .map(|c| PoolSlots::new(c.spec, c.pool.gpus_per_node))
+        .collect();
+    let demands: Vec<Demand> = input
+        .workloads
+        .iter()
+        .zip(&options)
+        .map(|(wl, o)| Demand {
+            tenant: wl.tenant,
+            replicas: wl.replicas,
+            needs: o.clone(),
+        })
+        .collect();
+    let lower_bound = candidates
+        .iter()
+        .any(|c| c.len() > 1)
+        .then(|| plan_bounds(input, &slots, &demands, &[]).1);
+    let (choice, results) = choice::choose(&ctxs, &candidates, lower_bound);
     let views: Vec<PoolView> = ctxs
         .iter()
         .map(|c| PoolView {
@@ -235,5 +231,5 @@ pub fn solve_with(input: &PlanInput, options: &SolveOptions) -> Plan {
             spec: c.spec,
         })
         .collect();
-    assemble(input, &views, &results, &candidates, &choice, &no_pool)
+    assemble(input, &views, &results, &options, &choice, &no_pool)
 }

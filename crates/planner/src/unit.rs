@@ -136,3 +136,14 @@ pub(crate) struct PoolResult {
     pub(crate) misses: Vec<(Rep, Miss)>,
     pub(crate) needs: BTreeMap<usize, Need>,
 }
+
+impl PoolResult {
+    /// GPUs of the units placed on nodes.
+    pub(crate) fn gpus(&self) -> u32 {
+        self.nodes
+            .iter()
+            .flat_map(|n| n.units.iter())
+            .map(|&u| self.units[u].gpus)
+            .sum()
+    }
+}

@@ -31,7 +31,8 @@ use std::time::SystemTime;
 ///
 /// The plan file names the tenancy policy (inline under `policy:` or by `policyFile:`), the
 /// inventory (pools of nodes of one GPU model) and the workloads. The plan reports the GPUs it uses
-/// and a lower bound on what any plan needs, with the gap between them.
+/// and a lower bound: no plan of the same file places the same replicas, in whichever pools they may
+/// run, on fewer GPUs; the plan is at most the difference above the fewest possible.
 ///
 /// Pod patches (--emit) are strategic merge patches that replace the workload's GPU request; with
 /// --current they name the containers of the workloads that run now, otherwise the container name is

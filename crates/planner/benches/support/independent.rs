@@ -9,14 +9,24 @@
 //! is part of one).
 //!
 //! **Integer program.** Per trust component (tenants joined by trust above `none`; two components never
-//! share a GPU), an integer `x[L][S]`: GPUs with layout `L` used by tenants of `S`, a maximal set of
-//! tenants that all trust each other above `none`; and an integer `a[L][S][c][p]`: replicas of class `c`
-//! (one tenant of `S`, one set of profiles that hold its peak and compute) given an instance of `p` on
-//! those GPUs, at most `L[p] x[L][S]` per profile. Every replica of a class is placed; minimise the
-//! GPUs. Grouping GPUs by (layout, tenant set) loses nothing: within a group every instance slot may go
-//! to any tenant of `S`. Every replica may use any profile that holds it, not only the smallest, so no
-//! sizing choice of the planner is assumed. Solved with good_lp's microlp backend; the answer counts
-//! only when microlp proves it optimal.
+//! share a GPU), an integer `x[P][L][S]`: GPUs of pool `P` with layout `L` used by tenants of `S`, a
+//! maximal set of tenants that all trust each other above `none`; and an integer `a[P][L][S][c][p]`:
+//! replicas of class `c` (one tenant of `S`, one set of profiles of `P` that hold its peak and compute)
+//! given an instance of `p` on those GPUs, at most `L[p] x[P][L][S]` per profile. Every workload runs
+//! in one pool (a 0/1 variable per pool it fits, their sum 1; a workload the plan file pins has one),
+//! and every replica of a class is placed; minimise the GPUs. Grouping GPUs by (layout, tenant set)
+//! loses nothing: within a group every instance slot may go to any tenant of `S`. Every replica may use
+//! any profile that holds it, not only the smallest, so no sizing choice of the planner is assumed.
+//!
+//! **Nodes.** A pool whose GPUs could hold every replica that may run there never runs out of nodes
+//! (one GPU per replica at most, on nodes of their own); on a pool with fewer, nodes are modelled and
+//! every component is solved in one program: an integer `m[P][S]` of nodes whose tenants are part of
+//! `S`, `sum_L x[P][L][S] <= GPUs per node * m[P][S]`, `sum_S m[P][S] <= nodes`. That is the planner's
+//! node rule where the policy lets exactly the tenants that may share a GPU share a node (other
+//! inputs are refused): a node's tenants then trust each other above `none`, so they are part of one
+//! maximal set, and every GPU of the node may be counted in that set's group.
+//!
+//! Solved with good_lp's microlp backend; the answer counts only when microlp proves it optimal.
 
 use good_lp::solvers::microlp::microlp;
 use good_lp::{
@@ -40,15 +50,18 @@ pub struct Optimum {
 /// Why no optimum was proven.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NoOptimum {
-    /// The fleet has a replica that is not an exclusive MIG instance.
-    NotExclusiveMig(String),
+    /// The fleet is not what the program models: a replica that is not an exclusive MIG instance,
+    /// a pool without MIG, nodes shared by tenants that may not share a GPU, too many tenants.
+    Unsupported(String),
     /// microlp did not prove optimality within the time limit.
     TimeLimit,
     /// microlp failed.
     Solver(String),
 }
 
-fn fraction(profiles: &[MigProfile], p: &MigProfile, compute_slices: u8) -> f64 {
+/// The share of the GPU's compute a profile gives: its SMs over the whole GPU's, or its compute slices
+/// where the catalogue has no SM counts.
+pub fn fraction(profiles: &[MigProfile], p: &MigProfile, compute_slices: u8) -> f64 {
     let whole = profiles
         .iter()
         .filter(|q| q.compute_slices == compute_slices)
@@ -59,48 +72,101 @@ fn fraction(profiles: &[MigProfile], p: &MigProfile, compute_slices: u8) -> f64 
     }
 }
 
+/// A class of replicas: (pool, tenant, the profiles of the pool that hold them).
+type Class = (usize, usize, Vec<usize>);
+
+/// One pool as the integer program sees it.
+struct PoolModel {
+    /// The maximal layouts over the profiles that hold some workload here.
+    layouts: Vec<Vec<u32>>,
+    /// Per workload, the profiles that hold it here and that no other of them stands in for; empty
+    /// when it cannot run here (or the plan file pins it to another pool).
+    fits: Vec<Vec<usize>>,
+    /// (GPUs per node, nodes) when the pool's GPUs are fewer than the replicas that may run there,
+    /// so that its nodes may bind; `None` when they cannot.
+    nodes: Option<(u32, u32)>,
+}
+
 /// The fewest GPUs for the fleet, proven by the integer program, or why not.
 pub fn optimum(input: &PlanInput, seconds: f64) -> Result<Optimum, NoOptimum> {
-    let pool = match input.pools.as_slice() {
-        [pool] => pool,
-        _ => return Err(NoOptimum::NotExclusiveMig("more than one pool".into())),
-    };
-    let Some(mig) = pool.model.mig else {
-        return Err(NoOptimum::NotExclusiveMig(format!(
-            "{} has no MIG",
-            pool.model.id
-        )));
-    };
-    let profiles = mig.profiles;
-    // Replica classes: (tenant, profiles that hold the replica) -> replicas.
-    let mut classes: BTreeMap<(usize, Vec<usize>), u32> = BTreeMap::new();
     for w in &input.workloads {
         let exclusive = matches!(w.kind, WorkloadClass::Inference | WorkloadClass::Batch)
             && w.latency == Latency::Critical
             && !input.tenants[w.tenant].confidential;
         if !exclusive {
-            return Err(NoOptimum::NotExclusiveMig(w.name.clone()));
+            return Err(NoOptimum::Unsupported(w.name.clone()));
         }
-        let peak = w.peak_memory_mib.unwrap_or(0);
-        let compute = w.compute.unwrap_or(0.0);
-        let fits: Vec<usize> = profiles
+    }
+    let mut pools: Vec<PoolModel> = Vec::new();
+    for (pi, pool) in input.pools.iter().enumerate() {
+        let Some(mig) = pool.model.mig else {
+            return Err(NoOptimum::Unsupported(format!(
+                "{} has no MIG",
+                pool.model.id
+            )));
+        };
+        let profiles = mig.profiles;
+        let maximal = maximal_layouts(mig.memory_slices, mig.compute_slices, profiles);
+        let fits: Vec<Vec<usize>> = input
+            .workloads
             .iter()
-            .enumerate()
-            .filter(|(_, p)| {
-                p.memory_mib >= peak && fraction(profiles, p, mig.compute_slices) + 1e-9 >= compute
+            .map(|w| {
+                if w.pool.is_some_and(|p| p != pi) {
+                    return Vec::new();
+                }
+                let peak = w.peak_memory_mib.unwrap_or(0);
+                let compute = w.compute.unwrap_or(0.0);
+                let fits: Vec<usize> = profiles
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| {
+                        p.memory_mib >= peak
+                            && fraction(profiles, p, mig.compute_slices) + 1e-9 >= compute
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                // Each workload keeps only the profiles no other profile that holds it can stand
+                // in for.
+                undominated(&maximal, &fits)
             })
-            .map(|(i, _)| i)
             .collect();
-        if fits.is_empty() {
-            return Err(NoOptimum::NotExclusiveMig(format!(
+        let used: BTreeSet<usize> = fits.iter().flatten().copied().collect();
+        let eligible: u64 = input
+            .workloads
+            .iter()
+            .zip(&fits)
+            .filter(|(_, f)| !f.is_empty())
+            .map(|(w, _)| u64::from(w.replicas))
+            .sum();
+        let gpus = u64::from(pool.gpus_per_node) * u64::from(pool.nodes);
+        pools.push(PoolModel {
+            layouts: project(&maximal, &used),
+            fits,
+            nodes: (gpus < eligible).then_some((pool.gpus_per_node, pool.nodes)),
+        });
+    }
+    for (w, wl) in input.workloads.iter().enumerate() {
+        if pools.iter().all(|p| p.fits[w].is_empty()) {
+            return Err(NoOptimum::Unsupported(format!(
                 "{} fits no instance",
-                w.name
+                wl.name
             )));
         }
-        *classes.entry((w.tenant, fits)).or_default() += w.replicas;
     }
-    // Trust components over the tenants with replicas.
-    let tenants: BTreeSet<usize> = classes.keys().map(|(t, _)| *t).collect();
+    // Where nodes are modelled, a node holds tenants that all trust each other above `none`: that is
+    // the planner's rule only when exactly those pairs may share a node.
+    let n = input.tenants.len();
+    let nodes_like_gpus = (0..n).all(|a| {
+        (0..n).all(|b| a == b || input.node_ok[a][b] == (input.trust[a][b] != Trust::None))
+    });
+    if pools.iter().any(|p| p.nodes.is_some()) && !nodes_like_gpus {
+        return Err(NoOptimum::Unsupported(
+            "node sharing accepted between tenants that may not share a GPU".into(),
+        ));
+    }
+    // Trust components over the tenants with replicas: they never share a GPU, and unless a pool's
+    // nodes bind, each is solved alone.
+    let tenants: BTreeSet<usize> = input.workloads.iter().map(|w| w.tenant).collect();
     let mut component: BTreeMap<usize, usize> = tenants.iter().map(|&t| (t, t)).collect();
     loop {
         let mut changed = false;
@@ -117,20 +183,9 @@ pub fn optimum(input: &PlanInput, seconds: f64) -> Result<Optimum, NoOptimum> {
             break;
         }
     }
-    let maximal = maximal_layouts(mig.memory_slices, mig.compute_slices, profiles);
-    // Each class keeps only the profiles no other profile that holds it can stand in for.
-    let classes: BTreeMap<(usize, Vec<usize>), u32> = classes
-        .into_iter()
-        .map(|((t, fits), n)| ((t, undominated(&maximal, &fits)), n))
-        .fold(BTreeMap::new(), |mut m, (k, n)| {
-            *m.entry(k).or_default() += n;
-            m
-        });
-    let used: BTreeSet<usize> = classes
-        .keys()
-        .flat_map(|(_, f)| f.iter().copied())
-        .collect();
-    let layouts = project(&maximal, &used);
+    if pools.iter().any(|p| p.nodes.is_some()) {
+        component.values_mut().for_each(|r| *r = 0);
+    }
     let mut total = 0u32;
     let roots: BTreeSet<usize> = component.values().copied().collect();
     for root in roots {
@@ -139,12 +194,7 @@ pub fn optimum(input: &PlanInput, seconds: f64) -> Result<Optimum, NoOptimum> {
             .filter(|(_, &r)| r == root)
             .map(|(&t, _)| t)
             .collect();
-        let comp: Vec<(usize, Vec<usize>, u32)> = classes
-            .iter()
-            .filter(|((t, _), _)| members.contains(t))
-            .map(|((t, fits), &n)| (*t, fits.clone(), n))
-            .collect();
-        total += solve_component(input, &layouts, &members, &comp, seconds)?;
+        total += solve(input, &pools, &members, seconds)?;
     }
     Ok(Optimum { gpus: total })
 }
@@ -278,7 +328,7 @@ fn project(maximal: &[Vec<u32>], used: &BTreeSet<usize>) -> Vec<Vec<u32>> {
 /// The maximal sets of tenants that all trust each other above `none`.
 fn maximal_cliques(input: &PlanInput, tenants: &[usize]) -> Result<Vec<Vec<usize>>, NoOptimum> {
     if tenants.len() > 16 {
-        return Err(NoOptimum::NotExclusiveMig(format!(
+        return Err(NoOptimum::Unsupported(format!(
             "{} tenants in one trust component",
             tenants.len()
         )));
@@ -307,54 +357,99 @@ fn maximal_cliques(input: &PlanInput, tenants: &[usize]) -> Result<Vec<Vec<usize
         .collect())
 }
 
-/// The integer program of one component: its model and the GPU-count variable of each (layout, tenant
-/// set) group. With `integer` false, the LP relaxation. `at_least` is a lower bound on the GPUs added as
-/// a constraint.
+/// The integer program of the workloads of `tenants`: its model and the GPU-count variable of each
+/// (pool, layout, tenant set) group. With `integer` false, the LP relaxation. `at_least` is a lower
+/// bound on the GPUs added as a constraint.
 fn build(
-    layouts: &[Vec<u32>],
+    input: &PlanInput,
+    pools: &[PoolModel],
     cliques: &[Vec<usize>],
-    classes: &[(usize, Vec<usize>, u32)],
-    integer: bool,
-    at_least: f64,
-    seconds: f64,
+    tenants: &[usize],
+    (integer, at_least, seconds): (bool, f64, f64),
 ) -> (
     impl SolverModel<Solution = impl Solution, Error = good_lp::ResolutionError>,
     Vec<Variable>,
 ) {
     let mut vars: ProblemVariables = variables!();
-    let mut groups: Vec<(usize, Variable)> = Vec::new();
+    let number = |vars: &mut ProblemVariables, integer: bool| {
+        if integer {
+            vars.add(variable().integer().min(0.0))
+        } else {
+            vars.add(variable().min(0.0))
+        }
+    };
+    // Which pool each workload runs in: a 0/1 variable per pool it may run in (none when it has one),
+    // their sum 1. Replica classes per pool: (pool, tenant, profiles that hold it) with the replicas
+    // of the workloads of the class that run there.
+    let mut one_pool: Vec<Expression> = Vec::new();
+    let mut classes: BTreeMap<Class, (Expression, f64)> = BTreeMap::new();
+    for (w, wl) in input.workloads.iter().enumerate() {
+        if !tenants.contains(&wl.tenant) {
+            continue;
+        }
+        let here: Vec<usize> = (0..pools.len())
+            .filter(|&p| !pools[p].fits[w].is_empty())
+            .collect();
+        let mut sum = Expression::from_other_affine(0.0);
+        for &p in &here {
+            let n = f64::from(wl.replicas);
+            let class = classes
+                .entry((p, wl.tenant, pools[p].fits[w].clone()))
+                .or_insert_with(|| (Expression::from_other_affine(0.0), 0.0));
+            class.1 += n;
+            if here.len() == 1 {
+                class.0.add_mul(n, 1.0);
+            } else {
+                let z = number(&mut vars, integer);
+                sum.add_mul(1.0, z);
+                class.0.add_mul(n, z);
+            }
+        }
+        if here.len() > 1 {
+            one_pool.push(sum);
+        }
+    }
+    let classes: Vec<(Class, (Expression, f64))> = classes.into_iter().collect();
+    let mut groups: Vec<(usize, usize, usize, Variable)> = Vec::new();
     // (group, class, profile, replicas): continuous, since for whole GPU counts the replicas form a
     // transportation problem (classes to instance slots), whose constraint matrix is totally
     // unimodular: a fractional assignment means an integer one exists.
     let mut given: Vec<(usize, usize, usize, Variable)> = Vec::new();
-    for (l, layout) in layouts.iter().enumerate() {
-        for set in cliques {
-            let useful = classes
-                .iter()
-                .any(|(t, fits, _)| set.contains(t) && fits.iter().any(|&p| layout[p] > 0));
-            if !useful {
-                continue;
-            }
-            let g = groups.len();
-            let x = if integer {
-                vars.add(variable().integer().min(0.0))
-            } else {
-                vars.add(variable().min(0.0))
-            };
-            groups.push((l, x));
-            for (c, (t, fits, n)) in classes.iter().enumerate() {
-                if !set.contains(t) {
+    for (p, pool) in pools.iter().enumerate() {
+        for (l, layout) in pool.layouts.iter().enumerate() {
+            for (s, set) in cliques.iter().enumerate() {
+                let useful = classes.iter().any(|((cp, t, fits), _)| {
+                    *cp == p && set.contains(t) && fits.iter().any(|&q| layout[q] > 0)
+                });
+                if !useful {
                     continue;
                 }
-                for &p in fits {
-                    if layout[p] > 0 {
-                        given.push((g, c, p, vars.add(variable().min(0.0).max(f64::from(*n)))));
+                let g = groups.len();
+                groups.push((p, l, s, number(&mut vars, integer)));
+                for (c, ((cp, t, fits), (_, most))) in classes.iter().enumerate() {
+                    if *cp != p || !set.contains(t) {
+                        continue;
+                    }
+                    for &q in fits {
+                        if layout[q] > 0 {
+                            given.push((g, c, q, vars.add(variable().min(0.0).max(*most))));
+                        }
                     }
                 }
             }
         }
     }
-    let total: Expression = groups.iter().map(|(_, x)| *x).sum();
+    // Nodes where they may bind: each node holds GPUs of one tenant set (the tenants of a node all
+    // trust each other above `none`, so they are part of a maximal set), at most its GPUs per node.
+    let mut racks: Vec<(usize, usize, Variable, u32)> = Vec::new();
+    for (p, pool) in pools.iter().enumerate() {
+        if let Some((per_node, _)) = pool.nodes {
+            for s in 0..cliques.len() {
+                racks.push((p, s, number(&mut vars, integer), per_node));
+            }
+        }
+    }
+    let total: Expression = groups.iter().map(|g| g.3).sum();
     let mut model = vars
         .minimise(total.clone())
         .using(microlp)
@@ -362,40 +457,58 @@ fn build(
     if at_least > 0.0 {
         model = model.with(total.geq(at_least));
     }
-    for (g, (l, x)) in groups.iter().enumerate() {
-        for (p, &slots) in layouts[*l].iter().enumerate() {
+    for sum in one_pool {
+        model = model.with(sum.eq(1.0));
+    }
+    for (g, &(p, l, _, x)) in groups.iter().enumerate() {
+        for (q, &slots) in pools[p].layouts[l].iter().enumerate() {
             if slots == 0 {
                 continue;
             }
             let on: Expression = given
                 .iter()
-                .filter(|(gg, _, pp, _)| *gg == g && *pp == p)
+                .filter(|(gg, _, qq, _)| *gg == g && *qq == q)
                 .map(|(_, _, _, v)| *v)
                 .sum();
-            model = model.with(on.leq(f64::from(slots) * *x));
+            model = model.with(on.leq(f64::from(slots) * x));
         }
     }
-    for (c, (_, _, n)) in classes.iter().enumerate() {
+    for (c, (_, (demand, _))) in classes.iter().enumerate() {
         let placed: Expression = given
             .iter()
             .filter(|(_, cc, _, _)| *cc == c)
             .map(|(_, _, _, v)| *v)
             .sum();
-        model = model.with(placed.eq(f64::from(*n)));
+        model = model.with(placed.eq(demand.clone()));
     }
-    (model, groups.into_iter().map(|(_, x)| x).collect())
+    for (p, pool) in pools.iter().enumerate() {
+        let Some((_, nodes)) = pool.nodes else {
+            continue;
+        };
+        let mut all = Expression::from_other_affine(0.0);
+        for &(rp, s, m, per_node) in &racks {
+            if rp != p {
+                continue;
+            }
+            all.add_mul(1.0, m);
+            let gpus: Expression = groups
+                .iter()
+                .filter(|g| g.0 == p && g.2 == s)
+                .map(|g| g.3)
+                .sum();
+            model = model.with(gpus.leq(f64::from(per_node) * m));
+        }
+        model = model.with(all.leq(f64::from(nodes)));
+    }
+    (model, groups.into_iter().map(|g| g.3).collect())
 }
 
-fn solve_component(
+fn solve(
     input: &PlanInput,
-    layouts: &[Vec<u32>],
+    pools: &[PoolModel],
     tenants: &[usize],
-    classes: &[(usize, Vec<usize>, u32)],
     seconds: f64,
 ) -> Result<u32, NoOptimum> {
-    if classes.is_empty() {
-        return Ok(0);
-    }
     let cliques = maximal_cliques(input, tenants)?;
     let failed = |e: good_lp::ResolutionError| match e {
         good_lp::ResolutionError::Other(_) => NoOptimum::TimeLimit,
@@ -404,16 +517,15 @@ fn solve_component(
     // The LP relaxation first: its value rounded up bounds the integer optimum (GPUs come in whole
     // numbers), and as a constraint it lets the branch and bound stop at the first placement that
     // meets it.
-    let (relaxed, xs) = build(layouts, &cliques, classes, false, 0.0, seconds);
+    let (relaxed, xs) = build(input, pools, &cliques, tenants, (false, 0.0, seconds));
     let lp = relaxed.solve().map_err(failed)?;
     let lp: f64 = xs.iter().map(|x| lp.value(*x)).sum();
     let (model, xs) = build(
-        layouts,
+        input,
+        pools,
         &cliques,
-        classes,
-        true,
-        (lp - 1e-6).ceil(),
-        seconds,
+        tenants,
+        (true, (lp - 1e-6).ceil(), seconds),
     );
     let solution = model.solve().map_err(failed)?;
     if !matches!(solution.status(), SolutionStatus::Optimal) {

@@ -15,10 +15,14 @@ pub enum Method {
     Exact { time_limit_secs: f64 },
 }
 
+#[derive(Clone, Copy)]
 pub(super) struct PoolCtx<'a> {
     pub(super) input: &'a PlanInput,
     pub(super) pool: &'a Pool,
     pub(super) spec: Option<&'a MigSpec>,
     pub(super) method: Method,
     pub(super) dra: bool,
+    /// What the exact searches' limits are divided by: 1 for a plan, more for the plans that only
+    /// judge a choice of pools.
+    pub(super) effort: u64,
 }

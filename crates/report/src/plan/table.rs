@@ -8,8 +8,16 @@ use gpu_trust_planner::plan::{DeviceSharing, Plan};
 /// replicas, the workloads with their mechanism and why, and the replicas not placed, in `width`
 /// columns.
 pub fn render(plan: &Plan, width: usize) -> String {
+    // No plan of the same input places these replicas on fewer than `lower_bound` GPUs.
+    let reach = match plan.gpus_used.saturating_sub(plan.lower_bound) {
+        0 => "No plan places these replicas on fewer GPUs.".to_string(),
+        n => format!(
+            "The plan uses at most {} more than the fewest possible.",
+            crate::text::plural(n as usize, "GPU", "GPUs")
+        ),
+    };
     let mut out = format!(
-        "Plan: {} GPUs on {} nodes; lower bound {} GPUs (gap {:.2}%), {} nodes\n\n",
+        "Plan: {} GPUs on {} nodes; lower bound {} GPUs (gap {:.2}%), {} nodes\n{reach}\n\n",
         plan.gpus_used, plan.nodes_used, plan.lower_bound, plan.gap_percent, plan.nodes_lower_bound
     );
     if !plan.nodes.is_empty() {

@@ -1,0 +1,217 @@
+//! Step 1, pools: which pool each workload runs in, decided with the packing.
+//!
+//! Each workload may run in the pools where it gets something (and that the plan file does not rule
+//! out), the cheapest first (the share of a GPU one replica takes there). The choice starts greedy:
+//! each workload in its cheapest pool; when a pool runs out of nodes, its workloads with unplaced
+//! replicas move to their next pool and both are planned again. A choice is then judged by planning
+//! every pool with the workloads it gets (each pool's plan of a set of workloads is kept, so a set is
+//! planned once), by the replicas left unplaced, then GPUs, then nodes; and the search looks for a
+//! better one among the choices of the workloads that have more than one pool:
+//!
+//! - with at most [`EVERY_CHOICE`] ways to choose, it tries them all;
+//! - with more, a local search: move one workload to another pool, or swap two workloads between two
+//!   pools, taking each change that leaves no more replicas unplaced and no more GPUs (a choice is
+//!   tried once, so it walks on across choices of equal GPUs, whatever their nodes) and keeping the
+//!   best choice it passes, until no move does, the plan's GPUs reach the lower bound (no plan uses
+//!   fewer), or [`PLANS`] pool plans have been made.
+//!
+//! The search judges a choice by plans whose exact searches get [`QUICK`] times smaller limits; the
+//! best choice it finds is then planned in full and kept when its plan beats the greedy choice's
+//! (also planned in full), so the search only ever keeps a better plan.
+
+use super::pool::PoolCtx;
+use crate::unit::{Miss, PoolResult};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Ways to choose pools that are all tried.
+const EVERY_CHOICE: usize = 256;
+/// Pool plans the search may make, in all.
+const PLANS: usize = 1000;
+/// What the search's plans divide the exact searches' limits by.
+const QUICK: u64 = 8;
+
+/// The pools' plans of the sets of workloads tried so far.
+struct Plans<'b> {
+    ctxs: Vec<PoolCtx<'b>>,
+    /// Per pool, the plan of each set of workloads.
+    done: Vec<BTreeMap<Vec<usize>, PoolResult>>,
+    made: usize,
+}
+
+impl<'b> Plans<'b> {
+    fn new(ctxs: &[PoolCtx<'b>], effort: u64) -> Plans<'b> {
+        Plans {
+            ctxs: ctxs.iter().map(|&c| PoolCtx { effort, ..c }).collect(),
+            done: (0..ctxs.len()).map(|_| BTreeMap::new()).collect(),
+            made: 0,
+        }
+    }
+
+    /// The workloads `choice` gives pool `p`.
+    fn set(choice: &[Option<usize>], p: usize) -> Vec<usize> {
+        (0..choice.len())
+            .filter(|&w| choice[w] == Some(p))
+            .collect()
+    }
+
+    fn plan(&mut self, p: usize, set: Vec<usize>) -> &PoolResult {
+        let ctxs = &self.ctxs;
+        let made = &mut self.made;
+        self.done[p].entry(set).or_insert_with_key(|ws| {
+            *made += 1;
+            ctxs[p].plan(ws)
+        })
+    }
+
+    /// Replicas left unplaced, GPUs and nodes of a choice.
+    fn score(&mut self, choice: &[Option<usize>]) -> (usize, u32, usize) {
+        let mut score = (0, 0, 0);
+        for p in 0..self.ctxs.len() {
+            let r = self.plan(p, Self::set(choice, p));
+            score.0 += r.misses.len();
+            score.1 += r.gpus();
+            score.2 += r.nodes.len();
+        }
+        score
+    }
+}
+
+/// The pool of each workload (`None` for those that can run nowhere) and each pool's plan, given the
+/// pools each may run in, the cheapest first, and the lower bound on the GPUs of every plan that
+/// places every replica (`None` when no workload has a choice: then the greedy choice is kept).
+pub(super) fn choose(
+    ctxs: &[PoolCtx],
+    candidates: &[Vec<usize>],
+    lower_bound: Option<u32>,
+) -> (Vec<Option<usize>>, Vec<PoolResult>) {
+    let mut plans = Plans::new(ctxs, 1);
+    // Greedy: the cheapest pool, then the next for workloads a full pool leaves unplaced.
+    let mut at: Vec<usize> = vec![0; candidates.len()];
+    let choice_of = |at: &[usize]| -> Vec<Option<usize>> {
+        (0..at.len())
+            .map(|w| candidates[w].get(at[w]).copied())
+            .collect()
+    };
+    for _round in 0..=ctxs.len() {
+        let choice = choice_of(&at);
+        let mut moved: BTreeSet<usize> = BTreeSet::new();
+        for p in 0..ctxs.len() {
+            for (rep, miss) in &plans.plan(p, Plans::set(&choice, p)).misses {
+                if matches!(miss, Miss::Capacity(_)) && at[rep.w] + 1 < candidates[rep.w].len() {
+                    moved.insert(rep.w);
+                }
+            }
+        }
+        if moved.is_empty() {
+            break;
+        }
+        for w in moved {
+            at[w] += 1;
+        }
+    }
+    let free: Vec<usize> = (0..candidates.len())
+        .filter(|&w| candidates[w].len() > 1)
+        .collect();
+    let lower_bound = lower_bound.unwrap_or(u32::MAX);
+    let done = |s: (usize, u32, usize)| s.0 == 0 && s.1 <= lower_bound;
+    let greedy = choice_of(&at);
+    let greedy_score = plans.score(&greedy);
+    let mut best = greedy.clone();
+    let mut full = plans;
+    let mut plans = Plans::new(ctxs, QUICK);
+    let mut score = if done(greedy_score) || free.is_empty() {
+        greedy_score
+    } else {
+        plans.score(&best)
+    };
+    let ways = free.iter().try_fold(1usize, |n, &w| {
+        n.checked_mul(candidates[w].len())
+            .filter(|&n| n <= EVERY_CHOICE)
+    });
+    if done(score) || free.is_empty() {
+        // The greedy choice is as good as any.
+    } else if let Some(ways) = ways {
+        for mut k in 0..ways {
+            let mut choice = best.clone();
+            for &w in &free {
+                let n = candidates[w].len();
+                choice[w] = Some(candidates[w][k % n]);
+                k /= n;
+            }
+            let s = plans.score(&choice);
+            if s < score {
+                score = s;
+                best = choice;
+                if done(score) {
+                    break;
+                }
+            }
+        }
+    } else {
+        let mut seen: BTreeSet<Vec<Option<usize>>> = BTreeSet::new();
+        seen.insert(best.clone());
+        // The search walks from choice to choice of no more unplaced replicas and GPUs (nodes do
+        // not hold it back) and keeps the best it passes.
+        let mut at = best.clone();
+        let mut here = score;
+        'search: loop {
+            let mut changed = false;
+            // Moves of one workload, then swaps of two.
+            let mut moves: Vec<Vec<(usize, usize)>> = Vec::new();
+            for &w in &free {
+                for &p in &candidates[w] {
+                    if at[w] != Some(p) {
+                        moves.push(vec![(w, p)]);
+                    }
+                }
+            }
+            for (i, &a) in free.iter().enumerate() {
+                for &b in &free[i + 1..] {
+                    let (Some(pa), Some(pb)) = (at[a], at[b]) else {
+                        continue;
+                    };
+                    if pa != pb && candidates[a].contains(&pb) && candidates[b].contains(&pa) {
+                        moves.push(vec![(a, pb), (b, pa)]);
+                    }
+                }
+            }
+            for m in moves {
+                if plans.made >= PLANS || done(score) {
+                    break 'search;
+                }
+                let mut choice = at.clone();
+                for &(w, p) in &m {
+                    choice[w] = Some(p);
+                }
+                if !seen.insert(choice.clone()) {
+                    continue;
+                }
+                let s = plans.score(&choice);
+                if (s.0, s.1) <= (here.0, here.1) {
+                    if s < score {
+                        score = s;
+                        best.clone_from(&choice);
+                    }
+                    here = s;
+                    at = choice;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    if best != greedy && full.score(&best) >= greedy_score {
+        best = greedy;
+    }
+    let results = (0..ctxs.len())
+        .map(|p| {
+            let set = Plans::set(&best, p);
+            full.done[p]
+                .remove(&set)
+                .unwrap_or_else(|| ctxs[p].plan(&set))
+        })
+        .collect();
+    (best, results)
+}
