@@ -36,6 +36,7 @@ pub mod orchestrate;
 pub mod protocol;
 pub mod real;
 pub mod serve;
+pub mod stats;
 pub mod thresholds;
 pub mod transport;
 pub mod verdict;
