@@ -108,8 +108,12 @@ const TIMINGS: [&str; 2] = ["GPU-timed", "host-timed"];
 /// `p99 latency, GPU-timed: 1.35x baseline (95% CI 1.20-1.52)`.
 fn with_interval(i: &RatioInterval) -> String {
     format!(
-        "{}: {:.2}x baseline (95% CI {:.2}-{:.2})",
-        i.statistic, i.ratio, i.low, i.high
+        "{}: {:.2}x baseline ({:.0}% CI {:.2}-{:.2})",
+        i.statistic,
+        i.ratio,
+        (i.confidence * 100.0).floor(),
+        i.low,
+        i.high
     )
 }
 
@@ -662,7 +666,7 @@ mod tests {
         );
         assert_eq!(j.verdict, Verdict::Inconclusive, "{}", j.summary);
         assert_eq!(j.comparison.p99_slowdown, Some(1.354));
-        assert!(j.summary.contains("(95% CI 0.47-5.45)"), "{}", j.summary);
+        assert!(j.summary.contains("(96% CI 0.47-5.45)"), "{}", j.summary);
         assert!(j.summary.contains("400 samples a phase"), "{}", j.summary);
         // The same run's time-slicing: the contended median is 98 times the baseline's maximum.
         let j = hog_verdict(
