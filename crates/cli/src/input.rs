@@ -104,6 +104,29 @@ pub fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
     Ok(evidence)
 }
 
+/// An earlier JSON audit report, for `--baseline`: its findings' keys, and what the gone ones said.
+pub fn read_baseline(path: &Path) -> Result<gpu_trust_rules::report::BaselineReport, Diagnostic> {
+    let name = path.display().to_string();
+    let text = read(path, gpu_trust_source::Limits::default().max_file_bytes)?;
+    let old: gpu_trust_rules::report::BaselineReport = gpu_trust_source::parse_json(&text, &name)
+        .map_err(|mut d| {
+        d.message = format!("not a gpu-trust JSON audit report: {}", d.message);
+        d
+    })?;
+    if old.schema != gpu_trust_rules::report::SCHEMA {
+        return Err(Diagnostic::error(
+            Code::InvalidValue,
+            Location::new(&name, 1, 1),
+            format!(
+                "a baseline of schema `{}` is not supported (expected `{}`)",
+                old.schema,
+                gpu_trust_rules::report::SCHEMA
+            ),
+        ));
+    }
+    Ok(old)
+}
+
 /// The cluster: the files and folders of `paths` (`-` is standard input), or, without any, the live
 /// cluster `cluster` names. `None` when no cluster could be read at all (the message is printed).
 pub fn cluster(
@@ -111,16 +134,71 @@ pub fn cluster(
     cluster: &crate::live::ClusterArgs,
     follow_symlinks: bool,
 ) -> Option<Ingested> {
-    if paths.is_empty() {
-        crate::live::load(cluster)
-    } else {
-        Some(load_cluster(paths, follow_symlinks))
+    cluster_read(paths, cluster, follow_symlinks).map(|(ingested, _)| ingested)
+}
+
+/// The documents a cluster was read from: the report's provenance, and what an audit of the input
+/// with changes applied reads (`gpu_trust_decide`).
+pub struct Documents {
+    /// The texts in the order read; `None` when they were too large to keep (a file read in pieces,
+    /// or more than the decisions would read again).
+    pub inputs: Option<Vec<gpu_trust_source::Input>>,
+    pub options: gpu_trust_ingest::Options,
+    /// The SHA-256 of each input's name, a NUL, its bytes and a NUL, in order.
+    pub digest: Vec<u8>,
+    /// For a live cluster: its API server and kubeconfig context.
+    pub server: Option<String>,
+    pub context: Option<String>,
+}
+
+/// Texts kept for the decisions at most: half of what they read again in all.
+const KEPT_BYTES: usize = gpu_trust_decide::TRIAL_BYTES / 2;
+
+/// [`cluster`], with the documents it was read from.
+pub fn cluster_read(
+    paths: &[PathBuf],
+    cluster: &crate::live::ClusterArgs,
+    follow_symlinks: bool,
+) -> Option<(Ingested, Documents)> {
+    if !paths.is_empty() {
+        return Some(load_cluster_documents(paths, follow_symlinks));
     }
+    let snapshot = crate::live::read(cluster)?;
+    let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+    for i in &snapshot.inputs {
+        add(&mut digest, &i.name, i.text.as_bytes());
+    }
+    let size: usize = snapshot.inputs.iter().map(|i| i.text.len()).sum();
+    let documents = Documents {
+        inputs: (size <= KEPT_BYTES).then(|| snapshot.inputs.clone()),
+        options: crate::live::options(&snapshot),
+        digest: hex(digest),
+        server: snapshot.server.clone(),
+        context: snapshot.context.clone(),
+    };
+    Some((crate::live::ingest(snapshot), documents))
+}
+
+/// One input into a digest: its name, a NUL, its bytes and a NUL.
+fn add(digest: &mut ring::digest::Context, name: &str, bytes: &[u8]) {
+    digest.update(name.as_bytes());
+    digest.update(&[0]);
+    digest.update(bytes);
+    digest.update(&[0]);
+}
+
+fn hex(digest: ring::digest::Context) -> Vec<u8> {
+    digest.finish().as_ref().to_vec()
 }
 
 /// Reads every path (`-` is standard input) and builds the fleet model; every problem comes back as a
 /// diagnostic, what the reader left out of a directory included.
 pub fn load_cluster(paths: &[PathBuf], follow_symlinks: bool) -> Ingested {
+    load_cluster_documents(paths, follow_symlinks).0
+}
+
+/// [`load_cluster`], with the documents read.
+fn load_cluster_documents(paths: &[PathBuf], follow_symlinks: bool) -> (Ingested, Documents) {
     let options = gpu_trust_ingest::Options::default();
     let (inputs, gathered) = gpu_trust_source::gather_large(
         paths,
@@ -131,12 +209,49 @@ pub fn load_cluster(paths: &[PathBuf], follow_symlinks: bool) -> Ingested {
         },
         gpu_trust_ingest::LARGE_INPUT_BYTES,
     );
+    let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+    let mut kept: Option<Vec<gpu_trust_source::Input>> = Some(Vec::new());
+    let mut size = 0usize;
+    for g in &inputs {
+        match g {
+            gpu_trust_source::Gathered::Text(i) => {
+                add(&mut digest, &i.name, i.text.as_bytes());
+                size += i.text.len();
+                if let Some(k) = kept.as_mut() {
+                    k.push(i.clone());
+                }
+            }
+            gpu_trust_source::Gathered::Large(f) => {
+                // Read in pieces by ingest, and hashed in pieces: never whole in memory.
+                digest.update(f.name.as_bytes());
+                digest.update(&[0]);
+                if let Ok(mut file) = f.open(&options.limits) {
+                    let mut buffer = vec![0u8; 1 << 20];
+                    while let Ok(n @ 1..) = std::io::Read::read(&mut file, &mut buffer) {
+                        digest.update(&buffer[..n]);
+                    }
+                }
+                digest.update(&[0]);
+                kept = None;
+            }
+        }
+    }
+    if size > KEPT_BYTES {
+        kept = None;
+    }
     // Large files are read in pieces, and each text is released once it is read.
     let mut ingested = gpu_trust_ingest::ingest_gathered(inputs, &options);
     ingested.diagnostics.extend(gathered);
     ingested.diagnostics.sort();
     ingested.diagnostics.dedup();
-    ingested
+    let documents = Documents {
+        inputs: kept,
+        options,
+        digest: hex(digest),
+        server: None,
+        context: None,
+    };
+    (ingested, documents)
 }
 
 /// Prints the diagnostics of reading and ingesting the cluster on standard error, the warnings
@@ -170,16 +285,91 @@ pub fn refuse_unusable(errors: usize, rest: &str) -> ExitCode {
     output::exit(output::INPUT_ERROR)
 }
 
-/// Reads the advisory data `--advisories` names (files or folders of the project's YAML format or of
-/// CSAF 2.0 JSON documents; `-` for standard input), on top of the built-in data; with no path, the
-/// built-in data. Every problem is printed, located; an unreadable or malformed document is the exit
-/// code (2). What the documents say that the audit cannot use is printed as warnings and returned.
+/// The folder `gpu-trust advisories update` keeps bulletins in, for this run.
+static CACHE_DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+
+/// Sets the cache folder: `--cache-dir`, else `$XDG_CACHE_HOME/gpu-trust` when that is an absolute
+/// path, else `$HOME/.cache/gpu-trust` (the XDG Base Directory Specification's rule for
+/// `$XDG_CACHE_HOME`: unset, empty or relative means `$HOME/.cache`).
+pub fn set_cache_dir(flag: Option<PathBuf>) {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = flag.or_else(|| {
+        env("XDG_CACHE_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| env("HOME").map(|h| h.join(".cache")))
+            .map(|d| d.join("gpu-trust"))
+    });
+    let _ = CACHE_DIR.set(dir);
+}
+
+/// Where the advisory bulletins of updates are kept (`<cache>/advisories`); `None` when neither
+/// `--cache-dir` nor the environment names a cache folder.
+pub fn advisory_cache() -> Option<PathBuf> {
+    CACHE_DIR
+        .get()
+        .cloned()
+        .flatten()
+        .map(|d| d.join("advisories"))
+}
+
+/// The bulletins `gpu-trust advisories update` kept, read offline through the bounded reader;
+/// `None` when no update was made. A cache that cannot be read is an error (2): its bulletins would
+/// otherwise be missed unseen.
+fn read_cache() -> Result<Option<gpu_trust_rules::advisories::Cache>, ExitCode> {
+    use gpu_trust_live::feed::{State, STATE_FILE};
+    use gpu_trust_rules::advisories::{csaf, Cache, Update};
+    let Some(dir) = advisory_cache() else {
+        return Ok(None);
+    };
+    let state_path = dir.join(STATE_FILE);
+    if !state_path.exists() {
+        return Ok(None);
+    }
+    let broken = |message: String| {
+        output::eprint_error(format!(
+            "the advisory cache {} cannot be read: {message}; run `gpu-trust advisories update` again (or remove the folder)",
+            dir.display()
+        ));
+        output::exit(output::INPUT_ERROR)
+    };
+    let text = read(&state_path, 1 << 20).map_err(|d| broken(d.to_string()))?;
+    let state =
+        State::parse(&text).map_err(|e| broken(format!("{}: {e}", state_path.display())))?;
+    let mut documents = Vec::new();
+    for (file, url) in state.files(&dir) {
+        let text = read(&file, csaf::MAX_DOCUMENT_BYTES).map_err(|d| broken(d.to_string()))?;
+        documents.push((url, text));
+    }
+    let checked = match state.checked.as_deref().map(gpu_trust_policy::Date::parse) {
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => return Err(broken(format!("{}: {e}", state_path.display()))),
+        None => None,
+    };
+    Ok(Some(Cache {
+        update: Update {
+            from: state.from,
+            checked,
+        },
+        documents,
+    }))
+}
+
+/// Reads the advisory data: the built-in data, the bulletins `gpu-trust advisories update` kept
+/// (offline), and what `--advisories` names (files or folders of the project's YAML format or of
+/// CSAF 2.0 JSON documents; `-` for standard input). Every problem is printed, located; an
+/// unreadable or malformed document is the exit code (2). What the documents say that the audit
+/// cannot use is printed as warnings and returned.
 pub fn advisories(
     paths: &[PathBuf],
     follow_symlinks: bool,
 ) -> Result<gpu_trust_rules::advisories::Loaded, ExitCode> {
     use gpu_trust_rules::advisories::{csaf, Advisories, Loaded};
-    if paths.is_empty() {
+    let cache = read_cache()?;
+    if paths.is_empty() && cache.is_none() {
         return Ok(Loaded {
             data: Advisories::builtin().clone(),
             warnings: Vec::new(),
@@ -202,14 +392,14 @@ pub fn advisories(
         ));
         return Err(output::exit(output::INPUT_ERROR));
     }
-    if inputs.is_empty() {
+    if inputs.is_empty() && !paths.is_empty() {
         output::eprint_error(
             "--advisories names no .yaml, .yml or .json file: no advisory data to read",
         );
         return Err(output::exit(output::INPUT_ERROR));
     }
     let texts: Vec<(String, String)> = inputs.into_iter().map(|i| (i.name, i.text)).collect();
-    match Advisories::load(&texts) {
+    match Advisories::load_with(cache.as_ref(), &texts) {
         Ok(loaded) => {
             output::eprint_diagnostics(&loaded.warnings);
             Ok(loaded)

@@ -109,10 +109,9 @@ impl TerminalProgress {
     }
 }
 
-/// Reads the cluster and ingests what it read; `None` when no cluster could be read at all (the
-/// message is printed). Kinds that could not be listed are error diagnostics, as unreadable files
-/// are.
-pub fn load(args: &ClusterArgs) -> Option<Ingested> {
+/// Reads the cluster; `None` when no cluster could be read at all (the message is printed). Kinds
+/// that could not be listed are error diagnostics of the snapshot, as unreadable files are.
+pub fn read(args: &ClusterArgs) -> Option<gpu_trust_live::Snapshot> {
     let snapshot = if std::io::stderr().is_terminal() {
         let progress = TerminalProgress {
             shown: Mutex::new(false),
@@ -123,27 +122,31 @@ pub fn load(args: &ClusterArgs) -> Option<Ingested> {
     } else {
         gpu_trust_live::read(&args.options(), &gpu_trust_live::Quiet)
     };
-    let snapshot = match snapshot {
-        Ok(s) => s,
+    match snapshot {
+        Ok(s) => Some(s),
         Err(e) => {
             output::eprint_error(e);
-            return None;
+            None
         }
-    };
-    Some(ingest(snapshot))
+    }
 }
 
 /// The fleet of a snapshot, with the kinds that could not be read as error diagnostics.
 pub fn ingest(snapshot: gpu_trust_live::Snapshot) -> Ingested {
-    let options = gpu_trust_ingest::Options {
-        unread: snapshot.unread,
-        ..gpu_trust_ingest::Options::default()
-    };
+    let options = options(&snapshot);
     let mut ingested = gpu_trust_ingest::ingest(&snapshot.inputs, &options);
     ingested.diagnostics.extend(snapshot.diagnostics);
     ingested.diagnostics.sort();
     ingested.diagnostics.dedup();
     ingested
+}
+
+/// How ingest reads a snapshot: what could not be listed is unknown, not absent.
+pub fn options(snapshot: &gpu_trust_live::Snapshot) -> gpu_trust_ingest::Options {
+    gpu_trust_ingest::Options {
+        unread: snapshot.unread.clone(),
+        ..gpu_trust_ingest::Options::default()
+    }
 }
 
 /// The name a kubectl plugin is installed as: kubectl runs `kubectl-gpu_trust` for `kubectl

@@ -41,6 +41,11 @@ struct Cli {
     /// always or never.
     #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
     color: output::ColourChoice,
+    /// The folder `gpu-trust advisories update` keeps the vendor's bulletins in, which every
+    /// command reads offline with the built-in advisory data (default: $XDG_CACHE_HOME/gpu-trust,
+    /// else ~/.cache/gpu-trust).
+    #[arg(long, global = true, value_name = "DIR")]
+    cache_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +89,7 @@ fn main() -> ExitCode {
         }
     };
     output::set_colour(cli.color);
+    input::set_cache_dir(cli.cache_dir);
     let result = match cli.command {
         Command::Audit(a) => commands::audit::run(a),
         Command::Inventory(a) => commands::inventory::run(a),

@@ -147,7 +147,7 @@ fn workload_differences(a: &WorkloadDraft, b: &WorkloadDraft) -> Vec<String> {
         ("nodeName", a.node_name == b.node_name),
         ("scheduling constraints", a.constraints == b.constraints),
         ("resourceClaims", a.claims == b.claims),
-        ("allocated devices", a.allocated == b.allocated),
+        ("recorded devices", a.records == b.records),
         ("environment sources", a.env_refs == b.env_refs),
         (
             "extended resource claims",

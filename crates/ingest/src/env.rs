@@ -1,8 +1,10 @@
 //! A container's environment that other objects give it: `envFrom` (every key of a ConfigMap or a
 //! Secret, with an optional prefix) and `valueFrom` key references. Read with the pod spec, resolved
 //! once every ConfigMap of the input is known: a ConfigMap's keys become the variables they set, as
-//! the kubelet sets them; a Secret (gpu-trust never reads Secrets) or a ConfigMap absent from the
-//! input that may set a variable the audit reads is [`UnresolvedKind::EnvFrom`], a gap of the audit.
+//! the kubelet sets them; a ConfigMap absent from the input that may set a variable the audit reads
+//! is [`UnresolvedKind::EnvFrom`], a Secret that may (gpu-trust never reads Secrets)
+//! [`UnresolvedKind::SecretEnv`], and one that may set `NVIDIA_VISIBLE_DEVICES` is named on the
+//! container (`ContainerInfo::visible_devices_secrets`) for the rules to judge where it matters.
 //!
 //! The kubelet's order (Kubernetes documentation, "Configure a Pod to Use a ConfigMap", and
 //! `EnvFromSource`): the sources of `envFrom` in order, a later one winning over an earlier one for the
@@ -17,6 +19,9 @@ use std::collections::BTreeMap;
 /// Environment variables kept on a container: the ones that change isolation or device visibility,
 /// and the DCGM exporter's (`gpu_trust_model::stack::EXPORTER_ENV_PREFIXES`).
 pub(crate) const KEPT_ENV_PREFIXES: &[&str] = &["CUDA_", "NVIDIA_", "LD_PRELOAD", "HAMI_"];
+
+/// The variable by which the NVIDIA container runtime picks a container's GPUs.
+const VISIBLE_DEVICES: &str = "NVIDIA_VISIBLE_DEVICES";
 
 /// The value recorded for a variable whose value comes from somewhere ingest does not read (a Secret,
 /// a field of the pod).
@@ -102,7 +107,8 @@ pub(crate) fn refs(env: Option<&[core::EnvVar]>, env_from: Option<&[core::EnvFro
 }
 
 /// Fills in a container's environment from the ConfigMaps of the input (`config_maps` by namespace and
-/// name), and returns what it could not resolve, held by `object`.
+/// name), records the Secrets that may set `NVIDIA_VISIBLE_DEVICES`, and returns what it could not
+/// resolve, held by `object`.
 pub(crate) fn resolve(
     container: &mut ContainerInfo,
     refs: &Refs,
@@ -111,20 +117,22 @@ pub(crate) fn resolve(
     config_maps: &BTreeMap<(String, String), ConfigMapDraft>,
 ) -> Vec<Unresolved> {
     let mut unresolved = Vec::new();
-    let mut gap = |what: String| {
+    let mut gap = |what: UnresolvedKind, source: String| {
         unresolved.push(Unresolved {
             object: object.clone(),
             node: None,
-            what: UnresolvedKind::EnvFrom,
+            what,
             message: format!(
-                "container {} of {object} {what}: whether it sets NVIDIA_VISIBLE_DEVICES or another variable the audit reads is not known",
+                "container {} of {object} {source}: whether it sets NVIDIA_VISIBLE_DEVICES or another variable the audit reads is not known",
                 container.name
             ),
         })
     };
     let lookup = |name: &str| config_maps.get(&(namespace.to_string(), name.to_string()));
-    // What envFrom sets, later sources winning; then the names `env` sets keep theirs.
+    // What envFrom sets, later sources winning; then the names `env` sets keep theirs. A Secret that
+    // may set the variable leaves its value unknown, until a later source sets it.
     let mut from: BTreeMap<String, String> = BTreeMap::new();
+    let mut secrets: Vec<String> = Vec::new();
     for (source, prefix) in &refs.from {
         match source {
             Source::ConfigMap { name, optional } => match lookup(name) {
@@ -132,23 +140,42 @@ pub(crate) fn resolve(
                     for (k, v) in &cm.data {
                         let full = format!("{prefix}{k}");
                         if kept(&full) {
+                            if full == VISIBLE_DEVICES {
+                                secrets.clear();
+                            }
                             from.insert(full, v.clone());
                         }
                     }
                 }
-                None if may_set_kept(prefix) => gap(format!(
-                    "takes its environment from ConfigMap {namespace}/{name}{} (envFrom{}), which is not in the input",
-                    if *optional { ", optional" } else { "" },
-                    prefixed(prefix)
-                )),
+                None if may_set_kept(prefix) => gap(
+                    UnresolvedKind::EnvFrom,
+                    format!(
+                        "takes its environment from ConfigMap {namespace}/{name}{} (envFrom{}), which is not in the input",
+                        if *optional { ", optional" } else { "" },
+                        prefixed(prefix)
+                    ),
+                ),
                 None => {}
             },
-            Source::Secret(name) if may_set_kept(prefix) => gap(format!(
-                "takes its environment from Secret {namespace}/{name} (envFrom{}), which gpu-trust does not read",
-                prefixed(prefix)
-            )),
+            Source::Secret(name) if may_set_kept(prefix) => {
+                if VISIBLE_DEVICES.starts_with(prefix.as_str()) {
+                    from.remove(VISIBLE_DEVICES);
+                    secrets.push(format!("{namespace}/{name} (envFrom{})", prefixed(prefix)));
+                }
+                gap(
+                    UnresolvedKind::SecretEnv,
+                    format!(
+                        "takes its environment from Secret {namespace}/{name} (envFrom{}), which gpu-trust does not read",
+                        prefixed(prefix)
+                    ),
+                )
+            }
             Source::Secret(_) => {}
         }
+    }
+    // `env` wins over every envFrom source.
+    if container.env.contains_key(VISIBLE_DEVICES) {
+        secrets.clear();
     }
     for (name, value) in from {
         container.env.entry(name).or_insert(value);
@@ -164,16 +191,29 @@ pub(crate) fn resolve(
                 Some(None) => {
                     container.env.remove(name);
                 }
-                None => gap(format!(
-                    "sets {name} from ConfigMap {namespace}/{cm} (key {key}), which is not in the input"
-                )),
+                None => gap(
+                    UnresolvedKind::EnvFrom,
+                    format!(
+                        "sets {name} from ConfigMap {namespace}/{cm} (key {key}), which is not in the input"
+                    ),
+                ),
             },
-            Source::Secret(secret) => gap(format!(
-                "sets {name} from Secret {namespace}/{secret} (key {key}), which gpu-trust does not read"
-            )),
+            Source::Secret(secret) => {
+                if name == VISIBLE_DEVICES {
+                    container.env.remove(name);
+                    secrets = vec![format!("{namespace}/{secret} (key {key})")];
+                }
+                gap(
+                    UnresolvedKind::SecretEnv,
+                    format!(
+                        "sets {name} from Secret {namespace}/{secret} (key {key}), which gpu-trust does not read"
+                    ),
+                )
+            }
         }
     }
-    container.nvidia_visible_devices = container.env.get("NVIDIA_VISIBLE_DEVICES").cloned();
+    container.nvidia_visible_devices = container.env.get(VISIBLE_DEVICES).cloned();
+    container.visible_devices_secrets = secrets;
     unresolved
 }
 
@@ -278,9 +318,11 @@ mod tests {
     #[test]
     fn secrets_and_missing_config_maps_that_may_set_kept_names_are_gaps() {
         let none = maps(&[]);
-        let (_, u) = run("name: a\nenvFrom: [{secretRef: {name: creds}}]\n", &none);
+        let (c, u) = run("name: a\nenvFrom: [{secretRef: {name: creds}}]\n", &none);
         assert_eq!(u.len(), 1);
+        assert_eq!(u[0].what, UnresolvedKind::SecretEnv);
         assert!(u[0].message.contains("Secret ml/creds"), "{}", u[0].message);
+        assert_eq!(c.visible_devices_secrets, ["ml/creds (envFrom)"]);
         let (_, u) = run(
             "name: a\nenvFrom: [{configMapRef: {name: absent}, prefix: NV}]\n",
             &none,
@@ -297,6 +339,40 @@ mod tests {
             &none,
         );
         assert_eq!(u.len(), 1);
-        assert_eq!(c.nvidia_visible_devices.as_deref(), Some(FROM_ELSEWHERE));
+        // The Secret's value is not known: no value is claimed, the Secret is named.
+        assert_eq!(c.nvidia_visible_devices, None);
+        assert_eq!(c.visible_devices_secrets, ["ml/s (key k)"]);
+    }
+
+    /// The kubelet's order decides whether a Secret may still set the variable: a later ConfigMap
+    /// source or `env` sets it over the Secret; a Secret after a ConfigMap leaves it unknown.
+    #[test]
+    fn a_secret_may_set_the_variable_only_where_nothing_later_does() {
+        let cms = maps(&[("gpu", &[("NVIDIA_VISIBLE_DEVICES", "void")])]);
+        let (c, _) = run(
+            "name: a\nenvFrom: [{secretRef: {name: creds}}, {configMapRef: {name: gpu}}]\n",
+            &cms,
+        );
+        assert!(c.visible_devices_secrets.is_empty());
+        assert_eq!(c.nvidia_visible_devices.as_deref(), Some("void"));
+        let (c, _) = run(
+            "name: a\nenvFrom: [{configMapRef: {name: gpu}}, {secretRef: {name: creds}}]\n",
+            &cms,
+        );
+        assert_eq!(c.visible_devices_secrets, ["ml/creds (envFrom)"]);
+        assert_eq!(c.nvidia_visible_devices, None);
+        let (c, u) = run(
+            "name: a\nenv: [{name: NVIDIA_VISIBLE_DEVICES, value: void}]\nenvFrom: [{secretRef: {name: creds}}]\n",
+            &cms,
+        );
+        assert!(c.visible_devices_secrets.is_empty());
+        assert_eq!(u.len(), 1, "the Secret may still set CUDA_ variables");
+        // A prefix the variable does not start with sets other variables the audit reads.
+        let (c, u) = run(
+            "name: a\nenvFrom: [{secretRef: {name: creds}, prefix: CUDA_}]\n",
+            &cms,
+        );
+        assert!(c.visible_devices_secrets.is_empty());
+        assert_eq!(u.len(), 1);
     }
 }

@@ -72,8 +72,11 @@ pub struct NodeView {
     /// Tenants with pods on the node, sorted.
     pub tenants: Vec<String>,
     pub devices: Vec<DeviceView>,
-    /// Pods on the node that use no GPU (count per tenant or platform namespace).
+    /// The tenants' pods on the node that use no GPU.
     pub other_pods: usize,
+    /// Pods of platform namespaces on the node that use no GPU (the GPU Operator's operands, system
+    /// daemons): no tenant's.
+    pub platform_pods: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -84,8 +87,12 @@ pub struct DeviceView {
     pub uuid: Option<String>,
     /// MIG profile and start slice (`3g.40gb@4`).
     pub instance: Option<String>,
-    /// The mechanism the node's configuration puts on this device.
-    pub mechanism: Mechanism,
+    /// The mechanism the node's configuration puts on this device, or its occupants' when a
+    /// scheduler shares a device the configuration hands out whole; `None` (not known) on a node
+    /// where a workload asks for a GPU no mechanism maps (the device may be handed out to several
+    /// workloads, and is never called exclusive there) and where occupants share it in different
+    /// ways.
+    pub mechanism: Option<Mechanism>,
     /// Replicas the device plugin advertises for it (1 when not shared).
     pub replicas: u32,
     pub occupants: Vec<Occupant>,
@@ -101,8 +108,12 @@ pub struct Occupant {
     /// `observed` when the evidence pins the pod to this device; `possible` when it is one of several
     /// the pod may be using.
     pub certainty: Certainty,
-    /// How this pod gets the device (its request on this node's configuration).
+    /// How this pod gets the device (its request on this node's configuration); `None` when not
+    /// known.
     pub mechanism: Option<Mechanism>,
+    /// The devices schedulers recorded for the pod, in words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -160,10 +171,12 @@ pub fn inventory(
     overrides: &dyn Fn(&Workload) -> WorkloadOverrides,
     tenants: usize,
 ) -> Inventory {
+    let unmapped = fleet.unmapped_nodes();
     let mut nodes: Vec<NodeView> = fleet
         .nodes
         .iter()
-        .map(|n| NodeView {
+        .enumerate()
+        .map(|(id, n)| NodeView {
             name: n.name.clone(),
             location: n.object.location.to_string(),
             model: n.gpu.as_ref().and_then(|g| g.model.clone()),
@@ -208,8 +221,13 @@ pub fn inventory(
                 })
                 .collect(),
             tenants: Vec::new(),
-            devices: n.gpu.as_ref().map(device_views).unwrap_or_default(),
+            devices: n
+                .gpu
+                .as_ref()
+                .map(|g| device_views(g, unmapped.contains(&id)))
+                .unwrap_or_default(),
             other_pods: 0,
+            platform_pods: 0,
         })
         .collect();
     // Position of each device view by seat, per node.
@@ -244,10 +262,11 @@ pub fn inventory(
                     set.insert(t.clone());
                 }
                 if w.placement.devices.is_empty() {
-                    if w.requests_gpu() {
-                        gpu_pods += 1;
+                    match (w.requests_gpu(), &tenant) {
+                        (true, _) => gpu_pods += 1,
+                        (false, Some(_)) => view.other_pods += 1,
+                        (false, None) => view.platform_pods += 1,
                     }
-                    view.other_pods += usize::from(!w.requests_gpu());
                     continue;
                 }
                 gpu_pods += 1;
@@ -270,6 +289,7 @@ pub fn inventory(
                             tenant: tenant.clone(),
                             certainty,
                             mechanism,
+                            recorded: w.placement.recorded.iter().map(|r| r.describe()).collect(),
                         });
                     }
                 }
@@ -305,6 +325,19 @@ pub fn inventory(
         view.tenants = t.into_iter().collect();
         for d in &mut view.devices {
             d.occupants.sort();
+            // A device the configuration hands out whole that a scheduler shares (a fraction, a
+            // vGPU, MIG instances cut on demand) has its occupants' mechanism, never `exclusive`.
+            if d.mechanism == Some(Mechanism::Exclusive) {
+                let shared: BTreeSet<Mechanism> = d
+                    .occupants
+                    .iter()
+                    .filter_map(|o| o.mechanism)
+                    .filter(|m| *m != Mechanism::Exclusive)
+                    .collect();
+                if !shared.is_empty() {
+                    d.mechanism = shared.first().copied().filter(|_| shared.len() == 1);
+                }
+            }
         }
     }
     let unresolved: Vec<UnresolvedView> = fleet
@@ -377,8 +410,9 @@ fn slot_id(slot: &DeviceSlot) -> String {
 }
 
 /// The node's devices as the occupancy view gives them: the instances of a MIG GPU, one entry for a MIG
-/// GPU without instances, else the whole GPU.
-fn device_views(g: &GpuNode) -> Vec<DeviceView> {
+/// GPU without instances, else the whole GPU; on a node where a GPU is asked for in a way no
+/// mechanism maps (`unmapped`), a device the configuration would hand out whole has no mechanism.
+fn device_views(g: &GpuNode, unmapped: bool) -> Vec<DeviceView> {
     let devices = Devices::listed(g);
     let mut out = Vec::new();
     for (k, p) in devices.gpus.iter().enumerate() {
@@ -393,7 +427,7 @@ fn device_views(g: &GpuNode) -> Vec<DeviceView> {
                 }),
                 uuid: p.uuid.clone(),
                 instance: Some("MIG enabled, no instances".to_string()),
-                mechanism: Mechanism::MigInstance,
+                mechanism: Some(Mechanism::MigInstance),
                 replicas: 1,
                 occupants: Vec::new(),
             });
@@ -418,7 +452,8 @@ fn device_views(g: &GpuNode) -> Vec<DeviceView> {
                 }),
                 uuid,
                 instance,
-                mechanism: devices.mechanism(seat),
+                mechanism: Some(devices.mechanism(seat))
+                    .filter(|m| !(unmapped && *m == Mechanism::Exclusive)),
                 replicas: devices.replicas(seat),
                 occupants: Vec::new(),
             });

@@ -60,6 +60,7 @@ mod nodes;
 mod placement;
 mod platforms;
 mod rbac;
+mod records;
 mod util;
 mod workload_placement;
 mod workloads;

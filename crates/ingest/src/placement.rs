@@ -22,6 +22,9 @@ pub(crate) struct Constraints {
     pub tolerations: Vec<Tol>,
     /// Extended resources requested (non-zero), sorted.
     pub resources: Vec<String>,
+    /// Those of them some container requests more than one of, sorted: a node whose device plugin
+    /// refuses such a request at admission does not run the pod (`GpuNode::refuses_more_than_one`).
+    pub many: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -98,6 +101,7 @@ impl Constraints {
             affinity,
             tolerations,
             resources,
+            many: Vec::new(),
         }
     }
 
@@ -314,14 +318,18 @@ impl NodeSets {
         id
     }
 
-    /// The set of nodes `c` permits among `nodes` (sorted by name).
+    /// The set of nodes `c` permits among `nodes` (sorted by name). `offers` says whether a node
+    /// offers a resource, to a container that requests more than one of it when the flag is set.
     pub(crate) fn permitted(
         &mut self,
         c: &Constraints,
         nodes: &[Node],
         by_name: &BTreeMap<&str, NodeId>,
-        offers: &dyn Fn(NodeId, &str) -> bool,
+        offers: &dyn Fn(NodeId, &str, bool) -> bool,
     ) -> usize {
+        let offers = |i: NodeId, r: &str| {
+            offers(i, r, c.many.binary_search_by(|m| m.as_str().cmp(r)).is_ok())
+        };
         // A pod bound to a node (`nodeName`, as every scheduled pod of a dump) is permitted that
         // node or none: its constraints are seldom another's, and cheap to evaluate, so they are
         // neither looked up nor kept (on a dump, a copy of every pod's constraints).
@@ -432,7 +440,7 @@ mod tests {
         let nodes = vec![node("a", &[], &[]), node("b", &[], &[])];
         let by_name: BTreeMap<&str, NodeId> = [("a", 0), ("b", 1)].into_iter().collect();
         let mut sets = NodeSets::new();
-        let id = sets.permitted(&c, &nodes, &by_name, &|_, _| true);
+        let id = sets.permitted(&c, &nodes, &by_name, &|_, _, _| true);
         assert_eq!(sets.sets[id], vec![1]);
         assert_eq!(sets.sets[0], Vec::<NodeId>::new());
     }

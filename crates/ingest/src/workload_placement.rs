@@ -1,19 +1,22 @@
 //! Placing the workloads read on the fleet's nodes, the last step of ingestion: each workload gets
-//! the DRA claims it uses, the set of nodes its constraints permit, and, when it is scheduled, its
-//! node and the devices of that node it may be using. Pods scheduled on a node the input does not
-//! hold are counted per node and reported as unresolved, as are extended resources (KEP-5004) that
-//! nothing in the input explains.
+//! the DRA claims it uses, the set of nodes its constraints permit, the devices schedulers recorded
+//! for it, and, when it is scheduled, its node and the devices of that node it may be using. Pods
+//! scheduled on a node the input does not hold are counted per node and reported as unresolved, as
+//! are extended resources (KEP-5004) that nothing in the input explains and, on GPU nodes, GPUs
+//! asked for in a way no mechanism of the model maps.
 
 use crate::dra::{self, ClaimDraft};
 use crate::env;
 use crate::nodes::{self, NodeDraft};
 use crate::placement::{Constraints, NodeSets};
+use crate::records::{self, Records};
 use gpu_trust_model::fleet::{
-    DeviceSlot, DraClaimUse, GpuNode, MigStrategy, Node, NodeId, ResourceClaimInfo, Unresolved,
-    UnresolvedKind, Workload, WorkloadKind,
+    DeviceSlot, DraClaimUse, FractionScheduler, GpuNode, MigStrategy, Node, NodeId, PhysicalDevice,
+    RecordedDevice, ResourceClaimInfo, Unresolved, UnresolvedKind, Workload, WorkloadKind,
 };
+use gpu_trust_model::isolation::{self as iso, Mechanism};
 use gpu_trust_model::ObjectRef;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A workload read from a Pod or a template, before nodes are known.
 pub(crate) struct WorkloadDraft {
@@ -21,7 +24,8 @@ pub(crate) struct WorkloadDraft {
     pub node_name: Option<String>,
     pub constraints: Constraints,
     pub claims: Vec<(String, Option<String>, Option<String>)>,
-    pub allocated: Vec<String>,
+    /// What schedulers recorded on the pod.
+    pub records: Records,
     /// A pod's `status.extendedResourceClaimStatus`.
     pub extended: Option<dra::ExtendedStatus>,
     /// What its containers' environments take from ConfigMaps and Secrets, by container index.
@@ -70,6 +74,7 @@ pub(crate) fn place_workloads(
     extended: &dra::Extended<'_>,
 ) -> Placed {
     let fleet = Fleet::new(drafts, nodes, claims, claim_drafts);
+    let kai_groups = kai_groups(&workloads);
     let mut unresolved = Vec::new();
     let mut sets = NodeSets::new();
     let mut missing: BTreeMap<String, (ObjectRef, usize)> = BTreeMap::new();
@@ -95,6 +100,7 @@ pub(crate) fn place_workloads(
             });
         }
         let mut w = d.workload;
+        let unmapped = unmapped(&w, &d.records, &ext);
         w.gpu.dra.extend(fleet.claim_uses(&w.namespace, &d.claims));
         w.gpu.dra.extend(ext.uses);
         // The scheduler's claim names the devices allocated, as a pod's own claims do.
@@ -107,7 +113,28 @@ pub(crate) fn place_workloads(
         };
         permit(&mut w, set, &sets);
         w.placement.tolerations = d.constraints.pod_tolerations();
-        w.placement.gpu_uuids = d.allocated.clone();
+        w.placement.node_selector = d.constraints.node_selector.iter().cloned().collect();
+        w.placement.recorded = recorded(&w, &d.records, &kai_groups);
+        let on_gpu_node = match &d.node_name {
+            Some(n) => fleet
+                .by_name
+                .get(n.as_str())
+                .is_some_and(|id| fleet.nodes[*id].gpu.is_some()),
+            None => sets.sets[set].iter().any(|n| fleet.nodes[*n].gpu.is_some()),
+        };
+        if on_gpu_node && !unmapped.is_empty() {
+            unresolved.push(Unresolved {
+                object: w.object.clone(),
+                node: d.node_name.clone(),
+                what: UnresolvedKind::UnmappedGpu,
+                message: format!(
+                    "{} asks for a GPU in a way no mechanism gpu-trust knows maps ({}): how it shares its GPU is not known",
+                    w.object,
+                    unmapped.join("; ")
+                ),
+            });
+            w.gpu.unmapped = unmapped;
+        }
         if let Some(node_name) = &d.node_name {
             match fleet.by_name.get(node_name.as_str()) {
                 Some(&id) => schedule(&mut w, &d.claims, node_name, id, &fleet),
@@ -198,10 +225,17 @@ impl<'f> Fleet<'f> {
         out
     }
 
-    /// Whether a node offers an extended resource.
-    fn offers(&self) -> impl Fn(NodeId, &str) -> bool + 'f {
+    /// Whether a node offers an extended resource (to a container that requests more than one).
+    fn offers(&self) -> impl Fn(NodeId, &str, bool) -> bool + 'f {
         let (drafts, nodes) = (self.drafts, self.nodes);
-        move |node, resource| nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+        move |node, resource, many| {
+            nodes::offers(&drafts[node], nodes[node].gpu.as_ref(), resource)
+                && !(many
+                    && nodes[node]
+                        .gpu
+                        .as_ref()
+                        .is_some_and(|g| g.refuses_more_than_one(resource)))
+        }
     }
 
     /// The devices the allocated ResourceClaims a pod in `namespace` names (`uses`) were given on
@@ -215,6 +249,91 @@ impl<'f> Fleet<'f> {
             .map(|(_, dev)| dev.clone())
             .collect()
     }
+}
+
+/// The GPU each KAI group's reservation pod records that it holds, by group: the reservation pods
+/// of the input (in KAI's reservation namespaces, with the group label and the GPU's UUID).
+#[allow(clippy::vec_box)] // See `Collector::workloads`.
+fn kai_groups(workloads: &[Box<WorkloadDraft>]) -> BTreeMap<String, String> {
+    workloads
+        .iter()
+        .map(|d| &d.workload)
+        .filter(|w| iso::KAI_RESERVATION_NAMESPACES.contains(&w.namespace.as_str()))
+        .filter_map(|w| {
+            let group = w.labels.get(iso::KAI_GPU_GROUP)?;
+            let uuid = w.annotations.get(iso::KAI_RESERVED_GPU)?;
+            let Some(PhysicalDevice::Gpu(uuid)) = records::visible(uuid).next() else {
+                return None;
+            };
+            Some((group.clone(), uuid))
+        })
+        .collect()
+}
+
+/// The devices schedulers recorded for a workload: its records, with each KAI group the input's
+/// reservation pod resolves named by its GPU's UUID; for a KAI fraction, the GPUs its containers'
+/// `NVIDIA_VISIBLE_DEVICES` name (KAI's binder writes them into the pod's ConfigMap, which the
+/// containers read: NVIDIA/KAI-Scheduler `pkg/binder/common/gpu_access.go`), which name the group's
+/// GPU better than the group does.
+fn recorded(
+    w: &Workload,
+    records: &Records,
+    kai_groups: &BTreeMap<String, String>,
+) -> Vec<RecordedDevice> {
+    let mut out: Vec<RecordedDevice> = records
+        .devices
+        .iter()
+        .map(|r| match &r.device {
+            PhysicalDevice::KaiGroup(g) => kai_groups.get(g).map_or_else(
+                || r.clone(),
+                |uuid| records::kai(PhysicalDevice::Gpu(uuid.clone())),
+            ),
+            _ => r.clone(),
+        })
+        .collect();
+    if w.gpu
+        .fraction
+        .as_ref()
+        .is_some_and(|f| f.scheduler == FractionScheduler::Kai)
+    {
+        let visible = w
+            .containers
+            .iter()
+            .filter_map(|c| c.nvidia_visible_devices.as_deref())
+            .flat_map(records::visible);
+        out.extend(visible.map(records::kai));
+    }
+    if out
+        .iter()
+        .any(|r| !matches!(r.device, PhysicalDevice::KaiGroup(_)))
+    {
+        out.retain(|r| !matches!(r.device, PhysicalDevice::KaiGroup(_)));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What a workload asks of a GPU that no mechanism maps, in words: a resource whose name says GPU
+/// that no row of the isolation table, no device plugin and no DeviceClass names (and that DRA
+/// does not leave unresolved already), and annotations naming GPUs for a scheduler gpu-trust does
+/// not know.
+fn unmapped(w: &Workload, records: &Records, ext: &dra::ExtendedUses) -> Vec<String> {
+    let mut out: Vec<String> = w
+        .gpu
+        .resources
+        .keys()
+        .filter(|r| {
+            gpu_trust_model::resource::names_gpu(r)
+                && !Mechanism::maps_resource(r)
+                && !ext.served.contains(r)
+                && !ext.unresolved.iter().any(|(u, _)| u == *r)
+        })
+        .map(|r| format!("requests {r}"))
+        .collect();
+    out.extend(records.unknown.iter().cloned());
+    out.sort();
+    out
 }
 
 /// The workload's permitted node set (`set`, of `sets`); a DaemonSet has one replica on each of its
@@ -264,19 +383,17 @@ fn devices(w: &Workload, g: &GpuNode, dra_devices: &[String]) -> (Vec<DeviceSlot
         gpu: i,
         instance: None,
     };
-    // HAMi's allocation annotation names the GPUs.
-    if !w.placement.gpu_uuids.is_empty() {
+    // A scheduler's records name the GPUs.
+    if !w.placement.recorded.is_empty() {
         let pinned: Vec<DeviceSlot> = g
             .gpus
             .iter()
-            .filter(|p| {
-                p.uuid
-                    .as_ref()
-                    .is_some_and(|u| w.placement.gpu_uuids.contains(u))
-            })
+            .filter(|p| w.placement.recorded.iter().any(|r| r.names(p)))
             .map(|p| gpu(p.index))
             .collect();
-        if pinned.len() == w.placement.gpu_uuids.len() {
+        let named: BTreeSet<&PhysicalDevice> =
+            w.placement.recorded.iter().map(|r| &r.device).collect();
+        if !pinned.is_empty() && pinned.len() == named.len() {
             return (pinned, true);
         }
     }

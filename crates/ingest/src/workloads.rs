@@ -3,7 +3,7 @@
 
 use crate::inference;
 use crate::placement::Constraints;
-use crate::util::{quantity_u64, uuids};
+use crate::util::quantity_u64;
 use gpu_trust_model::fleet::{
     ContainerInfo, FractionRequest, FractionScheduler, GpuRequest, HamiRequest, PodSecurity,
     WorkloadClass, WorkloadKind,
@@ -57,8 +57,8 @@ pub(crate) struct Parts {
     pub constraints: Constraints,
     /// `spec.resourceClaims`: (name in the pod, ResourceClaim name, ResourceClaimTemplate name).
     pub claims: Vec<(String, Option<String>, Option<String>)>,
-    /// GPU UUIDs from HAMi's allocation annotation.
-    pub allocated: Vec<String>,
+    /// What schedulers recorded on the pod about its devices.
+    pub records: crate::records::Records,
     /// Marks of a training job: gang labels or a distributed launcher.
     pub training: bool,
     /// Resource quantities that are not quantities (`container: name=value`): the API server would
@@ -123,10 +123,7 @@ pub(crate) fn pod_parts(
             .get("CUDA_DISABLE_CONTROL")
             .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
     });
-    let allocated = annotations
-        .get(isolation::HAMI_ALLOCATED)
-        .map(|a| uuids(a))
-        .unwrap_or_default();
+    let records = crate::records::read(annotations, labels);
     // A vGPU: the first mechanism of the isolation table whose vGPU names mark the request.
     let vgpu = Mechanism::ALL.into_iter().find_map(|m| {
         let request = m.row().request;
@@ -216,7 +213,17 @@ pub(crate) fn pod_parts(
         .filter(|k| !accounted.contains(&k.as_str()) && k.as_str() != HAMI_PRIORITY)
         .cloned()
         .collect();
-    let constraints = Constraints::from_spec(spec, requested);
+    let mut constraints = Constraints::from_spec(spec, requested);
+    constraints.many = constraints
+        .resources
+        .iter()
+        .filter(|r| {
+            containers
+                .iter()
+                .any(|c| c.resources.get(*r).is_some_and(|q| *q > 1))
+        })
+        .cloned()
+        .collect();
     let peak_memory_mib = hami.as_ref().and_then(|h| h.memory_mib);
     Parts {
         gpu: GpuRequest {
@@ -224,6 +231,7 @@ pub(crate) fn pod_parts(
             hami,
             fraction,
             dra: Vec::new(),
+            unmapped: Vec::new(),
         },
         containers,
         pod_security,
@@ -239,7 +247,7 @@ pub(crate) fn pod_parts(
         ),
         constraints,
         claims,
-        allocated,
+        records,
         training,
         notebook,
         invalid,
@@ -328,6 +336,7 @@ fn container(c: &core::Container, is_init: bool, invalid: &mut Vec<String>) -> C
         privileged: sc.and_then(|s| s.privileged).unwrap_or(false),
         added_capabilities,
         nvidia_visible_devices: visible,
+        visible_devices_secrets: Vec::new(),
         env,
         resources,
         is_init,
@@ -341,7 +350,16 @@ fn fraction(
 ) -> Option<FractionRequest> {
     let f = annotations.get(isolation::FRACTION);
     let m = annotations.get(isolation::FRACTION_MEMORY);
-    if f.is_none() && m.is_none() {
+    // KAI v0.18's NvFractions: a container's memory request, in bytes (`10Gi`); its limit caps
+    // nothing and is not read.
+    let nv_memory = annotations
+        .iter()
+        .find(|(k, _)| {
+            k.starts_with(isolation::KAI_NV_FRACTIONS_PREFIX)
+                && k.ends_with(isolation::KAI_NV_MEMORY_REQUEST)
+        })
+        .map(|(_, v)| quantity_u64(v).map(|bytes| bytes / (1024 * 1024)));
+    if f.is_none() && m.is_none() && nv_memory.is_none() {
         return None;
     }
     // Run:ai's scheduler and queue label; KAI Scheduler (its open-source successor) otherwise.
@@ -351,6 +369,14 @@ fn fraction(
         scheduler,
         labels,
     );
+    // KAI's compute-sharing mode, for the pod or its fraction's container: `sm-sharing` runs its
+    // pods as clients of an MPS server.
+    let sm_sharing = annotations.iter().any(|(k, v)| {
+        (k == isolation::KAI_COMPUTE_SHARING_MODE
+            || (k.starts_with(isolation::KAI_NV_FRACTIONS_PREFIX)
+                && k.ends_with(isolation::KAI_NV_COMPUTE_MODE)))
+            && v.trim() == isolation::KAI_SM_SHARING
+    });
     Some(FractionRequest {
         scheduler: if runai {
             FractionScheduler::RunAi
@@ -358,13 +384,14 @@ fn fraction(
             FractionScheduler::Kai
         },
         fraction: f.and_then(|v| v.trim().parse::<f64>().ok()),
-        memory_mib: m.and_then(|v| quantity_u64(v)),
+        memory_mib: m.and_then(|v| quantity_u64(v)).or(nv_memory.flatten()),
         num_devices: annotations
             .get(isolation::FRACTION_DEVICES)
             .and_then(|v| v.trim().parse().ok()),
-        mps: annotations
-            .get(isolation::FRACTION_MPS)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        mps: sm_sharing
+            || annotations
+                .get(isolation::FRACTION_MPS)
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
     })
 }
 
@@ -433,7 +460,13 @@ mod tests {
             (1, Some(10000), Some(30))
         );
         assert!(h.control_disabled);
-        assert_eq!(p.allocated, ["GPU-0a1b"]);
+        let uuids: Vec<_> = p.records.devices.iter().map(|d| &d.device).collect();
+        assert_eq!(
+            uuids,
+            [&gpu_trust_model::fleet::PhysicalDevice::Gpu(
+                "GPU-0a1b".into()
+            )]
+        );
         assert_eq!(p.peak_memory_mib, Some(10000));
         assert!(!p.containers[0].env.contains_key("HOME"));
     }

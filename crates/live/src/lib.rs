@@ -21,6 +21,7 @@
 pub mod access;
 pub mod backoff;
 pub mod crds;
+pub mod feed;
 pub mod rbac;
 pub mod reports;
 pub mod service;
@@ -213,6 +214,11 @@ pub struct Snapshot {
     pub served: Vec<Served>,
     /// Kinds ingest reads that the server does not serve (a CRD that is not installed).
     pub absent: Vec<ApiKind>,
+    /// The API server read ([`read`] says; a watch's store does not).
+    pub server: Option<String>,
+    /// The kubeconfig context it was read through: the one asked for, else the current context
+    /// (none inside a pod).
+    pub context: Option<String>,
 }
 
 /// Progress of a read, for a terminal.
@@ -358,8 +364,17 @@ pub async fn discover(client: &Client) -> Result<(Vec<Served>, Vec<ApiKind>), Er
 /// Reads every kind ingest reads from the cluster `options` names.
 pub fn read(options: &Options, progress: &dyn Progress) -> Result<Snapshot, Error> {
     runtime()?.block_on(async {
-        let (client, _) = connect(options).await?;
-        read_with(&client, options, progress).await
+        let (client, server) = connect(options).await?;
+        let mut snapshot = read_with(&client, options, progress).await?;
+        snapshot.server = Some(server);
+        snapshot.context = options.context.clone().or_else(|| {
+            match &options.kubeconfig {
+                Some(path) => Kubeconfig::read_from(path).ok(),
+                None => Kubeconfig::read().ok(),
+            }
+            .and_then(|k| k.current_context)
+        });
+        Ok(snapshot)
     })
 }
 

@@ -136,7 +136,9 @@ codes! {
     ControllerUnknown = "controller-unknown", Cluster,
         "A kind gpu-trust has no controller for holds pod templates that request GPUs: they are audited as found by their shape, each counted as the `replicas` beside it, or one.";
     UnreadableGpuWorkload = "unreadable-gpu-workload", Cluster,
-        "An object names a GPU resource outside any pod template gpu-trust can read: what it runs would not be audited.";
+        "An object names a GPU resource outside any pod template gpu-trust can read, and no workload of the input is owned by it: what it runs would not be audited.";
+    ReadThroughOwned = "read-through-owned", Cluster,
+        "An object of a kind gpu-trust has no reader for names a GPU resource outside any pod template, and GPU workloads of the input are owned by it (their `ownerReferences` lead to it): what it runs is audited through them.";
     RuntimeMissing = "runtime-missing", Cluster,
         "A TrainJob's training runtime is not in the input: its trainer nodes are read from the TrainJob alone and tolerate every taint.";
     ServingRuntimeUnknown = "serving-runtime-unknown", Cluster,
@@ -205,6 +207,10 @@ codes! {
         "An advisory data file replaces the built-in data or another file, or a CSAF document replaces versions: only one source of each is used.";
     CsafNotUsed = "csaf-not-used", Advisory,
         "Parts of a CSAF document are not used: products that are no component the audit knows, versions it does not understand, conditions written beside versions.";
+    CsafDefinedTwice = "csaf-defined-twice", Advisory,
+        "A CSAF document defines a product id twice, which CSAF forbids; both definitions read as the same component and versions, so the product is read once.";
+    BulletinNotFetched = "bulletin-not-fetched", Advisory,
+        "`gpu-trust advisories update` could not use an index or bulletin of the vendor's repository or mirror (unreachable, an error status, over the size or time bound, a digest other than the published one, or a document that does not read): the last good data stays in use.";
 
     ClusterUnread = "cluster-unread", Live,
         "A kind could not be listed from the cluster (or its CustomResourceDefinitions could not be read): what it holds is unknown.";

@@ -1,7 +1,10 @@
 //! What a pod spec can reach of its host beyond its own devices: host paths that hand over the GPUs or
 //! the node, the capabilities that make a container privileged to the NVIDIA toolkit, the runtime
-//! handlers of the NVIDIA container runtime. Each fact has its source; ingest normalises what it reads
-//! with these functions, and the host rules judge with the tables.
+//! handlers of the NVIDIA container runtime, the components every pod on a node shares. Each fact
+//! has its source; ingest normalises what it reads with these functions, and the host rules judge
+//! with the tables.
+
+use crate::fleet::GpuWorkload;
 
 /// A host path whose mount hands a container something of the node, with what and the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,6 +211,28 @@ pub fn is_nvidia_runtime_handler(handler: &str) -> bool {
     NVIDIA_RUNTIME_HANDLERS.contains(&handler)
 }
 
+/// What every pod on a GPU node shares below its containers, as far as the node runs it: the kernel
+/// and the container runtime; on a node for containers the GPU driver and the NVIDIA Container
+/// Toolkit, which inject its GPUs; on a node for VMs ([`GpuWorkload`]) what the GPU Operator runs
+/// there instead: the VFIO driver the VFIO manager binds the GPUs to (`vm-passthrough`), the
+/// NVIDIA vGPU Manager (`vm-vgpu`); and the MPS control daemon where MPS shares the node's GPUs
+/// (`mps`). Sources: NVIDIA/gpu-operator `controllers/state_manager.go` (`gpuStateLabels`, the
+/// operands per workload config); NVIDIA/k8s-device-plugin's `mps-control-daemon` DaemonSet, which
+/// runs only on nodes labelled `nvidia.com/mps.capable=true` (README, "Shared Access to GPUs").
+pub fn node_components(workload: GpuWorkload, mps: bool) -> Vec<&'static str> {
+    let mut out = vec!["kernel"];
+    match workload {
+        GpuWorkload::Container => out.extend(["GPU driver", "NVIDIA Container Toolkit"]),
+        GpuWorkload::VmPassthrough => out.push("VFIO driver"),
+        GpuWorkload::VmVgpu => out.push("NVIDIA vGPU Manager"),
+    }
+    out.push("container runtime");
+    if mps {
+        out.push("MPS control daemon");
+    }
+    out
+}
+
 /// Values of `NVIDIA_VISIBLE_DEVICES` that expose no GPU, compared trimmed and without case (NVIDIA
 /// Container Toolkit: `void` leaves the container unchanged, `none` injects no GPU; empty selects
 /// none).
@@ -221,6 +246,30 @@ pub fn visible_devices_name_gpus(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a node shares follows what the GPU Operator runs on it: no toolkit or container driver
+    /// on a node for VMs, the vGPU manager on a vGPU node, the MPS daemon only where MPS runs.
+    #[test]
+    fn node_components_are_what_the_node_runs() {
+        assert_eq!(
+            node_components(GpuWorkload::Container, false),
+            [
+                "kernel",
+                "GPU driver",
+                "NVIDIA Container Toolkit",
+                "container runtime"
+            ]
+        );
+        assert!(node_components(GpuWorkload::Container, true).contains(&"MPS control daemon"));
+        assert_eq!(
+            node_components(GpuWorkload::VmVgpu, false),
+            ["kernel", "NVIDIA vGPU Manager", "container runtime"]
+        );
+        assert_eq!(
+            node_components(GpuWorkload::VmPassthrough, false),
+            ["kernel", "VFIO driver", "container runtime"]
+        );
+    }
 
     #[test]
     fn host_paths_normalise_as_the_node_resolves_them() {

@@ -162,6 +162,23 @@ pub fn is_gpu_resource(name: &str) -> bool {
     DeviceResource::parse(name).is_some()
 }
 
+/// Whether an extended resource's name says it is a GPU, or a share of one: `gpu` in its name
+/// (`amd.com/gpu` in the Kubernetes documentation's "Schedule GPUs"; `aliyun.com/gpu-mem`,
+/// AliyunContainerService/gpushare-scheduler-extender `pkg/utils/const.go`), `vcuda`
+/// (tkestack/gpu-manager's `tencent.com/vcuda-core`), or a `mig-` device of any vendor. Whether
+/// gpu-trust knows how the device is shared is another question
+/// (`crate::isolation::Mechanism::maps_resource`).
+pub fn names_gpu(name: &str) -> bool {
+    let Some((domain, local)) = name.split_once('/') else {
+        return false;
+    };
+    let (domain, local) = (domain.to_ascii_lowercase(), local.to_ascii_lowercase());
+    domain.contains("gpu")
+        || local.contains("gpu")
+        || local.contains("vcuda")
+        || local.starts_with("mig-")
+}
+
 /// Whether a resource is a MIG instance of the mixed strategy.
 pub fn is_mig_resource(name: &str) -> bool {
     DeviceResource::parse(name).is_some_and(DeviceResource::is_mig)
@@ -211,6 +228,31 @@ pub fn is_nvidia_gpu_resource(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// A name that says GPU, whoever advertises it; devices of other kinds do not.
+    #[test]
+    fn names_that_say_gpu() {
+        for yes in [
+            "amd.com/gpu",
+            "aliyun.com/gpu-mem",
+            "k8s.amazonaws.com/vgpu",
+            "tencent.com/vcuda-core",
+            "gpu.intel.com/i915",
+            "example.com/mig-1g.5gb",
+            "nvidia.com/gpu",
+        ] {
+            assert!(names_gpu(yes), "{yes}");
+        }
+        for no in [
+            "rdma/rdma_shared_device_a",
+            "nvidia.com/hostdev",
+            "hugepages-2Mi",
+            "xilinx.com/fpga",
+        ] {
+            assert!(!names_gpu(no), "{no}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -342,6 +342,12 @@ pub const EXPORTER_PORT: u16 = 9400;
 pub const NRI_MANAGEMENT_NAMESPACES_ENV: &str = "NRI_MANAGEMENT_CDI_DEVICE_NAMESPACES";
 /// The management CDI device that names every GPU of a node (same sources).
 pub const MANAGEMENT_ALL_GPUS: &str = "management.nvidia.com/gpu=all";
+/// The annotation domain the toolkit's NRI plugin reads CDI device names from
+/// (`nvidia.cdi.k8s.io/container.<name>`, `/pod`), and the device kind it gives only to pods of the
+/// namespaces it allows, skipping the whole annotation of a pod elsewhere (NVIDIA Container Toolkit
+/// `cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go`, `parseCDIDevices`).
+pub const NRI_CDI_ANNOTATION_DOMAIN: &str = "nvidia.cdi.k8s.io";
+pub const MANAGEMENT_DEVICE_KIND: &str = "management.nvidia.com/gpu";
 
 /// The `schedulerName` of pods KAI Scheduler schedules (KAI Scheduler `docs/quickstart/pods/gpu-pod.yaml`).
 pub const KAI_SCHEDULER_NAME: &str = "kai-scheduler";

@@ -683,11 +683,27 @@ fn why(
         ),
         Need::Instance(p, Mode::Exclusive) => {
             let mem = ctx.spec.map(|s| s.profiles[p].memory_mib).unwrap_or(0);
-            format!(
-                "own MIG instance {} ({}), the smallest that holds its peak",
-                profile.unwrap_or("?"),
-                gib(mem)
-            )
+            // The smallest profile its peak alone fits: when it is smaller, compute decided.
+            let by_memory = ctx
+                .spec
+                .and_then(|s| Some((s, s.smallest_holding(wl.peak_memory_mib.unwrap_or(0), 0.0)?)))
+                .filter(|(_, q)| *q < p);
+            match (by_memory, wl.compute) {
+                (Some((spec, q)), Some(compute)) => format!(
+                    "own MIG instance {} ({}), the smallest with the compute it needs ({:.0}% of a GPU; {} has {:.0}%): its peak alone fits {}",
+                    profile.unwrap_or("?"),
+                    gib(mem),
+                    compute * 100.0,
+                    profile.unwrap_or("?"),
+                    spec.compute_fraction(p) * 100.0,
+                    spec.profiles[q].name
+                ),
+                _ => format!(
+                    "own MIG instance {} ({}), the smallest that holds its peak",
+                    profile.unwrap_or("?"),
+                    gib(mem)
+                ),
+            }
         }
         Need::Instance(p, _) => {
             let mem = ctx.spec.map(|s| s.profiles[p].memory_mib).unwrap_or(0);

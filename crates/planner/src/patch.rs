@@ -23,9 +23,11 @@
 //!   when the objects of the workload are given with the plan ([`Objects`]); otherwise the name is
 //!   assumed, the patch says so, and a JSON patch of `test` operations (RFC 6902, which fails and
 //!   changes nothing when a tested value differs) checks the assumption before the strategic merge runs.
-//! - **Node selection.** `nodeSelector` is a map (merged); `tolerations` has no merge key, so the
-//!   patch's list replaces the template's: the patch keeps the template's tolerations when the objects
-//!   are given, and says that it replaces them when not.
+//! - **Node selection.** `nodeSelector` is a map (merged): a key of the template's selector that the
+//!   plan does not give would stay and narrow the nodes to none, so the patch sets it to `null` when
+//!   the objects are given. `tolerations` has no merge key, so the patch's list replaces the
+//!   template's: the patch keeps the template's tolerations when the objects are given, and says that
+//!   it replaces them when not.
 //! - **DRA.** `resourceClaims` is merged by `name` (`patchMergeKey:"name"` on `PodSpec.ResourceClaims`);
 //!   a container's `resources.claims` is replaced as a whole.
 
@@ -54,6 +56,8 @@ pub struct TemplateObject {
     pub init_containers: Vec<(String, BTreeSet<String>)>,
     /// The template's tolerations.
     pub tolerations: Vec<PodToleration>,
+    /// The template's `nodeSelector`.
+    pub node_selector: BTreeMap<String, String>,
 }
 
 /// The workload objects given with the plan (`--current`), by namespace and name.
@@ -102,6 +106,7 @@ impl Objects {
                     containers: of(false),
                     init_containers: of(true),
                     tolerations,
+                    node_selector: w.placement.node_selector.clone(),
                 });
         }
         Objects { templates }
@@ -239,6 +244,11 @@ pub fn pod_patch(
         .get(&(w.namespace.clone(), w.name.clone()));
     let mut containers: Vec<Value> = Vec::new();
     let mut init_containers: Vec<Value> = Vec::new();
+    let mut selector: Map<String, Value> = w
+        .node_selector
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
     let (target, kind, assumed, tolerations) = match object {
         Some(o) => {
             let gpu: Vec<&(String, BTreeSet<String>)> =
@@ -281,6 +291,10 @@ pub fn pod_patch(
                     "resources": container_resources(requested, None),
                 }));
             }
+            // The template's selector keys the plan does not give are removed.
+            for k in o.node_selector.keys() {
+                selector.entry(k.clone()).or_insert(Value::Null);
+            }
             // The template's tolerations stay, with the plan's added.
             let mut tolerations = o.tolerations.clone();
             for t in w.tolerations.iter().map(planned) {
@@ -320,7 +334,7 @@ pub fn pod_patch(
         }
     };
     let mut spec = json!({
-        "nodeSelector": w.node_selector,
+        "nodeSelector": selector,
         "tolerations": tolerations.iter().map(toleration_json).collect::<Vec<_>>(),
         "containers": containers,
     });

@@ -114,6 +114,14 @@ impl MigSpec {
         count < (1 << KEY_BITS) - 1
     }
 
+    /// The smallest profile (the first of [`MigSpec::profiles`]) whose memory holds `peak` MiB and
+    /// whose share of the GPU's compute holds `compute`.
+    pub fn smallest_holding(&self, peak: u64, compute: f64) -> Option<usize> {
+        (0..self.profiles.len()).find(|&p| {
+            self.profiles[p].memory_mib >= peak && self.compute_fraction(p) + 1e-9 >= compute
+        })
+    }
+
     pub fn profile_index(&self, name: &str) -> Option<usize> {
         self.profiles.iter().position(|p| p.name == name)
     }

@@ -37,6 +37,7 @@
 //! This crate does no I/O and never reads the clock: callers pass the text and the date.
 
 mod acceptance;
+pub mod init;
 mod names;
 mod pattern;
 mod policy;

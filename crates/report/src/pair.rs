@@ -1,6 +1,6 @@
 //! Two tenants and everything they share (`gpu-trust audit --pair A B`): the groups where they meet
 //! and how surely, every finding that covers the pair with what it says of the pair alone (its own
-//! certainty, severity, message and fix), and the findings about either tenant alone. Read from an
+//! certainty, severity, message and fix), and every other finding that names either tenant. Read from an
 //! audit run with [`gpu_trust_rules::AuditOptions::pair`]; as text or as `gpu-trust/pair/v1` JSON.
 
 use crate::text::{e, pretty_json, wrap};
@@ -27,7 +27,9 @@ pub struct PairView<'r> {
     pub groups: Vec<PairGroupView<'r>>,
     /// The findings of pairwise rules that cover the pair, most severe (for the pair) first.
     pub findings: Vec<PairFindingView<'r>>,
-    /// Findings about one of the two alone (a privileged pod, a namespace without Pod Security).
+    /// Every finding of a rule that is not about pairs and names one or both of them: about one of
+    /// them alone (a privileged pod, a namespace without Pod Security), about the nodes they run on
+    /// (a driver, an exporter) or about their contracts.
     pub tenant_findings: Vec<TenantFindingView<'r>>,
 }
 
@@ -71,7 +73,10 @@ pub struct PairFindingView<'r> {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantFindingView<'r> {
+    /// The first of the two the finding names, in the order asked.
     pub tenant: &'r str,
+    /// Each of the two the finding names (one or both), in the order asked.
+    pub tenants: Vec<&'r str>,
     pub rule: &'r str,
     pub name: &'r str,
     pub layer: Layer,
@@ -126,21 +131,33 @@ pub fn view(report: &AuditReport) -> Option<PairView<'_>> {
         })
         .collect();
     findings.sort_by(|a, b| {
-        (a.accepted.is_some(), std::cmp::Reverse(a.severity), a.rule).cmp(&(
-            b.accepted.is_some(),
-            std::cmp::Reverse(b.severity),
-            b.rule,
-        ))
+        (
+            a.accepted.is_some(),
+            std::cmp::Reverse(a.severity),
+            a.certainty,
+            a.rule,
+        )
+            .cmp(&(
+                b.accepted.is_some(),
+                std::cmp::Reverse(b.severity),
+                b.certainty,
+                b.rule,
+            ))
     });
-    let alone = |f: &&Finding| f.pairs.is_none() && f.tenants.len() == 1;
     let tenant_findings = report
         .findings
         .iter()
-        .filter(alone)
-        .filter_map(|f| {
-            let tenant = pair.tenants.iter().find(|t| f.tenants[0] == **t)?;
+        .filter(|f| f.pairs.is_none())
+        .filter_map(|f: &Finding| {
+            let tenants: Vec<&str> = pair
+                .tenants
+                .iter()
+                .filter(|t| f.tenants.contains(t))
+                .map(String::as_str)
+                .collect();
             Some(TenantFindingView {
-                tenant,
+                tenant: tenants.first()?,
+                tenants,
                 rule: &f.rule,
                 name: &f.name,
                 layer: f.layer,
@@ -241,7 +258,7 @@ pub fn table(view: &PairView<'_>, width: usize) -> String {
     out.push('\n');
     heading(
         &mut out,
-        "FINDINGS ABOUT ONE OF THEM",
+        "FINDINGS ABOUT EITHER OF THEM",
         view.tenant_findings.len(),
     );
     for f in &view.tenant_findings {
@@ -257,7 +274,7 @@ pub fn table(view: &PairView<'_>, width: usize) -> String {
             f.rule,
             f.name,
             f.certainty,
-            e(f.tenant)
+            e(&f.tenants.join(", "))
         );
         body(&mut out, f.message, f.remediation, f.accepted, width);
     }

@@ -50,6 +50,8 @@ pub enum Precondition {
     NotWithCrun,
     /// Only in the component's CDI modes.
     CdiOnly,
+    /// Only when the device plugin's device list strategy is `cdi-annotations` or `cdi-cri`.
+    CdiDeviceListStrategy,
     /// Needs a toolkit configuration other than the default.
     NonDefaultConfig,
 }
@@ -60,6 +62,9 @@ impl Precondition {
             Precondition::NotWithCdi => "not when CDI is used",
             Precondition::NotWithCrun => "not when crun is the low-level runtime",
             Precondition::CdiOnly => "only in CDI modes",
+            Precondition::CdiDeviceListStrategy => {
+                "only when the device plugin's device list strategy is cdi-annotations or cdi-cri"
+            }
             Precondition::NonDefaultConfig => "only with a non-default toolkit configuration",
         }
     }
@@ -69,6 +74,7 @@ impl Precondition {
             Precondition::NotWithCdi => "not-with-cdi",
             Precondition::NotWithCrun => "not-with-crun",
             Precondition::CdiOnly => "cdi-only",
+            Precondition::CdiDeviceListStrategy => "cdi-device-list-strategy",
             Precondition::NonDefaultConfig => "non-default-config",
         }
     }
@@ -100,23 +106,28 @@ impl Effect {
     }
 }
 
-/// What the audit knows of a node's runtime setup, to judge preconditions.
+/// What the audit knows of a node's runtime setup, to judge preconditions (`None`: the input does
+/// not show it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RuntimeSetup {
     /// CDI injects the devices (ClusterPolicy `cdi.enabled`, or a CDI device list strategy).
     pub cdi: Option<bool>,
     /// crun is the low-level runtime.
     pub crun: Option<bool>,
+    /// The device plugin's device list strategy names a CDI strategy (`cdi-annotations`,
+    /// `cdi-cri`).
+    pub plugin_cdi: Option<bool>,
 }
 
 impl RuntimeSetup {
-    /// Whether the precondition rules the vulnerability out (unknown setups do not).
-    fn excludes(self, p: Precondition) -> bool {
+    /// Whether the precondition holds on this setup: `None` when the setup does not show it.
+    fn holds(self, p: Precondition) -> Option<bool> {
         match p {
-            Precondition::NotWithCdi => self.cdi == Some(true),
-            Precondition::NotWithCrun => self.crun == Some(true),
-            Precondition::CdiOnly => self.cdi == Some(false),
-            Precondition::NonDefaultConfig => false,
+            Precondition::NotWithCdi => self.cdi.map(|c| !c),
+            Precondition::NotWithCrun => self.crun.map(|c| !c),
+            Precondition::CdiOnly => self.cdi,
+            Precondition::CdiDeviceListStrategy => self.plugin_cdi,
+            Precondition::NonDefaultConfig => None,
         }
     }
 }
@@ -166,7 +177,56 @@ pub struct Affected {
     pub affected_branches: Vec<u64>,
     /// Branches the publisher lists as not affected, sorted.
     pub unaffected_branches: Vec<u64>,
+    /// Exact intervals of affected versions (a CSAF product of several intervals or versions): on
+    /// the branches they span, they alone decide.
+    pub intervals: Vec<Interval>,
     pub preconditions: Vec<Precondition>,
+}
+
+/// An interval of affected versions; a bound is inclusive when its flag is set, and absent when open.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interval {
+    pub lower: Option<(Version, bool)>,
+    pub upper: Option<(Version, bool)>,
+}
+
+impl Interval {
+    pub fn contains(&self, v: &Version) -> bool {
+        self.lower
+            .as_ref()
+            .is_none_or(|(l, incl)| if *incl { v >= l } else { v > l })
+            && self
+                .upper
+                .as_ref()
+                .is_none_or(|(u, incl)| if *incl { v <= u } else { v < u })
+    }
+
+    /// Whether it reaches into `branch`.
+    fn spans(&self, branch: u64) -> bool {
+        self.lower.as_ref().is_none_or(|(l, _)| l.major() <= branch)
+            && self.upper.as_ref().is_none_or(|(u, _)| u.major() >= branch)
+    }
+}
+
+impl std::fmt::Display for Interval {
+    /// In the `vers` notation: `>=1.10.0|<1.12.0`, `1.17.2` for one version.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.lower, &self.upper) {
+            (Some((l, true)), Some((u, true))) if l == u => write!(f, "{l}"),
+            _ => {
+                let lower = self
+                    .lower
+                    .as_ref()
+                    .map(|(l, incl)| format!("{}{l}", if *incl { ">=" } else { ">" }));
+                let upper = self
+                    .upper
+                    .as_ref()
+                    .map(|(u, incl)| format!("{}{u}", if *incl { "<=" } else { "<" }));
+                let parts: Vec<String> = lower.into_iter().chain(upper).collect();
+                write!(f, "{}", parts.join("|"))
+            }
+        }
+    }
 }
 
 /// Whether an installed version is affected.
@@ -196,6 +256,17 @@ impl Affected {
                 .min()
                 .cloned()
         };
+        if self.intervals.iter().any(|i| i.spans(branch)) {
+            return match self.intervals.iter().find(|i| i.contains(installed)) {
+                Some(i) => Status::Affected {
+                    fix: match &i.upper {
+                        Some((u, false)) => Some(u.clone()),
+                        _ => self.fixed.iter().filter(|f| *f > installed).min().cloned(),
+                    },
+                },
+                None => Status::Fixed,
+            };
+        }
         if let Some(fix) = self.fixed.iter().find(|f| f.major() == branch) {
             return if installed >= fix {
                 Status::Fixed
@@ -237,7 +308,7 @@ pub struct Hit<'a> {
     pub advisory: &'a Advisory,
     pub component: Component,
     pub fix: Option<Version>,
-    /// Preconditions that may still rule it out (unknown setup), for the message.
+    /// Preconditions the setup does not show, which may still rule it out, for the message.
     pub conditions: Vec<Precondition>,
 }
 
@@ -262,6 +333,8 @@ pub enum SourceKind {
     /// A file of the built-in format.
     File,
     Csaf,
+    /// A CSAF document `gpu-trust advisories update` read from the vendor's repository or a mirror.
+    Update,
 }
 
 impl SourceKind {
@@ -270,6 +343,7 @@ impl SourceKind {
             SourceKind::BuiltIn => "built-in",
             SourceKind::File => "advisory-file",
             SourceKind::Csaf => "csaf",
+            SourceKind::Update => "update",
         }
     }
 }
@@ -288,6 +362,8 @@ pub struct Advisories {
     pub advisories: Vec<Advisory>,
     pub sources: Vec<DataSource>,
     pub components: Components,
+    /// The `gpu-trust advisories update` whose bulletins the data holds.
+    pub update: Option<Update>,
 }
 
 impl Default for Advisories {
@@ -296,8 +372,28 @@ impl Default for Advisories {
             advisories: Vec::new(),
             sources: Vec::new(),
             components: Components::builtin().clone(),
+            update: None,
         }
     }
+}
+
+/// What `gpu-trust advisories update` last did: where it read the vendor's bulletins, and the last
+/// day it read every bulletin its index listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Update {
+    /// The repository's address, or a mirror's.
+    pub from: String,
+    /// The last day it read every bulletin its indexes listed: bulletins published until then are
+    /// in the data. `None` until an update has read them all.
+    pub checked: Option<Date>,
+}
+
+/// The bulletins an update kept, as the commands read them offline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cache {
+    pub update: Update,
+    /// `(name, text)` of each CSAF document, named by where it was read from.
+    pub documents: Vec<(String, String)>,
 }
 
 /// How old the data in use is, on the audit's day.
@@ -307,7 +403,9 @@ pub struct Freshness {
     pub newest: Option<Date>,
     /// Days from it to the audit's day.
     pub age_days: Option<i64>,
-    /// Older than [`STALE_AFTER_DAYS`], or undated.
+    /// The last day an update found nothing newer, if later than the newest bulletin.
+    pub checked: Option<Date>,
+    /// Neither the newest bulletin nor the last update is within [`STALE_AFTER_DAYS`], or undated.
     pub stale: bool,
 }
 
@@ -447,6 +545,7 @@ impl Advisories {
                     last_affected,
                     affected_branches,
                     unaffected_branches,
+                    intervals: Vec::new(),
                     preconditions: r.preconditions,
                 });
             }
@@ -480,6 +579,7 @@ impl Advisories {
             advisories: out,
             sources: vec![source],
             components: Components::builtin().clone(),
+            update: None,
         })
     }
 
@@ -487,10 +587,29 @@ impl Advisories {
     /// data (the last one wins), and CSAF documents add to it. A document whose text starts with `{`
     /// is read as CSAF. Any error makes the whole `Err`; the warnings come with the data.
     pub fn load(inputs: &[(String, String)]) -> Result<Loaded, Vec<Diagnostic>> {
+        Advisories::load_with(None, inputs)
+    }
+
+    /// [`Advisories::load`] with the bulletins an `advisories update` kept (`cache`): they add to
+    /// the built-in data (or the data file given) before the documents `--advisories` gives. What
+    /// they say that the audit cannot use was said when the update read them, and is not repeated.
+    pub fn load_with(
+        cache: Option<&Cache>,
+        inputs: &[(String, String)],
+    ) -> Result<Loaded, Vec<Diagnostic>> {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         let mut base: Option<Advisories> = None;
         let mut documents = Vec::new();
+        for (name, text) in cache.iter().flat_map(|c| &c.documents) {
+            match csaf::read(text, name, Components::builtin()) {
+                Ok(mut doc) => {
+                    doc.source.kind = SourceKind::Update;
+                    documents.push(doc);
+                }
+                Err(e) => errors.extend(e),
+            }
+        }
         for (name, text) in inputs {
             if text.trim_start().starts_with('{') {
                 match csaf::read(text, name, Components::builtin()) {
@@ -503,18 +622,22 @@ impl Advisories {
             } else {
                 match Advisories::parse(text, name) {
                     Ok(a) => {
-                        if let Some(old) = &base {
-                            warnings.push(Diagnostic::warning(
-                                Code::AdvisoryDataReplaced,
-                                Location::new(name.clone(), 0, 0),
-                                format!(
-                                    "advisory file {name} replaces {}: only one data file is used",
-                                    old.sources
-                                        .first()
-                                        .map_or("the previous one", |s| s.name.as_str())
-                                ),
-                            ));
-                        }
+                        let message = match &base {
+                            Some(old) => format!(
+                                "advisory file {name} replaces {}: only one data file is used",
+                                old.sources
+                                    .first()
+                                    .map_or("the previous one", |s| s.name.as_str())
+                            ),
+                            None => format!(
+                                "advisory file {name} replaces the built-in advisory data: only its advisories and those of the CSAF documents given are used"
+                            ),
+                        };
+                        warnings.push(Diagnostic::warning(
+                            Code::AdvisoryDataReplaced,
+                            Location::new(name.clone(), 0, 0),
+                            message,
+                        ));
                         base = Some(a);
                     }
                     Err(e) => errors.extend(e),
@@ -525,6 +648,7 @@ impl Advisories {
             return Err(errors);
         }
         let mut data = base.unwrap_or_else(|| Advisories::builtin().clone());
+        data.update = cache.map(|c| c.update.clone());
         for doc in documents {
             let mut added = 0;
             for mut a in doc.advisories {
@@ -571,6 +695,14 @@ impl Advisories {
         Ok(Loaded { data, warnings })
     }
 
+    /// The data file that replaced the built-in data, if one did.
+    pub fn replaced_built_in(&self) -> Option<&str> {
+        self.sources
+            .iter()
+            .find(|s| s.kind == SourceKind::File)
+            .map(|s| s.name.as_str())
+    }
+
     /// The newest bulletin date of the data in use.
     pub fn newest_bulletin(&self) -> Option<Date> {
         self.advisories
@@ -580,15 +712,52 @@ impl Advisories {
             .max()
     }
 
-    /// How old the data is on `today`.
+    /// How old the data is on `today`: an update that found nothing newer than the newest bulletin
+    /// makes the data current on the day it ran.
     pub fn freshness(&self, today: Date) -> Freshness {
         let newest = self.newest_bulletin();
-        let age_days = newest.map(|n| today.days_since(n));
+        let checked = self
+            .update
+            .as_ref()
+            .and_then(|u| u.checked)
+            .filter(|c| newest.is_none_or(|n| *c > n));
+        let current_on = checked.or(newest);
         Freshness {
             newest,
-            age_days,
-            stale: age_days.is_none_or(|d| d > STALE_AFTER_DAYS),
+            age_days: newest.map(|n| today.days_since(n)),
+            checked,
+            stale: current_on.is_none_or(|d| today.days_since(d) > STALE_AFTER_DAYS),
         }
+    }
+
+    /// The bulletin of the newest date, as the data names it (`NVIDIA security bulletin 5861`).
+    pub fn newest_bulletin_name(&self) -> Option<&str> {
+        let advisory = self
+            .advisories
+            .iter()
+            .filter_map(|a| Some((a.published?, a.bulletin.as_str())))
+            .max();
+        // A CSAF document's current release can be newer than its advisories (a revision).
+        let document = self
+            .sources
+            .iter()
+            .filter(|s| matches!(s.kind, SourceKind::Csaf | SourceKind::Update))
+            .filter_map(|s| Some((s.newest?, s.title.as_deref().unwrap_or(s.name.as_str()))))
+            .max();
+        match (advisory, document) {
+            (Some(a), Some(d)) if d.0 > a.0 => Some(d.1),
+            (a, d) => a.or(d).map(|(_, name)| name),
+        }
+    }
+
+    /// The ids of the vendor bulletins the data holds (the number that ends `NVIDIA security
+    /// bulletin 5821` or a CSAF document's `NVIDIA Product Security 5861`).
+    pub fn bulletin_ids(&self) -> BTreeSet<&str> {
+        self.advisories
+            .iter()
+            .filter_map(|a| a.bulletin.rsplit(' ').next())
+            .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+            .collect()
     }
 
     /// The advisories that affect `installed` of `component` under `setup`, most severe first.
@@ -601,15 +770,12 @@ impl Advisories {
         let mut out = Vec::new();
         for a in &self.advisories {
             for r in a.affects.iter().filter(|r| r.component == component) {
-                let conditions: Vec<Precondition> = a
-                    .preconditions
-                    .iter()
-                    .chain(&r.preconditions)
-                    .copied()
-                    .collect();
-                if conditions.iter().any(|p| setup.excludes(*p)) {
+                let all = a.preconditions.iter().chain(&r.preconditions).copied();
+                if all.clone().any(|p| setup.holds(p) == Some(false)) {
                     continue;
                 }
+                let conditions: Vec<Precondition> =
+                    all.filter(|p| setup.holds(*p).is_none()).collect();
                 if let Status::Affected { fix } = r.status(installed) {
                     out.push(Hit {
                         advisory: a,
@@ -886,6 +1052,9 @@ mod tests {
             "CVE-2024-53869",
             "CVE-2025-23244",
             "CVE-2025-23280",
+            "CVE-2026-47559",
+            "CVE-2026-47603",
+            "CVE-2026-47604",
         ] {
             assert!(all.contains(id), "{id} missing");
         }
@@ -923,27 +1092,44 @@ mod tests {
         let a = Advisories::builtin();
         let cdi = RuntimeSetup {
             cdi: Some(true),
-            crun: None,
+            ..RuntimeSetup::default()
         };
         let hits = ids(&a.hits(Component::ContainerToolkit, &v("1.16.1"), cdi));
         assert!(!hits.contains(&"CVE-2024-0132".to_string()));
         assert!(hits.contains(&"CVE-2024-0134".to_string()));
         let crun = RuntimeSetup {
-            cdi: None,
             crun: Some(true),
+            ..RuntimeSetup::default()
         };
         let hits = ids(&a.hits(Component::ContainerToolkit, &v("1.17.7"), crun));
         assert!(!hits.contains(&"CVE-2025-23266".to_string()));
         assert!(hits.contains(&"CVE-2025-23267".to_string()));
-        // The device plugin is affected in CDI modes only.
-        let no_cdi = RuntimeSetup {
-            cdi: Some(false),
-            crun: None,
+        // Bulletin 5659: the device plugin is affected only when its device list strategy is
+        // cdi-annotations or cdi-cri, whatever the runtime does.
+        let envvar = RuntimeSetup {
+            cdi: Some(true),
+            plugin_cdi: Some(false),
+            ..RuntimeSetup::default()
         };
         assert!(a
-            .hits(Component::DevicePlugin, &v("0.17.2"), no_cdi)
+            .hits(Component::DevicePlugin, &v("0.17.2"), envvar)
             .is_empty());
-        assert_eq!(a.hits(Component::DevicePlugin, &v("0.17.2"), cdi).len(), 2);
+        let plugin_cdi = RuntimeSetup {
+            plugin_cdi: Some(true),
+            ..RuntimeSetup::default()
+        };
+        let hits = a.hits(Component::DevicePlugin, &v("0.17.2"), plugin_cdi);
+        assert_eq!(hits.len(), 2);
+        // What the setup shows is no condition left open; what it does not show is.
+        assert_eq!(hits[0].conditions, [Precondition::NotWithCrun]);
+        let unknown = a.hits(
+            Component::DevicePlugin,
+            &v("0.17.2"),
+            RuntimeSetup::default(),
+        );
+        assert!(unknown
+            .iter()
+            .all(|h| h.conditions.contains(&Precondition::CdiDeviceListStrategy)));
     }
 
     #[test]
@@ -1045,7 +1231,7 @@ mod tests {
         let none = "NVIDIA-CTK-VISIBLE-DEVICES-NONE";
         let legacy = RuntimeSetup {
             cdi: Some(false),
-            crun: None,
+            ..RuntimeSetup::default()
         };
         assert!(a
             .hits(Component::ContainerToolkit, &v("1.18.1"), legacy)
@@ -1061,8 +1247,12 @@ mod tests {
     fn the_data_says_how_old_it_is() {
         let a = Advisories::builtin();
         let newest = a.newest_bulletin().unwrap();
-        assert_eq!(newest, Date::new(2026, 7, 28).unwrap(), "bulletin 5857");
-        let fresh = a.freshness(Date::new(2026, 8, 1).unwrap());
+        assert_eq!(newest, Date::new(2026, 9, 30).unwrap(), "bulletin 5861");
+        assert_eq!(
+            a.newest_bulletin_name(),
+            Some("NVIDIA security bulletin 5861")
+        );
+        let fresh = a.freshness(Date::new(2026, 10, 4).unwrap());
         assert_eq!(fresh.age_days, Some(4));
         assert!(!fresh.stale);
         let old = a.freshness(newest.add_days(STALE_AFTER_DAYS + 1));
@@ -1075,6 +1265,57 @@ mod tests {
                 .collect::<Vec<_>>(),
             [("built-in", SourceKind::BuiltIn)]
         );
+    }
+
+    /// An update that found nothing newer keeps the data current from the day it ran.
+    #[test]
+    fn an_update_that_found_nothing_newer_keeps_the_data_current() {
+        let mut a = Advisories::builtin().clone();
+        let newest = a.newest_bulletin().unwrap();
+        let late = newest.add_days(STALE_AFTER_DAYS + 30);
+        assert!(a.freshness(late).stale);
+        a.update = Some(Update {
+            from: "file:///mirror".into(),
+            checked: Some(newest.add_days(60)),
+        });
+        let f = a.freshness(late);
+        assert!(!f.stale, "{f:?}");
+        assert_eq!(f.checked, Some(newest.add_days(60)));
+        assert_eq!(
+            f.age_days,
+            Some(STALE_AFTER_DAYS + 30),
+            "still counted from the bulletin"
+        );
+    }
+
+    /// Bulletin 5861 fixes R580, R595, R610 and R615 only: an R535 or R570 driver is affected, and
+    /// the fix to move to is R580's.
+    #[test]
+    fn the_september_2026_driver_bulletin() {
+        let a = Advisories::builtin();
+        let fix = |ver: &str| -> Option<Option<Version>> {
+            a.hits(Component::Driver, &v(ver), RuntimeSetup::default())
+                .into_iter()
+                .find(|h| h.advisory.id == "CVE-2026-47559")
+                .map(|h| h.fix)
+        };
+        assert_eq!(fix("580.159.03"), Some(Some(v("580.178.04"))));
+        assert_eq!(fix("580.178.04"), None);
+        assert_eq!(fix("595.71.05"), Some(Some(v("595.91.07"))));
+        assert_eq!(fix("610.57.04"), None);
+        assert_eq!(fix("615.71.09"), None);
+        assert_eq!(
+            fix("535.309.01"),
+            Some(Some(v("580.178.04"))),
+            "R535: no fix"
+        );
+        assert_eq!(
+            fix("570.211.01"),
+            Some(Some(v("580.178.04"))),
+            "R570: no fix"
+        );
+        assert_eq!(fix("590.48.01"), Some(Some(v("595.91.07"))));
+        assert_eq!(fix("620.1.1"), None, "a newer branch than every fix");
     }
 
     #[test]
@@ -1098,6 +1339,15 @@ mod tests {
         let loaded = Advisories::load(&[("a.yaml".into(), file.into())]).unwrap();
         assert_eq!(loaded.data.advisories.len(), 1);
         assert_eq!(loaded.data.sources[0].name, "a.yaml");
+        // Replacing the built-in data is announced, never silent (a YAML file in a folder of
+        // bulletins would otherwise drop every built-in advisory unseen).
+        let said: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said,
+            ["a.yaml: warning[advisory-data-replaced]: advisory file a.yaml replaces the built-in advisory data: only its advisories and those of the CSAF documents given are used"]
+        );
+        assert_eq!(loaded.data.replaced_built_in(), Some("a.yaml"));
+        assert_eq!(Advisories::builtin().replaced_built_in(), None);
         let err = Advisories::load(&[
             ("a.yaml".into(), "version: 3\n".into()),
             ("b.json".into(), "{\"document\": 1}".into()),

@@ -93,31 +93,8 @@ impl Analysis {
     }
 }
 
-/// Labels and annotations vCluster's syncer puts on the pods it syncs into the host cluster (vCluster
-/// docs, "Syncing": synced objects carry `vcluster.loft.sh/*` metadata naming the virtual cluster and
-/// the object's virtual name and namespace).
-const VCLUSTER_KEYS: [&str; 3] = [
-    "vcluster.loft.sh/managed-by",
-    "vcluster.loft.sh/namespace",
-    "vcluster.loft.sh/object-name",
-];
-
-/// The `app` label of vCluster's own control plane in its host namespace, with a `release` label
-/// naming the virtual cluster: the syncer StatefulSet (or Deployment) and its pods are `vcluster`,
-/// the optional external etcd is `vcluster-etcd` (loft-sh/vcluster `chart/templates/statefulset.yaml`,
-/// `chart/templates/etcd-statefulset.yaml`).
-const VCLUSTER_CONTROL_PLANE: [&str; 2] = ["vcluster", "vcluster-etcd"];
-
 /// Whether a workload is a virtual cluster: a pod its syncer put in the host namespace, or the
 /// virtual cluster's control plane there.
 fn in_virtual_cluster(w: &Workload) -> bool {
-    let synced = VCLUSTER_KEYS
-        .iter()
-        .any(|k| w.labels.contains_key(*k) || w.annotations.contains_key(*k));
-    let control_plane = w
-        .labels
-        .get("app")
-        .is_some_and(|a| VCLUSTER_CONTROL_PLANE.contains(&a.as_str()))
-        && w.labels.contains_key("release");
-    synced || control_plane
+    w.virtual_cluster().is_some()
 }

@@ -14,8 +14,8 @@ use crate::parallel;
 use crate::registry::registry;
 use crate::report::{
     AcceptedPair, AuditReport, BlastRadiusEntry, CoveredPair, ExplainedFinding, Finding,
-    FindingObject, Matrix, MatrixPair, OneSidedAcceptance, PairGroup, PairReport, ShareEntry,
-    SkippedEntry, Summary, TenantEntry, MAX_ACCEPTED_PAIRS, MAX_MATRIX_TENANTS, SCHEMA,
+    FindingObject, Matrix, MatrixPair, OneSidedAcceptance, PairGroup, PairReport, PoolEntry,
+    ShareEntry, SkippedEntry, Summary, TenantEntry, MAX_ACCEPTED_PAIRS, MAX_MATRIX_TENANTS, SCHEMA,
 };
 use crate::sink::{Draft, Sink};
 use gpu_trust_model::evidence::{cite, EvidenceSite, ProbeEvidence};
@@ -191,9 +191,11 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
             f
         })
         .collect();
+    // Within a severity, what the objects prove comes before what is possible or permitted.
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
+            .then_with(|| a.certainty.cmp(&b.certainty))
             .then_with(|| a.rule.cmp(&b.rule))
             .then_with(|| a.tenants.cmp(&b.tenants))
             .then_with(|| a.nodes.cmp(&b.nodes))
@@ -291,13 +293,14 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
     let layout = if options.layout {
         prepared
             .layout
-            .get_or_init(|| crate::layout::build(fleet, tenancy, analysis))
+            .get_or_init(|| crate::layout::build(fleet, tenancy, analysis, owners))
             .clone()
     } else {
         Vec::new()
     };
 
     let pair = explain.map(|(a, b)| pair_report(&ctx, a, b));
+    let pools = pools(&ctx);
 
     AuditReport {
         schema: SCHEMA,
@@ -312,7 +315,13 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
         disabled_rules: Vec::new(),
         pair,
         advisory_data: crate::report::AdvisoryData::of(&options.advisories, options.today),
+        pools,
         layout,
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     }
 }
 
@@ -336,6 +345,47 @@ fn context<'c>(
         explain,
         focus,
     }
+}
+
+/// The GPU node pools: the node groups of the co-location analysis, with the tenants on their
+/// nodes (in a focused audit, the pools of its tenants).
+fn pools(ctx: &Context<'_>) -> Vec<PoolEntry> {
+    let mut pools: BTreeMap<usize, (PoolEntry, BTreeSet<TenantId>)> = BTreeMap::new();
+    for (id, node) in ctx.fleet.gpu_nodes() {
+        let (Some(group), Some(gpu)) = (ctx.colo().group_of(id), node.gpu.as_ref()) else {
+            continue;
+        };
+        let (entry, tenants) = pools.entry(group).or_insert_with(|| {
+            let replicas = gpu.sharing.replicas_for(gpu_trust_model::resource::GPU);
+            let entry = PoolEntry {
+                signature: crate::colocation::group_signature(gpu),
+                gpu: gpu
+                    .model
+                    .clone()
+                    .or_else(|| gpu.product.clone())
+                    .unwrap_or_else(|| "unknown GPU".to_string()),
+                mechanism: gpu.mechanism_for(gpu_trust_model::resource::GPU),
+                replicas: (replicas > 1).then_some(replicas),
+                mig: gpu.gpus.iter().any(|g| !g.mig.is_empty()),
+                nodes: Vec::new(),
+                gpus: 0,
+                tenants: Vec::new(),
+            };
+            (entry, BTreeSet::new())
+        });
+        entry.nodes.push(node.name.clone());
+        entry.gpus += gpu_count(gpu) as usize;
+        tenants.extend(ctx.colo().tenants_on(id).into_keys());
+    }
+    pools
+        .into_values()
+        .filter(|(_, tenants)| ctx.focus.is_none() || tenants.iter().any(|t| ctx.in_focus(*t)))
+        .map(|(mut entry, tenants)| {
+            let names: BTreeSet<&str> = tenants.iter().map(|t| ctx.tenant_name(*t)).collect();
+            entry.tenants = names.into_iter().map(str::to_string).collect();
+            entry
+        })
+        .collect()
 }
 
 /// Where two tenants meet: every site both are members of and meet in, with how surely.
@@ -754,6 +804,7 @@ fn finding(
         key,
         evidence: statements.into_iter().collect(),
         explained,
+        since: None,
     };
     (finding, matrix)
 }

@@ -10,15 +10,18 @@
 //!   default). Confidentiality is in play when a tenant is marked confidential or a GPU node has CC
 //!   mode on. The control plane is in play when a tenant has a namespace in the input.
 //! - **Gaps.** A gap is something the input does not show that a layer's checks need: no Node objects
-//!   (or none with GPUs) while workloads request GPUs; pods bound to nodes absent from the input; no
+//!   (or none with GPUs) while workloads request GPUs; pods bound to nodes absent from the input; GPU
+//!   nodes where a workload asks for a GPU no mechanism maps (a resource or an allocation record of a
+//!   scheduler gpu-trust does not know: how those GPUs are shared is unknown, never exclusive); no
 //!   RoleBinding or ClusterRoleBinding; facts a platform hides or configs not in the input; documents
 //!   skipped with `--skip-invalid`. A layer with a gap is `partial` when some of its checks still ran
 //!   (workload-level checks run on manifests alone) and `not-evaluated` when none could.
 //! - **Blocking.** A gap in a layer in play is blocking unless something else already answers for it:
 //!   a finding that reports it (GT001, GT002, GT208: facts the platform hides or configs not in the
-//!   input, which the user cannot add to the input) or `--skip-invalid` (skipped documents; `serve`
-//!   has no such flag, so what it could not read blocks). A run with
-//!   a blocking gap is partial: the CLI exits 2 unless `--accept-partial` is given.
+//!   input, which the user cannot add to the input; GT203: environments a Secret may set, which no
+//!   input holds) or `--skip-invalid` (skipped documents; `serve` has no such flag, so what it could
+//!   not read blocks). A run with a blocking gap is partial: the CLI exits 2 unless `--accept-partial`
+//!   is given. [`GapReason::completed_by`] names the input that completes a blocking gap.
 
 use crate::registry::{codes_reporting, reporting, Reports};
 use gpu_trust_model::fleet::{Fleet, NodeFact, UnresolvedKind};
@@ -112,12 +115,16 @@ pub enum GapReason {
     SkippedInput,
     /// Pods request extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
     UnresolvedExtendedResource,
-    /// Tenant containers take their environment from a Secret, or from a ConfigMap the input lacks,
-    /// that may set a variable the audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`).
+    /// Tenant containers take their environment from a ConfigMap the input lacks (blocking), or from
+    /// a Secret (not blocking), that may set a variable the audit reads (`NVIDIA_VISIBLE_DEVICES`,
+    /// `CUDA_*`).
     UnresolvedEnvironment,
     /// Tenant pods name a runtime class whose RuntimeClass the input lacks: whether it is the NVIDIA
     /// runtime is not known.
     UnresolvedRuntimeClass,
+    /// Workloads on GPU nodes ask for a GPU no mechanism maps: a resource no row, device plugin or
+    /// DeviceClass names, or an allocation record of a scheduler gpu-trust does not know.
+    UnmappedGpu,
 }
 
 impl GapReason {
@@ -133,6 +140,24 @@ impl GapReason {
             GapReason::UnresolvedExtendedResource => "unresolved-extended-resource",
             GapReason::UnresolvedEnvironment => "unresolved-environment",
             GapReason::UnresolvedRuntimeClass => "unresolved-runtime-class",
+            GapReason::UnmappedGpu => "unmapped-gpu",
+        }
+    }
+
+    /// The input that completes a gap of this reason, in words (the partial-audit message's closing
+    /// hint); `None` for what no input completes (hidden facts, skipped documents, GPUs asked for in
+    /// a way no mechanism maps).
+    pub fn completed_by(self) -> Option<&'static str> {
+        match self {
+            GapReason::NoNodes | GapReason::NoGpuNodes | GapReason::MissingNodes => {
+                Some("the Node objects (--nodes FILE)")
+            }
+            GapReason::NoRbac => Some("the RBAC objects"),
+            GapReason::UnresolvedConfig => Some("the device plugin and mig-parted ConfigMaps"),
+            GapReason::UnresolvedExtendedResource => Some("the DeviceClasses"),
+            GapReason::UnresolvedEnvironment => Some("the ConfigMaps the containers read"),
+            GapReason::UnresolvedRuntimeClass => Some("the RuntimeClasses"),
+            GapReason::HiddenFacts | GapReason::SkippedInput | GapReason::UnmappedGpu => None,
         }
     }
 }
@@ -485,23 +510,72 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         );
     }
 
-    // What tenant workloads take from objects the input lacks: GT203 (and the device checks that read
-    // `CUDA_*` variables) cannot judge them.
-    for (kind, reason, what, fix) in [
+    // GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown.
+    let unmapped: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
+        .unresolved
+        .iter()
+        .filter(|u| u.what == UnresolvedKind::UnmappedGpu)
+        .collect();
+    if !unmapped.is_empty() {
+        let nodes: BTreeSet<String> = fleet
+            .unmapped_nodes()
+            .into_iter()
+            .filter_map(|n| fleet.nodes.get(n).map(|n| n.name.clone()))
+            .collect();
+        let examples: BTreeSet<&str> = unmapped.iter().map(|u| u.message.as_str()).collect();
+        add(
+            &[
+                (Layer::Device, Effect::Partial),
+                (Layer::Contract, Effect::Partial),
+            ],
+            Gap {
+                reason: GapReason::UnmappedGpu,
+                blocking: true,
+                message: format!(
+                    "on {} a GPU is asked for in a way no mechanism gpu-trust knows maps, so how {} GPUs are shared, and with whom, is not evaluated ({}); the GPUs there are not taken as exclusive",
+                    plural(nodes.len(), "GPU node", "GPU nodes"),
+                    if nodes.len() == 1 { "its" } else { "their" },
+                    examples
+                        .iter()
+                        .take(3)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                reported_by: Vec::new(),
+                nodes: names(&nodes),
+            },
+        );
+    }
+
+    // What tenant workloads take from objects the input lacks or gpu-trust does not read: the rules
+    // that read their environment or runtime class cannot judge them all. A Secret is never in the
+    // input: the rule that judges it where it can give GPUs says so, and its gap does not block.
+    let secret_fix = format!("{} reports, as possible, those a Secret could give GPUs (no GPU request, on GPU nodes whose runtime honours the variable); for the others what the Secret sets is not judged; give Secret sources a prefix no NVIDIA_, CUDA_ or HAMI_ variable starts with (`envFrom[].prefix`) to leave nothing unknown", codes_reporting(Reports::SecretEnvironment));
+    for (kind, reason, blocking, what, fix) in [
         (
             UnresolvedKind::EnvFrom,
             GapReason::UnresolvedEnvironment,
-            "take their environment from a Secret gpu-trust does not read, or from a ConfigMap not in the input, which may set NVIDIA_VISIBLE_DEVICES or another variable the audit reads",
-            "add the ConfigMaps, or give Secret sources a prefix no NVIDIA_, CUDA_ or HAMI_ variable starts with (`envFrom[].prefix`)",
+            true,
+            "take their environment from a ConfigMap not in the input, which may set NVIDIA_VISIBLE_DEVICES or another variable the audit reads",
+            "add the ConfigMaps (`kubectl get configmaps -A -o yaml`)",
+        ),
+        (
+            UnresolvedKind::SecretEnv,
+            GapReason::UnresolvedEnvironment,
+            false,
+            "take their environment from a Secret, which gpu-trust never reads, and it may set NVIDIA_VISIBLE_DEVICES or another variable the audit reads",
+            secret_fix.as_str(),
         ),
         (
             UnresolvedKind::RuntimeClass,
             GapReason::UnresolvedRuntimeClass,
-            "name a runtime class whose RuntimeClass is not in the input, so whether they run the NVIDIA container runtime is not known",
+            true,
+            "name a runtime class whose RuntimeClass is not in the input, so whether they run the NVIDIA container runtime, or a confidential one, is not known",
             "add the RuntimeClasses (`kubectl get runtimeclasses -o yaml`)",
         ),
     ] {
-        let held: BTreeSet<String> = fleet
+        let objects: BTreeSet<String> = fleet
             .unresolved
             .iter()
             .filter(|u| u.what == kind)
@@ -513,22 +587,43 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             })
             .map(|u| u.object.to_string())
             .collect();
-        if held.is_empty() {
+        if objects.is_empty() {
             continue;
         }
-        let examples: Vec<&str> = held.iter().take(3).map(String::as_str).collect();
+        let mut layers = vec![(Layer::Device, Effect::Partial), (Layer::Host, Effect::Partial)];
+        // Whether a confidential tenant's GPU workload runs a confidential runtime (GT303's question)
+        // is not known either.
+        if kind == UnresolvedKind::RuntimeClass
+            && fleet.workloads.iter().any(|w| {
+                w.requests_gpu()
+                    && w.pod_security.runtime_handler.is_none()
+                    && w.pod_security.runtime_class_name.is_some()
+                    && tenancy
+                        .tenant_of(&w.namespace)
+                        .is_some_and(|t| tenancy.tenant(t).confidential)
+            })
+        {
+            layers.push((Layer::Confidentiality, Effect::Partial));
+        }
+        let examples: Vec<&str> = objects.iter().take(3).map(String::as_str).collect();
         add(
-            &[(Layer::Device, Effect::Partial), (Layer::Host, Effect::Partial)],
+            &layers,
             Gap {
                 reason,
-                blocking: true,
+                blocking,
                 message: format!(
                     "{} {what} ({}{}); {fix}",
-                    plural(held.len(), "tenant workload", "tenant workloads"),
+                    plural(objects.len(), "tenant workload", "tenant workloads"),
                     examples.join(", "),
-                    if held.len() > examples.len() { ", ..." } else { "" }
+                    if objects.len() > examples.len() { ", ..." } else { "" }
                 ),
-                reported_by: Vec::new(),
+                reported_by: if kind == UnresolvedKind::SecretEnv {
+                    reporting(Reports::SecretEnvironment)
+                        .map(|r| r.code.to_string())
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 nodes: Vec::new(),
             },
         );

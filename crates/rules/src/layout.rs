@@ -6,7 +6,10 @@
 //! whether they are scheduled there or only permitted, from [`Colocation`]. This module only spreads
 //! those workloads over the GPUs and instances they can be on:
 //!
-//! - GPUs HAMi pinned (`hami.io/vgpu-devices-allocated`) hold the workload for certain (`observed`).
+//! - GPUs a scheduler's records name (`Placement::recorded`) hold the workload for certain
+//!   (`observed`), and each tenant's records are listed with it.
+//! - A GPU of a node where a workload asks for a GPU no mechanism maps is shared in a way not known
+//!   ([`Sharing::Unknown`]), never exclusive.
 //! - Otherwise every GPU (or MIG instance of a profile the workload may get) that could hold it is a
 //!   candidate. When the workload needs as many GPUs or instances as there are candidates, it is on all
 //!   of them (`observed`); else on each one `possible`. A workload not scheduled on the node but permitted
@@ -17,8 +20,11 @@
 
 use crate::analysis::Analysis;
 use crate::colocation::{device_use, Colocation, DeviceUse, Unit};
+use crate::owner::Owners;
 use gpu_trust_model::catalogue::{self, GpuModel};
-use gpu_trust_model::fleet::{Fleet, GpuNode, MigSlot, NodeId, SharingStrategy, Workload};
+use gpu_trust_model::fleet::{
+    Fleet, GpuNode, MigSlot, NodeId, SharingStrategy, Workload, WorkloadKind,
+};
 use gpu_trust_model::geometry;
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::occupancy::{Devices, Seat};
@@ -55,7 +61,7 @@ pub struct NodeLayout {
     pub hami: bool,
     pub gpus: Vec<GpuLayout>,
     /// Every tenant on the node, with the strongest certainty (also those on no GPU, e.g. CPU pods of a
-    /// DaemonSet, which still share the host).
+    /// DaemonSet, which still share the host), the surest first ([`sort_by_certainty`]).
     pub tenants: Vec<TenantPresence>,
 }
 
@@ -76,7 +82,8 @@ pub struct GpuLayout {
     pub sharing: Sharing,
     /// Mechanisms of the workloads on the GPU (or its instances), sorted.
     pub mechanisms: Vec<Mechanism>,
-    /// Tenants on the whole GPU (empty for a MIG GPU: its tenants are on the instances).
+    /// Tenants on the whole GPU (empty for a MIG GPU: its tenants are on the instances), the surest
+    /// first.
     pub tenants: Vec<Occupant>,
     /// MIG instances, sorted by start slice (instances without a known start last, by profile).
     pub instances: Vec<MigInstanceLayout>,
@@ -94,6 +101,9 @@ pub enum Sharing {
     Mps { replicas: u32 },
     /// The GPU is partitioned into MIG instances.
     Mig,
+    /// Not known: a workload on the node asks for a GPU in a way no mechanism gpu-trust knows maps
+    /// (a coverage gap), so the GPU may be handed out to several of them.
+    Unknown,
 }
 
 impl Sharing {
@@ -113,6 +123,7 @@ impl Sharing {
             Sharing::Exclusive => 1,
             Sharing::TimeSlicing { replicas } | Sharing::Mps { replicas } => replicas,
             Sharing::Mig => 0,
+            Sharing::Unknown => 1,
         }
     }
 }
@@ -143,21 +154,56 @@ pub struct Occupant {
     pub certainty: Certainty,
     /// Mechanisms its workloads get there, sorted.
     pub mechanisms: Vec<Mechanism>,
-    /// The first workloads (`Pod ns/name`), at most [`MAX_LISTED_WORKLOADS`].
+    /// The first workloads, each named once by its owner with the pods of it there (`Deployment
+    /// ns/web (2 pods)`, `Pod ns/name` for a pod of its own), at most [`MAX_LISTED_WORKLOADS`].
     pub workloads: Vec<String>,
-    /// How many workloads in all.
+    /// How many workloads in all (an owner and its pods are one).
     pub workload_count: usize,
+    /// The devices schedulers recorded for its workloads there, in words, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<String>,
+}
+
+/// Lists tenants in the order they are drawn and named wherever a list is cut: those surely there
+/// first (running before only permitted), then by name.
+pub fn sort_by_certainty<T>(list: &mut [T], key: impl Fn(&T) -> (Certainty, &str)) {
+    list.sort_by(|a, b| key(a).cmp(&key(b)));
+}
+
+/// Whether a device shared as `sharing` by `occupants` holds one workload at a time: the device
+/// plugin hands it out whole and no fractional scheduler shares it. Its occupants are then the
+/// candidates for it, of which one holds it, never several together.
+pub fn holds_one(sharing: Sharing, occupants: &[Occupant]) -> bool {
+    sharing == Sharing::Exclusive
+        && !occupants
+            .iter()
+            .flat_map(|o| &o.mechanisms)
+            .any(|m| m.shares_device())
 }
 
 /// The layout of every GPU node of the fleet, in node order, read from the audit's analysis (the
 /// audit builds it when [`crate::AuditOptions::layout`] asks: [`crate::report::AuditReport::layout`]).
-pub(crate) fn build(fleet: &Fleet, tenancy: &Tenancy, analysis: &Analysis) -> Vec<NodeLayout> {
+pub(crate) fn build(
+    fleet: &Fleet,
+    tenancy: &Tenancy,
+    analysis: &Analysis,
+    owners: &Owners,
+) -> Vec<NodeLayout> {
     let colo = &analysis.colo;
+    let unmapped = fleet.unmapped_nodes();
     fleet
         .gpu_nodes()
         .filter_map(|(id, node)| {
             let gpu = node.gpu.as_ref()?;
-            Some(node_layout(fleet, tenancy, colo, id, gpu))
+            let mut layout = node_layout(fleet, tenancy, colo, owners, id, gpu);
+            if unmapped.contains(&id) {
+                for g in &mut layout.gpus {
+                    if g.sharing == Sharing::Exclusive {
+                        g.sharing = Sharing::Unknown;
+                    }
+                }
+            }
+            Some(layout)
         })
         .collect()
 }
@@ -167,18 +213,48 @@ pub(crate) fn build(fleet: &Fleet, tenancy: &Tenancy, analysis: &Analysis) -> Ve
 struct Tally {
     certainty: Option<Certainty>,
     mechanisms: BTreeSet<Mechanism>,
-    workloads: Vec<String>,
-    count: usize,
+    /// Each owning workload (its key), with its order of arrival and how many of its pods are there.
+    owners: BTreeMap<String, (usize, usize)>,
+    recorded: BTreeSet<String>,
 }
 
 impl Tally {
-    fn add(&mut self, certainty: Certainty, mechanism: Mechanism, workload: &Workload) {
+    fn add(
+        &mut self,
+        certainty: Certainty,
+        mechanism: Mechanism,
+        workload: &Workload,
+        owner: &str,
+    ) {
         self.certainty = Some(self.certainty.map_or(certainty, |c| c.min(certainty)));
         self.mechanisms.insert(mechanism);
-        self.count += 1;
-        if self.workloads.len() < MAX_LISTED_WORKLOADS {
-            self.workloads.push(workload.object.to_string());
-        }
+        self.recorded
+            .extend(workload.placement.recorded.iter().map(|r| r.describe()));
+        let next = self.owners.len();
+        let entry = self.owners.entry(owner.to_string()).or_insert((next, 0));
+        entry.1 += usize::from(workload.kind == WorkloadKind::Pod);
+    }
+
+    /// The first owners to arrive, by name, with the pods of each that are there.
+    fn names(&self) -> Vec<String> {
+        let mut first: Vec<(&usize, &String, &usize)> = self
+            .owners
+            .iter()
+            .map(|(key, (arrival, pods))| (arrival, key, pods))
+            .collect();
+        first.sort_unstable();
+        first
+            .into_iter()
+            .take(MAX_LISTED_WORKLOADS)
+            .map(|(_, key, pods)| match (key.starts_with("Pod/"), pods) {
+                (true, _) | (false, 0) => crate::text::owner_name(key),
+                (false, n) => format!(
+                    "{} ({})",
+                    crate::text::owner_name(key),
+                    crate::text::plural(*n as u64, "pod")
+                ),
+            })
+            .collect()
     }
 }
 
@@ -186,6 +262,7 @@ fn node_layout(
     fleet: &Fleet,
     tenancy: &Tenancy,
     colo: &Colocation,
+    owners: &Owners,
     id: NodeId,
     gpu: &GpuNode,
 ) -> NodeLayout {
@@ -227,13 +304,14 @@ fn node_layout(
                 Some(found) => found,
                 None => candidate_seats(w, du, &devices, reach),
             };
+            let owner = owners.of(w);
             for seat in candidates {
                 seats
                     .entry(seat)
                     .or_default()
                     .entry(name.clone())
                     .or_default()
-                    .add(certainty, du.mechanism, w);
+                    .add(certainty, du.mechanism, w, &owner);
             }
         }
     }
@@ -242,7 +320,7 @@ fn node_layout(
     for (g, pg) in gpus.iter().enumerate() {
         let mut mechanisms: BTreeSet<Mechanism> = BTreeSet::new();
         let mut take = |seat: Seat, mechanisms: &mut BTreeSet<Mechanism>| -> Vec<Occupant> {
-            seats
+            let mut occupants: Vec<Occupant> = seats
                 .remove(&seat)
                 .unwrap_or_default()
                 .into_iter()
@@ -251,12 +329,15 @@ fn node_layout(
                     Occupant {
                         tenant,
                         certainty: t.certainty.unwrap_or(Certainty::Permitted),
+                        workloads: t.names(),
+                        workload_count: t.owners.len(),
                         mechanisms: t.mechanisms.into_iter().collect(),
-                        workloads: t.workloads,
-                        workload_count: t.count,
+                        recorded: t.recorded.into_iter().collect(),
                     }
                 })
-                .collect()
+                .collect();
+            sort_by_certainty(&mut occupants, |o| (o.certainty, &o.tenant));
+            occupants
         };
         if gpu_trust_model::occupancy::is_mig(pg) {
             let starts = place(&pg.mig, model);
@@ -306,6 +387,7 @@ fn node_layout(
         }
     }
 
+    sort_by_certainty(&mut tenants, |t| (t.certainty, &t.tenant));
     NodeLayout {
         name: node.name.clone(),
         file: node.object.location.file.clone(),
@@ -385,17 +467,22 @@ fn candidate_seats(
             .map(|(g, _)| Seat::Gpu(g))
             .collect()
     };
+    // A scheduler that cuts MIG instances on demand leaves the node's GPUs whole in the input: its
+    // workloads are on those GPUs.
+    if du.mechanism.is_mig() && candidates.is_empty() {
+        candidates = gpus
+            .iter()
+            .enumerate()
+            .filter(|(_, pg)| !gpu_trust_model::occupancy::is_mig(pg))
+            .map(|(g, _)| Seat::Gpu(g))
+            .collect();
+    }
     let mut pinned = false;
-    if !w.placement.gpu_uuids.is_empty() {
+    if !w.placement.recorded.is_empty() {
         let on_pinned: Vec<Seat> = candidates
             .iter()
             .copied()
-            .filter(|s| {
-                gpus[s.gpu()]
-                    .uuid
-                    .as_ref()
-                    .is_some_and(|u| w.placement.gpu_uuids.contains(u))
-            })
+            .filter(|s| w.placement.recorded.iter().any(|r| r.names(&gpus[s.gpu()])))
             .collect();
         if !on_pinned.is_empty() {
             candidates = on_pinned;
@@ -492,8 +579,9 @@ fn place(slots: &[MigSlot], model: Option<&'static GpuModel>) -> Vec<Option<u8>>
 mod tests {
     use super::*;
     use gpu_trust_model::fleet::{
-        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, PhysicalGpu,
-        Placement, SharingConfig, Workload, WorkloadClass, WorkloadKind,
+        DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, PhysicalDevice,
+        PhysicalGpu, Placement, RecordedDevice, Recorder, SharingConfig, Workload, WorkloadClass,
+        WorkloadKind,
     };
     use gpu_trust_model::{Location, ObjectRef};
     use gpu_trust_policy::Policy;
@@ -530,6 +618,7 @@ mod tests {
                 advertised: None,
                 platforms: Vec::new(),
                 unknown: Vec::new(),
+                workload: Default::default(),
             }),
         }
     }
@@ -589,11 +678,12 @@ mod tests {
             // Node set 1 is `[0]` in every fleet of these tests.
             placement: Placement {
                 node,
-                gpu_uuids: Vec::new(),
+                recorded: Vec::new(),
                 devices: Vec::new(),
                 observed: false,
                 permitted: usize::from(node.is_some()),
                 tolerations: Vec::new(),
+                node_selector: Default::default(),
             },
             owner: None,
         }
@@ -844,11 +934,12 @@ mod tests {
             assert_eq!(g.sharing, Sharing::TimeSlicing { replicas: 4 });
             assert_eq!(g.sharing.replicas(), 4);
             assert_eq!(g.mechanisms, vec![Mechanism::TimeSlicing]);
+            // The surest first.
             assert_eq!(
                 tenants(&g.tenants),
                 vec![
-                    ("team-a", Certainty::Possible),
-                    ("team-b", Certainty::Observed)
+                    ("team-b", Certainty::Observed),
+                    ("team-a", Certainty::Possible)
                 ]
             );
             assert!(g.instances.is_empty());
@@ -872,7 +963,11 @@ mod tests {
             memory_mib: Some(8192),
             ..HamiRequest::default()
         });
-        w.placement.gpu_uuids = vec!["GPU-b".into()];
+        w.placement.recorded = vec![RecordedDevice {
+            by: Recorder::Hami,
+            device: PhysicalDevice::Gpu("GPU-b".into()),
+            part: None,
+        }];
         let (fleet, tenancy) = fleet(vec![node], vec![w]);
         let layout = layout_of(&fleet, &tenancy);
         let n = &layout[0];
@@ -935,6 +1030,80 @@ mod tests {
             vec![None, None]
         );
         assert_eq!(place(&slots(&[("1g.10gb", None)]), None), vec![None]);
+    }
+
+    /// A Deployment in the input with its pod on the node is one workload of its tenant, named once
+    /// by its owner with the pod (`kubectl get -o yaml` of a Deployment and of its ReplicaSet's pod:
+    /// `ownerReferences` to the ReplicaSet, the `pod-template-hash` label).
+    #[test]
+    fn a_pod_and_its_owner_are_one_workload() {
+        let node = gpu_node(
+            "a100-1",
+            "A100-SXM4-80GB",
+            vec![plain_gpu(0, "GPU-a")],
+            time_sliced(4),
+        );
+        let mut running = pod(
+            "team-a",
+            "web-7cb557479-x2fe7",
+            Some(0),
+            &[("nvidia.com/gpu", 1)],
+        );
+        running.owner = Some("ReplicaSet/web-7cb557479".into());
+        running
+            .labels
+            .insert("pod-template-hash".into(), "7cb557479".into());
+        let mut template = pod("team-a", "web", None, &[("nvidia.com/gpu", 1)]);
+        template.kind = WorkloadKind::Deployment;
+        template.object.kind = "Deployment".into();
+        template.placement.permitted = 1;
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                running,
+                template,
+                pod("team-b", "solo", Some(0), &[("nvidia.com/gpu", 1)]),
+            ],
+        );
+        let layout = layout_of(&fleet, &tenancy);
+        let on_gpu = &layout[0].gpus[0].tenants;
+        let a = on_gpu.iter().find(|o| o.tenant == "team-a").unwrap();
+        assert_eq!(a.workload_count, 1, "{a:?}");
+        assert_eq!(a.workloads, ["Deployment team-a/web (1 pod)"]);
+        let b = on_gpu.iter().find(|o| o.tenant == "team-b").unwrap();
+        assert_eq!(b.workloads, ["Pod team-b/solo"]);
+    }
+
+    /// Where a list of tenants is cut, those running there come before those only permitted
+    /// there, whatever their names.
+    #[test]
+    fn running_tenants_come_before_permitted_ones() {
+        let node = gpu_node(
+            "a100-1",
+            "A100-SXM4-80GB",
+            vec![plain_gpu(0, "GPU-a")],
+            time_sliced(4),
+        );
+        let mut waiting = pod("team-a", "batch", None, &[("nvidia.com/gpu", 1)]);
+        waiting.placement.permitted = 1;
+        let (fleet, tenancy) = fleet(
+            vec![node],
+            vec![
+                waiting,
+                pod("team-z", "infer", Some(0), &[("nvidia.com/gpu", 1)]),
+            ],
+        );
+        let layout = layout_of(&fleet, &tenancy);
+        let n = &layout[0];
+        assert_eq!(
+            tenants(&n.gpus[0].tenants),
+            vec![
+                ("team-z", Certainty::Observed),
+                ("team-a", Certainty::Permitted)
+            ]
+        );
+        let on_node: Vec<&str> = n.tenants.iter().map(|t| t.tenant.as_str()).collect();
+        assert_eq!(on_node, ["team-z", "team-a"]);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub mod coverage;
 mod granted;
 pub mod groups;
 pub mod layout;
-mod owner;
+pub mod owner;
 #[cfg(test)]
 mod pairwise_tests;
 mod parallel;

@@ -204,6 +204,7 @@ mod tests {
             Reports::ExpiredAcceptance,
             Reports::AcceptanceWithoutReason,
             Reports::ReplicasOverLimit,
+            Reports::SecretEnvironment,
         ];
         for what in all {
             assert!(reporting(what).next().is_some(), "{what:?}");

@@ -50,11 +50,352 @@ pub struct AuditReport {
     /// How old the advisory data the audit used is: its newest bulletin, and whether that is older
     /// than 90 days before the audit's day.
     pub advisory_data: AdvisoryData,
+    /// The GPU node pools (v2.4): the nodes of one GPU model and one sharing configuration, as the
+    /// pairwise findings group them, with their tenants.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolEntry>,
     /// Not part of the wire format: per GPU node, the GPUs and who is on them, as the HTML report draws
     /// them, built from the audit's own analysis when [`crate::AuditOptions::layout`] asks for it
     /// (empty otherwise).
     #[serde(skip)]
     pub layout: Vec<crate::layout::NodeLayout>,
+    /// What to fix first (v2.4): how the actions were chosen and what stays open after them; absent
+    /// when no action was looked for (a tenant's view, a pair).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_first: Option<FixFirst>,
+    /// The actions of `fixFirst`, in the order to take them (v2.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<Action>>,
+    /// What changed since a baseline report (`--baseline`, v2.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Baseline>,
+    /// Which tool made the report, when, from what input (v2.4); the audit leaves it to the caller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// How the run ends and why (v2.4), as the caller decided it with [`AuditReport::verdict`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// How a run ends and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    /// 0 passes, 1 findings fail the run, 2 a partial audit not accepted.
+    pub exit_code: u8,
+    /// `fails`, `passes` or `reports-only`.
+    pub outcome: &'static str,
+    /// Why, in one sentence.
+    pub reason: String,
+}
+
+impl AuditReport {
+    /// The open findings that fail the run at `fail_at` (`None`: nothing fails it); with `new_only`,
+    /// only those new since the baseline.
+    pub fn failing(&self, fail_at: Option<Severity>, new_only: bool) -> usize {
+        let Some(floor) = fail_at else {
+            return 0;
+        };
+        if !new_only {
+            return self.summary.findings.at_or_above(floor);
+        }
+        self.findings
+            .iter()
+            .filter(|f| f.accepted.is_none() && f.severity >= floor)
+            .filter(|f| f.since == Some(Since::New))
+            .count()
+    }
+
+    /// How the run ends: 2 when the audit is partial and that was not accepted, 1 when open
+    /// findings at or above `fail_at` remain (with `new_only`, new ones), else 0; and why.
+    pub fn verdict(&self, fail_at: Option<Severity>, new_only: bool) -> Verdict {
+        let failing = self.failing(fail_at, new_only);
+        let new = if new_only { "new " } else { "" };
+        let findings = |floor: Severity| {
+            format!(
+                "{failing} {new}finding{} at or above {} {} not accepted",
+                if failing == 1 { "" } else { "s" },
+                floor.as_str(),
+                if failing == 1 { "is" } else { "are" }
+            )
+        };
+        let partial = !self.coverage.complete;
+        if partial && !self.coverage.accepted_partial {
+            let also = match fail_at {
+                Some(floor) if failing > 0 => format!("; {}", findings(floor)),
+                _ => String::new(),
+            };
+            return Verdict {
+                exit_code: 2,
+                outcome: "fails",
+                reason: format!("the audit is partial{also}"),
+            };
+        }
+        let accepted = if partial {
+            " (a partial audit, accepted: it does not cover the layers above)"
+        } else {
+            ""
+        };
+        let unchanged = match (&self.baseline, new_only) {
+            (Some(b), true) if b.unchanged > 0 => format!(
+                "; {} unchanged since the baseline do{} not fail the run",
+                b.unchanged,
+                if b.unchanged == 1 { "es" } else { "" }
+            ),
+            _ => String::new(),
+        };
+        match fail_at {
+            Some(floor) if failing > 0 => Verdict {
+                exit_code: 1,
+                outcome: "fails",
+                reason: format!("{}{unchanged}{accepted}", findings(floor)),
+            },
+            Some(floor) => Verdict {
+                exit_code: 0,
+                outcome: "passes",
+                reason: format!(
+                    "no {new}finding at or above {} that is not accepted{unchanged}{accepted}",
+                    floor.as_str()
+                ),
+            },
+            None => Verdict {
+                exit_code: 0,
+                outcome: "reports-only",
+                reason: format!("--fail-on never: no finding fails the run{accepted}"),
+            },
+        }
+    }
+}
+
+/// Where a report comes from, so that archived reports can be told apart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Provenance {
+    /// `gpu-trust`.
+    pub tool: String,
+    pub version: String,
+    /// When the report was made, RFC 3339 in UTC: `SOURCE_DATE_EPOCH` when set, else the clock.
+    pub generated_at: String,
+    /// `sha256:` and the hex SHA-256 of the input documents: each input's name, a NUL, its bytes and
+    /// a NUL, in the order read.
+    pub input_digest: String,
+    /// The kubeconfig context of a live audit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The API server of a live audit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+impl Provenance {
+    /// Made by `gpu-trust` `version` at `unix` seconds after 1970-01-01 UTC, from input whose
+    /// SHA-256 is `digest`.
+    pub fn new(version: &str, unix: i64, digest: &[u8]) -> Provenance {
+        let day = gpu_trust_policy::Date::from_days_since_epoch(unix.div_euclid(86_400))
+            .map_or_else(|| "1970-01-01".to_string(), |d| d.to_string());
+        let s = unix.rem_euclid(86_400);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Provenance {
+            tool: "gpu-trust".to_string(),
+            version: version.to_string(),
+            generated_at: format!("{day}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60),
+            input_digest: format!("sha256:{hex}"),
+            context: None,
+            server: None,
+        }
+    }
+}
+
+/// A finding against a baseline report, by its stable key ([`Finding::id`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Since {
+    /// The baseline has no finding of this key.
+    New,
+    /// The baseline has it.
+    Unchanged,
+}
+
+/// What changed since a baseline report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Baseline {
+    /// The baseline report's file, as given.
+    pub file: String,
+    /// When the baseline was made (its `provenance.generatedAt`), when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated_at: Option<String>,
+    /// Findings of this report the baseline does not have, and those it has.
+    pub new: usize,
+    pub unchanged: usize,
+    /// The baseline's findings this report no longer has, in the baseline's order.
+    pub fixed: Vec<FixedFinding>,
+}
+
+/// What a baseline report is read for: its findings' keys and, for those gone, what they said.
+/// Other fields are not read, so a report of any v2 minor version is a baseline.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineReport {
+    pub schema: String,
+    pub findings: Vec<FixedFinding>,
+    #[serde(default)]
+    pub provenance: Option<BaselineProvenance>,
+}
+
+/// The one field of a baseline's provenance that is read.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineProvenance {
+    pub generated_at: Option<String>,
+}
+
+impl Baseline {
+    /// Marks each finding of `report` new or unchanged against `old` (read from `file`) by its
+    /// stable key, and lists what `old` had that `report` has not.
+    pub fn compare(report: &mut AuditReport, old: BaselineReport, file: &str) {
+        let before: std::collections::BTreeSet<String> = old
+            .findings
+            .iter()
+            .map(|f| format!("{}:{}", f.rule, f.key))
+            .collect();
+        let now: std::collections::BTreeSet<String> =
+            report.findings.iter().map(Finding::id).collect();
+        let (mut new, mut unchanged) = (0, 0);
+        for f in &mut report.findings {
+            let since = if before.contains(&f.id()) {
+                unchanged += 1;
+                Since::Unchanged
+            } else {
+                new += 1;
+                Since::New
+            };
+            f.since = Some(since);
+        }
+        let fixed = old
+            .findings
+            .into_iter()
+            .filter(|f| !now.contains(&format!("{}:{}", f.rule, f.key)))
+            .collect();
+        report.baseline = Some(Baseline {
+            file: file.to_string(),
+            generated_at: old.provenance.and_then(|p| p.generated_at),
+            new,
+            unchanged,
+            fixed,
+        });
+    }
+}
+
+/// A finding of the baseline that is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixedFinding {
+    pub rule: String,
+    pub key: String,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// The fewest actions found that close every open finding at or above a threshold, each proven by
+/// auditing the input again with its change applied (`gpu-trust-decide`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixFirst {
+    /// The severity the actions are chosen for: the run's `--fail-on` (`high` under `never`).
+    pub threshold: Severity,
+    /// Open findings (not accepted) at or above the threshold before any action.
+    pub open: usize,
+    /// How the actions were chosen among the candidates that close something and open nothing at
+    /// or above the threshold.
+    pub search: Search,
+    /// Candidate changes audited.
+    pub tried: usize,
+    /// Candidate changes left untried: auditing them would have read the input too many times.
+    pub untried: usize,
+    /// The open findings once every action is applied together and the input audited again, by
+    /// severity.
+    pub remaining: SeverityCounts,
+    /// The stable keys (`RULE:key`) of the open findings at or above the threshold that no
+    /// candidate change closes.
+    pub unclosed: Vec<String>,
+    /// Why no change was tried (the input is too large to audit again, a live snapshot too
+    /// large to keep); absent when changes were tried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_tried: Option<String>,
+}
+
+/// How actions were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Search {
+    /// The fewest actions that close everything the candidates close, by trying every set.
+    Exact,
+    /// Each time the candidate that closes the most of what is still open: not always the fewest.
+    Greedy,
+}
+
+/// What an action does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActionKind {
+    /// A workload's pod template patched to run on other nodes (its rollout replaces its pods).
+    MoveWorkload,
+    /// Nodes' GPUs no longer shared: their device plugin config changed for one without sharing.
+    StopSharing,
+    /// The GPU driver of some nodes upgraded.
+    UpgradeDriver,
+}
+
+/// One change to the cluster and the findings it closes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Action {
+    /// `a1`, `a2`... in the order to take them.
+    pub id: String,
+    pub kind: ActionKind,
+    /// What it does, in one sentence.
+    pub summary: String,
+    /// The object it changes (`Deployment/ns/name`, `ClusterPolicy/cluster-policy`), or the nodes.
+    pub object: String,
+    /// The commands that make the change, each whole.
+    pub commands: Vec<String>,
+    /// The patch the first command applies (a strategic merge patch of a pod template, as `gpu-trust
+    /// plan` writes them, or a merge patch of a ClusterPolicy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<serde_json::Value>,
+    /// The stable keys (`RULE:key`) of the open findings the input audited again with this change
+    /// alone no longer has.
+    pub closes: Vec<String>,
+    /// False where a controller brings the effect the audit assumed (a driver rollout): that effect
+    /// was not read from the changed objects but written into them.
+    pub verified: bool,
+    /// What the change assumes or also changes, one sentence each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// GPU nodes of one GPU model and one sharing configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolEntry {
+    /// What the pairwise findings about these nodes are keyed by (`H100-SXM5-80GB time-slicing
+    /// nvidia.com/gpu=4`).
+    pub signature: String,
+    /// The GPU model (or product label).
+    pub gpu: String,
+    /// How a whole-GPU request is shared there: the mechanism's spelling (`time-slicing`,
+    /// `mps`, `exclusive`, `mig-instance`...).
+    pub mechanism: Mechanism,
+    /// Replicas per GPU of a shared whole GPU; absent when not shared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u32>,
+    /// Some GPUs are partitioned into MIG instances.
+    pub mig: bool,
+    pub nodes: Vec<String>,
+    pub gpus: usize,
+    /// The tenants whose workloads run or may run there, sorted.
+    pub tenants: Vec<String>,
 }
 
 /// Two tenants and everything they share: `gpu-trust audit --pair A B`.
@@ -84,46 +425,112 @@ pub struct PairGroup {
 pub struct AdvisoryData {
     /// The newest bulletin date of the data (`YYYY-MM-DD`); `None` for data without dates.
     pub newest_bulletin: Option<String>,
+    /// That bulletin, as the data names it (`NVIDIA security bulletin 5861`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest_bulletin_name: Option<String>,
     /// Days from the newest bulletin to the audit's day.
     pub age_days: Option<i64>,
-    /// Older than `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were probably
-    /// missed.
+    /// Neither the newest bulletin nor the last `gpu-trust advisories update` is within
+    /// `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were probably missed.
     pub stale: bool,
-    /// Where the data came from: `built-in`, or the files `--advisories` gave, in order.
+    /// Where the data came from: `built-in`, the bulletins an update kept (by the address they were
+    /// read from), then the files `--advisories` gave, in order.
     pub sources: Vec<String>,
+    /// The data file given with `--advisories` that replaced the built-in data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built_in_replaced_by: Option<String>,
+    /// The last `gpu-trust advisories update` the data holds (its bulletins are the `sources`
+    /// that start with its `from`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update: Option<UpdateData>,
+}
+
+/// Where an update read the vendor's bulletins, and the last day it found nothing newer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateData {
+    pub from: String,
+    /// Absent until an update read every bulletin its indexes listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
+    /// The bulletins it added to the data.
+    pub bulletins: usize,
 }
 
 impl AdvisoryData {
     /// What the report says of `data` on `today`.
     pub fn of(data: &crate::advisories::Advisories, today: gpu_trust_policy::Date) -> AdvisoryData {
+        use crate::advisories::SourceKind;
         let f = data.freshness(today);
+        let updated = data
+            .sources
+            .iter()
+            .filter(|s| s.kind == SourceKind::Update)
+            .count();
         AdvisoryData {
             newest_bulletin: f.newest.map(|d| d.to_string()),
+            newest_bulletin_name: data.newest_bulletin_name().map(str::to_string),
             age_days: f.age_days,
             stale: f.stale,
             sources: data.sources.iter().map(|s| s.name.clone()).collect(),
+            built_in_replaced_by: data.replaced_built_in().map(str::to_string),
+            update: data.update.as_ref().map(|u| UpdateData {
+                from: u.from.clone(),
+                checked: u.checked.map(|d| d.to_string()),
+                bulletins: updated,
+            }),
         }
     }
 
-    /// One line for a report's footer: `advisory data of 2026-07-28 (built-in)`, with a warning when
-    /// stale.
+    /// One line for a report's footer: `advisory data of 2026-09-30, newest bulletin NVIDIA
+    /// security bulletin 5861 (built-in)`, with where else it came from, and a warning when stale.
     pub fn line(&self) -> String {
         let date = self.newest_bulletin.as_deref().unwrap_or("no date");
-        let mut s = format!(
-            "advisory data of {date} ({})",
-            if self.sources.is_empty() {
+        let mut s = format!("advisory data of {date}");
+        if let Some(name) = &self.newest_bulletin_name {
+            s.push_str(&format!(", newest bulletin {name}"));
+        }
+        // The update's bulletins are counted, not listed.
+        let mut from: Vec<String> = self
+            .sources
+            .iter()
+            .filter(|n| !self.update.as_ref().is_some_and(|u| n.starts_with(&u.from)))
+            .map(|n| {
+                if self.built_in_replaced_by.as_ref() == Some(n) {
+                    format!("{n}, which replaces the built-in data")
+                } else {
+                    n.clone()
+                }
+            })
+            .collect();
+        if let Some(u) = &self.update {
+            from.push(format!(
+                "{} from {} ({})",
+                crate::text::plural(u.bulletins as u64, "bulletin"),
+                u.from,
+                match &u.checked {
+                    Some(day) => format!("nothing newer on {day}"),
+                    None => "its last update did not read every bulletin".to_string(),
+                }
+            ));
+        }
+        s.push_str(&format!(
+            " ({})",
+            if from.is_empty() {
                 "none".to_string()
             } else {
-                self.sources.join(", ")
+                from.join("; ")
             }
-        );
+        ));
         if self.stale {
             match self.age_days {
                 Some(d) => s.push_str(&format!(
-                    "; warning: {d} days old, over {} days: update gpu-trust or give newer bulletins with --advisories",
+                    "; warning: {d} days old, over {} days: run `gpu-trust advisories update` (or give newer bulletins with --advisories)",
                     crate::advisories::STALE_AFTER_DAYS
                 )),
-                None => s.push_str("; warning: the data has no dates"),
+                None => s.push_str(
+                    "; warning: the data has no dates: run `gpu-trust advisories update` (or give dated bulletins with --advisories)",
+                ),
             }
         }
         s
@@ -274,6 +681,9 @@ pub struct Finding {
     /// ([`crate::AuditOptions::pair`]), when it covers that pair.
     #[serde(skip)]
     pub explained: Option<ExplainedFinding>,
+    /// With `--baseline`: whether the baseline report has this finding (v2.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<Since>,
 }
 
 /// Where some pairs of a pairwise finding meet: one shared thing (a group of `groups`) at one
@@ -541,6 +951,12 @@ pub struct SkippedEntry {
 }
 
 impl Finding {
+    /// The finding's stable key across runs: its rule and what it is about (`GT207:node@...`),
+    /// which SARIF fingerprints hash, baselines match and actions name.
+    pub fn id(&self) -> String {
+        format!("{}:{}", self.rule, self.key)
+    }
+
     /// How many of its pairs are accepted one by one (the listed ones are at most
     /// [`MAX_ACCEPTED_PAIRS`]).
     pub fn accepted_pair_count(&self) -> usize {

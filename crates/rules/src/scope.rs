@@ -22,7 +22,7 @@
 //! Pure: no I/O, the same report and tenants give the same view.
 
 use crate::audit::Prepared;
-use crate::layout::{NodeLayout, Occupant, TenantPresence};
+use crate::layout::{sort_by_certainty, NodeLayout, Occupant, TenantPresence};
 use crate::report::{
     AcceptanceSource, AuditReport, Finding, FindingObject, GroupEntry, Matrix, MatrixPair,
     SeverityCounts, Summary,
@@ -495,12 +495,27 @@ pub fn scope(
         disabled_rules,
         pair: None,
         advisory_data: report.advisory_data.clone(),
+        pools: report
+            .pools
+            .iter()
+            .filter(|p| p.tenants.iter().any(|t| visible.contains(t)))
+            .map(|p| crate::report::PoolEntry {
+                tenants: relabel_all(&p.tenants, &relabel),
+                ..p.clone()
+            })
+            .collect(),
         layout: report
             .layout
             .iter()
             .filter(|n| n.tenants.iter().any(|t| visible.contains(&t.tenant)))
             .map(|n| node(n, &relabel))
             .collect(),
+        // What to fix first is decided for the whole cluster, never for a view.
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     };
     (view, r)
 }
@@ -587,6 +602,7 @@ fn node(n: &NodeLayout, relabel: &impl Fn(&str) -> String) -> NodeLayout {
         .into_iter()
         .map(|(tenant, certainty)| TenantPresence { tenant, certainty })
         .collect();
+    sort_by_certainty(&mut n.tenants, |t| (t.certainty, &t.tenant));
     for gpu in &mut n.gpus {
         gpu.tenants = occupants(&gpu.tenants, relabel);
         for i in &mut gpu.instances {
@@ -618,6 +634,7 @@ fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String) -> Vec<Occupa
                     mechanisms: o.mechanisms.clone(),
                     workloads: Vec::new(),
                     workload_count: o.workload_count,
+                    recorded: Vec::new(),
                 }),
             }
         } else {
@@ -626,7 +643,7 @@ fn occupants(list: &[Occupant], relabel: &impl Fn(&str) -> String) -> Vec<Occupa
             out.push(o);
         }
     }
-    out.sort_by(|a, b| a.tenant.cmp(&b.tenant));
+    sort_by_certainty(&mut out, |o| (o.certainty, &o.tenant));
     out
 }
 

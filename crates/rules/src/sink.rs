@@ -142,6 +142,9 @@ pub enum Reports {
     /// More replicas per shared GPU without a memory limit than the policy's limit (the policy check
     /// names it beside the limit).
     ReplicasOverLimit,
+    /// Tenant containers whose environment a Secret may set: the rule judges them where a Secret
+    /// could give them GPUs, so coverage's Secret gap (`unresolved-environment`) does not block.
+    SecretEnvironment,
 }
 
 /// A finding before it is written out.

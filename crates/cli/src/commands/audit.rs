@@ -93,7 +93,8 @@ pub struct Args {
     #[arg(long, value_parser = fail_on_parser(), ignore_case = true, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
     /// Print only findings of this severity or a higher one (table and Markdown; the JSON, SARIF,
-    /// JUnit and HTML reports keep every finding). The summary still counts them all.
+    /// JUnit and HTML reports keep every finding; default: low, so info findings are counted, not
+    /// printed). The summary still counts them all.
     #[arg(long, value_parser = parse_severity, value_name = "SEVERITY")]
     pub min_severity: Option<Severity>,
     /// Print accepted findings too (table and Markdown). By default they are left out and counted;
@@ -157,6 +158,24 @@ pub struct Args {
     /// the view's findings.
     #[arg(long, value_name = "NAME", conflicts_with = "pair")]
     pub view: Vec<String>,
+    /// Write what to fix first to DIR: each action's patch (`a1.json`...) and, for file input, the
+    /// input files the actions change with every action applied, under DIR/patched/ at the paths
+    /// they were given by (they audit again without the findings the actions close).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["pair", "view"])]
+    pub emit_fixes: Option<PathBuf>,
+    /// An earlier JSON report of this audit (`--format json`): each finding is marked new or
+    /// unchanged by its stable key, and the earlier findings that are gone are listed as fixed.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: exit 1 only for new findings at or above --fail-on (unchanged findings do
+    /// not fail the run), as a pull request's check needs.
+    #[arg(long, requires = "baseline")]
+    pub fail_on_new: bool,
+    /// A row per tenant (the worst of its open findings, how many, the first action that closes
+    /// one, what it shares) and per GPU node pool instead of the findings, after the verdict and
+    /// what to fix first (table and Markdown; the JSON report holds the pools with the rest).
+    #[arg(long, conflicts_with = "pair")]
+    pub summary: bool,
 }
 
 /// Examples, shown after the options (lines clap keeps as written).
@@ -174,7 +193,10 @@ Examples:
   gpu-trust audit cluster.yaml -o json | jq '.findings[] | select(.layer==\"device\")'
   gpu-trust audit cluster.yaml --policy tenancy.yaml --format html --output report.html
   gpu-trust audit cluster.yaml --policy tenancy.yaml --pair acme globex
-  gpu-trust audit cluster.yaml --policy tenancy.yaml --view acme --format html --output acme.html";
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --view acme --format html --output acme.html
+  gpu-trust audit cluster.yaml --policy tenancy.yaml --emit-fixes fixes/
+  gpu-trust audit deploy/ --policy tenancy.yaml --baseline main.json --fail-on-new
+  gpu-trust audit --policy tenancy.yaml --summary";
 
 fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     output::eprint_error(message);
@@ -328,6 +350,9 @@ impl Settings {
 /// What the audit reads besides the settings: the policy resolved on the cluster's namespaces, the
 /// advisory data, probe evidence, and the cluster with the documents it could not use.
 struct Inputs {
+    policy: gpu_trust_policy::Policy,
+    /// The documents the cluster was read from.
+    documents: input::Documents,
     fleet: gpu_trust_model::fleet::Fleet,
     tenancy: gpu_trust_policy::Tenancy,
     advisories: gpu_trust_rules::Advisories,
@@ -376,7 +401,9 @@ impl Inputs {
 
         // The cluster: every problem is reported before deciding whether the run can go on.
         let paths: Vec<PathBuf> = args.paths.iter().chain(&args.nodes).cloned().collect();
-        let Some(ingested) = input::cluster(&paths, &args.cluster, args.follow_symlinks) else {
+        let Some((ingested, documents)) =
+            input::cluster_read(&paths, &args.cluster, args.follow_symlinks)
+        else {
             return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
         };
         // Acceptances annotated with a code that names no rule (docs/suppressions.md).
@@ -431,6 +458,8 @@ impl Inputs {
             return Err(refuse("the policy does not fit the cluster's namespaces"));
         }
         Ok(Inputs {
+            policy,
+            documents,
             fleet,
             tenancy,
             advisories,
@@ -462,6 +491,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(Stop::Error(e)) => return Err(e),
     };
     let Inputs {
+        policy,
+        documents,
         fleet,
         tenancy,
         advisories,
@@ -558,24 +589,100 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let fail_on = args.fail_on.unwrap_or(FailOn::DEFAULT);
 
+    if let Some(path) = &args.baseline {
+        match input::read_baseline(path) {
+            Ok(old) => gpu_trust_rules::report::Baseline::compare(
+                &mut report,
+                old,
+                &path.display().to_string(),
+            ),
+            Err(d) => {
+                output::eprint_diagnostics([&d]);
+                return Ok(output::exit(output::INPUT_ERROR));
+            }
+        }
+    }
+    // What to fix first, for the whole cluster (never for a view), when a format shows it.
+    let mut patched = Vec::new();
+    if view.is_none()
+        && (args.emit_fixes.is_some() || targets.iter().any(|(f, _)| f.report().shows_actions()))
+    {
+        let codes: Vec<&str> = disabled.iter().map(|d| d.code).collect();
+        let decided = gpu_trust_decide::decide(&gpu_trust_decide::Input {
+            inputs: documents.inputs.as_deref(),
+            ingest: &documents.options,
+            policy: &policy,
+            options: &options,
+            fleet: &fleet,
+            report: &report,
+            threshold: fail_at(fail_on).unwrap_or(gpu_trust_model::Severity::High),
+            disabled: &codes,
+        });
+        report.fix_first = Some(decided.fix_first);
+        report.actions = Some(decided.actions);
+        patched = decided.patched;
+    }
+    let mut provenance = gpu_trust_rules::report::Provenance::new(
+        env!("CARGO_PKG_VERSION"),
+        report_time(),
+        &documents.digest,
+    );
+    provenance.context = documents.context.clone();
+    provenance.server = documents.server.clone();
+    report.provenance = Some(provenance);
+
     // The verdict is known before a byte is written: a reader that goes away cannot change it.
-    let failing = match fail_on {
-        FailOn::AtOrAbove(floor) => report.summary.findings.at_or_above(floor),
-        FailOn::Never => 0,
-    };
+    let verdict = report.verdict(fail_at(fail_on), args.fail_on_new);
     // A partial audit not accepted exits 2 whatever the threshold: `--fail-on never` does not make it pass.
     let code = if !crate::coverage::passes(&report.coverage) {
         output::INPUT_ERROR
-    } else if failing > 0 {
+    } else if verdict.exit_code == 1 {
         output::FINDINGS
     } else {
         output::CLEAN
     };
+    report.verdict = Some(verdict);
+    if let Some(dir) = &args.emit_fixes {
+        let stdin = args.stdin_filename.as_deref().unwrap_or(STDIN_NAME);
+        // Patched copies of files only: a live cluster's documents are no files to copy.
+        let patched: Vec<(String, String)> = patched
+            .into_iter()
+            .filter(|_| !args.paths.is_empty())
+            .map(|i| (i.name, i.text))
+            .collect();
+        let read: Vec<&Path> = args
+            .paths
+            .iter()
+            .chain(&args.nodes)
+            .map(PathBuf::as_path)
+            .collect();
+        for (relative, text) in
+            gpu_trust_report::audit::fix_first::emitted(&report, &patched, stdin)
+        {
+            let path = dir.join(relative);
+            if let Some(input) = output::overwritten_input(&path, &read) {
+                return input_error(format!(
+                    "--emit-fixes would overwrite {}, which this run reads; write the fixes elsewhere",
+                    output::escaped(&input.display().to_string())
+                ));
+            }
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).with_context(|| {
+                    format!(
+                        "{}: cannot create",
+                        output::escaped(&parent.display().to_string())
+                    )
+                })?;
+            }
+            output::write_output(Some(&path), &text)?;
+        }
+    }
     // The settings every format reads, resolved once; a format is chosen in one place
     // (`gpu_trust_report::audit::render`).
     let mut options = RenderOptions {
         fail_at: fail_at(fail_on),
-        min_severity: args.min_severity,
+        min_severity: Some(args.min_severity.unwrap_or(gpu_trust_model::Severity::Low)),
+        summary: args.summary,
         show_accepted: args.show_accepted,
         disabled: disabled
             .iter()
@@ -760,6 +867,20 @@ fn drop_disabled(
             });
     }
     before - report.findings.len()
+}
+
+/// When the report is made, in seconds since 1970-01-01 UTC: `SOURCE_DATE_EPOCH` when it is set (the
+/// reproducible-builds.org convention, so that the same input gives the same bytes), else the clock.
+fn report_time() -> i64 {
+    if let Some(epoch) = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+    {
+        return epoch;
+    }
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// What standard input is called in the report without `--stdin-filename`.

@@ -302,9 +302,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// What the advisory data says of each current GPU node's driver when its MIG partitions are
-/// reconfigured (the built-in data; an unknown version stays unknown).
-fn driver_risks(fleet: &gpu_trust_model::fleet::Fleet) -> BTreeMap<String, DriverRisk> {
-    let data = Advisories::builtin();
+/// reconfigured (the built-in data and the bulletins updates kept; an unknown version stays unknown).
+fn driver_risks(
+    fleet: &gpu_trust_model::fleet::Fleet,
+    data: &Advisories,
+) -> BTreeMap<String, DriverRisk> {
     fleet
         .gpu_nodes()
         .filter_map(|(_, n)| Some((n.name.clone(), n.gpu.as_ref()?)))
@@ -349,10 +351,20 @@ fn migration(
     let today = args
         .today
         .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
-    let m = migrate(plan, input, &current.fleet, &driver_risks(&current.fleet));
+    let data = match crate::input::advisories(&[], false) {
+        Ok(loaded) => loaded.data,
+        Err(code) => return Ok(code),
+    };
+    let m = migrate(
+        plan,
+        input,
+        &current.fleet,
+        &driver_risks(&current.fleet, &data),
+    );
     let planned = gpu_trust_ingest::ingest_text(&snapshot(plan, input), "planned-state.yaml");
     let tenancy = policy.resolve(&planned.fleet.namespaces);
-    let options = AuditOptions::new(today);
+    let mut options = AuditOptions::new(today);
+    options.advisories = data;
     let report = audit(&AuditInput {
         fleet: &planned.fleet,
         tenancy: &tenancy,

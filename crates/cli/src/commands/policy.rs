@@ -22,6 +22,34 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum PolicyCommand {
     Check(CheckArgs),
+    Init(InitArgs),
+}
+
+/// Write a tenancy policy to start from, drafted from the cluster's namespaces.
+///
+/// Namespaces are grouped into tenants by the labels multi-tenancy tools set: Capsule's tenant
+/// label, HNC's tree labels (a tree is a tenant, named by its root), the host namespace of a
+/// vCluster (named by the virtual cluster), Kubeflow profiles, and the `team` or `tenant` labels in
+/// common use (a guess). Any other namespace is a tenant of its own (a guess); namespaces named
+/// `*-system` are proposed as platform namespaces (a guess); the built-in platform namespaces are
+/// named in a comment. Trust between tenants stays none. Every guess is marked in a comment. The
+/// policy passes `gpu-trust policy check`; read it before using it.
+///
+/// Without PATH, the namespaces of the live cluster are read, as `gpu-trust audit` reads them.
+#[derive(Debug, clap::Args)]
+#[command(after_help = INIT_EXAMPLES)]
+pub struct InitArgs {
+    /// Files or directories to read; `-` reads standard input. None: the live cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::live::ClusterArgs,
+    /// Write the policy to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Follow symbolic links that lead out of an input directory.
+    #[arg(long)]
+    pub follow_symlinks: bool,
 }
 
 /// Validate a tenancy policy file and show what it declares.
@@ -57,7 +85,49 @@ pub enum Format {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         PolicyCommand::Check(a) => check(a),
+        PolicyCommand::Init(a) => init(a),
     }
+}
+
+fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
+    if !args.paths.is_empty() && args.cluster.any() {
+        output::eprint_error(crate::live::WITH_PATHS);
+        return Ok(output::exit(output::INPUT_ERROR));
+    }
+    if let Some(out) = &args.output {
+        let read: Vec<&std::path::Path> = args.paths.iter().map(PathBuf::as_path).collect();
+        if let Some(input) = output::overwritten_input(out, &read) {
+            output::eprint_error(format!(
+                "--output {} would overwrite {}, which this run reads; write the policy elsewhere",
+                output::escaped(&out.display().to_string()),
+                output::escaped(&input.display().to_string())
+            ));
+            return Ok(output::exit(output::INPUT_ERROR));
+        }
+    }
+    let Some((ingested, documents)) =
+        input::cluster_read(&args.paths, &args.cluster, args.follow_symlinks)
+    else {
+        return Ok(output::exit(output::INPUT_ERROR));
+    };
+    // The namespaces of documents that cannot be read are not known: nothing is drafted from a
+    // part of the cluster.
+    let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
+    if errors > 0 {
+        return Ok(input::refuse_unusable(errors, "draft a policy"));
+    }
+    let from = match (&documents.context, args.paths.as_slice()) {
+        (Some(context), _) => format!("the cluster of context {context}"),
+        (None, []) => "the cluster".to_string(),
+        (None, paths) => paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let draft = gpu_trust_policy::init::draft(&ingested.fleet);
+    let text = gpu_trust_report::policy::init::yaml(&draft, &from);
+    output::verdict(write_output(args.output.as_deref(), &text), output::CLEAN)
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -137,8 +207,16 @@ fn invalid(name: &str, errors: usize) -> ExitCode {
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).
 const POLICY_EXAMPLES: &str = "\
 Examples:
+  gpu-trust policy init cluster.yaml --output policy.yaml
   gpu-trust policy check policy.yaml
   gpu-trust policy check policy.yaml --format json";
+
+/// What `--help` shows after the options, as written (clap wraps the prose above itself).
+const INIT_EXAMPLES: &str = "\
+Examples:
+  gpu-trust policy init --output tenancy.yaml
+  gpu-trust policy init cluster.yaml > tenancy.yaml
+  gpu-trust policy init --context prod -n team-a";
 
 /// What `--help` shows after the options, as written (clap wraps the prose above itself).
 const CHECK_EXAMPLES: &str = "\

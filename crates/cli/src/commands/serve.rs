@@ -49,8 +49,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// ClusterRole system:auth-delegator; deploy/ holds the manifests (docs/live.md).
 ///
 /// Examples:
+/// The advisory data is the built-in data and the bulletins `gpu-trust advisories update` kept
+/// (--cache-dir), read at start; with --update-advisories-every, serve fetches new bulletins itself
+/// on that interval, as `gpu-trust advisories update` does, and audits again when one came.
+///
+/// Examples:
 ///   gpu-trust serve --policy tenancy.yaml
 ///   gpu-trust serve --context prod --listen 127.0.0.1:9400 --debounce 10 --auth none
+///   gpu-trust serve --policy tenancy.yaml --update-advisories-every 86400
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -85,6 +91,25 @@ pub struct Args {
     /// The private key of --tls-cert-file (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
     pub tls_private_key_file: Option<PathBuf>,
+    /// Fetch the vendor's new security bulletins every SECS seconds (at least 3600), as
+    /// `gpu-trust advisories update` does, and audit again when one came; off unless given.
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    pub update_advisories_every: Option<f64>,
+    /// Where --update-advisories-every reads: the repository, or a mirror of its layout.
+    #[arg(long, value_name = "URL", default_value = gpu_trust_live::feed::DEFAULT_FROM, requires = "update_advisories_every")]
+    pub update_advisories_from: String,
+}
+
+/// --update-advisories-every: an hour to 30 days.
+fn parse_interval(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !v.is_finite() || !(3_600.0..=2_592_000.0).contains(&v) {
+        return Err(format!("`{text}`: seconds must be from 3600 to 2592000"));
+    }
+    Ok(v)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -288,6 +313,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
+    // The advisory data: read once here, and again after an update that brought bulletins.
+    let advisories = match crate::input::advisories(&[], false) {
+        Ok(loaded) => Arc::new(RwLock::new(loaded.data)),
+        Err(code) => return Ok(code),
+    };
+    let refreshed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Some(every) = args.update_advisories_every {
+        refresh_advisories(
+            args.update_advisories_from.clone(),
+            Duration::from_secs_f64(every),
+            Arc::clone(&advisories),
+            Arc::clone(&refreshed),
+            log,
+        );
+    }
+
     let published = Arc::new(RwLock::new(Published {
         audit: None,
         ready: false,
@@ -340,7 +381,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             output::eprint_error(fatal);
             return Ok(output::exit(output::INPUT_ERROR));
         }
-        if generation == seen {
+        let new_advisories = refreshed.swap(false, std::sync::atomic::Ordering::SeqCst);
+        if generation == seen && !new_advisories {
             continue;
         }
         // Debounce: wait for a quiet period, but not past max_delay; the first audit runs as soon
@@ -396,7 +438,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let now = SystemTime::now();
         let options = AuditOptions {
             today: Date::from_system_time(now),
-            advisories: Advisories::builtin().clone(),
+            advisories: advisories
+                .read()
+                .map_or_else(|p| p.into_inner().clone(), |a| a.clone()),
             evidence: Vec::new(),
             skipped: errors,
             // Nothing lets what could not be read go (no --skip-invalid): an unreadable kind makes
@@ -511,6 +555,59 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+}
+
+/// Every `every`, fetches the vendor's new bulletins into the cache; when some came and the cache
+/// reads, they become the advisory data of the next audit, which `refreshed` asks for. A failed
+/// update keeps the last good data and is logged.
+fn refresh_advisories(
+    from: String,
+    every: Duration,
+    advisories: Arc<RwLock<Advisories>>,
+    refreshed: Arc<std::sync::atomic::AtomicBool>,
+    log: Log,
+) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(every);
+        let today = Date::from_system_time(SystemTime::now());
+        let outcome = match super::advisories::update_cache(from.clone(), today) {
+            Ok((o, _)) => o,
+            Err(e) => {
+                log.write(
+                    "warn",
+                    "cannot update the advisory data",
+                    &[("error", Value::from(e))],
+                );
+                continue;
+            }
+        };
+        for e in &outcome.errors {
+            log.write(
+                "warn",
+                "a bulletin could not be fetched; the last good data is kept",
+                &[("error", Value::from(e.to_string()))],
+            );
+        }
+        log.write(
+            "info",
+            "advisory update",
+            &[
+                ("from", Value::from(from.as_str())),
+                ("added", Value::from(outcome.added.join(","))),
+                ("revised", Value::from(outcome.revised.join(","))),
+                ("errors", Value::from(outcome.errors.len())),
+            ],
+        );
+        if outcome.added.is_empty() && outcome.revised.is_empty() {
+            continue;
+        }
+        if let Ok(loaded) = crate::input::advisories(&[], false) {
+            if let Ok(mut a) = advisories.write() {
+                *a = loaded.data;
+            }
+            refreshed.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
 }
 
 fn options_timeout(cluster: &ClusterArgs) -> Duration {

@@ -38,6 +38,8 @@ fn audit(example: &str, format: &str) -> (i32, String) {
         .unwrap()
         .current_dir(workspace())
         .env("NO_COLOR", "1")
+        // The report's time, pinned so that the same input gives the same bytes.
+        .env("SOURCE_DATE_EPOCH", "1794700800")
         .env_remove("COLUMNS")
         .args(["audit", &format!("examples/{example}/cluster.yaml")])
         .args(["--policy", &format!("examples/{example}/policy.yaml")])
@@ -96,6 +98,23 @@ fn tables() {
             code, 1,
             "{example}: every example has findings at or above high"
         );
+        // Within a severity, observed findings come before possible ones, and those before
+        // permitted ones, whatever their layer.
+        let heads: Vec<(&str, usize)> = text
+            .lines()
+            .filter(|l| l.starts_with("  ") && l.contains(" GT") && l.contains(" ["))
+            .filter(|l| !l.trim_end().ends_with("accepted"))
+            .filter_map(|l| {
+                let severity = l.split_whitespace().next()?;
+                let certainty = ["[observed]", "[possible]", "[permitted]"]
+                    .iter()
+                    .position(|c| l.contains(c))?;
+                Some((severity, certainty))
+            })
+            .collect();
+        for w in heads.windows(2) {
+            assert!(w[0].0 != w[1].0 || w[0].1 <= w[1].1, "{example}: {w:?}");
+        }
         insta::assert_snapshot!(format!("{example}-table"), text);
     }
 }
@@ -162,6 +181,24 @@ fn nothing_spurious() {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
+        // Within a severity, what the objects prove comes first, then what is possible, then what
+        // is only permitted.
+        let certainty = |f: &Value| match f["certainty"].as_str() {
+            Some("observed") => 0,
+            Some("possible") => 1,
+            _ => 2,
+        };
+        for w in doc["findings"].as_array().unwrap().windows(2) {
+            assert!(
+                w[0]["severity"] != w[1]["severity"] || certainty(&w[0]) <= certainty(&w[1]),
+                "{example}: {} {} [{}] before {} [{}]",
+                w[0]["severity"],
+                w[0]["rule"],
+                w[0]["certainty"],
+                w[1]["rule"],
+                w[1]["certainty"]
+            );
+        }
         for f in doc["findings"].as_array().unwrap() {
             let rule = f["rule"].as_str().unwrap();
             // The same finding twice (one workload read as two, say) is noise a user has to dedupe.
@@ -361,6 +398,40 @@ fn a_pair_explained() {
             .expect("the finding covers the pair");
         assert_eq!(pair["severity"], f["severity"]);
         assert_eq!(pair["certainty"], f["certainty"]);
+    }
+    // Every other finding that names either tenant is listed with the two it names: findings about
+    // the nodes they run on (the driver, the DCGM exporter) and about their contracts name several
+    // tenants.
+    let names_either = |f: &&Value| {
+        f["tenants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "serving" || t == "data-sandbox")
+    };
+    let key = |f: &Value| (f["rule"].to_string(), f["key"].to_string());
+    let mut about: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["pairs"].is_null())
+        .filter(names_either)
+        .map(key)
+        .collect();
+    about.sort();
+    let mut listed: Vec<(String, String)> = doc["tenantFindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(key)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, about);
+    for rule in ["GT205", "GT210", "GT503"] {
+        assert!(
+            listed.iter().any(|(r, _)| r == &format!("\"{rule}\"")),
+            "{rule} in {listed:?}"
+        );
     }
     let audit_schema = load_json(&workspace().join("docs/schema/audit-v2.schema.json"));
     for (name, def) in schema["$defs"].as_object().unwrap() {

@@ -371,6 +371,86 @@ fn a_dump_without_rbac_does_not_evaluate_the_control_plane() {
     assert!(!r.stdout.contains("PARTIAL AUDIT"), "{}", r.stdout);
 }
 
+/// The closing hint of a partial audit names the input that is missing: the RBAC objects for a dump
+/// without them, not the nodes it already has.
+#[test]
+fn the_partial_hint_names_the_missing_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = std::fs::read_to_string(data("nodes.yaml")).unwrap();
+    let text = format!(
+        "{nodes}---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: team-a}}\nspec:\n  nodeName: gpu-1\n  containers:\n  - name: c\n    image: cuda\n    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    );
+    let file = write(dir.path(), "dump.yaml", &text);
+    let r = run(&["audit", s(&file), "--today", "2026-11-15"]);
+    partial(&r, &["no-rbac"]);
+    let last = r.stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("add the RBAC objects"), "{last}");
+    assert!(!last.contains("--nodes"), "{last}");
+    // Manifests without nodes: the hint names the nodes.
+    let r = run(&[
+        "audit",
+        &data("manifests.yaml"),
+        &data("rbac.yaml"),
+        "--today",
+        "2026-11-15",
+    ]);
+    let last = r.stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("the Node objects (--nodes FILE)"), "{last}");
+    assert!(!last.contains("RBAC"), "{last}");
+}
+
+/// Serving pods take their tokens from a Secret with `envFrom` (Kubernetes documentation,
+/// "Distribute Credentials Securely Using Secrets"). gpu-trust never reads Secrets: the one that
+/// could give a pod without a GPU request the node's GPUs is a `possible` GT203 naming the Secret,
+/// the rest is said in coverage, and the audit is complete (its exit code is the findings').
+#[test]
+fn secret_environments_do_not_make_the_audit_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = std::fs::read_to_string(data("nodes.yaml")).unwrap();
+    let pod = |name: &str, gpu: &str| {
+        format!("---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: team-a}}\nspec:\n  nodeName: gpu-1\n  containers:\n  - name: c\n    image: vllm/vllm-openai:v0.10.1\n    envFrom: [{{secretRef: {{name: hf-token}}}}]\n{gpu}")
+    };
+    let text = format!(
+        "{nodes}{}{}{RBAC}",
+        pod("vllm-0", "    resources: {limits: {nvidia.com/gpu: 1}}\n"),
+        pod("router-0", "")
+    );
+    let file = write(dir.path(), "dump.yaml", &text);
+    let r = run(&[
+        "audit",
+        s(&file),
+        "--format",
+        "json",
+        "--today",
+        "2026-11-15",
+    ]);
+    assert_ne!(r.code, Some(2), "{}", r.stderr);
+    assert!(!r.stderr.contains("partial"), "{}", r.stderr);
+    let v = json(&r);
+    assert_eq!(v["coverage"]["complete"], true);
+    let gap = layer(&v, "host")["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["reason"] == "unresolved-environment")
+        .expect("the Secrets are stated in coverage");
+    assert_eq!(gap["blocking"], false);
+    assert_eq!(gap["reportedBy"][0], "GT203");
+    let gt203: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "GT203")
+        .collect();
+    assert_eq!(gt203.len(), 1, "{gt203:#?}");
+    assert_eq!(gt203[0]["certainty"], "possible");
+    let message = gt203[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("router-0") && message.contains("Secret team-a/hf-token"),
+        "{message}"
+    );
+}
+
 #[test]
 fn configmaps_alone_are_nothing_to_audit() {
     let dir = tempfile::tempdir().unwrap();

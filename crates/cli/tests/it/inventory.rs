@@ -206,3 +206,40 @@ fn help_has_examples() {
     assert!(stdout.contains("Examples:"));
     assert!(stdout.contains("--skip-invalid"));
 }
+
+/// The GPU Operator's operands (driver, toolkit, device plugin, exporters in `gpu-operator`, a
+/// platform namespace) are nobody's pods: a node's line counts the tenants' pods without GPUs apart
+/// from the platform's. The README's example cluster runs seven operands on `gpu-h100-mig-01`
+/// beside globex's and initech's GPU pods.
+#[test]
+fn operands_are_not_counted_as_the_tenants_pods() {
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/inference-platform"
+    );
+    let cluster = format!("{example}/cluster.yaml");
+    let policy = format!("{example}/policy.yaml");
+    let (code, stdout, stderr) = inventory(&[&cluster, "--policy", &policy, "--format", "json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let node = |name: &str| {
+        v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let mig = node("gpu-h100-mig-01");
+    assert_eq!(mig["tenants"], serde_json::json!(["globex", "initech"]));
+    assert_eq!(mig["otherPods"], 0);
+    assert_eq!(mig["platformPods"], 7);
+    // acme's API gateway runs without a GPU on a CPU node.
+    assert_eq!(node("cpu-01")["otherPods"], 2);
+    let (_, table, _) = inventory(&[&cluster, "--policy", &policy]);
+    assert!(
+        table.contains("  tenants: globex, initech; platform (7 pods without GPUs)\n"),
+        "{table}"
+    );
+}

@@ -127,8 +127,22 @@ fn the_live_audit_equals_the_file_audit_of_the_same_objects() {
             "{name}: {}",
             String::from_utf8_lossy(&live.stderr)
         );
+        // The same report but for where it came from: the live one names its server and context.
+        let mut reports = [&live.stdout, &file.stdout]
+            .map(|out| serde_json::from_slice::<serde_json::Value>(out).expect("a JSON report"));
+        let provenance = reports.each_mut().map(|r| r["provenance"].take());
         assert!(
-            live.stdout == file.stdout,
+            provenance[0]["server"].is_string(),
+            "{name}: {}",
+            provenance[0]
+        );
+        assert!(
+            provenance[1].get("server").is_none(),
+            "{name}: {}",
+            provenance[1]
+        );
+        assert!(
+            reports[0] == reports[1],
             "{name}: the live report differs from the file report\n--- live\n{}\n--- file\n{}",
             String::from_utf8_lossy(&live.stdout),
             String::from_utf8_lossy(&file.stdout)

@@ -9,6 +9,7 @@ mod audit;
 mod catalogue;
 mod completions;
 mod corpus;
+mod decisions;
 mod examples;
 mod help;
 mod hostile;

@@ -12,6 +12,11 @@ use gpu_trust_model::fleet::{WorkloadClass, WorkloadKind};
 use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, ObjectRef};
 use gpu_trust_source::{read_stream, Entry, Format, ReadOptions};
+use std::collections::BTreeMap;
+
+/// How many owners up from a workload `read_through` follows (a Pod, its ReplicaSet, their
+/// Deployment, the operator's resource, and a few more).
+const MAX_OWNER_DEPTH: usize = 8;
 
 impl Collector {
     /// An object of the controllers table.
@@ -155,7 +160,8 @@ impl Collector {
     }
 
     /// Any other kind: pod templates found by their shape are audited; a GPU resource named
-    /// outside any template is an error, since what the object runs cannot be read.
+    /// outside any template is an error, since what the object runs cannot be read, unless the
+    /// input holds the GPU workloads it owns (`read_through`).
     pub(super) fn generic(&mut self, root: At<'_, '_>, r: ObjectRef) -> Result<(), Diagnostic> {
         let loc = r.location.clone();
         let (shaped, truncated) = discover::discover(root);
@@ -212,12 +218,17 @@ impl Collector {
                     Some(p) => Location::new(loc.file.clone(), p.line, p.column),
                     None => loc,
                 };
-                return Err(Diagnostic::error(Code::UnreadableGpuWorkload,
+                let error = Diagnostic::error(Code::UnreadableGpuWorkload,
                     at,
                     format!(
-                        "{r} names a GPU resource at {path} but holds no pod template gpu-trust can read: what it runs would not be audited"
+                        "{r} names a GPU resource at {path} but holds no pod template gpu-trust can read, and no workload of the input is owned by it: what it runs would not be audited"
                     ),
-                ));
+                );
+                // Inside an embedded manifest the error is the caller's (made a warning there).
+                if self.embedding.is_some() {
+                    return Err(error);
+                }
+                self.unreadable.push((r, error));
             }
         }
         Ok(())
@@ -252,6 +263,71 @@ impl Collector {
             .collect();
         let mut drop = drop.into_iter();
         self.workloads.retain(|_| !drop.next().unwrap_or(false));
+    }
+
+    /// Objects of a kind with no reader that name a GPU resource outside any pod template (an
+    /// operator's custom resource, such as NVIDIA NIM Operator's NIMService, whose Deployment the
+    /// operator creates with the NIMService as its controller: NVIDIA/k8s-nim-operator
+    /// `internal/controller/platform/standalone/nimservice.go`, `SetControllerReference`): what
+    /// they run is read through the GPU workloads of the input whose `ownerReferences` lead to
+    /// them, and each is an error only when the input holds none.
+    pub(super) fn read_through(&mut self) {
+        let pending = std::mem::take(&mut self.unreadable);
+        if pending.is_empty() {
+            return;
+        }
+        // (namespace, kind, name) of an object: its owners' kinds and names.
+        type Key<'k> = (&'k str, &'k str, &'k str);
+        let mut parents: BTreeMap<Key<'_>, Vec<(&str, &str)>> = BTreeMap::new();
+        for ((ns, kind, name), (owner_kind, owner_name)) in &self.owners {
+            parents
+                .entry((ns.as_str(), kind.as_str(), name.as_str()))
+                .or_default()
+                .push((owner_kind.as_str(), owner_name.as_str()));
+        }
+        // Every owner a GPU workload leads to (a bounded walk up its owners), with the workload.
+        let mut reached: BTreeMap<Key<'_>, &gpu_trust_model::ObjectRef> = BTreeMap::new();
+        for d in self.workloads.iter().filter(|d| d.workload.requests_gpu()) {
+            let w = &d.workload;
+            let mut frontier = vec![(w.object.kind.as_str(), w.object.name.as_str())];
+            for _ in 0..MAX_OWNER_DEPTH {
+                let mut next = Vec::new();
+                for (kind, name) in frontier {
+                    for &(ok, on) in parents
+                        .get(&(w.namespace.as_str(), kind, name))
+                        .into_iter()
+                        .flatten()
+                    {
+                        if reached
+                            .insert((w.namespace.as_str(), ok, on), &w.object)
+                            .is_none()
+                        {
+                            next.push((ok, on));
+                        }
+                    }
+                }
+                frontier = next;
+            }
+        }
+        let mut diagnostics = Vec::new();
+        for (r, error) in pending {
+            let key = (
+                r.namespace.as_deref().unwrap_or_default(),
+                r.kind.as_str(),
+                r.name.as_str(),
+            );
+            match reached.get(&key) {
+                Some(owned) => diagnostics.push(Diagnostic::warning(
+                    Code::ReadThroughOwned,
+                    r.location.clone(),
+                    format!(
+                        "{r}: a kind gpu-trust has no reader for names a GPU resource outside any pod template; what it runs is audited through {owned}, which it owns"
+                    ),
+                )),
+                None => diagnostics.push(error),
+            }
+        }
+        self.diagnostics.extend(diagnostics);
     }
 
     /// TrainJobs, with the runtimes they reference: the runtime's jobs with the TrainJob's trainer

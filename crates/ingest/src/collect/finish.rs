@@ -59,6 +59,7 @@ impl Collector {
         self.train_jobs();
         self.predictors();
         self.vm_instances();
+        self.read_through();
         self.unjudged_devices();
         let mut diagnostics = std::mem::take(&mut self.diagnostics);
         let mut unresolved: Vec<Unresolved> = Vec::new();

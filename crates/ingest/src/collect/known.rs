@@ -101,7 +101,19 @@ impl Collector {
             }
             Typed::Job(j) => {
                 let r = reference(&j.metadata, true);
-                if let Some(spec) = j.spec {
+                // A Job in a terminal state (its `Complete` or `Failed` condition true: its pods
+                // succeeded, or its backoff limit or deadline was reached) creates no pod again
+                // (Kubernetes documentation, "Jobs": "Terminal Job conditions").
+                let finished = j
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|c| {
+                        c.iter().any(|c| {
+                            matches!(c.type_.as_str(), "Complete" | "Failed") && c.status == "True"
+                        })
+                    });
+                if let Some(spec) = j.spec.filter(|_| !finished) {
                     self.controller_template(
                         r,
                         WorkloadKind::Job,

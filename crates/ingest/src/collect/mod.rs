@@ -138,7 +138,12 @@ struct Checkpoint {
     predictors: usize,
     unjudged_devices: usize,
     acceptances: usize,
+    owners: usize,
+    unreadable: usize,
 }
+
+/// An owner reference: the owned object (namespace, kind, name) and its owner's kind and name.
+type Owned = ((String, String, String), (String, String));
 
 #[derive(Default)]
 pub(crate) struct Collector {
@@ -183,6 +188,11 @@ pub(crate) struct Collector {
     acceptances: Vec<gpu_trust_model::fleet::AnnotatedAcceptance>,
     /// Per file, the first namespaced object that names no namespace and how many do.
     unnamespaced: BTreeMap<String, (Location, usize)>,
+    /// The `ownerReferences` of the workload objects read.
+    owners: Vec<Owned>,
+    /// Objects of a kind with no reader that name a GPU resource outside any pod template, with the
+    /// error they are unless the workloads they own are in the input (`controlled.rs`).
+    unreadable: Vec<(ObjectRef, Diagnostic)>,
 }
 
 /// Where the collector stood when an input began: what reading it added can be dropped.
@@ -238,6 +248,8 @@ impl Collector {
             predictors: self.predictors.len(),
             unjudged_devices: self.unjudged_devices.len(),
             acceptances: self.acceptances.len(),
+            owners: self.owners.len(),
+            unreadable: self.unreadable.len(),
         }
     }
 
@@ -263,6 +275,8 @@ impl Collector {
         self.predictors.truncate(c.predictors);
         self.unjudged_devices.truncate(c.unjudged_devices);
         self.acceptances.truncate(c.acceptances);
+        self.owners.truncate(c.owners);
+        self.unreadable.truncate(c.unreadable);
     }
 
     pub(crate) fn end_document(&mut self, pending: &mut Vec<Object<'_>>) {
@@ -385,7 +399,10 @@ impl Collector {
                 }
                 let annotated = annotations::typed_subject(&object).map(|(subject, meta)| {
                     let entries = annotations::typed_entries(meta, doc.node, &doc.location);
-                    (subject, self.annotated_ref(meta, &kind, doc), entries)
+                    let r = self.annotated_ref(meta, &kind, doc);
+                    let refs = meta.owner_references.iter().flatten();
+                    self.owned(&r, refs.map(|o| (o.kind.clone(), o.name.clone())));
+                    (subject, r, entries)
                 });
                 match self.known(doc, object, &kind) {
                     Err(d) => self.report(d),
@@ -497,6 +514,15 @@ impl Collector {
         }
         let reference = self.reference_at(root, kind, &doc.location);
         let entries = annotations::tree_entries(root, &doc.location);
+        let refs = root
+            .get("metadata")
+            .and_then(|m| m.get("ownerReferences"))
+            .and_then(At::items)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|o| Some((o.get("kind")?.text()?, o.get("name")?.text()?)));
+        let refs: Vec<(String, String)> = refs.collect();
+        self.owned(&reference, refs);
         let before = self.workloads.len();
         let read = match controllers::lookup(group, kind) {
             Some(c) => self.controller(c, root, reference.clone()),
@@ -516,6 +542,17 @@ impl Collector {
             );
         }
         read
+    }
+
+    /// Notes the owners an object's `ownerReferences` name (namespaced: an owner is in its namespace).
+    fn owned(&mut self, object: &ObjectRef, owners: impl IntoIterator<Item = (String, String)>) {
+        let key = (
+            object.namespace.clone().unwrap_or_default(),
+            object.kind.clone(),
+            object.name.clone(),
+        );
+        self.owners
+            .extend(owners.into_iter().map(|owner| (key.clone(), owner)));
     }
 
     /// Notes a namespaced object read from a file without `metadata.namespace` (objects inside another

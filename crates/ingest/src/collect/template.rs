@@ -126,7 +126,7 @@ impl Collector {
             node_name: None,
             constraints: parts.constraints,
             claims: parts.claims,
-            allocated: parts.allocated,
+            records: parts.records,
             extended: None,
             run_by: None,
             env_refs: parts.env_refs,

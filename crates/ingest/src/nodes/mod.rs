@@ -308,10 +308,8 @@ impl Context<'_> {
 
         // On a node the operator gives VMs, its device plugin does not run: the sandbox device
         // plugin passes whole GPUs through instead, and nothing shares them.
-        let operator = self
-            .operator
-            .as_ref()
-            .filter(|_| platforms::gpu_operator::sandbox_workload(self.policy, labels).is_none());
+        let vm = platforms::gpu_operator::sandbox_workload(self.policy, labels);
+        let operator = self.operator.as_ref().filter(|_| vm.is_none());
         let selection = match selection_for(operator, self.daemonsets, d) {
             Ok(s) => s.cloned(),
             Err(message) => {
@@ -445,7 +443,9 @@ impl Context<'_> {
                 | UnresolvedKind::MissingNode
                 | UnresolvedKind::ExtendedResource
                 | UnresolvedKind::EnvFrom
+                | UnresolvedKind::SecretEnv
                 | UnresolvedKind::RuntimeClass
+                | UnresolvedKind::UnmappedGpu
                 | UnresolvedKind::Other => {}
             }
         }
@@ -481,6 +481,7 @@ impl Context<'_> {
             advertised: d.extended.clone(),
             platforms: node_platforms,
             unknown,
+            workload: vm.unwrap_or_default(),
         });
         out
     }

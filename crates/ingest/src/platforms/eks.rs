@@ -11,9 +11,12 @@
 //! - aws/karpenter-provider-aws `website/content/en/docs/reference/instance-types.md`: the name and
 //!   memory each GPU instance type gets (p4d `a100`/40960, p4de `a100`/81920, p5 `h100`/81920, p5e
 //!   and p5en `h200`/144384, p6-b200 `b200`/183359, p6-b300 `b300`/275040, g5 `a10g`/22888, g6
-//!   `l4`/22888, g6e `l40s`/45776, g4dn `t4`/16384, p3dn `v100`/32768). The g6f and gr6f sizes
-//!   carry a fraction of one L4 (`l4` with 2861, 5722 or 11444 MiB); g5g's `t4g`, g7's
-//!   `rtx-pro-4500` and g7e's `rtx-pro-server-6000` are not catalogue GPUs.
+//!   `l4`/22888, g6e `l40s`/45776, g4dn `t4`/16384, p3dn `v100`/32768; p3 `v100`/16384 in the
+//!   release of April 2025). The memory is what EC2 reports for the instance type, and EC2 has
+//!   changed it: the same page listed g5 `a10g` with 24576 MiB until March 2025, so a node labelled
+//!   then says 24576. The g6f and gr6f sizes carry a fraction of one L4 (`l4` with 2861, 5722 or
+//!   11444 MiB: an eighth, a quarter, a half); g5g's `t4g`, g7's `rtx-pro-4500` and g7e's
+//!   `rtx-pro-server-6000` are not catalogue GPUs.
 //! - The EKS accelerated AMIs ship the NVIDIA driver; neither EKS nor Karpenter labels its version.
 
 use super::{LabelAdapter, LabelFacts};
@@ -44,12 +47,9 @@ pub(crate) const GPUS: &[(&str, u64, &str)] = &[
     ("l4", 22888, "L4"),
     ("l40s", 45776, "L40S"),
     ("t4", 16384, "T4"),
+    ("v100", 16384, "V100-SXM2-16GB"),
     ("v100", 32768, "V100-SXM2-32GB"),
 ];
-
-/// (GPU name, MiB) of the instance types with a fraction of one GPU (the g6f and gr6f sizes): no
-/// whole catalogue GPU.
-pub(crate) const FRACTIONAL: &[(&str, u64)] = &[("l4", 2861), ("l4", 5722), ("l4", 11444)];
 
 const DRIVER_HIDDEN: &str =
     "the EKS accelerated AMI installs the GPU driver; neither EKS nor Karpenter labels its version";
@@ -101,38 +101,38 @@ impl LabelAdapter for Eks {
     }
 }
 
-/// The catalogue model of an instance GPU: the name and memory of a row of [`GPUS`], or the name
-/// alone when one row has it. Why not, otherwise.
+/// The catalogue model of an instance GPU: the row of [`GPUS`] with its name, the one nearest its
+/// memory when the name has several. The memory EC2 reports is not the catalogue's usable memory
+/// and has changed over time (A10G: 24576, then 22888 MiB), so it only tells rows apart; half a
+/// whole GPU's memory or less is a fraction of one (the g6f and gr6f sizes), no catalogue GPU. Why
+/// not, otherwise.
 fn model_of(name: &str, memory: Option<u64>) -> Result<&'static GpuModel, String> {
     let rows: Vec<_> = GPUS.iter().filter(|(n, _, _)| *n == name).collect();
+    if rows.is_empty() {
+        return Err(format!(
+            "the instance GPU `{name}` is not one gpu-trust maps to a GPU model"
+        ));
+    }
     let row = match memory {
         Some(mem) => {
-            if FRACTIONAL.contains(&(name, mem)) {
+            if rows.iter().all(|(_, m, _)| mem.saturating_mul(2) <= *m) {
                 return Err(format!(
                     "the instance type has a fraction of one `{name}` GPU ({mem} MiB), not a whole GPU of the catalogue"
                 ));
             }
-            rows.iter().find(|(_, m, _)| *m == mem)
+            rows.iter().min_by_key(|(_, m, _)| m.abs_diff(mem))
         }
-        None if rows.len() == 1 && !FRACTIONAL.iter().any(|(n, _)| *n == name) => rows.first(),
-        None => None,
+        None if rows.len() == 1 => rows.first(),
+        None => {
+            return Err(format!(
+                "the instance GPU `{name}` may be more than one GPU model, and the node has no memory label to tell which"
+            ))
+        }
     };
-    if let Some(model) = row.and_then(|(_, _, id)| catalogue::lookup(id)) {
-        return Ok(model);
-    }
-    Err(match (rows.is_empty(), memory) {
-        (true, _) => format!("the instance GPU `{name}` is not one gpu-trust maps to a GPU model"),
-        (false, Some(mem)) => format!(
-            "the instance GPU `{name}` with {mem} MiB is not an instance type gpu-trust knows (it knows {})",
-            rows.iter()
-                .map(|(_, m, _)| format!("{m} MiB"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        (false, None) => format!(
-            "the instance GPU `{name}` may be more than one GPU model or a fraction of one, and the node has no memory label to tell which"
-        ),
-    })
+    row.and_then(|(_, _, id)| catalogue::lookup(id))
+        .ok_or_else(|| {
+            format!("the instance GPU `{name}` is not one gpu-trust maps to a GPU model")
+        })
 }
 
 #[cfg(test)]
@@ -186,15 +186,45 @@ mod tests {
             .hidden
             .iter()
             .any(|h| h.fact == NodeFact::GpuModel && h.reason.contains("fraction of one `l4`")));
-        let other = labels(&[
+        // What EC2 reported for a g5 until March 2025: the same A10G.
+        let older = labels(&[
             ("karpenter.k8s.aws/instance-gpu-name", "a10g"),
             ("karpenter.k8s.aws/instance-gpu-memory", "24576"),
         ]);
-        let f = Eks.read(&other).expect("an EKS GPU node");
-        assert!(f.model.is_none());
-        assert!(f
-            .hidden
-            .iter()
-            .any(|h| h.reason.contains("24576 MiB") && h.reason.contains("22888 MiB")));
+        let f = Eks.read(&older).expect("an EKS GPU node");
+        assert_eq!(f.model.map(|m| m.id), Some("A10G"));
+        assert!(f.hidden.iter().all(|h| h.fact != NodeFact::GpuModel));
+    }
+
+    /// A name with several models is told apart by the nearest memory, whatever EC2 reported; a
+    /// name of one model resolves whatever its memory, unless it is a fraction.
+    #[test]
+    fn memory_tells_models_apart_and_never_unknowns_a_name() {
+        for (mem, id) in [
+            ("40960", "A100-SXM4-40GB"),
+            ("40536", "A100-SXM4-40GB"),
+            ("81920", "A100-SXM4-80GB"),
+            ("16384", "V100-SXM2-16GB"),
+        ] {
+            let name = if id.starts_with("V100") {
+                "v100"
+            } else {
+                "a100"
+            };
+            let l = labels(&[
+                ("eks.amazonaws.com/instance-gpu-name", name),
+                ("eks.amazonaws.com/instance-gpu-memory", mem),
+            ]);
+            let f = Eks.read(&l).expect("an EKS GPU node");
+            assert_eq!(f.model.map(|m| m.id), Some(id), "{name} {mem}");
+        }
+        for mem in ["24576", "23028", "45776"] {
+            let l = labels(&[
+                ("karpenter.k8s.aws/instance-gpu-name", "l4"),
+                ("karpenter.k8s.aws/instance-gpu-memory", mem),
+            ]);
+            let f = Eks.read(&l).expect("an EKS GPU node");
+            assert_eq!(f.model.map(|m| m.id), Some("L4"), "{mem}");
+        }
     }
 }

@@ -14,32 +14,36 @@
 
 use super::{Fallback, PluginConfig, PluginEnv, PluginSelection};
 use crate::crd;
-use gpu_trust_model::fleet::{ClusterPolicyInfo, Platform};
+use gpu_trust_model::fleet::{ClusterPolicyInfo, GpuWorkload, Platform};
 use gpu_trust_model::ObjectRef;
 
 /// The node label choosing what the operator deploys on a node when sandbox workloads are enabled
-/// (`controllers/state_manager.go`, `gpuWorkloadConfigLabelKey`): `container` (the driver, GPU
-/// Feature Discovery, the device plugin), `vm-passthrough` (VFIO and the sandbox device plugin) or
-/// `vm-vgpu`; without the label, the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (else
-/// `container`); with sandbox workloads disabled, always `container` (`getWorkloadConfig`).
+/// (`controllers/state_manager.go`, `gpuWorkloadConfigLabelKey`, read by `getWorkloadConfig`): its
+/// value when valid, else the ClusterPolicy's `sandboxWorkloads.defaultWorkload` (when valid, else
+/// `container`); with sandbox workloads disabled, always `container`. What each runs:
+/// [`GpuWorkload`].
 pub(crate) const WORKLOAD_CONFIG: &str = gpu_trust_model::labels::WORKLOAD_CONFIG;
-const WORKLOAD_CONTAINER: &str = "container";
 
-/// The workload the operator configures a node with `labels` for; `None` unless the ClusterPolicy
-/// enables sandbox workloads.
-pub(crate) fn sandbox_workload<'l>(
-    cp: Option<&'l crd::ClusterPolicy>,
-    labels: &'l std::collections::BTreeMap<String, String>,
-) -> Option<&'l str> {
+/// What the operator configures a node with `labels` for; `None` unless the ClusterPolicy enables
+/// sandbox workloads and the node is given VMs.
+pub(crate) fn sandbox_workload(
+    cp: Option<&crd::ClusterPolicy>,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> Option<GpuWorkload> {
     let sandbox = cp?.spec.sandbox_workloads.as_ref()?;
     if sandbox.enabled != Some(true) {
         return None;
     }
     labels
         .get(WORKLOAD_CONFIG)
-        .map(String::as_str)
-        .or(sandbox.default_workload.as_deref())
-        .filter(|w| *w != WORKLOAD_CONTAINER)
+        .and_then(|w| GpuWorkload::parse(w))
+        .or_else(|| {
+            sandbox
+                .default_workload
+                .as_deref()
+                .and_then(GpuWorkload::parse)
+        })
+        .filter(|w| !w.is_container())
 }
 
 /// The namespace the GPU Operator installs into when nothing in the input says otherwise.

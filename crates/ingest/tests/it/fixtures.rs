@@ -204,14 +204,14 @@ fn summary(ing: &Ingested) -> String {
         let p = &w.placement;
         writeln!(
             out,
-            "  placement node={} devices={:?} observed={} uuids={:?} permitted={}",
+            "  placement node={} devices={:?} observed={} recorded={:?} permitted={}",
             p.node.map_or("-".to_string(), |n| f.nodes[n].name.clone()),
             p.devices
                 .iter()
                 .map(|d| (d.gpu, d.instance))
                 .collect::<Vec<_>>(),
             p.observed,
-            p.gpu_uuids,
+            p.recorded.iter().map(|r| r.describe()).collect::<Vec<_>>(),
             names(f.permitted_nodes(w))
         )
         .unwrap();
@@ -794,4 +794,46 @@ fn compute_instance_requests_are_refused_with_the_reason() {
             && e.message.contains("internal/rm/rm.go"),
         "{e}"
     );
+}
+
+/// An operator's custom resource gpu-trust has no reader for (NIM Operator's NIMService) names a GPU
+/// outside any pod template: with the Deployment it owns in the input it is read through that
+/// Deployment (a warning says so); alone, what it runs would not be audited, an error.
+#[test]
+fn an_unknown_operator_resource_is_read_through_the_workloads_it_owns() {
+    let text = fixture("nim-service.yaml");
+    let ing = ingest_text(&text, "nim-service.yaml");
+    assert!(
+        ing.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        ing.diagnostics
+    );
+    let through: Vec<_> = ing
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == gpu_trust_model::Code::ReadThroughOwned)
+        .collect();
+    assert_eq!(through.len(), 1, "{:?}", ing.diagnostics);
+    assert!(
+        through[0]
+            .message
+            .contains("Deployment nim-service/llama-3-1-8b-instruct"),
+        "{}",
+        through[0]
+    );
+    let gpu: Vec<_> = ing
+        .fleet
+        .workloads
+        .iter()
+        .filter(|w| w.requests_gpu())
+        .map(|w| w.object.kind.as_str())
+        .collect();
+    assert_eq!(gpu, ["Deployment"]);
+
+    // The NIMService alone: what it runs is missing.
+    let alone = text.split("\n---\n").next().unwrap();
+    let ing = ingest_text(alone, "nim-service.yaml");
+    let errors: Vec<_> = ing.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].code, gpu_trust_model::Code::UnreadableGpuWorkload);
 }

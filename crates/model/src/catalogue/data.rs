@@ -17,7 +17,7 @@
 
 use super::{
     Architecture, CcSupport, ComputeCapability, GpuModel, MemoryBasis, MigGeometry, MigProfile,
-    PciDeviceId, ProfileVariant,
+    PciDeviceId, ProfileVariant, UnmodelledMig,
 };
 
 // Total memory per product, MiB [SMI]. Each figure is used by the model entry and, for MIG parts
@@ -551,7 +551,7 @@ const fn pci(device: u16) -> PciDeviceId {
 }
 
 /// Number of catalogue entries.
-pub const MODEL_COUNT: usize = 32;
+pub const MODEL_COUNT: usize = 33;
 
 /// The catalogue, data-centre MIG parts first (by generation), then parts without MIG.
 pub static MODELS: [GpuModel; MODEL_COUNT] = [
@@ -575,12 +575,14 @@ pub static MODELS: [GpuModel; MODEL_COUNT] = [
         memory_mib: A100_40GB_MIB,
         architecture: Architecture::Ampere,
         compute_capability: cc(8, 0),
-        // A800 40GB Active (0x20F6) is filtered with A100-40GB by mig-parted.
-        pci_device_ids: &[pci(0x20F1), pci(0x20F6)],
+        // A800 40GB Active (0x20F6) is filtered with A100-40GB by mig-parted, as is 0x20B1, which
+        // the driver README of the open kernel modules' first release (May 2022) names "NVIDIA
+        // A100-PCIE-40GB" (subsystem 10DE 145F, as 0x20F1); later READMEs no longer list it.
+        pci_device_ids: &[pci(0x20F1), pci(0x20F6), pci(0x20B1)],
         product_labels: &["NVIDIA-A100-PCIE-40GB", "A100-PCIE-40GB", "NVIDIA-A800-40GB-Active"],
         confidential_computing: CcSupport::Unsupported,
         mig: Some(&A100_40GB_MIG),
-        source: "[DRV] 0x20F1 NVIDIA A100-PCIE-40GB; [SMI] 40960 MiB; [MIG] cc 8.0",
+        source: "[DRV] 0x20F1 (and, in May 2022, 0x20B1) NVIDIA A100-PCIE-40GB; [PARTED] A100-40GB filter 0x20B0, 0x20B1, 0x20F1, 0x20F6; [SMI] 40960 MiB; [MIG] cc 8.0",
     },
     GpuModel {
         id: "A100-SXM4-80GB",
@@ -668,6 +670,19 @@ pub static MODELS: [GpuModel; MODEL_COUNT] = [
         confidential_computing: CcSupport::SingleGpuOrProtectedPcie,
         mig: Some(&GH100_96GB_DERIVED_MIG),
         source: "[PARTED] 0x233D10DE \"H100-96GB\"; memory assumed equal to GH200 96GB; [CC] as H100",
+    },
+    GpuModel {
+        id: "PG506-96GB",
+        display_name: "NVIDIA PG506-232",
+        memory_mib: GH100_96GB_MIB,
+        // 0x20B6 is in the GA100 device range, beside the A100 parts [DRV]: Ampere, cc 8.0.
+        architecture: Architecture::Ampere,
+        compute_capability: cc(8, 0),
+        pci_device_ids: &[pci(0x20B6)],
+        product_labels: &["NVIDIA-PG506-232", "NVIDIA-PG506-230"],
+        confidential_computing: CcSupport::Unsupported,
+        mig: Some(&GH100_96GB_DERIVED_MIG),
+        source: "[DRV] 0x20B6 NVIDIA PG506-230 / PG506-232; [PARTED] 0x20B610DE \"PG506-96GB\", configured with H100-96GB, GH200 and H20 (1g.12gb, 2g.24gb, 3g.48gb); memory assumed equal to GH200 96GB, as for H100-96GB",
     },
     GpuModel {
         id: "GH200-96GB",
@@ -782,8 +797,8 @@ pub static MODELS: [GpuModel; MODEL_COUNT] = [
         source: "[DRV] 0x31C2, 0x31C3 NVIDIA GB300; [SMI] 284208 MiB; cc 10.3 (sm_103)",
     },
     // RTX PRO Blackwell with MIG [MIG]: the 6000 Server Edition, the one RTX PRO part [PARTED]'s
-    // default config has profiles for. The RTX PRO 5000 and 4500 Blackwell also support MIG (2
-    // instances) but no profile list was found in [PARTED]: they are not in the catalogue.
+    // default config has profiles for. The other MIG products of the guide are in
+    // `UNMODELLED_MIG`, known by name.
     GpuModel {
         id: "RTX-PRO-6000-BSE",
         display_name: "NVIDIA RTX PRO 6000 Blackwell Server Edition",
@@ -953,5 +968,48 @@ pub static MODELS: [GpuModel; MODEL_COUNT] = [
         confidential_computing: CcSupport::Unsupported,
         mig: None,
         source: "[DRV] 0x26B1 NVIDIA RTX 6000 Ada Generation; [SMI] 49140 MiB (ECC off, the card's default)",
+    },
+];
+
+/// The MIG products of the MIG User Guide ("Supported GPUs", 610 and current; "Deployment
+/// Considerations", 620) that the catalogue does not model, with what the guide says of each. None
+/// has a PCI device id, an `nvidia-smi` memory figure, a GPU Feature Discovery label or a per-part
+/// profile table in the sources read ([PARTED]'s default config has no `device-filter` for them, and
+/// the driver README read predates them), so their profiles and placements are not modelled.
+pub static UNMODELLED_MIG: [UnmodelledMig; 5] = [
+    UnmodelledMig {
+        name: "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+        memory_gb: Some(96),
+        max_instances: Some(4),
+        min_driver: "R575 575.51.03 (\"all editions\")",
+        reason: "no PCI device id or memory figure found; mig-parted configures only the Server Edition (0x2BB5)",
+    },
+    UnmodelledMig {
+        name: "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+        memory_gb: Some(96),
+        max_instances: Some(4),
+        min_driver: "R575 575.51.03",
+        reason: "no PCI device id or memory figure found; mig-parted configures only the Server Edition (0x2BB5)",
+    },
+    UnmodelledMig {
+        name: "NVIDIA RTX PRO 5000 Blackwell",
+        memory_gb: Some(48),
+        max_instances: Some(2),
+        min_driver: "R575 575.57.08",
+        reason: "no PCI device id, memory figure or profile table found (mig-parted has none)",
+    },
+    UnmodelledMig {
+        name: "NVIDIA RTX PRO 4500 Blackwell",
+        memory_gb: Some(32),
+        max_instances: Some(2),
+        min_driver: "R575 575.64",
+        reason: "no PCI device id, memory figure or profile table found (mig-parted has none)",
+    },
+    UnmodelledMig {
+        name: "NVIDIA GB300 (DGX Station)",
+        memory_gb: None,
+        max_instances: None,
+        min_driver: "R595 595.58.03",
+        reason: "the guide gives neither its memory nor its instance count, and no source ties it to the GB300 device ids mig-parted configures (0x31C2)",
     },
 ];

@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use data::MODELS;
+pub use data::{MODELS, UNMODELLED_MIG};
 
 /// One GPU model.
 #[derive(Debug, Serialize)]
@@ -76,6 +76,31 @@ impl GpuModel {
     pub fn profile(&self, name: &str) -> Option<&'static MigProfile> {
         self.mig.and_then(|g| g.profile(name))
     }
+}
+
+/// A MIG-capable product NVIDIA documents that the catalogue does not model: known by name, with
+/// what NVIDIA says of it and why its profiles are not modelled.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnmodelledMig {
+    /// The product as NVIDIA names it.
+    pub name: &'static str,
+    /// Its memory as the MIG User Guide gives it, in GB.
+    pub memory_gb: Option<u16>,
+    /// The most GPU instances the guide gives it.
+    pub max_instances: Option<u8>,
+    /// The first driver with MIG on it, per the guide.
+    pub min_driver: &'static str,
+    /// Why the catalogue has no model of it.
+    pub reason: &'static str,
+}
+
+/// The MIG-capable product named `name` (its name, or the `nvidia.com/gpu.product` form of it) that
+/// the catalogue knows by name only.
+pub fn unmodelled_mig(name: &str) -> Option<&'static UnmodelledMig> {
+    let key = normalise(name.trim());
+    let key = strip_label_suffixes(&key);
+    UNMODELLED_MIG.iter().find(|u| normalise(u.name) == key)
 }
 
 /// GPU architecture (generation).

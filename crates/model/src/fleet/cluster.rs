@@ -16,11 +16,16 @@ pub struct RuntimeClassInfo {
 }
 
 impl RuntimeClassInfo {
-    /// Kata / confidential-containers handlers (`kata`, `kata-qemu-nvidia-gpu-snp`, `kata-cc-*`...).
+    /// Whether its handler is a confidential one ([`is_confidential_handler`]).
     pub fn is_confidential(&self) -> bool {
-        let h = self.handler.to_ascii_lowercase();
-        h.contains("kata") || h.contains("-cc") || h.contains("snp") || h.contains("tdx")
+        is_confidential_handler(&self.handler)
     }
+}
+
+/// Kata / confidential-containers handlers (`kata`, `kata-qemu-nvidia-gpu-snp`, `kata-cc-*`...).
+pub fn is_confidential_handler(handler: &str) -> bool {
+    let h = handler.to_ascii_lowercase();
+    h.contains("kata") || h.contains("-cc") || h.contains("snp") || h.contains("tdx")
 }
 
 /// What the ClusterPolicy (nvidia.com/v1) says.
@@ -56,6 +61,33 @@ pub struct ClusterPolicyInfo {
     /// `spec.dcgmExporter`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dcgm_exporter: Option<ExporterSpec>,
+}
+
+impl ClusterPolicyInfo {
+    /// The namespaces whose pods the NRI plugin gives management CDI devices: the toolkit's own,
+    /// which is the operator's (first), and those `NRI_MANAGEMENT_CDI_DEVICE_NAMESPACES` lists, a
+    /// comma-separated list of exact names (`crate::stack::NRI_MANAGEMENT_NAMESPACES_ENV`; NVIDIA
+    /// Container Toolkit `cmd/nvidia-ctk-installer/main.go`: `--nri-namespace` and
+    /// `--nri-management-cdi-device-namespaces`).
+    pub fn nri_management_namespaces(&self) -> Vec<&str> {
+        let own = self
+            .operator_namespace
+            .as_deref()
+            .unwrap_or(crate::stack::GPU_OPERATOR_NAMESPACE);
+        let mut out = vec![own];
+        let listed = self
+            .toolkit_env
+            .get(crate::stack::NRI_MANAGEMENT_NAMESPACES_ENV)
+            .into_iter()
+            .flat_map(|l| l.split(','))
+            .map(str::trim);
+        for n in listed {
+            if !n.is_empty() && !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        out
+    }
 }
 
 /// The DCGM exporter as an operator spec configures it (ClusterPolicy or GPUCluster

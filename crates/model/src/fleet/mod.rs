@@ -95,6 +95,21 @@ impl Fleet {
         self.node_set(workload.placement.permitted)
     }
 
+    /// The GPU nodes where a workload asks for a GPU no mechanism maps (`GpuRequest::unmapped`),
+    /// scheduled there or permitted there: how their GPUs are shared is not known, and none of
+    /// them may be called exclusive.
+    pub fn unmapped_nodes(&self) -> std::collections::BTreeSet<NodeId> {
+        self.workloads
+            .iter()
+            .filter(|w| !w.gpu.unmapped.is_empty())
+            .flat_map(|w| match w.placement.node {
+                Some(n) => vec![n],
+                None => self.permitted_nodes(w).to_vec(),
+            })
+            .filter(|n| self.nodes.get(*n).is_some_and(|n| n.gpu.is_some()))
+            .collect()
+    }
+
     pub fn gpu_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
         self.nodes
             .iter()
@@ -129,14 +144,19 @@ pub enum UnresolvedKind {
     /// the input (`deviceclass.resource.kubernetes.io/<class>`, a GPU-shaped name no class or node
     /// explains).
     ExtendedResource,
-    /// A container's environment taken from a Secret (`envFrom`, `valueFrom`), which gpu-trust does
-    /// not read, or from a ConfigMap that is not in the input, where it may set a variable the
-    /// audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`...).
+    /// A container's environment taken from a ConfigMap that is not in the input, where it may set a
+    /// variable the audit reads (`NVIDIA_VISIBLE_DEVICES`, `CUDA_*`...).
     EnvFrom,
+    /// A container's environment taken from a Secret (`envFrom`, `valueFrom`), which gpu-trust never
+    /// reads, where it may set a variable the audit reads.
+    SecretEnv,
     /// A pod's `runtimeClassName` whose RuntimeClass is not in the input (and is none the GPU
     /// Operator creates, or the RuntimeClasses could not be read): whether it is the NVIDIA
     /// runtime is not known.
     RuntimeClass,
+    /// A workload on a GPU node asks for a GPU that no mechanism of the isolation model maps
+    /// (`GpuRequest::unmapped`): how that node's GPUs are shared is not known.
+    UnmappedGpu,
     /// Anything else.
     Other,
 }

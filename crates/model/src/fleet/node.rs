@@ -72,6 +72,53 @@ pub struct GpuNode {
     /// version, a product label the catalogue does not know), sorted by fact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<UnknownFact>,
+    /// What the GPU Operator runs the node's GPUs for: containers, or VMs.
+    #[serde(default, skip_serializing_if = "GpuWorkload::is_container")]
+    pub workload: GpuWorkload,
+}
+
+/// What the GPU Operator deploys on a GPU node, by the node's `nvidia.com/gpu.workload.config` when
+/// the ClusterPolicy enables sandbox workloads (NVIDIA/gpu-operator `controllers/state_manager.go`,
+/// `gpuStateLabels`): for `container` the driver, GPU Feature Discovery, the container toolkit, the
+/// device plugin, DCGM and its exporter; for `vm-passthrough` the VFIO manager, the sandbox device
+/// plugin and validator (and the Kata and CC managers); for `vm-vgpu` the vGPU manager, the vGPU
+/// device manager, the sandbox device plugin and validator (and the CC manager). A VM node runs no
+/// container driver, toolkit, device plugin or DCGM exporter.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuWorkload {
+    #[default]
+    Container,
+    VmPassthrough,
+    VmVgpu,
+}
+
+impl GpuWorkload {
+    /// The label's value (`container`, `vm-passthrough`, `vm-vgpu`); `None` for any other.
+    pub fn parse(s: &str) -> Option<GpuWorkload> {
+        match s {
+            "container" => Some(GpuWorkload::Container),
+            "vm-passthrough" => Some(GpuWorkload::VmPassthrough),
+            "vm-vgpu" => Some(GpuWorkload::VmVgpu),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuWorkload::Container => "container",
+            GpuWorkload::VmPassthrough => "vm-passthrough",
+            GpuWorkload::VmVgpu => "vm-vgpu",
+        }
+    }
+
+    /// Whether the node runs the container stack: the GPU driver, the NVIDIA Container Toolkit, the
+    /// device plugin and the DCGM exporter.
+    pub fn is_container(&self) -> bool {
+        *self == GpuWorkload::Container
+    }
 }
 
 impl GpuNode {
@@ -119,6 +166,17 @@ impl GpuNode {
             None if resource::HAMI_RESOURCES.contains(&name) => self.hami,
             None => true,
         }
+    }
+
+    /// Whether the device plugin refuses a container that requests more than one device of `name`:
+    /// a shared resource (more than one replica per device) under a config that sets
+    /// `failRequestsGreaterThanOne`, whose `Allocate` then fails and the kubelet rejects the pod
+    /// (`UnexpectedAdmissionError`; NVIDIA/k8s-device-plugin README, "Shared Access to GPUs"). The
+    /// pod does not run on the node, and its controller's next pod fails the same way.
+    pub fn refuses_more_than_one(&self, name: &str) -> bool {
+        self.sharing.fail_requests_greater_than_one
+            && self.sharing.strategy != SharingStrategy::None
+            && self.sharing.replicas_for(name) > 1
     }
 
     /// Whether the node advertises a resource of the sharing config (`nvidia.com/gpu`) under its own

@@ -1,6 +1,7 @@
 //! Workloads: a pod or a pod template with what it requests of GPUs (device resources, a HAMi vGPU,
-//! a KAI or Run:ai fraction, DRA claims), its containers, what reaches the host, where it runs or
-//! may run, and what the policy's `workloads` entries say about it.
+//! a KAI or Run:ai fraction, DRA claims, or a GPU no mechanism of the model maps), its containers,
+//! what reaches the host, where it runs or may run (with the devices a scheduler recorded for it),
+//! and what the policy's `workloads` entries say about it.
 
 use super::{DraClaimUse, InferenceServer, NodeId, NodeSetId};
 use crate::location::ObjectRef;
@@ -150,6 +151,46 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// The virtual cluster the workload belongs to, when it is one: a pod vCluster's syncer put in
+    /// the host namespace (named by its `managed-by` label, else unnamed), or the virtual cluster's
+    /// control plane there (named by its `release` label).
+    pub fn virtual_cluster(&self) -> Option<&str> {
+        if let Some(name) = self.labels.get(VCLUSTER_KEYS[0]) {
+            return Some(name);
+        }
+        if VCLUSTER_KEYS
+            .iter()
+            .any(|k| self.labels.contains_key(*k) || self.annotations.contains_key(*k))
+        {
+            return Some("");
+        }
+        let control_plane = self
+            .labels
+            .get("app")
+            .is_some_and(|a| VCLUSTER_CONTROL_PLANE.contains(&a.as_str()));
+        control_plane
+            .then(|| self.labels.get("release").map(String::as_str))
+            .flatten()
+    }
+}
+
+/// Labels and annotations vCluster's syncer puts on the pods it syncs into the host cluster, the
+/// first naming the virtual cluster (vCluster docs, "Syncing": synced objects carry
+/// `vcluster.loft.sh/*` metadata naming the virtual cluster and the object's virtual name and
+/// namespace).
+pub const VCLUSTER_KEYS: [&str; 3] = [
+    "vcluster.loft.sh/managed-by",
+    "vcluster.loft.sh/namespace",
+    "vcluster.loft.sh/object-name",
+];
+
+/// The `app` label of vCluster's own control plane in its host namespace, with a `release` label
+/// naming the virtual cluster: the syncer StatefulSet (or Deployment) and its pods are `vcluster`,
+/// the optional external etcd is `vcluster-etcd` (loft-sh/vcluster `chart/templates/statefulset.yaml`,
+/// `chart/templates/etcd-statefulset.yaml`).
+pub const VCLUSTER_CONTROL_PLANE: [&str; 2] = ["vcluster", "vcluster-etcd"];
+
 /// The MPS pipe directory KAI Scheduler's MPS guide has the node's MPS server use and pods mount
 /// (NVIDIA/KAI-Scheduler `docs/gpu-sharing/mps/README.md`).
 pub const KAI_MPS_PIPE_DIRECTORY: &str = "/tmp/nvidia-mps";
@@ -167,6 +208,13 @@ pub struct GpuRequest {
     pub hami: Option<HamiRequest>,
     pub fraction: Option<FractionRequest>,
     pub dra: Vec<DraClaimUse>,
+    /// On a GPU node (scheduled there, or permitted on one): what asks for a GPU that no mechanism
+    /// of the isolation model maps, in words (a resource whose name says GPU that no row, device
+    /// plugin or DeviceClass names; an annotation naming a GPU that no recorder gpu-trust knows
+    /// wrote), sorted. How such a workload shares its GPU is unknown: it has no mechanism, never
+    /// `exclusive`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmapped: Vec<String>,
 }
 
 impl GpuRequest {
@@ -175,6 +223,7 @@ impl GpuRequest {
             || self.hami.is_some()
             || self.fraction.is_some()
             || !self.dra.is_empty()
+            || !self.unmapped.is_empty()
     }
 
     /// The device plugin resource requested (`nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`...) with its
@@ -220,14 +269,19 @@ pub enum FractionScheduler {
     RunAi,
 }
 
-/// A KAI Scheduler / Run:ai fraction (`gpu-fraction`, `gpu-memory` annotations).
+/// A KAI Scheduler / Run:ai fraction (`gpu-fraction`, `gpu-memory` annotations, or KAI's
+/// NvFractions memory request).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FractionRequest {
     pub scheduler: FractionScheduler,
     pub fraction: Option<f64>,
+    /// The memory requested (never a limit: KAI lets a workload use spare memory above its
+    /// request up to its limit, which caps nothing another tenant relies on).
     pub memory_mib: Option<u64>,
     pub num_devices: Option<u32>,
+    /// Its pods are clients of an MPS server: KAI's `mps` annotation, or the compute-sharing mode
+    /// `sm-sharing`.
     pub mps: bool,
 }
 
@@ -242,6 +296,11 @@ pub struct ContainerInfo {
     pub added_capabilities: Vec<String>,
     /// The value of `NVIDIA_VISIBLE_DEVICES`, when set.
     pub nvidia_visible_devices: Option<String>,
+    /// The Secrets (`namespace/name`) that may set `NVIDIA_VISIBLE_DEVICES` (gpu-trust never reads
+    /// Secrets): an `envFrom` source whose prefix the name starts with, unless a later source or
+    /// `env` sets it, or its `valueFrom.secretKeyRef` (with the key).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub visible_devices_secrets: Vec<String>,
     /// Environment variables that matter to isolation (CUDA_DISABLE_CONTROL, CUDA_MPS_*...).
     pub env: BTreeMap<String, String>,
     /// Extended resources of this container (limits, or requests when no limit).
@@ -279,13 +338,16 @@ pub struct Placement {
     /// `spec.nodeName` of a scheduled pod (`None` for templates and pending pods). Pods that have
     /// finished (Succeeded, Failed) hold no device and are not in the fleet.
     pub node: Option<NodeId>,
-    /// GPU UUIDs pinned by the evidence (HAMi `hami.io/vgpu-devices-allocated`).
-    pub gpu_uuids: Vec<String>,
+    /// The devices a scheduler recorded as allocated to the pod, sorted (HAMi's, Volcano's and KAI
+    /// Scheduler's records).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<RecordedDevice>,
     /// For a scheduled pod that requests GPUs: the devices (GPUs, or MIG instances) of its node it may
     /// be using, sorted. Empty when it requests none or its node has no GPU model in the input.
     pub devices: Vec<DeviceSlot>,
-    /// The evidence pins the pod to exactly `devices` (HAMi's allocation annotation, one GPU on the
-    /// node, one instance of the requested profile): co-location on them is `observed`, not `possible`.
+    /// The evidence pins the pod to exactly `devices` (a scheduler's record naming them, one GPU on
+    /// the node, one instance of the requested profile): co-location on them is `observed`, not
+    /// `possible`.
     pub observed: bool,
     /// The nodes the constraints allow (resources, nodeSelector, required node affinity, taints and
     /// tolerations): an index into `Fleet::node_sets`, shared by every workload with the same
@@ -295,6 +357,10 @@ pub struct Placement {
     /// that a patch of its template can keep them.
     #[serde(skip)]
     pub tolerations: Vec<PodToleration>,
+    /// The pod's `nodeSelector`, so that a patch of its template can remove the keys it replaces (a
+    /// strategic merge keeps a map's keys the patch does not set to `null`).
+    #[serde(skip)]
+    pub node_selector: BTreeMap<String, String>,
 }
 
 /// A toleration as the pod writes it: `Exists`, or `Equal` to `value`; `None` for a field left out.
@@ -317,4 +383,78 @@ pub struct DeviceSlot {
     /// Position in that GPU's `PhysicalGpu::mig`, for a MIG instance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instance: Option<u32>,
+}
+
+/// A physical device the cluster recorded as allocated to a workload, as its recorder names it, and
+/// the part of it the workload got when the record says. Two tenants' workloads recorded on one
+/// physical device share it for certain; records of one kind naming different devices keep them
+/// apart. The co-location analysis is the one reader that turns records into sharing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedDevice {
+    /// Who recorded it.
+    pub by: Recorder,
+    /// The physical device.
+    pub device: PhysicalDevice,
+    /// The part of the device the record gives the workload (the slot of a scheduler's MIG
+    /// geometry, `group2-3`), when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
+}
+
+impl RecordedDevice {
+    /// Whether the record names `gpu` of the pod's node (by UUID, or by index).
+    pub fn names(&self, gpu: &super::PhysicalGpu) -> bool {
+        match &self.device {
+            PhysicalDevice::Gpu(uuid) => gpu.uuid.as_deref() == Some(uuid.as_str()),
+            PhysicalDevice::GpuIndex(i) => gpu.index == *i,
+            PhysicalDevice::KaiGroup(_) => false,
+        }
+    }
+
+    /// The record in words: `GPU-5d1c… (HAMi)`, with the part when it names one.
+    pub fn describe(&self) -> String {
+        let device = match &self.device {
+            PhysicalDevice::Gpu(uuid) => uuid.clone(),
+            PhysicalDevice::GpuIndex(i) => format!("GPU index {i}"),
+            PhysicalDevice::KaiGroup(g) => format!("GPU group {g}"),
+        };
+        match &self.part {
+            Some(p) => format!("{device} [{p}] ({})", self.by.title()),
+            None => format!("{device} ({})", self.by.title()),
+        }
+    }
+}
+
+/// The physical device a record names. Two records name one device when they are equal; records of
+/// different kinds cannot be compared (a UUID and a group may or may not be one GPU).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PhysicalDevice {
+    /// An NVIDIA GPU by the UUID NVML gives it (`GPU-…`).
+    Gpu(String),
+    /// A GPU of the pod's node by its index, as `NVIDIA_VISIBLE_DEVICES` names it.
+    GpuIndex(u32),
+    /// A KAI Scheduler GPU group (`runai-gpu-group`): one GPU of the node, held by the group's
+    /// reservation pod, whose UUID the input does not give.
+    KaiGroup(String),
+}
+
+/// The scheduler that wrote a record (the keys each writes are in `crate::isolation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Recorder {
+    Hami,
+    Volcano,
+    Kai,
+}
+
+impl Recorder {
+    pub fn title(self) -> &'static str {
+        match self {
+            Recorder::Hami => "HAMi",
+            Recorder::Volcano => "Volcano",
+            Recorder::Kai => "KAI Scheduler",
+        }
+    }
 }

@@ -157,6 +157,8 @@ const SRC_MIG_SIDE: &str =
     "Behind Bars (USENIX Security 2026); TunneLs for Bootlegging (ACM CCS 2023)";
 const SRC_HAMI: &str =
     "HAMi-core: libvgpu.so preload; void with CUDA_DISABLE_CONTROL=true or direct driver calls";
+const SRC_HAMI_FIRST_WRITER: &str = "HAMi-core: libvgpu.so preload; void with CUDA_DISABLE_CONTROL=true or direct driver calls; Project-HAMi/HAMi #2125 (open; reproduced 2026-08-15 on HAMi-core 5496322): the container's shared region takes the limits of the first process that initialises it, so one started without the limit variables (an SSH or exec session) leaves the container without a memory limit";
+const SRC_MPS_FAULT: &str = "NVIDIA MPS documentation, sections 2.3.3-2.3.7 (Volta+ semantics); kubernetes-sigs/dra-driver-nvidia-gpu v0.5.0, MPS multi-user mode (issue #1158, pull request #1153: the control daemon runs with -M, so containers of different UIDs share one claim's MPS server)";
 const SRC_KAI: &str =
     "KAI Scheduler docs: does not enforce memory allocation limit or memory isolation";
 const SRC_KAI_MPS: &str =
@@ -201,7 +203,7 @@ pub(crate) const MPS: Facts = [
     fact(
         Shared,
         "every client of the MPS server (the server enters FAULT)",
-        SRC_MPS_DOC,
+        SRC_MPS_FAULT,
     ),
     fact(
         Soft,
@@ -296,8 +298,8 @@ pub(crate) const MIG_MPS: Facts = inside_instance(
 pub(crate) const HAMI_CORE: Facts = [
     fact(
         Soft,
-        "one pool; HAMi-core limits allocations in the container (bypassable)",
-        SRC_HAMI,
+        "one pool; HAMi-core limits allocations in the container (bypassable, and lost when a process without the limit variables starts first)",
+        SRC_HAMI_FIRST_WRITER,
     ),
     fact(Separate, "separate CUDA contexts", SRC_CUDA_CTX),
     fact(Shared, "the whole GPU (no fault isolation)", SRC_HAMI),

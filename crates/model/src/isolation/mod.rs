@@ -198,8 +198,69 @@ pub const FRACTION_DEVICES: &str = "gpu-fraction-num-devices";
 pub const FRACTION_MPS: &str = "mps";
 /// HAMi's annotation choosing a vGPU's mode (Project-HAMi/HAMi `docs/config.md`).
 pub const HAMI_VGPU_MODE: &str = "nvidia.com/vgpu-mode";
-/// Written by HAMi's scheduler: the devices a pod got, per container.
+/// Written by HAMi's scheduler: the devices a pod got, `UUID,type,memory,cores:` per device and `;`
+/// between containers (Project-HAMi/HAMi `pkg/device/nvidia/device.go`, `InitNvidiaDevice`;
+/// `pkg/device/devices.go`, `EncodePodSingleDevice`). HAMi's dynamic MIG wrote the slot it got as
+/// `UUID[template-slot]` before it recorded MIG placements apart (`ExtractMigTemplatesFromUUID`,
+/// deprecated).
 pub const HAMI_ALLOCATED: &str = "hami.io/vgpu-devices-allocated";
+/// Written by Volcano's scheduler for its vGPUs, in HAMi's encoding (volcano-sh/volcano
+/// `pkg/scheduler/api/devices/nvidia/vgpu/type.go`, `AssignedIDsAnnotations`; `utils.go`,
+/// `encodePodDevices`); in dynamic-MIG mode (`volcano.sh/vgpu-mode: mig`) each UUID carries the
+/// slot of the MIG geometry it got, `UUID[group-position]` (`mig.go`, `encodeMIGID`).
+pub const VOLCANO_ALLOCATED: &str = "volcano.sh/vgpu-ids-new";
+/// KAI Scheduler's GPU group, the label its binder puts on a fractional pod and on the reservation
+/// pod that holds the group's GPU, with one more label `runai-gpu-group/<group>` per group of a
+/// fraction of several GPUs (NVIDIA/KAI-Scheduler `pkg/common/constants/constants.go`, `GPUGroup`,
+/// `MultiGpuGroupLabelPrefix`; `pkg/binder/binding/resourcereservation/resource_reservation.go`).
+pub const KAI_GPU_GROUP: &str = "runai-gpu-group";
+/// The UUID of the GPU a KAI reservation pod holds, which the pod reads from NVML and writes on
+/// itself (`pkg/resourcereservation/discovery/discovery.go`, `patcher/pod_patcher.go`).
+pub const KAI_RESERVED_GPU: &str = "run.ai/reserve_for_gpu_index";
+/// The namespaces of KAI's reservation pods: `kai-resource-reservation` since v0.6.0,
+/// `runai-reservation` before (`docs/migrationguides/v0.6.0/README.md`).
+pub const KAI_RESERVATION_NAMESPACES: [&str; 2] = ["kai-resource-reservation", "runai-reservation"];
+/// KAI Scheduler v0.18's NvFractions: per-container annotations `nvidia.com/container.<name>` and a
+/// suffix: the memory request, the devices the binder gave the container (`0`, `1,2`; only the
+/// binder may write them) and its compute mode (kai-scheduler/KAI-Scheduler
+/// `pkg/common/constants/constants.go`: `NvFractionsAnnotationPrefix`,
+/// `NvFractionsMemoryRequestSuffix`, `NvFractionsVisibleDevicesSuffix`,
+/// `GpuComputeSharingModeSuffix`). The memory limit (`.gpu-memory.limit`) lets a workload use spare
+/// memory above its request and caps nothing: it is not read.
+pub const KAI_NV_FRACTIONS_PREFIX: &str = "nvidia.com/container.";
+pub const KAI_NV_MEMORY_REQUEST: &str = ".gpu-memory.request";
+pub const KAI_NV_DEVICES: &str = ".gpus.devices";
+pub const KAI_NV_COMPUTE_MODE: &str = ".gpu-compute.mode";
+/// KAI v0.18's compute-sharing mode of a fraction, `time-slicing` (the default) or `sm-sharing`,
+/// which "Requires MPS"; pods of different modes are kept in separate GPU groups
+/// (kai-scheduler/KAI-Scheduler PR #2052, `docs/gpu-sharing/nv-fraction/README.md`).
+pub const KAI_COMPUTE_SHARING_MODE: &str = "kai.scheduler/gpu-compute-sharing-mode";
+pub const KAI_SM_SHARING: &str = "sm-sharing";
+/// Annotation keys (or prefixes, ending in `/` or `.`) whose GPU UUIDs gpu-trust reads as records,
+/// or knows to be no record of an allocation: the schedulers above, HAMi's choice of GPUs by UUID
+/// (`nvidia.com/use-gpuuuid`), CDI device requests and kubectl's copy of the object as applied. A
+/// pod annotation naming a GPU under any other key is an allocation record of a scheduler
+/// gpu-trust does not know.
+pub const KNOWN_GPU_ANNOTATIONS: &[&str] = &[
+    "hami.io/",
+    "volcano.sh/",
+    KAI_RESERVED_GPU,
+    "kai.scheduler/",
+    KAI_NV_FRACTIONS_PREFIX,
+    "nvidia.com/use-gpuuuid",
+    "nvidia.com/nouse-gpuuuid",
+    "cdi.k8s.io/",
+    "nvidia.cdi.k8s.io/",
+    "kubectl.kubernetes.io/last-applied-configuration",
+];
+
+/// Whether gpu-trust knows what the GPUs an annotation of this key names are
+/// ([`KNOWN_GPU_ANNOTATIONS`]).
+pub fn known_gpu_annotation(key: &str) -> bool {
+    KNOWN_GPU_ANNOTATIONS
+        .iter()
+        .any(|k| key == *k || ((k.ends_with('/') || k.ends_with('.')) && key.starts_with(k)))
+}
 
 /// The rows, in the order of [`Mechanism::ALL`].
 mod rows {
@@ -465,6 +526,9 @@ impl Mechanism {
             Incident::HostEscape => Scope::Node,
             // Every tenant in the cluster shares the API server (virtual clusters aside).
             Incident::ControlPlane => Scope::Cluster,
+            // MIG keeps ordinary faults inside an instance, but the errors that need a GPU reset
+            // hit every instance of the GPU (the fault-domain fact of the MIG rows, `facts::MIG`).
+            Incident::DeviceFault if self.is_mig() => Scope::Gpu,
             Incident::MemoryExhaustion | Incident::DeviceFault | Incident::ComputeContention => {
                 let p = match incident {
                     Incident::MemoryExhaustion => Property::MemoryCapacity,
@@ -577,7 +641,8 @@ mod tests {
         assert_eq!(m.property(Property::FaultDomain).enforcement, Separate);
         assert_eq!(m.property(Property::SideChannels).enforcement, Shared);
         assert_eq!(m.reach(Incident::MemoryExhaustion), Scope::Nothing);
-        assert_eq!(m.reach(Incident::DeviceFault), Scope::Nothing);
+        // Errors that need a GPU reset hit every instance of the GPU.
+        assert_eq!(m.reach(Incident::DeviceFault), Scope::Gpu);
         assert_eq!(m.reach(Incident::HostEscape), Scope::Node);
     }
 
@@ -603,7 +668,7 @@ mod tests {
     fn mps_shares_one_fault_domain() {
         assert_eq!(Mechanism::Mps.reach(Incident::DeviceFault), Scope::Gpu);
         assert_eq!(
-            Mechanism::MigMps.reach(Incident::DeviceFault),
+            Mechanism::MigMps.reach(Incident::MemoryExhaustion),
             Scope::Instance
         );
         assert!(Mechanism::Mps.is_mps());
@@ -641,6 +706,45 @@ mod tests {
             Mechanism::for_dra(DraStrategy::MigTimeSlicing),
             Mechanism::MigTimeSlicing
         );
+    }
+
+    /// The resources some row or the device plugin names are mapped; a GPU of another scheduler is
+    /// not. Annotations of the recorders gpu-trust reads, and HAMi's choice of GPUs, are known.
+    #[test]
+    fn mapped_resources_and_known_gpu_annotations() {
+        for yes in [
+            "nvidia.com/gpu",
+            "nvidia.com/mig-1g.10gb",
+            "nvidia.com/gpumem",
+            "volcano.sh/vgpu-number",
+            "volcano.sh/vgpu-memory",
+        ] {
+            assert!(Mechanism::maps_resource(yes), "{yes}");
+        }
+        for no in [
+            "aliyun.com/gpu-mem",
+            "amd.com/gpu",
+            "k8s.amazonaws.com/vgpu",
+        ] {
+            assert!(!Mechanism::maps_resource(no), "{no}");
+        }
+        for yes in [
+            HAMI_ALLOCATED,
+            VOLCANO_ALLOCATED,
+            "nvidia.com/use-gpuuuid",
+            "nvidia.com/container.main.gpus.devices",
+            "kubectl.kubernetes.io/last-applied-configuration",
+        ] {
+            assert!(known_gpu_annotation(yes), "{yes}");
+        }
+        for no in [
+            "mig.example.com/device",
+            "nvidia.com/use-gpuuuids",
+            "hami.io",
+            "run.ai/mig-mapping",
+        ] {
+            assert!(!known_gpu_annotation(no), "{no}");
+        }
     }
 
     #[test]

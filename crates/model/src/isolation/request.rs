@@ -53,6 +53,10 @@ impl Mechanism {
     /// The mechanism under which `workload` gets its GPU on `node`, from what it requests and the node's
     /// configuration. `None` when the workload requests no GPU.
     pub fn of_workload(workload: &Workload, node: &GpuNode) -> Option<Mechanism> {
+        // A GPU asked for in a way no row maps: its mechanism is unknown, never a guess.
+        if !workload.gpu.unmapped.is_empty() {
+            return None;
+        }
         if let Some((m, _)) = Mechanism::named_by(workload).first() {
             return Some(*m);
         }
@@ -72,6 +76,20 @@ impl Mechanism {
             node.sharing.replicas_for(name),
             on_mig,
         ))
+    }
+
+    /// Whether some row of the table, or the device plugin, names an extended resource: a device
+    /// plugin device, or a resource of a vGPU or fraction row (its count, memory and cores).
+    pub fn maps_resource(name: &str) -> bool {
+        resource::is_gpu_resource(name)
+            || Mechanism::ALL.iter().any(|m| {
+                let r = m.row().request;
+                r.resources.contains(&name)
+                    || r.vgpu.is_some_and(|v| {
+                        [v.count, v.memory, v.cores].contains(&name)
+                            || v.memory_percentage == Some(name)
+                    })
+            })
     }
 
     /// For an input without GPU nodes (manifests alone): the mechanisms that a workload's request itself

@@ -374,3 +374,45 @@ fn catalogue_snapshot() {
     }
     insta::assert_snapshot!("catalogue", out);
 }
+
+/// Every device id of mig-parted's default config (`deployments/systemd/config-default.yaml`, the
+/// copy in the CLI's real-world corpus) names a model of the catalogue.
+#[test]
+fn every_device_id_of_mig_parted_s_default_config_is_in_the_catalogue() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../cli/tests/corpus/real-world/mig-parted/deployments/systemd/config-default.yaml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let ids: std::collections::BTreeSet<&str> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| w.len() == 10 && w.starts_with("0x") && w.ends_with("10DE"))
+        .collect();
+    assert!(ids.len() >= 27, "{ids:?}");
+    let missing: Vec<&&str> = ids.iter().filter(|id| id_of(id).is_none()).collect();
+    assert!(missing.is_empty(), "not in the catalogue: {missing:?}");
+    assert_eq!(id_of("0x20B110DE"), Some("A100-PCIE-40GB"));
+    assert_eq!(id_of("0x20B610DE"), Some("PG506-96GB"));
+}
+
+/// The MIG products of the MIG User Guide that have no model are known by name, with their
+/// instance count where the guide gives it and why they are not modelled.
+#[test]
+fn the_mig_products_without_a_model_are_known_by_name() {
+    for (label, instances) in [
+        ("NVIDIA-RTX-PRO-6000-Blackwell-Workstation-Edition", Some(4)),
+        (
+            "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition",
+            Some(4),
+        ),
+        ("NVIDIA-RTX-PRO-5000-Blackwell", Some(2)),
+        ("NVIDIA RTX PRO 4500 Blackwell", Some(2)),
+        ("NVIDIA GB300 (DGX Station)", None),
+    ] {
+        assert!(catalogue::lookup(label).is_none(), "{label} has a model");
+        let u = catalogue::unmodelled_mig(label).unwrap_or_else(|| panic!("{label}"));
+        assert_eq!(u.max_instances, instances, "{label}");
+        assert!(!u.reason.is_empty());
+    }
+    assert!(catalogue::unmodelled_mig("NVIDIA-H100-80GB-HBM3").is_none());
+}

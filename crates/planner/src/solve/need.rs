@@ -89,16 +89,10 @@ impl PoolCtx<'_> {
                     None => Ok(Need::Whole(Mode::Exclusive)),
                 }
             }
-            (Some(spec), _) => {
-                let p = (0..spec.profiles.len()).find(|&p| {
-                    spec.profiles[p].memory_mib >= peak
-                        && spec.compute_fraction(p) + 1e-9 >= compute
-                });
-                match p {
-                    Some(p) => Ok(Need::Instance(p, Mode::Exclusive)),
-                    None => Ok(Need::Whole(Mode::Exclusive)),
-                }
-            }
+            (Some(spec), _) => match spec.smallest_holding(peak, compute) {
+                Some(p) => Ok(Need::Instance(p, Mode::Exclusive)),
+                None => Ok(Need::Whole(Mode::Exclusive)),
+            },
             (None, WorkloadClass::Notebook) => {
                 let r = most(whole_mem, 1.0, max_ts);
                 if r >= 2 {

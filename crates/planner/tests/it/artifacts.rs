@@ -879,6 +879,7 @@ fn named_original(namespace: &str, name: &str) -> Value {
             "template": {
                 "metadata": {"labels": {"app": name}},
                 "spec": {
+                    "nodeSelector": {"example.com/old-pool": "cpu"},
                     "tolerations": [{"key": "example.com/spot", "operator": "Exists", "effect": "NoSchedule"}],
                     "initContainers": [
                         {"name": "warmup", "image": "registry.example/app:1",
@@ -924,6 +925,7 @@ fn with_the_objects_given_patches_name_their_gpu_containers_and_keep_their_toler
                 ],
                 init_containers: vec![("warmup".into(), ["nvidia.com/gpu".to_string()].into())],
                 tolerations: vec![spot.clone()],
+                node_selector: [("example.com/old-pool".into(), "cpu".into())].into(),
             },
         );
         originals.insert(key, named_original(&w.namespace, &w.name));
@@ -951,6 +953,14 @@ fn with_the_objects_given_patches_name_their_gpu_containers_and_keep_their_toler
         assert!(
             tolerations.iter().any(|t| t["key"] == "example.com/spot"),
             "{}: {tolerations:?}",
+            p.workload
+        );
+        // The template's own selector key would stay beside the plan's and match no planned node.
+        let selector = &p.patch["spec"]["template"]["spec"]["nodeSelector"];
+        assert!(
+            selector["example.com/old-pool"].is_null()
+                && selector.get("example.com/old-pool").is_some(),
+            "{}: {selector}",
             p.workload
         );
     }

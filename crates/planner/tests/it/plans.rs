@@ -194,3 +194,43 @@ fn one_replica_with_a_larger_mps_share_does_not_shrink_everyone_elses() {
     let tiny = plan.workloads.iter().find(|w| w.name == "tiny").unwrap();
     assert_eq!(tiny.share_replicas, Some(48));
 }
+
+/// A plan's `why` gives the reason its profile was chosen: on an H100, a replica of 18 GiB fits a
+/// 1g.20gb by memory, but a quarter of the GPU's compute needs a 3g.40gb (a 2g.20gb has 32 of 132
+/// SMs): the reason says compute decided, not "the smallest that holds its peak". A replica whose
+/// memory decides keeps that reason.
+#[test]
+fn why_says_when_compute_not_memory_decides_the_profile() {
+    let text = "apiVersion: gpu-trust/v1\nkind: Plan\npolicy:\n  tenants:\n    - {name: a, namespaces: [a]}\n\
+                inventory:\n  - {pool: h100, model: H100-SXM5-80GB, gpusPerNode: 8, nodes: 1}\n\
+                workloads:\n  - {name: chat, tenant: a, kind: inference, replicas: 1, peakMemory: 18GiB, compute: 0.25}\n\
+                \x20 - {name: embed, tenant: a, kind: inference, replicas: 1, peakMemory: 30GiB}\n";
+    let plan_file = gpu_trust_planner::file::parse(text, "plan.yaml").unwrap();
+    let gpu_trust_planner::file::PolicySource::Inline { text: policy } = &plan_file.policy else {
+        panic!("inline policy")
+    };
+    let policy = gpu_trust_policy::parse(policy, "plan.yaml").unwrap();
+    let today = gpu_trust_policy::Date::parse("2026-03-01").unwrap();
+    let input = plan_file.resolve(&policy, today).unwrap();
+    let plan = solve(&input);
+    let why = |name: &str| {
+        plan.workloads
+            .iter()
+            .find(|w| w.name == name)
+            .unwrap()
+            .why
+            .clone()
+    };
+    let chat = why("chat");
+    assert!(chat.contains("own MIG instance 3g.40gb"), "{chat}");
+    assert!(!chat.contains("the smallest that holds its peak"), "{chat}");
+    assert!(
+        chat.contains("the smallest with the compute it needs (25% of a GPU; 3g.40gb has 45%): its peak alone fits 1g.20gb"),
+        "{chat}"
+    );
+    let embed = why("embed");
+    assert!(
+        embed.contains("own MIG instance 3g.40gb (39.50GiB), the smallest that holds its peak"),
+        "{embed}"
+    );
+}

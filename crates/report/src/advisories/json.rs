@@ -13,11 +13,23 @@ struct AdvisoriesJson<'a> {
     newest_bulletin: Option<String>,
     age_days: Option<i64>,
     stale: bool,
+    /// The last `gpu-trust advisories update` whose bulletins the data holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    update: Option<UpdateJson<'a>>,
     sources: Vec<SourceJson<'a>>,
     components: Vec<ComponentJson<'a>>,
     cdi_defaults: Vec<CdiJson<'a>>,
     /// What the given documents say that the audit cannot use, `file:line:column: message`.
     warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateJson<'a> {
+    from: &'a str,
+    /// Absent until an update read every bulletin its indexes listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -54,6 +66,9 @@ struct EntryJson<'a> {
     last_affected: Vec<&'a str>,
     affected_branches: &'a [u64],
     unaffected_branches: &'a [u64],
+    /// Exact intervals of affected versions, in the `vers` notation (`>=1.10.0|<1.12.0`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    affected_intervals: Vec<String>,
     preconditions: Vec<&'static str>,
     effects: Vec<&'static str>,
     mitigation: Option<&'a str>,
@@ -81,6 +96,10 @@ pub fn render(
         newest_bulletin: f.newest.map(|d| d.to_string()),
         age_days: f.age_days,
         stale: f.stale,
+        update: data.update.as_ref().map(|u| UpdateJson {
+            from: &u.from,
+            checked: u.checked.map(|d| d.to_string()),
+        }),
         sources: data
             .sources
             .iter()
@@ -113,6 +132,7 @@ pub fn render(
                         last_affected: r.last_affected.iter().map(|v| v.text.as_str()).collect(),
                         affected_branches: &r.affected_branches,
                         unaffected_branches: &r.unaffected_branches,
+                        affected_intervals: r.intervals.iter().map(ToString::to_string).collect(),
                         preconditions: a
                             .preconditions
                             .iter()

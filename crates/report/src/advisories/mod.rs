@@ -1,8 +1,10 @@
-//! `gpu-trust advisories`: the advisory data in use (built-in, or what `--advisories` gave), its
-//! newest bulletin and how old that is, and per component what is known; one module per format.
+//! `gpu-trust advisories`: the advisory data in use (built-in, the bulletins updates kept, what
+//! `--advisories` gave), its newest bulletin and how old that is, and per component what is known;
+//! one module per format, and `update` for what `gpu-trust advisories update` did.
 
 pub mod json;
 pub mod table;
+pub mod update;
 
 use gpu_trust_rules::advisories::{Advisories, Advisory, Affected};
 
@@ -30,6 +32,10 @@ pub(crate) fn versions(a: &Affected) -> String {
     }
     if !a.last_affected.is_empty() {
         parts.push(format!("affected through {}", list(&a.last_affected)));
+    }
+    if !a.intervals.is_empty() {
+        let each: Vec<String> = a.intervals.iter().map(ToString::to_string).collect();
+        parts.push(format!("affected in {}", each.join(", ")));
     }
     if !a.affected_branches.is_empty() {
         parts.push(format!(

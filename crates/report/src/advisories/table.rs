@@ -28,6 +28,18 @@ pub fn render(data: &Advisories, today: Date, warnings: &[Diagnostic], width: us
         let _ = write!(line, ", {}", plural(s.advisories, "advisory", "advisories"));
         let _ = writeln!(out, "{line}");
     }
+    if let Some(u) = &data.update {
+        let _ = writeln!(
+            out,
+            "Updated from {}: {}.",
+            e(&u.from),
+            match u.checked {
+                Some(day) => format!("every bulletin its indexes listed was read on {day}"),
+                None =>
+                    "the last update did not read every bulletin its indexes listed".to_string(),
+            }
+        );
+    }
     match (f.newest, f.age_days) {
         (Some(n), Some(age)) => {
             let _ = writeln!(
@@ -36,7 +48,7 @@ pub fn render(data: &Advisories, today: Date, warnings: &[Diagnostic], width: us
                 plural(usize::try_from(age.max(0)).unwrap_or(0), "day", "days"),
                 if f.stale {
                     format!(
-                        " Warning: older than {STALE_AFTER_DAYS} days; newer bulletins were probably published: update gpu-trust or give them with --advisories."
+                        " Warning: older than {STALE_AFTER_DAYS} days; newer bulletins were probably published: run `gpu-trust advisories update` (or give them with --advisories)."
                     )
                 } else {
                     String::new()

@@ -61,9 +61,23 @@ pub fn partial_message(coverage: &Coverage) -> Vec<String> {
         "gpu-trust: error: the audit is partial: the input puts these layers in play but does not let them be evaluated:".to_string(),
     ];
     out.extend(lines);
-    out.push(
-        "gpu-trust: add the missing input (--nodes FILE for the nodes), or pass --accept-partial to accept a partial audit; the report is written and marked partial, and the run exits 2".to_string(),
-    );
+    // The input each blocking gap lacks, once each, in layer order.
+    let mut missing: Vec<&str> = Vec::new();
+    for (_, gap) in coverage.blocking() {
+        if let Some(input) = gap.reason.completed_by() {
+            if !missing.contains(&input) {
+                missing.push(input);
+            }
+        }
+    }
+    let add = if missing.is_empty() {
+        "add the missing input".to_string()
+    } else {
+        format!("add {}", missing.join(", "))
+    };
+    out.push(format!(
+        "gpu-trust: {add}, or pass --accept-partial to accept a partial audit; the report is written and marked partial, and the run exits 2"
+    ));
     out
 }
 

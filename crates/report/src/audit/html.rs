@@ -4,7 +4,8 @@
 //! Sections, in order, so that what matters comes before the drawings:
 //!
 //! 1. A summary band: tenants, nodes, GPUs, findings by severity, and one sentence with what matters
-//!    most, computed from the report's groups and findings.
+//!    most, computed from the report's groups and findings; then the verdict and what to fix first,
+//!    when the report has them.
 //! 2. Who can hurt whom: one tenant x tenant matrix (the report's [`Matrix`]), each cell coloured by the
 //!    worst severity of the open findings that cover the pair, with the incidents as its detail.
 //! 3. The findings, grouped by layer, with filters by tenant, layer and severity; accepted findings
@@ -34,6 +35,7 @@
 
 mod drawings;
 mod findings;
+mod fix_first;
 mod markdown;
 mod matrix;
 mod plan;
@@ -53,7 +55,9 @@ use text::{more, names_text, plural, truncate};
 
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::{Certainty, Layer, Severity};
-use gpu_trust_rules::layout::{GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing};
+use gpu_trust_rules::layout::{
+    holds_one, GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing,
+};
 use gpu_trust_rules::report::{
     Finding, GroupEntry, GroupLevel, Matrix, MatrixPair, SeverityCounts, Summary,
 };
@@ -186,6 +190,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
 
     summary_band(&mut out, report);
     out.push_str(&crate::audit::coverage::html_banner(&report.coverage));
+    fix_first::fix_first(&mut out, report);
     out.push_str(
         "<nav class=\"toc\" aria-label=\"Sections\"><a href=\"#matrix\">Who can hurt whom</a>\
          <a href=\"#findings\">Findings</a><a href=\"#pairs\">Tenant pairs</a>\
@@ -206,7 +211,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
         "<footer>Written by gpu-trust; data format <code>{}</code>; {}. This page loads nothing from \
          any network.</footer>",
         escape(report.schema),
-        escape(&report.advisory_data.line())
+        crate::text::html_code_spans(&report.advisory_data.line())
     );
     out.push_str("<pre id=\"self-check\" hidden data-ok=\"pending\"></pre>\n");
     let data = PageData {

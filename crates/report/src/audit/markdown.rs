@@ -16,7 +16,7 @@ use crate::audit::table::{hidden_line, summary_line, Hidden};
 use crate::text::Span;
 use crate::{AuditReport, RuleDoc};
 use gpu_trust_model::Severity;
-use gpu_trust_rules::report::{Finding, FindingObject};
+use gpu_trust_rules::report::{Finding, FindingObject, Since};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -41,6 +41,8 @@ pub struct MarkdownOptions {
     pub rule_pages: Option<String>,
     /// The most bytes the summary may have ([`MAX_CHARS`]; lower only in tests).
     pub max_chars: usize,
+    /// A row per tenant and per node pool instead of the findings (`--summary`).
+    pub summary: bool,
 }
 
 impl MarkdownOptions {
@@ -75,12 +77,13 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
         inline,
     ));
     let _ = writeln!(out, "{}\n", verdict(report, options));
+    out.push_str(&fix_first(report));
     let _ = writeln!(
         out,
         "{}\n",
         inline(&summary_line(&report.summary, report.skipped.len()))
     );
-    let _ = writeln!(out, "{}\n", inline(&report.advisory_data.line()));
+    let _ = writeln!(out, "{}\n", with_code(&report.advisory_data.line()));
     if !report.skipped.is_empty() {
         let _ = writeln!(
             out,
@@ -95,6 +98,10 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
         );
     }
 
+    if options.summary {
+        out.push_str(&summary_tables(report));
+        return out;
+    }
     let mut tail = String::new();
     if let Some(line) = hidden_line(&options.hidden) {
         let _ = writeln!(tail, "_{}_\n", inline(&line));
@@ -133,51 +140,127 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
     out
 }
 
-/// The verdict in one line, with the run's exit code.
+/// The verdict in one line, with the run's exit code: the report's, else the one `fail_at` gives.
 fn verdict(report: &AuditReport, options: &MarkdownOptions) -> String {
-    let failing = report
-        .findings
-        .iter()
-        .filter(|f| f.accepted.is_none())
-        .filter(|f| options.fail_at.is_some_and(|floor| f.severity >= floor))
-        .count();
-    let findings = |floor: Severity| {
-        format!(
-            "{failing} finding{} at or above {} {} not accepted",
-            if failing == 1 { "" } else { "s" },
-            floor.as_str(),
-            if failing == 1 { "is" } else { "are" }
-        )
+    let v = report
+        .verdict
+        .clone()
+        .unwrap_or_else(|| report.verdict(options.fail_at, false));
+    let outcome = match v.outcome {
+        "fails" => "Fails",
+        "passes" => "Passes",
+        _ => "Reports only",
     };
-    if crate::audit::coverage::exits_partial(&report.coverage) {
-        let also = match options.fail_at {
-            Some(floor) if failing > 0 => format!("; {}", findings(floor)),
-            _ => String::new(),
-        };
-        return format!("**Fails** (exit 2): the audit is partial{also}.");
-    }
-    let partial = if report.coverage.complete {
-        ""
-    } else {
-        " (a partial audit, accepted: it does not cover the layers above)"
-    };
-    match options.fail_at {
-        Some(floor) if failing > 0 => format!("**Fails** (exit 1): {}{partial}.", findings(floor)),
-        Some(floor) => format!(
-            "**Passes**: no finding at or above {} that is not accepted{partial}.",
-            floor.as_str()
-        ),
-        None => format!("**Reports only** (--fail-on never){partial}."),
-    }
+    // The reason is gpu-trust's own words (counts, severities, flags), no text of the input.
+    format!("**{outcome}** (exit {}): {}.", v.exit_code, v.reason)
 }
 
-/// The findings' indexes worst first: not accepted before accepted, most severe first, then in
-/// report order.
+/// `--summary`: a table of the tenants and one of the GPU node pools.
+fn summary_tables(report: &AuditReport) -> String {
+    let worst = |s: Option<Severity>| s.map_or("-", Severity::as_str).to_string();
+    let mut out = String::from(
+        "#### Tenants\n\n| tenant | worst | open | fix first | shares |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for r in crate::audit::summary::tenants(report) {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            inline(&r.tenant),
+            worst(r.worst),
+            r.open,
+            r.action.as_deref().unwrap_or("-"),
+            inline(&r.shares.join(", "))
+        );
+    }
+    let pools = crate::audit::summary::pools(report);
+    if !pools.is_empty() {
+        out.push_str("\n#### Node pools\n\n| pool | GPUs | sharing | worst | open | tenants |\n| --- | --- | --- | --- | --- | --- |\n");
+        for r in pools {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                inline(&r.nodes),
+                inline(&r.gpus),
+                inline(&r.sharing),
+                worst(r.worst),
+                r.open,
+                inline(&r.tenants.join(", "))
+            );
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// What to fix first, when the report has it, and what changed since a baseline.
+fn fix_first(report: &AuditReport) -> String {
+    let mut out = String::new();
+    if let Some(b) = crate::audit::fix_first::block(report) {
+        let _ = writeln!(out, "#### Fix first\n\n{}\n", inline(&b.head));
+        for a in &b.actions {
+            let _ = writeln!(
+                out,
+                "1. **{}** {}: {} ({}).",
+                a.id,
+                inline(&a.summary),
+                inline(&a.closes),
+                inline(&a.proof)
+            );
+            if !a.commands.is_empty() {
+                let _ = writeln!(out, "   ```sh");
+                for c in &a.commands {
+                    let _ = writeln!(out, "   {c}");
+                }
+                let _ = writeln!(out, "   ```");
+            }
+            for n in &a.notes {
+                let _ = writeln!(out, "   - {}", inline(n));
+            }
+        }
+        if !b.actions.is_empty() {
+            out.push('\n');
+        }
+        for line in b.after.iter().chain(&b.unclosed) {
+            let _ = writeln!(out, "{}\n", inline(line));
+        }
+    }
+    if let Some(base) = &report.baseline {
+        let _ = writeln!(
+            out,
+            "Since the baseline {}: {} new, {} unchanged, {} fixed.\n",
+            inline(&base.file),
+            base.new,
+            base.unchanged,
+            base.fixed.len()
+        );
+        for f in base.fixed.iter().take(MAX_LISTED) {
+            let _ = writeln!(
+                out,
+                "- fixed: {} {}: {}",
+                f.rule,
+                f.severity.as_str(),
+                inline(&f.message)
+            );
+        }
+        if !base.fixed.is_empty() {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The findings' indexes worst first: not accepted before accepted, new since a baseline before
+/// the others, most severe first, then in report order.
 fn worst_first(findings: &[Finding]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..findings.len()).collect();
     order.sort_by_key(|i| {
         let f = &findings[*i];
-        (f.accepted.is_some(), std::cmp::Reverse(f.severity), *i)
+        (
+            f.accepted.is_some(),
+            f.since == Some(Since::Unchanged),
+            std::cmp::Reverse(f.severity),
+            *i,
+        )
     });
     order
 }
@@ -190,11 +273,15 @@ fn finding_block(f: &Finding, rules: &[RuleDoc<'_>], options: &MarkdownOptions) 
         (Some(base), true) => format!("[{}]({base}{}.md)", f.rule, f.rule),
         _ => inline(&f.rule),
     };
-    let accepted = if f.accepted.is_some() {
+    let mut accepted = if f.accepted.is_some() {
         " · accepted"
     } else {
         ""
-    };
+    }
+    .to_string();
+    if f.since == Some(Since::New) {
+        accepted.push_str(" · **new**");
+    }
     let _ = writeln!(
         out,
         "**{}** · {rule} {} · {} · {}{accepted}\\",

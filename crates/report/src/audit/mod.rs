@@ -18,14 +18,19 @@
 //! - [`prometheus`]: the metrics `gpu-trust serve` exposes (not a `--format`: it needs the serving
 //!   process's own counters).
 //! - [`coverage`]: the coverage section of each format and the partial-audit message.
+//! - [`summary`]: `--summary`'s rows, per tenant and per GPU node pool.
+//! - [`fix_first`]: what to fix first in words, which the table, Markdown and HTML open with after
+//!   the verdict, and the files `--emit-fixes` writes.
 
 pub mod coverage;
+pub mod fix_first;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod prometheus;
 pub mod sarif;
+pub mod summary;
 pub mod table;
 
 use crate::{AuditReport, RuleDoc};
@@ -54,6 +59,14 @@ impl Format {
         matches!(self, Format::Sarif | Format::Markdown)
     }
 
+    /// Whether the format shows what to fix first (the report's `actions`).
+    pub fn shows_actions(self) -> bool {
+        matches!(
+            self,
+            Format::Table | Format::Json | Format::Markdown | Format::Html
+        )
+    }
+
     /// Whether the format draws the GPUs, from the audit's layout (`AuditOptions::layout`).
     pub fn draws_gpus(self) -> bool {
         self == Format::Html
@@ -80,6 +93,9 @@ pub struct Options {
     pub width: usize,
     /// Where the report's files are, for SARIF URIs and Markdown links.
     pub place: Option<Place>,
+    /// The table and the Markdown summary give a row per tenant and per node pool instead of the
+    /// findings (`--summary`).
+    pub summary: bool,
 }
 
 /// Where the report's objects are in the repository, and the tool that wrote it.
@@ -123,7 +139,13 @@ pub fn shown(
         disabled_rules: report.disabled_rules.clone(),
         pair: None,
         advisory_data: report.advisory_data.clone(),
+        pools: report.pools.clone(),
         layout: Vec::new(),
+        fix_first: report.fix_first.clone(),
+        actions: report.actions.clone(),
+        baseline: report.baseline.clone(),
+        provenance: report.provenance.clone(),
+        verdict: report.verdict.clone(),
     };
     for f in &report.findings {
         if min_severity.is_some_and(|floor| f.severity < floor) {
@@ -167,6 +189,7 @@ pub fn render(
                 colour: options.colour,
                 width: options.width,
                 hidden,
+                summary: options.summary,
             };
             table::render(&shown, &options)
         }
@@ -190,6 +213,7 @@ pub fn render(
                     stdin_name: place.stdin_name.clone(),
                 }),
                 rule_pages: Some(crate::rule_pages_url(&place.version)),
+                summary: options.summary,
                 ..MarkdownOptions::new()
             };
             markdown::render(&shown, docs, &options)

@@ -44,6 +44,8 @@ pub struct TableOptions {
     /// Findings the caller left out of the report it hands over, counted in a line after the
     /// summary so that nothing is hidden silently.
     pub hidden: Hidden,
+    /// A row per tenant and per node pool instead of the findings (`--summary`).
+    pub summary: bool,
 }
 
 /// Findings left out of a rendered report.
@@ -65,6 +67,7 @@ impl Default for TableOptions {
             colour: false,
             width: 100,
             hidden: Hidden::default(),
+            summary: false,
         }
     }
 }
@@ -126,16 +129,21 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         p.severity(Severity::High, t)
     });
 
-    render_tenants(&mut out, report, &p, width);
-    render_findings(&mut out, report, &p, width);
-    render_groups(&mut out, &report.groups, &p, width);
-    render_blast_radius(&mut out, report, &p, width);
-    render_skipped(&mut out, report, &p, width);
-    out.push_str(&crate::audit::coverage::table_section(
-        &report.coverage,
-        width,
-        |t| p.heading(t),
-    ));
+    render_lead(&mut out, report, &p, width);
+    if options.summary {
+        render_summary(&mut out, report, &p, width);
+    } else {
+        render_tenants(&mut out, report, &p, width);
+        render_findings(&mut out, report, &p, width);
+        render_groups(&mut out, &report.groups, &p, width);
+        render_blast_radius(&mut out, report, &p, width);
+        render_skipped(&mut out, report, &p, width);
+        out.push_str(&crate::audit::coverage::table_section(
+            &report.coverage,
+            width,
+            |t| p.heading(t),
+        ));
+    }
     // The advisory data's date, then the summary, which stays the last line scripts read.
     let data = wrap(&esc(&report.advisory_data.line()), width, "");
     if report.advisory_data.stale {
@@ -151,9 +159,145 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
     )));
     out.push('\n');
     if let Some(line) = hidden_line(&options.hidden) {
-        let _ = writeln!(out, "{}", p.dim(&line));
+        let _ = writeln!(out, "{}", p.dim(&wrap(&line, width, "")));
     }
     out
+}
+
+/// The verdict (why the run exits as it does) and what to fix first, when the report has them.
+fn render_lead(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
+    if let Some(v) = &report.verdict {
+        let mut outcome = v.outcome.replace('-', " ");
+        outcome[..1].make_ascii_uppercase();
+        let line = wrap(
+            &format!("{outcome} (exit {}): {}.", v.exit_code, esc(&v.reason)),
+            width,
+            "  ",
+        );
+        let _ = writeln!(out, "{}\n", p.bold(&line));
+    }
+    if let Some(base) = &report.baseline {
+        let line = format!(
+            "Since the baseline {}: {} new, {} unchanged, {} fixed.",
+            esc(&base.file),
+            base.new,
+            base.unchanged,
+            base.fixed.len()
+        );
+        let _ = writeln!(out, "{}", wrap(&line, width, "  "));
+        for f in base.fixed.iter().take(MAX_LISTED) {
+            let line = format!(
+                "fixed: {} {}: {}",
+                f.rule,
+                f.severity.as_str(),
+                esc(&f.message)
+            );
+            let _ = writeln!(out, "  {}", wrap(&line, width.saturating_sub(4), "    "));
+        }
+        if base.fixed.len() > MAX_LISTED {
+            let _ = writeln!(out, "  and {} more fixed", base.fixed.len() - MAX_LISTED);
+        }
+        out.push('\n');
+    }
+    let Some(b) = crate::audit::fix_first::block(report) else {
+        return;
+    };
+    section(out, p, width, "FIX FIRST", &esc(&b.head));
+    let indent = "      ";
+    let prose = |out: &mut String, text: &str| {
+        let _ = writeln!(
+            out,
+            "{indent}{}",
+            wrap(&esc(text), width.saturating_sub(indent.len()), indent)
+        );
+    };
+    for a in &b.actions {
+        let _ = writeln!(
+            out,
+            "  {}  {}",
+            p.bold(&a.id),
+            wrap(&esc(&a.summary), width.saturating_sub(indent.len()), indent)
+        );
+        prose(out, &a.closes);
+        prose(out, &a.proof);
+        // Each command whole on a line of its own, to be copied, indented as a fix's commands.
+        for c in &a.commands {
+            let _ = writeln!(out, "{indent}     {}", esc(c));
+        }
+        for n in &a.notes {
+            prose(out, &format!("note: {n}"));
+        }
+    }
+    for line in b.after.iter().chain(&b.unclosed) {
+        let _ = writeln!(out, "  {}", wrap(&esc(line), width.saturating_sub(2), "  "));
+    }
+    out.push('\n');
+}
+
+/// `--summary`: a row per tenant and per GPU node pool.
+fn render_summary(out: &mut String, report: &AuditReport, p: &Palette, width: usize) {
+    let worst = |s: Option<Severity>| s.map_or("-", Severity::as_str).to_string();
+    section(
+        out,
+        p,
+        width,
+        "TENANTS",
+        "the worst of its open findings, how many, the first action that closes one, what it shares",
+    );
+    let rows: Vec<[String; 5]> = crate::audit::summary::tenants(report)
+        .into_iter()
+        .map(|r| {
+            [
+                esc(&r.tenant),
+                worst(r.worst),
+                r.open.to_string(),
+                r.action.unwrap_or_else(|| "-".to_string()),
+                if r.shares.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    r.shares.join(", ")
+                },
+            ]
+        })
+        .collect();
+    write_columns(
+        out,
+        &["tenant", "worst", "open", "fix", "shares"],
+        &rows,
+        p,
+        width,
+    );
+    out.push('\n');
+    let rows: Vec<[String; 6]> = crate::audit::summary::pools(report)
+        .into_iter()
+        .map(|r| {
+            [
+                esc(&r.nodes),
+                esc(&r.gpus),
+                r.sharing,
+                worst(r.worst),
+                r.open.to_string(),
+                listed(&r.tenants, MAX_LISTED),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        section(
+            out,
+            p,
+            width,
+            "NODE POOLS",
+            "GPU nodes of one model and sharing configuration, the worst of their open findings",
+        );
+        write_columns(
+            out,
+            &["pool", "GPUs", "sharing", "worst", "open", "tenants"],
+            &rows,
+            p,
+            width,
+        );
+        out.push('\n');
+    }
 }
 
 /// What the table leaves out, as one line (`None` when nothing is left out).
@@ -236,13 +380,15 @@ fn render_findings(out: &mut String, report: &AuditReport, p: &Palette, width: u
         let _ = writeln!(out, "  none\n");
         return;
     }
-    // Worst first across the layers: not accepted before accepted, most severe first, then the
-    // layers in model order and the report's order; each finding names its layer.
+    // Worst first across the layers: not accepted before accepted, most severe first, observed
+    // before possible before permitted, then the layers in model order and the report's order; each
+    // finding names its layer.
     let mut shown: Vec<&Finding> = report.findings.iter().collect();
     shown.sort_by_key(|f| {
         (
             f.accepted.is_some(),
             std::cmp::Reverse(f.severity),
+            f.certainty,
             Layer::ALL.iter().position(|l| *l == f.layer),
         )
     });
@@ -284,6 +430,10 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
     if f.accepted.is_some() {
         head.push(' ');
         head.push_str(&p.accepted("ACCEPTED"));
+    }
+    if f.since == Some(gpu_trust_rules::report::Since::New) {
+        head.push(' ');
+        head.push_str(&p.bold("NEW"));
     }
     let _ = writeln!(out, "{head}");
     let indent = "    ";
@@ -503,7 +653,7 @@ pub(crate) fn open_pairs_text(f: &Finding, name: impl Fn(&str) -> String) -> Str
 }
 
 /// What a group is, in a few words: `time-slicing GPU`, `MIG GPU`, `node`, `API server`.
-fn group_what(g: &GroupEntry) -> String {
+pub(crate) fn group_what(g: &GroupEntry) -> String {
     let what = match (g.level, g.mechanism) {
         (GroupLevel::Device, Some(m)) if m.is_mig() => format!("{m} MIG instance"),
         (GroupLevel::Device, Some(m)) => format!("{m} GPU"),

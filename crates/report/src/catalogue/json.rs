@@ -12,6 +12,8 @@ const SCHEMA: &str = "gpu-trust/catalogue/v1";
 struct CatalogueJson {
     schema: &'static str,
     models: Vec<Value>,
+    /// MIG products known by name only.
+    unmodelled_mig: &'static [catalogue::UnmodelledMig],
 }
 
 #[derive(Serialize)]
@@ -31,6 +33,7 @@ pub fn catalogue() -> Result<String, serde_json::Error> {
             .iter()
             .map(model_value)
             .collect::<Result<_, _>>()?,
+        unmodelled_mig: &catalogue::UNMODELLED_MIG,
     })
 }
 

@@ -53,6 +53,27 @@ pub fn catalogue(width: usize) -> String {
         width,
         "",
     ));
+    out.push('\n');
+    out.push_str(&prose_line(
+        "MIG products known by name only, their profiles not modelled:",
+        width,
+        "",
+    ));
+    for u in catalogue::UNMODELLED_MIG.iter() {
+        let mut facts = Vec::new();
+        if let Some(gb) = u.memory_gb {
+            facts.push(format!("{gb} GB"));
+        }
+        if let Some(n) = u.max_instances {
+            facts.push(format!("up to {n} instances"));
+        }
+        facts.push(format!("MIG from {}", u.min_driver));
+        out.push_str(&prose_line(
+            &format!("- {} ({}): {}", u.name, facts.join(", "), u.reason),
+            width,
+            "  ",
+        ));
+    }
     out
 }
 

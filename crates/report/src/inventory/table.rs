@@ -188,19 +188,22 @@ fn node_section(n: &NodeView, width: usize) -> String {
             "  ",
         ));
     }
-    let tenants = format!(
+    let without_gpus = |pods: usize| match pods {
+        0 => String::new(),
+        n => format!(" ({} without GPUs)", plural(n, "pod", "pods")),
+    };
+    let mut tenants = format!(
         "tenants: {}{}",
         if n.tenants.is_empty() {
             "none".to_string()
         } else {
             joined(&n.tenants, ", ")
         },
-        if n.other_pods > 0 {
-            format!(" ({} without GPUs)", plural(n.other_pods, "pod", "pods"))
-        } else {
-            String::new()
-        }
+        without_gpus(n.other_pods)
     );
+    if n.platform_pods > 0 {
+        tenants.push_str(&format!("; platform{}", without_gpus(n.platform_pods)));
+    }
     out.push_str(&prose_line(&tenants, width, "  "));
     if n.devices.is_empty() {
         return out;
@@ -220,18 +223,23 @@ fn node_section(n: &NodeView, width: usize) -> String {
             .occupants
             .iter()
             .map(|o| {
+                let recorded = if o.recorded.is_empty() {
+                    String::new()
+                } else {
+                    format!(", recorded {}", joined(&o.recorded, ", "))
+                };
                 format!(
-                    "{} ({}, {})",
+                    "{} ({}, {}{recorded})",
                     e(&o.pod.to_string()),
                     e(o.tenant.as_deref().unwrap_or("platform")),
                     o.certainty
                 )
             })
             .collect();
-        let mechanism = if d.replicas > 1 {
-            format!("{} x{}", d.mechanism, d.replicas)
-        } else {
-            d.mechanism.to_string()
+        let mechanism = match d.mechanism {
+            None => "unknown".to_string(),
+            Some(m) if d.replicas > 1 => format!("{m} x{}", d.replicas),
+            Some(m) => m.to_string(),
         };
         t.add_row(vec![
             match &d.uuid {

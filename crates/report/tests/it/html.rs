@@ -623,3 +623,234 @@ fn long_node_lists_are_counted_not_spelled_out() {
     assert!(p.contains("gpu-18, gpu-19 and 25 more nodes</dd>"));
     assert!(!p.contains("gpu-20"));
 }
+
+/// A GPU shared in a way gpu-trust cannot map is drawn as such, never as exclusive, and the devices a
+/// scheduler recorded for a tenant are shown with it.
+#[test]
+fn an_unknown_sharing_is_never_drawn_exclusive_and_records_are_shown() {
+    let mut layout = sample_layout();
+    for g in &mut layout[0].gpus {
+        g.sharing = gpu_trust_rules::layout::Sharing::Unknown;
+        g.mechanisms.clear();
+        for o in &mut g.tenants {
+            o.mechanisms.clear();
+            o.recorded = vec!["GPU-a100-0 (HAMi)".into()];
+        }
+    }
+    let p = html::render(&with_layout(sample_report(false), layout), &sample_rules());
+    let node = between(&p, "<details class=\"node\" id=\"node-0\"", "</details>\n");
+    let figure = between(node, "<figure class=\"gpu-fig\">", "</figure>");
+    assert!(figure.contains("data-sharing=\"unknown\""), "{figure}");
+    assert!(figure.contains("sharing not known"), "{figure}");
+    assert!(
+        figure.contains("who shares it, and how, is not known"),
+        "{figure}"
+    );
+    assert!(figure.contains("recorded: GPU-a100-0 (HAMi)"), "{figure}");
+    assert!(!node.contains("exclusive"), "{node}");
+}
+
+/// The example clusters' pages, by folder name.
+fn example_pages() -> std::collections::BTreeMap<String, String> {
+    let docs = crate::html_examples::registry_docs();
+    crate::html_examples::audit_examples()
+        .into_iter()
+        .map(|(name, report)| {
+            let page = html::render(&report, &docs);
+            (name, page)
+        })
+        .collect()
+}
+
+/// A MIG instance the device plugin hands out whole holds one workload at a time: where the input
+/// does not say which of two tenants' pods holds which instance of a profile (the GKE example: one
+/// 3g.20gb each for acme and search on one A100), each instance is drawn as held by one of them,
+/// never with both inside it. A workload is counted once with its pods (the inference-platform
+/// example: initech's Deployment with its two pods is one workload, not three).
+#[test]
+fn gpu_drawings_hold_what_the_device_plugin_hands_out() {
+    let pages = example_pages();
+    let gke = &pages["gke"];
+    let mig = between(gke, "MIG, 2 instances", "</figure>");
+    for instance in mig.split("<g class=\"instance\">").skip(1) {
+        let instance = &instance[..instance.find("</g></g>").unwrap_or(instance.len())];
+        assert_eq!(count(instance, "<g data-tenant="), 0, "{instance}");
+        assert!(instance.contains("one of 2 tenants"), "{instance}");
+    }
+    let caption = between(mig, "<figcaption", "</figcaption>");
+    assert_eq!(
+        count(caption, ": one workload at a time, of:<ul>"),
+        2,
+        "{caption}"
+    );
+    let inference = &pages["inference-platform"];
+    assert!(
+        inference.contains("initech (possible, exclusive GPU): 1 workload</summary>Deployment cust-initech/secure-llm (2 pods)</details>"),
+        "{}",
+        between(inference, "GPUs 0–7 (8 alike): exclusive", "</figure>")
+    );
+    // In every example, no occupant lists an owner beside one of its pods.
+    for (name, page) in &pages {
+        for item in page.split("<li data-tenant=").skip(1) {
+            let Some(item) = item.split("</details></li>").next() else {
+                continue;
+            };
+            let Some((_, listed)) = item.split_once("</summary>") else {
+                continue;
+            };
+            let names: Vec<&str> = listed.split(", ").collect();
+            for owner in names.iter().filter(|n| !n.starts_with("Pod ")) {
+                let Some((_, object)) = owner.split(" (").next().and_then(|o| o.split_once(' '))
+                else {
+                    continue;
+                };
+                let pod = format!("Pod {object}-");
+                assert!(
+                    !names.iter().any(|n| n.starts_with(&pod)),
+                    "{name}: {listed}"
+                );
+            }
+        }
+    }
+}
+
+/// One time-sliced GPU that two tenants run on (observed: the node has one GPU) and 998 more may be
+/// placed on (a Deployment each, permitted anywhere): the drawing, its caption and "On this node"
+/// name the two running there first, whatever their names, and count the rest as permitted.
+#[test]
+fn running_tenants_are_drawn_and_named_before_permitted_ones() {
+    let mut yaml = String::from(
+        "# A GPU Operator cluster as `kubectl get -o yaml` lists it: the ClusterPolicy's device plugin
+# config names a ConfigMap whose `ts-4` key time-slices each GPU four ways (GPU Operator docs,
+# time-slicing), selected by the node's `nvidia.com/device-plugin.config` label.
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  devicePlugin:
+    enabled: true
+    config: {name: device-plugin-config, default: ts-4}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: device-plugin-config, namespace: gpu-operator}
+data:
+  ts-4: |
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+          - name: nvidia.com/gpu
+            replicas: 4
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-1
+  labels:
+    nvidia.com/gpu.present: \"true\"
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+    nvidia.com/gpu.count: \"1\"
+    nvidia.com/device-plugin.config: ts-4
+status:
+  allocatable: {nvidia.com/gpu: \"4\"}
+",
+    );
+    for ns in ["zz-run-a", "zz-run-b"] {
+        yaml.push_str(&format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: infer-0, namespace: {ns}}}\n\
+             spec:\n  nodeName: gpu-1\n  containers:\n    - name: main\n      image: vllm/vllm-openai:v0.11.0\n      \
+             resources: {{limits: {{nvidia.com/gpu: 1}}}}\nstatus: {{phase: Running}}\n"
+        ));
+    }
+    for i in 0..998 {
+        yaml.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: notebook, namespace: t-{i:03}}}\n\
+             spec:\n  replicas: 0\n  selector: {{matchLabels: {{app: notebook}}}}\n  template:\n    metadata: {{labels: {{app: notebook}}}}\n    \
+             spec:\n      containers:\n        - name: main\n          image: jupyter/base-notebook\n          \
+             resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+        ));
+    }
+    let ingested = gpu_trust_ingest::ingest_text(&yaml, "pool.yaml");
+    let errors: Vec<String> = ingested
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let tenancy = gpu_trust_policy::Policy::default().resolve(&ingested.fleet.namespaces);
+    let mut options =
+        gpu_trust_rules::AuditOptions::new(gpu_trust_policy::Date::new(2026, 6, 1).unwrap());
+    options.layout = true;
+    let report = gpu_trust_rules::audit(&gpu_trust_rules::AuditInput {
+        fleet: &ingested.fleet,
+        tenancy: &tenancy,
+        options: &options,
+    });
+    assert_eq!(report.tenants.len(), 1000);
+    let p = html::render(&report, &crate::html_examples::registry_docs());
+    let figure = between(&p, "<figure class=\"gpu-fig\">", "</figure>");
+    let bands: Vec<&str> = figure
+        .split("<g data-tenant=")
+        .skip(1)
+        .map(|b| between(b, "<title>", "</title>"))
+        .collect();
+    assert_eq!(
+        bands[..2],
+        [
+            "<title>zz-run-a (observed)</title>",
+            "<title>zz-run-b (observed)</title>"
+        ]
+    );
+    let caption = between(figure, "<figcaption", "</figcaption>");
+    let named: Vec<&str> = caption
+        .split("<summary>")
+        .skip(1)
+        .map(|s| &s[..s.find(" (").unwrap()])
+        .collect();
+    assert_eq!(named[..3], ["zz-run-a", "zz-run-b", "t-000"]);
+    assert!(
+        caption.contains("<li>and 992 more tenants (992 permitted)</li>"),
+        "{caption}"
+    );
+    let on_node = between(&p, "<p>On this node", "</p>");
+    assert!(
+        on_node.contains(": zz-run-a (observed), zz-run-b (observed), t-000 (permitted)"),
+        "{on_node}"
+    );
+    assert!(
+        on_node.ends_with("and 976 more tenants (976 permitted).</p>"),
+        "{on_node}"
+    );
+}
+
+/// A tenant filter cannot show findings the page leaves out past the per-rule cap: the tenant's
+/// option carries how many of its findings are left out, which the filter's status says.
+#[test]
+fn a_tenant_whose_findings_the_cap_leaves_out_is_told_how_many() {
+    let mut report = sample_report(false);
+    let template = report.findings[0].clone();
+    for i in 0..150 {
+        let mut f = template.clone();
+        f.message = format!("copy {i}");
+        report.findings.push(f);
+    }
+    let plan = html::Plan::new(&report);
+    assert_eq!(plan.hidden.get("GT101"), Some(&51));
+    for t in &template.tenants {
+        assert_eq!(plan.hidden_of_tenant.get(t.as_str()), Some(&51), "{t}");
+    }
+    let p = html::render(&with_layout(report, sample_layout()), &sample_rules());
+    let select = between(&p, "<select id=\"filter-tenant\"", "</select>");
+    for t in &template.tenants {
+        assert!(
+            select.contains(&format!("data-beyond=\"51\">{t}</option>")),
+            "{select}"
+        );
+    }
+    assert!(
+        !select.contains("data-beyond=\"51\">initech</option>"),
+        "{select}"
+    );
+}

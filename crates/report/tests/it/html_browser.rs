@@ -565,3 +565,70 @@ fn filters_and_incident_switch_work_in_chromium() {
     let (_, check) = self_check(&run.stdout);
     assert_eq!(check["ok"], true, "{check}");
 }
+
+/// A tenant filter that meets the per-rule cap says, in the browser, how many of that tenant's
+/// findings the page does not hold; without a tenant it says nothing of the kind.
+#[test]
+fn a_tenant_filter_says_what_the_cap_leaves_out_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let mut report = sample_report(false);
+    let template = report.findings[0].clone();
+    for i in 0..150 {
+        let mut f = template.clone();
+        f.message = format!("copy {i}");
+        report.findings.push(f);
+    }
+    let text = html::render(
+        &html_fixture::with_layout(report, html_fixture::sample_layout()),
+        &sample_rules(),
+    );
+    let driver = r#"<script>
+(function () {
+  var select = document.getElementById('filter-tenant');
+  function pick(name) {
+    Array.prototype.forEach.call(select.options, function (o) {
+      if (o.textContent === name) { select.value = o.value; }
+    });
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+    return document.getElementById('filter-status').textContent;
+  }
+  var out = { acme: pick('acme'), initech: pick('initech') };
+  select.value = '';
+  select.dispatchEvent(new Event('change', { bubbles: true }));
+  out.all = document.getElementById('filter-status').textContent;
+  var pre = document.createElement('pre');
+  pre.id = 'driver';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"#;
+    let page = out_dir().join("capped.html");
+    std::fs::write(
+        &page,
+        text.replacen("</body>", &format!("{driver}</body>"), 1),
+    )
+    .unwrap();
+    let run = run_chromium(&browser, &page, &["--dump-dom".to_string()]);
+    let start = run
+        .stdout
+        .find("<pre id=\"driver\">")
+        .expect("the driver ran")
+        + "<pre id=\"driver\">".len();
+    let end = run.stdout[start..].find("</pre>").unwrap() + start;
+    let got: Value = serde_json::from_str(&unescape(&run.stdout[start..end])).unwrap();
+    let acme = got["acme"].as_str().unwrap();
+    assert!(
+        acme.ends_with("; this page does not hold 51 more findings of this tenant (past the limit per rule): the JSON report lists them"),
+        "{got}"
+    );
+    assert!(
+        !got["initech"].as_str().unwrap().contains("does not hold"),
+        "{got}"
+    );
+    assert!(
+        !got["all"].as_str().unwrap().contains("does not hold"),
+        "{got}"
+    );
+}

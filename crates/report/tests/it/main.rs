@@ -6,6 +6,7 @@ mod html_fixture;
 
 mod ci_formats;
 mod coverage;
+mod decisions;
 mod html;
 mod html_browser;
 mod partial;

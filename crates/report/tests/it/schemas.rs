@@ -34,9 +34,12 @@ fn errors(schema: &Value, instance: &Value) -> Vec<String> {
 #[test]
 fn audit_json_validates_against_the_shipped_schema() {
     let schema = audit_schema();
-    for skipped in [false, true] {
-        let doc: Value =
-            serde_json::from_str(&json::render(&sample_report(skipped)).unwrap()).unwrap();
+    for report in [
+        sample_report(false),
+        sample_report(true),
+        common::sample_decided_report(),
+    ] {
+        let doc: Value = serde_json::from_str(&json::render(&report).unwrap()).unwrap();
         let errs = errors(&schema, &doc);
         assert!(errs.is_empty(), "{errs:#?}");
     }

@@ -19,8 +19,9 @@
 //! Per vulnerability and component, affected products give the last affected version of a branch (or
 //! the first fixed one, for "prior to"), fixed products the first fixed version, and a branch the
 //! document lists for the component but not for this vulnerability is not affected by it. A product
-//! that names no known component, a version phrase not understood and a vulnerability that names no
-//! known component are warnings of the document: reported, and not used.
+//! that names no known component, versions not understood (named with the product and the
+//! vulnerabilities they leave unjudged) and a vulnerability that names no known component are warnings
+//! of the document: reported, never read as "not affected".
 
 mod ranges;
 mod raw;
@@ -171,11 +172,14 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
 
     // The product tree, flattened.
     let mut products: BTreeMap<String, Product> = BTreeMap::new();
+    let mut twice = BTreeSet::new();
     if let Some(tree) = &raw.product_tree {
         let mut walk = Walk {
             cx: &mut cx,
             products: &mut products,
             count: 0,
+            components,
+            twice: BTreeSet::new(),
         };
         walk.branches(&tree.value.branches, &mut Vec::new(), 1);
         for p in &tree.value.full_product_names {
@@ -204,6 +208,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                 ),
             }
         }
+        twice = walk.twice;
     }
 
     // Each product's component and version. What a vulnerability names that cannot be mapped is
@@ -211,6 +216,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
     // versions, are not).
     let mut unmapped: BTreeSet<String> = BTreeSet::new();
     let mut unread: BTreeSet<String> = BTreeSet::new();
+    let mut unread_ids: BTreeSet<String> = BTreeSet::new();
     let mut qualified: BTreeSet<String> = BTreeSet::new();
     let mut mapped: BTreeMap<String, (Component, VersionExpr, Option<String>)> = BTreeMap::new();
     let mut tree_branches: BTreeMap<Component, BTreeSet<u64>> = BTreeMap::new();
@@ -220,9 +226,10 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         };
         if let Some((expr, qualifier)) = p.version_texts().into_iter().find_map(parse_version_text)
         {
-            if let Some(b) = expr.branch() {
-                tree_branches.entry(component).or_default().insert(b);
-            }
+            tree_branches
+                .entry(component)
+                .or_default()
+                .extend(expr.branches());
             mapped.insert(p.id.clone(), (component, expr, qualifier));
         }
     }
@@ -309,7 +316,9 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                 let Some((component, expr, qualifier)) = mapped.get(&pid.value) else {
                     if let Some(p) = products.get(&pid.value) {
                         if component_of(p, components).is_some() {
-                            unread.insert(p.display());
+                            let text = p.version_texts().first().copied().unwrap_or_default();
+                            unread.insert(format!("{} `{text}`", p.display()));
+                            unread_ids.insert(id.clone());
                         } else {
                             unmapped.insert(p.display());
                         }
@@ -354,6 +363,21 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
 
     let whole = Location::new(file, 0, 0);
     let mut warnings = Vec::new();
+    if !twice.is_empty() {
+        warnings.push(Diagnostic::warning(
+            Code::CsafDefinedTwice,
+            whole.clone(),
+            format!(
+                "CSAF: {} defined twice, which CSAF forbids; each pair reads alike, so each is read once: {}",
+                if twice.len() == 1 {
+                    "1 product id is".to_string()
+                } else {
+                    format!("{} product ids are", twice.len())
+                },
+                listed(&twice)
+            ),
+        ));
+    }
     if !unmapped.is_empty() {
         warnings.push(Diagnostic::warning(
             Code::CsafNotUsed,
@@ -370,12 +394,13 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
             Code::CsafNotUsed,
             whole.clone(),
             format!(
-                "CSAF: the version of {} not understood, not used: {}",
+                "CSAF: the versions of {} not understood, so whether they are affected by {} is not judged: {}",
                 if unread.len() == 1 {
-                    "1 product is".to_string()
+                    "1 product are".to_string()
                 } else {
-                    format!("{} products is", unread.len())
+                    format!("{} products are", unread.len())
                 },
+                listed(&unread_ids),
                 listed(&unread)
             ),
         ));

@@ -227,8 +227,15 @@ impl Colocation {
                 if members.len() < 2 {
                     continue;
                 }
-                let hami = unit == Unit::Hami;
-                let pins = unit_pins(&members, hami);
+                // A KAI group names one GPU only where the device plugin gives the group's
+                // reservation pod a whole GPU, not a replica of one.
+                let groups_named = members.values().any(|m| {
+                    m.records
+                        .iter()
+                        .any(|d| matches!(d, PhysicalDevice::KaiGroup(_)))
+                });
+                let whole = gpu.sharing.replicas_for(resource::GPU) <= 1;
+                let pins = unit_pins(&members, unit.recorded() && (whole || !groups_named));
                 let all: BTreeSet<&Pin> = pins.values().flatten().flatten().collect();
                 let keys: Vec<Option<Pin>> = if all.is_empty() {
                     vec![None]
@@ -270,7 +277,43 @@ impl Colocation {
                     self.sites.push(site(level, judge, chosen));
                 }
             }
-            if mig.len() >= 2 {
+            let record_kinds: BTreeSet<u8> = mig
+                .values()
+                .flat_map(|m| m.records.iter().map(record_kind))
+                .collect();
+            if mig.len() >= 2 && record_kinds.len() == 1 && mig.values().all(|m| m.recorded()) {
+                // A scheduler that cuts MIG instances on demand (Volcano's and HAMi's dynamic MIG)
+                // records the GPU each one is on, which the node's labels may not list: tenants
+                // whose records name one GPU share it at the MIG level, and records naming
+                // different GPUs keep them apart.
+                let gpus: BTreeSet<&PhysicalDevice> =
+                    mig.values().flat_map(|m| &m.records).collect();
+                for g in gpus {
+                    let chosen: BTreeMap<TenantId, Member> = mig
+                        .iter()
+                        .filter(|(_, m)| m.records.contains(g))
+                        .map(|(t, m)| {
+                            (
+                                *t,
+                                Member {
+                                    workloads: m.workloads.clone(),
+                                    pinned: true,
+                                    mig_gpus: m.records.len(),
+                                    ..Member::default()
+                                },
+                            )
+                        })
+                        .collect();
+                    let signature = (
+                        Level::MigGpu,
+                        chosen.iter().map(|(t, m)| (*t, m.pinned)).collect(),
+                    );
+                    if chosen.len() < 2 || !seen.insert(signature) {
+                        continue;
+                    }
+                    self.sites.push(site(Level::MigGpu, Judge::MigGpu, chosen));
+                }
+            } else if mig.len() >= 2 {
                 let counts: BTreeMap<TenantId, usize> = mig
                     .iter()
                     .map(|(t, m)| {
@@ -493,6 +536,13 @@ impl Colocation {
                 .filter(|(_, r)| !r)
                 .map(|(s, _)| s),
         );
+    }
+
+    /// Whether a scheduled workload gets its GPU on `node` through an MPS server.
+    pub fn runs_mps(&self, node: NodeId) -> bool {
+        self.uses
+            .range((node, 0)..=(node, WorkloadId::MAX))
+            .any(|(_, u)| u.mechanism.is_mps())
     }
 
     /// Tenants on a GPU node: scheduled there (`observed`), or permitted there (`permitted`).

@@ -10,8 +10,11 @@
 //!
 //! Certainty (product spec, "Certainty of a finding"):
 //!
-//! - `observed`: the objects prove the co-location: HAMi's `hami.io/vgpu-devices-allocated` names the
-//!   same GPU UUID; the node has one GPU; a shared MIG profile has one instance on the node; or, more
+//! - `observed`: the objects prove the co-location: a scheduler's records name the same GPU for both
+//!   (HAMi's and Volcano's allocation annotations, KAI Scheduler's GPU group and the GPUs it gives a
+//!   fraction: `RecordedDevice`, compared in one place, [`unit_pins`] and the MIG GPUs of
+//!   `Colocation::scheduled_sites`), while records naming different GPUs keep two tenants apart; the
+//!   node has one GPU; a shared MIG profile has one instance on the node; or, more
 //!   generally, the replicas the two tenants hold cannot be packed onto disjoint GPUs (instances) of the
 //!   node (pigeonhole). Two pods scheduled on one node are observed to share that node.
 //! - `possible`: both are scheduled on the node and its sharing configuration lets the device plugin put
@@ -27,7 +30,8 @@
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
     AllocationPolicy, DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode, MigStrategy,
-    NodeId, NodeSetId, PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
+    NodeId, NodeSetId, PhysicalDevice, PhysicalGpu, SharingStrategy, Workload, WorkloadId,
+    WorkloadKind,
 };
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::resource;
@@ -60,6 +64,12 @@ impl Unit {
     /// Whether two workloads on this unit may run on one GPU or instance.
     pub fn is_shared(&self) -> bool {
         !matches!(self, Unit::Own)
+    }
+
+    /// Whether the scheduler that hands this unit out records which device each workload got
+    /// (HAMi's and Volcano's vGPUs, KAI's fractions): then its records decide who shares a device.
+    pub fn recorded(&self) -> bool {
+        matches!(self, Unit::Hami | Unit::Fraction(FractionScheduler::Kai))
     }
 }
 
@@ -224,7 +234,7 @@ const ONE_INSTANCE: &str = "the node has one instance of that profile";
 const PIGEONHOLE_MIG: &str = "their replicas cannot fit on separate instances of the profile";
 const SAME_NODE: &str = "they are scheduled there";
 const SAME_CLUSTER: &str = "their namespaces are in one cluster";
-const HAMI_SAME_GPU: &str = "HAMi's allocation names the same GPU for them";
+const RECORDED_SAME_GPU: &str = "the scheduler's records name the same GPU for both";
 const ONE_MIG_GPU: &str = "one GPU of the node carries the instances both can get";
 
 /// What the members of a [`Site`] share: the model's sharing level.
@@ -262,11 +272,31 @@ enum Judge {
     Cluster,
 }
 
-/// A device the objects pin workloads to: a slot ingest resolved, or the GPU UUID HAMi allocated.
+/// A device the objects pin workloads to: a slot ingest resolved, or the physical device a
+/// scheduler recorded.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Pin {
     Slot(DeviceSlot),
-    Uuid(String),
+    Recorded(PhysicalDevice),
+}
+
+impl Pin {
+    /// Pins of one kind can be compared: two of them name one device when they are equal.
+    fn kind(&self) -> u8 {
+        match self {
+            Pin::Slot(_) => 0,
+            Pin::Recorded(d) => record_kind(d),
+        }
+    }
+}
+
+/// Records of one kind can be compared: two of them name one device when they are equal.
+fn record_kind(device: &PhysicalDevice) -> u8 {
+    match device {
+        PhysicalDevice::Gpu(_) => 1,
+        PhysicalDevice::GpuIndex(_) => 2,
+        PhysicalDevice::KaiGroup(_) => 3,
+    }
 }
 
 /// A shared thing: tenants that share one GPU (or instance), the instances of one GPU, one node, a set
@@ -324,7 +354,7 @@ impl Site {
             Judge::Device { unit, pin } => {
                 if a.pinned && b.pinned {
                     let reason = match pin {
-                        Some(Pin::Uuid(_)) => HAMI_SAME_GPU,
+                        Some(Pin::Recorded(_)) => RECORDED_SAME_GPU,
                         _ => PINNED,
                     };
                     return Some((Certainty::Observed, reason));
@@ -624,8 +654,10 @@ struct Group {
 struct Members {
     workloads: Vec<WorkloadId>,
     demand: u64,
-    uuids: BTreeSet<String>,
-    all_pinned: bool,
+    /// The physical devices schedulers recorded for its workloads.
+    records: BTreeSet<PhysicalDevice>,
+    /// Every one of its workloads has a record.
+    all_recorded: bool,
     mig_profiles: Option<BTreeSet<String>>,
     /// Devices the evidence pins the tenant's workloads to.
     observed_devices: BTreeSet<DeviceSlot>,
@@ -639,8 +671,8 @@ impl Default for Members {
         Members {
             workloads: Vec::new(),
             demand: 0,
-            uuids: BTreeSet::new(),
-            all_pinned: true,
+            records: BTreeSet::new(),
+            all_recorded: true,
             mig_profiles: None,
             observed_devices: BTreeSet::new(),
             devices: Some(BTreeSet::new()),
@@ -651,10 +683,11 @@ impl Default for Members {
 impl Members {
     fn add(&mut self, wid: WorkloadId, w: &Workload) {
         self.workloads.push(wid);
-        if w.placement.gpu_uuids.is_empty() {
-            self.all_pinned = false;
+        if w.placement.recorded.is_empty() {
+            self.all_recorded = false;
         }
-        self.uuids.extend(w.placement.gpu_uuids.iter().cloned());
+        self.records
+            .extend(w.placement.recorded.iter().map(|r| r.device.clone()));
         let slots = &w.placement.devices;
         if w.placement.observed {
             self.observed_devices.extend(slots.iter().copied());
@@ -666,24 +699,30 @@ impl Members {
         }
     }
 
-    /// The devices the objects restrict the tenant to: resolved slots, else (HAMi) the allocated
-    /// GPUs when every workload names one; `None` when it may be on any device of the unit.
-    fn pins(&self, hami: bool) -> Option<BTreeSet<Pin>> {
+    /// Whether a scheduler recorded a device for every one of its workloads.
+    fn recorded(&self) -> bool {
+        self.all_recorded && !self.records.is_empty()
+    }
+
+    /// The devices the objects restrict the tenant to: resolved slots, else (on a unit whose
+    /// scheduler records allocations) the recorded devices when every workload has one; `None`
+    /// when it may be on any device of the unit.
+    fn pins(&self, recorded: bool) -> Option<BTreeSet<Pin>> {
         match &self.devices {
             Some(d) if !d.is_empty() => Some(d.iter().copied().map(Pin::Slot).collect()),
-            _ if hami && self.all_pinned && !self.uuids.is_empty() => {
-                Some(self.uuids.iter().cloned().map(Pin::Uuid).collect())
+            _ if recorded && self.recorded() => {
+                Some(self.records.iter().cloned().map(Pin::Recorded).collect())
             }
             _ => None,
         }
     }
 
-    /// Whether the evidence puts the tenant on `pin` (a resolved slot observed there, or a HAMi
-    /// allocation, which is an observation).
+    /// Whether the evidence puts the tenant on `pin` (a resolved slot observed there, or a
+    /// scheduler's record, which is an observation).
     fn observed_at(&self, pin: &Pin) -> bool {
         match pin {
             Pin::Slot(slot) => self.observed_devices.contains(slot),
-            Pin::Uuid(uuid) => self.uuids.contains(uuid),
+            Pin::Recorded(device) => self.records.contains(device),
         }
     }
 
@@ -707,37 +746,35 @@ impl Members {
     }
 }
 
-/// Each member's pins on one device unit, comparable with one another.
+/// Each member's pins on one device unit, comparable with one another: the one place where "the
+/// same recorded device, two tenants" becomes observed sharing, and records naming different
+/// devices keep tenants apart.
 ///
-/// On a HAMi unit where every member's allocations name their GPUs and no device slot was observed,
-/// the allocated UUIDs are the evidence and the slots only candidates, so members pin by UUID. Pins
-/// of different kinds (a slot for one member, a UUID for another) cannot tell whether two members
-/// are on one GPU: then no member is pinned, and every two meet.
+/// On a unit whose scheduler records allocations (`recorded`), where every member's workloads
+/// have records and no device slot was observed, the records are the evidence and the slots only
+/// candidates, so members pin by record. Pins of different kinds (a slot for one member, a UUID
+/// for another, a UUID and a KAI group) cannot tell whether two members are on one GPU: then no
+/// member is pinned, and every two meet.
 fn unit_pins<T: Ord + Copy>(
     members: &BTreeMap<T, Members>,
-    hami: bool,
+    recorded: bool,
 ) -> BTreeMap<T, Option<BTreeSet<Pin>>> {
-    let by_uuid = hami
+    let by_record = recorded
         && members
             .values()
-            .all(|m| m.all_pinned && !m.uuids.is_empty() && m.observed_devices.is_empty());
+            .all(|m| m.recorded() && m.observed_devices.is_empty());
     let mut pins: BTreeMap<T, Option<BTreeSet<Pin>>> = members
         .iter()
         .map(|(t, m)| {
-            let pins = if by_uuid {
-                Some(m.uuids.iter().cloned().map(Pin::Uuid).collect())
+            let pins = if by_record {
+                Some(m.records.iter().cloned().map(Pin::Recorded).collect())
             } else {
-                m.pins(hami)
+                m.pins(recorded)
             };
             (*t, pins)
         })
         .collect();
-    let kinds: BTreeSet<bool> = pins
-        .values()
-        .flatten()
-        .flatten()
-        .map(|p| matches!(p, Pin::Uuid(_)))
-        .collect();
+    let kinds: BTreeSet<u8> = pins.values().flatten().flatten().map(Pin::kind).collect();
     if kinds.len() > 1 {
         pins.values_mut().for_each(|p| *p = None);
     }
@@ -867,7 +904,7 @@ pub(crate) mod tests {
         PAIRWISE.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    use super::{unit_pins, DeviceSlot, Members, Pin};
+    use super::{unit_pins, DeviceSlot, Members, PhysicalDevice, Pin};
     use std::collections::{BTreeMap, BTreeSet};
 
     fn slot(gpu: u32) -> DeviceSlot {
@@ -880,8 +917,11 @@ pub(crate) mod tests {
     /// A tenant on a HAMi unit: its allocations' UUIDs, its candidate slots, the observed ones.
     fn member(uuids: &[&str], candidates: &[u32], observed: &[u32]) -> Members {
         Members {
-            uuids: uuids.iter().map(|u| u.to_string()).collect(),
-            all_pinned: !uuids.is_empty(),
+            records: uuids
+                .iter()
+                .map(|u| PhysicalDevice::Gpu(u.to_string()))
+                .collect(),
+            all_recorded: !uuids.is_empty(),
             observed_devices: observed.iter().copied().map(slot).collect(),
             devices: Some(candidates.iter().copied().map(slot).collect()),
             ..Members::default()
@@ -892,8 +932,8 @@ pub(crate) mod tests {
         pins.iter()
             .flatten()
             .filter_map(|p| match p {
-                Pin::Uuid(u) => Some(u.as_str()),
-                Pin::Slot(_) => None,
+                Pin::Recorded(PhysicalDevice::Gpu(u)) => Some(u.as_str()),
+                _ => None,
             })
             .collect()
     }
@@ -909,7 +949,7 @@ pub(crate) mod tests {
         let pins = unit_pins(&members, true);
         assert_eq!(uuids(&pins[&1]), ["GPU-a"]);
         assert_eq!(uuids(&pins[&2]), ["GPU-a"]);
-        // Without HAMi the UUIDs are not allocations: the slots stay.
+        // On a unit whose scheduler records nothing the UUIDs are not allocations: the slots stay.
         let pins = unit_pins(&members, false);
         assert!(uuids(&pins[&1]).is_empty() && pins[&1].is_some());
     }
@@ -922,6 +962,14 @@ pub(crate) mod tests {
             (1, member(&["GPU-a"], &[], &[])),
             (2, member(&[], &[0, 1], &[])),
         ]);
+        let pins = unit_pins(&members, true);
+        assert!(pins.values().all(Option::is_none), "{pins:?}");
+        // A UUID and a KAI group may or may not be one GPU.
+        let mut group = member(&[], &[], &[]);
+        group.records = BTreeSet::from([PhysicalDevice::KaiGroup("g".into())]);
+        group.all_recorded = true;
+        group.devices = None;
+        let members = BTreeMap::from([(1, member(&["GPU-a"], &[], &[])), (2, group)]);
         let pins = unit_pins(&members, true);
         assert!(pins.values().all(Option::is_none), "{pins:?}");
         // Observed slots are evidence: they are kept when every member has them.

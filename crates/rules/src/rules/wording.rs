@@ -3,8 +3,10 @@
 //! acceptances, MIG). The arithmetic of the pairs is in [`super::common`].
 
 use super::common::{Share, Tally, TRUSTS};
+use crate::colocation::Unit;
 use crate::context::Context;
 use crate::text;
+use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{ConfigSource, GpuNode, WorkloadId};
 use gpu_trust_model::{Certainty, Trust};
 use gpu_trust_policy::TenantId;
@@ -210,24 +212,42 @@ pub fn config_source(node: &GpuNode) -> String {
     }
 }
 
-/// A taint and toleration that keep other tenants off a tenant's node pool.
-pub fn node_pool_advice(tenant: &str) -> String {
-    format!(
-        "taint the pool's nodes (`kubectl taint nodes NODE gpu-trust/tenant={tenant}:NoSchedule`) and give {tenant}'s workloads the matching toleration and a nodeSelector for the pool"
-    )
-}
-
-/// The same advice for a whole group of tenants.
-pub fn node_pools_advice() -> &'static str {
-    "give each tenant nodes of its own: taint them (`kubectl taint nodes NODE gpu-trust/tenant=TENANT:NoSchedule`) and give the tenant's workloads the matching toleration and a nodeSelector for them"
-}
-
-/// The node pool advice for a tally: naming the second tenant of a single pair, else for everyone.
+/// The node pool advice for a tally: a taint and toleration that keep other tenants off a
+/// tenant's nodes, naming the second tenant of a single pair (else for every tenant) and the one
+/// node the tally's pairs meet on (`kubectl taint` takes one node name; `NODE` where they meet on
+/// several).
 pub fn pool_advice(ctx: &Context<'_>, tally: &Tally) -> String {
+    let node = match tally.nodes.iter().collect::<Vec<_>>().as_slice() {
+        [one] => ctx.node_name(**one),
+        _ => "NODE",
+    };
     match two_names(ctx, tally) {
-        Some((_, b)) => node_pool_advice(b),
-        None => node_pools_advice().to_string(),
+        Some((_, b)) => format!(
+            "taint the pool's nodes (`kubectl taint nodes {node} gpu-trust/tenant={b}:NoSchedule`) and give {b}'s workloads the matching toleration and a nodeSelector for the pool"
+        ),
+        None => format!(
+            "give each tenant nodes of its own: taint them (`kubectl taint nodes {node} gpu-trust/tenant=TENANT:NoSchedule`) and give the tenant's workloads the matching toleration and a nodeSelector for them"
+        ),
     }
+}
+
+/// The resources the tally's pairs share replicas of (`nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`),
+/// sorted, as code spans joined with "and"; `None` when no shared device unit names one.
+pub fn shared_resources(ctx: &Context<'_>, tally: &Tally) -> Option<String> {
+    let names: BTreeSet<String> = tally
+        .sites
+        .iter()
+        .filter_map(|i| ctx.site(*i)?.unit())
+        .filter_map(|u| match u {
+            Unit::SharedGpu { resource } => Some(resource.clone()),
+            Unit::SharedMigInstance { profile } if !profile.is_empty() => {
+                Some(catalogue::mig_resource(profile))
+            }
+            _ => None,
+        })
+        .map(|r| format!("`{r}`"))
+        .collect();
+    (!names.is_empty()).then(|| text::list(&names.into_iter().collect::<Vec<_>>()))
 }
 
 /// `acme and globex` / `these 5 tenants`.

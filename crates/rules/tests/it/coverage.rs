@@ -262,3 +262,25 @@ fn the_report_carries_the_coverage() {
     assert_eq!(found.len(), 1, "{}", json(&found));
     assert!(found[0].nodes.is_empty());
 }
+
+/// A confidential tenant's GPU pod whose runtime class the dump does not hold (GT303's fixture
+/// `clean-unread-runtime-class.yaml`): whether it runs a confidential runtime is a gap of the
+/// confidentiality layer, never a finding that it does not.
+#[test]
+fn an_unread_runtime_class_of_a_confidential_tenant_is_a_confidentiality_gap() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/GT303");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let ingested =
+        gpu_trust_ingest::ingest_text(&read("clean-unread-runtime-class.yaml"), "t.yaml");
+    let tenancy = tenancy(
+        &ingested.fleet,
+        &read("clean-unread-runtime-class.policy.yaml"),
+    );
+    let c = coverage(&ingested.fleet, &tenancy, CoverageInput::default());
+    assert_eq!(status(&c, Layer::Confidentiality), CoverageStatus::Partial);
+    assert_eq!(
+        reasons(&c, Layer::Confidentiality),
+        [GapReason::UnresolvedRuntimeClass]
+    );
+    assert!(!c.complete);
+}

@@ -397,3 +397,213 @@ fn vers_ranges_and_unmapped_products_of_another_vendor() {
         ["CSAF: 1 product is not a component the audit knows, not used: Other Tool"]
     );
 }
+
+/// One product of the Container Toolkit whose versions are `vers`, known affected.
+fn toolkit_affected(vers: &str) -> csaf::Document {
+    let branches = format!(
+        r#"[{{"category": "vendor", "name": "NVIDIA", "branches": [
+             {{"category": "product_name", "name": "NVIDIA Container Toolkit", "branches": [
+               {{"category": "product_version_range", "name": "{vers}",
+                 "product": {{"name": "NVIDIA Container Toolkit", "product_id": "CTK"}}}}]}}]}}]"#
+    );
+    csaf::read(
+        &document(
+            &branches,
+            r#"[{"cve": "CVE-2099-0004", "product_status": {"known_affected": ["CTK"]}}]"#,
+        ),
+        "vendor.json",
+        Components::builtin(),
+    )
+    .unwrap()
+}
+
+/// A `vers` range of several intervals, and a list of versions, count whole (the vers
+/// specification, package-url/vers-spec VERSION-RANGE-SPEC: constraints sorted by version, `>`/`>=`
+/// followed by `<`/`<=` is one interval, a leading `<` and a trailing `>=` are open, a bare version
+/// is one version).
+#[test]
+fn several_intervals_and_lists_of_versions_count_whole() {
+    let doc = toolkit_affected("vers:generic/>=1.10.0|<1.12.0|>=1.19.0|<1.19.5");
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    let r = &doc.advisories[0].affects[0];
+    assert_eq!(
+        r.status(&v("1.9.9")),
+        Status::Fixed,
+        "before the first interval"
+    );
+    assert_eq!(r.status(&v("1.10.0")), affected("1.12.0"));
+    assert_eq!(r.status(&v("1.11.4")), affected("1.12.0"));
+    assert_eq!(
+        r.status(&v("1.12.0")),
+        Status::Fixed,
+        "between the intervals"
+    );
+    assert_eq!(
+        r.status(&v("1.18.9")),
+        Status::Fixed,
+        "between the intervals"
+    );
+    assert_eq!(r.status(&v("1.19.0")), affected("1.19.5"));
+    assert_eq!(r.status(&v("1.19.5")), Status::Fixed);
+    assert_eq!(r.status(&v("2.0.0")), Status::Fixed);
+
+    let doc = toolkit_affected("vers:generic/1.17.2|1.17.4|>=1.18.0|<1.18.2");
+    let r = &doc.advisories[0].affects[0];
+    for affected_version in ["1.17.2", "1.17.4", "1.18.1"] {
+        assert!(
+            matches!(r.status(&v(affected_version)), Status::Affected { .. }),
+            "{affected_version}"
+        );
+    }
+    for fixed in ["1.17.3", "1.17.5", "1.18.2"] {
+        assert_eq!(r.status(&v(fixed)), Status::Fixed, "{fixed}");
+    }
+}
+
+/// What the reader cannot understand is a warning that names the product and its versions: the
+/// vulnerability is not silently read as affecting nothing.
+#[test]
+fn versions_not_understood_are_warnings_naming_the_product() {
+    for vers in [
+        "vers:generic/!=1.5.0",
+        "vers:generic/<1.12.0|<1.19.5",
+        "vers:generic/>=1.19.0|<1.19.5|>=1.10.0|<1.12.0",
+    ] {
+        let doc = toolkit_affected(vers);
+        let w: Vec<&str> = doc.warnings.iter().map(|d| d.message.as_str()).collect();
+        assert!(
+            w.iter().any(|m| m.contains("not understood")
+                && m.contains("NVIDIA Container Toolkit")
+                && m.contains(vers)),
+            "{vers}: {w:#?}"
+        );
+    }
+}
+
+/// The shapes of NVIDIA's bulletin 5861 (September 2026; NVIDIA/product-security
+/// `2026/5861/5861.json`, commit 08d1a287) that a strict reader would refuse or misread, written
+/// here with 5861's own branch names, product names and ids: the vGPU 19 Virtual GPU Manager's
+/// product id defined twice, its name written two ways; Windows rows whose versions are Windows
+/// driver numbers outside their branch (`Windows(R580)`: "All driver versions prior to 596.86");
+/// and Tesla Linux rows for R580, R595, R610 and R615 only (no R535 or R570).
+#[test]
+fn the_shapes_of_the_september_2026_driver_bulletin_read() {
+    let tesla = |arch: &str, prefix: &str, fix: &str| {
+        let id = fix.replace('.', "_");
+        format!(
+            r#"{{"category": "architecture", "name": "{arch}", "branches": [
+                 {{"category": "product_version", "name": "Tesla", "product": {{"name": "{fix}", "product_id": "{prefix}_tesla_{id}"}}}},
+                 {{"category": "product_version", "name": "Tesla", "product": {{"name": "All driver versions prior to {fix}", "product_id": "{prefix}_tesla_all_driver_versions_prior_to_{id}"}}}}]}}"#
+        )
+    };
+    let manager = "xenserver_vmware_vsphere_red_hat_enterprise_linux_kvm_ubuntuvgpu_19_virtual_gpu_manager_580_159_01all_versions_prior_to_and_including_vgpu_19_5";
+    let branches = format!(
+        r#"[{{"category": "vendor", "name": "NVIDIA", "branches": [
+             {{"category": "product_family", "name": "NVIDIA Product Family", "branches": [
+               {{"category": "product_name", "name": "Tesla", "product": {{"name": "Tesla", "product_id": "linuxr580_tesla"}}}}]}},
+             {r580}, {r595}, {r610}, {r615}, {win},
+             {{"category": "architecture", "name": "XenServer, VMware vSphere, Red Hat Enterprise Linux KVM, Ubuntu(vGPU 19)", "branches": [
+               {{"category": "product_version", "name": "Virtual GPU Manager", "product": {{"name": "580.159.01All versions prior to and including vGPU 19.5)", "product_id": "{manager}"}}}},
+               {{"category": "product_version", "name": "Virtual GPU Manager", "product": {{"name": "580.159.01(All versions prior to and including vGPU 19.5)", "product_id": "{manager}"}}}}]}}]}}]"#,
+        r580 = tesla("Linux(R580)", "linuxr580", "580.178.04"),
+        r595 = tesla("Linux(R595)", "linuxr595", "595.91.07"),
+        r610 = tesla("Linux(R610)", "linuxr610", "610.57.04"),
+        r615 = tesla("Linux(R615)", "linuxr615", "615.71.09"),
+        win = tesla("Windows(R580)", "windowsr580", "596.86"),
+    );
+    let ids = |which: &str| {
+        [
+            "linuxr580",
+            "linuxr595",
+            "linuxr610",
+            "linuxr615",
+            "windowsr580",
+        ]
+        .iter()
+        .zip([
+            "580.178.04",
+            "595.91.07",
+            "610.57.04",
+            "615.71.09",
+            "596.86",
+        ])
+        .map(|(p, f)| {
+            let id = f.replace('.', "_");
+            if which == "fixed" {
+                format!(r#""{p}_tesla_{id}""#)
+            } else {
+                format!(r#""{p}_tesla_all_driver_versions_prior_to_{id}""#)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+    };
+    let vulnerabilities = format!(
+        r#"[{{"cve": "CVE-2026-47559", "product_status": {{"fixed": [{fixed}], "known_affected": [{affected}, "{manager}"]}}}}]"#,
+        fixed = ids("fixed"),
+        affected = ids("affected"),
+    );
+    let doc = csaf::read(
+        &document(&branches, &vulnerabilities),
+        "5861-shapes.json",
+        Components::builtin(),
+    )
+    .unwrap_or_else(|e| panic!("{e:#?}"));
+    let d = Component::Driver;
+    assert_eq!(
+        status(&doc, "CVE-2026-47559", d, "580.159.03"),
+        affected("580.178.04")
+    );
+    assert_eq!(
+        status(&doc, "CVE-2026-47559", d, "595.71.05"),
+        affected("595.91.07")
+    );
+    for fixed in ["580.178.04", "595.91.07", "610.57.04", "615.71.09"] {
+        assert_eq!(
+            status(&doc, "CVE-2026-47559", d, fixed),
+            Status::Fixed,
+            "{fixed}"
+        );
+    }
+    // No row for R535 or R570: affected, and the fix to move to is R580's.
+    for old in ["535.309.01", "570.211.01"] {
+        assert_eq!(
+            status(&doc, "CVE-2026-47559", d, old),
+            affected("580.178.04"),
+            "{old}"
+        );
+    }
+    // The Windows row's 596.86 is no Linux branch: a 596 Linux driver is not made affected by it.
+    let a = doc
+        .advisories
+        .iter()
+        .find(|a| a.id == "CVE-2026-47559")
+        .unwrap();
+    let r = a.affects.iter().find(|r| r.component == d).unwrap();
+    assert!(!r.fixed.iter().any(|f| f.major() == 596), "{:?}", r.fixed);
+    let w: Vec<String> = doc.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        w.iter().any(|m| m.contains("warning[csaf-defined-twice]")
+            && m.contains(manager)
+            && m.contains("580.159.01All versions")
+            && m.contains("580.159.01(All versions")),
+        "{w:#?}"
+    );
+}
+
+/// A product id defined twice with different meanings is still refused.
+#[test]
+fn a_product_id_defined_twice_with_two_meanings_is_refused() {
+    let e = refused(&document(
+        r#"[{"category": "vendor", "name": "NVIDIA", "branches": [
+             {"category": "product_name", "name": "NVIDIA Container Toolkit", "branches": [
+               {"category": "product_version", "name": "1.19.0", "product": {"name": "1.19.0", "product_id": "CTK"}},
+               {"category": "product_version", "name": "1.19.1", "product": {"name": "1.19.1", "product_id": "CTK"}}]}]}]"#,
+        "[]",
+    ));
+    assert!(
+        e.iter()
+            .any(|m| m.contains("product id `CTK` is defined twice")),
+        "{e:?}"
+    );
+}

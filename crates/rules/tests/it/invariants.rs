@@ -148,11 +148,15 @@ fn own_mig_instance_leaves_device_reach_but_not_host_reach() {
     for (t, other) in [("acme", "globex"), ("globex", "acme")] {
         for i in [Incident::MemoryExhaustion, Incident::DeviceFault] {
             assert!(reaches(&before, t, i).contains(other), "{t} {i} before");
-            assert!(
-                reaches(&after, t, i).is_empty(),
-                "{t} {i} after: MIG separates it"
-            );
         }
+        assert!(
+            reaches(&after, t, Incident::MemoryExhaustion).is_empty(),
+            "{t} after: MIG separates memory"
+        );
+        assert!(
+            reaches(&after, t, Incident::DeviceFault).contains(other),
+            "{t} after: errors that need a GPU reset hit every instance"
+        );
         assert!(
             reaches(&after, t, Incident::HostEscape).contains(other),
             "host stays shared"
@@ -167,6 +171,41 @@ fn own_mig_instance_leaves_device_reach_but_not_host_reach() {
     assert!(mig[0].separated_by.contains(&"memory-pool".to_string()));
     assert!(!mig[0].shares.contains(&"memory-pool".to_string()));
     assert_eq!(groups_at(&after, GroupLevel::Node)[0].shares, ["host"]);
+}
+
+/// The matrix says what the findings say: a pair GT104 reports on one MIG GPU has the fault that
+/// hits every instance of the GPU in its cell, at the certainty they meet there.
+#[test]
+fn a_pair_on_one_mig_gpu_has_the_gpu_wide_fault_in_its_matrix_cell() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).mig(&["4g.40gb", "3g.40gb"]))
+        .workload(
+            W::pod("cust-acme", "infer-0")
+                .on("gpu-1")
+                .resource("nvidia.com/mig-4g.40gb", 1),
+        )
+        .workload(
+            W::pod("cust-globex", "train-0")
+                .on("gpu-1")
+                .resource("nvidia.com/mig-3g.40gb", 1),
+        );
+    let report = run(&spec, &two_tenants("none"));
+    let gt104 = of_rule(&report, "GT104");
+    assert_eq!(gt104.len(), 1, "{:?}", report.findings);
+    assert!(
+        gt104[0].message.contains("GPU-wide errors"),
+        "{}",
+        gt104[0].message
+    );
+    let p = &report.matrix.pairs[0];
+    assert_eq!(p.tenants, ["acme".to_string(), "globex".to_string()]);
+    assert_eq!(
+        p.incidents.get(&Incident::DeviceFault),
+        Some(&gt104[0].certainty),
+        "{:?}",
+        p.incidents
+    );
+    assert!(!p.incidents.contains_key(&Incident::MemoryExhaustion));
 }
 
 #[test]
@@ -688,16 +727,21 @@ fn the_same_input_gives_the_same_bytes() {
     let b = serde_json::to_string_pretty(&run(&spec, &three_tenants())).unwrap();
     assert_eq!(a, b);
     let report = run(&spec, &three_tenants());
-    // Sorted: most severe first, then by code.
+    // Sorted: most severe first; within a severity observed, then possible, then permitted; then
+    // by code.
     for w in report.findings.windows(2) {
+        let key = |f: &gpu_trust_rules::report::Finding| {
+            (std::cmp::Reverse(f.severity), f.certainty, f.rule.clone())
+        };
         assert!(
-            w[0].severity > w[1].severity
-                || (w[0].severity == w[1].severity && w[0].rule <= w[1].rule),
-            "{} {} before {} {}",
+            key(&w[0]) <= key(&w[1]),
+            "{} {} [{}] before {} {} [{}]",
             w[0].rule,
             w[0].severity,
+            w[0].certainty.as_str(),
             w[1].rule,
-            w[1].severity
+            w[1].severity,
+            w[1].certainty.as_str()
         );
     }
     for f in &report.findings {
@@ -1294,4 +1338,54 @@ mod pairs_hold {
             holds(&configs, &workloads, &relations)?;
         }
     }
+}
+
+/// A fix names what its finding already knows: the one node two tenants meet on (`kubectl taint`
+/// takes one node name, so no `NODE` placeholder is left there) and the resource whose replicas to
+/// set.
+#[test]
+fn a_fix_names_the_node_and_the_resource_of_its_finding() {
+    let spec = FleetSpec::default()
+        .node(NodeSpec::new("gpu-1", 1).time_sliced(4))
+        .workload(W::pod("cust-acme", "infer-0").on("gpu-1").gpu(1))
+        .workload(W::pod("cust-globex", "train-0").on("gpu-1").gpu(1));
+    let report = run(&spec, &two_tenants("none"));
+    for rule in ["GT101", "GT207"] {
+        let f = of_rule(&report, rule);
+        assert_eq!(f[0].nodes, ["gpu-1"], "{rule}");
+        assert!(
+            f[0].remediation
+                .contains("`kubectl taint nodes gpu-1 gpu-trust/tenant=globex:NoSchedule`"),
+            "{rule}: {}",
+            f[0].remediation
+        );
+    }
+    let fix = &of_rule(&report, "GT101")[0].remediation;
+    assert!(
+        fix.contains("set `replicas: 1` for `nvidia.com/gpu` in"),
+        "{fix}"
+    );
+}
+
+/// The DCGM exporter's fix names the DaemonSet that runs it, as its finding does (GT210's violating
+/// fixture, built from the GPU Operator's exporter DaemonSet).
+#[test]
+fn the_exporter_fix_names_its_daemonset() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/GT210");
+    let text = std::fs::read_to_string(dir.join("violating.yaml")).unwrap();
+    let policy = std::fs::read_to_string(dir.join("violating.policy.yaml")).unwrap();
+    let ingested = gpu_trust_ingest::ingest_text(&text, "violating.yaml");
+    let tenancy = tenancy(&ingested.fleet, &policy);
+    let report = gpu_trust_rules::audit(&gpu_trust_rules::AuditInput {
+        fleet: &ingested.fleet,
+        tenancy: &tenancy,
+        options: &AuditOptions::new(today()),
+    });
+    let f = of_rule(&report, "GT210");
+    assert!(
+        f[0].remediation
+            .contains("the DCGM exporter of DaemonSet gpu-operator/nvidia-dcgm-exporter"),
+        "{}",
+        f[0].remediation
+    );
 }

@@ -6,6 +6,7 @@ mod coverage;
 mod csaf;
 mod invariants;
 mod platforms;
+mod records;
 mod registry;
 mod scope;
 mod suppressions;

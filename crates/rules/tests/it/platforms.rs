@@ -314,7 +314,8 @@ fn aks_vm_size_names_the_gpus() {
 
 /// Karpenter's AWS provider names the GPU of the instance type: `a10g` with 22888 MiB is the
 /// catalogue's A10G, `l40s` its L40S; a g6f size's eighth of an L4 is no whole GPU, and the
-/// finding says so rather than that the catalogue lacks the L4.
+/// finding says so rather than that the catalogue lacks the L4. EKS Auto Mode's `a10g` with the
+/// 24576 MiB EC2 once reported is the same A10G, never an unknown GPU.
 #[test]
 fn karpenter_instance_gpus_resolve_to_catalogue_models() {
     let (ing, report) = load("eks-karpenter.yaml");
@@ -328,6 +329,10 @@ fn karpenter_instance_gpus_resolve_to_catalogue_models() {
         Some("L40S")
     );
     assert!(on_node(&report, "GT001", "ip-10-0-12-34.ec2.internal").is_empty());
+    let auto = gpu(&ing.fleet, "i-0a1b2c3d4e5f60718");
+    assert_eq!(auto.model.as_deref(), Some("A10G"));
+    assert_eq!(auto.memory_mib, Some(24576));
+    assert!(on_node(&report, "GT001", "i-0a1b2c3d4e5f60718").is_empty());
     assert!(on_node(&report, "GT001", "ip-10-0-56-78.ec2.internal").is_empty());
     let fraction = on_node(&report, "GT001", "ip-10-0-90-12.ec2.internal");
     assert_eq!(fraction.len(), 1, "{fraction:#?}");

@@ -45,6 +45,7 @@ pub(super) fn sharing_text(sharing: Sharing) -> String {
         Sharing::TimeSlicing { replicas } => format!("time-slicing, {replicas} replicas"),
         Sharing::Mps { replicas } => format!("MPS, {replicas} clients"),
         Sharing::Mig => "MIG".to_string(),
+        Sharing::Unknown => "sharing not known".to_string(),
     }
 }
 
@@ -190,7 +191,8 @@ pub(super) fn gpu_layouts(
     out.push_str("</section>\n");
 }
 
-/// The tenants on a node with their certainty, the first [`MAX_NAMED`] * 3 by name.
+/// The tenants on a node with their certainty, the first [`MAX_NAMED`] * 3 in the layout's order
+/// (those running there first), and how many more at each certainty.
 pub(super) fn presence_text(node: &NodeLayout) -> String {
     let limit = MAX_NAMED * 3;
     let mut list: Vec<String> = node
@@ -200,21 +202,71 @@ pub(super) fn presence_text(node: &NodeLayout) -> String {
         .map(|t| format!("{} ({})", t.tenant, t.certainty))
         .collect();
     if node.tenants.len() > limit {
-        list.push(format!("and {} more", node.tenants.len() - limit));
+        list.push(more_by_certainty(
+            node.tenants[limit..].iter().map(|t| t.certainty),
+        ));
     }
     list.join(", ")
 }
 
-/// Tenant bands filling a box from `x`, `y`, `w` x `h`: one column per tenant, the first few only.
+/// `and 996 more tenants (996 permitted)`: the tenants a list leaves out, by certainty, so that no
+/// reader takes them for tenants running there.
+pub(super) fn more_by_certainty(rest: impl Iterator<Item = Certainty>) -> String {
+    let mut counts: BTreeMap<Certainty, usize> = BTreeMap::new();
+    for c in rest {
+        *counts.entry(c).or_default() += 1;
+    }
+    let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    format!(
+        "and {} ({})",
+        more(counts.values().sum(), "tenant", "tenants"),
+        parts.join(", ")
+    )
+}
+
+/// Tenant bands filling a box from `x`, `y`, `w` x `h`: one column per tenant, the first few only
+/// (the layout lists those running there first). A device that holds one workload at a time
+/// (`one`) with several candidates is one band naming how many may hold it, never several tenants
+/// side by side in it.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn bands(
     out: &mut String,
     occupants: &[Occupant],
+    one: bool,
     x: u32,
     y: u32,
     w: u32,
     h: u32,
     tenants: &TenantIndex,
 ) {
+    if one && occupants.len() > 1 {
+        let surest = occupants
+            .iter()
+            .map(|o| o.certainty)
+            .min()
+            .unwrap_or(Certainty::Permitted);
+        let chars = (w.saturating_sub(4) / 6) as usize;
+        let mut text = format!("one of {} tenants", occupants.len());
+        if text.chars().count() > chars {
+            text = format!("1 of {}", occupants.len());
+        }
+        let _ = write!(
+            out,
+            "<g class=\"one-of\"><rect class=\"band-rect cert-{surest}\" x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" fill=\"#e5e7eb\"><title>{}</title></rect>",
+            escape(&format!("one workload at a time, of {}", occupants_text(occupants)))
+        );
+        if chars >= 2 {
+            let _ = write!(
+                out,
+                "<text class=\"band-text\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                x + w / 2,
+                y + h / 2 + 4,
+                escape(&truncate(&text, chars))
+            );
+        }
+        out.push_str("</g>");
+        return;
+    }
     if occupants.is_empty() {
         let _ = write!(
             out,
@@ -273,9 +325,25 @@ pub(super) fn instance_title(i: &MigInstanceLayout, compute_total: Option<u8>) -
     if i.tenants.is_empty() {
         s.push_str(": no tenant workload");
     } else {
-        let _ = write!(s, ": {}", occupants_text(&i.tenants));
+        s.push_str(": ");
+        if let Some(head) = one_of(i.sharing, &i.tenants) {
+            let _ = write!(s, "{head} ");
+        }
+        s.push_str(&occupants_text(&i.tenants));
     }
     s
+}
+
+/// Whether a scheduler cuts MIG instances of this GPU on demand (Volcano's dynamic MIG): its
+/// occupants get MIG mechanisms on a GPU the device plugin hands out whole.
+fn cut_on_demand(gpu: &GpuLayout) -> bool {
+    gpu.mechanisms.iter().any(|m| m.is_mig())
+}
+
+/// What precedes the tenants of a device that holds one workload at a time and has several
+/// candidates: they are not there together.
+pub(super) fn one_of(sharing: Sharing, occupants: &[Occupant]) -> Option<&'static str> {
+    (occupants.len() > 1 && holds_one(sharing, occupants)).then_some("one workload at a time, of:")
 }
 
 /// Profile, placement, compute slices, memory and sharing of an instance, in words.
@@ -324,9 +392,8 @@ pub(super) fn occupants_text(occupants: &[Occupant]) -> String {
         .map(|o| format!("{} ({})", o.tenant, o.certainty))
         .collect();
     if occupants.len() > MAX_NAMED {
-        names.push(format!(
-            "and {}",
-            more(occupants.len() - MAX_NAMED, "tenant", "tenants")
+        names.push(more_by_certainty(
+            occupants[MAX_NAMED..].iter().map(|o| o.certainty),
         ));
     }
     names.join("; ")
@@ -376,11 +443,12 @@ pub(super) fn gpu_figure(
             ),
         }
     } else {
-        // A fractional scheduler shares the GPU on top of what the device plugin advertises.
+        // A fractional scheduler shares the GPU on top of what the device plugin advertises, and one
+        // that cuts MIG instances on demand partitions a GPU the node lists whole.
         let fractions: Vec<&str> = gpu
             .mechanisms
             .iter()
-            .filter(|m| m.is_fraction())
+            .filter(|m| m.is_fraction() || m.is_mig())
             .map(|m| m.title())
             .collect();
         match (fractions.is_empty(), gpu.sharing) {
@@ -482,10 +550,12 @@ pub(super) fn gpu_figure(
             out,
             "<rect class=\"gpu-block\" data-sharing=\"{}\" x=\"{MARGIN}\" y=\"{block_y}\" width=\"{w}\" height=\"{block_h}\" rx=\"4\"/>",
             match gpu.sharing {
-                Sharing::Exclusive => "exclusive",
+                Sharing::Exclusive if !fractions_or_mig(gpu) => "exclusive",
+                Sharing::Exclusive => "scheduler",
                 Sharing::TimeSlicing { .. } => "time-slicing",
                 Sharing::Mps { .. } => "mps",
                 Sharing::Mig => "mig",
+                Sharing::Unknown => "unknown",
             }
         );
         let _ = write!(
@@ -507,19 +577,26 @@ pub(super) fn gpu_figure(
                 );
             }
         }
+        // A GPU the device plugin hands out whole on which a scheduler cuts MIG instances on demand
+        // holds a separate instance for each workload, not one workload at a time.
+        let whole = holds_one(gpu.sharing, &gpu.tenants);
+        let one = whole && !cut_on_demand(gpu);
         bands(
             out,
             &gpu.tenants,
+            one,
             MARGIN + 3,
             block_y + 34,
             w - 6,
             block_h - 38,
             tenants,
         );
-        let foot = if gpu.sharing == Sharing::Exclusive
-            && !gpu.mechanisms.iter().any(|m| m.shares_device())
-        {
+        let foot = if gpu.sharing == Sharing::Unknown {
+            "a workload on this node asks for a GPU in a way gpu-trust cannot map: who shares it, and how, is not known"
+        } else if one {
             "one workload at a time holds the whole GPU"
+        } else if whole {
+            "MIG instances a scheduler cuts on demand: one GPU, a separate instance for each workload"
         } else {
             "one memory pool, one fault domain for every tenant on it"
         };
@@ -546,6 +623,9 @@ pub(super) fn gpu_figure(
             if i.tenants.is_empty() {
                 out.push_str(": no tenant workload</li>");
             } else {
+                if let Some(head) = one_of(i.sharing, &i.tenants) {
+                    let _ = write!(out, ": {head}");
+                }
                 out.push_str("<ul>");
                 occupant_items(out, &i.tenants, tenants);
                 out.push_str("</ul></li>");
@@ -554,6 +634,9 @@ pub(super) fn gpu_figure(
     } else if gpu.tenants.is_empty() {
         out.push_str("<li>no tenant workload</li>");
     } else {
+        if let Some(head) = one_of(gpu.sharing, &gpu.tenants).filter(|_| !cut_on_demand(gpu)) {
+            let _ = write!(out, "<li>{head}</li>");
+        }
         occupant_items(out, &gpu.tenants, tenants);
     }
     out.push_str("</ul></figcaption>\n</figure>\n");
@@ -568,6 +651,9 @@ pub(super) fn occupant_items(out: &mut String, occupants: &[Occupant], tenants: 
         if !mechanisms.is_empty() {
             let _ = write!(head, ", {}", mechanisms.join(", "));
         }
+        if !o.recorded.is_empty() {
+            let _ = write!(head, "; recorded: {}", o.recorded.join(", "));
+        }
         head.push(')');
         let _ = write!(
             out,
@@ -581,8 +667,8 @@ pub(super) fn occupant_items(out: &mut String, occupants: &[Occupant], tenants: 
     if occupants.len() > MAX_NAMED {
         let _ = write!(
             out,
-            "<li>and {}</li>",
-            more(occupants.len() - MAX_NAMED, "tenant", "tenants")
+            "<li>{}</li>",
+            more_by_certainty(occupants[MAX_NAMED..].iter().map(|o| o.certainty))
         );
     }
 }
@@ -594,6 +680,11 @@ pub(super) fn workloads_text(o: &Occupant) -> String {
         let _ = write!(s, " and {} more", o.workload_count - o.workloads.len());
     }
     s
+}
+
+/// Whether a GPU the node lists whole holds fractions or MIG instances a scheduler makes.
+fn fractions_or_mig(gpu: &GpuLayout) -> bool {
+    gpu.mechanisms.iter().any(|m| m.is_fraction() || m.is_mig())
 }
 
 /// Memory slices of a MIG GPU that no placed instance covers.
@@ -678,6 +769,7 @@ pub(super) fn instance_box(
     bands(
         out,
         &i.tenants,
+        holds_one(i.sharing, &i.tenants),
         x + 2,
         y + 33,
         w.saturating_sub(4),

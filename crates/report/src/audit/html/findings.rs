@@ -15,10 +15,15 @@ pub(super) fn findings(
     // Filters: real form controls with labels, usable from the keyboard.
     out.push_str("<form id=\"filters\" class=\"filters\" role=\"search\" aria-label=\"Filter the findings\">\n");
     out.push_str("<label for=\"filter-tenant\">Tenant<select id=\"filter-tenant\" name=\"tenant\">\n<option value=\"\">All tenants</option>\n");
+    // A tenant whose findings the per-rule cap leaves out says how many (the script tells the reader).
     for name in &tenants.names {
+        let beyond = match plan.hidden_of_tenant.get(name.as_str()) {
+            Some(n) => format!(" data-beyond=\"{n}\""),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "<option value=\"{}\">{}</option>",
+            "<option value=\"{}\"{beyond}>{}</option>",
             tenants.id(name),
             escape(name)
         );

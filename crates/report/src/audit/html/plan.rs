@@ -36,6 +36,8 @@ pub struct Plan<'a> {
     pub findings: Vec<&'a Finding>,
     /// Findings not shown, per rule.
     pub hidden: BTreeMap<&'a str, usize>,
+    /// Findings not shown, per tenant they name.
+    pub hidden_of_tenant: BTreeMap<&'a str, usize>,
     /// Tenants on the matrix axes (names), in the report's order.
     pub matrix_tenants: Vec<String>,
     pub drawn: Vec<DrawnNode<'a>>,
@@ -89,6 +91,17 @@ impl<'a> Plan<'a> {
             }
             shown.extend(all.into_iter().take(MAX_FINDINGS_PER_RULE));
         }
+        let mut hidden_of_tenant: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, f) in report
+            .findings
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !shown.contains(i))
+        {
+            for t in &f.tenants {
+                *hidden_of_tenant.entry(t.as_str()).or_default() += 1;
+            }
+        }
         let findings = shown.into_iter().map(|i| &report.findings[i]).collect();
         let mut pairs: Vec<&MatrixPair> = report.matrix.pairs.iter().collect();
         pairs.sort_by(|a, b| {
@@ -107,6 +120,7 @@ impl<'a> Plan<'a> {
         Plan {
             findings,
             hidden,
+            hidden_of_tenant,
             matrix_tenants: report.matrix.tenants.clone(),
             drawn,
             listed,

@@ -75,8 +75,13 @@
     var status = one('#filter-status');
     if (status) {
       var hiddenAccepted = showAccepted ? 0 : all('article.finding[data-accepted="true"]').length;
+      var picked = one('#filter-tenant').selectedOptions[0];
+      var beyond = tenant === '' || !picked ? 0 : Number(picked.getAttribute('data-beyond') || 0);
       status.textContent = 'Showing ' + shown + ' of ' + findings.length + ' findings' +
-        (hiddenAccepted > 0 ? ' (accepted ones hidden)' : '');
+        (hiddenAccepted > 0 ? ' (accepted ones hidden)' : '') +
+        (beyond > 0 ? '; this page does not hold ' + beyond + ' more ' +
+          (beyond === 1 ? 'finding' : 'findings') + ' of this tenant (past the limit per rule): ' +
+          'the JSON report lists them' : '');
     }
   }
   if (form) {

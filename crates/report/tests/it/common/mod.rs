@@ -122,6 +122,7 @@ fn finding(
         key: objects_key(rule, tenants),
         evidence: vec![],
         explained: None,
+        since: None,
     }
 }
 
@@ -594,9 +595,26 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             newest_bulletin: Some("2026-01-28".into()),
             age_days: Some(124),
             stale: true,
-            sources: vec!["built-in".into(), "bulletins/5850.json".into()],
+            sources: vec![
+                "built-in".into(),
+                "https://mirror.example.com/product-security/2026/5821/5821.json".into(),
+                "bulletins/5850.json".into(),
+            ],
+            newest_bulletin_name: Some("NVIDIA security bulletin 5747".into()),
+            built_in_replaced_by: None,
+            update: Some(gpu_trust_rules::report::UpdateData {
+                from: "https://mirror.example.com/product-security".into(),
+                checked: Some("2026-01-30".into()),
+                bulletins: 1,
+            }),
         },
+        pools: Vec::new(),
         layout: Vec::new(),
+        fix_first: None,
+        actions: None,
+        baseline: None,
+        provenance: None,
+        verdict: None,
     }
 }
 
@@ -653,4 +671,91 @@ pub fn sample_rules() -> Vec<RuleDoc<'static>> {
             "Distrusting tenants share an API server",
         ),
     ]
+}
+
+/// [`sample_report`] as `gpu-trust audit` finishes it: a verdict, what to fix first (one action
+/// verified, one not), a baseline with a fixed finding and a new one, and its provenance.
+pub fn sample_decided_report() -> AuditReport {
+    use gpu_trust_rules::report::{
+        Action, ActionKind, Baseline, FixFirst, FixedFinding, Provenance, Search, Since,
+    };
+    let mut report = sample_report(false);
+    let ids: Vec<String> = report.findings.iter().map(|f| f.id()).collect();
+    for (i, f) in report.findings.iter_mut().enumerate() {
+        f.since = Some(if i == 0 { Since::New } else { Since::Unchanged });
+    }
+    report.baseline = Some(Baseline {
+        file: "main.json".into(),
+        generated_at: Some("2026-11-01T08:00:00Z".into()),
+        new: 1,
+        unchanged: report.findings.len() - 1,
+        fixed: vec![FixedFinding {
+            rule: "GT107".into(),
+            key: "Deployment/cust-umbrella/llm-api".into(),
+            severity: Severity::High,
+            message: "vLLM reserves 90% of a shared GPU".into(),
+        }],
+    });
+    let mut remaining = report.summary.findings;
+    remaining.critical -= 1;
+    remaining.high -= 1;
+    report.fix_first = Some(FixFirst {
+        threshold: Severity::High,
+        open: report.summary.findings.at_or_above(Severity::High),
+        search: Search::Exact,
+        tried: 5,
+        untried: 0,
+        remaining,
+        unclosed: vec![ids[1].clone()],
+        not_tried: None,
+    });
+    report.actions = Some(vec![
+        Action {
+            id: "a1".into(),
+            kind: ActionKind::MoveWorkload,
+            summary: "Move Deployment cust-acme/infer to node gpu-h100-2 (nodeSelector pool=acme)"
+                .into(),
+            object: "Deployment/cust-acme/infer".into(),
+            commands: vec![
+                "kubectl patch deployment infer -n cust-acme --type strategic -p '{\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{\"pool\":\"acme\"}}}}}'".into(),
+                "kubectl rollout status deployment/infer -n cust-acme".into(),
+            ],
+            patch: Some(serde_json::json!({"spec": {"template": {"spec": {"nodeSelector": {"pool": "acme"}}}}})),
+            closes: vec![ids[0].clone()],
+            verified: true,
+            notes: Vec::new(),
+        },
+        Action {
+            id: "a2".into(),
+            kind: ActionKind::UpgradeDriver,
+            summary: "Upgrade the GPU driver 580.95.05 on node gpu-h100-1 to 580.159.03".into(),
+            object: "ClusterPolicy/cluster-policy".into(),
+            commands: vec!["kubectl patch clusterpolicies.nvidia.com cluster-policy --type merge -p '{\"spec\":{\"driver\":{\"version\":\"580.159.03\"}}}'".into()],
+            patch: Some(serde_json::json!({"spec": {"driver": {"version": "580.159.03"}}})),
+            closes: report
+                .findings
+                .iter()
+                .filter(|f| f.rule == "GT207")
+                .map(|f| f.id())
+                .collect(),
+            verified: false,
+            notes: vec!["the effect comes from controllers".into()],
+        },
+    ]);
+    report.pools = vec![gpu_trust_rules::report::PoolEntry {
+        signature: "A100-SXM4-80GB time-slicing nvidia.com/gpu=4".into(),
+        gpu: "A100-SXM4-80GB".into(),
+        mechanism: Mechanism::TimeSlicing,
+        replicas: Some(4),
+        mig: false,
+        nodes: vec!["gpu-a100-2".into()],
+        gpus: 8,
+        tenants: vec!["acme".into(), "globex".into()],
+    }];
+    let mut provenance = Provenance::new("0.1.0", 1_765_000_000, &[0xab; 32]);
+    provenance.context = Some("prod".into());
+    provenance.server = Some("https://10.0.0.1:6443".into());
+    report.provenance = Some(provenance);
+    report.verdict = Some(report.verdict(Some(Severity::High), false));
+    report
 }

@@ -23,6 +23,7 @@ pub fn occupant(
         mechanisms: vec![mechanism],
         workloads: pods.iter().map(|p| format!("Pod {p}")).collect(),
         workload_count: pods.len(),
+        recorded: Vec::new(),
     }
 }
 

@@ -1,8 +1,9 @@
 //! What the statuses of one vulnerability say of one component: fixed and last affected versions per
-//! branch, the first affected version, and the branches not affected.
+//! branch, the first affected version, the branches not affected, and the exact intervals of products
+//! whose versions are several intervals or versions.
 
 use super::version::VersionExpr;
-use crate::advisories::{Affected, Component};
+use crate::advisories::{Affected, Component, Interval};
 use gpu_trust_model::Version;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,14 +23,38 @@ pub(super) struct Ranges {
     introduced: Option<Version>,
     not_affected: BTreeSet<u64>,
     named: BTreeSet<u64>,
+    /// Affected products of several intervals or versions, kept whole: they decide the branches
+    /// they span.
+    intervals: Vec<Interval>,
 }
 
 impl Ranges {
     pub(super) fn add(&mut self, status: Status, expr: &VersionExpr) {
-        if let Some(b) = expr.branch() {
-            if status != Status::NotAffected {
-                self.named.insert(b);
+        if status != Status::NotAffected {
+            self.named.extend(expr.branches());
+        }
+        if let VersionExpr::Union(parts) = expr {
+            for p in parts {
+                match (status, p) {
+                    (Status::Affected | Status::FirstAffected, VersionExpr::Exact(v)) => {
+                        self.intervals.push(Interval {
+                            lower: Some((v.clone(), true)),
+                            upper: Some((v.clone(), true)),
+                        });
+                    }
+                    (
+                        Status::Affected | Status::FirstAffected,
+                        VersionExpr::Range { lower, upper },
+                    ) => {
+                        self.intervals.push(Interval {
+                            lower: lower.clone(),
+                            upper: upper.clone(),
+                        });
+                    }
+                    _ => self.add(status, p),
+                }
             }
+            return;
         }
         // The higher of two fixes of one branch (two product lines): the versions between stay affected.
         let mut fix = |v: &Version| {
@@ -69,11 +94,7 @@ impl Ranges {
             }
             (Status::Affected, VersionExpr::Exact(v)) => self.last(v),
             (Status::FirstAffected, VersionExpr::Exact(v)) => self.lower(&Some((v.clone(), true))),
-            (Status::NotAffected, e) => {
-                if let Some(b) = e.branch() {
-                    self.not_affected.insert(b);
-                }
-            }
+            (Status::NotAffected, e) => self.not_affected.extend(e.branches()),
             _ => {}
         }
     }
@@ -101,7 +122,7 @@ impl Ranges {
         component: Component,
         tree: Option<&BTreeSet<u64>>,
     ) -> Option<Affected> {
-        if self.fixed.is_empty() && self.last_affected.is_empty() {
+        if self.fixed.is_empty() && self.last_affected.is_empty() && self.intervals.is_empty() {
             return None;
         }
         let mut unaffected: BTreeSet<u64> = self.not_affected;
@@ -116,6 +137,7 @@ impl Ranges {
             last_affected: self.last_affected.into_values().collect(),
             affected_branches: Vec::new(),
             unaffected_branches: unaffected.into_iter().collect(),
+            intervals: self.intervals,
             preconditions: Vec::new(),
         })
     }

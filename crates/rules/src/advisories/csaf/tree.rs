@@ -3,11 +3,11 @@
 //! or the product's CPE, on one of the component's platforms.
 
 use super::raw::{RawBranch, RawProduct};
-use super::version::parse_version_expr;
+use super::version::{parse_version_expr, parse_version_text};
 use crate::advisories::{Component, Components};
 use gpu_trust_source::ValidationContext;
 use serde_saphyr::Spanned;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Most products one document's tree may hold.
 pub const MAX_PRODUCTS: usize = 100_000;
@@ -68,6 +68,9 @@ pub(super) struct Walk<'a> {
     pub(super) cx: &'a mut ValidationContext,
     pub(super) products: &'a mut BTreeMap<String, Product>,
     pub(super) count: usize,
+    pub(super) components: &'a Components,
+    /// Product ids defined twice with the same meaning, with both names.
+    pub(super) twice: BTreeSet<String>,
 }
 
 impl Walk<'_> {
@@ -113,25 +116,44 @@ impl Walk<'_> {
             return;
         }
         let id = p.product_id.value.clone();
-        if self.products.contains_key(&id) {
-            self.cx.error(
-                self.cx.loc(&p.product_id),
-                format!("CSAF: product id `{id}` is defined twice"),
-            );
+        let product = Product {
+            id: id.clone(),
+            path: path.to_vec(),
+            name: p.name.value.clone(),
+            cpe: p
+                .product_identification_helper
+                .as_ref()
+                .and_then(|h| h.cpe.clone()),
+        };
+        if let Some(first) = self.products.get(&id) {
+            // CSAF requires unique ids (section 6.1.2), but NVIDIA's bulletin 5861 defines one vGPU
+            // manager product twice, its name written two ways ("580.159.01All versions prior to and
+            // including vGPU 19.5)" and "580.159.01(All versions ..."). Two definitions that read as
+            // the same component and versions (or no component the audit knows) are read once, and
+            // said; others are an error.
+            let reading = |p: &Product| {
+                component_of(p, self.components).map(|c| {
+                    (
+                        c,
+                        p.version_texts().into_iter().find_map(parse_version_text),
+                    )
+                })
+            };
+            if reading(first) == reading(&product) {
+                self.twice
+                    .insert(format!("`{id}` (`{}`; `{}`)", first.name, product.name));
+            } else {
+                self.cx.error(
+                    self.cx.loc(&p.product_id),
+                    format!(
+                        "CSAF: product id `{id}` is defined twice, as `{}` and as `{}`, which read differently",
+                        first.name, product.name
+                    ),
+                );
+            }
             return;
         }
-        self.products.insert(
-            id.clone(),
-            Product {
-                id,
-                path: path.to_vec(),
-                name: p.name.value.clone(),
-                cpe: p
-                    .product_identification_helper
-                    .as_ref()
-                    .and_then(|h| h.cpe.clone()),
-            },
-        );
+        self.products.insert(id, product);
     }
 }
 

@@ -1,6 +1,7 @@
 //! Versions as CSAF products write them: a `product_version` (`1.19.1`), a `product_version_range` in
-//! the `vers` syntax (`vers:generic/>=1.0|<1.19.1`), or one of the phrases NVIDIA writes in product
-//! names ("All versions up to and including 1.19.0", "All driver versions prior to 580.126.09").
+//! the `vers` syntax (`vers:generic/>=1.0|<1.19.1`, several intervals and versions as the vers
+//! specification reads them), or one of the phrases NVIDIA writes in product names ("All versions up
+//! to and including 1.19.0", "All driver versions prior to 580.126.09").
 
 use gpu_trust_model::Version;
 
@@ -13,15 +14,23 @@ pub(super) enum VersionExpr {
         lower: Option<(Version, bool)>,
         upper: Option<(Version, bool)>,
     },
+    /// Several versions and intervals (`vers:generic/1.17.2|>=1.18.0|<1.18.2`), each an `Exact` or
+    /// a `Range`.
+    Union(Vec<VersionExpr>),
 }
 
 impl VersionExpr {
-    pub(super) fn branch(&self) -> Option<u64> {
+    /// The branches (first version components) it names.
+    pub(super) fn branches(&self) -> Vec<u64> {
         match self {
-            VersionExpr::Exact(v) => Some(v.major()),
-            VersionExpr::Range { upper, lower } => {
-                upper.as_ref().or(lower.as_ref()).map(|(v, _)| v.major())
-            }
+            VersionExpr::Exact(v) => vec![v.major()],
+            VersionExpr::Range { upper, lower } => upper
+                .as_ref()
+                .or(lower.as_ref())
+                .map(|(v, _)| v.major())
+                .into_iter()
+                .collect(),
+            VersionExpr::Union(parts) => parts.iter().flat_map(VersionExpr::branches).collect(),
         }
     }
 }
@@ -108,39 +117,63 @@ pub(super) fn parse_version_expr(text: &str) -> Option<VersionExpr> {
     }
 }
 
+/// Reads `vers` constraints as the vers specification (package-url/vers-spec,
+/// VERSION-RANGE-SPEC.rst, "checking if a version is contained within a range") does: a bare or `=`
+/// version is that version; the others, sorted by version, pair up: a leading `<`/`<=` is open below,
+/// `>`/`>=` followed by `<`/`<=` is one interval, a trailing `>`/`>=` is open above. Anything else
+/// (`!=`, `*`, unsorted constraints, two bounds of one side in a row) is not read.
 fn parse_constraints<'a>(parts: impl Iterator<Item = &'a str>) -> Option<VersionExpr> {
-    let mut lower = None;
-    let mut upper = None;
+    let mut exact = Vec::new();
+    let mut bounds: Vec<(&str, Version)> = Vec::new();
     for c in parts {
         let c = c.trim();
-        if c.is_empty() || c == "*" {
+        if c.is_empty() {
             continue;
         }
-        let (op, v) = if let Some(v) = c.strip_prefix(">=") {
-            (">=", v)
-        } else if let Some(v) = c.strip_prefix("<=") {
-            ("<=", v)
-        } else if let Some(v) = c.strip_prefix('>') {
-            (">", v)
-        } else if let Some(v) = c.strip_prefix('<') {
-            ("<", v)
-        } else if let Some(v) = c.strip_prefix("!=") {
-            ("!=", v)
-        } else {
-            ("=", c.strip_prefix('=').unwrap_or(c))
-        };
+        let (op, v) = ["!=", ">=", "<=", ">", "<", "="]
+            .into_iter()
+            .find_map(|op| c.strip_prefix(op).map(|v| (op, v)))
+            .unwrap_or(("=", c));
         let v = Version::parse(v.trim())?;
         match op {
-            ">=" => lower = Some((v, true)),
-            ">" => lower = Some((v, false)),
-            "<=" => upper = Some((v, true)),
-            "<" => upper = Some((v, false)),
-            "=" if lower.is_none() && upper.is_none() => return Some(VersionExpr::Exact(v)),
-            // `!=` and several disjoint ranges are not read.
-            _ => return None,
+            "=" => exact.push(VersionExpr::Exact(v)),
+            "!=" => return None,
+            _ => bounds.push((op, v)),
         }
     }
-    (lower.is_some() || upper.is_some()).then_some(VersionExpr::Range { lower, upper })
+    if bounds.windows(2).any(|w| w[0].1 > w[1].1) {
+        return None;
+    }
+    let mut out = exact;
+    let mut rest = bounds.into_iter().peekable();
+    let mut first = true;
+    while let Some((op, v)) = rest.next() {
+        let range = match op {
+            "<" | "<=" if first => VersionExpr::Range {
+                lower: None,
+                upper: Some((v, op == "<=")),
+            },
+            ">" | ">=" => {
+                let upper = match rest.peek() {
+                    Some(("<" | "<=", _)) => rest.next().map(|(o, u)| (u, o == "<=")),
+                    None => None,
+                    Some(_) => return None,
+                };
+                VersionExpr::Range {
+                    lower: Some((v, op == ">=")),
+                    upper,
+                }
+            }
+            _ => return None,
+        };
+        out.push(range);
+        first = false;
+    }
+    match out.len() {
+        0 => None,
+        1 => out.pop(),
+        _ => Some(VersionExpr::Union(out)),
+    }
 }
 
 #[cfg(test)]
@@ -188,6 +221,18 @@ mod tests {
             Some(VersionExpr::Exact(v("1.2.3")))
         );
         assert_eq!(parse_version_expr("vers:generic/!=1.0"), None);
+        assert_eq!(
+            parse_version_expr("vers:generic/1.0|>=2.0"),
+            Some(VersionExpr::Union(vec![
+                VersionExpr::Exact(v("1.0")),
+                VersionExpr::Range {
+                    lower: Some((v("2.0"), true)),
+                    upper: None
+                }
+            ]))
+        );
+        assert_eq!(parse_version_expr("vers:generic/>=2.0|<1.0"), None);
+        assert_eq!(parse_version_expr("vers:generic/*"), None);
         assert_eq!(
             parse_version_text(
                 "580.105.08(All versions prior to and including vGPU software 19.3)"

@@ -73,9 +73,10 @@ fn message(ctx: &Context<'_>, m: Mechanism, tally: &Tally) -> String {
 pub(crate) fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
     if tally.of_trust(Trust::None) > 0 {
         let mut out = format!(
-            "{} different physical GPUs, on separate node pools: {}; or set `replicas: 1` for the resource in {}",
+            "{} different physical GPUs, on separate node pools: {}; or set `replicas: 1` for {} in {}",
             wording::give(ctx, tally),
             wording::pool_advice(ctx, tally),
+            wording::shared_resources(ctx, tally).unwrap_or_else(|| "the resource".to_string()),
             wording::first_gpu(ctx, tally)
                 .map(wording::config_source)
                 .unwrap_or_else(|| "the device plugin config".to_string())

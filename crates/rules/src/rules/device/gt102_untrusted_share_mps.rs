@@ -19,7 +19,9 @@ declare_rule! {
     /// own address space, but a fatal fault in one client puts the server into FAULT and every client of
     /// it fails, without being told who caused it; the pinned memory limit and the active thread
     /// percentage are limits a daemon sets, not partitions, and memory bandwidth and L2 are contended.
-    /// MPS inside a MIG instance is reported here too: its clients share the instance's server.
+    /// MPS inside a MIG instance is reported here too: its clients share the instance's server. A
+    /// client's user id separates nothing either: the DRA driver's multi-user MPS (v0.5.0, the control
+    /// daemon run with `-M`) lets containers of different UIDs share one claim's server.
     ///
     /// ## Example
     ///
@@ -40,6 +42,9 @@ declare_rule! {
     ///
     /// - NVIDIA MPS documentation, sections 2.3.3-2.3.7: Volta+ error containment, the server's FAULT
     ///   state, `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT` and `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`.
+    /// - kubernetes-sigs/dra-driver-nvidia-gpu issue #1158 and pull request #1153 (in v0.5.0): MPS
+    ///   claims were limited to consumers of one UID; the multi-user option starts the control daemon
+    ///   with `-M` for consumers of any UID.
     /// - NVIDIA k8s-device-plugin, MPS support: pinned memory limit total/replicas, thread percentage
     ///   100/replicas.
     /// - gpu-trust isolation model (`gpu-trust mechanisms`), rows mps and mig-mps.

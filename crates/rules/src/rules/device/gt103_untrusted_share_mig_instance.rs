@@ -75,7 +75,8 @@ fn remediation(ctx: &Context<'_>, tally: &Tally) -> String {
         .map(wording::config_source)
         .unwrap_or_else(|| "the device plugin config".to_string());
     let mut out = format!(
-        "Remove the `replicas` of the MIG resource in {source} and give {} an instance each: {}",
+        "Remove the `replicas` of {} in {source} and give {} an instance each: {}",
+        wording::shared_resources(ctx, tally).unwrap_or_else(|| "the MIG resource".to_string()),
         wording::names(ctx, tally),
         super::mig_advice(ctx, &tally.nodes)
     );

@@ -21,7 +21,10 @@ declare_rule! {
     /// way time-slicing does: one memory pool, one fault domain, interleaved compute. KAI does not enforce
     /// the memory it accounts at all (its documentation says so); HAMi limits allocations with a library
     /// preloaded into the container, which a container can switch off with `CUDA_DISABLE_CONTROL=true` or
-    /// bypass by calling the driver directly.
+    /// bypass by calling the driver directly. HAMi-core keeps a container's limits in a region its
+    /// processes share, set by the first process that opens it: a process started without the limit
+    /// variables (an SSH or `exec` session, a child that drops its environment) that gets there first
+    /// leaves the whole container without a memory limit (HAMi #2125).
     ///
     /// ## Example
     ///
@@ -46,6 +49,9 @@ declare_rule! {
     ///   isolation".
     /// - HAMi-core: limits through libvgpu.so in /etc/ld.so.preload; not enforced with
     ///   `CUDA_DISABLE_CONTROL=true`, in nested containers, or for direct driver calls.
+    /// - Project-HAMi/HAMi #2125 (open): the shared region's limits are the first writer's; one
+    ///   started without `CUDA_DEVICE_MEMORY_LIMIT` leaves the container unlimited (reproduced on
+    ///   HAMi-core 5496322, 2026-08-15).
     /// - Project-HAMi/volcano-vgpu-device-plugin README: Volcano's vGPU resources, enforced by
     ///   HAMi-core.
     /// - gpu-trust isolation model (`gpu-trust mechanisms`), rows hami-vgpu, volcano-vgpu,

@@ -5,7 +5,6 @@ use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
 use gpu_trust_model::fleet::NodeId;
-use gpu_trust_model::isolation::LAYERS;
 use gpu_trust_model::stack;
 use gpu_trust_model::{Layer, Severity, Version};
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,9 +23,15 @@ declare_rule! {
     /// directly, those versions decide and the operator's row is not reported (a toolkit pinned to a
     /// fixed version is not vulnerable because the operator's default would be). Whether CDI injects the devices comes from the ClusterPolicy (`cdi.enabled`,
     /// `cdi.default`), else from the default of the operator or toolkit version (CDI by default from
-    /// GPU Operator 25.10.0 and toolkit 1.18.0), else from a CDI device list strategy. Advisories
+    /// GPU Operator 25.10.0 and toolkit 1.18.0), else from a CDI device list strategy; whether the
+    /// device plugin's own CDI code runs comes from its device list strategy (default `envvar`), so
+    /// an advisory of its CDI strategies is not reported for a plugin that uses none. A condition
+    /// the input does not show (the plugin's configuration could not be read) is named in the
+    /// message as such. Advisories
     /// given with `--advisories` (the project's format or vendors' CSAF documents) are reported with
-    /// their document's title and address.
+    /// their document's title and address. A node the GPU Operator gives VMs
+    /// (`nvidia.com/gpu.workload.config` `vm-passthrough` or `vm-vgpu`) runs none of these
+    /// components and is not judged.
     ///
     /// ## Why it matters
     ///
@@ -133,7 +138,10 @@ fn describe(hit: &Hit<'_>) -> String {
     }
     let mut s = format!("{} ({}", a.id, parts.join(", "));
     for c in &hit.conditions {
-        s.push_str(&format!("; {}", c.describe()));
+        s.push_str(&format!(
+            "; {}, which the input does not show",
+            c.describe()
+        ));
     }
     match (&a.title, &a.url) {
         (Some(t), Some(u)) => s.push_str(&format!("; {t}, {u}")),
@@ -178,7 +186,11 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     type Key = (Component, String, String, bool, Vec<String>);
     let mut groups: BTreeMap<Key, (Version, RuntimeSetup, BTreeSet<NodeId>)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
-        if ctx.colo().tenants_on(id).is_empty() || !ctx.hosts_focus(id) {
+        // A node the GPU Operator gives VMs runs none of these components.
+        if ctx.colo().tenants_on(id).is_empty()
+            || !ctx.hosts_focus(id)
+            || !super::runs_containers(ctx, id)
+        {
             continue;
         }
         let s = setup(ctx, id);
@@ -206,7 +218,6 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 .insert(id);
         }
     }
-    let host = LAYERS.iter().find(|l| l.layer == Layer::Host);
     for ((component, _, source, below_full, ids), (version, s, nodes)) in groups {
         let hits: Vec<Hit<'_>> = reported(ctx.advisories.hits(component, &version, s))
             .into_iter()
@@ -268,7 +279,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 if tenants.len() == 1 { "tenant" } else { "tenants" },
                 text::tenants(ctx, tenants.iter().copied()),
                 text::list(&cves),
-                host.map_or("the host", |h| h.shared)
+                super::shared_components(ctx, nodes.iter().copied())
             ))
             .remediation({
                 let mut r = match &target {

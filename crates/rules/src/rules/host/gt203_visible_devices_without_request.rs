@@ -1,9 +1,10 @@
 use super::super::owned;
 use crate::advisories::{Component, Effect};
 use crate::context::Context;
-use crate::registry::{declare_rule, SeverityRule};
+use crate::registry::{declare_rule, Reports, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
+use gpu_trust_model::stack;
 use gpu_trust_model::{Certainty, Layer, Severity};
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,8 +21,20 @@ declare_rule! {
     /// `nvidia.cdi.k8s.io/*` annotation, on GPU nodes where the toolkit honours the variable from
     /// unprivileged containers (its default) or the device plugin passes devices by environment variable.
     /// On manifests alone (no GPU node in the input) the toolkit's default decides, unless the input's
-    /// ClusterPolicy turns the variable off. An environment taken from a Secret, or a runtime class
-    /// whose RuntimeClass the input lacks, cannot be judged: the audit's coverage reports it as a gap.
+    /// ClusterPolicy turns the variable off. A container that may take the variable from a Secret
+    /// (`envFrom` without a prefix that rules it out, or `valueFrom.secretKeyRef`), which gpu-trust
+    /// never reads, is reported as `possible` where it could get GPUs that way; the audit's coverage
+    /// names the other Secret sources without making the audit partial. A runtime class whose
+    /// RuntimeClass the input lacks cannot be judged: coverage reports it as a gap.
+    ///
+    /// What the runtime does not give is not reported: a container that sets
+    /// `NVIDIA_VISIBLE_DEVICES` to `void` (or empty) in the pod spec gets no GPU, whatever its image
+    /// sets or its runtime class, nor does `none` (below); a node the GPU Operator gives VMs runs no
+    /// container toolkit; the toolkit's NRI plugin alone reads `nvidia.cdi.k8s.io/` annotations, so
+    /// they give nothing where the ClusterPolicy leaves it off (`cdi.nriPluginEnabled`); and it
+    /// injects a management CDI device (`management.nvidia.com/gpu`) only into pods of the namespaces
+    /// it allows (the GPU Operator's and those `NRI_MANAGEMENT_CDI_DEVICE_NAMESPACES` lists, GT209),
+    /// so such an annotation elsewhere gives nothing.
     ///
     /// `NVIDIA_VISIBLE_DEVICES=none` normally gives no GPU, but a toolkit version the advisory data
     /// marks with the `visible-devices-none-gets-all` effect (before 1.18.2, in its CDI modes, which
@@ -65,6 +78,10 @@ declare_rule! {
     ///   request"; GPU Operator NRI plugin documentation.
     /// - The NVIDIA runtime handlers and their RuntimeClasses: `gpu_trust_model::host::NVIDIA_RUNTIME_HANDLERS`
     ///   (GPU Operator `assets/pre-requisites/02*_runtime_class*.yaml`).
+    /// - NVIDIA Container Toolkit, "Specialized Configurations with Docker", GPU Enumeration: `none`
+    ///   gives no GPU (driver capabilities only); `void`, empty or unset behaves as runc.
+    /// - NVIDIA Container Toolkit `cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go`: the
+    ///   management devices of a pod outside the allowed namespaces are skipped.
     /// - NVIDIA Container Toolkit 1.18.2 release notes: "Fix a bug where all GPUs were made available
     ///   to a container when NVIDIA_VISIBLE_DEVICES=none was specified" (gpu-trust advisory data,
     ///   `NVIDIA-CTK-VISIBLE-DEVICES-NONE`).
@@ -75,6 +92,7 @@ declare_rule! {
         severity: SeverityRule::Fixed(Severity::High),
         summary: "a tenant container sets NVIDIA_VISIBLE_DEVICES, uses the nvidia runtime class or a CDI annotation without requesting a GPU",
         neighbour_risk: true,
+        reports: [Reports::SecretEnvironment],
     }
 }
 
@@ -97,19 +115,28 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         Severity::High,
         |wid, _, w| judge(ctx, wid, w, toolkit_accepts, manifests),
         |o| {
-            let ways = o.all(|w| w.clone());
+            let ways = o.all(|(w, _)| w.clone());
+            // Whether a way is the variable (or the runtime class that reads it), not an annotation.
+            let by_variable = o.all(|(_, v)| vec![*v]).contains(&true);
             let message = if o.nodes.is_empty() {
                 format!(
-                    "{} of tenant {} requests no GPU, but {}; on any GPU node it is scheduled onto (the input has none to name) the toolkit accepts the variable from unprivileged containers by default, so it can get GPUs the scheduler gave to other tenants",
+                    "{} of tenant {} requests no GPU, but {}; on any GPU node it is scheduled onto (the input has none to name) {}, so it can get GPUs the scheduler gave to other tenants",
                     o.subject,
                     ctx.tenant_name(o.tenant),
-                    text::list(&ways)
+                    text::list(&ways),
+                    if by_variable {
+                        "the toolkit accepts the variable from unprivileged containers by default"
+                    } else {
+                        "the runtime injects the CDI devices an annotation names"
+                    }
                 )
             } else {
-                let why = if toolkit_accepts {
-                    "the toolkit accepts the variable from unprivileged containers (its default)"
-                } else {
-                    "the device plugin passes devices by environment variable"
+                let why = match (by_variable, toolkit_accepts) {
+                    (true, true) => {
+                        "the toolkit accepts the variable from unprivileged containers (its default)"
+                    }
+                    (true, false) => "the device plugin passes devices by environment variable",
+                    (false, _) => "the runtime injects the CDI devices an annotation names",
                 };
                 format!(
                     "{} of tenant {} requests no GPU, but {}; on {} {why}, so it can get GPUs the scheduler gave to other tenants",
@@ -127,19 +154,22 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     );
 }
 
-/// How a workload that requests no GPU may still get one, and where.
+/// How a workload that requests no GPU may still get one (in words, and whether by the variable),
+/// and where.
 fn judge(
     ctx: &Context<'_>,
     wid: usize,
     w: &gpu_trust_model::fleet::Workload,
     toolkit_accepts: bool,
     manifests: bool,
-) -> Option<owned::Verdict<Vec<String>>> {
+) -> Option<owned::Verdict<(Vec<String>, bool)>> {
     if w.requests_gpu() {
         return None;
     }
     let mut ways = Vec::new();
     let mut by_variable = false;
+    // Ways that hold only if a Secret gpu-trust does not read sets the variable.
+    let mut by_secret = 0;
     for c in &w.containers {
         if let Some(v) = &c.nvidia_visible_devices {
             if gpu_trust_model::host::visible_devices_name_gpus(v) {
@@ -150,12 +180,28 @@ fn judge(
                 by_variable = true;
             }
         }
+        if !c.visible_devices_secrets.is_empty() {
+            ways.push(format!(
+                "container {} may set NVIDIA_VISIBLE_DEVICES from Secret {}, which gpu-trust does not read",
+                c.name,
+                text::list(&c.visible_devices_secrets)
+            ));
+            by_secret += 1;
+        }
     }
+    // The variable a container sets in the pod spec replaces the image's (CUDA images set `all`):
+    // the runtime class gives GPUs only to a container that does not set it to a value naming none.
+    let image_decides = w.containers.iter().any(|c| {
+        c.nvidia_visible_devices
+            .as_deref()
+            .is_none_or(gpu_trust_model::host::visible_devices_name_gpus)
+    });
     if let Some(handler) = w
         .pod_security
         .runtime_handler
         .as_deref()
         .filter(|h| gpu_trust_model::host::is_nvidia_runtime_handler(h))
+        .filter(|_| image_decides)
     {
         let name = w.pod_security.runtime_class_name.as_deref().unwrap_or("");
         ways.push(if name == handler {
@@ -165,19 +211,31 @@ fn judge(
         });
         by_variable = true;
     }
-    let cdi = !w.pod_security.cdi_annotations.is_empty();
+    let injecting = injecting_annotations(ctx, w);
+    let cdi = !injecting.is_empty();
     if cdi {
         ways.push(format!(
             "it carries CDI annotation {}",
-            text::list(&w.pod_security.cdi_annotations)
+            text::list(&injecting)
         ));
     }
     if ways.is_empty() {
         return None;
     }
+    let by_variable = by_variable || by_secret > 0;
+    // Only a Secret may set the variable: whether it does is not known.
+    let surely = ways.len() > by_secret;
     let (certainty, nodes) = ctx.colo().reach_of(wid);
+    let certainty = if surely {
+        certainty
+    } else {
+        certainty.max(Certainty::Possible)
+    };
+    // A node the GPU Operator gives VMs runs no container toolkit: neither the variable nor a CDI
+    // annotation gives anything there.
     let nodes: BTreeSet<usize> = nodes
         .into_iter()
+        .filter(|n| super::runs_containers(ctx, *n))
         .filter(|n| {
             cdi || (by_variable
                 && (toolkit_accepts
@@ -191,7 +249,7 @@ fn judge(
             certainty,
             nodes,
             mechanisms: BTreeSet::new(),
-            detail: ways,
+            detail: (ways, by_variable),
         });
     }
     // Without GPU nodes in the input (manifests alone): the toolkit's default decides.
@@ -199,8 +257,35 @@ fn judge(
         certainty: Certainty::Possible,
         nodes: BTreeSet::new(),
         mechanisms: BTreeSet::new(),
-        detail: ways,
+        detail: (ways, by_variable),
     })
+}
+
+/// The CDI annotations of a workload that can give it devices. The NRI plugin alone reads its
+/// domain's annotations: none where the ClusterPolicy leaves the plugin off, and no management
+/// device for a pod outside the namespaces it allows (it then injects nothing of the annotation).
+/// Without a ClusterPolicy neither is known, and every annotation counts.
+fn injecting_annotations(ctx: &Context<'_>, w: &gpu_trust_model::fleet::Workload) -> Vec<String> {
+    let cp = ctx.fleet.cluster_policy.as_ref();
+    let allowed = cp.map(|c| c.nri_management_namespaces());
+    w.pod_security
+        .cdi_annotations
+        .iter()
+        .filter(|a| {
+            let (key, devices) = a.split_once('=').unwrap_or((a.as_str(), ""));
+            if !key.starts_with(stack::NRI_CDI_ANNOTATION_DOMAIN) {
+                return true;
+            }
+            let plugin_on = cp.is_none_or(|c| c.nri_plugin_enabled == Some(true));
+            let management = devices.contains(stack::MANAGEMENT_DEVICE_KIND);
+            plugin_on
+                && (!management
+                    || allowed
+                        .as_ref()
+                        .is_none_or(|ns| ns.contains(&w.namespace.as_str())))
+        })
+        .cloned()
+        .collect()
 }
 
 fn remediation(owner: &str) -> String {
@@ -235,6 +320,10 @@ fn none_gets_all(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     // Per GPU node, its toolkit and the defect it has (with the fix).
     let mut affected: BTreeMap<usize, (String, String)> = BTreeMap::new();
     for (id, _) in ctx.fleet.gpu_nodes() {
+        // A node the GPU Operator gives VMs runs no toolkit, whatever version the ClusterPolicy names.
+        if !super::runs_containers(ctx, id) {
+            continue;
+        }
         let Some((version, source)) = super::toolkit_version(ctx, id) else {
             continue;
         };

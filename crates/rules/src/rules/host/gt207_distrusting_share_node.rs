@@ -4,7 +4,6 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::isolation::LAYERS;
 use gpu_trust_model::{Layer, Severity};
 
 declare_rule! {
@@ -14,8 +13,10 @@ declare_rule! {
     ///
     /// ## Why it matters
     ///
-    /// Everything on a node shares the kernel, the GPU driver, the NVIDIA Container Toolkit, the
-    /// container runtime and the MPS control daemon. A container escape (the toolkit's CVEs), a driver
+    /// Everything on a node shares the kernel and the container runtime; on a node for containers
+    /// also the GPU driver and the NVIDIA Container Toolkit, on one the GPU Operator gives VMs the
+    /// VFIO driver or the NVIDIA vGPU Manager, and where MPS shares the GPUs the MPS control daemon.
+    /// The finding names what its nodes run. A container escape (the toolkit's CVEs), a driver
     /// privilege escalation or a privileged pod reaches every tenant on the node; separate GPUs do not
     /// help.
     ///
@@ -38,6 +39,9 @@ declare_rule! {
     /// - NVIDIA product-security bulletins 5582, 5616, 5659: container-escape vulnerabilities in the
     ///   toolkit reach the host.
     /// - gpu-trust isolation model, host layer (`gpu-trust mechanisms`).
+    /// - NVIDIA GPU Operator `controllers/state_manager.go`: the operands each
+    ///   `nvidia.com/gpu.workload.config` runs; the device plugin's MPS control daemon runs only on
+    ///   nodes labelled `nvidia.com/mps.capable=true`.
     pub struct DistrustingShareNode {
         code: "GT207",
         name: "distrusting-share-node",
@@ -49,12 +53,11 @@ declare_rule! {
 
 // Its sites and trusts: its rows of the admission table (`gpu_trust_model::isolation::admission`).
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let host = LAYERS.iter().find(|l| l.layer == Layer::Host);
     common::declared(ctx, sink, PairRule::BY_LEVEL, |_, tally| Wording {
         message: format!(
             "{}: they share {}",
             wording::placed(ctx, tally, |s, _| text::nodes(ctx, s.nodes.iter().copied())),
-            host.map_or("the host", |h| h.shared)
+            super::shared_components(ctx, tally.nodes.iter().copied())
         ),
         remediation: format!(
             "{} separate node pools: {}; or record the shared host as accepted ({})",

@@ -10,7 +10,8 @@ declare_rule! {
     ///
     /// A GPU node hosting tenants whose trust is below `full`, for which the input does not say the GPU
     /// driver version (no `nvidia.com/cuda.driver-version.*` labels) or the container toolkit version
-    /// (no ClusterPolicy `spec.toolkit.version`, nothing recorded for the node).
+    /// (no ClusterPolicy `spec.toolkit.version`, nothing recorded for the node). A node the GPU
+    /// Operator gives VMs runs neither, so neither version is missing there.
     ///
     /// ## Why it matters
     ///
@@ -55,7 +56,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         .is_some();
     let mut groups: BTreeMap<Vec<&str>, BTreeSet<usize>> = BTreeMap::new();
     for id in shared {
-        let Some(gpu) = ctx.gpu(id) else { continue };
+        let Some(gpu) = ctx.gpu(id).filter(|g| g.workload.is_container()) else {
+            continue;
+        };
         let mut missing = Vec::new();
         if gpu.driver_version.is_none() {
             missing.push("GPU driver");

@@ -59,18 +59,11 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
     if cp.nri_plugin_enabled != Some(true) {
         return;
     }
-    let Some(list) = cp.toolkit_env.get(NRI_MANAGEMENT_NAMESPACES_ENV) else {
+    let allowed = cp.nri_management_namespaces();
+    let Some((operator_ns, widened)) = allowed.split_first() else {
         return;
     };
-    let operator_ns = cp
-        .operator_namespace
-        .as_deref()
-        .unwrap_or(super::super::control_plane::DEFAULT_OPERATOR_NAMESPACE);
-    let widened: BTreeSet<&str> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|n| !n.is_empty() && *n != operator_ns)
-        .collect();
+    let widened: BTreeSet<&str> = widened.iter().copied().collect();
     if widened.is_empty() {
         return;
     }
@@ -78,7 +71,13 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
         .iter()
         .filter_map(|n| ctx.tenancy.tenant_of(n))
         .collect();
-    let nodes: BTreeSet<usize> = ctx.fleet.gpu_nodes().map(|(id, _)| id).collect();
+    // The NRI plugin runs with the toolkit, on the nodes for containers.
+    let nodes: BTreeSet<usize> = ctx
+        .fleet
+        .gpu_nodes()
+        .map(|(id, _)| id)
+        .filter(|id| super::runs_containers(ctx, *id))
+        .collect();
     let names: Vec<String> = widened.iter().map(|n| n.to_string()).collect();
     let whose = if tenants.is_empty() {
         "no tenant's namespace is among them, but whoever can create pods there can".to_string()

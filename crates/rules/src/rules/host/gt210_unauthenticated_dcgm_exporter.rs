@@ -14,7 +14,8 @@ declare_rule! {
     /// `--web-config-file` / `DCGM_EXPORTER_WEB_CONFIG_FILE`), so any pod that reaches its port can read
     /// them. Found as a workload running the exporter's image (the GPU Operator's
     /// `nvidia-dcgm-exporter` DaemonSet, the exporter's chart), else as the ClusterPolicy's or
-    /// GPUCluster's `dcgmExporter` spec. Worse when `/debug/pprof` is served: turned on with
+    /// GPUCluster's `dcgmExporter` spec (on the nodes for containers: the GPU Operator runs no exporter
+    /// on a node it gives VMs). Worse when `/debug/pprof` is served: turned on with
     /// `--enable-pprof`, or a version the advisory data marks with the `unauthenticated-profiling`
     /// effect (CVE-2026-47483: 4.8.0 and 4.8.1 served it to anyone). High with profiling endpoints,
     /// medium for the metrics alone.
@@ -64,7 +65,14 @@ declare_rule! {
 }
 
 fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
-    let all_gpu_nodes: BTreeSet<usize> = ctx.fleet.gpu_nodes().map(|(id, _)| id).collect();
+    // An exporter known from a spec runs on the nodes for containers: the GPU Operator deploys none
+    // on the nodes it gives VMs.
+    let all_gpu_nodes: BTreeSet<usize> = ctx
+        .fleet
+        .gpu_nodes()
+        .map(|(id, _)| id)
+        .filter(|id| super::runs_containers(ctx, *id))
+        .collect();
     for e in stack::exporters(ctx.fleet) {
         if e.settings.authenticated {
             continue;
@@ -153,9 +161,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 text::tenants(ctx, tenants.iter().copied())
             ))
             .remediation(if profiling {
-                "Upgrade the DCGM exporter to 4.8.2 or later without --enable-pprof; serve it with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port 9400 with a NetworkPolicy".to_string()
+                format!("Upgrade {name} to 4.8.2 or later without --enable-pprof; serve it with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port {EXPORTER_PORT} with a NetworkPolicy")
             } else {
-                "Serve the DCGM exporter with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port 9400 with a NetworkPolicy".to_string()
+                format!("Serve {name} with --web-config-file (TLS and basic authentication) and allow only the metrics collector to reach port {EXPORTER_PORT} with a NetworkPolicy")
             });
         if let Some(o) = e.object.clone() {
             draft = draft.object(o);

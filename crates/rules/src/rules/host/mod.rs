@@ -7,9 +7,10 @@ use super::common::{self, Relevant};
 use crate::advisories::{Component, RuntimeSetup};
 use crate::colocation::Level;
 use crate::context::Context;
-use gpu_trust_model::fleet::NodeId;
+use gpu_trust_model::fleet::{ConfigSource, NodeId, SharingStrategy};
 use gpu_trust_model::Certainty;
 use gpu_trust_model::Version;
+use gpu_trust_model::{host, labels};
 use std::collections::BTreeSet;
 
 /// GPU nodes shared by two tenants whose trust is below `full` (at any certainty).
@@ -27,6 +28,38 @@ pub(crate) fn nodes_shared_below_full(ctx: &Context<'_>) -> BTreeSet<NodeId> {
     out
 }
 
+/// What every pod on each of `nodes` shares below its containers (the model's
+/// `host::node_components`), in words: only what each of them runs.
+pub(crate) fn shared_components(
+    ctx: &Context<'_>,
+    nodes: impl IntoIterator<Item = NodeId>,
+) -> String {
+    let mut common: Option<Vec<&'static str>> = None;
+    for n in nodes {
+        let Some(g) = ctx.gpu(n) else { continue };
+        let mps = g.sharing.strategy == SharingStrategy::Mps
+            || ctx.fleet.nodes.get(n).is_some_and(|node| {
+                node.labels.get(labels::MPS_CAPABLE).map(String::as_str) == Some("true")
+            })
+            || ctx.colo().runs_mps(n);
+        let mine = host::node_components(g.workload, mps);
+        common = Some(match common {
+            None => mine,
+            Some(c) => c.into_iter().filter(|x| mine.contains(x)).collect(),
+        });
+    }
+    common
+        .unwrap_or_else(|| vec!["kernel", "container runtime"])
+        .join(", ")
+}
+
+/// Whether `node` runs the container stack whose flaws the host rules about versions judge (the GPU
+/// driver, the NVIDIA Container Toolkit, the device plugin, the DCGM exporter): not a node the GPU
+/// Operator gives VMs.
+pub(crate) fn runs_containers(ctx: &Context<'_>, node: NodeId) -> bool {
+    ctx.gpu(node).is_none_or(|g| g.workload.is_container())
+}
+
 /// The strongest certainty with which any tenant is on any of `nodes`, `None` when no tenant is.
 pub(crate) fn tenant_presence(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> Option<Certainty> {
     nodes
@@ -35,7 +68,9 @@ pub(crate) fn tenant_presence(ctx: &Context<'_>, nodes: &BTreeSet<NodeId>) -> Op
         .min()
 }
 
-/// The runtime setup of a node: whether CDI injects the devices and crun runs the containers.
+/// The runtime setup of a node: whether CDI injects the devices, crun runs the containers and the
+/// device plugin hands devices over with CDI (its device list strategy, as read from its
+/// configuration: unknown when that could not be read).
 pub(crate) fn setup(ctx: &Context<'_>, node: NodeId) -> RuntimeSetup {
     let cp = ctx.fleet.cluster_policy.as_ref();
     let defaults = &ctx.advisories.components;
@@ -71,11 +106,20 @@ pub(crate) fn setup(ctx: &Context<'_>, node: NodeId) -> RuntimeSetup {
             .then(|| since(Component::ContainerToolkit, toolkit.as_ref()))
             .flatten()
     });
+    let plugin_cdi = ctx.gpu(node).and_then(|g| {
+        let read = matches!(
+            g.sharing.source,
+            ConfigSource::ConfigMap { .. } | ConfigSource::Default
+        );
+        (read || strategy_cdi).then_some(strategy_cdi)
+    });
     RuntimeSetup {
         cdi,
-        crun: cp
-            .and_then(|c| c.low_level_runtime.as_deref())
-            .map(|r| r == "crun"),
+        // No input shows the low-level runtime: the ClusterPolicy's `operator.defaultRuntime` names
+        // the container runtime (docker, crio or containerd; NVIDIA/gpu-operator
+        // api/nvidia/v1/clusterpolicy_types.go), not whether runc or crun runs the containers.
+        crun: None,
+        plugin_cdi,
     }
 }
 

@@ -59,7 +59,9 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             | UnresolvedKind::MissingNode
             | UnresolvedKind::ExtendedResource
             | UnresolvedKind::EnvFrom
+            | UnresolvedKind::SecretEnv
             | UnresolvedKind::RuntimeClass
+            | UnresolvedKind::UnmappedGpu
             | UnresolvedKind::Other => continue,
         };
         let node = u.node.as_deref().and_then(|n| ctx.fleet.node_by_name(n));

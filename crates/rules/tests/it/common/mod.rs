@@ -6,8 +6,8 @@
 use gpu_trust_model::fleet::{
     Binding, ConfigSource, ContainerInfo, Fleet, FractionRequest, FractionScheduler, GpuNode,
     GpuRequest, HamiRequest, InferenceEngine, InferenceServer, MigSlot, MigStrategy, NamespaceInfo,
-    Node, PhysicalGpu, PolicyRule, SharingConfig, SharingStrategy, Subject, Workload,
-    WorkloadClass, WorkloadKind,
+    Node, PhysicalDevice, PhysicalGpu, PolicyRule, RecordedDevice, Recorder, SharingConfig,
+    SharingStrategy, Subject, Workload, WorkloadClass, WorkloadKind,
 };
 use gpu_trust_model::{Location, ObjectRef, Version};
 use gpu_trust_policy::{Date, Tenancy};
@@ -171,6 +171,7 @@ impl NodeSpec {
                 advertised: None,
                 platforms: Vec::new(),
                 unknown: Vec::new(),
+                workload: Default::default(),
             }
         });
         Node {
@@ -256,7 +257,14 @@ impl W {
             ..HamiRequest::default()
         });
         self.w.peak_memory_mib = Some(memory_mib);
-        self.w.placement.gpu_uuids = uuids.iter().map(|s| s.to_string()).collect();
+        self.w.placement.recorded = uuids
+            .iter()
+            .map(|u| RecordedDevice {
+                by: Recorder::Hami,
+                device: PhysicalDevice::Gpu(u.to_string()),
+                part: None,
+            })
+            .collect();
         self
     }
 
