@@ -324,8 +324,8 @@ pub struct MechanismEvidence {
 
 impl MechanismEvidence {
     /// The mechanism with its settings, as a citation names it (`MPS with 50% active threads and a
-    /// 71885M pinned memory limit per client, as for 2 replicas`). What was not declared is said to be
-    /// so, never taken for a default: an MPS client cannot see its daemon's limits.
+    /// pinned memory limit of 71885M per client, as for 2 replicas`). What was not declared is said to
+    /// be so, never taken for a default: an MPS client cannot see its daemon's limits.
     pub fn describe(&self) -> String {
         let title = self.kind.title();
         let Some(s) = &self.settings else {
@@ -342,7 +342,7 @@ impl MechanismEvidence {
                 }
                 match memory {
                     Some("none") | None => {}
-                    Some(m) => limits.push(format!("a {m} pinned memory limit")),
+                    Some(m) => limits.push(format!("a pinned memory limit of {m}")),
                 }
                 match (threads, memory, limits.is_empty()) {
                     (None, None, _) => format!("{title} (its limits not declared)"),
@@ -1151,8 +1151,8 @@ mod tests {
         assert!(cited[0].contains("under MPS (its settings not recorded) (an unnamed run: failed)"));
         assert!(cited[0].contains("on an unrecorded date"));
         assert!(cited[1].contains(
-            "no measurable effect in 1 of 1 run under MPS with 50% active threads and a 71885M \
-             pinned memory limit per client, as for 2 replicas (run-2a: "
+            "no measurable effect in 1 of 1 run under MPS with 50% active threads and a pinned \
+             memory limit of 71885M per client, as for 2 replicas (run-2a: "
         ));
         assert!(cited[2].contains("affected in 1 of 1 run under MPS without limits (run-1: "));
     }

@@ -54,11 +54,13 @@ const COMMIT: Option<&str> = option_env!("GPU_TRUST_COMMIT");
 /// What the evidence records of the run: its name, the commit, the binary's SHA-256 and the command
 /// line (the binary's path left out).
 fn run_evidence(name: Option<String>, exe: &Path) -> RunEvidence {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let binary_sha256 = std::fs::read(exe).ok().map(|bytes| {
         ring::digest::digest(&ring::digest::SHA256, &bytes)
             .as_ref()
             .iter()
-            .map(|b| format!("{b:02x}"))
+            .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
+            .map(char::from)
             .collect()
     });
     RunEvidence {
@@ -130,7 +132,7 @@ pub struct Args {
     /// the audit cites it: replicas=N, mps-active-thread-percentage=P (100: no limit),
     /// mps-pinned-memory-limit=LIMIT (71885M, none), time-slice=default|short|medium|long. An MPS
     /// client cannot see its daemon's limits: whoever set them declares them here.
-    #[arg(long = "setting", value_name = "KEY=VALUE", value_parser = parse_setting)]
+    #[arg(long = "setting", value_name = "K=V", value_parser = parse_setting)]
     pub settings: Vec<String>,
     /// Bound of each scenario (baseline and contended run together), in seconds.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
