@@ -412,7 +412,7 @@ impl Handle<'_> {
     /// The reply to a `measure` already sent.
     fn measured(&mut self, deadline: Instant) -> Result<Measurement, PhaseError> {
         match self.recv(deadline, "measured")? {
-            Reply::Measured { measurement } => Ok(measurement),
+            Reply::Measured { measurement } => Ok(*measurement),
             other => Err(PhaseError::OutOfTurn {
                 role: self.role,
                 got: other.name(),
@@ -682,7 +682,7 @@ impl<'a> Runner<'a> {
                 }
                 let poll_until = Instant::now() + poll;
                 match h.link.recv(deadline.min(poll_until)) {
-                    Ok(Reply::Measured { measurement }) => results[i] = Some(measurement),
+                    Ok(Reply::Measured { measurement }) => results[i] = Some(*measurement),
                     Ok(Reply::Failed { message }) => {
                         return Err(PhaseError::Failed {
                             role: h.role,

@@ -75,7 +75,9 @@ pub fn serve(
                 },
             },
             Request::Measure { scenario, workload } => match worker.measure(scenario, &workload) {
-                Ok(measurement) => Reply::Measured { measurement },
+                Ok(measurement) => Reply::Measured {
+                    measurement: Box::new(measurement),
+                },
                 Err(e) => Reply::Failed {
                     message: format!("measure {scenario}: {e}"),
                 },

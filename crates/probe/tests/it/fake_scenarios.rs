@@ -311,7 +311,7 @@ fn a_citation_of_a_run_names_its_conditions() {
         cluster_nodes: &cluster,
     };
     let cited = gpu_trust_model::evidence::cite(
-        &[ev.clone()],
+        std::slice::from_ref(&ev),
         &site,
         gpu_trust_model::isolation::Mechanism::TimeSlicing,
         gpu_trust_model::Incident::MemoryExhaustion,
