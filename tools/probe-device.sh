@@ -3,8 +3,14 @@
 #
 #   tools/probe-device.sh [OUTDIR]        # OUTDIR: default $OUT, else ./probe-evidence
 #
-# Builds nothing: it runs an already built binary (GPU_TRUST, default target/release/gpu-trust beside
-# this script, from `cargo build --release`). In order, each step bounded by `timeout`:
+# Builds nothing: it runs an already built binary (GPU_TRUST; default target/dist/gpu-trust beside this
+# script, else target/release/gpu-trust). Build it where the repository is, so that the evidence names
+# the commit (the binary's SHA-256 is recorded by the probe itself), and carry the stripped binary
+# (about 15 MiB) to the GPU machine in the working tree:
+#
+#   GPU_TRUST_COMMIT=$(git rev-parse HEAD) cargo build --profile dist -p gpu-trust
+#
+# In order, each step bounded by `timeout`:
 #
 #   1. facts: `nvidia-smi -q`, `nvidia-smi -L`, the GPU settings the probe must not change (compute mode,
 #      MIG mode, persistence, application clocks), the host and the binary's version;
@@ -12,6 +18,8 @@
 #      the GPU is in, with an empty private MPS pipe directory so that no MPS daemon of the host serves it;
 #   3. MPS: an MPS control daemon started by this script as the calling user, with its own pipe and log
 #      directories under /tmp, then `gpu-trust probe` as its client, then the daemon stopped (`quit`);
+#      each probe run is named (`--run`, PROBE_RUN_PREFIX/NAME) and told the limits this script set on
+#      its daemon (`--setting`), since an MPS client cannot read them;
 #      3b. declared against enforced under MPS: a second daemon of our own configured as the device
 #      plugin's MPS daemon configures a GPU of PROBE_MPS_REPLICAS replicas (each client's default pinned
 #      memory limit the GPU's memory over the replicas, its default active thread percentage 100 over
@@ -26,7 +34,9 @@
 #
 # It never changes MIG mode, compute mode, clocks or persistence and never resets a GPU: nvidia-smi is
 # only queried, and the MPS limits are set on daemons this script started and stops. A step that fails is
-# recorded with its exit status and error text, never as evidence.
+# recorded with its exit status and error text, never as evidence. On TERM, INT or HUP it stops the step
+# under way at once (the probe's JSON holds the scenarios it finished, marked partial, and the summary
+# lists that run as `partial`), stops its MPS daemon and writes summary.json.
 # Files under OUTDIR: summary.json, steps.log, facts/, time-slicing.json (+ .stderr), mps.json
 # (+ .stderr), mps/ (the daemon's logs), mps-replicas-one-pod-two-processes.json, mps-replicas.json
 # (+ .stderr), mps-replicas/ (that daemon's logs and the limits it reported), variable-only-limit.json.
@@ -37,14 +47,19 @@
 #
 # Environment: GPU_TRUST (the binary), PROBE_DEVICE (the GPU both roles use, default 0),
 # PROBE_SCENARIO_SECS (bound of each scenario, default 18), PROBE_DEVICE_BUDGET_SECS (the whole run,
-# default 360), PROBE_MPS_REPLICAS (default 2), PROBE_HAMI_LIMIT (default 8g), PROBE_LIMITS (the limits
-# tool, default tools/probe-limits.py run by python3; the tests give a stub).
+# default 360), PROBE_MPS_REPLICAS (default 2), PROBE_HAMI_LIMIT (default 8g), PROBE_RUN_PREFIX (the
+# runs' names before `/NAME`, default OUTDIR's name), PROBE_LIMITS (the limits tool, default
+# tools/probe-limits.py run by python3; the tests give a stub).
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 out=${1:-${OUT:-probe-evidence}}
-gpu_trust=${GPU_TRUST:-"$repo/target/release/gpu-trust"}
+gpu_trust=${GPU_TRUST:-}
+if [ -z "$gpu_trust" ]; then
+    gpu_trust="$repo/target/release/gpu-trust"
+    [ -x "$repo/target/dist/gpu-trust" ] && gpu_trust="$repo/target/dist/gpu-trust"
+fi
 device=${PROBE_DEVICE:-0}
 scenario_secs=${PROBE_SCENARIO_SECS:-18}
 budget=${PROBE_DEVICE_BUDGET_SECS:-360}
@@ -54,8 +69,8 @@ hami_limit=${PROBE_HAMI_LIMIT:-8g}
 # Seconds kept back from every bounded step for what follows the runs: stopping the MPS daemon (at most
 # 21 s), the settings and processes afterwards (10 s each) and the summary.
 reserve=45
-# The probe runs six scenarios; this is the slack on top of their bounds for starting and detecting.
-scenarios=6
+# The probe runs seven scenarios; this is the slack on top of their bounds for starting and detecting.
+scenarios=7
 probe_slack=15
 # The shortest probe run worth starting: one second per scenario.
 min_probe_secs=$((scenarios + probe_slack))
@@ -78,6 +93,7 @@ if ! mkdir -p "$out/facts" || [ ! -w "$out" ]; then
 fi
 
 started_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+run_prefix=${PROBE_RUN_PREFIX:-$(basename "$(cd "$out" && pwd)")}
 SECONDS=0
 steps_log="$out/steps.log"
 : >"$steps_log"
@@ -90,6 +106,11 @@ mps_started=0
 mps_stopped=0
 ts_pipe=''
 finished=0
+# The step under way (its `timeout` process) and the probe run it belongs to, for the signal trap.
+step_pid=''
+current_run=''
+# The limits set on the running MPS daemon, as `--setting` arguments of the probe.
+mps_settings=()
 
 log() {
     printf '%4ss %s\n' "$SECONDS" "$*" | tee -a "$steps_log" >&2
@@ -136,8 +157,14 @@ bounded() {
     local name=$1 t=$2 stdout=$3 stderr=$4
     shift 4
     local t0=$SECONDS rc
-    timeout -k 5 "$t" "$@" >"$stdout" 2>"$stderr"
+    # In the background and waited for: bash runs a trap only once the foreground command has ended,
+    # and `wait` returns as soon as a signal arrives, so TERM stops the step at once (see on_signal).
+    timeout -k 5 "$t" "$@" >"$stdout" 2>"$stderr" &
+    step_pid=$!
+    wait "$step_pid"
     rc=$?
+    step_pid=''
+
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         log "$name: timed out after ${t}s (exit $rc)"
     else
@@ -190,13 +217,15 @@ stop_mps() {
     fi
     cp -R "$mps_log/." "$out/$mps_name/" 2>/dev/null
     rm -rf "$mps_pipe" "$mps_log"
+    mps_settings=()
 }
 
 # start_mps NAME [LIMIT THREADS]: starts an MPS control daemon of our own, with its own pipe and log
 # directories (its logs end in OUTDIR/NAME/), and with LIMIT (e.g. 71885M) as every client's default
 # pinned device memory limit on the device and THREADS as its default active thread percentage, set
 # before any client connects, as the device plugin's MPS daemon does. Returns 0 when its control socket
-# is there; otherwise records NAME as failed.
+# is there; otherwise records NAME as failed. The limits the daemon accepted (a daemon without any set
+# runs with all threads and no pinned memory limit) become the probe's `--setting`s (mps_settings).
 start_mps() {
     local name=$1 limit=${2:-} threads=${3:-}
     stop_mps
@@ -221,24 +250,33 @@ start_mps() {
         failed=1
         return 1
     fi
+    mps_settings=(--setting mps-active-thread-percentage=100 --setting mps-pinned-memory-limit=none)
     if [ -n "$limit" ]; then
+        local limit_rc threads_rc=0
         {
             echo "set_default_device_pinned_mem_limit $device $limit" |
                 CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
-            echo "exit $?"
+            limit_rc=$?
+            echo "exit $limit_rc"
             echo "get_default_device_pinned_mem_limit $device" |
                 CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
             echo "exit $?"
             if [ -n "$threads" ]; then
                 echo "set_default_active_thread_percentage $threads" |
                     CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
-                echo "exit $?"
+                threads_rc=$?
+                echo "exit $threads_rc"
                 echo "get_default_active_thread_percentage" |
                     CUDA_MPS_PIPE_DIRECTORY=$mps_pipe timeout -k 1 10 nvidia-cuda-mps-control
                 echo "exit $?"
             fi
         } >"$out/$name/limit.txt" 2>&1
         log "$name: default pinned memory limit $limit and active thread percentage ${threads:-unset} asked; the daemon says: $(one_line <"$out/$name/limit.txt")"
+        # What the daemon refused is not declared: the probe's evidence then says it was not.
+        mps_settings=()
+        [ "$limit_rc" -eq 0 ] && mps_settings+=(--setting "mps-pinned-memory-limit=$limit")
+        [ -n "$threads" ] && [ "$threads_rc" -eq 0 ] &&
+            mps_settings+=(--setting "mps-active-thread-percentage=$threads")
     fi
     log "$name: control daemon running"
     return 0
@@ -281,11 +319,14 @@ probe_run() {
     secs=$(((t - probe_slack) / scenarios))
     [ "$secs" -gt "$scenario_secs" ] && secs=$scenario_secs
     rm -f "$out/$name.json"
+    current_run=$name
     step "$name: gpu-trust probe (${secs}s per scenario)" "$t" "$out/$name.stdout" "$out/$name.stderr" \
         "$gpu_trust" probe --victim "$device" --aggressor "$device" --timeout "$secs" \
-        --format json --output "$out/$name.json" "$@"
+        --format json --output "$out/$name.json" --run "$run_prefix/$name" \
+        ${mps_settings[@]+"${mps_settings[@]}"} "$@"
     local rc=$?
-    if { [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && grep -q '"schema": "gpu-trust/probe/v1"' "$out/$name.json" 2>/dev/null; then
+    current_run=''
+    if { [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && grep -q '"schema": "gpu-trust/probe/v2"' "$out/$name.json" 2>/dev/null; then
         run_entry "$name" completed "$rc" '' "$name.json" "$name.stderr"
     else
         local why
@@ -379,8 +420,34 @@ finish() {
     } >"$out/summary.json"
     log "done in ${SECONDS}s: $out/summary.json"
 }
+# A signal: the step under way is stopped at once (its `timeout` passes the signal on to the probe and
+# its workers, and kills them 5 s later), the probe run it belonged to is recorded with the scenarios
+# it finished, and the EXIT trap stops the MPS daemon and writes the summary.
+# shellcheck disable=SC2317 # run by the traps below
+on_signal() {
+    trap '' INT TERM HUP
+    log "interrupted by $1"
+    if [ -n "$step_pid" ]; then
+        kill -TERM "$step_pid" 2>/dev/null
+        wait "$step_pid" 2>/dev/null
+        step_pid=''
+    fi
+    if [ -n "$current_run" ]; then
+        if grep -q '"schema": "gpu-trust/probe/v2"' "$out/$current_run.json" 2>/dev/null; then
+            run_entry "$current_run" partial '' "interrupted by $1: the evidence holds the scenarios that finished before it" "$current_run.json" "$current_run.stderr"
+        else
+            run_entry "$current_run" failed '' "interrupted by $1 before a scenario finished" '' "$current_run.stderr"
+            rm -f "$out/$current_run.json"
+        fi
+        current_run=''
+    fi
+    failed=1
+    exit 130
+}
 trap finish EXIT
-trap 'log "interrupted"; exit 130' INT TERM HUP
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+trap 'on_signal HUP' HUP
 
 # 1. Facts.
 log "output: $out; binary: $gpu_trust; device: $device; budget ${budget}s"
@@ -438,6 +505,7 @@ else
         run_entry mps-replicas failed '' "nvidia-smi did not report the memory of GPU $device" '' ''
         failed=1
     elif start_mps mps-replicas "$((total_mib / mps_replicas))M" "$((100 / mps_replicas))"; then
+        mps_settings+=(--setting "replicas=$mps_replicas")
         CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log \
             limits_run mps-replicas-one-pod-two-processes 3 --first 2
         CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log probe_run mps-replicas

@@ -380,6 +380,17 @@ pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
     stream_output(path, |w| Ok(w.write_all(text.as_bytes())?))
 }
 
+/// Writes `text` to a file beside `path` and renames it over `path`, so that a reader (or a process
+/// killed meanwhile) sees the old content or the new, never half of it.
+pub fn replace_output(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = std::path::PathBuf::from(tmp);
+    write_output(Some(&tmp), text)?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("{}: cannot write", escape(&path.display().to_string())))
+}
+
 /// Hands `write` a buffered writer to the file, or to standard output when `path` is `None`, and
 /// flushes it: a large report is written as it is rendered, never held whole in memory. An error
 /// names the file (or standard output).

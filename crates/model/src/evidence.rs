@@ -1,31 +1,40 @@
-//! Probe evidence: the wire types of `gpu-trust probe` JSON (`schema: "gpu-trust/probe/v1"`).
+//! Probe evidence: the wire types of `gpu-trust probe` JSON (`schema: "gpu-trust/probe/v2"`; the
+//! older `v1`, which recorded neither the run's conditions nor its samples, still reads).
 //!
 //! The probe writes a [`ProbeEvidence`]; the audit reads it back with `--evidence FILE` and attaches each
-//! scenario's outcome to the device-layer findings of the node and mechanism it was measured on. These
-//! types carry no behaviour beyond small lookups ([`Scenario::incident`], [`ProbeEvidence::claims`],
-//! [`MeasuredMechanism::applies_to`]) so that the audit needs nothing from the probe crate.
+//! scenario's outcome to the device-layer findings of the node and mechanism it was measured on, as
+//! [`cite`] words it: the GPU, the driver, the date, the run, the mechanism's settings, how many runs
+//! agree, and that another GPU or driver may behave differently. These types carry no behaviour beyond
+//! small lookups and that sentence, so that the audit needs nothing from the probe crate.
 //!
 //! Field names are camelCase; enum values are kebab-case. Optional values are left out when absent.
 
 use crate::isolation::Mechanism;
 use crate::vocab::Incident;
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-/// The `schema` value of probe JSON.
-pub const PROBE_SCHEMA: &str = "gpu-trust/probe/v1";
+/// The `schema` value of the probe JSON this version writes.
+pub const PROBE_SCHEMA: &str = "gpu-trust/probe/v2";
+/// The first schema, still read: its files record no run, settings or samples, and its verdicts are
+/// spelt `isolated` and `not-isolated`.
+pub const PROBE_SCHEMA_V1: &str = "gpu-trust/probe/v1";
 
-/// One probe run: where it ran, what it detected, and what each scenario measured.
+/// One probe run: where and how it ran, what it detected, and what each scenario measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeEvidence {
-    /// Always [`PROBE_SCHEMA`].
+    /// [`PROBE_SCHEMA`] (or [`PROBE_SCHEMA_V1`] for an older file).
     pub schema: String,
     /// The gpu-trust version that measured it.
     pub tool_version: String,
     /// The Kubernetes node (or host) the probe ran on: `--node`, else the host name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// Which run this is and what measured it (absent in v1 files).
+    #[serde(default, skip_serializing_if = "RunEvidence::is_empty")]
+    pub run: RunEvidence,
     pub victim: DeviceEvidence,
     pub aggressor: DeviceEvidence,
     pub driver: DriverEvidence,
@@ -37,7 +46,7 @@ pub struct ProbeEvidence {
 impl ProbeEvidence {
     /// Whether the document is of a schema this version reads.
     pub fn schema_supported(&self) -> bool {
-        self.schema == PROBE_SCHEMA
+        self.schema == PROBE_SCHEMA || self.schema == PROBE_SCHEMA_V1
     }
 
     /// The scenario's evidence, if that scenario ran.
@@ -45,70 +54,33 @@ impl ProbeEvidence {
         self.scenarios.iter().find(|s| s.scenario == scenario)
     }
 
-    /// What this evidence speaks to: one claim per scenario that ran, with the incident it bears on, the
-    /// mechanism it was measured under, and a sentence the audit can attach to a finding
-    /// (`measured on node-a: victim allocation of 256 MiB failed ... under time-slicing`).
-    pub fn claims(&self) -> Vec<EvidenceClaim> {
-        self.scenarios
-            .iter()
-            .map(|s| EvidenceClaim {
-                node: self.node.clone(),
-                mechanism: self.mechanism.kind,
-                incident: s.scenario.incident(),
-                scenario: s.scenario,
-                verdict: s.verdict,
-                statement: match &self.node {
-                    Some(node) => format!(
-                        "measured on {node}: {} under {} ({})",
-                        s.summary, self.mechanism.kind, s.verdict
-                    ),
-                    None => format!(
-                        "measured: {} under {} ({})",
-                        s.summary, self.mechanism.kind, s.verdict
-                    ),
-                },
-            })
-            .collect()
+    /// Whether this evidence speaks for workloads on `site` that share through `mechanism`, and from
+    /// where: `Some(false)` when it was measured on that node (or on no named node), `Some(true)` when
+    /// it was measured on a reference host that is not a node of the audited cluster and has the site's
+    /// GPU model (what a mechanism leaves shared does not change from one GPU of a model to another; the
+    /// citation then says where it was measured). It must also have been measured under that mechanism.
+    /// A fraction (HAMi, KAI, Run:ai) adds its own accounting, so evidence of the bare mechanism does not
+    /// speak for it.
+    pub fn speaks_for(&self, site: &EvidenceSite<'_>, mechanism: Mechanism) -> Option<bool> {
+        let reference = match self.node.as_deref() {
+            None => false,
+            Some(n) if n == site.node => false,
+            Some(n) if !site.cluster_nodes.contains(n) => match self.model_id() {
+                Some(id) if site.model == Some(id) => true,
+                _ => return None,
+            },
+            Some(_) => return None,
+        };
+        (self.mechanism.kind.model_mechanism() == Some(mechanism)).then_some(reference)
     }
 
-    /// The claims that bear on `incident` between workloads on `site` that share through `mechanism`. The
-    /// evidence speaks for the site when it was measured on that node, or on no named node, or on a
-    /// reference host that is not a node of the audited cluster and has the site's GPU model (what a
-    /// mechanism leaves shared does not change from one GPU of a model to another; the statement then
-    /// says where it was measured). It must also have been measured under that mechanism. A fraction
-    /// (HAMi, KAI, Run:ai) adds its own accounting, so evidence of the bare mechanism does not speak for it.
-    pub fn claims_for(
-        &self,
-        site: &EvidenceSite<'_>,
-        mechanism: Mechanism,
-        incident: Incident,
-    ) -> Vec<EvidenceClaim> {
-        let reference_model = match self.node.as_deref() {
-            None => None,
-            Some(n) if n == site.node => None,
-            Some(n) if !site.cluster_nodes.contains(n) => match self.model_id() {
-                Some(id) if site.model == Some(id) => self.victim.name.clone(),
-                _ => return Vec::new(),
-            },
-            Some(_) => return Vec::new(),
-        };
-        if self.mechanism.kind.model_mechanism() != Some(mechanism) {
-            return Vec::new();
+    /// The victim's GPU and the driver, as a citation names them (`NVIDIA H200, driver 580.159.04`).
+    fn gpu(&self) -> String {
+        let name = self.victim.name.as_deref().unwrap_or("GPU not named");
+        match self.driver.version.as_deref() {
+            Some(v) => format!("{name}, driver {v}"),
+            None => format!("{name}, driver not recorded"),
         }
-        self.claims()
-            .into_iter()
-            .filter(|c| c.incident == Some(incident))
-            .map(|mut c| {
-                if let (Some(model), Some(node)) = (&reference_model, &self.node) {
-                    c.statement = c.statement.replacen(
-                        &format!("measured on {node}:"),
-                        &format!("measured on {node} ({model}, not a node of this cluster):"),
-                        1,
-                    );
-                }
-                c
-            })
-            .collect()
     }
 
     /// The catalogue id of the GPU the victim ran on, from the name the driver gave it.
@@ -127,17 +99,163 @@ pub struct EvidenceSite<'a> {
     pub cluster_nodes: &'a std::collections::BTreeSet<&'a str>,
 }
 
-/// A statement the audit can cite: one scenario's outcome on one node under one mechanism.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the audit says about `incident` between workloads on `site` that share through `mechanism`,
+/// from every evidence file that speaks for it ([`ProbeEvidence::speaks_for`]): one sentence per
+/// scenario and conditions (the place, the GPU, the driver, the mechanism's settings). Runs under the
+/// same conditions are counted together (`affected in 2 of 3 runs`), each run named with what it
+/// measured, so that runs that disagree are never two facts; runs under other settings are another
+/// sentence that names those settings. Every sentence names the date and says that another GPU or
+/// driver may behave differently.
+pub fn cite(
+    evidence: &[ProbeEvidence],
+    site: &EvidenceSite<'_>,
+    mechanism: Mechanism,
+    incident: Incident,
+) -> Vec<String> {
+    let mut groups: BTreeMap<Conditions, Vec<Cited<'_>>> = BTreeMap::new();
+    for ev in evidence.iter().filter(|e| e.schema_supported()) {
+        let Some(reference) = ev.speaks_for(site, mechanism) else {
+            continue;
+        };
+        for s in ev
+            .scenarios
+            .iter()
+            .filter(|s| s.scenario.incident() == Some(incident))
+        {
+            let conditions = Conditions {
+                scenario: s.scenario,
+                settings: ev.mechanism.describe(),
+                place: match (&ev.node, reference) {
+                    (Some(node), true) => {
+                        format!("{node} ({}, not a node of this cluster)", ev.gpu())
+                    }
+                    (Some(node), false) => format!("{node} ({})", ev.gpu()),
+                    (None, _) => format!("a host ({})", ev.gpu()),
+                },
+            };
+            groups.entry(conditions).or_default().push(Cited {
+                run: ev.run.name.as_deref().unwrap_or("an unnamed run"),
+                date: ev.run.date().unwrap_or("an unrecorded date"),
+                verdict: s.verdict,
+                summary: &s.summary,
+            });
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(c, runs)| c.sentence(&runs))
+        .collect()
+}
+
+/// What a group of runs has in common: the citation names it once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Conditions {
+    scenario: Scenario,
+    settings: String,
+    place: String,
+}
+
+/// One run's outcome of a scenario, as a citation names it.
+struct Cited<'a> {
+    run: &'a str,
+    date: &'a str,
+    verdict: Verdict,
+    summary: &'a str,
+}
+
+impl Conditions {
+    fn sentence(&self, runs: &[Cited<'_>]) -> String {
+        let n = runs.len();
+        let mut tally: BTreeMap<Verdict, usize> = BTreeMap::new();
+        for r in runs {
+            *tally.entry(r.verdict).or_default() += 1;
+        }
+        let tally: Vec<String> = tally
+            .iter()
+            .map(|(v, k)| format!("{} in {k} of {n} run{}", v.words(), plural(n)))
+            .collect();
+        // Runs that measured the same thing are listed together; each keeps its own verdict.
+        let mut measured: Vec<(Vec<&str>, Verdict, &str)> = Vec::new();
+        for r in runs {
+            match measured
+                .iter_mut()
+                .find(|(_, v, s)| *v == r.verdict && *s == r.summary)
+            {
+                Some((names, _, _)) => names.push(r.run),
+                None => measured.push((vec![r.run], r.verdict, r.summary)),
+            }
+        }
+        let measured: Vec<String> = measured
+            .iter()
+            .map(|(names, _, summary)| format!("{}: {summary}", names.join(", ")))
+            .collect();
+        let dates: BTreeSet<&str> = runs.iter().map(|r| r.date).collect();
+        let dates: Vec<&str> = dates.into_iter().collect();
+        let disagree = if tally.len() > 1 {
+            " The runs disagree under the same recorded conditions: the effect is near what the probe can tell apart, or depends on something it does not record."
+        } else {
+            ""
+        };
+        format!(
+            "{}: {} under {} ({}).{disagree} Measured on {} on {}; another GPU or driver may behave differently.",
+            self.scenario,
+            tally.join(", "),
+            self.settings,
+            measured.join("; "),
+            self.place,
+            dates.join(", "),
+        )
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Which run a file is and what measured it, so that a citation can name the run and its date and a
+/// reader can rebuild the binary that measured it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EvidenceClaim {
-    pub node: Option<String>,
-    pub mechanism: MeasuredMechanism,
-    /// `None` for scenarios that bear on no incident (residual data, utilisation).
-    pub incident: Option<Incident>,
-    pub scenario: Scenario,
-    pub verdict: Verdict,
-    pub statement: String,
+pub struct RunEvidence {
+    /// The run's name as whoever ran it gave it (`--run`), e.g. `2026-12-04-h200/run-2a`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// When the probe started, UTC (`2026-12-04T11:37:42Z`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// The commit the binary was built from (`GPU_TRUST_COMMIT` at build time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The SHA-256 of the binary that measured, in hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_sha256: Option<String>,
+    /// The command line the probe ran with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// True while the run is under way: the file holds the scenarios that finished so far (the probe
+    /// writes it after each one, so a run that is killed leaves what it measured).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// For a file converted from an older schema: from what, and what was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub converted: Option<String>,
+}
+
+impl RunEvidence {
+    pub fn is_empty(&self) -> bool {
+        self == &RunEvidence::default()
+    }
+
+    /// The `YYYY-MM-DD` of [`RunEvidence::started_at`].
+    pub fn date(&self) -> Option<&str> {
+        let t = self.started_at.as_deref()?;
+        t.get(..10)
+            .filter(|d| d.parse::<crate::date::Date>().is_ok())
+    }
 }
 
 /// A device one role ran on, as given on the command line and as the driver named it.
@@ -198,6 +316,139 @@ pub struct MechanismEvidence {
     /// Why the probe chose this kind, and anything that qualifies the measurements.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The settings of the mechanism in force (MPS limits, replicas, time-slice interval); `None` in a
+    /// v1 file, which did not record them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<MechanismSettings>,
+}
+
+impl MechanismEvidence {
+    /// The mechanism with its settings, as a citation names it (`MPS with 50% active threads and a
+    /// pinned memory limit of 71885M per client, as for 2 replicas`). What was not declared is said to
+    /// be so, never taken for a default: an MPS client cannot see its daemon's limits.
+    pub fn describe(&self) -> String {
+        let title = self.kind.title();
+        let Some(s) = &self.settings else {
+            return format!("{title} (its settings not recorded)");
+        };
+        let mut text = match self.kind {
+            MeasuredMechanism::Mps | MeasuredMechanism::MigMps => {
+                let threads = s.mps_active_thread_percentage.as_deref();
+                let memory = s.mps_pinned_memory_limit.as_deref();
+                let mut limits = Vec::new();
+                match threads {
+                    Some("100") | None => {}
+                    Some(p) => limits.push(format!("{p}% active threads")),
+                }
+                match memory {
+                    Some("none") | None => {}
+                    Some(m) => limits.push(format!("a pinned memory limit of {m}")),
+                }
+                match (threads, memory, limits.is_empty()) {
+                    (None, None, _) => format!("{title} (its limits not declared)"),
+                    (_, _, false) => format!("{title} with {} per client", limits.join(" and ")),
+                    (Some(_), Some(_), true) => format!("{title} without limits"),
+                    (None, Some(_), true) => {
+                        format!("{title} without a memory limit (active threads not declared)")
+                    }
+                    (Some(_), None, true) => {
+                        format!("{title} with all threads (memory limit not declared)")
+                    }
+                }
+            }
+            MeasuredMechanism::TimeSlicing | MeasuredMechanism::MigTimeSlicing => {
+                match &s.time_slice {
+                    Some(t) => format!("{title}, time-slice interval {t}"),
+                    None => format!("{title}, time-slice interval not recorded"),
+                }
+            }
+            _ => title.to_string(),
+        };
+        if let Some(r) = s.replicas {
+            text.push_str(&format!(", as for {r} replicas"));
+        }
+        text
+    }
+}
+
+/// How the mechanism was set up for the run, as whoever ran it declared it (`--setting KEY=VALUE`): a
+/// client cannot read its MPS daemon's defaults. Values are kept as they were given.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MechanismSettings {
+    /// The replicas the GPU was set up as (the device plugin's `replicas`), when the run emulated them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u32>,
+    /// Each MPS client's active thread percentage as its daemon was set (`100`: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mps_active_thread_percentage: Option<String>,
+    /// Each MPS client's pinned device memory limit as its daemon was set, e.g. `71885M` (`none`: no
+    /// limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mps_pinned_memory_limit: Option<String>,
+    /// The time-slice interval (`nvidia-smi compute-policy --set-timeslice`), when the run set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_slice: Option<String>,
+}
+
+impl MechanismSettings {
+    /// The keys of [`MechanismSettings::set`], in the order the help lists them.
+    pub const KEYS: [&'static str; 4] = [
+        "replicas",
+        "mps-active-thread-percentage",
+        "mps-pinned-memory-limit",
+        "time-slice",
+    ];
+
+    /// Sets one setting from `KEY=VALUE`; the error says why the text is not one.
+    pub fn set(&mut self, text: &str) -> Result<(), String> {
+        let (key, value) = text
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .filter(|(_, v)| !v.is_empty() && v.len() <= 64)
+            .ok_or_else(|| format!("`{text}` is not KEY=VALUE"))?;
+        let number = |v: &str| v.parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0);
+        match key {
+            "replicas" => {
+                self.replicas =
+                    Some(
+                        value.parse().ok().filter(|r| *r > 0).ok_or_else(|| {
+                            format!("replicas `{value}` is not a positive number")
+                        })?,
+                    )
+            }
+            "mps-active-thread-percentage" => {
+                number(value).ok_or_else(|| format!("`{value}` is not a percentage"))?;
+                self.mps_active_thread_percentage = Some(value.to_string());
+            }
+            "mps-pinned-memory-limit" => {
+                if !value
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"=,.".contains(&b))
+                {
+                    return Err(format!(
+                        "`{value}` is not a memory limit (71885M, 8G, 0=8G)"
+                    ));
+                }
+                self.mps_pinned_memory_limit = Some(value.to_string());
+            }
+            "time-slice" => {
+                if !["default", "short", "medium", "long"].contains(&value) {
+                    return Err(format!(
+                        "time-slice `{value}` is not one of default, short, medium, long"
+                    ));
+                }
+                self.time_slice = Some(value.to_string());
+            }
+            _ => {
+                return Err(format!(
+                    "unknown setting `{key}` (one of {})",
+                    MechanismSettings::KEYS.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The sharing mechanism between victim and aggressor that a probe run measured.
@@ -251,6 +502,20 @@ impl MeasuredMechanism {
         MeasuredMechanism::ALL.into_iter().find(|m| m.as_str() == s)
     }
 
+    /// How a sentence names it.
+    pub fn title(self) -> &'static str {
+        match self {
+            MeasuredMechanism::TimeSlicing => "time-slicing",
+            MeasuredMechanism::Mps => "MPS",
+            MeasuredMechanism::Mig => "separate MIG instances",
+            MeasuredMechanism::MigTimeSlicing => "time-slicing inside one MIG instance",
+            MeasuredMechanism::MigMps => "MPS inside one MIG instance",
+            MeasuredMechanism::SeparateGpus => "separate GPUs",
+            MeasuredMechanism::ExclusiveProcess => "an EXCLUSIVE_PROCESS GPU",
+            MeasuredMechanism::Unknown => "an unknown mechanism",
+        }
+    }
+
     /// The mechanism of the isolation model this measurement stands for: both roles on one full GPU without
     /// MPS are [`Mechanism::TimeSlicing`], different MIG instances [`Mechanism::MigInstance`], different
     /// GPUs (or a GPU that admits one process) [`Mechanism::Exclusive`]. `None` when unknown.
@@ -289,20 +554,24 @@ pub enum Scenario {
     ResidualData,
     /// Two equal victims: NVML utilisation against each process's own throughput.
     Utilisation,
-    /// The aggressor triggers an illegal memory access.
+    /// The aggressor triggers an illegal memory access while the victim is idle.
     DeviceFault,
+    /// The same fault while the victim runs kernels.
+    DeviceFaultBusy,
 }
 
 impl Scenario {
-    /// In the order the probe runs them: the device fault last, since under MPS it puts the server in FAULT
-    /// until its clients exit, which would spoil the scenarios after it.
-    pub const ALL: [Scenario; 6] = [
+    /// In the order the probe runs them: the device faults last, since under MPS a fault puts the server
+    /// in FAULT until its clients exit, which would spoil the scenarios after it (each scenario starts
+    /// new processes, so the second fault meets a server its first one's clients have left).
+    pub const ALL: [Scenario; 7] = [
         Scenario::MemoryExhaustion,
         Scenario::ComputeHog,
         Scenario::Bandwidth,
         Scenario::ResidualData,
         Scenario::Utilisation,
         Scenario::DeviceFault,
+        Scenario::DeviceFaultBusy,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -313,6 +582,7 @@ impl Scenario {
             Scenario::ResidualData => "residual-data",
             Scenario::Utilisation => "utilisation",
             Scenario::DeviceFault => "device-fault",
+            Scenario::DeviceFaultBusy => "device-fault-busy",
         }
     }
 
@@ -326,7 +596,7 @@ impl Scenario {
     pub fn incident(self) -> Option<Incident> {
         match self {
             Scenario::MemoryExhaustion => Some(Incident::MemoryExhaustion),
-            Scenario::DeviceFault => Some(Incident::DeviceFault),
+            Scenario::DeviceFault | Scenario::DeviceFaultBusy => Some(Incident::DeviceFault),
             Scenario::ComputeHog | Scenario::Bandwidth => Some(Incident::ComputeContention),
             Scenario::ResidualData | Scenario::Utilisation => None,
         }
@@ -339,15 +609,21 @@ impl fmt::Display for Scenario {
     }
 }
 
-/// What a scenario's measurements say about the boundary between the two roles.
+/// What a scenario's measurements say about the victim. A v1 file's `isolated` and `not-isolated` read
+/// as [`Verdict::NoMeasurableEffect`] and [`Verdict::Affected`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// The victim was not harmed beyond the threshold.
-    Isolated,
-    /// The aggressor harmed the victim beyond the threshold.
-    NotIsolated,
-    /// The measurements do not decide it (a phase failed or timed out, or the aggressor did not act).
+    /// The neighbour harmed the victim: for a ratio, its whole confidence interval lies beyond the
+    /// threshold.
+    #[serde(alias = "not-isolated")]
+    Affected,
+    /// What was measured bounds the harm small: for a ratio, its whole confidence interval lies within
+    /// the threshold. It says no more than the summary's trials.
+    #[serde(alias = "isolated")]
+    NoMeasurableEffect,
+    /// The measurements do not decide it: an interval that straddles the threshold, too few samples, a
+    /// phase that failed or timed out, or a neighbour that did not act.
     Inconclusive,
     /// A report, not a verdict (utilisation).
     ReportOnly,
@@ -356,10 +632,20 @@ pub enum Verdict {
 impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Isolated => "isolated",
-            Verdict::NotIsolated => "not-isolated",
+            Verdict::Affected => "affected",
+            Verdict::NoMeasurableEffect => "no-measurable-effect",
             Verdict::Inconclusive => "inconclusive",
             Verdict::ReportOnly => "report-only",
+        }
+    }
+
+    /// How a sentence says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Affected => "affected",
+            Verdict::NoMeasurableEffect => "no measurable effect",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::ReportOnly => "a report",
         }
     }
 }
@@ -443,7 +729,9 @@ pub struct MemoryMeasurement {
     pub free_mib: Option<u64>,
 }
 
-/// Latency of a short fixed kernel, launch to completion as the victim's host thread sees it.
+/// Latency of a short fixed kernel, one launch at a time as a request would run it. The percentiles are
+/// of the host-timed samples (launch to completion as the victim's host thread saw it: a v1 file has
+/// only these, of 400 samples); a v2 file also holds every sample, timed both ways.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LatencyMeasurement {
@@ -451,15 +739,37 @@ pub struct LatencyMeasurement {
     pub p50_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
+    /// Each sample's time on the GPU, µs: CUDA events recorded around the kernel on its stream. It
+    /// leaves out the wait before the victim's context runs (under time-slicing, the neighbour's slice).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_us: Vec<f64>,
+    /// Each sample's time from launch to completion on the victim's host thread, µs (same order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_us: Vec<f64>,
+    /// How many blocks the samples were taken in, alternating with the other phase's blocks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocks: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BandwidthMeasurement {
-    /// Bytes read plus bytes written per second, in GB/s (10^9).
+    /// Bytes read plus bytes written per second over all passes, in GB/s (10^9), host-timed.
     pub gb_per_s: f64,
     pub buffer_mib: u64,
     pub passes: u32,
+    /// Each pass's time on the GPU (CUDA events around it), µs; v2 only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_gpu_us: Vec<f64>,
+    /// Each pass's time from launch to completion on the host, µs; v2 only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_host_us: Vec<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocks: u32,
 }
 
 /// Device fault, victim side.
@@ -472,6 +782,17 @@ pub struct FaultMeasurement {
     pub checksum_intact: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whether the victim ran kernels while the fault happened (false in v1: it was idle).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
+    /// Work kernels the victim completed while busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_kernels: Option<u64>,
+    /// When the victim was busy, wall-clock milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_from_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_until_ms: Option<u64>,
 }
 
 /// Residual data, victim side: fresh allocations scanned for the aggressor's marker.
@@ -481,6 +802,10 @@ pub struct ResidueMeasurement {
     pub scanned_mib: u64,
     /// 64-bit words equal to the marker.
     pub marker_words: u64,
+    /// Free device memory the victim's driver reported before it allocated (v2): what it scanned
+    /// covers all the memory the neighbour freed only if it scanned all of this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_mib: Option<u64>,
 }
 
 /// Useful work: fixed-size kernels completed per second.
@@ -509,6 +834,9 @@ pub struct AggressorReport {
     /// The driver's error for it (`CUDA_ERROR_ILLEGAL_ADDRESS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault_error: Option<String>,
+    /// When the fault was raised, wall-clock milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_at_ms: Option<u64>,
 }
 
 /// Contended against baseline.
@@ -528,6 +856,27 @@ pub struct Comparison {
     /// Both processes' contended throughput together over the victim's throughput alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub combined_throughput_ratio: Option<f64>,
+    /// The intervals the verdict rests on (v2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<RatioInterval>,
+}
+
+/// A contended-over-baseline ratio of one statistic, with its confidence interval.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RatioInterval {
+    /// What is compared (`p99 latency, GPU-timed`).
+    pub statistic: String,
+    /// The point estimate, contended over baseline.
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The interval's coverage (`0.95`).
+    pub confidence: f64,
+    /// How it was computed (`percentile bootstrap, 1000 resamples`).
+    pub method: String,
+    pub baseline_samples: u32,
+    pub contended_samples: u32,
 }
 
 impl Comparison {
@@ -540,14 +889,37 @@ impl Comparison {
 mod tests {
     use super::*;
 
+    fn scenario(scenario: Scenario, verdict: Verdict, summary: &str) -> ScenarioEvidence {
+        ScenarioEvidence {
+            scenario,
+            verdict,
+            summary: summary.into(),
+            threshold: None,
+            baseline: PhaseEvidence::default(),
+            contended: PhaseEvidence::default(),
+            comparison: Comparison::default(),
+        }
+    }
+
     fn evidence(kind: MeasuredMechanism) -> ProbeEvidence {
         ProbeEvidence {
             schema: PROBE_SCHEMA.into(),
             tool_version: "0.0.0".into(),
             node: Some("gpu-a".into()),
-            victim: DeviceEvidence::default(),
+            run: RunEvidence {
+                name: Some("run-1".into()),
+                started_at: Some("2026-12-04T11:34:09Z".into()),
+                ..RunEvidence::default()
+            },
+            victim: DeviceEvidence {
+                name: Some("NVIDIA H200".into()),
+                ..DeviceEvidence::default()
+            },
             aggressor: DeviceEvidence::default(),
-            driver: DriverEvidence::default(),
+            driver: DriverEvidence {
+                version: Some("580.159.04".into()),
+                cuda_version: None,
+            },
             mechanism: MechanismEvidence {
                 kind,
                 mig_mode: Some(false),
@@ -556,28 +928,33 @@ mod tests {
                 compute_mode: None,
                 cc_mode: None,
                 notes: vec![],
+                settings: Some(MechanismSettings::default()),
             },
             scenarios: vec![
-                ScenarioEvidence {
-                    scenario: Scenario::MemoryExhaustion,
-                    verdict: Verdict::NotIsolated,
-                    summary: "victim allocation of 256 MiB failed".into(),
-                    threshold: None,
-                    baseline: PhaseEvidence::default(),
-                    contended: PhaseEvidence::default(),
-                    comparison: Comparison::default(),
-                },
-                ScenarioEvidence {
-                    scenario: Scenario::ResidualData,
-                    verdict: Verdict::Isolated,
-                    summary: "no marker found".into(),
-                    threshold: None,
-                    baseline: PhaseEvidence::default(),
-                    contended: PhaseEvidence::default(),
-                    comparison: Comparison::default(),
-                },
+                scenario(
+                    Scenario::MemoryExhaustion,
+                    Verdict::Affected,
+                    "victim allocation of 256 MiB failed",
+                ),
+                scenario(
+                    Scenario::ResidualData,
+                    Verdict::NoMeasurableEffect,
+                    "no marker found",
+                ),
             ],
         }
+    }
+
+    fn with_run(
+        mut ev: ProbeEvidence,
+        name: &str,
+        verdict: Verdict,
+        summary: &str,
+    ) -> ProbeEvidence {
+        ev.run.name = Some(name.into());
+        ev.scenarios[0].verdict = verdict;
+        ev.scenarios[0].summary = summary.into();
+        ev
     }
 
     #[test]
@@ -586,10 +963,9 @@ mod tests {
             Scenario::MemoryExhaustion.incident(),
             Some(Incident::MemoryExhaustion)
         );
-        assert_eq!(
-            Scenario::DeviceFault.incident(),
-            Some(Incident::DeviceFault)
-        );
+        for fault in [Scenario::DeviceFault, Scenario::DeviceFaultBusy] {
+            assert_eq!(fault.incident(), Some(Incident::DeviceFault));
+        }
         assert_eq!(
             Scenario::ComputeHog.incident(),
             Some(Incident::ComputeContention)
@@ -625,85 +1001,179 @@ mod tests {
     }
 
     #[test]
-    fn time_slicing_evidence_speaks_for_time_slicing_nodes_only() {
+    fn a_citation_names_the_gpu_driver_date_run_settings_and_that_another_gpu_may_differ() {
         let ev = evidence(MeasuredMechanism::TimeSlicing);
         let cluster = ["gpu-a", "gpu-b"].into_iter().collect();
-        let on = |node| site(node, None, &cluster);
-        let claims = ev.claims_for(
-            &on("gpu-a"),
+        let cited = cite(
+            std::slice::from_ref(&ev),
+            &site("gpu-a", None, &cluster),
             Mechanism::TimeSlicing,
             Incident::MemoryExhaustion,
         );
-        assert_eq!(claims.len(), 1);
         assert_eq!(
-            claims[0].statement,
-            "measured on gpu-a: victim allocation of 256 MiB failed under time-slicing (not-isolated)"
+            cited,
+            [
+                "memory-exhaustion: affected in 1 of 1 run under time-slicing, time-slice interval \
+                 not recorded (run-1: victim allocation of 256 MiB failed). Measured on gpu-a \
+                 (NVIDIA H200, driver 580.159.04) on 2026-12-04; another GPU or driver may behave \
+                 differently."
+            ]
         );
-        assert!(ev
-            .claims_for(
-                &on("gpu-b"),
-                Mechanism::TimeSlicing,
-                Incident::MemoryExhaustion
-            )
-            .is_empty());
-        assert!(ev
-            .claims_for(
-                &on("gpu-a"),
-                Mechanism::MigInstance,
-                Incident::MemoryExhaustion
-            )
-            .is_empty());
-        assert!(ev
-            .claims_for(
-                &on("gpu-a"),
-                Mechanism::HamiVgpu,
-                Incident::MemoryExhaustion
-            )
-            .is_empty());
-        assert!(ev
-            .claims_for(&on("gpu-a"), Mechanism::TimeSlicing, Incident::DeviceFault)
-            .is_empty());
+    }
+
+    #[test]
+    fn time_slicing_evidence_speaks_for_time_slicing_nodes_only() {
+        let ev = vec![evidence(MeasuredMechanism::TimeSlicing)];
+        let cluster = ["gpu-a", "gpu-b"].into_iter().collect();
+        let on = |node| site(node, None, &cluster);
+        let cites = |node, m, i| cite(&ev, &on(node), m, i);
+        assert_eq!(
+            cites("gpu-a", Mechanism::TimeSlicing, Incident::MemoryExhaustion).len(),
+            1
+        );
+        assert!(cites("gpu-b", Mechanism::TimeSlicing, Incident::MemoryExhaustion).is_empty());
+        assert!(cites("gpu-a", Mechanism::MigInstance, Incident::MemoryExhaustion).is_empty());
+        assert!(cites("gpu-a", Mechanism::HamiVgpu, Incident::MemoryExhaustion).is_empty());
+        assert!(cites("gpu-a", Mechanism::TimeSlicing, Incident::DeviceFault).is_empty());
     }
 
     #[test]
     fn evidence_from_a_reference_host_speaks_for_nodes_of_its_gpu_model_and_says_where() {
         let mut ev = evidence(MeasuredMechanism::TimeSlicing);
         ev.node = Some("bench-host".into());
-        ev.victim.name = Some("NVIDIA H200".into());
+        let ev = vec![ev];
         let h200 = crate::catalogue::lookup("NVIDIA H200").map(|m| m.id);
         let h100 = crate::catalogue::lookup("NVIDIA H100 80GB HBM3").map(|m| m.id);
         assert!(h200.is_some() && h100.is_some() && h200 != h100);
         let cluster = ["gpu-a", "gpu-b"].into_iter().collect();
-        let claims = ev.claims_for(
+        let cited = cite(
+            &ev,
             &site("gpu-a", h200, &cluster),
             Mechanism::TimeSlicing,
             Incident::MemoryExhaustion,
         );
-        assert_eq!(claims.len(), 1);
-        assert_eq!(
-            claims[0].statement,
-            "measured on bench-host (NVIDIA H200, not a node of this cluster): victim allocation of 256 \
-             MiB failed under time-slicing (not-isolated)"
+        assert_eq!(cited.len(), 1);
+        assert!(
+            cited[0].contains(
+                "Measured on bench-host (NVIDIA H200, driver 580.159.04, not a node of this \
+                 cluster) on 2026-12-04"
+            ),
+            "{}",
+            cited[0]
         );
         // Another GPU model, or a node of unknown model: the measurement does not speak for it.
         for model in [h100, None] {
-            assert!(ev
-                .claims_for(
-                    &site("gpu-a", model, &cluster),
-                    Mechanism::TimeSlicing,
-                    Incident::MemoryExhaustion
-                )
-                .is_empty());
-        }
-        // Measured on another node of the cluster: that node's own evidence, never another's.
-        let cluster_with_host = ["gpu-a", "bench-host"].into_iter().collect();
-        assert!(ev
-            .claims_for(
-                &site("gpu-a", h200, &cluster_with_host),
+            assert!(cite(
+                &ev,
+                &site("gpu-a", model, &cluster),
                 Mechanism::TimeSlicing,
                 Incident::MemoryExhaustion
             )
             .is_empty());
+        }
+        // Measured on another node of the cluster: that node's own evidence, never another's.
+        let cluster_with_host = ["gpu-a", "bench-host"].into_iter().collect();
+        assert!(cite(
+            &ev,
+            &site("gpu-a", h200, &cluster_with_host),
+            Mechanism::TimeSlicing,
+            Incident::MemoryExhaustion
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn runs_under_the_same_conditions_are_counted_together_and_never_two_facts() {
+        let base = evidence(MeasuredMechanism::Mps);
+        let ev = vec![
+            with_run(
+                base.clone(),
+                "run-2a",
+                Verdict::NoMeasurableEffect,
+                "p99 1.04x",
+            ),
+            with_run(base.clone(), "run-2b", Verdict::Affected, "p99 1.35x"),
+            with_run(base.clone(), "run-2c", Verdict::Affected, "p99 1.35x"),
+        ];
+        let cluster = ["gpu-a"].into_iter().collect();
+        let cited = cite(
+            &ev,
+            &site("gpu-a", None, &cluster),
+            Mechanism::Mps,
+            Incident::MemoryExhaustion,
+        );
+        assert_eq!(cited.len(), 1, "{cited:#?}");
+        let c = &cited[0];
+        assert!(
+            c.starts_with(
+                "memory-exhaustion: affected in 2 of 3 runs, no measurable effect in 1 of 3 runs \
+                 under MPS (its limits not declared) (run-2a: p99 1.04x; run-2b, run-2c: p99 1.35x). The runs \
+                 disagree under the same recorded conditions"
+            ),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn runs_under_other_settings_are_another_sentence_that_names_them() {
+        let mut unlimited = evidence(MeasuredMechanism::Mps);
+        let mut none = MechanismSettings::default();
+        none.set("mps-active-thread-percentage=100").unwrap();
+        none.set("mps-pinned-memory-limit=none").unwrap();
+        unlimited.mechanism.settings = Some(none);
+        let mut limited = with_run(
+            unlimited.clone(),
+            "run-2a",
+            Verdict::NoMeasurableEffect,
+            "victim allocation of 256 MiB succeeded",
+        );
+        let mut settings = MechanismSettings::default();
+        for s in [
+            "replicas=2",
+            "mps-active-thread-percentage=50",
+            "mps-pinned-memory-limit=71885M",
+        ] {
+            settings.set(s).unwrap();
+        }
+        limited.mechanism.settings = Some(settings);
+        let mut unrecorded = with_run(unlimited.clone(), "old", Verdict::Affected, "failed");
+        unrecorded.schema = PROBE_SCHEMA_V1.into();
+        unrecorded.mechanism.settings = None;
+        unrecorded.run = RunEvidence::default();
+        let cluster = ["gpu-a"].into_iter().collect();
+        let cited = cite(
+            &[unlimited, limited, unrecorded],
+            &site("gpu-a", None, &cluster),
+            Mechanism::Mps,
+            Incident::MemoryExhaustion,
+        );
+        assert_eq!(cited.len(), 3, "{cited:#?}");
+        assert!(cited[0].contains("under MPS (its settings not recorded) (an unnamed run: failed)"));
+        assert!(cited[0].contains("on an unrecorded date"));
+        assert!(cited[1].contains(
+            "no measurable effect in 1 of 1 run under MPS with 50% active threads and a pinned \
+             memory limit of 71885M per client, as for 2 replicas (run-2a: "
+        ));
+        assert!(cited[2].contains("affected in 1 of 1 run under MPS without limits (run-1: "));
+    }
+
+    #[test]
+    fn settings_are_read_from_key_value_text() {
+        let mut s = MechanismSettings::default();
+        s.set("time-slice=long").unwrap();
+        s.set("replicas=4").unwrap();
+        assert_eq!(s.time_slice.as_deref(), Some("long"));
+        assert_eq!(s.replicas, Some(4));
+        for bad in [
+            "replicas=0",
+            "replicas",
+            "colour=blue",
+            "time-slice=forever",
+            "mps-active-thread-percentage=150",
+            "mps-pinned-memory-limit=8G; rm",
+        ] {
+            assert!(s.set(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -725,26 +1195,44 @@ mod tests {
     }
 
     #[test]
-    fn residual_claim_has_no_incident() {
-        let ev = evidence(MeasuredMechanism::Mps);
-        let claims = ev.claims();
-        assert_eq!(claims.len(), 2);
-        assert_eq!(claims[1].incident, None);
-        assert_eq!(claims[1].verdict, Verdict::Isolated);
-    }
-
-    #[test]
     fn camel_case_wire_names() {
         let ev = evidence(MeasuredMechanism::TimeSlicing);
         let json = serde_json::to_value(&ev).unwrap();
-        assert_eq!(json["schema"], "gpu-trust/probe/v1");
+        assert_eq!(json["schema"], "gpu-trust/probe/v2");
         assert_eq!(json["toolVersion"], "0.0.0");
+        assert_eq!(json["run"]["startedAt"], "2026-12-04T11:34:09Z");
         assert_eq!(json["mechanism"]["kind"], "time-slicing");
         assert_eq!(json["mechanism"]["migMode"], false);
-        assert_eq!(json["scenarios"][0]["verdict"], "not-isolated");
+        assert_eq!(json["mechanism"]["settings"], serde_json::json!({}));
+        assert_eq!(json["scenarios"][0]["verdict"], "affected");
         assert!(json["scenarios"][0].get("comparison").is_none());
         let back: ProbeEvidence = serde_json::from_value(json).unwrap();
         assert_eq!(back, ev);
         assert!(back.schema_supported());
+    }
+
+    #[test]
+    fn a_v1_file_still_reads_with_its_verdicts_renamed_and_no_conditions() {
+        let v1 = serde_json::json!({
+            "schema": "gpu-trust/probe/v1",
+            "toolVersion": "0.1.0",
+            "victim": {"spec": "0"},
+            "aggressor": {"spec": "0"},
+            "driver": {},
+            "mechanism": {"kind": "mps", "mps": true},
+            "scenarios": [
+                {"scenario": "device-fault", "verdict": "isolated", "summary": "s",
+                 "baseline": {}, "contended": {}},
+                {"scenario": "memory-exhaustion", "verdict": "not-isolated", "summary": "s",
+                 "baseline": {}, "contended": {}}
+            ]
+        });
+        let ev: ProbeEvidence = serde_json::from_value(v1).unwrap();
+        assert!(ev.schema_supported());
+        assert_eq!(ev.scenarios[0].verdict, Verdict::NoMeasurableEffect);
+        assert_eq!(ev.scenarios[1].verdict, Verdict::Affected);
+        assert_eq!(ev.mechanism.settings, None);
+        assert!(ev.run.is_empty());
+        assert_eq!(ev.run.date(), None);
     }
 }

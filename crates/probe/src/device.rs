@@ -151,6 +151,17 @@ pub enum Pattern {
     Sequence(u64),
 }
 
+/// How long one piece of work took, timed two ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Timing {
+    /// On the GPU: CUDA events recorded before and after it on its stream. An event is stamped when
+    /// the GPU reaches it, so this leaves out any wait before the context runs (a time slice).
+    pub gpu: Duration,
+    /// From launch to completion on the calling host thread: what a request waits, host overhead
+    /// included.
+    pub host: Duration,
+}
+
 /// One worker process's context on its device. Every method is synchronous: when it returns, the work it
 /// launched has finished (or failed).
 pub trait GpuSession {
@@ -162,17 +173,20 @@ pub trait GpuSession {
     fn fill(&mut self, buffer: BufferId, pattern: Pattern) -> Result<(), DeviceError>;
     /// How many 64-bit words of the buffer hold the pattern.
     fn count(&mut self, buffer: BufferId, pattern: Pattern) -> Result<u64, DeviceError>;
-    /// One block of the fixed work kernel, launch to completion as the host sees it.
-    fn short_kernel(&mut self, iters: u32) -> Result<Duration, DeviceError>;
+    /// One block of the fixed work kernel, timed on the GPU and on the host.
+    fn short_kernel(&mut self, iters: u32) -> Result<Timing, DeviceError>;
     /// `kernels` full-grid launches of the fixed work kernel; the time they took.
     fn work(&mut self, iters: u32, kernels: u32) -> Result<Duration, DeviceError>;
     /// `kernels` back-to-back hog kernels of `kernel_ns` each, filling every SM.
     fn hog(&mut self, kernel_ns: u64, kernels: u32) -> Result<(), DeviceError>;
-    /// `passes` copies of `src` into `dst`; the time they took.
-    fn copy(&mut self, src: BufferId, dst: BufferId, passes: u32) -> Result<Duration, DeviceError>;
+    /// `passes` copies of `src` into `dst`; the time they took together.
+    fn copy(&mut self, src: BufferId, dst: BufferId, passes: u32) -> Result<Timing, DeviceError>;
     /// Launches a kernel that writes through an invalid pointer. `Err` is the expected outcome (the fault
     /// was raised in this context); `Ok` means the access went through unnoticed.
     fn fault(&mut self) -> Result<(), DeviceError>;
+    /// Called when an aggression stops: nothing of this session runs on the device any more. The real
+    /// device needs nothing (every call above waits for its work); the fake stops counting it active.
+    fn idle(&mut self) {}
 }
 
 /// What the parent learns about the devices before it starts workers.

@@ -9,7 +9,7 @@
 //! Nothing here is a measurement: evidence from the fake says so in its mechanism notes.
 
 use crate::device::{
-    Backend, BufferId, Detection, DeviceSpec, GpuSession, Pattern, Role, WorkerDevice,
+    Backend, BufferId, Detection, DeviceSpec, GpuSession, Pattern, Role, Timing, WorkerDevice,
 };
 use crate::error::{DeviceError, ProbeError};
 use crate::thresholds::MARKER;
@@ -53,6 +53,9 @@ pub struct FakeProfile {
     pub fault: FakeFault,
     /// Factor on the victim's kernel latency while the other role is active.
     pub compute_slowdown: f64,
+    /// Whether that slowdown shows on the GPU's clock too (both run at once, as under MPS), or only on
+    /// the host's (the victim waits for the other's time slice, then runs at full speed).
+    pub contention_on_gpu: bool,
     /// Share of its bandwidth the victim keeps while the other role is active.
     pub bandwidth_share: f64,
     /// Share of its throughput each process keeps while the other is active.
@@ -78,6 +81,7 @@ pub const PROFILES: &[FakeProfile] = &[
         memory: FakeMemory::SharedPool,
         fault: FakeFault::Contained,
         compute_slowdown: 4.0,
+        contention_on_gpu: false,
         bandwidth_share: 0.5,
         throughput_share: 0.5,
         bandwidth_gb_per_s: 2000.0,
@@ -93,6 +97,7 @@ pub const PROFILES: &[FakeProfile] = &[
         memory: FakeMemory::Capped(8192),
         fault: FakeFault::Propagates,
         compute_slowdown: 1.6,
+        contention_on_gpu: true,
         bandwidth_share: 0.55,
         throughput_share: 0.6,
         bandwidth_gb_per_s: 2000.0,
@@ -108,6 +113,7 @@ pub const PROFILES: &[FakeProfile] = &[
         memory: FakeMemory::Partitioned,
         fault: FakeFault::Contained,
         compute_slowdown: 1.0,
+        contention_on_gpu: true,
         bandwidth_share: 1.0,
         throughput_share: 1.0,
         bandwidth_gb_per_s: 1000.0,
@@ -123,6 +129,7 @@ pub const PROFILES: &[FakeProfile] = &[
         memory: FakeMemory::SharedPool,
         fault: FakeFault::Contained,
         compute_slowdown: 4.0,
+        contention_on_gpu: false,
         bandwidth_share: 0.5,
         throughput_share: 0.5,
         bandwidth_gb_per_s: 2000.0,
@@ -138,6 +145,7 @@ pub const PROFILES: &[FakeProfile] = &[
         memory: FakeMemory::SharedPool,
         fault: FakeFault::Contained,
         compute_slowdown: 4.0,
+        contention_on_gpu: false,
         bandwidth_share: 0.5,
         throughput_share: 0.5,
         bandwidth_gb_per_s: 2000.0,
@@ -153,6 +161,7 @@ pub const PROFILES: &[FakeProfile] = &[
         memory: FakeMemory::SharedPool,
         fault: FakeFault::Contained,
         compute_slowdown: 1.0,
+        contention_on_gpu: true,
         bandwidth_share: 1.0,
         throughput_share: 1.0,
         bandwidth_gb_per_s: 2000.0,
@@ -356,6 +365,30 @@ impl FakeSession {
         }
     }
 
+    /// A fixed spread of +0..+9.9% around a base, so that quantiles differ.
+    fn jitter(&mut self) -> f64 {
+        self.samples += 1;
+        1.0 + ((self.samples * 37) % 100) as f64 / 1000.0
+    }
+
+    /// What `gpu_us` of work takes on the GPU and on the host (`overhead_us` more), `slowdown` times
+    /// longer while the other role is active: on both clocks when contention shows on the GPU's,
+    /// else on the host's alone.
+    fn contended(&self, gpu_us: f64, overhead_us: f64, slowdown: f64) -> Timing {
+        let (mut gpu, mut host) = (gpu_us, gpu_us + overhead_us);
+        if self.peer_active() {
+            host *= slowdown;
+            if self.profile.contention_on_gpu {
+                gpu *= slowdown;
+            }
+        }
+        let d = |us: f64| Duration::from_nanos((us * 1000.0).round() as u64);
+        Timing {
+            gpu: d(gpu),
+            host: d(host),
+        }
+    }
+
     fn buffer(&self, b: BufferId) -> Result<&FakeBuffer, DeviceError> {
         self.buffers
             .get(&b.0)
@@ -461,16 +494,10 @@ impl GpuSession for FakeSession {
         })
     }
 
-    fn short_kernel(&mut self, iters: u32) -> Result<Duration, DeviceError> {
+    fn short_kernel(&mut self, iters: u32) -> Result<Timing, DeviceError> {
         self.alive()?;
-        self.samples += 1;
-        // A fixed spread of +0..+9.9% around the base, so that p50 and p99 differ.
-        let jitter = 1.0 + ((self.samples * 37) % 100) as f64 / 1000.0;
-        let mut us = (8.0 + f64::from(iters) * 0.01) * jitter;
-        if self.peer_active() {
-            us *= self.profile.compute_slowdown;
-        }
-        Ok(Duration::from_nanos((us * 1000.0).round() as u64))
+        let gpu_us = (6.0 + f64::from(iters) * 0.01) * self.jitter();
+        Ok(self.contended(gpu_us, 2.0, self.profile.compute_slowdown))
     }
 
     fn work(&mut self, _iters: u32, kernels: u32) -> Result<Duration, DeviceError> {
@@ -492,17 +519,23 @@ impl GpuSession for FakeSession {
         Ok(())
     }
 
-    fn copy(&mut self, src: BufferId, dst: BufferId, passes: u32) -> Result<Duration, DeviceError> {
+    fn copy(&mut self, src: BufferId, dst: BufferId, passes: u32) -> Result<Timing, DeviceError> {
         self.alive()?;
         let bytes = self.buffer(src)?.bytes.min(self.buffer(dst)?.bytes);
-        let mut gbps = self.profile.bandwidth_gb_per_s;
-        if self.peer_active() {
-            gbps *= self.profile.bandwidth_share;
+        let gpu_us = (2 * bytes * u64::from(passes)) as f64
+            / (self.profile.bandwidth_gb_per_s * 1e3)
+            * self.jitter();
+        let t = self.contended(gpu_us, 2.0, 1.0 / self.profile.bandwidth_share);
+        if self.role == Role::Aggressor {
+            // The aggressor's loop: slow enough not to spin on the state files.
+            self.mark_active()?;
+            std::thread::sleep(Duration::from_millis(1));
         }
-        self.mark_active()?;
-        std::thread::sleep(Duration::from_millis(1));
-        let secs = (2 * bytes * u64::from(passes)) as f64 / (gbps * 1e9);
-        Ok(Duration::from_nanos((secs * 1e9).round() as u64))
+        Ok(t)
+    }
+
+    fn idle(&mut self) {
+        let _ = self.write_role(self.allocated(), 0);
     }
 
     fn fault(&mut self) -> Result<(), DeviceError> {
@@ -634,6 +667,7 @@ impl Backend for FakeBackend {
                     "fake device (profile {}): simulated for tests, not a measurement",
                     p.name
                 )],
+                settings: None,
             },
         })
     }

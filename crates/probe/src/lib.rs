@@ -3,7 +3,7 @@
 //! The probe runs a victim and an aggressor as two separate OS processes on the devices it is given (a
 //! GPU index, a GPU UUID or a MIG UUID each), as two tenants would run, and for each scenario measures the
 //! victim alone (baseline) and with the aggressor (contended), then judges the difference against
-//! [`thresholds::THRESHOLDS`]. The result is a [`ProbeEvidence`] (`gpu-trust/probe/v1`) that the audit
+//! [`thresholds::THRESHOLDS`]. The result is a [`ProbeEvidence`] (`gpu-trust/probe/v2`) that the audit
 //! can attach to its device-layer findings.
 //!
 //! Code map:
@@ -36,6 +36,7 @@ pub mod orchestrate;
 pub mod protocol;
 pub mod real;
 pub mod serve;
+pub mod stats;
 pub mod thresholds;
 pub mod transport;
 pub mod verdict;

@@ -6,23 +6,35 @@
 //! - baseline: victim `prepare`, `measure`.
 //! - contended, most scenarios: victim `prepare`; aggressor `start` until `ready`; victim `measure`;
 //!   aggressor `stop`.
+//! - compute hog and bandwidth, both phases at once: victim `prepare`, then `rounds` rounds of a
+//!   baseline block (victim `measure` while the aggressor's process idles) and a contended block
+//!   (aggressor `start`, victim `measure`, aggressor `stop`), in the order B C, C B, B C, ... so that a
+//!   drift falls on both phases alike; the blocks of each phase are pooled.
 //! - contended residual data: aggressor `start` (fill, free), `stop`, exit and reaped; then a new victim
 //!   allocates and scans.
+//! - contended device fault with a busy victim: the victim's `measure` (work kernels for a while)
+//!   first, then the aggressor's `start` (the fault) inside that window.
 //! - utilisation: both processes `prepare` and `measure` at once, while the parent samples utilisation.
+//!
+//! After each scenario the evidence so far (marked partial) goes to the caller, so that a run that is
+//! killed leaves what it measured.
 
 use crate::detect::{classify, HostFacts, RoleIdentity};
 use crate::device::{Backend, Detection, DeviceSpec, Role, WorkerDevice};
 use crate::error::ProbeError;
 use crate::protocol::{Reply, Request};
+use crate::stats::round3;
 use crate::thresholds::{Thresholds, Workload};
 use crate::transport::{Launcher, LinkError, SendError, WorkerLink};
-use crate::verdict::{judge, round3};
+use crate::verdict::judge;
+use crate::worker::latency;
+use gpu_trust_model::date::Date;
 use gpu_trust_model::evidence::{
-    AggressorReport, Measurement, PhaseEvidence, ProbeEvidence, Scenario, ScenarioEvidence,
-    PROBE_SCHEMA,
+    AggressorReport, BandwidthMeasurement, Measurement, MechanismSettings, PhaseEvidence,
+    ProbeEvidence, RunEvidence, Scenario, ScenarioEvidence, PROBE_SCHEMA,
 };
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
 /// Everything a probe run needs besides the backend and the launcher.
@@ -39,6 +51,27 @@ pub struct ProbeOptions {
     pub node: Option<String>,
     /// Set when the aggressor runs elsewhere (another pod): its device is learnt from its hello.
     pub remote_aggressor: Option<String>,
+    /// What the caller knows of the run: its name, the binary's commit and SHA-256, the command line.
+    /// The probe adds when it started and whether it is partial.
+    pub run: RunEvidence,
+    /// The mechanism's settings as the caller declares them (a client cannot see its MPS daemon's).
+    pub settings: MechanismSettings,
+}
+
+/// `2026-12-04T11:37:42Z`.
+pub fn utc_timestamp(t: SystemTime) -> String {
+    let s = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+        % 86_400;
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        Date::from_system_time(t),
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
 }
 
 /// The scenarios to run, in run order.
@@ -53,18 +86,21 @@ pub fn ordered(scenarios: &[Scenario]) -> Vec<Scenario> {
 }
 
 /// Runs the probe. Fails only when the devices cannot be detected; a scenario that fails is reported as
-/// inconclusive, with the reason.
+/// inconclusive, with the reason. `partial` gets the evidence after each scenario but the last.
 pub fn run_probe(
     backend: &dyn Backend,
     launcher: &dyn Launcher,
     opts: &ProbeOptions,
     progress: &mut dyn FnMut(&str),
+    partial: &mut dyn FnMut(&ProbeEvidence),
 ) -> Result<ProbeEvidence, ProbeError> {
     let aggressor_spec = if opts.remote_aggressor.is_some() {
         &opts.victim
     } else {
         &opts.aggressor
     };
+    let mut run = opts.run.clone();
+    run.started_at = Some(utc_timestamp(SystemTime::now()));
     let mut detection = backend.detect(&opts.victim, aggressor_spec)?;
     if let Some(addr) = &opts.remote_aggressor {
         detection.aggressor = gpu_trust_model::evidence::DeviceEvidence {
@@ -72,19 +108,41 @@ pub fn run_probe(
             ..Default::default()
         };
     }
+    detection.mechanism.settings = Some(opts.settings.clone());
     let mut runner = Runner {
         backend,
         launcher,
         opts,
         hellos: BTreeMap::new(),
     };
+    let evidence =
+        |detection: &Detection, run: RunEvidence, scenarios: Vec<ScenarioEvidence>| ProbeEvidence {
+            schema: PROBE_SCHEMA.to_string(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            node: opts.node.clone(),
+            run,
+            victim: detection.victim.clone(),
+            aggressor: detection.aggressor.clone(),
+            driver: detection.driver.clone(),
+            mechanism: detection.mechanism.clone(),
+            scenarios,
+        };
+    let order = ordered(&opts.scenarios);
     let mut scenarios = Vec::new();
-    for scenario in ordered(&opts.scenarios) {
+    for (i, &scenario) in order.iter().enumerate() {
         let deadline = Instant::now() + opts.timeout;
         progress(&format!("{scenario}: baseline"));
-        let baseline = runner.phase(scenario, deadline, false);
-        progress(&format!("{scenario}: contended"));
-        let contended = runner.phase(scenario, deadline, true);
+        let (baseline, contended) = match scenario {
+            Scenario::ComputeHog | Scenario::Bandwidth => {
+                progress(&format!("{scenario}: contended, in alternating blocks"));
+                runner.interleaved(scenario, deadline)
+            }
+            _ => {
+                let baseline = runner.phase(scenario, deadline, false);
+                progress(&format!("{scenario}: contended"));
+                (baseline, runner.phase(scenario, deadline, true))
+            }
+        };
         let j = judge(scenario, &baseline, &contended, &opts.thresholds);
         progress(&format!("{scenario}: {}", j.verdict));
         scenarios.push(ScenarioEvidence {
@@ -96,18 +154,64 @@ pub fn run_probe(
             contended,
             comparison: j.comparison,
         });
+        if i + 1 < order.len() {
+            let mut so_far = detection.clone();
+            refine(&mut so_far, &runner.hellos);
+            let run = RunEvidence {
+                partial: true,
+                ..run.clone()
+            };
+            partial(&evidence(&so_far, run, scenarios.clone()));
+        }
     }
     refine(&mut detection, &runner.hellos);
-    Ok(ProbeEvidence {
-        schema: PROBE_SCHEMA.to_string(),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        node: opts.node.clone(),
-        victim: detection.victim,
-        aggressor: detection.aggressor,
-        driver: detection.driver,
-        mechanism: detection.mechanism,
-        scenarios,
-    })
+    Ok(evidence(&detection, run, scenarios))
+}
+
+/// One phase's blocks as one measurement: the samples in the order taken, the percentiles and the
+/// bandwidth over all of them.
+fn pool(blocks: Vec<Measurement>) -> Option<Measurement> {
+    let n = u32::try_from(blocks.len()).unwrap_or(u32::MAX);
+    let mut out = Measurement::default();
+    let (mut gpu, mut host) = (Vec::new(), Vec::new());
+    let mut bandwidth: Option<BandwidthMeasurement> = None;
+    for m in blocks {
+        if let Some(l) = m.latency {
+            gpu.extend(l.gpu_us);
+            host.extend(l.host_us);
+        }
+        if let Some(b) = m.bandwidth {
+            let all = bandwidth.get_or_insert_with(|| BandwidthMeasurement {
+                buffer_mib: b.buffer_mib,
+                blocks: n,
+                ..BandwidthMeasurement::default()
+            });
+            all.passes += b.passes;
+            all.pass_gpu_us.extend(b.pass_gpu_us);
+            all.pass_host_us.extend(b.pass_host_us);
+        }
+    }
+    if !host.is_empty() {
+        out.latency = Some(latency(gpu, host, n));
+    }
+    if let Some(mut b) = bandwidth {
+        let seconds = b.pass_host_us.iter().sum::<f64>() / 1e6;
+        let bytes = 2.0 * b.buffer_mib as f64 * 1024.0 * 1024.0 * f64::from(b.passes);
+        b.gb_per_s = if seconds > 0.0 {
+            round3(bytes / seconds / 1e9)
+        } else {
+            0.0
+        };
+        out.bandwidth = Some(b);
+    }
+    (out != Measurement::default()).then_some(out)
+}
+
+/// Which phase a failure of the interleaved sequence belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Baseline,
+    Contended,
 }
 
 /// Fills what detection could not know from the workers' own view of their devices, and re-decides the
@@ -302,8 +406,13 @@ impl Handle<'_> {
         deadline: Instant,
     ) -> Result<Measurement, PhaseError> {
         self.send(&Request::Measure { scenario, workload })?;
+        self.measured(deadline)
+    }
+
+    /// The reply to a `measure` already sent.
+    fn measured(&mut self, deadline: Instant) -> Result<Measurement, PhaseError> {
         match self.recv(deadline, "measured")? {
-            Reply::Measured { measurement } => Ok(measurement),
+            Reply::Measured { measurement } => Ok(*measurement),
             other => Err(PhaseError::OutOfTurn {
                 role: self.role,
                 got: other.name(),
@@ -419,6 +528,67 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
+    /// Both phases of a scenario measured in alternating blocks by one victim and one aggressor.
+    fn interleaved(&mut self, s: Scenario, deadline: Instant) -> (PhaseEvidence, PhaseEvidence) {
+        let (mut baseline, mut contended) = (PhaseEvidence::default(), PhaseEvidence::default());
+        let (mut b, mut c) = (Vec::new(), Vec::new());
+        let mut report: Option<AggressorReport> = None;
+        if let Err((side, e)) = self.blocks(s, deadline, &mut b, &mut c, &mut report) {
+            let phase = match side {
+                Side::Baseline => &mut baseline,
+                Side::Contended => &mut contended,
+            };
+            phase.error = Some(e.to_string());
+        }
+        baseline.victim = pool(b);
+        contended.victim = pool(c);
+        contended.aggressor = report;
+        (baseline, contended)
+    }
+
+    fn blocks(
+        &mut self,
+        s: Scenario,
+        deadline: Instant,
+        b: &mut Vec<Measurement>,
+        c: &mut Vec<Measurement>,
+        report: &mut Option<AggressorReport>,
+    ) -> Result<(), (Side, PhaseError)> {
+        let w = self.opts.workload;
+        let on = |side| move |e| (side, e);
+        let mut v = self
+            .spawn(Role::Victim, deadline)
+            .map_err(on(Side::Baseline))?;
+        v.prepare(s, w, deadline).map_err(on(Side::Baseline))?;
+        let mut a = self
+            .spawn(Role::Aggressor, deadline)
+            .map_err(on(Side::Contended))?;
+        for round in 0..w.rounds.max(1) {
+            let order = if round % 2 == 0 {
+                [Side::Baseline, Side::Contended]
+            } else {
+                [Side::Contended, Side::Baseline]
+            };
+            for side in order {
+                if side == Side::Baseline {
+                    b.push(v.measure(s, w, deadline).map_err(on(side))?);
+                    continue;
+                }
+                a.start(s, w, deadline).map_err(on(side))?;
+                c.push(v.measure(s, w, deadline).map_err(on(side))?);
+                let stopped = a.stop(deadline).map_err(on(side))?;
+                let all = report.get_or_insert_with(AggressorReport::default);
+                all.kernels_completed = Some(
+                    all.kernels_completed.unwrap_or(0) + stopped.kernels_completed.unwrap_or(0),
+                );
+                all.bandwidth_gb_per_s = stopped.bandwidth_gb_per_s.or(all.bandwidth_gb_per_s);
+            }
+        }
+        a.finish(deadline);
+        v.finish(deadline);
+        Ok(())
+    }
+
     fn contended(
         &mut self,
         s: Scenario,
@@ -427,6 +597,26 @@ impl<'a> Runner<'a> {
     ) -> Result<(), PhaseError> {
         let w = self.opts.workload;
         match s {
+            Scenario::DeviceFaultBusy => {
+                let mut v = self.spawn(Role::Victim, deadline)?;
+                v.prepare(s, w, deadline)?;
+                let mut a = self.spawn(Role::Aggressor, deadline)?;
+                // The victim's busy window opens when it reads `measure`; the fault comes a quarter of
+                // the way into it.
+                v.send(&Request::Measure {
+                    scenario: s,
+                    workload: w,
+                })?;
+                std::thread::sleep(
+                    Duration::from_millis(w.fault_busy_ms / 4)
+                        .min(deadline.saturating_duration_since(Instant::now())),
+                );
+                phase.aggressor = Some(a.start(s, w, deadline)?);
+                phase.victim = Some(v.measured(deadline)?);
+                phase.aggressor = Some(a.stop(deadline)?);
+                a.finish(deadline);
+                v.finish(deadline);
+            }
             Scenario::ResidualData => {
                 let mut a = self.spawn(Role::Aggressor, deadline)?;
                 phase.aggressor = Some(a.start(s, w, deadline)?);
@@ -492,7 +682,7 @@ impl<'a> Runner<'a> {
                 }
                 let poll_until = Instant::now() + poll;
                 match h.link.recv(deadline.min(poll_until)) {
-                    Ok(Reply::Measured { measurement }) => results[i] = Some(measurement),
+                    Ok(Reply::Measured { measurement }) => results[i] = Some(*measurement),
                     Ok(Reply::Failed { message }) => {
                         return Err(PhaseError::Failed {
                             role: h.role,

@@ -51,7 +51,8 @@ pub enum Request {
 pub enum Reply {
     Hello { pid: u32, device: WorkerDevice },
     Prepared,
-    Measured { measurement: Measurement },
+    // Boxed: by far the largest reply, it would size every other.
+    Measured { measurement: Box<Measurement> },
     Ready { report: AggressorReport },
     Stopped { report: AggressorReport },
     Failed { message: String },

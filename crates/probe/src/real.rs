@@ -6,7 +6,7 @@
 
 use crate::detect::{classify, format_uuid, HostFacts, RoleIdentity};
 use crate::device::{
-    Backend, BufferId, Detection, DeviceSpec, GpuSession, Pattern, Role, WorkerDevice,
+    Backend, BufferId, Detection, DeviceSpec, GpuSession, Pattern, Role, Timing, WorkerDevice,
 };
 use crate::error::{DeviceError, ProbeError};
 use crate::kernels;
@@ -230,6 +230,8 @@ impl Backend for RealBackend {
                 compute_mode: compute_mode.map(str::to_string),
                 cc_mode,
                 notes,
+                // What a client cannot see (the MPS daemon's defaults): the caller declares them.
+                settings: None,
             },
         })
     }
@@ -339,6 +341,8 @@ pub struct CudaSession {
     buffers: BTreeMap<u64, (sys::CUdeviceptr, u64)>,
     next: u64,
     scratch: Option<sys::CUdeviceptr>,
+    /// The two events every timed call records around its work.
+    events: Option<(sys::CUevent, sys::CUevent)>,
     sms: u32,
     identity: WorkerDevice,
 }
@@ -356,6 +360,7 @@ impl CudaSession {
             buffers: BTreeMap::new(),
             next: 1,
             scratch: None,
+            events: None,
             sms: 1,
             identity: WorkerDevice::default(),
         };
@@ -380,6 +385,11 @@ impl CudaSession {
             .max(8);
         // SAFETY: allocation in the current context; freed in `Drop`.
         s.scratch = Some(unsafe { result::malloc_sync(usize_of(scratch_bytes)?) }.map_err(drv)?);
+        let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(drv);
+        let start = event()?;
+        // Kept before the second create, so that `Drop` destroys the first if the second fails.
+        s.events = Some((start, start));
+        s.events = Some((start, event()?));
         Ok(s)
     }
 
@@ -467,6 +477,34 @@ impl CudaSession {
 
     fn sync(&self) -> Result<(), DeviceError> {
         result::ctx::synchronize().map_err(drv)
+    }
+
+    /// Runs `launch` between two events on the legacy default stream and waits for it: the time between
+    /// the events as the GPU stamped them (CUDA Driver API, cuEventElapsedTime: "resolution of around
+    /// 0.5 microseconds"; the NULL stream, so no other stream's work falls between them), and the time
+    /// from before the first record to the end of the wait on this thread.
+    fn timed(
+        &self,
+        launch: impl FnOnce() -> Result<(), DeviceError>,
+    ) -> Result<Timing, DeviceError> {
+        let (start, end) = self
+            .events
+            .ok_or_else(|| DeviceError::Driver("no events".into()))?;
+        let t = Instant::now();
+        // SAFETY: both events were created by this session in the current context; the null stream is
+        // the context's legacy default stream.
+        unsafe { result::event::record(start, std::ptr::null_mut()) }.map_err(drv)?;
+        launch()?;
+        // SAFETY: as above.
+        unsafe { result::event::record(end, std::ptr::null_mut()) }.map_err(drv)?;
+        self.sync()?;
+        let host = t.elapsed();
+        // SAFETY: both events were recorded on the same stream and have completed (synchronised).
+        let ms = unsafe { result::event::elapsed(start, end) }.map_err(drv)?;
+        Ok(Timing {
+            gpu: Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3),
+            host,
+        })
     }
 
     fn grid(&self, per_sm: u32) -> u32 {
@@ -591,14 +629,11 @@ impl GpuSession for CudaSession {
         Ok(out[0])
     }
 
-    fn short_kernel(&mut self, iters: u32) -> Result<Duration, DeviceError> {
+    fn short_kernel(&mut self, iters: u32) -> Result<Timing, DeviceError> {
         let mut out = self.scratch()?;
         let mut iters = iters;
         let mut params = [arg(&mut out), arg(&mut iters)];
-        let t = Instant::now();
-        self.launch(kernels::WORK, 1, 32, &mut params)?;
-        self.sync()?;
-        Ok(t.elapsed())
+        self.timed(|| self.launch(kernels::WORK, 1, 32, &mut params))
     }
 
     fn work(&mut self, iters: u32, kernels_n: u32) -> Result<Duration, DeviceError> {
@@ -623,17 +658,17 @@ impl GpuSession for CudaSession {
         self.sync()
     }
 
-    fn copy(&mut self, src: BufferId, dst: BufferId, passes: u32) -> Result<Duration, DeviceError> {
+    fn copy(&mut self, src: BufferId, dst: BufferId, passes: u32) -> Result<Timing, DeviceError> {
         let (mut s, sb) = self.buffer(src)?;
         let (mut d, db) = self.buffer(dst)?;
         let mut n = sb.min(db) / 8;
         let mut params = [arg(&mut s), arg(&mut d), arg(&mut n)];
-        let t = Instant::now();
-        for _ in 0..passes {
-            self.launch(kernels::COPY, self.grid(8), kernels::BLOCK, &mut params)?;
-        }
-        self.sync()?;
-        Ok(t.elapsed())
+        self.timed(|| {
+            for _ in 0..passes {
+                self.launch(kernels::COPY, self.grid(8), kernels::BLOCK, &mut params)?;
+            }
+            Ok(())
+        })
     }
 
     fn fault(&mut self) -> Result<(), DeviceError> {
@@ -654,6 +689,16 @@ impl Drop for CudaSession {
         if let Some(ptr) = self.scratch.take() {
             // SAFETY: as above.
             let _ = unsafe { result::free_sync(ptr) };
+        }
+        if let Some((start, end)) = self.events.take() {
+            for event in if start == end {
+                vec![start]
+            } else {
+                vec![start, end]
+            } {
+                // SAFETY: created by this session, destroyed once.
+                let _ = unsafe { result::event::destroy(event) };
+            }
         }
         if let Some(module) = self.module.take() {
             // SAFETY: loaded by this session, unloaded once; its functions are not used after this.

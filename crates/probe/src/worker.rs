@@ -6,14 +6,14 @@
 use crate::device::{BufferId, GpuSession, Pattern};
 use crate::error::DeviceError;
 use crate::protocol::{LineError, Reply, Request};
+use crate::stats::{quantile, round3};
 use crate::thresholds::{Workload, MARKER, VICTIM_SEED};
-use crate::verdict::round3;
 use gpu_trust_model::evidence::{
     AggressorReport, BandwidthMeasurement, FaultMeasurement, LatencyMeasurement, Measurement,
     MemoryMeasurement, ResidueMeasurement, Scenario, ThroughputMeasurement,
 };
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const MIB: u64 = 1024 * 1024;
 /// Hog kernels launched per batch between two looks at the request channel.
@@ -75,7 +75,9 @@ pub fn serve(
                 },
             },
             Request::Measure { scenario, workload } => match worker.measure(scenario, &workload) {
-                Ok(measurement) => Reply::Measured { measurement },
+                Ok(measurement) => Reply::Measured {
+                    measurement: Box::new(measurement),
+                },
                 Err(e) => Reply::Failed {
                     message: format!("measure {scenario}: {e}"),
                 },
@@ -136,6 +138,23 @@ fn words(bytes: u64) -> u64 {
     bytes / 8
 }
 
+/// Wall-clock milliseconds since the Unix epoch: the one clock both roles' processes share.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// How many of `per_phase` one block takes: the phase is measured in `w.rounds` blocks.
+fn per_block(per_phase: u32, w: &Workload) -> u32 {
+    per_phase.max(1).div_ceil(w.rounds.max(1))
+}
+
+fn micros(d: Duration) -> f64 {
+    round3(d.as_secs_f64() * 1e6)
+}
+
 impl Worker<'_> {
     fn release(&mut self) {
         for (b, _) in std::mem::take(&mut self.held) {
@@ -146,7 +165,7 @@ impl Worker<'_> {
     fn prepare(&mut self, scenario: Scenario, w: &Workload) -> Result<(), DeviceError> {
         self.release();
         match scenario {
-            Scenario::MemoryExhaustion | Scenario::DeviceFault => {
+            Scenario::MemoryExhaustion | Scenario::DeviceFault | Scenario::DeviceFaultBusy => {
                 let bytes = w.working_set_mib * MIB;
                 let b = self.session.alloc(bytes)?;
                 self.held.push((b, bytes));
@@ -206,55 +225,70 @@ impl Worker<'_> {
                 });
             }
             Scenario::ComputeHog => {
-                let n = w.latency_samples.max(1);
-                let mut us = Vec::with_capacity(n as usize);
-                for _ in 0..n {
-                    us.push(
-                        self.session
-                            .short_kernel(w.short_kernel_iters)?
-                            .as_secs_f64()
-                            * 1e6,
-                    );
+                // One block: up to its share of the phase's samples, for at most `block_ms`.
+                let n = per_block(w.latency_samples, w);
+                let until = Instant::now() + Duration::from_millis(w.block_ms.max(1));
+                let (mut gpu_us, mut host_us) = (Vec::new(), Vec::new());
+                while gpu_us.len() < n as usize && (gpu_us.is_empty() || Instant::now() < until) {
+                    let t = self.session.short_kernel(w.short_kernel_iters)?;
+                    gpu_us.push(micros(t.gpu));
+                    host_us.push(micros(t.host));
                 }
-                m.latency = Some(latency(&mut us));
+                m.latency = Some(latency(gpu_us, host_us, 1));
             }
             Scenario::Bandwidth => {
                 let (src, bytes) = self.held(0)?;
                 let (dst, _) = self.held(1)?;
-                let passes = w.bandwidth_passes.max(1);
-                let took = self.session.copy(src, dst, passes)?;
+                let n = per_block(w.bandwidth_passes, w);
+                let until = Instant::now() + Duration::from_millis(w.block_ms.max(1));
+                let (mut gpu_us, mut host_us) = (Vec::new(), Vec::new());
+                let mut took = Duration::ZERO;
+                while gpu_us.len() < n as usize && (gpu_us.is_empty() || Instant::now() < until) {
+                    let t = self.session.copy(src, dst, 1)?;
+                    took += t.host;
+                    gpu_us.push(micros(t.gpu));
+                    host_us.push(micros(t.host));
+                }
+                let passes = gpu_us.len() as u32;
                 m.bandwidth = Some(BandwidthMeasurement {
                     gb_per_s: gb_per_s(2 * bytes * u64::from(passes), took),
                     buffer_mib: bytes / MIB,
                     passes,
+                    pass_gpu_us: gpu_us,
+                    pass_host_us: host_us,
+                    blocks: 1,
                 });
+            }
+            Scenario::DeviceFaultBusy => {
+                // Work kernels back to back for `fault_busy_ms` while the neighbour faults, then the
+                // same check as when idle.
+                let (held, held_bytes) = self.held(0)?;
+                let from = now_ms();
+                let until = Instant::now() + Duration::from_millis(w.fault_busy_ms.max(1));
+                let mut kernels = 0u64;
+                let mut error = None;
+                while Instant::now() < until {
+                    match self.session.work(w.work_kernel_iters, WORK_BATCH) {
+                        Ok(_) => kernels += u64::from(WORK_BATCH),
+                        Err(e) => {
+                            error = Some(e.to_string());
+                            break;
+                        }
+                    }
+                }
+                let mut f = self.check_context(held, held_bytes, w, error);
+                f.busy = true;
+                f.busy_kernels = Some(kernels);
+                f.busy_from_ms = Some(from);
+                f.busy_until_ms = Some(now_ms());
+                m.fault = Some(f);
             }
             Scenario::DeviceFault => {
                 let (held, held_bytes) = self.held(0)?;
-                let mut error = None;
-                let next_kernel_ok = match self.session.short_kernel(w.short_kernel_iters) {
-                    Ok(_) => true,
-                    Err(e) => {
-                        error = Some(e.to_string());
-                        false
-                    }
-                };
-                let checksum_intact = match self.session.count(held, Pattern::Sequence(VICTIM_SEED))
-                {
-                    Ok(n) => n == words(held_bytes),
-                    Err(e) => {
-                        error.get_or_insert(e.to_string());
-                        false
-                    }
-                };
-                m.fault = Some(FaultMeasurement {
-                    context_survived: next_kernel_ok && checksum_intact,
-                    next_kernel_ok,
-                    checksum_intact,
-                    error,
-                });
+                m.fault = Some(self.check_context(held, held_bytes, w, None));
             }
             Scenario::ResidualData => {
+                let free_mib = self.session.mem_info()?.0 / MIB;
                 let buffers = grab(self.session, w.residual_max_mib, w.grab_chunk_mib)?;
                 let mut marker_words = 0;
                 let mut scanned = 0;
@@ -280,6 +314,7 @@ impl Worker<'_> {
                 m.residue = Some(ResidueMeasurement {
                     scanned_mib: scanned / MIB,
                     marker_words,
+                    free_mib: Some(free_mib),
                 });
             }
             Scenario::Utilisation => {
@@ -302,6 +337,38 @@ impl Worker<'_> {
             }
         }
         Ok(m)
+    }
+
+    /// Whether the context still runs a kernel and the held buffer kept its pattern; `error` is one
+    /// already met.
+    fn check_context(
+        &mut self,
+        held: BufferId,
+        held_bytes: u64,
+        w: &Workload,
+        mut error: Option<String>,
+    ) -> FaultMeasurement {
+        let next_kernel_ok = match self.session.short_kernel(w.short_kernel_iters) {
+            Ok(_) => true,
+            Err(e) => {
+                error.get_or_insert(e.to_string());
+                false
+            }
+        };
+        let checksum_intact = match self.session.count(held, Pattern::Sequence(VICTIM_SEED)) {
+            Ok(n) => n == words(held_bytes),
+            Err(e) => {
+                error.get_or_insert(e.to_string());
+                false
+            }
+        };
+        FaultMeasurement {
+            context_survived: error.is_none() && next_kernel_ok && checksum_intact,
+            next_kernel_ok,
+            checksum_intact,
+            error,
+            ..FaultMeasurement::default()
+        }
     }
 
     /// Runs the aggression of a scenario: `ready` once it is in force, then holds or loops until `stop`.
@@ -357,7 +424,7 @@ impl Worker<'_> {
                     let dst = self.session.alloc(bytes)?;
                     buffers.push((dst, bytes));
                     self.session.fill(src, Pattern::Constant(0))?;
-                    let mut took = self.session.copy(src, dst, 1)?;
+                    let mut took = self.session.copy(src, dst, 1)?.host;
                     let mut passes: u64 = 1;
                     report.kernels_completed = Some(passes);
                     report.bandwidth_gb_per_s = Some(gb_per_s(2 * bytes * passes, took));
@@ -367,7 +434,7 @@ impl Worker<'_> {
                         return Ok(Poll::Gone);
                     }
                     loop {
-                        took += self.session.copy(src, dst, COPY_BATCH)?;
+                        took += self.session.copy(src, dst, COPY_BATCH)?.host;
                         passes += u64::from(COPY_BATCH);
                         report.kernels_completed = Some(passes);
                         report.bandwidth_gb_per_s = Some(gb_per_s(2 * bytes * passes, took));
@@ -377,7 +444,8 @@ impl Worker<'_> {
                         }
                     }
                 }
-                Scenario::DeviceFault => {
+                Scenario::DeviceFault | Scenario::DeviceFaultBusy => {
+                    report.fault_at_ms = Some(now_ms());
                     match self.session.fault() {
                         Ok(()) => report.fault_raised = Some(false),
                         Err(e) => {
@@ -417,6 +485,7 @@ impl Worker<'_> {
         for (b, _) in buffers {
             let _ = self.session.free(b);
         }
+        self.session.idle();
         match outcome? {
             Poll::Stop | Poll::Continue => Ok(Some(report)),
             Poll::Gone => Ok(None),
@@ -464,21 +533,19 @@ fn gb_per_s(bytes: u64, took: Duration) -> f64 {
     }
 }
 
-/// Nearest-rank percentiles of the samples (microseconds).
-pub fn latency(us: &mut [f64]) -> LatencyMeasurement {
-    us.sort_by(f64::total_cmp);
-    let rank = |q: f64| -> f64 {
-        if us.is_empty() {
-            return 0.0;
-        }
-        let idx = ((q * us.len() as f64).ceil() as usize).clamp(1, us.len()) - 1;
-        us[idx]
-    };
+/// One block's latency samples (microseconds, in the order taken), with the host-timed percentiles.
+pub fn latency(gpu_us: Vec<f64>, host_us: Vec<f64>, blocks: u32) -> LatencyMeasurement {
+    let mut sorted = host_us.clone();
+    sorted.sort_by(f64::total_cmp);
+    let q = |q| quantile(&sorted, q).map(round3).unwrap_or(0.0);
     LatencyMeasurement {
-        samples: us.len() as u32,
-        p50_us: round3(rank(0.50)),
-        p99_us: round3(rank(0.99)),
-        max_us: round3(us.last().copied().unwrap_or(0.0)),
+        samples: u32::try_from(host_us.len()).unwrap_or(u32::MAX),
+        p50_us: q(0.5),
+        p99_us: q(0.99),
+        max_us: q(1.0),
+        gpu_us,
+        host_us,
+        blocks,
     }
 }
 
@@ -487,14 +554,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nearest_rank_percentiles() {
-        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
-        v.reverse();
-        let l = latency(&mut v);
+    fn host_percentiles_keep_the_samples_in_order() {
+        let host: Vec<f64> = (1..=100).rev().map(f64::from).collect();
+        let l = latency(vec![1.0; 100], host.clone(), 1);
         assert_eq!(l.samples, 100);
-        assert_eq!(l.p50_us, 50.0);
-        assert_eq!(l.p99_us, 99.0);
-        assert_eq!(l.max_us, 100.0);
-        assert_eq!(latency(&mut []).p99_us, 0.0);
+        assert_eq!((l.p50_us, l.p99_us, l.max_us), (50.0, 99.0, 100.0));
+        assert_eq!(l.host_us, host, "the samples stay in the order taken");
+        assert_eq!(latency(Vec::new(), Vec::new(), 0).p99_us, 0.0);
+    }
+
+    #[test]
+    fn a_phase_is_measured_in_blocks_of_its_share() {
+        let w = crate::thresholds::DEFAULT_WORKLOAD;
+        assert_eq!(per_block(10_000, &w), 2_500);
+        assert_eq!(per_block(1_001, &w), 251);
+        assert_eq!(per_block(0, &w), 1);
     }
 }

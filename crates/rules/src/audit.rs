@@ -18,7 +18,7 @@ use crate::report::{
     ShareEntry, SkippedEntry, Summary, TenantEntry, MAX_ACCEPTED_PAIRS, MAX_MATRIX_TENANTS, SCHEMA,
 };
 use crate::sink::{Draft, Sink};
-use gpu_trust_model::evidence::{EvidenceSite, ProbeEvidence};
+use gpu_trust_model::evidence::{cite, EvidenceSite, ProbeEvidence};
 use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::{Certainty, Diagnostic, Incident, Layer, ObjectRef, Severity};
 use gpu_trust_policy::{Date, Tenancy, TenantId};
@@ -691,19 +691,15 @@ fn finding(
     if d.rule.layer == Layer::Device && !d.mechanisms.is_empty() && !evidence.is_empty() {
         let cluster_nodes: BTreeSet<&str> =
             ctx.fleet.nodes.iter().map(|n| n.name.as_str()).collect();
-        for ev in evidence.iter().filter(|e| e.schema_supported()) {
-            for &n in &d.nodes {
-                let site = EvidenceSite {
-                    node: ctx.node_name(n),
-                    model: ctx.gpu(n).and_then(|g| g.model.as_deref()),
-                    cluster_nodes: &cluster_nodes,
-                };
-                for m in &d.mechanisms {
-                    for i in DEVICE_INCIDENTS {
-                        for claim in ev.claims_for(&site, *m, i) {
-                            statements.insert(claim.statement);
-                        }
-                    }
+        for &n in &d.nodes {
+            let site = EvidenceSite {
+                node: ctx.node_name(n),
+                model: ctx.gpu(n).and_then(|g| g.model.as_deref()),
+                cluster_nodes: &cluster_nodes,
+            };
+            for m in &d.mechanisms {
+                for i in DEVICE_INCIDENTS {
+                    statements.extend(cite(evidence, &site, *m, i));
                 }
             }
         }

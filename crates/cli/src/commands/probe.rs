@@ -4,6 +4,7 @@
 
 use crate::output::{self, Format, OutputArgs};
 use anyhow::Context;
+use gpu_trust_model::evidence::{MechanismSettings, RunEvidence};
 use gpu_trust_probe::fake::FakeBackend;
 use gpu_trust_probe::job::{parse_selector, render_job, JobOptions, DEFAULT_PORT};
 use gpu_trust_probe::real::RealBackend;
@@ -23,7 +24,7 @@ use std::time::Duration;
 /// The hidden subcommand a worker process runs.
 const WORKER_SUBCOMMAND: &str = "probe-worker";
 
-/// A table of scenarios and verdicts, or the evidence as JSON (`gpu-trust/probe/v1`) that
+/// A table of scenarios and verdicts, or the evidence as JSON (`gpu-trust/probe/v2`) that
 /// `gpu-trust audit --evidence` attaches to the findings it measured.
 const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
@@ -38,6 +39,35 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
     DeviceSpec::parse(s).map_err(|e| e.to_string())
 }
 
+fn parse_setting(s: &str) -> Result<String, String> {
+    MechanismSettings::default().set(s).map(|()| s.to_string())
+}
+
+/// The commit the binary was built from, when the build set it:
+/// `GPU_TRUST_COMMIT=$(git rev-parse HEAD) cargo build ...` (cargo rebuilds when it changes).
+const COMMIT: Option<&str> = option_env!("GPU_TRUST_COMMIT");
+
+/// What the evidence records of the run: its name, the commit, the binary's SHA-256 and the command
+/// line (the binary's path left out).
+fn run_evidence(name: Option<String>, exe: &Path) -> RunEvidence {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let binary_sha256 = std::fs::read(exe).ok().map(|bytes| {
+        ring::digest::digest(&ring::digest::SHA256, &bytes)
+            .as_ref()
+            .iter()
+            .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
+            .map(char::from)
+            .collect()
+    });
+    RunEvidence {
+        name,
+        commit: COMMIT.map(str::to_string),
+        binary_sha256,
+        args: std::env::args().skip(1).collect(),
+        ..RunEvidence::default()
+    }
+}
+
 /// Measure what one tenant does to another on a real GPU.
 ///
 /// Runs a victim and an aggressor as two separate processes on the given devices and, per scenario,
@@ -46,15 +76,18 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
 /// - memory-exhaustion: the aggressor takes all free memory; does the victim's next allocation
 ///   succeed?
 ///
-/// - compute-hog: back-to-back long kernels; p99 latency of the victim's short kernel.
+/// - compute-hog: back-to-back long kernels; the victim's short-kernel latency, timed on the GPU and
+///   on the host, in blocks alternating with blocks alone (the p99 from 10,000 samples a phase).
 ///
-/// - bandwidth: a memory-bound copy kernel; the victim's own bandwidth.
+/// - bandwidth: a memory-bound copy kernel; the victim's own bandwidth, pass by pass, alternating.
 ///
 /// - residual-data: the aggressor leaves a marker in freed memory; does the victim find it?
 ///
 /// - utilisation: two equal processes; NVML utilisation against each one's throughput (a report).
 ///
-/// - device-fault: an illegal memory access; does the victim's context survive? (runs last)
+/// - device-fault: an illegal memory access while the victim is idle; does its context survive?
+///
+/// - device-fault-busy: the same while the victim runs kernels (the faults run last)
 ///
 /// DEV is a GPU index, a GPU UUID (GPU-...) or a MIG instance UUID (MIG-...). Both roles default to
 /// device 0: time-slicing, or MPS when CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) holds a
@@ -64,7 +97,10 @@ fn parse_device(s: &str) -> Result<DeviceSpec, String> {
 /// inside the binary, compiled by the driver. Without a driver it says so and exits 2. It never changes
 /// MIG mode, compute mode, clocks or persistence, and never resets a GPU.
 ///
-/// Exit status: 0 when no scenario is not-isolated, 1 when one is, 2 when the probe cannot run.
+/// Each ratio is judged by its 95% confidence interval: affected when it lies beyond the threshold,
+/// no measurable effect when it lies within, inconclusive otherwise.
+///
+/// Exit status: 0 when no scenario is affected, 1 when one is, 2 when the probe cannot run.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES, mut_arg("format", output::offer(FORMATS)))]
 pub struct Args {
@@ -77,8 +113,19 @@ pub struct Args {
     /// Run only this scenario (repeatable); all of them by default.
     #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
+    /// Output format and files. A JSON file holds the scenarios measured so far after each one
+    /// (marked partial), so that a run cut short leaves what it measured.
     #[command(flatten)]
     pub output: OutputArgs,
+    /// A name for this run, recorded in the evidence and named wherever the audit cites it.
+    #[arg(long, value_name = "NAME")]
+    pub run: Option<String>,
+    /// How the sharing mechanism was set up (repeatable), recorded in the evidence and named wherever
+    /// the audit cites it: replicas=N, mps-active-thread-percentage=P (100: no limit),
+    /// mps-pinned-memory-limit=LIMIT (71885M, none), time-slice=default|short|medium|long. An MPS
+    /// client cannot see its daemon's limits: whoever set them declares them here.
+    #[arg(long = "setting", value_name = "K=V", value_parser = parse_setting)]
+    pub settings: Vec<String>,
     /// Bound of each scenario (baseline and contended run together), in seconds.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
     pub timeout: u64,
@@ -154,6 +201,8 @@ pub fn run_job_pod(args: JobPodArgs) -> anyhow::Result<ExitCode> {
                 format: Some(Format::Json),
                 output: Vec::new(),
             },
+            run: None,
+            settings: Vec::new(),
             timeout: args.timeout,
             node: None,
             aggressor_remote: Some(args.peer),
@@ -239,6 +288,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     };
     let exe = std::env::current_exe().context("locating the gpu-trust binary to start workers")?;
+    let run = run_evidence(args.run.clone(), &exe);
     let local = ProcessLauncher {
         exe,
         subcommand: vec![WORKER_SUBCOMMAND.to_string()],
@@ -253,6 +303,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }),
         None => Box::new(local),
     };
+    let mut settings = MechanismSettings::default();
+    for s in &args.settings {
+        // Each was checked when the command line was read.
+        let _ = settings.set(s);
+    }
     let opts = ProbeOptions {
         victim: args.victim.clone(),
         aggressor: args.aggressor.clone(),
@@ -262,6 +317,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         thresholds: THRESHOLDS,
         node: args.node.clone().or_else(default_node_name),
         remote_aggressor: args.aggressor_remote.clone(),
+        run,
+        settings,
     };
     let show_progress = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
@@ -269,7 +326,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             output::eprint_line(&format!("gpu-trust probe: {line}"));
         }
     };
-    let result = run_probe(backend.as_ref(), launcher.as_ref(), &opts, &mut progress);
+    let partial_file = targets
+        .iter()
+        .find(|t| t.format == Format::Json)
+        .and_then(|t| t.path());
+    let mut partial = |ev: &gpu_trust_probe::ProbeEvidence| {
+        let Some(path) = partial_file else {
+            return;
+        };
+        let written = gpu_trust_report::probe::json::render(ev)
+            .map_err(anyhow::Error::from)
+            .and_then(|text| output::replace_output(path, &text));
+        if let Err(e) = written {
+            output::eprint_line(&format!("gpu-trust: warning: partial evidence: {e:#}"));
+        }
+    };
+    let result = run_probe(
+        backend.as_ref(),
+        launcher.as_ref(),
+        &opts,
+        &mut progress,
+        &mut partial,
+    );
     if let Some(addr) = &args.aggressor_remote {
         // The aggressor pod waits for this to finish; it also ends at its own deadline.
         if let Err(e) = request_shutdown(addr) {
@@ -293,18 +371,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let harmed = evidence
         .scenarios
         .iter()
-        .any(|s| s.verdict == Verdict::NotIsolated);
+        .any(|s| s.verdict == Verdict::Affected);
     let code = if harmed && !args.findings_exit_zero {
         output::FINDINGS
     } else {
         output::CLEAN
     };
-    output::write_targets(&targets, code, |t| {
-        Ok(match t.format {
-            Format::Json => gpu_trust_report::probe::json::render(&evidence)?,
-            _ => gpu_trust_report::probe::table::render(&evidence),
-        })
-    })
+    let mut written = Ok(());
+    for t in &targets {
+        written = match t.format {
+            Format::Json => gpu_trust_report::probe::json::render(&evidence)
+                .map_err(anyhow::Error::from)
+                .and_then(|text| match t.path() {
+                    // The file the partial evidence went to is replaced whole.
+                    Some(path) => output::replace_output(path, &text),
+                    None => output::write_output(None, &text),
+                }),
+            _ => output::write_output(t.path(), &gpu_trust_report::probe::table::render(&evidence)),
+        };
+        if written.is_err() {
+            break;
+        }
+    }
+    output::verdict(written, code)
 }
 
 fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {

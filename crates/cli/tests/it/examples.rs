@@ -19,8 +19,18 @@ const EXAMPLES: [&str; 6] = [
 const EVIDENCE: [(&str, &[&str]); 1] = [(
     "measured-h200",
     &[
-        "docs/evidence/2026-12-04-h200/run-2a/time-slicing.json",
-        "docs/evidence/2026-12-04-h200/run-2a/mps-replicas.json",
+        "docs/evidence/2026-12-04-h200/v2/run-1/time-slicing.json",
+        "docs/evidence/2026-12-04-h200/v2/run-1/mps.json",
+        "docs/evidence/2026-12-04-h200/v2/run-1/mps-limited.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2a/time-slicing.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2a/mps.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2a/mps-replicas.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2b/time-slicing.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2b/mps.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2b/mps-replicas.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2c/time-slicing.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2c/mps.json",
+        "docs/evidence/2026-12-04-h200/v2/run-2c/mps-replicas.json",
     ],
 )];
 /// The examples whose dumps hold no RBAC objects (their headers name the kinds they were read
@@ -321,12 +331,20 @@ fn evidence_examples_cite_their_measurements() {
                 f["rule"]
             );
             for e in evidence {
-                assert!(
-                    e.as_str()
-                        .unwrap()
-                        .contains("(NVIDIA H200, not a node of this cluster)"),
-                    "{example}: {e}"
-                );
+                let e = e.as_str().unwrap();
+                // The place, the GPU and driver, a named run, the date and the mechanism's settings,
+                // and that another GPU or driver may differ; nothing of it unrecorded.
+                for part in [
+                    "(NVIDIA H200, driver 580.159.04, not a node of this cluster)",
+                    "2026-12-04-h200/run-",
+                    " on 2026-12-04;",
+                    "another GPU or driver may behave differently",
+                ] {
+                    assert!(e.contains(part), "{example}: `{part}` not in {e}");
+                }
+                for unknown in ["settings not recorded", "unnamed run", "unrecorded date"] {
+                    assert!(!e.contains(unknown), "{example}: `{unknown}` in {e}");
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ fn gpu_trust() -> Command {
 
 fn verdicts(json: &[u8]) -> Vec<(String, String)> {
     let v: Value = serde_json::from_slice(json).unwrap();
-    assert_eq!(v["schema"], "gpu-trust/probe/v1");
+    assert_eq!(v["schema"], "gpu-trust/probe/v2");
     v["scenarios"]
         .as_array()
         .unwrap()
@@ -86,9 +86,12 @@ fn worker_processes_measure_a_time_sliced_fake_gpu() {
     assert_eq!(
         verdicts(&out),
         vec![
-            ("memory-exhaustion".to_string(), "not-isolated".to_string()),
-            ("compute-hog".to_string(), "not-isolated".to_string()),
-            ("device-fault".to_string(), "isolated".to_string()),
+            ("memory-exhaustion".to_string(), "affected".to_string()),
+            ("compute-hog".to_string(), "affected".to_string()),
+            (
+                "device-fault".to_string(),
+                "no-measurable-effect".to_string()
+            ),
         ]
     );
     let v: Value = serde_json::from_slice(&out).unwrap();
@@ -174,7 +177,7 @@ fn a_remote_aggressor_over_tcp() {
         .clone();
     assert_eq!(
         verdicts(&out),
-        vec![("memory-exhaustion".to_string(), "not-isolated".to_string())]
+        vec![("memory-exhaustion".to_string(), "affected".to_string())]
     );
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["aggressor"]["spec"], format!("remote {addr}"));
@@ -271,7 +274,10 @@ fn output_file_gets_the_json() {
     let text = std::fs::read(&file).unwrap();
     assert_eq!(
         verdicts(&text),
-        vec![("memory-exhaustion".to_string(), "isolated".to_string())]
+        vec![(
+            "memory-exhaustion".to_string(),
+            "no-measurable-effect".to_string()
+        )]
     );
 }
 

@@ -3,7 +3,7 @@
 //! behind a wrapper (time-slicing, or MPS when the stub daemon's socket is in the pipe directory), with
 //! nothing NVIDIA at all, and with a probe that hangs.
 
-use gpu_trust_model::evidence::{MeasuredMechanism, ProbeEvidence};
+use gpu_trust_model::evidence::{MeasuredMechanism, ProbeEvidence, Scenario};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -87,6 +87,27 @@ echo $! > "$STUB_STATE/child.pid"
 wait
 "#;
 
+/// gpu-trust whose probe measures one scenario on the fake device and, as an MPS client, then hangs
+/// as a probe does in the middle of a scenario: its JSON holds what it finished.
+const HANGING_MPS_GPU_TRUST: &str = r#"#!/bin/sh
+if [ "$1" = probe ]; then
+  shift
+  profile=time-slicing
+  if [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && [ -e "$CUDA_MPS_PIPE_DIRECTORY/control" ]; then
+    profile=mps
+  fi
+  mkdir -p "$STUB_STATE/$profile"
+  "$REAL_GPU_TRUST" probe --fake "$profile" --fake-dir "$STUB_STATE/$profile" "$@" --scenario memory-exhaustion
+  [ "$profile" = mps ] || exit $?
+  sleep 1000 &
+  echo $! > "$STUB_STATE/child.pid"
+  : > "$STUB_STATE/hanging"
+  wait
+  exit 0
+fi
+exec "$REAL_GPU_TRUST" "$@"
+"#;
+
 struct Stubs {
     dir: tempfile::TempDir,
 }
@@ -116,12 +137,17 @@ impl Stubs {
     }
 
     fn run(&self, gpu_trust: &Path, env: &[(&str, &str)]) -> (Output, Duration) {
+        let started = Instant::now();
+        let output = self.command(gpu_trust, env).output().unwrap();
+        (output, started.elapsed())
+    }
+
+    fn command(&self, gpu_trust: &Path, env: &[(&str, &str)]) -> Command {
         let path = format!(
             "{}:{}",
             self.path("bin").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let started = Instant::now();
         let mut cmd = Command::new("bash");
         cmd.arg(script())
             .arg(self.out())
@@ -136,8 +162,7 @@ impl Stubs {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let output = cmd.output().unwrap();
-        (output, started.elapsed())
+        cmd
     }
 
     fn summary(&self) -> Value {
@@ -252,7 +277,28 @@ fn a_dry_run_records_time_slicing_and_mps_evidence_and_stops_its_daemons() {
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         assert!(evidence.schema_supported());
         assert_eq!(evidence.mechanism.kind, kind);
-        assert_eq!(evidence.scenarios.len(), 6, "the full battery");
+        assert_eq!(
+            evidence.scenarios.len(),
+            Scenario::ALL.len(),
+            "the full battery"
+        );
+        // Named after the output folder, with the limits the script set on its daemon declared.
+        assert_eq!(evidence.run.name.as_deref(), Some(&*format!("out/{name}")));
+        let declared = evidence.mechanism.settings.clone().unwrap_or_default();
+        let expected = match name {
+            "mps" => (None, Some("100"), Some("none")),
+            "mps-replicas" => (Some(2), Some("50"), Some("40779M")),
+            _ => (None, None, None),
+        };
+        assert_eq!(
+            (
+                declared.replicas,
+                declared.mps_active_thread_percentage.as_deref(),
+                declared.mps_pinned_memory_limit.as_deref()
+            ),
+            expected,
+            "{name}"
+        );
         for s in &evidence.scenarios {
             assert_eq!(
                 run["verdicts"][s.scenario.as_str()],
@@ -424,6 +470,98 @@ fn a_hung_probe_is_killed_at_its_bound_with_its_children() {
             .any(|l| l.starts_with("mps-control")),
         "an MPS daemon was started without time to use it"
     );
+    let pid = std::fs::read_to_string(stubs.path("state/child.pid")).unwrap();
+    let stat = Path::new("/proc").join(pid.trim()).join("stat");
+    let alive = std::fs::read_to_string(&stat)
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false);
+    assert!(!alive, "the hung probe's child {} survived", pid.trim());
+}
+
+#[test]
+fn a_term_stops_the_run_at_once_keeps_what_it_measured_and_stops_the_mps_daemon() {
+    let stubs = Stubs::new(Some(HANGING_MPS_GPU_TRUST), true);
+    let limits = stubs.path("bin/probe-limits");
+    let mut child = stubs
+        .command(
+            &stubs.path("bin/gpu-trust"),
+            &[("PROBE_LIMITS", limits.to_str().unwrap())],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !stubs.path("state/hanging").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "the MPS probe run never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sent = Instant::now();
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    // The probe's bound is 141 s (7 scenarios of 18 s and 15 s of slack): it was not waited for.
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+
+    let summary = stubs.summary();
+    assert_eq!(
+        run_named(&summary, "time-slicing")["status"],
+        "completed",
+        "{summary}"
+    );
+    let mps = run_named(&summary, "mps");
+    assert_eq!(mps["status"], "partial", "{mps}");
+    assert!(
+        mps["reason"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by TERM"),
+        "{mps}"
+    );
+    let file = stubs.out().join(mps["evidence"].as_str().unwrap());
+    let evidence: ProbeEvidence =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(evidence.mechanism.kind, MeasuredMechanism::Mps);
+    assert_eq!(
+        mps["verdicts"]["memory-exhaustion"],
+        evidence.scenarios[0].verdict.as_str()
+    );
+    // The run is named and declares the limits of the daemon it ran under.
+    assert!(evidence
+        .run
+        .name
+        .as_deref()
+        .is_some_and(|n| n.ends_with("/mps")));
+    let settings = evidence.mechanism.settings.unwrap();
+    assert_eq!(
+        settings.mps_active_thread_percentage.as_deref(),
+        Some("100")
+    );
+    assert_eq!(settings.mps_pinned_memory_limit.as_deref(), Some("none"));
+
+    // The daemon was told to quit and its directories removed; the hung probe's child is gone.
+    let log = stubs.stub_log();
+    let start = log
+        .iter()
+        .find(|l| l.starts_with("mps-control -d "))
+        .expect("an MPS daemon was started");
+    let pipe = start.split_whitespace().nth(2).unwrap();
+    assert!(
+        log.contains(&format!("mps-control quit {pipe}")),
+        "the daemon was not told to quit: {log:?}"
+    );
+    assert!(!Path::new(pipe).exists(), "the pipe directory was left");
     let pid = std::fs::read_to_string(stubs.path("state/child.pid")).unwrap();
     let stat = Path::new("/proc").join(pid.trim()).join("stat");
     let alive = std::fs::read_to_string(&stat)

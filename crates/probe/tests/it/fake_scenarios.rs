@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::run_fake;
+use common::{options, run_fake, run_fake_with};
 use gpu_trust_model::evidence::{MeasuredMechanism, ScenarioEvidence};
 use gpu_trust_probe::{Scenario, Verdict};
 use std::time::Duration;
@@ -26,10 +26,14 @@ fn time_slicing_shares_memory_compute_and_bandwidth_but_contains_faults() {
     let ev = run_fake("time-slicing", &[], LONG);
     assert_eq!(ev.mechanism.kind, MeasuredMechanism::TimeSlicing);
     let order: Vec<Scenario> = ev.scenarios.iter().map(|s| s.scenario).collect();
-    assert_eq!(order, Scenario::ALL.to_vec(), "device-fault runs last");
+    assert_eq!(order, Scenario::ALL.to_vec(), "the device faults run last");
+    assert_eq!(ev.schema, "gpu-trust/probe/v2");
+    assert_eq!(ev.run.name.as_deref(), Some("test"));
+    assert!(ev.run.date().is_some(), "{:?}", ev.run.started_at);
+    assert!(ev.mechanism.settings.is_some());
 
     let mem = get(&ev, Scenario::MemoryExhaustion);
-    assert_eq!(mem.verdict, Verdict::NotIsolated, "{}", mem.summary);
+    assert_eq!(mem.verdict, Verdict::Affected, "{}", mem.summary);
     let c = mem
         .contended
         .victim
@@ -56,21 +60,39 @@ fn time_slicing_shares_memory_compute_and_bandwidth_but_contains_faults() {
     );
     assert!(
         mem.summary
-            .starts_with("victim allocation of 256 MiB failed"),
+            .starts_with("the victim's allocation of 256 MiB failed"),
         "{}",
         mem.summary
     );
 
+    // The fake's time slice: the victim's kernels wait on the host's clock, not on the GPU's.
     let hog = get(&ev, Scenario::ComputeHog);
-    assert_eq!(hog.verdict, Verdict::NotIsolated);
-    assert_eq!(hog.comparison.p99_slowdown, Some(4.0));
+    assert_eq!(hog.verdict, Verdict::Affected, "{}", hog.summary);
+    let [gpu, host] = &hog.comparison.intervals[..] else {
+        panic!("{:?}", hog.comparison)
+    };
+    assert_eq!(gpu.statistic, "median latency, GPU-timed");
+    assert!(gpu.low <= 1.0 && 1.0 <= gpu.high, "{gpu:?}");
+    assert!(host.low > 3.0, "{host:?}");
+    let pooled = hog
+        .baseline
+        .victim
+        .as_ref()
+        .unwrap()
+        .latency
+        .as_ref()
+        .unwrap();
+    assert_eq!((pooled.gpu_us.len(), pooled.blocks), (400, 4));
 
     let bw = get(&ev, Scenario::Bandwidth);
-    assert_eq!(bw.verdict, Verdict::NotIsolated);
-    assert_eq!(bw.comparison.bandwidth_ratio, Some(0.5));
+    assert_eq!(bw.verdict, Verdict::Affected, "{}", bw.summary);
+    assert_eq!(
+        bw.comparison.intervals[1].statistic,
+        "median bandwidth of a pass, host-timed"
+    );
 
     let res = get(&ev, Scenario::ResidualData);
-    assert_eq!(res.verdict, Verdict::Isolated, "{}", res.summary);
+    assert_eq!(res.verdict, Verdict::NoMeasurableEffect, "{}", res.summary);
     assert_eq!(
         res.contended
             .victim
@@ -93,11 +115,24 @@ fn time_slicing_shares_memory_compute_and_bandwidth_but_contains_faults() {
     );
     assert!(util.contended.peer.is_some());
 
-    let fault = get(&ev, Scenario::DeviceFault);
-    assert_eq!(fault.verdict, Verdict::Isolated, "{}", fault.summary);
-    assert_eq!(
-        fault.contended.aggressor.as_ref().unwrap().fault_raised,
-        Some(true)
+    for s in [Scenario::DeviceFault, Scenario::DeviceFaultBusy] {
+        let fault = get(&ev, s);
+        assert_eq!(
+            fault.verdict,
+            Verdict::NoMeasurableEffect,
+            "{}",
+            fault.summary
+        );
+        assert_eq!(
+            fault.contended.aggressor.as_ref().unwrap().fault_raised,
+            Some(true)
+        );
+    }
+    let busy = get(&ev, Scenario::DeviceFaultBusy);
+    assert!(
+        busy.summary.contains("while the victim ran kernels"),
+        "{}",
+        busy.summary
     );
 }
 
@@ -106,12 +141,13 @@ fn mps_limits_memory_but_spreads_faults() {
     assert_eq!(
         verdicts("mps"),
         vec![
-            (Scenario::MemoryExhaustion, Verdict::Isolated),
-            (Scenario::ComputeHog, Verdict::NotIsolated),
-            (Scenario::Bandwidth, Verdict::NotIsolated),
-            (Scenario::ResidualData, Verdict::Isolated),
+            (Scenario::MemoryExhaustion, Verdict::NoMeasurableEffect),
+            (Scenario::ComputeHog, Verdict::Affected),
+            (Scenario::Bandwidth, Verdict::Affected),
+            (Scenario::ResidualData, Verdict::NoMeasurableEffect),
             (Scenario::Utilisation, Verdict::ReportOnly),
-            (Scenario::DeviceFault, Verdict::NotIsolated),
+            (Scenario::DeviceFault, Verdict::Affected),
+            (Scenario::DeviceFaultBusy, Verdict::Affected),
         ]
     );
 }
@@ -124,15 +160,20 @@ fn mps_fault_reaches_the_victim_context() {
     assert!(!m.context_survived);
     assert!(m.error.as_deref().unwrap().contains("ILLEGAL_ADDRESS"));
     assert!(
-        f.summary.starts_with("victim context lost"),
+        f.summary.starts_with(
+            "one illegal-address fault in the neighbour's context, while the victim was idle, \
+             ended the victim's context"
+        ),
         "{}",
         f.summary
     );
 }
 
 #[test]
-fn mig_isolates_every_measured_property() {
-    let ev = run_fake("mig", &[], LONG);
+fn mig_shows_no_measurable_effect_and_a_p99_needs_ten_thousand_samples() {
+    let mut opts = options(&[], LONG);
+    opts.workload.latency_samples = 10_000;
+    let ev = run_fake_with("mig", &opts);
     assert_eq!(ev.mechanism.kind, MeasuredMechanism::Mig);
     assert!(ev.victim.uuid.as_deref().unwrap().starts_with("MIG-"));
     assert_ne!(ev.victim.uuid, ev.aggressor.uuid);
@@ -140,10 +181,25 @@ fn mig_isolates_every_measured_property() {
         let want = if s.scenario == Scenario::Utilisation {
             Verdict::ReportOnly
         } else {
-            Verdict::Isolated
+            Verdict::NoMeasurableEffect
         };
         assert_eq!(s.verdict, want, "{}: {}", s.scenario, s.summary);
     }
+    let hog = get(&ev, Scenario::ComputeHog);
+    assert_eq!(
+        hog.comparison.intervals[0].statistic,
+        "p99 latency, GPU-timed"
+    );
+    // With 400 samples a phase the same GPU's median shows no effect, which is not a claim about the
+    // tail: inconclusive.
+    let few = run_fake("mig", &[Scenario::ComputeHog], LONG);
+    let hog = get(&few, Scenario::ComputeHog);
+    assert_eq!(hog.verdict, Verdict::Inconclusive, "{}", hog.summary);
+    assert!(
+        hog.summary.contains("a p99 needs 10,000 samples"),
+        "{}",
+        hog.summary
+    );
     let util = get(&ev, Scenario::Utilisation);
     assert_eq!(util.contended.nvml_gpu_utilisation_percent, None);
     assert!(
@@ -157,7 +213,7 @@ fn mig_isolates_every_measured_property() {
 fn unscrubbed_memory_leaks_the_marker() {
     let ev = run_fake("no-scrub", &[Scenario::ResidualData], LONG);
     let r = get(&ev, Scenario::ResidualData);
-    assert_eq!(r.verdict, Verdict::NotIsolated, "{}", r.summary);
+    assert_eq!(r.verdict, Verdict::Affected, "{}", r.summary);
     let found = r
         .contended
         .victim
@@ -169,8 +225,8 @@ fn unscrubbed_memory_leaks_the_marker() {
         .marker_words;
     assert_eq!(
         found,
-        1024 * 1024 * 1024 / 8,
-        "every freed marker word reappears"
+        16_384 * 1024 * 1024 / 8,
+        "every freed marker word of the whole fake GPU reappears"
     );
     assert_eq!(
         r.baseline
@@ -246,20 +302,35 @@ fn selected_scenarios_run_once_in_canonical_order() {
 }
 
 #[test]
-fn claims_name_incident_mechanism_and_node() {
+fn a_citation_of_a_run_names_its_conditions() {
     let ev = run_fake("time-slicing", &[Scenario::MemoryExhaustion], LONG);
-    let claims = ev.claims();
-    assert_eq!(claims.len(), 1);
-    assert_eq!(
-        claims[0].incident,
-        Some(gpu_trust_model::Incident::MemoryExhaustion)
+    let cluster = ["gpu-test"].into_iter().collect();
+    let site = gpu_trust_model::evidence::EvidenceSite {
+        node: "gpu-test",
+        model: None,
+        cluster_nodes: &cluster,
+    };
+    let cited = gpu_trust_model::evidence::cite(
+        std::slice::from_ref(&ev),
+        &site,
+        gpu_trust_model::isolation::Mechanism::TimeSlicing,
+        gpu_trust_model::Incident::MemoryExhaustion,
+    );
+    assert_eq!(cited.len(), 1);
+    assert!(
+        cited[0].starts_with(
+            "memory-exhaustion: affected in 1 of 1 run under time-slicing, time-slice interval not \
+             recorded (test: the victim's allocation of 256 MiB failed"
+        ),
+        "{}",
+        cited[0]
     );
     assert!(
-        claims[0]
-            .statement
-            .starts_with("measured on gpu-test: victim allocation of 256 MiB failed"),
+        cited[0].contains(&format!(
+            "Measured on gpu-test (Fake GPU (time-slicing), driver fake) on {}",
+            ev.run.date().unwrap()
+        )),
         "{}",
-        claims[0].statement
+        cited[0]
     );
-    assert!(claims[0].statement.contains("under time-slicing"));
 }

@@ -41,7 +41,7 @@ fn indexed_job_with_two_pods_each_requesting_one_replica() {
     assert_eq!(spec["completions"], 2);
     assert_eq!(spec["parallelism"], 2);
     assert_eq!(spec["backoffLimit"], 0);
-    assert_eq!(spec["activeDeadlineSeconds"], 6 * 120 + 600);
+    assert_eq!(spec["activeDeadlineSeconds"], 7 * 120 + 600);
     let pod = &spec["template"]["spec"];
     assert_eq!(pod["restartPolicy"], "Never");
     assert_eq!(pod["subdomain"], svc["metadata"]["name"]);
@@ -75,7 +75,7 @@ fn indexed_job_with_two_pods_each_requesting_one_replica() {
             "--timeout",
             "120",
             "--serve-for",
-            "1320",
+            "1440",
         ]
     );
     assert!(!args

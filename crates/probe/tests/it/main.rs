@@ -3,6 +3,7 @@
 mod common;
 
 mod fake_scenarios;
+mod h200;
 mod job;
 mod kernels;
 mod snapshots;

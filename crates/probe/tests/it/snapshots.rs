@@ -1,6 +1,7 @@
 //! The evidence of a fake time-slicing run, as a snapshot of its JSON. Numbers that depend on how many
-//! loop rounds the aggressor managed (a matter of scheduling, not of the fake's model) are replaced. The
-//! output formats are the report crate's (`gpu_trust_report::probe`), tested there on this evidence.
+//! loop rounds the aggressor managed (a matter of scheduling, not of the fake's model) and the time the
+//! run started are replaced, and each list of samples by its length. The output formats are the report
+//! crate's (`gpu_trust_report::probe`), tested there on this evidence.
 
 use crate::common;
 
@@ -8,7 +9,8 @@ use common::run_fake;
 use gpu_trust_probe::Scenario;
 use std::time::Duration;
 
-/// All scenarios but utilisation, whose throughput depends on how the two workers' windows overlap.
+/// All scenarios but utilisation, whose throughput depends on how the two workers' windows overlap, and
+/// the busy fault, whose victim counts the kernels it ran in a window of wall-clock time.
 const STABLE: [Scenario; 5] = [
     Scenario::MemoryExhaustion,
     Scenario::ComputeHog,
@@ -17,25 +19,47 @@ const STABLE: [Scenario; 5] = [
     Scenario::DeviceFault,
 ];
 
-/// Replaces the value of the loop-count fields, keeping the output's own key order and layout.
+/// Replaces the value of the loop-count and time fields, and each list of samples by its length,
+/// keeping the output's own key order and layout.
 fn scrub(json: &str) -> String {
-    json.lines()
-        .map(|line| {
-            let key = line.trim_start();
-            match ["\"kernelsCompleted\": ", "\"bandwidthGbPerS\": "]
-                .iter()
-                .find(|k| key.starts_with(*k))
-            {
-                Some(k) => {
-                    let indent = &line[..line.len() - key.len()];
-                    let comma = if line.ends_with(',') { "," } else { "" };
-                    format!("{indent}{k}\"[loop count]\"{comma}")
+    let mut out = Vec::new();
+    let mut lines = json.lines();
+    while let Some(line) = lines.next() {
+        let key = line.trim_start();
+        let indent = &line[..line.len() - key.len()];
+        let samples = ["\"gpuUs\"", "\"hostUs\"", "\"passGpuUs\"", "\"passHostUs\""];
+        if let Some(name) = key.strip_suffix(": [").filter(|k| samples.contains(k)) {
+            // A list of numbers, one a line, up to its closing bracket.
+            let mut n = 0;
+            let mut close = "";
+            for l in lines.by_ref() {
+                let t = l.trim();
+                if t.starts_with(']') {
+                    close = if t.ends_with(',') { "," } else { "" };
+                    break;
                 }
-                None => line.to_string(),
+                n += 1;
             }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+            out.push(format!("{indent}{name}: \"[{n} samples]\"{close}"));
+            continue;
+        }
+        let replaced = [
+            ("\"kernelsCompleted\": ", "[loop count]"),
+            ("\"bandwidthGbPerS\": ", "[loop count]"),
+            ("\"startedAt\": ", "[time]"),
+            ("\"faultAtMs\": ", "[time]"),
+        ]
+        .iter()
+        .find(|(k, _)| key.starts_with(*k));
+        out.push(match replaced {
+            Some((k, what)) => {
+                let comma = if line.ends_with(',') { "," } else { "" };
+                format!("{indent}{k}\"{what}\"{comma}")
+            }
+            None => line.to_string(),
+        });
+    }
+    out.join("\n")
 }
 
 /// The evidence as the probe writes it (pretty JSON).
@@ -48,7 +72,7 @@ fn time_slicing_json() {
     let ev = run_fake("time-slicing", &STABLE, Duration::from_secs(60));
     let text = to_json(&ev);
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(value["schema"], "gpu-trust/probe/v1");
+    assert_eq!(value["schema"], "gpu-trust/probe/v2");
     insta::assert_snapshot!(scrub(&text));
 }
 

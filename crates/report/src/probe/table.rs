@@ -1,7 +1,7 @@
-//! `gpu-trust probe --format table`: the devices and driver, one row per scenario, what "isolated"
-//! meant for each, and the mechanism's notes.
+//! `gpu-trust probe --format table`: the devices and driver, the run and the mechanism's settings, one
+//! row per scenario, what each verdict was judged against, and the mechanism's notes.
 
-use gpu_trust_model::evidence::{DeviceEvidence, ProbeEvidence};
+use gpu_trust_model::evidence::{DeviceEvidence, ProbeEvidence, RunEvidence};
 use gpu_trust_model::terminal::escape;
 use std::fmt::Write;
 
@@ -44,6 +44,33 @@ fn driver_line(evidence: &ProbeEvidence) -> String {
     .join(", ")
 }
 
+/// Which run this is and what measured it, as one line.
+fn run_line(evidence: &ProbeEvidence) -> String {
+    let r: &RunEvidence = &evidence.run;
+    if r.is_empty() {
+        return format!("not recorded ({})", escape(&evidence.schema));
+    }
+    [
+        r.name.as_deref().map(|n| escape(n).into_owned()),
+        r.started_at
+            .as_deref()
+            .map(|t| format!("started {}", escape(t))),
+        Some(match r.commit.as_deref() {
+            Some(c) => format!("commit {}", escape(c)),
+            None => "commit not recorded".to_string(),
+        }),
+        r.binary_sha256
+            .as_deref()
+            .map(|h| format!("binary sha256 {}", escape(h))),
+        r.partial.then(|| "partial".to_string()),
+        r.converted.as_deref().map(|c| escape(c).into_owned()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
 /// The table for a terminal. Columns are as wide as their longest cell; the last one is not padded.
 pub fn render(evidence: &ProbeEvidence) -> String {
     let mut out = String::new();
@@ -55,7 +82,13 @@ pub fn render(evidence: &ProbeEvidence) -> String {
     let _ = writeln!(out, "gpu-trust probe{node}: {}", evidence.mechanism.kind);
     let _ = writeln!(out, "  victim:    {}", device_line(&evidence.victim));
     let _ = writeln!(out, "  aggressor: {}", device_line(&evidence.aggressor));
-    let _ = writeln!(out, "  {}\n", driver_line(evidence));
+    let _ = writeln!(out, "  {}", driver_line(evidence));
+    let _ = writeln!(out, "  run:       {}", run_line(evidence));
+    let _ = writeln!(
+        out,
+        "  under:     {}\n",
+        escape(&evidence.mechanism.describe())
+    );
 
     let rows: Vec<[String; 3]> = evidence
         .scenarios
@@ -95,7 +128,7 @@ pub fn render(evidence: &ProbeEvidence) -> String {
         })
         .collect();
     if !thresholds.is_empty() {
-        out.push_str("\nisolated means:\n");
+        out.push_str("\njudged against:\n");
         for t in thresholds {
             let _ = writeln!(out, "{t}");
         }

@@ -1,7 +1,8 @@
-//! `gpu-trust probe`'s output formats, rendered from recorded evidence (a fake time-slicing run, see
-//! `tests/data/SOURCES.md`): the table a person reads, and JSON the audit reads back byte for byte.
+//! `gpu-trust probe`'s output formats, rendered from recorded evidence (a fake time-slicing run in the
+//! first schema, see `tests/data/SOURCES.md`): the table a person reads, and JSON the audit reads back
+//! byte for byte.
 
-use gpu_trust_model::evidence::{ProbeEvidence, Verdict};
+use gpu_trust_model::evidence::{MechanismSettings, ProbeEvidence, RunEvidence, Verdict};
 use gpu_trust_report::probe;
 
 fn evidence() -> ProbeEvidence {
@@ -25,10 +26,32 @@ fn the_table_names_each_scenario_with_its_verdict() {
             .unwrap_or_else(|| panic!("no row for {}", s.scenario));
         assert!(row.contains(&s.verdict.to_string()), "{row}");
     }
-    assert!(ev
-        .scenarios
-        .iter()
-        .any(|s| s.verdict == Verdict::NotIsolated));
+    assert!(ev.scenarios.iter().any(|s| s.verdict == Verdict::Affected));
+}
+
+#[test]
+fn the_table_names_the_run_and_the_settings_it_ran_under() {
+    let mut ev = evidence();
+    assert!(probe::table::render(&ev)
+        .contains("  run:       not recorded (gpu-trust/probe/v1)\n  under:     time-slicing (its settings not recorded)\n"));
+    ev.run = RunEvidence {
+        name: Some("run-2a".into()),
+        started_at: Some("2026-12-04T11:37:42Z".into()),
+        commit: Some("7aba860".into()),
+        partial: true,
+        ..RunEvidence::default()
+    };
+    let mut settings = MechanismSettings::default();
+    settings.set("replicas=4").unwrap();
+    ev.mechanism.settings = Some(settings);
+    let text = probe::table::render(&ev);
+    assert!(
+        text.contains(
+            "  run:       run-2a, started 2026-12-04T11:37:42Z, commit 7aba860, partial\n  under:     \
+             time-slicing, time-slice interval not recorded, as for 4 replicas\n"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -37,11 +60,15 @@ fn json_reads_back_to_the_same_bytes() {
     let text = probe::json::render(&ev).unwrap();
     assert!(text.ends_with("}\n"));
     let back: ProbeEvidence = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, ev);
     assert_eq!(probe::json::render(&back).unwrap(), text);
+    // The recorded file is of the first schema: it reads, and writes back with the verdicts' new names.
+    let recorded = include_str!("../data/probe-time-slicing.json");
     assert_eq!(
         text,
-        include_str!("../data/probe-time-slicing.json"),
-        "the renderer writes the evidence exactly as recorded"
+        recorded
+            .replace("\"not-isolated\"", "\"affected\"")
+            .replace("\"isolated\"", "\"no-measurable-effect\""),
     );
 }
 

@@ -7,7 +7,8 @@ use crate::common;
 use common::*;
 use gpu_trust_model::evidence::{
     Comparison, DeviceEvidence, DriverEvidence, MeasuredMechanism, MechanismEvidence,
-    PhaseEvidence, ProbeEvidence, Scenario, ScenarioEvidence, Verdict, PROBE_SCHEMA,
+    MechanismSettings, PhaseEvidence, ProbeEvidence, RunEvidence, Scenario, ScenarioEvidence,
+    Verdict, PROBE_SCHEMA,
 };
 use gpu_trust_model::fleet::WorkloadKind;
 use gpu_trust_model::{Certainty, Incident, Severity};
@@ -596,6 +597,11 @@ fn evidence(node: Option<&str>) -> ProbeEvidence {
         schema: PROBE_SCHEMA.into(),
         tool_version: "0.1.0".into(),
         node: node.map(str::to_string),
+        run: RunEvidence {
+            name: Some("run-7".into()),
+            started_at: Some("2026-12-04T11:34:09Z".into()),
+            ..RunEvidence::default()
+        },
         victim: DeviceEvidence::default(),
         aggressor: DeviceEvidence::default(),
         driver: DriverEvidence::default(),
@@ -607,10 +613,11 @@ fn evidence(node: Option<&str>) -> ProbeEvidence {
             compute_mode: None,
             cc_mode: None,
             notes: vec![],
+            settings: Some(MechanismSettings::default()),
         },
         scenarios: vec![ScenarioEvidence {
             scenario: Scenario::MemoryExhaustion,
-            verdict: Verdict::NotIsolated,
+            verdict: Verdict::Affected,
             summary: "victim allocation of 4096 MiB failed".into(),
             threshold: None,
             baseline: PhaseEvidence::default(),
@@ -631,13 +638,19 @@ fn evidence_attaches_to_device_findings_of_its_node_and_mechanism() {
         .workload(W::pod("cust-acme", "infer-9").on("gpu-2").gpu(1))
         .workload(W::pod("cust-initech", "batch-0").on("gpu-2").gpu(1));
     let mut options = AuditOptions::new(today());
-    options.evidence = vec![evidence(Some("gpu-1"))];
+    let mut again = evidence(Some("gpu-1"));
+    again.run.name = Some("run-8".into());
+    options.evidence = vec![evidence(Some("gpu-1")), again];
     let report = run_with(&spec, &three_tenants(), options);
     for f in of_rule(&report, "GT101") {
         if f.nodes == ["gpu-1"] {
+            // Two runs under the same conditions: one sentence that counts them.
             assert_eq!(
                 f.evidence,
-                ["measured on gpu-1: victim allocation of 4096 MiB failed under time-slicing (not-isolated)"]
+                ["memory-exhaustion: affected in 2 of 2 runs under time-slicing, time-slice interval \
+                  not recorded (run-7, run-8: victim allocation of 4096 MiB failed). Measured on gpu-1 \
+                  (GPU not named, driver not recorded) on 2026-12-04; another GPU or driver may behave \
+                  differently."]
             );
         } else {
             assert!(f.evidence.is_empty(), "evidence of gpu-1 on {:?}", f.nodes);
