@@ -129,16 +129,24 @@ fn action(report: &AuditReport, a: &Action) -> ActionText {
     }
 }
 
-/// Findings by stable key, as their rule and tenants: `GT207 (globex, initech)`.
+/// Findings by stable key, as their rule and tenants: `GT207 (globex, initech)`; by rule and key
+/// where that would name two findings alike (`GT503 measure/speech`).
 fn findings(report: &AuditReport, keys: &[String]) -> String {
+    let by_key = |k: &String| k.replacen(':', " ", 1);
     let named: Vec<String> = keys
         .iter()
         .map(|k| match report.findings.iter().find(|f| f.id() == *k) {
             Some(f) if !f.tenants.is_empty() => format!("{} ({})", f.rule, f.tenants.join(", ")),
             Some(f) => f.rule.clone(),
             // A finding the rendered report leaves out (below --min-severity): its rule and key.
-            None => k.replacen(':', " ", 1),
+            None => by_key(k),
         })
+        .collect();
+    let alike = |n: &String| named.iter().filter(|m| *m == n).count() > 1;
+    let named: Vec<String> = named
+        .iter()
+        .zip(keys)
+        .map(|(n, k)| if alike(n) { by_key(k) } else { n.clone() })
         .collect();
     named.join(", ")
 }
