@@ -300,11 +300,21 @@ pub fn targets(
 pub fn write_targets(
     targets: &[Target],
     code: u8,
+    render: impl FnMut(&Target) -> anyhow::Result<String>,
+) -> anyhow::Result<ExitCode> {
+    write_targets_with(targets, code, render, write_output)
+}
+
+/// [`write_targets`], each text written by `write` (to replace a file whole, say).
+pub fn write_targets_with(
+    targets: &[Target],
+    code: u8,
     mut render: impl FnMut(&Target) -> anyhow::Result<String>,
+    write: impl Fn(Option<&Path>, &str) -> anyhow::Result<()>,
 ) -> anyhow::Result<ExitCode> {
     let mut written = Ok(());
     for target in targets {
-        written = render(target).and_then(|text| write_output(target.path(), &text));
+        written = render(target).and_then(|text| write(target.path(), &text));
         if written.as_ref().is_err_and(|e| !is_broken_pipe(e)) {
             break;
         }

@@ -377,23 +377,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         output::CLEAN
     };
-    let mut written = Ok(());
-    for t in &targets {
-        written = match t.format {
-            Format::Json => gpu_trust_report::probe::json::render(&evidence)
-                .map_err(anyhow::Error::from)
-                .and_then(|text| match t.path() {
-                    // The file the partial evidence went to is replaced whole.
-                    Some(path) => output::replace_output(path, &text),
-                    None => output::write_output(None, &text),
-                }),
-            _ => output::write_output(t.path(), &gpu_trust_report::probe::table::render(&evidence)),
-        };
-        if written.is_err() {
-            break;
-        }
-    }
-    output::verdict(written, code)
+    output::write_targets_with(
+        &targets,
+        code,
+        |t| {
+            Ok(match t.format {
+                Format::Json => gpu_trust_report::probe::json::render(&evidence)?,
+                _ => gpu_trust_report::probe::table::render(&evidence),
+            })
+        },
+        // The file the partial evidence went to is replaced whole.
+        |path, text| match path {
+            Some(p) if Some(p) == partial_file => output::replace_output(p, text),
+            _ => output::write_output(path, text),
+        },
+    )
 }
 
 fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
