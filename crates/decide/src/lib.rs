@@ -62,6 +62,9 @@ pub struct Decided {
     pub patched: Vec<SourceInput>,
 }
 
+/// A candidate and the findings it closes.
+type Closing<'c> = (&'c Candidate, BTreeSet<String>);
+
 /// What an audit of a changed input says: its open findings by key.
 type Open = BTreeMap<String, Seen>;
 
@@ -139,7 +142,7 @@ pub fn decide(input: &Input<'_>) -> Decided {
     fix_first.tried = candidates.len().min(trials - trials / 4);
     fix_first.untried = candidates.len() - fix_first.tried;
     // Each candidate alone: what it closes; none that opens a finding at or above the threshold.
-    let useful: Vec<(&Candidate, BTreeSet<String>)> = candidates
+    let useful: Vec<Closing> = candidates
         .iter()
         .take(fix_first.tried)
         .filter_map(|c| Some((c, closes(input, &[c])?)))
@@ -147,7 +150,7 @@ pub fn decide(input: &Input<'_>) -> Decided {
         .collect();
     let (order, search) = choose(&useful, &goal);
     let budget = trials.saturating_sub(fix_first.tried);
-    let (chosen, together) = together(input, &useful, &order, &goal, budget);
+    let (chosen, together, audited) = together(input, &useful, &order, &goal, budget);
     fix_first.search = if together { search } else { Search::Greedy };
     let closed: BTreeSet<&String> = chosen.iter().flat_map(|(_, c)| c).collect();
     fix_first.unclosed = ordered(input.report, &goal)
@@ -155,7 +158,7 @@ pub fn decide(input: &Input<'_>) -> Decided {
         .filter(|k| !closed.contains(k))
         .collect();
     let all: Vec<&Candidate> = chosen.iter().map(|(c, _)| *c).collect();
-    if let Some(after) = trial(input, &all) {
+    if let Some(after) = audited.or_else(|| trial(input, &all)) {
         fix_first.remaining = counts(&open(input, &after));
     }
     let ids: Vec<String> = (1..=chosen.len()).map(|i| format!("a{i}")).collect();
@@ -188,8 +191,13 @@ pub fn decide(input: &Input<'_>) -> Decided {
 /// closed finding was about (a node group's finding once its configuration changed) is that
 /// finding: neither closed nor opened.
 pub fn closes(input: &Input<'_>, changes: &[&Candidate]) -> Option<BTreeSet<String>> {
+    closed_in(input, &trial(input, changes)?)
+}
+
+/// [`closes`], from the audit of the changed input.
+fn closed_in(input: &Input<'_>, changed: &AuditReport) -> Option<BTreeSet<String>> {
     let before = open(input, input.report);
-    let after = open(input, &trial(input, changes)?);
+    let after = open(input, changed);
     let mut closes: BTreeSet<String> = before
         .keys()
         .filter(|k| !after.contains_key(*k))
@@ -252,10 +260,7 @@ fn ordered(report: &AuditReport, keys: &BTreeSet<String>) -> Vec<String> {
 /// The fewest candidates (by index into `useful`) that close every finding of `goal` any of them
 /// closes, no two of one subject, in the order to take them: the most closed at the threshold
 /// first.
-fn choose(
-    useful: &[(&Candidate, BTreeSet<String>)],
-    goal: &BTreeSet<String>,
-) -> (Vec<usize>, Search) {
+fn choose(useful: &[Closing], goal: &BTreeSet<String>) -> (Vec<usize>, Search) {
     let covers = |i: usize| useful[i].1.iter().filter(|k| goal.contains(*k)).count();
     let target: BTreeSet<&String> = useful
         .iter()
@@ -331,14 +336,15 @@ fn choose(
 /// with those kept before it, it closes more at the threshold and reopens nothing; what it closes
 /// is what it adds. Changes can undo each other (two workloads swapping nodes), so what each
 /// closes alone is not what they close together. The flag is false where the chosen set did not
-/// hold together as chosen.
+/// hold together as chosen. Also the audit of the input with every kept candidate applied, where
+/// one was made (not when only the first is kept: its audit alone was not kept).
 fn together<'c>(
     input: &Input<'_>,
-    useful: &[(&'c Candidate, BTreeSet<String>)],
+    useful: &[Closing<'c>],
     order: &[usize],
     goal: &BTreeSet<String>,
     mut budget: usize,
-) -> (Vec<(&'c Candidate, BTreeSet<String>)>, bool) {
+) -> (Vec<Closing<'c>>, bool, Option<AuditReport>) {
     let reach: BTreeSet<&String> = useful
         .iter()
         .flat_map(|(_, c)| c.iter().filter(|k| goal.contains(*k)))
@@ -347,9 +353,10 @@ fn together<'c>(
     rest.sort_by_key(|i| {
         std::cmp::Reverse(useful[*i].1.iter().filter(|k| goal.contains(*k)).count())
     });
-    let mut kept: Vec<(&Candidate, BTreeSet<String>)> = Vec::new();
+    let mut kept: Vec<Closing> = Vec::new();
     let mut closed: BTreeSet<String> = BTreeSet::new();
     let mut as_chosen = true;
+    let mut last = None;
     for (n, &i) in order.iter().chain(&rest).enumerate() {
         if reach.iter().all(|k| closed.contains(*k)) {
             break;
@@ -360,13 +367,14 @@ fn together<'c>(
         }
         let mut with: Vec<&Candidate> = kept.iter().map(|(c, _)| *c).collect();
         with.push(candidate);
-        let now = if kept.is_empty() {
-            Some(useful[i].1.clone())
+        let (now, audited) = if kept.is_empty() {
+            (Some(useful[i].1.clone()), None)
         } else if budget == 0 {
-            None
+            (None, None)
         } else {
             budget -= 1;
-            closes(input, &with)
+            let audited = trial(input, &with);
+            (audited.as_ref().and_then(|r| closed_in(input, r)), audited)
         };
         let adds = now.filter(|now| {
             closed.is_subset(now) && now.iter().any(|k| goal.contains(k) && !closed.contains(k))
@@ -375,12 +383,13 @@ fn together<'c>(
             Some(now) => {
                 kept.push((candidate, now.difference(&closed).cloned().collect()));
                 closed = now;
+                last = audited;
                 as_chosen &= n < order.len();
             }
             None => as_chosen = false,
         }
     }
-    (kept, as_chosen)
+    (kept, as_chosen, last)
 }
 
 /// The audit of the input with `candidates` applied; `None` when they cannot be applied, the
