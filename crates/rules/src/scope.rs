@@ -22,13 +22,13 @@
 //! Pure: no I/O, the same report and tenants give the same view.
 
 use crate::audit::Prepared;
-use crate::layout::{sort_by_certainty, NodeLayout, Occupant, TenantPresence};
-use crate::report::{
+use crate::{AuditInput, AuditOptions};
+use gpu_trust_model::fleet::Fleet;
+use gpu_trust_model::report::layout::{sort_by_certainty, NodeLayout, Occupant, TenantPresence};
+use gpu_trust_model::report::{
     AcceptanceSource, AuditReport, Finding, FindingObject, GroupEntry, Matrix, MatrixPair,
     SeverityCounts, Summary,
 };
-use crate::{AuditInput, AuditOptions};
-use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::Tenancy;
 use std::borrow::Cow;
@@ -499,7 +499,7 @@ pub fn scope(
             .pools
             .iter()
             .filter(|p| p.tenants.iter().any(|t| visible.contains(t)))
-            .map(|p| crate::report::PoolEntry {
+            .map(|p| gpu_trust_model::report::PoolEntry {
                 tenants: relabel_all(&p.tenants, &relabel),
                 ..p.clone()
             })
@@ -537,7 +537,7 @@ fn pair(p: &[String; 2], relabel: &impl Fn(&str) -> String) -> [String; 2] {
 fn matrix(
     m: &Matrix,
     visible: &BTreeSet<String>,
-    tenants: &[crate::report::TenantEntry],
+    tenants: &[gpu_trust_model::report::TenantEntry],
 ) -> Matrix {
     let mut pairs: BTreeMap<[String; 2], MatrixPair> = BTreeMap::new();
     for p in &m.pairs {

@@ -3,8 +3,8 @@
 //! `gpu-trust audit --emit-fixes DIR` writes.
 
 use crate::AuditReport;
+use gpu_trust_model::report::{Action, FixFirst, Search};
 use gpu_trust_model::Severity;
-use gpu_trust_rules::report::{Action, FixFirst, Search};
 use std::path::{Component, Path, PathBuf};
 
 /// The block in words: a head sentence, each action, what remains, what no change closes.
