@@ -59,121 +59,183 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Computes the coverage of an audit of `fleet` under `tenancy`.
+/// Computes the coverage of an audit of `fleet` under `tenancy`: why each layer is in play, then
+/// each kind of gap the input leaves, then what the gaps make of each layer.
 pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Coverage {
-    let tenant_workloads: Vec<_> = fleet
-        .workloads
-        .iter()
-        .filter(|w| tenancy.tenant_of(&w.namespace).is_some())
-        .collect();
-    let gpu_workloads = fleet.workloads.iter().filter(|w| w.requests_gpu()).count();
-    let runtime_askers = tenant_workloads
-        .iter()
-        .filter(|w| !w.requests_gpu())
-        .filter(|w| {
-            w.containers.iter().any(|c| {
-                c.nvidia_visible_devices
-                    .as_deref()
-                    .is_some_and(gpu_trust_model::host::visible_devices_name_gpus)
+    let play = InPlay::of(fleet, tenancy);
+    let mut gaps = Gaps(Vec::new());
+    no_gpu_nodes(fleet, &play, &mut gaps);
+    missing_nodes(fleet, &mut gaps);
+    no_rbac(fleet, &mut gaps);
+    hidden_facts(fleet, &mut gaps);
+    unresolved_configs(fleet, &mut gaps);
+    extended_resources(&play, &mut gaps);
+    unmapped_gpus(fleet, &mut gaps);
+    unresolved_sources(fleet, tenancy, &mut gaps);
+    skipped_input(input, &mut gaps);
+    judge(play, gaps, input.accept_partial)
+}
+
+/// What puts the layers in play, in words (`None`: nothing does), with the counts the gaps read.
+struct InPlay<'f> {
+    gpu_nodes: usize,
+    gpu_workloads: usize,
+    /// Tenant workloads that ask the NVIDIA runtime for GPUs without requesting one.
+    runtime_askers: usize,
+    /// Pods whose extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
+    extended: Vec<&'f gpu_trust_model::fleet::Unresolved>,
+    extended_pods: BTreeSet<String>,
+    /// The device, host and contract layers.
+    gpu_in_play: Option<String>,
+    control_in_play: Option<String>,
+    confidentiality_in_play: Option<String>,
+}
+
+impl<'f> InPlay<'f> {
+    /// The GPU layers are in play with a GPU node, else a workload requesting GPUs (or extended
+    /// resources DRA may serve with them, or setting NVIDIA_VISIBLE_DEVICES); the control plane with
+    /// a tenant namespace; confidentiality with a confidential tenant or a GPU node in CC mode.
+    fn of(fleet: &'f Fleet, tenancy: &Tenancy) -> InPlay<'f> {
+        let tenant_workloads: Vec<_> = fleet
+            .workloads
+            .iter()
+            .filter(|w| tenancy.tenant_of(&w.namespace).is_some())
+            .collect();
+        let gpu_workloads = fleet.workloads.iter().filter(|w| w.requests_gpu()).count();
+        let runtime_askers = tenant_workloads
+            .iter()
+            .filter(|w| !w.requests_gpu())
+            .filter(|w| {
+                w.containers.iter().any(|c| {
+                    c.nvidia_visible_devices
+                        .as_deref()
+                        .is_some_and(gpu_trust_model::host::visible_devices_name_gpus)
+                })
             })
-        })
-        .count();
-    let gpu_nodes = fleet.gpu_nodes().count();
-    // Pods whose extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
-    let extended: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
-        .unresolved
-        .iter()
-        .filter(|u| u.what == UnresolvedKind::ExtendedResource)
-        .collect();
-    let extended_pods: BTreeSet<String> = extended.iter().map(|u| u.object.to_string()).collect();
+            .count();
+        let gpu_nodes = fleet.gpu_nodes().count();
+        // Pods whose extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
+        let extended: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
+            .unresolved
+            .iter()
+            .filter(|u| u.what == UnresolvedKind::ExtendedResource)
+            .collect();
+        let extended_pods: BTreeSet<String> =
+            extended.iter().map(|u| u.object.to_string()).collect();
 
-    let gpu_in_play = if gpu_nodes > 0 {
-        Some(format!(
-            "the input has {}",
-            plural(gpu_nodes, "GPU node", "GPU nodes")
-        ))
-    } else if gpu_workloads > 0 {
-        Some(format!(
-            "{} {} GPUs",
-            plural(gpu_workloads, "workload", "workloads"),
-            if gpu_workloads == 1 {
-                "requests"
-            } else {
-                "request"
-            }
-        ))
-    } else if !extended_pods.is_empty() {
-        Some(format!(
-            "{} extended resources DRA may serve with GPUs",
-            plural(
-                extended_pods.len(),
-                "workload requests",
-                "workloads request"
+        let gpu_in_play = if gpu_nodes > 0 {
+            Some(format!(
+                "the input has {}",
+                plural(gpu_nodes, "GPU node", "GPU nodes")
+            ))
+        } else if gpu_workloads > 0 {
+            Some(format!(
+                "{} {} GPUs",
+                plural(gpu_workloads, "workload", "workloads"),
+                if gpu_workloads == 1 {
+                    "requests"
+                } else {
+                    "request"
+                }
+            ))
+        } else if !extended_pods.is_empty() {
+            Some(format!(
+                "{} extended resources DRA may serve with GPUs",
+                plural(
+                    extended_pods.len(),
+                    "workload requests",
+                    "workloads request"
+                )
+            ))
+        } else if runtime_askers > 0 {
+            Some(format!(
+                "{} {} NVIDIA_VISIBLE_DEVICES",
+                plural(runtime_askers, "tenant workload", "tenant workloads"),
+                if runtime_askers == 1 { "sets" } else { "set" }
+            ))
+        } else {
+            None
+        };
+
+        let tenant_namespaces = tenancy
+            .tenants()
+            .iter()
+            .filter(|t| !t.namespaces.is_empty())
+            .count();
+        let control_in_play = (tenant_namespaces > 0).then(|| {
+            format!(
+                "{} {} namespaces in the input, on one API server",
+                plural(tenant_namespaces, "tenant", "tenants"),
+                if tenant_namespaces == 1 {
+                    "has"
+                } else {
+                    "have"
+                }
             )
-        ))
-    } else if runtime_askers > 0 {
-        Some(format!(
-            "{} {} NVIDIA_VISIBLE_DEVICES",
-            plural(runtime_askers, "tenant workload", "tenant workloads"),
-            if runtime_askers == 1 { "sets" } else { "set" }
-        ))
-    } else {
-        None
-    };
+        });
 
-    let tenant_namespaces = tenancy
-        .tenants()
-        .iter()
-        .filter(|t| !t.namespaces.is_empty())
-        .count();
-    let control_in_play = (tenant_namespaces > 0).then(|| {
-        format!(
-            "{} {} namespaces in the input, on one API server",
-            plural(tenant_namespaces, "tenant", "tenants"),
-            if tenant_namespaces == 1 {
-                "has"
-            } else {
-                "have"
-            }
-        )
-    });
+        let confidential_tenants = tenancy
+            .tenants()
+            .iter()
+            .filter(|t| t.confidential && !t.namespaces.is_empty())
+            .count();
+        let cc_nodes = fleet
+            .gpu_nodes()
+            .filter(|(_, n)| {
+                n.gpu
+                    .as_ref()
+                    .and_then(|g| g.cc_mode.as_deref())
+                    .is_some_and(|m| m != "off")
+            })
+            .count();
+        let confidentiality_in_play = if confidential_tenants > 0 {
+            Some(format!(
+                "{} marked confidential",
+                plural(confidential_tenants, "tenant is", "tenants are")
+            ))
+        } else if cc_nodes > 0 {
+            Some(format!(
+                "{} CC mode on",
+                plural(cc_nodes, "GPU node has", "GPU nodes have")
+            ))
+        } else {
+            None
+        };
 
-    let confidential_tenants = tenancy
-        .tenants()
-        .iter()
-        .filter(|t| t.confidential && !t.namespaces.is_empty())
-        .count();
-    let cc_nodes = fleet
-        .gpu_nodes()
-        .filter(|(_, n)| {
-            n.gpu
-                .as_ref()
-                .and_then(|g| g.cc_mode.as_deref())
-                .is_some_and(|m| m != "off")
-        })
-        .count();
-    let confidentiality_in_play = if confidential_tenants > 0 {
-        Some(format!(
-            "{} marked confidential",
-            plural(confidential_tenants, "tenant is", "tenants are")
-        ))
-    } else if cc_nodes > 0 {
-        Some(format!(
-            "{} CC mode on",
-            plural(cc_nodes, "GPU node has", "GPU nodes have")
-        ))
-    } else {
-        None
-    };
-
-    // Gaps, each with the layers it touches and what it does to them.
-    let mut gaps: Vec<(Layer, Effect, Gap)> = Vec::new();
-    let mut add = |layers: &[(Layer, Effect)], gap: Gap| {
-        for (l, e) in layers {
-            gaps.push((*l, *e, gap.clone()));
+        InPlay {
+            gpu_nodes,
+            gpu_workloads,
+            runtime_askers,
+            extended,
+            extended_pods,
+            gpu_in_play,
+            control_in_play,
+            confidentiality_in_play,
         }
-    };
+    }
+}
 
+/// Gaps, each with the layers it touches and what it does to them.
+struct Gaps(Vec<(Layer, Effect, Gap)>);
+
+impl Gaps {
+    fn add(&mut self, layers: &[(Layer, Effect)], gap: Gap) {
+        for (l, e) in layers {
+            self.0.push((*l, *e, gap.clone()));
+        }
+    }
+}
+
+/// The codes of the rules that report a gap as findings.
+fn reported_by(what: Reports) -> Vec<String> {
+    reporting(what).map(|r| r.code.to_string()).collect()
+}
+
+/// Workloads ask for GPUs and the input has no GPU node: the GPU layers are judged on the
+/// workloads alone (the contract not at all), which blocks.
+fn no_gpu_nodes(fleet: &Fleet, play: &InPlay<'_>, gaps: &mut Gaps) {
+    let (gpu_nodes, gpu_workloads, runtime_askers) =
+        (play.gpu_nodes, play.gpu_workloads, play.runtime_askers);
     if gpu_nodes == 0 && (gpu_workloads > 0 || runtime_askers > 0) {
         let asking = gpu_workloads.max(runtime_askers);
         let (reason, what) = if fleet.nodes.is_empty() {
@@ -187,7 +249,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                 ),
             )
         };
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Host, Effect::Partial),
@@ -207,7 +269,10 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Pods bound to nodes the input does not hold: every GPU layer is partial, which blocks.
+fn missing_nodes(fleet: &Fleet, gaps: &mut Gaps) {
     let missing: BTreeSet<String> = fleet
         .unresolved
         .iter()
@@ -215,7 +280,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         .filter_map(|u| u.node.clone())
         .collect();
     if !missing.is_empty() {
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Host, Effect::Partial),
@@ -234,9 +299,12 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// No RBAC binding in the input: the control plane is partial, which blocks.
+fn no_rbac(fleet: &Fleet, gaps: &mut Gaps) {
     if fleet.rbac.bindings.is_empty() {
-        add(
+        gaps.add(
             &[(Layer::ControlPlane, Effect::Partial)],
             Gap {
                 reason: GapReason::NoRbac,
@@ -247,7 +315,11 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Facts a platform hides, per layer, with the nodes and the reasons; reported by the rules that
+/// declare it, so they do not block.
+fn hidden_facts(fleet: &Fleet, gaps: &mut Gaps) {
     // Facts a platform hides: per layer, the nodes and the reasons, reported by the rules that
     // declare it.
     for (layer, facts) in [
@@ -289,7 +361,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         if nodes.is_empty() {
             continue;
         }
-        add(
+        gaps.add(
             &[(layer, Effect::Partial)],
             Gap {
                 reason: GapReason::HiddenFacts,
@@ -300,14 +372,16 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     plural(nodes.len(), "node", "nodes"),
                     if what.len() == 1 { "it" } else { "them" }
                 ),
-                reported_by: reporting(Reports::HiddenFacts(layer))
-                    .map(|r| r.code.to_string())
-                    .collect(),
+                reported_by: reported_by(Reports::HiddenFacts(layer)),
                 nodes: names(&nodes),
             },
         );
     }
+}
 
+/// Device plugin or mig-parted configs a node selects that the input lacks: the device layer is
+/// partial; reported by the rules that declare it, so they do not block.
+fn unresolved_configs(fleet: &Fleet, gaps: &mut Gaps) {
     let unresolved: BTreeSet<String> = fleet
         .unresolved
         .iter()
@@ -320,7 +394,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         .map(|u| u.node.clone().unwrap_or_else(|| u.object.to_string()))
         .collect();
     if !unresolved.is_empty() {
-        add(
+        gaps.add(
             &[(Layer::Device, Effect::Partial)],
             Gap {
                 reason: GapReason::UnresolvedConfig,
@@ -329,18 +403,20 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     "the device plugin or mig-parted config selected for {} is not in the input: the sharing mode there is unknown",
                     plural(unresolved.len(), "node or object", "nodes or objects")
                 ),
-                reported_by: reporting(Reports::UnresolvedConfig)
-                    .map(|r| r.code.to_string())
-                    .collect(),
+                reported_by: reported_by(Reports::UnresolvedConfig),
                 nodes: names(&unresolved),
             },
         );
     }
+}
 
+/// Extended resources DRA may serve through a DeviceClass the input lacks: blocks.
+fn extended_resources(play: &InPlay<'_>, gaps: &mut Gaps) {
+    let (extended, extended_pods) = (&play.extended, &play.extended_pods);
     if !extended.is_empty() {
         let nodes: BTreeSet<String> = extended.iter().filter_map(|u| u.node.clone()).collect();
         let examples: BTreeSet<&str> = extended.iter().map(|u| u.message.as_str()).collect();
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Host, Effect::Partial),
@@ -365,7 +441,11 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown, which
+/// blocks.
+fn unmapped_gpus(fleet: &Fleet, gaps: &mut Gaps) {
     // GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown.
     let unmapped: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
         .unresolved
@@ -379,7 +459,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             .filter_map(|n| fleet.nodes.get(n).map(|n| n.name.clone()))
             .collect();
         let examples: BTreeSet<&str> = unmapped.iter().map(|u| u.message.as_str()).collect();
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Contract, Effect::Partial),
@@ -403,7 +483,11 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Tenant workloads that take what the audit reads from objects the input lacks (ConfigMaps and
+/// RuntimeClasses: blocking) or gpu-trust does not read (Secrets: not blocking).
+fn unresolved_sources(fleet: &Fleet, tenancy: &Tenancy, gaps: &mut Gaps) {
     // What tenant workloads take from objects the input lacks or gpu-trust does not read: the rules
     // that read their environment or runtime class cannot judge them all. A Secret is never in the
     // input: the rule that judges it where it can give GPUs says so, and its gap does not block.
@@ -462,7 +546,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             layers.push((Layer::Confidentiality, Effect::Partial));
         }
         let examples: Vec<&str> = objects.iter().take(3).map(String::as_str).collect();
-        add(
+        gaps.add(
             &layers,
             Gap {
                 reason,
@@ -474,9 +558,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     if objects.len() > examples.len() { ", ..." } else { "" }
                 ),
                 reported_by: if kind == UnresolvedKind::SecretEnv {
-                    reporting(Reports::SecretEnvironment)
-                        .map(|r| r.code.to_string())
-                        .collect()
+                    reported_by(Reports::SecretEnvironment)
                 } else {
                     Vec::new()
                 },
@@ -484,9 +566,13 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Documents that could not be read: every layer is partial, which blocks unless `--skip-invalid`
+/// let them be left out.
+fn skipped_input(input: CoverageInput, gaps: &mut Gaps) {
     if input.skipped_documents > 0 {
-        add(
+        gaps.add(
             &Layer::ALL.map(|l| (l, Effect::Partial)),
             Gap {
                 reason: GapReason::SkippedInput,
@@ -515,7 +601,17 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Each layer's status from why it is in play and its gaps (none kept for a layer not in play),
+/// and whether any blocking gap is left.
+fn judge(play: InPlay<'_>, gaps: Gaps, accept_partial: bool) -> Coverage {
+    let InPlay {
+        gpu_in_play,
+        control_in_play,
+        confidentiality_in_play,
+        ..
+    } = play;
     let layers: Vec<LayerCoverage> = Layer::ALL
         .into_iter()
         .map(|layer| {
@@ -525,6 +621,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                 Layer::ControlPlane => control_in_play.clone(),
             };
             let mut mine: Vec<(Effect, Gap)> = gaps
+                .0
                 .iter()
                 .filter(|(l, _, _)| *l == layer)
                 .map(|(_, e, g)| (*e, g.clone()))
@@ -552,7 +649,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
     let complete = !layers.iter().any(|l| l.gaps.iter().any(|g| g.blocking));
     Coverage {
         complete,
-        accepted_partial: input.accept_partial,
+        accepted_partial: accept_partial,
         layers,
     }
 }
