@@ -226,6 +226,12 @@ impl Gaps {
     }
 }
 
+/// The first three of what the input leaves unresolved, in their own words.
+fn examples(unresolved: &[&gpu_trust_model::fleet::Unresolved]) -> String {
+    let words: BTreeSet<&str> = unresolved.iter().map(|u| u.message.as_str()).collect();
+    words.into_iter().take(3).collect::<Vec<_>>().join("; ")
+}
+
 /// The codes of the rules that report a gap as findings.
 fn reported_by(what: Reports) -> Vec<String> {
     reporting(what).map(|r| r.code.to_string()).collect()
@@ -415,7 +421,6 @@ fn extended_resources(play: &InPlay<'_>, gaps: &mut Gaps) {
     let (extended, extended_pods) = (&play.extended, &play.extended_pods);
     if !extended.is_empty() {
         let nodes: BTreeSet<String> = extended.iter().filter_map(|u| u.node.clone()).collect();
-        let examples: BTreeSet<&str> = extended.iter().map(|u| u.message.as_str()).collect();
         gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
@@ -429,12 +434,7 @@ fn extended_resources(play: &InPlay<'_>, gaps: &mut Gaps) {
                     "{} extended resources that DRA may serve with GPUs through a DeviceClass the input lacks, so whether {} GPUs, and how they are shared, is not evaluated ({}); add the DeviceClasses (`kubectl get deviceclasses -o yaml`)",
                     plural(extended_pods.len(), "workload requests", "workloads request"),
                     if extended_pods.len() == 1 { "it gets" } else { "they get" },
-                    examples
-                        .iter()
-                        .take(3)
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    examples(extended)
                 ),
                 reported_by: Vec::new(),
                 nodes: names(&nodes),
@@ -446,7 +446,6 @@ fn extended_resources(play: &InPlay<'_>, gaps: &mut Gaps) {
 /// GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown, which
 /// blocks.
 fn unmapped_gpus(fleet: &Fleet, gaps: &mut Gaps) {
-    // GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown.
     let unmapped: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
         .unresolved
         .iter()
@@ -458,7 +457,6 @@ fn unmapped_gpus(fleet: &Fleet, gaps: &mut Gaps) {
             .into_iter()
             .filter_map(|n| fleet.nodes.get(n).map(|n| n.name.clone()))
             .collect();
-        let examples: BTreeSet<&str> = unmapped.iter().map(|u| u.message.as_str()).collect();
         gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
@@ -471,12 +469,7 @@ fn unmapped_gpus(fleet: &Fleet, gaps: &mut Gaps) {
                     "on {} a GPU is asked for in a way no mechanism gpu-trust knows maps, so how {} GPUs are shared, and with whom, is not evaluated ({}); the GPUs there are not taken as exclusive",
                     plural(nodes.len(), "GPU node", "GPU nodes"),
                     if nodes.len() == 1 { "its" } else { "their" },
-                    examples
-                        .iter()
-                        .take(3)
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    examples(&unmapped)
                 ),
                 reported_by: Vec::new(),
                 nodes: names(&nodes),
