@@ -379,7 +379,7 @@ fn named_paths(module: &[String], text: &str) -> Vec<Vec<String>> {
     };
     let mut out = Vec::new();
     let mut rest = code.as_str();
-    while let Some(at) = rest.find(|c: char| c == 'c' || c == 's') {
+    while let Some(at) = rest.find(['c', 's']) {
         let (before, from) = rest.split_at(at);
         let starts = !before.ends_with(|c: char| ident(c) || c == ':');
         let head = ["crate::", "super::"]

@@ -50,8 +50,9 @@ pub struct AuditReport {
     /// Rules a configuration file turned off, with its reason: their findings are not in the report.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disabled_rules: Vec<DisabledRuleEntry>,
-    /// Not part of the wire format: the pair an explanation asks about (`gpu_trust_rules::AuditOptions::pair`):
-    /// where the two tenants meet (the findings that cover them carry `explained`).
+    /// Not part of the wire format: the pair an explanation asks about
+    /// (`gpu_trust_rules::AuditOptions::pair`): where the two tenants meet (the findings that cover
+    /// them carry `explained`).
     #[serde(skip)]
     pub pair: Option<PairReport>,
     /// How old the advisory data the audit used is: its newest bulletin, and whether that is older
@@ -62,8 +63,8 @@ pub struct AuditReport {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<PoolEntry>,
     /// Not part of the wire format: per GPU node, the GPUs and who is on them, as the HTML report draws
-    /// them, built from the audit's own analysis when `gpu_trust_rules::AuditOptions::layout` asks for it
-    /// (empty otherwise).
+    /// them, built from the audit's own analysis when `gpu_trust_rules::AuditOptions::layout` asks for
+    /// it (empty otherwise).
     #[serde(skip)]
     pub layout: Vec<layout::NodeLayout>,
     /// What to fix first (v2.4): how the actions were chosen and what stays open after them; absent
@@ -465,7 +466,8 @@ pub struct AdvisoryData {
     /// Days from the newest bulletin to the audit's day.
     pub age_days: Option<i64>,
     /// Neither the newest bulletin nor the last `gpu-trust advisories update` is within
-    /// the rules' `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were probably missed.
+    /// the rules' `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were
+    /// probably missed.
     pub stale: bool,
     /// Where the data came from: `built-in`, the bulletins an update kept (by the address they were
     /// read from), then the files `--advisories` gave, in order.
