@@ -5,7 +5,7 @@
 //! exit.
 
 use crate::output;
-use gpu_trust_rules::coverage::Coverage;
+use gpu_trust_model::report::Coverage;
 use std::path::{Path, PathBuf};
 
 /// Whether the run may end on its findings: the coverage is complete, or the user accepted a partial

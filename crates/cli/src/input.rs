@@ -105,22 +105,22 @@ pub fn read_evidence(path: &Path) -> Result<ProbeEvidence, Diagnostic> {
 }
 
 /// An earlier JSON audit report, for `--baseline`: its findings' keys, and what the gone ones said.
-pub fn read_baseline(path: &Path) -> Result<gpu_trust_rules::report::BaselineReport, Diagnostic> {
+pub fn read_baseline(path: &Path) -> Result<gpu_trust_model::report::BaselineReport, Diagnostic> {
     let name = path.display().to_string();
     let text = read(path, gpu_trust_source::Limits::default().max_file_bytes)?;
-    let old: gpu_trust_rules::report::BaselineReport = gpu_trust_source::parse_json(&text, &name)
+    let old: gpu_trust_model::report::BaselineReport = gpu_trust_source::parse_json(&text, &name)
         .map_err(|mut d| {
         d.message = format!("not a gpu-trust JSON audit report: {}", d.message);
         d
     })?;
-    if old.schema != gpu_trust_rules::report::SCHEMA {
+    if old.schema != gpu_trust_model::report::SCHEMA {
         return Err(Diagnostic::error(
             Code::InvalidValue,
             Location::new(&name, 1, 1),
             format!(
                 "a baseline of schema `{}` is not supported (expected `{}`)",
                 old.schema,
-                gpu_trust_rules::report::SCHEMA
+                gpu_trust_model::report::SCHEMA
             ),
         ));
     }

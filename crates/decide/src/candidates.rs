@@ -19,12 +19,12 @@
 
 use crate::documents::{Edit, Target};
 use gpu_trust_model::fleet::{Fleet, Node, TaintEffect, Workload, WorkloadKind};
+use gpu_trust_model::report::{ActionKind, AuditReport, FindingObject};
 use gpu_trust_model::{catalogue, labels, resource, Version};
 use gpu_trust_planner::patch::{pod_patch, Objects, Request};
 use gpu_trust_planner::plan::{PlanWorkload, Toleration};
 use gpu_trust_rules::advisories::{Advisories, Component, RuntimeSetup};
 use gpu_trust_rules::owner::Owners;
-use gpu_trust_rules::report::{ActionKind, AuditReport, FindingObject};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

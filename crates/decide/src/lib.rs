@@ -22,11 +22,11 @@ use candidates::Candidate;
 use documents::{Edit, Target};
 use gpu_trust_ingest::{Options as IngestOptions, SourceInput};
 use gpu_trust_model::fleet::Fleet;
-use gpu_trust_model::Severity;
-use gpu_trust_policy::Policy;
-use gpu_trust_rules::report::{
+use gpu_trust_model::report::{
     Action, AuditReport, Blocked, FixFirst, Opened, Search, SeverityCounts,
 };
+use gpu_trust_model::Severity;
+use gpu_trust_policy::Policy;
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::collections::{BTreeMap, BTreeSet};
 

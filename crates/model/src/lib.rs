@@ -17,6 +17,8 @@
 //!   the device plugin hands each out (read by the inventory and the audit's GPU layout).
 //! - [`stack`]: the components of NVIDIA's stack advisories name, and where the input shows their
 //!   versions (images, Helm labels, operator specs); the DCGM exporter's settings.
+//! - [`report`]: the audit's result as every renderer prints it, the `gpu-trust/audit/v2` wire format
+//!   (with the coverage it carries and the GPU layout the HTML report draws).
 //! - [`terminal`]: input text made safe to print on a terminal (control characters escaped).
 //!
 //! This crate does no I/O: it is data and pure functions over data.
@@ -32,6 +34,7 @@ pub mod isolation;
 pub mod labels;
 pub mod location;
 pub mod occupancy;
+pub mod report;
 pub mod resource;
 pub mod stack;
 pub mod terminal;

@@ -42,7 +42,7 @@ pub mod probe;
 pub mod rules;
 mod text;
 
-pub use gpu_trust_rules::report::AuditReport;
+pub use gpu_trust_model::report::AuditReport;
 pub use text::plural;
 
 use gpu_trust_model::{Layer, Severity};

@@ -6,8 +6,8 @@
 use crate::text::{e, pretty_json, wrap};
 use crate::AuditReport;
 use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::report::{AcceptedEntry, Coverage, Finding, GroupEntry, GroupLevel};
 use gpu_trust_model::{Certainty, Layer, Severity, Trust};
-use gpu_trust_rules::report::{AcceptedEntry, Coverage, Finding, GroupEntry, GroupLevel};
 use serde::Serialize;
 use std::fmt::Write as _;
 

@@ -4,12 +4,84 @@
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, ColumnConstraint, ContentArrangement, Table, Width,
 };
+use gpu_trust_model::report::AdvisoryData;
 use gpu_trust_model::terminal::escape;
 use serde::Serialize;
 
 /// `1 node`, `2 nodes`: a count and its noun.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `1 node`, `1,000 nodes`: a count grouped by thousands and its noun.
+pub(crate) fn count_phrase(n: usize, noun: &str) -> String {
+    let digits = n.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{grouped} {noun}s")
+    }
+}
+
+/// One line for a report's footer: `advisory data of 2026-09-30, newest bulletin NVIDIA
+/// security bulletin 5861 (built-in)`, with where else it came from, and a warning when stale.
+pub fn advisory_line(data: &AdvisoryData) -> String {
+    let date = data.newest_bulletin.as_deref().unwrap_or("no date");
+    let mut s = format!("advisory data of {date}");
+    if let Some(name) = &data.newest_bulletin_name {
+        s.push_str(&format!(", newest bulletin {name}"));
+    }
+    // The update's bulletins are counted, not listed.
+    let mut from: Vec<String> = data
+        .sources
+        .iter()
+        .filter(|n| !data.update.as_ref().is_some_and(|u| n.starts_with(&u.from)))
+        .map(|n| {
+            if data.built_in_replaced_by.as_ref() == Some(n) {
+                format!("{n}, which replaces the built-in data")
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
+    if let Some(u) = &data.update {
+        from.push(format!(
+            "{} from {} ({})",
+            count_phrase(u.bulletins, "bulletin"),
+            u.from,
+            match &u.checked {
+                Some(day) => format!("nothing newer on {day}"),
+                None => "its last update did not read every bulletin".to_string(),
+            }
+        ));
+    }
+    s.push_str(&format!(
+        " ({})",
+        if from.is_empty() {
+            "none".to_string()
+        } else {
+            from.join("; ")
+        }
+    ));
+    if data.stale {
+        match data.age_days {
+            Some(d) => s.push_str(&format!(
+                "; warning: {d} days old, over {} days: run `gpu-trust advisories update` (or give newer bulletins with --advisories)",
+                gpu_trust_rules::advisories::STALE_AFTER_DAYS
+            )),
+            None => s.push_str(
+                "; warning: the data has no dates: run `gpu-trust advisories update` (or give dated bulletins with --advisories)",
+            ),
+        }
+    }
+    s
 }
 
 /// The narrowest a command's table is laid out: below this its columns cannot hold a word.

@@ -8,18 +8,19 @@ use crate::analysis::Analysis;
 use crate::colocation::gpu_count;
 use crate::context::Context;
 use crate::coverage::CoverageInput;
-use crate::layout::NodeLayout;
 use crate::owner::Owners;
 use crate::parallel;
 use crate::registry::registry;
-use crate::report::{
-    AcceptedPair, AuditReport, BlastRadiusEntry, CoveredPair, ExplainedFinding, Finding,
-    FindingObject, Matrix, MatrixPair, OneSidedAcceptance, PairGroup, PairReport, PoolEntry,
-    ShareEntry, SkippedEntry, Summary, TenantEntry, MAX_ACCEPTED_PAIRS, MAX_MATRIX_TENANTS, SCHEMA,
-};
 use crate::sink::{Draft, Sink};
 use gpu_trust_model::evidence::{cite, EvidenceSite, ProbeEvidence};
 use gpu_trust_model::fleet::Fleet;
+use gpu_trust_model::report::layout::NodeLayout;
+use gpu_trust_model::report::{
+    AcceptedPair, AdvisoryData, AuditReport, BlastRadiusEntry, CoveredPair, ExplainedFinding,
+    Finding, FindingObject, Matrix, MatrixPair, OneSidedAcceptance, PairGroup, PairReport,
+    PoolEntry, ShareEntry, SkippedEntry, Summary, TenantEntry, UpdateData, MAX_ACCEPTED_PAIRS,
+    MAX_MATRIX_TENANTS, SCHEMA,
+};
 use gpu_trust_model::{Certainty, Diagnostic, Incident, Layer, ObjectRef, Severity};
 use gpu_trust_policy::{Date, Tenancy, TenantId};
 use std::collections::{BTreeMap, BTreeSet};
@@ -314,7 +315,7 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
         skipped,
         disabled_rules: Vec::new(),
         pair,
-        advisory_data: crate::report::AdvisoryData::of(&options.advisories, options.today),
+        advisory_data: advisory_data(&options.advisories, options.today),
         pools,
         layout,
         fix_first: None,
@@ -322,6 +323,33 @@ fn report(input: &AuditInput<'_>, prepared: &Prepared) -> AuditReport {
         baseline: None,
         provenance: None,
         verdict: None,
+    }
+}
+
+/// What the report says of `data` on `today`.
+fn advisory_data(
+    data: &crate::advisories::Advisories,
+    today: gpu_trust_policy::Date,
+) -> AdvisoryData {
+    use crate::advisories::SourceKind;
+    let f = data.freshness(today);
+    let updated = data
+        .sources
+        .iter()
+        .filter(|s| s.kind == SourceKind::Update)
+        .count();
+    AdvisoryData {
+        newest_bulletin: f.newest.map(|d| d.to_string()),
+        newest_bulletin_name: data.newest_bulletin_name().map(str::to_string),
+        age_days: f.age_days,
+        stale: f.stale,
+        sources: data.sources.iter().map(|s| s.name.clone()).collect(),
+        built_in_replaced_by: data.replaced_built_in().map(str::to_string),
+        update: data.update.as_ref().map(|u| UpdateData {
+            from: u.from.clone(),
+            checked: u.checked.map(|d| d.to_string()),
+            bulletins: updated,
+        }),
     }
 }
 

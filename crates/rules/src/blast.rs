@@ -12,8 +12,8 @@
 
 use crate::colocation::Site;
 use crate::context::Context;
-use crate::report::BlastRadiusEntry;
 use gpu_trust_model::isolation::{Mechanism, Scope};
+use gpu_trust_model::report::BlastRadiusEntry;
 use gpu_trust_model::{Certainty, Incident};
 use gpu_trust_policy::TenantId;
 use std::collections::{BTreeMap, BTreeSet};

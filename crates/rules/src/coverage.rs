@@ -25,157 +25,13 @@
 
 use crate::registry::{codes_reporting, reporting, Reports};
 use gpu_trust_model::fleet::{Fleet, NodeFact, UnresolvedKind};
+use gpu_trust_model::report::coverage::{Coverage, CoverageStatus, Gap, GapReason, LayerCoverage};
 use gpu_trust_model::Layer;
 use gpu_trust_policy::Tenancy;
-use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// The most names (nodes) a gap lists; its message says how many there are.
 pub const MAX_GAP_NAMES: usize = 20;
-
-/// What the audit could judge, layer by layer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Coverage {
-    /// No layer in play has a blocking gap: the audit judged everything the input puts in play.
-    pub complete: bool,
-    /// The user accepted a partial audit (`--accept-partial`); meaningful when `complete` is false.
-    pub accepted_partial: bool,
-    /// The five layers, in layer order.
-    pub layers: Vec<LayerCoverage>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LayerCoverage {
-    pub layer: Layer,
-    pub status: CoverageStatus,
-    /// Why the layer is in play (or why not), in words.
-    pub in_play: String,
-    /// What the input lacks for this layer, sorted by reason.
-    pub gaps: Vec<Gap>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CoverageStatus {
-    /// Every check of the layer ran on what it needs.
-    Evaluated,
-    /// Some checks ran; others lacked input (see the gaps).
-    Partial,
-    /// The layer is in play but none of its checks could run.
-    NotEvaluated,
-    /// Nothing in the input puts the layer in play.
-    NotInPlay,
-}
-
-impl CoverageStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CoverageStatus::Evaluated => "evaluated",
-            CoverageStatus::Partial => "partial",
-            CoverageStatus::NotEvaluated => "not evaluated",
-            CoverageStatus::NotInPlay => "not in play",
-        }
-    }
-}
-
-/// One thing the input lacks for a layer.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Gap {
-    pub reason: GapReason,
-    /// Whether this gap alone makes the run partial (exit 2 without `--accept-partial`).
-    pub blocking: bool,
-    pub message: String,
-    /// The rules that report this gap as findings, when some do.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reported_by: Vec<String>,
-    /// The nodes concerned, sorted, at most `MAX_GAP_NAMES`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub nodes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GapReason {
-    /// Workloads request GPUs and the input has no Node object.
-    NoNodes,
-    /// Workloads request GPUs and the input has nodes, none with NVIDIA GPUs.
-    NoGpuNodes,
-    /// Pods are bound to nodes that are not in the input.
-    MissingNodes,
-    /// The input has no RoleBinding or ClusterRoleBinding.
-    NoRbac,
-    /// A platform hides facts about GPU nodes (driver version, sharing config...).
-    HiddenFacts,
-    /// A config a node or the ClusterPolicy selects is not in the input.
-    UnresolvedConfig,
-    /// Documents skipped with `--skip-invalid` (or, in `serve`, that could not be read).
-    SkippedInput,
-    /// Pods request extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
-    UnresolvedExtendedResource,
-    /// Tenant containers take their environment from a ConfigMap the input lacks (blocking), or from
-    /// a Secret (not blocking), that may set a variable the audit reads (`NVIDIA_VISIBLE_DEVICES`,
-    /// `CUDA_*`).
-    UnresolvedEnvironment,
-    /// Tenant pods name a runtime class whose RuntimeClass the input lacks: whether it is the NVIDIA
-    /// runtime is not known.
-    UnresolvedRuntimeClass,
-    /// Workloads on GPU nodes ask for a GPU no mechanism maps: a resource no row, device plugin or
-    /// DeviceClass names, or an allocation record of a scheduler gpu-trust does not know.
-    UnmappedGpu,
-}
-
-impl GapReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GapReason::NoNodes => "no-nodes",
-            GapReason::NoGpuNodes => "no-gpu-nodes",
-            GapReason::MissingNodes => "missing-nodes",
-            GapReason::NoRbac => "no-rbac",
-            GapReason::HiddenFacts => "hidden-facts",
-            GapReason::UnresolvedConfig => "unresolved-config",
-            GapReason::SkippedInput => "skipped-input",
-            GapReason::UnresolvedExtendedResource => "unresolved-extended-resource",
-            GapReason::UnresolvedEnvironment => "unresolved-environment",
-            GapReason::UnresolvedRuntimeClass => "unresolved-runtime-class",
-            GapReason::UnmappedGpu => "unmapped-gpu",
-        }
-    }
-
-    /// The input that completes a gap of this reason, in words (the partial-audit message's closing
-    /// hint); `None` for what no input completes (hidden facts, skipped documents, GPUs asked for in
-    /// a way no mechanism maps).
-    pub fn completed_by(self) -> Option<&'static str> {
-        match self {
-            GapReason::NoNodes | GapReason::NoGpuNodes | GapReason::MissingNodes => {
-                Some("the Node objects (--nodes FILE)")
-            }
-            GapReason::NoRbac => Some("the RBAC objects"),
-            GapReason::UnresolvedConfig => Some("the device plugin and mig-parted ConfigMaps"),
-            GapReason::UnresolvedExtendedResource => Some("the DeviceClasses"),
-            GapReason::UnresolvedEnvironment => Some("the ConfigMaps the containers read"),
-            GapReason::UnresolvedRuntimeClass => Some("the RuntimeClasses"),
-            GapReason::HiddenFacts | GapReason::SkippedInput | GapReason::UnmappedGpu => None,
-        }
-    }
-}
-
-impl Coverage {
-    /// The gaps that make the run partial, with their layer, in layer order.
-    pub fn blocking(&self) -> impl Iterator<Item = (Layer, &Gap)> {
-        self.layers
-            .iter()
-            .filter(|l| l.status != CoverageStatus::NotInPlay)
-            .flat_map(|l| l.gaps.iter().map(move |g| (l.layer, g)))
-            .filter(|(_, g)| g.blocking)
-    }
-
-    pub fn layer(&self, layer: Layer) -> Option<&LayerCoverage> {
-        self.layers.iter().find(|l| l.layer == layer)
-    }
-}
 
 /// What a gap does to a layer's checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -203,121 +59,189 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Computes the coverage of an audit of `fleet` under `tenancy`.
+/// Computes the coverage of an audit of `fleet` under `tenancy`: why each layer is in play, then
+/// each kind of gap the input leaves, then what the gaps make of each layer.
 pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Coverage {
-    let tenant_workloads: Vec<_> = fleet
-        .workloads
-        .iter()
-        .filter(|w| tenancy.tenant_of(&w.namespace).is_some())
-        .collect();
-    let gpu_workloads = fleet.workloads.iter().filter(|w| w.requests_gpu()).count();
-    let runtime_askers = tenant_workloads
-        .iter()
-        .filter(|w| !w.requests_gpu())
-        .filter(|w| {
-            w.containers.iter().any(|c| {
-                c.nvidia_visible_devices
-                    .as_deref()
-                    .is_some_and(gpu_trust_model::host::visible_devices_name_gpus)
+    let play = InPlay::of(fleet, tenancy);
+    let mut gaps = Gaps(Vec::new());
+    no_gpu_nodes(fleet, &play, &mut gaps);
+    missing_nodes(fleet, &mut gaps);
+    no_rbac(fleet, &mut gaps);
+    hidden_facts(fleet, &mut gaps);
+    unresolved_configs(fleet, &mut gaps);
+    extended_resources(&play, &mut gaps);
+    unmapped_gpus(fleet, &mut gaps);
+    unresolved_sources(fleet, tenancy, &mut gaps);
+    skipped_input(input, &mut gaps);
+    judge(play, gaps, input.accept_partial)
+}
+
+/// What puts the layers in play, in words (`None`: nothing does), with the counts the gaps read.
+struct InPlay<'f> {
+    gpu_nodes: usize,
+    gpu_workloads: usize,
+    /// Tenant workloads that ask the NVIDIA runtime for GPUs without requesting one.
+    runtime_askers: usize,
+    /// Pods whose extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
+    extended: Vec<&'f gpu_trust_model::fleet::Unresolved>,
+    extended_pods: BTreeSet<String>,
+    /// The device, host and contract layers.
+    gpu_in_play: Option<String>,
+    control_in_play: Option<String>,
+    confidentiality_in_play: Option<String>,
+}
+
+impl<'f> InPlay<'f> {
+    /// The GPU layers are in play with a GPU node, else a workload requesting GPUs (or extended
+    /// resources DRA may serve with them, or setting NVIDIA_VISIBLE_DEVICES); the control plane with
+    /// a tenant namespace; confidentiality with a confidential tenant or a GPU node in CC mode.
+    fn of(fleet: &'f Fleet, tenancy: &Tenancy) -> InPlay<'f> {
+        let tenant_workloads: Vec<_> = fleet
+            .workloads
+            .iter()
+            .filter(|w| tenancy.tenant_of(&w.namespace).is_some())
+            .collect();
+        let gpu_workloads = fleet.workloads.iter().filter(|w| w.requests_gpu()).count();
+        let runtime_askers = tenant_workloads
+            .iter()
+            .filter(|w| !w.requests_gpu())
+            .filter(|w| {
+                w.containers.iter().any(|c| {
+                    c.nvidia_visible_devices
+                        .as_deref()
+                        .is_some_and(gpu_trust_model::host::visible_devices_name_gpus)
+                })
             })
-        })
-        .count();
-    let gpu_nodes = fleet.gpu_nodes().count();
-    // Pods whose extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
-    let extended: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
-        .unresolved
-        .iter()
-        .filter(|u| u.what == UnresolvedKind::ExtendedResource)
-        .collect();
-    let extended_pods: BTreeSet<String> = extended.iter().map(|u| u.object.to_string()).collect();
+            .count();
+        let gpu_nodes = fleet.gpu_nodes().count();
+        // Pods whose extended resources DRA may serve with GPUs through a DeviceClass the input lacks.
+        let extended: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
+            .unresolved
+            .iter()
+            .filter(|u| u.what == UnresolvedKind::ExtendedResource)
+            .collect();
+        let extended_pods: BTreeSet<String> =
+            extended.iter().map(|u| u.object.to_string()).collect();
 
-    let gpu_in_play = if gpu_nodes > 0 {
-        Some(format!(
-            "the input has {}",
-            plural(gpu_nodes, "GPU node", "GPU nodes")
-        ))
-    } else if gpu_workloads > 0 {
-        Some(format!(
-            "{} {} GPUs",
-            plural(gpu_workloads, "workload", "workloads"),
-            if gpu_workloads == 1 {
-                "requests"
-            } else {
-                "request"
-            }
-        ))
-    } else if !extended_pods.is_empty() {
-        Some(format!(
-            "{} extended resources DRA may serve with GPUs",
-            plural(
-                extended_pods.len(),
-                "workload requests",
-                "workloads request"
+        let gpu_in_play = if gpu_nodes > 0 {
+            Some(format!(
+                "the input has {}",
+                plural(gpu_nodes, "GPU node", "GPU nodes")
+            ))
+        } else if gpu_workloads > 0 {
+            Some(format!(
+                "{} {} GPUs",
+                plural(gpu_workloads, "workload", "workloads"),
+                if gpu_workloads == 1 {
+                    "requests"
+                } else {
+                    "request"
+                }
+            ))
+        } else if !extended_pods.is_empty() {
+            Some(format!(
+                "{} extended resources DRA may serve with GPUs",
+                plural(
+                    extended_pods.len(),
+                    "workload requests",
+                    "workloads request"
+                )
+            ))
+        } else if runtime_askers > 0 {
+            Some(format!(
+                "{} {} NVIDIA_VISIBLE_DEVICES",
+                plural(runtime_askers, "tenant workload", "tenant workloads"),
+                if runtime_askers == 1 { "sets" } else { "set" }
+            ))
+        } else {
+            None
+        };
+
+        let tenant_namespaces = tenancy
+            .tenants()
+            .iter()
+            .filter(|t| !t.namespaces.is_empty())
+            .count();
+        let control_in_play = (tenant_namespaces > 0).then(|| {
+            format!(
+                "{} {} namespaces in the input, on one API server",
+                plural(tenant_namespaces, "tenant", "tenants"),
+                if tenant_namespaces == 1 {
+                    "has"
+                } else {
+                    "have"
+                }
             )
-        ))
-    } else if runtime_askers > 0 {
-        Some(format!(
-            "{} {} NVIDIA_VISIBLE_DEVICES",
-            plural(runtime_askers, "tenant workload", "tenant workloads"),
-            if runtime_askers == 1 { "sets" } else { "set" }
-        ))
-    } else {
-        None
-    };
+        });
 
-    let tenant_namespaces = tenancy
-        .tenants()
-        .iter()
-        .filter(|t| !t.namespaces.is_empty())
-        .count();
-    let control_in_play = (tenant_namespaces > 0).then(|| {
-        format!(
-            "{} {} namespaces in the input, on one API server",
-            plural(tenant_namespaces, "tenant", "tenants"),
-            if tenant_namespaces == 1 {
-                "has"
-            } else {
-                "have"
-            }
-        )
-    });
+        let confidential_tenants = tenancy
+            .tenants()
+            .iter()
+            .filter(|t| t.confidential && !t.namespaces.is_empty())
+            .count();
+        let cc_nodes = fleet
+            .gpu_nodes()
+            .filter(|(_, n)| {
+                n.gpu
+                    .as_ref()
+                    .and_then(|g| g.cc_mode.as_deref())
+                    .is_some_and(|m| m != "off")
+            })
+            .count();
+        let confidentiality_in_play = if confidential_tenants > 0 {
+            Some(format!(
+                "{} marked confidential",
+                plural(confidential_tenants, "tenant is", "tenants are")
+            ))
+        } else if cc_nodes > 0 {
+            Some(format!(
+                "{} CC mode on",
+                plural(cc_nodes, "GPU node has", "GPU nodes have")
+            ))
+        } else {
+            None
+        };
 
-    let confidential_tenants = tenancy
-        .tenants()
-        .iter()
-        .filter(|t| t.confidential && !t.namespaces.is_empty())
-        .count();
-    let cc_nodes = fleet
-        .gpu_nodes()
-        .filter(|(_, n)| {
-            n.gpu
-                .as_ref()
-                .and_then(|g| g.cc_mode.as_deref())
-                .is_some_and(|m| m != "off")
-        })
-        .count();
-    let confidentiality_in_play = if confidential_tenants > 0 {
-        Some(format!(
-            "{} marked confidential",
-            plural(confidential_tenants, "tenant is", "tenants are")
-        ))
-    } else if cc_nodes > 0 {
-        Some(format!(
-            "{} CC mode on",
-            plural(cc_nodes, "GPU node has", "GPU nodes have")
-        ))
-    } else {
-        None
-    };
-
-    // Gaps, each with the layers it touches and what it does to them.
-    let mut gaps: Vec<(Layer, Effect, Gap)> = Vec::new();
-    let mut add = |layers: &[(Layer, Effect)], gap: Gap| {
-        for (l, e) in layers {
-            gaps.push((*l, *e, gap.clone()));
+        InPlay {
+            gpu_nodes,
+            gpu_workloads,
+            runtime_askers,
+            extended,
+            extended_pods,
+            gpu_in_play,
+            control_in_play,
+            confidentiality_in_play,
         }
-    };
+    }
+}
 
+/// Gaps, each with the layers it touches and what it does to them.
+struct Gaps(Vec<(Layer, Effect, Gap)>);
+
+impl Gaps {
+    fn add(&mut self, layers: &[(Layer, Effect)], gap: Gap) {
+        for (l, e) in layers {
+            self.0.push((*l, *e, gap.clone()));
+        }
+    }
+}
+
+/// The first three of what the input leaves unresolved, in their own words.
+fn examples(unresolved: &[&gpu_trust_model::fleet::Unresolved]) -> String {
+    let words: BTreeSet<&str> = unresolved.iter().map(|u| u.message.as_str()).collect();
+    words.into_iter().take(3).collect::<Vec<_>>().join("; ")
+}
+
+/// The codes of the rules that report a gap as findings.
+fn reported_by(what: Reports) -> Vec<String> {
+    reporting(what).map(|r| r.code.to_string()).collect()
+}
+
+/// Workloads ask for GPUs and the input has no GPU node: the GPU layers are judged on the
+/// workloads alone (the contract not at all), which blocks.
+fn no_gpu_nodes(fleet: &Fleet, play: &InPlay<'_>, gaps: &mut Gaps) {
+    let (gpu_nodes, gpu_workloads, runtime_askers) =
+        (play.gpu_nodes, play.gpu_workloads, play.runtime_askers);
     if gpu_nodes == 0 && (gpu_workloads > 0 || runtime_askers > 0) {
         let asking = gpu_workloads.max(runtime_askers);
         let (reason, what) = if fleet.nodes.is_empty() {
@@ -331,7 +255,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                 ),
             )
         };
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Host, Effect::Partial),
@@ -351,7 +275,10 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Pods bound to nodes the input does not hold: every GPU layer is partial, which blocks.
+fn missing_nodes(fleet: &Fleet, gaps: &mut Gaps) {
     let missing: BTreeSet<String> = fleet
         .unresolved
         .iter()
@@ -359,7 +286,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         .filter_map(|u| u.node.clone())
         .collect();
     if !missing.is_empty() {
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Host, Effect::Partial),
@@ -378,9 +305,12 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// No RBAC binding in the input: the control plane is partial, which blocks.
+fn no_rbac(fleet: &Fleet, gaps: &mut Gaps) {
     if fleet.rbac.bindings.is_empty() {
-        add(
+        gaps.add(
             &[(Layer::ControlPlane, Effect::Partial)],
             Gap {
                 reason: GapReason::NoRbac,
@@ -391,7 +321,11 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Facts a platform hides, per layer, with the nodes and the reasons; reported by the rules that
+/// declare it, so they do not block.
+fn hidden_facts(fleet: &Fleet, gaps: &mut Gaps) {
     // Facts a platform hides: per layer, the nodes and the reasons, reported by the rules that
     // declare it.
     for (layer, facts) in [
@@ -433,7 +367,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         if nodes.is_empty() {
             continue;
         }
-        add(
+        gaps.add(
             &[(layer, Effect::Partial)],
             Gap {
                 reason: GapReason::HiddenFacts,
@@ -444,14 +378,16 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     plural(nodes.len(), "node", "nodes"),
                     if what.len() == 1 { "it" } else { "them" }
                 ),
-                reported_by: reporting(Reports::HiddenFacts(layer))
-                    .map(|r| r.code.to_string())
-                    .collect(),
+                reported_by: reported_by(Reports::HiddenFacts(layer)),
                 nodes: names(&nodes),
             },
         );
     }
+}
 
+/// Device plugin or mig-parted configs a node selects that the input lacks: the device layer is
+/// partial; reported by the rules that declare it, so they do not block.
+fn unresolved_configs(fleet: &Fleet, gaps: &mut Gaps) {
     let unresolved: BTreeSet<String> = fleet
         .unresolved
         .iter()
@@ -464,7 +400,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
         .map(|u| u.node.clone().unwrap_or_else(|| u.object.to_string()))
         .collect();
     if !unresolved.is_empty() {
-        add(
+        gaps.add(
             &[(Layer::Device, Effect::Partial)],
             Gap {
                 reason: GapReason::UnresolvedConfig,
@@ -473,18 +409,19 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     "the device plugin or mig-parted config selected for {} is not in the input: the sharing mode there is unknown",
                     plural(unresolved.len(), "node or object", "nodes or objects")
                 ),
-                reported_by: reporting(Reports::UnresolvedConfig)
-                    .map(|r| r.code.to_string())
-                    .collect(),
+                reported_by: reported_by(Reports::UnresolvedConfig),
                 nodes: names(&unresolved),
             },
         );
     }
+}
 
+/// Extended resources DRA may serve through a DeviceClass the input lacks: blocks.
+fn extended_resources(play: &InPlay<'_>, gaps: &mut Gaps) {
+    let (extended, extended_pods) = (&play.extended, &play.extended_pods);
     if !extended.is_empty() {
         let nodes: BTreeSet<String> = extended.iter().filter_map(|u| u.node.clone()).collect();
-        let examples: BTreeSet<&str> = extended.iter().map(|u| u.message.as_str()).collect();
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Host, Effect::Partial),
@@ -497,20 +434,18 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     "{} extended resources that DRA may serve with GPUs through a DeviceClass the input lacks, so whether {} GPUs, and how they are shared, is not evaluated ({}); add the DeviceClasses (`kubectl get deviceclasses -o yaml`)",
                     plural(extended_pods.len(), "workload requests", "workloads request"),
                     if extended_pods.len() == 1 { "it gets" } else { "they get" },
-                    examples
-                        .iter()
-                        .take(3)
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    examples(extended)
                 ),
                 reported_by: Vec::new(),
                 nodes: names(&nodes),
             },
         );
     }
+}
 
-    // GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown.
+/// GPUs asked for in a way no mechanism maps: how those nodes' GPUs are shared is unknown, which
+/// blocks.
+fn unmapped_gpus(fleet: &Fleet, gaps: &mut Gaps) {
     let unmapped: Vec<&gpu_trust_model::fleet::Unresolved> = fleet
         .unresolved
         .iter()
@@ -522,8 +457,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             .into_iter()
             .filter_map(|n| fleet.nodes.get(n).map(|n| n.name.clone()))
             .collect();
-        let examples: BTreeSet<&str> = unmapped.iter().map(|u| u.message.as_str()).collect();
-        add(
+        gaps.add(
             &[
                 (Layer::Device, Effect::Partial),
                 (Layer::Contract, Effect::Partial),
@@ -535,19 +469,18 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     "on {} a GPU is asked for in a way no mechanism gpu-trust knows maps, so how {} GPUs are shared, and with whom, is not evaluated ({}); the GPUs there are not taken as exclusive",
                     plural(nodes.len(), "GPU node", "GPU nodes"),
                     if nodes.len() == 1 { "its" } else { "their" },
-                    examples
-                        .iter()
-                        .take(3)
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    examples(&unmapped)
                 ),
                 reported_by: Vec::new(),
                 nodes: names(&nodes),
             },
         );
     }
+}
 
+/// Tenant workloads that take what the audit reads from objects the input lacks (ConfigMaps and
+/// RuntimeClasses: blocking) or gpu-trust does not read (Secrets: not blocking).
+fn unresolved_sources(fleet: &Fleet, tenancy: &Tenancy, gaps: &mut Gaps) {
     // What tenant workloads take from objects the input lacks or gpu-trust does not read: the rules
     // that read their environment or runtime class cannot judge them all. A Secret is never in the
     // input: the rule that judges it where it can give GPUs says so, and its gap does not block.
@@ -606,7 +539,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             layers.push((Layer::Confidentiality, Effect::Partial));
         }
         let examples: Vec<&str> = objects.iter().take(3).map(String::as_str).collect();
-        add(
+        gaps.add(
             &layers,
             Gap {
                 reason,
@@ -618,9 +551,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                     if objects.len() > examples.len() { ", ..." } else { "" }
                 ),
                 reported_by: if kind == UnresolvedKind::SecretEnv {
-                    reporting(Reports::SecretEnvironment)
-                        .map(|r| r.code.to_string())
-                        .collect()
+                    reported_by(Reports::SecretEnvironment)
                 } else {
                     Vec::new()
                 },
@@ -628,9 +559,13 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Documents that could not be read: every layer is partial, which blocks unless `--skip-invalid`
+/// let them be left out.
+fn skipped_input(input: CoverageInput, gaps: &mut Gaps) {
     if input.skipped_documents > 0 {
-        add(
+        gaps.add(
             &Layer::ALL.map(|l| (l, Effect::Partial)),
             Gap {
                 reason: GapReason::SkippedInput,
@@ -659,7 +594,17 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
             },
         );
     }
+}
 
+/// Each layer's status from why it is in play and its gaps (none kept for a layer not in play),
+/// and whether any blocking gap is left.
+fn judge(play: InPlay<'_>, gaps: Gaps, accept_partial: bool) -> Coverage {
+    let InPlay {
+        gpu_in_play,
+        control_in_play,
+        confidentiality_in_play,
+        ..
+    } = play;
     let layers: Vec<LayerCoverage> = Layer::ALL
         .into_iter()
         .map(|layer| {
@@ -669,6 +614,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
                 Layer::ControlPlane => control_in_play.clone(),
             };
             let mut mine: Vec<(Effect, Gap)> = gaps
+                .0
                 .iter()
                 .filter(|(l, _, _)| *l == layer)
                 .map(|(_, e, g)| (*e, g.clone()))
@@ -696,7 +642,7 @@ pub fn coverage(fleet: &Fleet, tenancy: &Tenancy, input: CoverageInput) -> Cover
     let complete = !layers.iter().any(|l| l.gaps.iter().any(|g| g.blocking));
     Coverage {
         complete,
-        accepted_partial: input.accept_partial,
+        accepted_partial: accept_partial,
         layers,
     }
 }

@@ -2,8 +2,8 @@
 //! acceptance was written. Which acceptances accept a finding is decided in `acceptance.rs`; drafts
 //! carry the grants of their pairs.
 
-use crate::report::{AcceptanceSource, AcceptedEntry};
 use gpu_trust_model::fleet::{AnnotatedAcceptance, AnnotatedSubject};
+use gpu_trust_model::report::{AcceptanceSource, AcceptedEntry};
 use gpu_trust_policy::{Acceptance, Date};
 
 /// What accepts a finding or a pair: the reasons, the earliest end, and where they were written.

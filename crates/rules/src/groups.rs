@@ -5,8 +5,8 @@
 use crate::blast::group_id;
 use crate::colocation::{Level, Site};
 use crate::context::Context;
-use crate::report::{GroupEntry, GroupLevel};
 use gpu_trust_model::isolation::{Enforcement, Mechanism, Property};
+use gpu_trust_model::report::{GroupEntry, GroupLevel};
 use gpu_trust_model::Certainty;
 use std::collections::BTreeSet;
 

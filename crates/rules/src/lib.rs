@@ -6,8 +6,10 @@
 //! - [`colocation`]: the shared things (sites): which tenants are or may be on one GPU, MIG instance,
 //!   MPS server or node, computed once and read by the rules, the groups and the blast radius.
 //! - [`advisories`]: known toolkit, operator and driver vulnerabilities with fixes per branch.
-//! - [`report`]: the `gpu-trust/audit/v2` wire format.
 //! - [`coverage`]: per layer, whether the input puts it in play and whether it was evaluated whole.
+//!
+//! The audit's result, the `gpu-trust/audit/v2` wire format, is the model's (`gpu_trust_model::report`):
+//! the assembly (`audit`, `scope`, `groups`, `blast`) builds it; no rule names a type of it.
 //!
 //! Rules are pure functions over a [`Context`](context::Context) that push findings into a
 //! [`Sink`](sink::Sink); nothing here does I/O or reads the clock.
@@ -28,7 +30,6 @@ pub mod owner;
 mod pairwise_tests;
 mod parallel;
 pub mod registry;
-pub mod report;
 mod rules;
 pub mod scope;
 pub mod sink;

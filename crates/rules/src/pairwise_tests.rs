@@ -6,10 +6,10 @@
 mod common;
 
 use crate::colocation::tests::PAIRWISE;
-use crate::report::AuditReport;
 use crate::AuditOptions;
 use common::*;
 use gpu_trust_model::fleet::WorkloadKind;
+use gpu_trust_model::report::AuditReport;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;

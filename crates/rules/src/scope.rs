@@ -22,13 +22,13 @@
 //! Pure: no I/O, the same report and tenants give the same view.
 
 use crate::audit::Prepared;
-use crate::layout::{sort_by_certainty, NodeLayout, Occupant, TenantPresence};
-use crate::report::{
-    AcceptanceSource, AuditReport, Finding, FindingObject, GroupEntry, Matrix, MatrixPair,
-    SeverityCounts, Summary,
-};
 use crate::{AuditInput, AuditOptions};
 use gpu_trust_model::fleet::Fleet;
+use gpu_trust_model::report::layout::{sort_by_certainty, NodeLayout, Occupant, TenantPresence};
+use gpu_trust_model::report::{
+    AcceptanceSource, AuditReport, Finding, FindingObject, GroupEntry, Matrix, MatrixPair,
+    PoolEntry, SeverityCounts, Summary, TenantEntry,
+};
 use gpu_trust_model::Certainty;
 use gpu_trust_policy::Tenancy;
 use std::borrow::Cow;
@@ -278,6 +278,174 @@ pub fn view(
     scope(&report, visible, &Shown::of(fleet, tenancy, visible))
 }
 
+/// What a view of some tenants may show of a report: who is visible, their namespaces and the
+/// hidden tenants', and the redactor of the audit's sentences.
+struct Viewer<'a> {
+    visible: &'a BTreeSet<String>,
+    own_namespaces: BTreeSet<&'a str>,
+    hidden_namespaces: BTreeSet<&'a str>,
+    r: Redactor,
+}
+
+impl<'a> Viewer<'a> {
+    /// The names the view hides (the `hidden` tenants and their namespaces) and those it may show
+    /// (the `seen` tenants', their namespaces and what `shown` holds).
+    fn new(
+        visible: &'a BTreeSet<String>,
+        seen: &[&'a TenantEntry],
+        hidden: &[&'a TenantEntry],
+        shown: &Shown<'_>,
+    ) -> Viewer<'a> {
+        let namespaces = |list: &[&'a TenantEntry]| -> BTreeSet<&'a str> {
+            list.iter()
+                .flat_map(|t| t.namespaces.iter().map(String::as_str))
+                .collect()
+        };
+        let (own_namespaces, hidden_namespaces) = (namespaces(seen), namespaces(hidden));
+        let r = Redactor::new(
+            hidden.iter().map(|t| t.name.as_str()),
+            hidden_namespaces.iter().copied(),
+            seen.iter()
+                .map(|t| t.name.as_str())
+                .chain(own_namespaces.iter().copied())
+                .chain(shown.names.iter().copied()),
+            own_namespaces
+                .iter()
+                .copied()
+                .chain(shown.namespaces.iter().copied()),
+        );
+        Viewer {
+            visible,
+            own_namespaces,
+            hidden_namespaces,
+            r,
+        }
+    }
+
+    /// A visible tenant by its name, any other as `(other tenant)`.
+    fn relabel(&self, t: &str) -> String {
+        if self.visible.contains(t) {
+            t.to_string()
+        } else {
+            OTHER_TENANT.to_string()
+        }
+    }
+
+    fn sees(&self, tenants: &[String]) -> bool {
+        tenants.iter().any(|t| self.visible.contains(t))
+    }
+
+    /// An acceptance as the view shows it: only its sources the view may show (a policy entry, the
+    /// platform's, or an annotation in a visible tenant's namespace), and their reasons redacted.
+    fn accepted(&self, reason: &mut String, sources: &mut Vec<AcceptanceSource>) {
+        sources.retain(|s| {
+            s.namespace
+                .as_deref()
+                .is_none_or(|ns| self.own_namespaces.contains(ns))
+        });
+        let mut reasons: Vec<String> = sources
+            .iter()
+            .map(|s| self.r.text(&s.reason).into_owned())
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        *reason = if reasons.is_empty() {
+            OTHER_REASON.to_string()
+        } else {
+            reasons.join("; ")
+        };
+    }
+
+    /// A finding of a visible tenant as the view shows it: other tenants and their objects
+    /// anonymous, its sentences redacted, only the pairs, groups and nodes where a visible tenant
+    /// meets another, only the visible tenants' acceptances, and no pair's explanation.
+    fn finding(&self, f: &Finding, kept_groups: &BTreeSet<&str>) -> Finding {
+        let relabel = |t: &str| self.relabel(t);
+        let mut f = f.clone();
+        f.tenants = relabel_all(&f.tenants, &relabel);
+        let mut objects: Vec<FindingObject> = Vec::new();
+        for o in &f.objects {
+            let o = if o
+                .namespace
+                .as_deref()
+                .is_some_and(|n| self.hidden_namespaces.contains(n))
+            {
+                FindingObject {
+                    kind: o.kind.clone(),
+                    namespace: Some(OTHER_TENANT.to_string()),
+                    name: OTHER_TENANT.to_string(),
+                    file: OTHER_TENANT.to_string(),
+                    line: 0,
+                    pods: None,
+                    owner: None,
+                }
+            } else {
+                o.clone()
+            };
+            if !objects.contains(&o) {
+                objects.push(o);
+            }
+        }
+        f.objects = objects;
+        for s in [&mut f.message, &mut f.remediation, &mut f.key] {
+            self.r.own(s);
+        }
+        for s in &mut f.evidence {
+            self.r.own(s);
+        }
+        if let Some(a) = &mut f.accepted {
+            self.accepted(&mut a.reason, &mut a.sources);
+        }
+        // A focused report's accepted pairs are its tenants' already; where the list is whole,
+        // what is left of it is counted.
+        let whole = f.accepted_pair_count() == f.accepted_pairs.len();
+        f.accepted_pairs.retain(|p| self.sees(&p.tenants));
+        if whole {
+            f.accepted_pair_count =
+                (!f.accepted_pairs.is_empty()).then_some(f.accepted_pairs.len());
+        }
+        for p in &mut f.accepted_pairs {
+            p.tenants = pair(&p.tenants, &relabel);
+            self.accepted(&mut p.reason, &mut p.sources);
+        }
+        let mut open: Vec<[String; 2]> = f
+            .open_pairs
+            .iter()
+            .filter(|p| self.sees(p.as_slice()))
+            .map(|p| pair(p, &relabel))
+            .collect();
+        open.dedup();
+        f.open_pairs = open;
+        f.groups.retain(|g| kept_groups.contains(g.as_str()));
+        // Where the visible tenants meet: only the places that hold one of their pairs, and
+        // the nodes of those places.
+        f.by_group.retain(|e| self.sees(&e.tenants));
+        for e in &mut f.by_group {
+            e.tenants = relabel_all(&e.tenants, &relabel);
+            self.r.own(&mut e.reason);
+        }
+        if !f.by_group.is_empty() {
+            let reached: BTreeSet<&String> = f.by_group.iter().flat_map(|e| &e.nodes).collect();
+            f.nodes.retain(|n| reached.contains(n));
+        }
+        f.covered_pairs.retain(|p| self.sees(p.tenants.as_slice()));
+        for p in &mut f.covered_pairs {
+            p.tenants = pair(&p.tenants, &relabel);
+            p.groups.retain(|g| kept_groups.contains(g.as_str()));
+        }
+        // Another tenant's annotations are its own business; a visible tenant's are its own.
+        f.one_sided_acceptances
+            .retain(|a| self.visible.contains(&a.tenant));
+        for a in &mut f.one_sided_acceptances {
+            a.missing_tenants = relabel_all(&a.missing_tenants, &relabel);
+            self.r.own(&mut a.message);
+        }
+        // A pair's explanation is never part of a served view.
+        f.explained = None;
+        f
+    }
+}
+
 /// The view of `report` for the tenants `visible`, built field by field, and the redactor of its
 /// sentences. `shown` is what else the view may name ([`Shown::of`]).
 pub fn scope(
@@ -289,60 +457,12 @@ pub fn scope(
         .tenants
         .iter()
         .partition(|t| visible.contains(&t.name));
-    let own_namespaces: BTreeSet<&str> = seen
-        .iter()
-        .flat_map(|t| t.namespaces.iter().map(String::as_str))
-        .collect();
-    let hidden_namespaces: BTreeSet<&str> = hidden
-        .iter()
-        .flat_map(|t| t.namespaces.iter().map(String::as_str))
-        .collect();
-    let r = Redactor::new(
-        hidden.iter().map(|t| t.name.as_str()),
-        hidden_namespaces.iter().copied(),
-        seen.iter()
-            .map(|t| t.name.as_str())
-            .chain(own_namespaces.iter().copied())
-            .chain(shown.names.iter().copied()),
-        own_namespaces
-            .iter()
-            .copied()
-            .chain(shown.namespaces.iter().copied()),
-    );
-    let relabel = |t: &str| -> String {
-        if visible.contains(t) {
-            t.to_string()
-        } else {
-            OTHER_TENANT.to_string()
-        }
-    };
-    let sees = |tenants: &[String]| tenants.iter().any(|t| visible.contains(t));
-    // An acceptance source the view shows: a policy entry (the platform's), or an annotation in
-    // one of the visible tenants' namespaces.
-    let source_shown = |s: &AcceptanceSource| {
-        s.namespace
-            .as_deref()
-            .is_none_or(|ns| own_namespaces.contains(ns))
-    };
-    let accepted = |reason: &mut String, sources: &mut Vec<AcceptanceSource>| {
-        sources.retain(source_shown);
-        let mut reasons: Vec<String> = sources
-            .iter()
-            .map(|s| r.text(&s.reason).into_owned())
-            .collect();
-        reasons.sort();
-        reasons.dedup();
-        *reason = if reasons.is_empty() {
-            OTHER_REASON.to_string()
-        } else {
-            reasons.join("; ")
-        };
-    };
-
+    let v = Viewer::new(visible, &seen, &hidden, shown);
+    let relabel = |t: &str| v.relabel(t);
     let groups: Vec<GroupEntry> = report
         .groups
         .iter()
-        .filter(|g| sees(&g.tenants) || sees(&g.permitted_tenants))
+        .filter(|g| v.sees(&g.tenants) || v.sees(&g.permitted_tenants))
         .map(|g| {
             let mut g = g.clone();
             g.tenants = relabel_all(&g.tenants, &relabel);
@@ -351,97 +471,12 @@ pub fn scope(
         })
         .collect();
     let kept_groups: BTreeSet<&str> = groups.iter().map(|g| g.id.as_str()).collect();
-
     let findings: Vec<Finding> = report
         .findings
         .iter()
-        .filter(|f| sees(&f.tenants))
-        .map(|f| {
-            let mut f = f.clone();
-            f.tenants = relabel_all(&f.tenants, &relabel);
-            let mut objects: Vec<FindingObject> = Vec::new();
-            for o in &f.objects {
-                let o = if o
-                    .namespace
-                    .as_deref()
-                    .is_some_and(|n| hidden_namespaces.contains(n))
-                {
-                    FindingObject {
-                        kind: o.kind.clone(),
-                        namespace: Some(OTHER_TENANT.to_string()),
-                        name: OTHER_TENANT.to_string(),
-                        file: OTHER_TENANT.to_string(),
-                        line: 0,
-                        pods: None,
-                        owner: None,
-                    }
-                } else {
-                    o.clone()
-                };
-                if !objects.contains(&o) {
-                    objects.push(o);
-                }
-            }
-            f.objects = objects;
-            for s in [&mut f.message, &mut f.remediation, &mut f.key] {
-                r.own(s);
-            }
-            for s in &mut f.evidence {
-                r.own(s);
-            }
-            if let Some(a) = &mut f.accepted {
-                accepted(&mut a.reason, &mut a.sources);
-            }
-            // A focused report's accepted pairs are its tenants' already; where the list is whole,
-            // what is left of it is counted.
-            let whole = f.accepted_pair_count() == f.accepted_pairs.len();
-            f.accepted_pairs.retain(|p| sees(&p.tenants));
-            if whole {
-                f.accepted_pair_count =
-                    (!f.accepted_pairs.is_empty()).then_some(f.accepted_pairs.len());
-            }
-            for p in &mut f.accepted_pairs {
-                p.tenants = pair(&p.tenants, &relabel);
-                accepted(&mut p.reason, &mut p.sources);
-            }
-            let mut open: Vec<[String; 2]> = f
-                .open_pairs
-                .iter()
-                .filter(|p| sees(p.as_slice()))
-                .map(|p| pair(p, &relabel))
-                .collect();
-            open.dedup();
-            f.open_pairs = open;
-            f.groups.retain(|g| kept_groups.contains(g.as_str()));
-            // Where the visible tenants meet: only the places that hold one of their pairs, and
-            // the nodes of those places.
-            f.by_group.retain(|e| sees(&e.tenants));
-            for e in &mut f.by_group {
-                e.tenants = relabel_all(&e.tenants, &relabel);
-                r.own(&mut e.reason);
-            }
-            if !f.by_group.is_empty() {
-                let reached: BTreeSet<&String> = f.by_group.iter().flat_map(|e| &e.nodes).collect();
-                f.nodes.retain(|n| reached.contains(n));
-            }
-            f.covered_pairs.retain(|p| sees(p.tenants.as_slice()));
-            for p in &mut f.covered_pairs {
-                p.tenants = pair(&p.tenants, &relabel);
-                p.groups.retain(|g| kept_groups.contains(g.as_str()));
-            }
-            // Another tenant's annotations are its own business; a visible tenant's are its own.
-            f.one_sided_acceptances
-                .retain(|a| visible.contains(&a.tenant));
-            for a in &mut f.one_sided_acceptances {
-                a.missing_tenants = relabel_all(&a.missing_tenants, &relabel);
-                r.own(&mut a.message);
-            }
-            // A pair's explanation is never part of a served view.
-            f.explained = None;
-            f
-        })
+        .filter(|f| v.sees(&f.tenants))
+        .map(|f| v.finding(f, &kept_groups))
         .collect();
-
     let mut summary = Summary {
         tenants: seen.len(),
         nodes: report.summary.nodes,
@@ -459,22 +494,22 @@ pub fn scope(
 
     let mut coverage = report.coverage.clone();
     for l in &mut coverage.layers {
-        r.own(&mut l.in_play);
+        v.r.own(&mut l.in_play);
         for g in &mut l.gaps {
-            r.own(&mut g.message);
+            v.r.own(&mut g.message);
         }
     }
 
     // A document of another tenant's namespace that could not be read is its own business (the
     // coverage still counts it).
     let mut skipped = report.skipped.clone();
-    skipped.retain(|s| !r.leaks(&s.file));
+    skipped.retain(|s| !v.r.leaks(&s.file));
     for s in &mut skipped {
-        r.own(&mut s.error);
+        v.r.own(&mut s.error);
     }
     let mut disabled_rules = report.disabled_rules.clone();
     for d in &mut disabled_rules {
-        r.own(&mut d.reason);
+        v.r.own(&mut d.reason);
     }
 
     let view = AuditReport {
@@ -499,7 +534,7 @@ pub fn scope(
             .pools
             .iter()
             .filter(|p| p.tenants.iter().any(|t| visible.contains(t)))
-            .map(|p| crate::report::PoolEntry {
+            .map(|p| PoolEntry {
                 tenants: relabel_all(&p.tenants, &relabel),
                 ..p.clone()
             })
@@ -517,7 +552,7 @@ pub fn scope(
         provenance: None,
         verdict: None,
     };
-    (view, r)
+    (view, v.r)
 }
 
 fn relabel_all(tenants: &[String], relabel: &impl Fn(&str) -> String) -> Vec<String> {
@@ -537,7 +572,7 @@ fn pair(p: &[String; 2], relabel: &impl Fn(&str) -> String) -> [String; 2] {
 fn matrix(
     m: &Matrix,
     visible: &BTreeSet<String>,
-    tenants: &[crate::report::TenantEntry],
+    tenants: &[gpu_trust_model::report::TenantEntry],
 ) -> Matrix {
     let mut pairs: BTreeMap<[String; 2], MatrixPair> = BTreeMap::new();
     for p in &m.pairs {

@@ -230,7 +230,7 @@ pub struct DraftPair {
 pub struct OneSided {
     pub tenant: TenantId,
     /// The annotations.
-    pub sources: Vec<crate::report::AcceptanceSource>,
+    pub sources: Vec<gpu_trust_model::report::AcceptanceSource>,
     /// Tenants of its pairs whose workloads lack the annotation (the first [`OPEN_PAIRS_LISTED`]),
     /// and how many in all.
     pub missing: Vec<TenantId>,

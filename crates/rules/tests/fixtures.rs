@@ -19,8 +19,8 @@
 //! case, or holds a file that is no case. (The harness is libtest-mimic's, `harness = false`.)
 
 use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::report::{AuditReport, Finding};
 use gpu_trust_policy::Date;
-use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, registry, AuditInput, AuditOptions};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::BTreeSet;

@@ -662,7 +662,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     if let Some(path) = &settings.baseline {
         match input::read_baseline(path) {
-            Ok(old) => gpu_trust_rules::report::Baseline::compare(
+            Ok(old) => gpu_trust_model::report::Baseline::compare(
                 &mut report,
                 old,
                 &path.display().to_string(),
@@ -694,7 +694,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         report.actions = Some(decided.actions);
         patched = decided.patched;
     }
-    let mut provenance = gpu_trust_rules::report::Provenance::new(
+    let mut provenance = gpu_trust_model::report::Provenance::new(
         env!("CARGO_PKG_VERSION"),
         report_time(),
         &documents.digest,
@@ -953,7 +953,7 @@ fn drop_disabled(
     for d in disabled {
         report
             .disabled_rules
-            .push(gpu_trust_rules::report::DisabledRuleEntry {
+            .push(gpu_trust_model::report::DisabledRuleEntry {
                 rule: d.code.to_string(),
                 reason: d.reason.clone(),
                 source: d.location.to_string(),
@@ -981,7 +981,7 @@ fn report_time() -> i64 {
 const STDIN_NAME: &str = "stdin";
 
 /// Gives the objects read from standard input (file `-`) the name it stands for.
-fn name_standard_input(report: &mut gpu_trust_rules::report::AuditReport, name: &str) {
+fn name_standard_input(report: &mut gpu_trust_model::report::AuditReport, name: &str) {
     for f in &mut report.findings {
         for o in &mut f.objects {
             if o.file == "-" {

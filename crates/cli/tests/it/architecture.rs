@@ -335,3 +335,222 @@ fn the_renderer_check_would_catch_a_renderer_moved_back() {
     assert!(rendering_in(r#"format!("{path}: `{id}` {:?} {:.1} {{literal}}", x, y)"#).is_empty());
     assert!(rendering_in("#[cfg(test)]\nmod tests { fn f() { out.push_str(x); } }").is_empty());
 }
+
+/// A crate's source files by module path (`["rules", "device"]` for `src/rules/device/mod.rs`, none
+/// for `lib.rs` and `main.rs`), each with its text before its test module.
+fn modules(src: &Path) -> BTreeMap<Vec<String>, String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out: BTreeMap<Vec<String>, String> = BTreeMap::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(src)
+            .expect("a file of src")
+            .with_extension("");
+        let mut path: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into()).collect();
+        if matches!(
+            path.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
+            path.pop();
+        }
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        out.entry(path).or_default().push_str(&text);
+    }
+    out
+}
+
+/// The module paths a module's code names with `crate::` or `super::` (a `use` group's items each),
+/// comments and the test module left out.
+fn named_paths(module: &[String], text: &str) -> Vec<Vec<String>> {
+    let code: String = text
+        .lines()
+        .take_while(|l| l.trim() != "#[cfg(test)]")
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let segments = |s: &str| -> Vec<String> {
+        s.split("::")
+            .map(|p| p.trim().split(|c: char| !ident(c)).next().unwrap_or(""))
+            .take_while(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find(['c', 's']) {
+        let (before, from) = rest.split_at(at);
+        let starts = !before.ends_with(|c: char| ident(c) || c == ':');
+        let head = ["crate::", "super::"]
+            .into_iter()
+            .find(|h| from.starts_with(h));
+        let Some(head) = head.filter(|_| starts) else {
+            rest = &from[1..];
+            continue;
+        };
+        let end = from
+            .find(|c: char| !(ident(c) || c == ':'))
+            .unwrap_or(from.len());
+        let mut base: Vec<String> = module.to_vec();
+        base.pop();
+        if head == "crate::" {
+            base.clear();
+        }
+        let mut path = segments(&from[head.len()..end]);
+        while path.first().is_some_and(|s| s == "super") {
+            path.remove(0);
+            base.pop();
+        }
+        base.extend(path);
+        let mut named = vec![base.clone()];
+        if from[end..].starts_with('{') {
+            let group = &from[end + 1..];
+            let (mut depth, mut item) = (0, String::new());
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        named.push([base.clone(), segments(&item)].concat());
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+            named.push([base.clone(), segments(&item)].concat());
+        }
+        out.extend(named);
+        rest = &from[end.max(1)..];
+    }
+    out
+}
+
+/// The loops between a crate's files: each a list of modules every one of which names the next,
+/// through `use`, a path in code or a `pub use` re-export. A module naming its own parent or child
+/// (`super::helper`, a folder's `mod.rs` calling its files) is one module split over files, not a
+/// loop.
+fn loops(modules: &BTreeMap<Vec<String>, String>) -> Vec<Vec<String>> {
+    let related = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
+    let edges: BTreeMap<&Vec<String>, BTreeSet<&Vec<String>>> = modules
+        .iter()
+        .map(|(module, text)| {
+            let targets = named_paths(module, text)
+                .into_iter()
+                .filter_map(|path| {
+                    (0..=path.len())
+                        .rev()
+                        .find_map(|n| modules.get_key_value(&path[..n]).map(|(k, _)| k))
+                })
+                .filter(|target| !related(target, module))
+                .collect();
+            (module, targets)
+        })
+        .collect();
+    let reach = |from: &Vec<String>| {
+        let mut seen: BTreeSet<&Vec<String>> = BTreeSet::new();
+        let mut todo: Vec<&Vec<String>> = edges[from].iter().copied().collect();
+        while let Some(m) = todo.pop() {
+            if seen.insert(m) {
+                todo.extend(edges[m].iter().copied());
+            }
+        }
+        seen
+    };
+    let reaches: BTreeMap<&Vec<String>, BTreeSet<&Vec<String>>> =
+        modules.keys().map(|m| (m, reach(m))).collect();
+    let mut found: Vec<Vec<String>> = Vec::new();
+    for (m, r) in &reaches {
+        let name = |k: &Vec<String>| format!("crate::{}", k.join("::"));
+        let ring: Vec<String> = r
+            .iter()
+            .filter(|o| reaches[*o].contains(m))
+            .map(|o| name(o))
+            .collect();
+        if r.contains(m) && !found.contains(&ring) {
+            found.push(ring);
+        }
+    }
+    found
+}
+
+#[test]
+fn no_crate_has_a_loop_between_its_files() {
+    let mut problems = Vec::new();
+    for (name, manifest) in crates() {
+        let src = manifest.parent().expect("a crate folder").join("src");
+        if src.is_dir() {
+            for ring in loops(&modules(&src)) {
+                problems.push(format!("{name}: {} name each other", ring.join(", ")));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_loop_check_would_catch_a_loop_behind_re_exports() {
+    let crate_of = |files: &[(&str, &str)]| -> BTreeMap<Vec<String>, String> {
+        let path = |m: &str| {
+            m.split("::")
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        files
+            .iter()
+            .map(|(m, text)| (path(m), text.to_string()))
+            .collect()
+    };
+    // The loop the rules crate once had: the report re-exported the coverage, whose rules' registry
+    // re-exported the sink, which named a type of the report.
+    let looped = crate_of(&[
+        (
+            "",
+            "pub mod report;\npub mod coverage;\npub mod registry;\npub mod sink;",
+        ),
+        ("report", "pub use crate::coverage::Coverage;"),
+        (
+            "coverage",
+            "use crate::registry::{codes_reporting, Reports};",
+        ),
+        ("registry", "pub use crate::sink::{Reports, RuleMeta};"),
+        ("sink", "pub sources: Vec<crate::report::AcceptanceSource>,"),
+    ]);
+    assert_eq!(
+        loops(&looped),
+        vec![vec![
+            "crate::coverage".to_string(),
+            "crate::registry".to_string(),
+            "crate::report".to_string(),
+            "crate::sink".to_string(),
+        ]]
+    );
+    // Through `super::` and a `use` group, from a nested module.
+    let nested = crate_of(&[
+        ("rules", "mod common; mod wording;"),
+        ("rules::common", "pub use super::wording::Wording;"),
+        (
+            "rules::wording",
+            "use super::{common::{Share, Tally}, tally};",
+        ),
+        ("rules::tally", ""),
+    ]);
+    assert_eq!(loops(&nested).len(), 1);
+    // Not a loop: a folder's module and its files, a comment, the test module.
+    let split = crate_of(&[
+        (
+            "audit",
+            "mod table; pub fn f() { crate::audit::table::g() }",
+        ),
+        ("audit::table", "use super::f; // crate::other::x\n"),
+        (
+            "other",
+            "use crate::audit::f;\n#[cfg(test)]\nmod tests { use crate::audit::table::g; }",
+        ),
+    ]);
+    assert!(loops(&split).is_empty(), "{:?}", loops(&split));
+}

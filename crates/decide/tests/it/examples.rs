@@ -4,9 +4,9 @@
 
 use gpu_trust_decide::{candidates, closes, decide, Decided, Input};
 use gpu_trust_ingest::SourceInput;
+use gpu_trust_model::report::{AuditReport, SeverityCounts};
 use gpu_trust_model::Severity;
 use gpu_trust_policy::{Date, Policy};
-use gpu_trust_rules::report::{AuditReport, SeverityCounts};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,10 +1,11 @@
 //! The coverage section of every format: per layer, in play or not, evaluated whole, in part or not
 //! at all, and why; and the partial-audit notice that heads a report whose coverage is incomplete.
-//! The words of each gap come from the report (`gpu_trust_rules::coverage`); this only lays them out.
+//! The words of each gap come from the report (`gpu_trust_model::report::coverage`); this only
+//! lays them out.
 
 use crate::text::wrap;
+use gpu_trust_model::report::coverage::{Coverage, CoverageStatus, Gap};
 use gpu_trust_model::terminal::escape as terminal;
-use gpu_trust_rules::coverage::{Coverage, CoverageStatus, Gap};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 

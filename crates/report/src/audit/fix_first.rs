@@ -2,9 +2,10 @@
 //! `fixFirst` and `actions`), as sentences each format sets in its own way; and the files
 //! `gpu-trust audit --emit-fixes DIR` writes.
 
+use crate::text::plural;
 use crate::AuditReport;
+use gpu_trust_model::report::{Action, FixFirst, Search};
 use gpu_trust_model::Severity;
-use gpu_trust_rules::report::{Action, FixFirst, Search};
 use std::path::{Component, Path, PathBuf};
 
 /// The block in words: a head sentence, each action, what remains, what no change closes.
@@ -182,10 +183,6 @@ fn findings(report: &AuditReport, keys: &[String]) -> String {
         .map(|(n, k)| if alike(n) { by_key(k) } else { n.clone() })
         .collect();
     named.join(", ")
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    crate::text::plural(n, one, many)
 }
 
 /// The files `--emit-fixes` writes, relative to its folder: each action's patch (`a1.json`), and

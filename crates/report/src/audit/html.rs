@@ -54,13 +54,13 @@ use summary::{findings_phrase, glance, summary_band};
 use text::{more, names_text, plural, truncate};
 
 use crate::{AuditReport, RuleDoc};
-use gpu_trust_model::{Certainty, Layer, Severity};
-use gpu_trust_rules::layout::{
+use gpu_trust_model::report::layout::{
     holds_one, GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing,
 };
-use gpu_trust_rules::report::{
+use gpu_trust_model::report::{
     Finding, GroupEntry, GroupLevel, Matrix, MatrixPair, SeverityCounts, Summary,
 };
+use gpu_trust_model::{Certainty, Layer, Severity};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -218,7 +218,7 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
         "<footer>Written by gpu-trust; data format <code>{}</code>; {}. This page loads nothing from \
          any network.</footer>",
         escape(report.schema),
-        crate::text::html_code_spans(&report.advisory_data.line())
+        crate::text::html_code_spans(&crate::text::advisory_line(&report.advisory_data))
     );
     out.push_str("<pre id=\"self-check\" hidden data-ok=\"pending\"></pre>\n");
     let data = PageData {

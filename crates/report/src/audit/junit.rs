@@ -15,9 +15,9 @@
 //! for XML, and characters XML 1.0 cannot hold are written out visibly.
 
 use crate::{AuditReport, RuleDoc};
+use gpu_trust_model::report::coverage::CoverageStatus;
+use gpu_trust_model::report::Finding;
 use gpu_trust_model::{Layer, Severity};
-use gpu_trust_rules::coverage::CoverageStatus;
-use gpu_trust_rules::report::Finding;
 use std::fmt::Write as _;
 
 /// How to render the JUnit report.

@@ -15,8 +15,8 @@
 use crate::audit::table::{hidden_line, summary_line, Hidden};
 use crate::text::Span;
 use crate::{AuditReport, RuleDoc};
+use gpu_trust_model::report::{Finding, FindingObject, Since};
 use gpu_trust_model::Severity;
-use gpu_trust_rules::report::{Finding, FindingObject, Since};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -83,7 +83,11 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>], options: &MarkdownOpt
         "{}\n",
         inline(&summary_line(&report.summary, report.skipped.len()))
     );
-    let _ = writeln!(out, "{}\n", with_code(&report.advisory_data.line()));
+    let _ = writeln!(
+        out,
+        "{}\n",
+        with_code(&crate::text::advisory_line(&report.advisory_data))
+    );
     if !report.skipped.is_empty() {
         let _ = writeln!(
             out,

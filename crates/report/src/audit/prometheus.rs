@@ -162,8 +162,8 @@ pub fn render_process(p: &Process) -> String {
     out
 }
 
-fn group_level(level: gpu_trust_rules::report::GroupLevel) -> &'static str {
-    use gpu_trust_rules::report::GroupLevel;
+fn group_level(level: gpu_trust_model::report::GroupLevel) -> &'static str {
+    use gpu_trust_model::report::GroupLevel;
     match level {
         GroupLevel::Device => "device",
         GroupLevel::MigGpu => "mig-gpu",

@@ -29,8 +29,8 @@
 use crate::paths::{encode_path, normalise};
 use crate::text::markdown_to_plain;
 use crate::{AuditReport, RuleDoc};
+use gpu_trust_model::report::{AcceptedEntry, Finding, FindingObject};
 use gpu_trust_model::Severity;
-use gpu_trust_rules::report::{AcceptedEntry, Finding, FindingObject};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
@@ -173,7 +173,7 @@ pub fn render(
     if report.advisory_data.stale {
         notifications.push(serde_json::json!({
             "level": "warning",
-            "message": {"text": report.advisory_data.line()},
+            "message": {"text": crate::text::advisory_line(&report.advisory_data)},
         }));
     }
 

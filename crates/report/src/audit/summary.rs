@@ -4,9 +4,26 @@
 //! fixes a finding.
 
 use crate::AuditReport;
+use gpu_trust_model::report::{Finding, GroupEntry, GroupLevel, PoolEntry};
 use gpu_trust_model::Severity;
-use gpu_trust_rules::report::{Finding, PoolEntry};
 use std::collections::BTreeSet;
+
+/// What a group is, in a few words: `time-slicing GPU`, `MIG GPU`, `node`, `API server`.
+pub(crate) fn group_what(g: &GroupEntry) -> String {
+    let what = match (g.level, g.mechanism) {
+        (GroupLevel::Device, Some(m)) if m.is_mig() => format!("{m} MIG instance"),
+        (GroupLevel::Device, Some(m)) => format!("{m} GPU"),
+        (GroupLevel::Device, None) => "GPU".to_string(),
+        (GroupLevel::MigGpu, _) => "MIG GPU".to_string(),
+        (GroupLevel::Node, _) => "node".to_string(),
+        (GroupLevel::ControlPlane, _) => "API server".to_string(),
+    };
+    if g.permitted {
+        format!("{what} (permitted)")
+    } else {
+        what
+    }
+}
 
 /// One tenant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +74,7 @@ pub fn tenants(report: &AuditReport) -> Vec<TenantRow> {
                 .map(|a| a.id.clone());
             let mut shares: Vec<String> = Vec::new();
             for g in report.groups.iter().filter(|g| g.tenants.contains(&t.name)) {
-                let what = crate::audit::table::group_what(g);
+                let what = group_what(g);
                 if !shares.contains(&what) {
                     shares.push(what);
                 }

@@ -10,14 +10,15 @@
 //! terminal or forge a line. Long lists stay bounded: at most [`MAX_LISTED`] names per field, and a
 //! large report's groups and blast radius are folded (the JSON report has everything).
 
-use crate::text::{last_column, wrap};
+use super::summary::group_what;
+use crate::text::{count_phrase, last_column, wrap};
 use crate::AuditReport;
 use anstyle::{AnsiColor, Effects, Style};
+use gpu_trust_model::report::{
+    BlastRadiusEntry, Finding, GroupEntry, Matrix, SeverityCounts, Summary,
+};
 use gpu_trust_model::terminal::escape;
 use gpu_trust_model::{Certainty, Incident, Layer, Severity};
-use gpu_trust_rules::report::{
-    BlastRadiusEntry, Finding, GroupEntry, GroupLevel, Matrix, SeverityCounts, Summary,
-};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -145,7 +146,11 @@ pub fn render(report: &AuditReport, options: &TableOptions) -> String {
         ));
     }
     // The advisory data's date, then the summary, which stays the last line scripts read.
-    let data = wrap(&esc(&report.advisory_data.line()), width, "");
+    let data = wrap(
+        &esc(&crate::text::advisory_line(&report.advisory_data)),
+        width,
+        "",
+    );
     if report.advisory_data.stale {
         out.push_str(&p.severity(Severity::Medium, &data));
     } else {
@@ -431,7 +436,7 @@ fn render_finding(out: &mut String, f: &Finding, p: &Palette, width: usize) {
         head.push(' ');
         head.push_str(&p.accepted("ACCEPTED"));
     }
-    if f.since == Some(gpu_trust_rules::report::Since::New) {
+    if f.since == Some(gpu_trust_model::report::Since::New) {
         head.push(' ');
         head.push_str(&p.bold("NEW"));
     }
@@ -614,7 +619,7 @@ pub(crate) fn where_lines(f: &Finding, name: impl Fn(&str) -> String) -> Vec<Str
 /// A finding's object: `Deployment ns/web (3 pods)`, `Pod ns/web-1 (of Deployment ns/web, 3
 /// pods)` for a pod that stands for an owner the input lacks.
 pub(crate) fn object_text(
-    o: &gpu_trust_rules::report::FindingObject,
+    o: &gpu_trust_model::report::FindingObject,
     name: impl Fn(&str) -> String,
 ) -> String {
     let mut text = match &o.namespace {
@@ -650,23 +655,6 @@ pub(crate) fn open_pairs_text(f: &Finding, name: impl Fn(&str) -> String) -> Str
         let _ = write!(text, "; and {} more", open - f.open_pairs.len());
     }
     text
-}
-
-/// What a group is, in a few words: `time-slicing GPU`, `MIG GPU`, `node`, `API server`.
-pub(crate) fn group_what(g: &GroupEntry) -> String {
-    let what = match (g.level, g.mechanism) {
-        (GroupLevel::Device, Some(m)) if m.is_mig() => format!("{m} MIG instance"),
-        (GroupLevel::Device, Some(m)) => format!("{m} GPU"),
-        (GroupLevel::Device, None) => "GPU".to_string(),
-        (GroupLevel::MigGpu, _) => "MIG GPU".to_string(),
-        (GroupLevel::Node, _) => "node".to_string(),
-        (GroupLevel::ControlPlane, _) => "API server".to_string(),
-    };
-    if g.permitted {
-        format!("{what} (permitted)")
-    } else {
-        what
-    }
 }
 
 fn render_groups(out: &mut String, groups: &[GroupEntry], p: &Palette, width: usize) {
@@ -910,22 +898,6 @@ fn write_columns<const N: usize>(
     let _ = writeln!(out, "{}", p.bold(&line(&head)));
     for row in rows {
         let _ = writeln!(out, "{}", line(row));
-    }
-}
-
-fn count_phrase(n: usize, noun: &str) -> String {
-    let digits = n.to_string();
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{grouped} {noun}s")
     }
 }
 

@@ -6,9 +6,9 @@ pub mod json;
 pub mod script;
 pub mod table;
 
+use gpu_trust_model::report::{AuditReport, Summary};
 use gpu_trust_model::Severity;
 use gpu_trust_planner::migrate::{ConfigClash, DriverRisk, NodeChange};
-use gpu_trust_rules::report::{AuditReport, Summary};
 use serde::Serialize;
 
 /// The audit of the planned state (the plan's snapshot, audited against the plan's policy).

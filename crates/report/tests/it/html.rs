@@ -7,10 +7,10 @@ use crate::common;
 use crate::html_fixture;
 
 use common::{sample_report, sample_rules};
+use gpu_trust_model::report::{Finding, FindingObject};
 use gpu_trust_model::{Certainty, Layer, Severity};
 use gpu_trust_report::audit::html::{self, headline, CONTENT_SECURITY_POLICY};
 use gpu_trust_report::audit::json;
-use gpu_trust_rules::report::{Finding, FindingObject};
 use html_fixture::{gpus, mig_instances, sample_layout, with_layout};
 
 fn page() -> String {
@@ -632,7 +632,7 @@ fn long_node_lists_are_counted_not_spelled_out() {
 fn an_unknown_sharing_is_never_drawn_exclusive_and_records_are_shown() {
     let mut layout = sample_layout();
     for g in &mut layout[0].gpus {
-        g.sharing = gpu_trust_rules::layout::Sharing::Unknown;
+        g.sharing = gpu_trust_model::report::layout::Sharing::Unknown;
         g.mechanisms.clear();
         for o in &mut g.tenants {
             o.mechanisms.clear();

@@ -21,11 +21,11 @@ use crate::html_examples;
 use crate::html_fixture;
 
 use common::{sample_report, sample_rules};
+use gpu_trust_model::report::layout::NodeLayout;
 use gpu_trust_report::{
     audit::{html, json},
     AuditReport, RuleDoc,
 };
-use gpu_trust_rules::layout::NodeLayout;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -180,7 +180,7 @@ fn expected(report: &AuditReport, layout: &[NodeLayout]) -> Value {
     // These pages are small enough to show everything: the counts are the JSON report's own.
     let plan = html::Plan::new(report);
     assert!(plan.hidden.is_empty());
-    let runs: Vec<&[gpu_trust_rules::layout::GpuLayout]> = drawn
+    let runs: Vec<&[gpu_trust_model::report::layout::GpuLayout]> = drawn
         .iter()
         .flat_map(|d| html::gpu_runs(&d.node.gpus))
         .collect();

@@ -4,10 +4,10 @@
 use crate::common;
 
 use common::{sample_report, sample_rules};
+use gpu_trust_model::report::GroupLevel;
 use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
 use gpu_trust_report::audit::sarif::SarifOptions;
 use gpu_trust_report::audit::{json, sarif};
-use gpu_trust_rules::report::GroupLevel;
 use serde_json::Value;
 use std::path::PathBuf;
 

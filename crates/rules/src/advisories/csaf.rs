@@ -59,7 +59,9 @@ pub struct Document {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Reads one CSAF document (`file` names it in diagnostics).
+/// Reads one CSAF document (`file` names it in diagnostics): its header, its product tree
+/// flattened, each product's component and version, then each vulnerability into an advisory, and
+/// what the audit cannot use into warnings.
 pub fn read(text: &str, file: &str, components: &Components) -> Result<Document, Vec<Diagnostic>> {
     let limits = Limits {
         max_file_bytes: MAX_DOCUMENT_BYTES,
@@ -68,6 +70,57 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
     let (raw, mut cx) =
         ValidationContext::read::<RawCsaf>(text, file, &limits, Code::InvalidAdvisoryData)
             .map_err(|d| vec![json_words(d)])?;
+    let header = header(&mut cx, &raw);
+    let (products, twice) = products(&mut cx, &raw, components);
+    let (mapped, tree_branches) = versions(&products, components);
+    let mut reader = Reader {
+        file,
+        components,
+        header,
+        products,
+        mapped,
+        tree_branches,
+        ids: BTreeSet::new(),
+        notes: Notes::default(),
+    };
+    let advisories: Vec<Advisory> = raw
+        .vulnerabilities
+        .iter()
+        .enumerate()
+        .filter_map(|(index, v)| reader.vulnerability(&mut cx, index, v))
+        .collect();
+    let Reader { header, notes, .. } = reader;
+    let warnings = notes.warnings(file, &twice);
+    let count = advisories.len();
+    cx.finish_in_order(Document {
+        source: DataSource {
+            name: file.to_string(),
+            kind: SourceKind::Csaf,
+            title: header.title,
+            tracking_id: header.tracking_id,
+            newest: header.current.or(header.initial),
+            advisories: count,
+        },
+        advisories,
+        warnings,
+    })
+}
+
+/// What the document's header says of the bulletin: its title, tracking id and dates, the name
+/// its advisories are cited by and its own address.
+struct Header {
+    title: Option<String>,
+    tracking_id: Option<String>,
+    current: Option<Date>,
+    initial: Option<Date>,
+    /// `publisher tracking-id`, or what there is of it.
+    bulletin: String,
+    url: Option<String>,
+}
+
+/// Checks the fields CSAF 2.0 requires of the document (category, version 2.0, title, publisher,
+/// tracking) and the vulnerabilities' count, and reads the header.
+fn header(cx: &mut ValidationContext, raw: &RawCsaf) -> Header {
     let doc_loc = cx.loc(&raw.document);
     let d = &raw.document.value;
     let require =
@@ -85,8 +138,8 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                 None
             }
         };
-    require(&mut cx, d.category.as_ref(), "document.category");
-    if let Some(v) = require(&mut cx, d.csaf_version.as_ref(), "document.csaf_version") {
+    require(cx, d.category.as_ref(), "document.category");
+    if let Some(v) = require(cx, d.csaf_version.as_ref(), "document.csaf_version") {
         if v != "2.0" {
             let at = d
                 .csaf_version
@@ -98,21 +151,17 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
             );
         }
     }
-    let title = require(&mut cx, d.title.as_ref(), "document.title");
+    let title = require(cx, d.title.as_ref(), "document.title");
     let publisher = d.publisher.as_ref();
     let publisher_name = match publisher {
         Some(p) => {
+            require(cx, p.value.category.as_ref(), "document.publisher.category");
             require(
-                &mut cx,
-                p.value.category.as_ref(),
-                "document.publisher.category",
-            );
-            require(
-                &mut cx,
+                cx,
                 p.value.namespace.as_ref(),
                 "document.publisher.namespace",
             );
-            require(&mut cx, p.value.name.as_ref(), "document.publisher.name")
+            require(cx, p.value.name.as_ref(), "document.publisher.name")
         }
         None => {
             cx.error(
@@ -128,17 +177,17 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
     match d.tracking.as_ref() {
         Some(t) => {
             let tv = &t.value;
-            tracking_id = require(&mut cx, tv.id.as_ref(), "document.tracking.id");
-            require(&mut cx, tv.status.as_ref(), "document.tracking.status");
-            require(&mut cx, tv.version.as_ref(), "document.tracking.version");
+            tracking_id = require(cx, tv.id.as_ref(), "document.tracking.id");
+            require(cx, tv.status.as_ref(), "document.tracking.status");
+            require(cx, tv.version.as_ref(), "document.tracking.version");
             current = date(
-                &mut cx,
+                cx,
                 tv.current_release_date.as_ref(),
                 &doc_loc,
                 "document.tracking.current_release_date",
             );
             initial = date(
-                &mut cx,
+                cx,
                 tv.initial_release_date.as_ref(),
                 &doc_loc,
                 "document.tracking.initial_release_date",
@@ -170,12 +219,39 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         );
     }
 
-    // The product tree, flattened.
+    let url = d
+        .references
+        .iter()
+        .find(|r| r.category.as_deref() == Some("self"))
+        .or_else(|| d.references.first())
+        .and_then(|r| r.url.clone());
+    let bulletin = match (&publisher_name, &tracking_id) {
+        (Some(p), Some(id)) => format!("{p} {id}"),
+        (None, Some(id)) => id.clone(),
+        _ => title.clone().unwrap_or_default(),
+    };
+    Header {
+        title,
+        tracking_id,
+        current,
+        initial,
+        bulletin,
+        url,
+    }
+}
+
+/// The product tree flattened into products by id (a relationship's product is its base's, under
+/// its own id), and the ids defined twice alike.
+fn products(
+    cx: &mut ValidationContext,
+    raw: &RawCsaf,
+    components: &Components,
+) -> (BTreeMap<String, Product>, BTreeSet<String>) {
     let mut products: BTreeMap<String, Product> = BTreeMap::new();
     let mut twice = BTreeSet::new();
     if let Some(tree) = &raw.product_tree {
         let mut walk = Walk {
-            cx: &mut cx,
+            cx: &mut *cx,
             products: &mut products,
             count: 0,
             components,
@@ -210,15 +286,19 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         }
         twice = walk.twice;
     }
+    (products, twice)
+}
 
-    // Each product's component and version. What a vulnerability names that cannot be mapped is
-    // said once per document (products no status names, such as the product-name entries above the
-    // versions, are not).
-    let mut unmapped: BTreeSet<String> = BTreeSet::new();
-    let mut unread: BTreeSet<String> = BTreeSet::new();
-    let mut unread_ids: BTreeSet<String> = BTreeSet::new();
-    let mut qualified: BTreeSet<String> = BTreeSet::new();
-    let mut mapped: BTreeMap<String, (Component, VersionExpr, Option<String>)> = BTreeMap::new();
+/// Each product's component and version range, by product id.
+type Mapped = BTreeMap<String, (Component, VersionExpr, Option<String>)>;
+
+/// The products whose component and version the audit reads, and per component the branches the
+/// tree names.
+fn versions(
+    products: &BTreeMap<String, Product>,
+    components: &Components,
+) -> (Mapped, BTreeMap<Component, BTreeSet<u64>>) {
+    let mut mapped: Mapped = BTreeMap::new();
     let mut tree_branches: BTreeMap<Component, BTreeSet<u64>> = BTreeMap::new();
     for p in products.values() {
         let Some(component) = component_of(p, components) else {
@@ -233,22 +313,51 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
             mapped.insert(p.id.clone(), (component, expr, qualifier));
         }
     }
+    (mapped, tree_branches)
+}
 
-    let url = d
-        .references
-        .iter()
-        .find(|r| r.category.as_deref() == Some("self"))
-        .or_else(|| d.references.first())
-        .and_then(|r| r.url.clone());
-    let bulletin = match (&publisher_name, &tracking_id) {
-        (Some(p), Some(id)) => format!("{p} {id}"),
-        (None, Some(id)) => id.clone(),
-        _ => title.clone().unwrap_or_default(),
-    };
-    let mut advisories = Vec::new();
-    let mut unused: Vec<String> = Vec::new();
-    let mut ids = BTreeSet::new();
-    for (index, v) in raw.vulnerabilities.iter().enumerate() {
+/// What a vulnerability names that cannot be used, said once per document (products no status
+/// names, such as the product-name entries above the versions, are not).
+#[derive(Default)]
+struct Notes {
+    /// Products of no component the audit knows.
+    unmapped: BTreeSet<String>,
+    /// Products of a known component whose versions are not understood, and their vulnerabilities.
+    unread: BTreeSet<String>,
+    unread_ids: BTreeSet<String>,
+    /// Conditions written beside versions.
+    qualified: BTreeSet<String>,
+    /// Vulnerabilities naming no version of a known component.
+    unused: Vec<String>,
+}
+
+/// A document's vulnerabilities read one by one against its header and products.
+struct Reader<'a> {
+    file: &'a str,
+    components: &'a Components,
+    header: Header,
+    products: BTreeMap<String, Product>,
+    mapped: Mapped,
+    tree_branches: BTreeMap<Component, BTreeSet<u64>>,
+    /// The vulnerabilities' ids so far (one listed twice is an error).
+    ids: BTreeSet<String>,
+    notes: Notes,
+}
+
+impl Reader<'_> {
+    /// One vulnerability (the `index`th) as an advisory: its id, score and release date, and what it
+    /// says of each component's versions; `None` when it names no version of a known component.
+    fn vulnerability(
+        &mut self,
+        cx: &mut ValidationContext,
+        index: usize,
+        v: &Spanned<RawVulnerability>,
+    ) -> Option<Advisory> {
+        let (tracking_id, initial, bulletin) = (
+            self.header.tracking_id.clone(),
+            self.header.initial,
+            self.header.bulletin.clone(),
+        );
         let here = cx.loc(v);
         let v = &v.value;
         let id = v
@@ -262,7 +371,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                     index + 1
                 )
             });
-        if !ids.insert(id.clone()) {
+        if !self.ids.insert(id.clone()) {
             cx.error(
                 here.clone(),
                 format!("CSAF: vulnerability {id} is listed twice"),
@@ -283,14 +392,52 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
             }
         }
         let published = match &v.release_date {
-            Some(r) => date(&mut cx, Some(r), &here, "release_date"),
+            Some(r) => date(cx, Some(r), &here, "release_date"),
             None => initial,
         };
         let Some(status) = &v.product_status else {
-            unused.push(id);
-            continue;
+            self.notes.unused.push(id);
+            return None;
         };
-        let st = &status.value;
+        let per = self.ranges(cx, &id, &status.value);
+        if per.is_empty() {
+            self.notes.unused.push(id);
+            return None;
+        }
+        let affects: Vec<Affected> = per
+            .into_iter()
+            .filter_map(|(component, r)| r.affected(component, self.tree_branches.get(&component)))
+            .collect();
+        if affects.is_empty() {
+            self.notes.unused.push(id);
+            return None;
+        }
+        let vurl = v.references.iter().find_map(|r| r.url.clone());
+        Some(Advisory {
+            summary: summary(v).unwrap_or_else(|| format!("see {bulletin}")),
+            id,
+            bulletin: bulletin.clone(),
+            title: self.header.title.clone(),
+            url: self.header.url.clone().or(vurl),
+            published,
+            published_text: published.map(|d| d.to_string()),
+            cvss,
+            preconditions: Vec::new(),
+            effects: Vec::new(),
+            mitigation: None,
+            affects,
+            source: self.file.to_string(),
+        })
+    }
+
+    /// What a vulnerability's product statuses say per component, with what it names that cannot
+    /// be used noted (a product the tree does not define is an error).
+    fn ranges(
+        &mut self,
+        cx: &mut ValidationContext,
+        id: &str,
+        st: &raw::RawStatus,
+    ) -> BTreeMap<Component, Ranges> {
         let mut per: BTreeMap<Component, Ranges> = BTreeMap::new();
         let groups: [(&[Spanned<String>], Status); 7] = [
             (&st.known_affected, Status::Affected),
@@ -303,7 +450,7 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
         ];
         for (list, status) in groups {
             for pid in list {
-                if !products.contains_key(&pid.value) {
+                if !self.products.contains_key(&pid.value) {
                     cx.error(
                         cx.loc(pid),
                         format!(
@@ -313,58 +460,44 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                     );
                     continue;
                 }
-                let Some((component, expr, qualifier)) = mapped.get(&pid.value) else {
-                    if let Some(p) = products.get(&pid.value) {
-                        if component_of(p, components).is_some() {
+                let Some((component, expr, qualifier)) = self.mapped.get(&pid.value) else {
+                    if let Some(p) = self.products.get(&pid.value) {
+                        if component_of(p, self.components).is_some() {
                             let text = p.version_texts().first().copied().unwrap_or_default();
-                            unread.insert(format!("{} `{text}`", p.display()));
-                            unread_ids.insert(id.clone());
+                            self.notes
+                                .unread
+                                .insert(format!("{} `{text}`", p.display()));
+                            self.notes.unread_ids.insert(id.to_string());
                         } else {
-                            unmapped.insert(p.display());
+                            self.notes.unmapped.insert(p.display());
                         }
                     }
                     continue;
                 };
-                if let (Some(q), Some(p)) = (qualifier, products.get(&pid.value)) {
-                    qualified.insert(format!("{}: {q}", p.display()));
+                if let (Some(q), Some(p)) = (qualifier, self.products.get(&pid.value)) {
+                    self.notes.qualified.insert(format!("{}: {q}", p.display()));
                 }
                 per.entry(*component).or_default().add(status, expr);
             }
         }
-        if per.is_empty() {
-            unused.push(id);
-            continue;
-        }
-        let affects: Vec<Affected> = per
-            .into_iter()
-            .filter_map(|(component, r)| r.affected(component, tree_branches.get(&component)))
-            .collect();
-        if affects.is_empty() {
-            unused.push(id);
-            continue;
-        }
-        let vurl = v.references.iter().find_map(|r| r.url.clone());
-        advisories.push(Advisory {
-            summary: summary(v).unwrap_or_else(|| format!("see {bulletin}")),
-            id,
-            bulletin: bulletin.clone(),
-            title: title.clone(),
-            url: url.clone().or(vurl),
-            published,
-            published_text: published.map(|d| d.to_string()),
-            cvss,
-            preconditions: Vec::new(),
-            effects: Vec::new(),
-            mitigation: None,
-            affects,
-            source: file.to_string(),
-        });
+        per
     }
+}
 
-    let whole = Location::new(file, 0, 0);
-    let mut warnings = Vec::new();
-    if !twice.is_empty() {
-        warnings.push(Diagnostic::warning(
+impl Notes {
+    /// The warnings of a document (`file`) with products defined `twice` and these notes.
+    fn warnings(self, file: &str, twice: &BTreeSet<String>) -> Vec<Diagnostic> {
+        let Notes {
+            unmapped,
+            unread,
+            unread_ids,
+            qualified,
+            unused,
+        } = self;
+        let whole = Location::new(file, 0, 0);
+        let mut warnings = Vec::new();
+        if !twice.is_empty() {
+            warnings.push(Diagnostic::warning(
             Code::CsafDefinedTwice,
             whole.clone(),
             format!(
@@ -374,23 +507,23 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                 } else {
                     format!("{} product ids are", twice.len())
                 },
-                listed(&twice)
+                listed(twice)
             ),
         ));
-    }
-    if !unmapped.is_empty() {
-        warnings.push(Diagnostic::warning(
-            Code::CsafNotUsed,
-            whole.clone(),
-            format!(
-                "CSAF: {} not a component the audit knows, not used: {}",
-                plural_products(unmapped.len()),
-                listed(&unmapped)
-            ),
-        ));
-    }
-    if !unread.is_empty() {
-        warnings.push(Diagnostic::warning(
+        }
+        if !unmapped.is_empty() {
+            warnings.push(Diagnostic::warning(
+                Code::CsafNotUsed,
+                whole.clone(),
+                format!(
+                    "CSAF: {} not a component the audit knows, not used: {}",
+                    plural_products(unmapped.len()),
+                    listed(&unmapped)
+                ),
+            ));
+        }
+        if !unread.is_empty() {
+            warnings.push(Diagnostic::warning(
             Code::CsafNotUsed,
             whole.clone(),
             format!(
@@ -404,46 +537,34 @@ pub fn read(text: &str, file: &str, components: &Components) -> Result<Document,
                 listed(&unread)
             ),
         ));
-    }
-    if !qualified.is_empty() {
-        warnings.push(Diagnostic::warning(Code::CsafNotUsed,
+        }
+        if !qualified.is_empty() {
+            warnings.push(Diagnostic::warning(Code::CsafNotUsed,
             whole.clone(),
             format!(
                 "CSAF: conditions written beside versions are not read, so those versions count as affected whatever the condition: {}",
                 listed(&qualified)
             ),
         ));
+        }
+        if !unused.is_empty() {
+            warnings.push(Diagnostic::warning(
+                Code::CsafNotUsed,
+                whole,
+                format!(
+                    "CSAF: {} name{} no version of a component the audit knows, not used: {}",
+                    if unused.len() == 1 {
+                        "1 vulnerability".to_string()
+                    } else {
+                        format!("{} vulnerabilities", unused.len())
+                    },
+                    if unused.len() == 1 { "s" } else { "" },
+                    unused.join(", ")
+                ),
+            ));
+        }
+        warnings
     }
-    if !unused.is_empty() {
-        warnings.push(Diagnostic::warning(
-            Code::CsafNotUsed,
-            whole,
-            format!(
-                "CSAF: {} name{} no version of a component the audit knows, not used: {}",
-                if unused.len() == 1 {
-                    "1 vulnerability".to_string()
-                } else {
-                    format!("{} vulnerabilities", unused.len())
-                },
-                if unused.len() == 1 { "s" } else { "" },
-                unused.join(", ")
-            ),
-        ));
-    }
-    let newest = current.or(initial);
-    let count = advisories.len();
-    cx.finish_in_order(Document {
-        source: DataSource {
-            name: file.to_string(),
-            kind: SourceKind::Csaf,
-            title,
-            tracking_id,
-            newest,
-            advisories: count,
-        },
-        advisories,
-        warnings,
-    })
 }
 
 /// The reader's error in JSON's words: a document is read by the YAML reader (JSON is YAML), whose

@@ -2,7 +2,7 @@
 //! (trust none) share a time-sliced GPU on node gpu-1"), and the advice the rules give (node pools,
 //! acceptances, MIG). The arithmetic of the pairs is in [`super::common`].
 
-use super::common::{Share, Tally, TRUSTS};
+use super::tally::{Share, Tally, TRUSTS};
 use crate::colocation::Unit;
 use crate::context::Context;
 use crate::text;

@@ -7,8 +7,9 @@ use common::*;
 use gpu_trust_model::fleet::{
     NodeFact, Subject, UnknownFact, Unresolved, UnresolvedKind, WorkloadClass,
 };
+use gpu_trust_model::report::coverage::{Coverage, CoverageStatus, GapReason};
 use gpu_trust_model::{Layer, Location, ObjectRef};
-use gpu_trust_rules::coverage::{coverage, Coverage, CoverageInput, CoverageStatus, GapReason};
+use gpu_trust_rules::coverage::{coverage, CoverageInput};
 use gpu_trust_rules::AuditOptions;
 
 fn cover(spec: &FleetSpec, policy: &str, input: CoverageInput) -> Coverage {

@@ -11,8 +11,8 @@ use gpu_trust_model::evidence::{
     Verdict, PROBE_SCHEMA,
 };
 use gpu_trust_model::fleet::WorkloadKind;
+use gpu_trust_model::report::{AuditReport, GroupEntry, GroupLevel};
 use gpu_trust_model::{Certainty, Incident, Severity};
-use gpu_trust_rules::report::{AuditReport, GroupEntry, GroupLevel};
 use gpu_trust_rules::{Advisories, AuditOptions};
 use std::collections::BTreeSet;
 
@@ -730,7 +730,7 @@ fn the_same_input_gives_the_same_bytes() {
     // Sorted: most severe first; within a severity observed, then possible, then permitted; then
     // by code.
     for w in report.findings.windows(2) {
-        let key = |f: &gpu_trust_rules::report::Finding| {
+        let key = |f: &gpu_trust_model::report::Finding| {
             (std::cmp::Reverse(f.severity), f.certainty, f.rule.clone())
         };
         assert!(
@@ -839,7 +839,7 @@ fn a_pool_open_to_many_tenants_is_one_finding_per_rule() {
         assert_eq!(e.reaches, 299, "{} {}", e.tenant, e.incident);
     }
     let m = &report.matrix;
-    assert_eq!(m.tenants.len(), gpu_trust_rules::report::MAX_MATRIX_TENANTS);
+    assert_eq!(m.tenants.len(), gpu_trust_model::report::MAX_MATRIX_TENANTS);
     assert_eq!(m.omitted, 300 - m.tenants.len());
     assert_eq!(m.pairs.len(), 60 * 59 / 2);
     let json = serde_json::to_string(&report).unwrap();
@@ -1020,8 +1020,8 @@ mod random {
 mod pairs_hold {
     use super::common::*;
     use gpu_trust_model::fleet::{DraStrategy, WorkloadKind};
+    use gpu_trust_model::report::{AuditReport, Finding};
     use gpu_trust_model::{Certainty, Layer, Trust};
-    use gpu_trust_rules::report::{AuditReport, Finding};
     use proptest::prelude::*;
     use std::collections::{BTreeMap, BTreeSet};
 

@@ -6,8 +6,8 @@ use gpu_trust_ingest::ingest_text;
 use gpu_trust_model::fleet::{
     ConfigSource, Fleet, GpuNode, Ingested, MigStrategy, NodeFact, Platform, SharingStrategy,
 };
+use gpu_trust_model::report::{AuditReport, Finding};
 use gpu_trust_policy::Date;
-use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::collections::BTreeMap;
 use std::path::Path;

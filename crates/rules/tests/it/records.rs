@@ -7,11 +7,12 @@ use gpu_trust_ingest::ingest_text;
 use gpu_trust_ingest::inventory::{inventory, Inventory};
 use gpu_trust_model::fleet::{Ingested, UnresolvedKind, WorkloadOverrides};
 use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::report::coverage::GapReason;
+use gpu_trust_model::report::layout::Sharing;
+use gpu_trust_model::report::AuditReport;
 use gpu_trust_model::Layer;
 use gpu_trust_policy::{Date, Policy, Tenancy};
-use gpu_trust_rules::coverage::{coverage, CoverageInput, GapReason};
-use gpu_trust_rules::layout::Sharing;
-use gpu_trust_rules::report::AuditReport;
+use gpu_trust_rules::coverage::{coverage, CoverageInput};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! tenant's own findings and groups, and no other tenant's name, namespace or workload appears
 //! anywhere in the serialised view (whatever field holds it).
 
-use gpu_trust_rules::report::AuditReport;
+use gpu_trust_model::report::AuditReport;
 use gpu_trust_rules::scope::{scope, view, Redactor, Shown, OTHER_TENANT};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions, Prepared};
 use std::collections::BTreeSet;
@@ -462,7 +462,7 @@ mod hostile {
             .max()
     }
 
-    use gpu_trust_rules::report::Finding;
+    use gpu_trust_model::report::Finding;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]

@@ -2,8 +2,8 @@
 //! scoped by namespace, workload or node (docs/suppressions.md). The cluster is real manifests read
 //! by the real ingest: a time-sliced H100 node that acme and globex share.
 
+use gpu_trust_model::report::{AuditReport, Finding};
 use gpu_trust_policy::Date;
-use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 
 const CLUSTER: &str = include_str!("../fixtures/suppressions/cluster.yaml");

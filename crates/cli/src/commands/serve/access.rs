@@ -10,7 +10,7 @@
 
 use gpu_trust_live::access::{Access as Review, User};
 use gpu_trust_live::service::Service;
-use gpu_trust_rules::report::TenantEntry;
+use gpu_trust_model::report::TenantEntry;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! the input documents that were skipped.
 
 use super::*;
-use gpu_trust_rules::report::MAX_ACCEPTED_PAIRS;
+use gpu_trust_model::report::MAX_ACCEPTED_PAIRS;
 
 pub(super) fn findings(
     out: &mut String,

@@ -4,14 +4,14 @@
 #![allow(dead_code)]
 
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
-use gpu_trust_report::RuleDoc;
-use gpu_trust_rules::coverage::{Coverage, CoverageStatus, Gap, GapReason, LayerCoverage};
-use gpu_trust_rules::report::{
+use gpu_trust_model::report::coverage::{Coverage, CoverageStatus, Gap, GapReason, LayerCoverage};
+use gpu_trust_model::report::{
     AcceptanceSource, AcceptedEntry, AcceptedPair, AuditReport, BlastRadiusEntry, CoveredPair,
     Finding, FindingObject, GroupEntry, GroupLevel, Matrix, MatrixPair, OneSidedAcceptance,
     SeverityCounts, ShareEntry, SkippedEntry, Summary, TenantEntry, SCHEMA,
 };
+use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
+use gpu_trust_report::RuleDoc;
 use std::collections::BTreeMap;
 
 /// A coverage with every status: device and contract evaluated, host partial on facts a platform hides
@@ -591,7 +591,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
         },
         disabled_rules: Vec::new(),
         pair: None,
-        advisory_data: gpu_trust_rules::report::AdvisoryData {
+        advisory_data: gpu_trust_model::report::AdvisoryData {
             newest_bulletin: Some("2026-01-28".into()),
             age_days: Some(124),
             stale: true,
@@ -602,7 +602,7 @@ pub fn sample_report(skipped: bool) -> AuditReport {
             ],
             newest_bulletin_name: Some("NVIDIA security bulletin 5747".into()),
             built_in_replaced_by: None,
-            update: Some(gpu_trust_rules::report::UpdateData {
+            update: Some(gpu_trust_model::report::UpdateData {
                 from: "https://mirror.example.com/product-security".into(),
                 checked: Some("2026-01-30".into()),
                 bulletins: 1,
@@ -676,7 +676,7 @@ pub fn sample_rules() -> Vec<RuleDoc<'static>> {
 /// [`sample_report`] as `gpu-trust audit` finishes it: a verdict, what to fix first (one action
 /// verified, one not), a baseline with a fixed finding and a new one, and its provenance.
 pub fn sample_decided_report() -> AuditReport {
-    use gpu_trust_rules::report::{
+    use gpu_trust_model::report::{
         Action, ActionKind, Baseline, FixFirst, FixedFinding, Provenance, Search, Since,
     };
     let mut report = sample_report(false);
@@ -743,7 +743,7 @@ pub fn sample_decided_report() -> AuditReport {
             notes: vec!["the effect comes from controllers".into()],
         },
     ]);
-    report.pools = vec![gpu_trust_rules::report::PoolEntry {
+    report.pools = vec![gpu_trust_model::report::PoolEntry {
         signature: "A100-SXM4-80GB time-slicing nvidia.com/gpu=4".into(),
         gpu: "A100-SXM4-80GB".into(),
         mechanism: Mechanism::TimeSlicing,

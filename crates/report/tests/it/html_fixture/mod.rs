@@ -6,10 +6,10 @@
 
 use gpu_trust_model::fleet::SharingStrategy;
 use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::Certainty;
-use gpu_trust_rules::layout::{
+use gpu_trust_model::report::layout::{
     AllocationLayout, GpuLayout, MigInstanceLayout, NodeLayout, Occupant, Sharing, TenantPresence,
 };
+use gpu_trust_model::Certainty;
 
 pub fn occupant(
     tenant: &str,
@@ -269,9 +269,9 @@ pub fn gpus(layout: &[NodeLayout]) -> usize {
 
 /// `report` with `layout` as the GPU layout the audit would have built for it.
 pub fn with_layout(
-    mut report: gpu_trust_rules::report::AuditReport,
+    mut report: gpu_trust_model::report::AuditReport,
     layout: Vec<NodeLayout>,
-) -> gpu_trust_rules::report::AuditReport {
+) -> gpu_trust_model::report::AuditReport {
     report.layout = layout;
     report
 }

@@ -9,9 +9,9 @@ use gpu_trust_model::fleet::{
     Node, PhysicalDevice, PhysicalGpu, PolicyRule, RecordedDevice, Recorder, SharingConfig,
     SharingStrategy, Subject, Workload, WorkloadClass, WorkloadKind,
 };
+use gpu_trust_model::report::{AuditReport, Finding};
 use gpu_trust_model::{Location, ObjectRef, Version};
 use gpu_trust_policy::{Date, Tenancy};
-use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::collections::BTreeMap;
 

@@ -7,10 +7,17 @@
 //! of templates may be placed on, the API server) with its members, and a finding of a pairwise rule
 //! covers a node group's pairs at once, with their number. The pairs of the tenants with the widest
 //! blast radius are spelled out in the [`Matrix`].
+//!
+//! It lives in the model so that the rules crate builds it, the report crate renders it and the
+//! decide crate reads it without any of them owning its shape: no rule names a type of it (the
+//! rules' drafts become findings in the audit's assembly).
 
-pub use crate::coverage::Coverage;
-use gpu_trust_model::isolation::Mechanism;
-use gpu_trust_model::{Certainty, Incident, Layer, Severity, Trust};
+pub mod coverage;
+pub mod layout;
+
+use crate::isolation::Mechanism;
+use crate::{Certainty, Incident, Layer, Severity, Trust};
+pub use coverage::Coverage;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -43,8 +50,9 @@ pub struct AuditReport {
     /// Rules a configuration file turned off, with its reason: their findings are not in the report.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disabled_rules: Vec<DisabledRuleEntry>,
-    /// Not part of the wire format: the pair an explanation asks about ([`crate::AuditOptions::pair`]):
-    /// where the two tenants meet (the findings that cover them carry `explained`).
+    /// Not part of the wire format: the pair an explanation asks about
+    /// (`gpu_trust_rules::AuditOptions::pair`): where the two tenants meet (the findings that cover
+    /// them carry `explained`).
     #[serde(skip)]
     pub pair: Option<PairReport>,
     /// How old the advisory data the audit used is: its newest bulletin, and whether that is older
@@ -55,10 +63,10 @@ pub struct AuditReport {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<PoolEntry>,
     /// Not part of the wire format: per GPU node, the GPUs and who is on them, as the HTML report draws
-    /// them, built from the audit's own analysis when [`crate::AuditOptions::layout`] asks for it
-    /// (empty otherwise).
+    /// them, built from the audit's own analysis when `gpu_trust_rules::AuditOptions::layout` asks for
+    /// it (empty otherwise).
     #[serde(skip)]
-    pub layout: Vec<crate::layout::NodeLayout>,
+    pub layout: Vec<layout::NodeLayout>,
     /// What to fix first (v2.4): how the actions were chosen and what stays open after them; absent
     /// when no action was looked for (a tenant's view, a pair).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -191,7 +199,7 @@ impl Provenance {
     /// Made by `gpu-trust` `version` at `unix` seconds after 1970-01-01 UTC, from input whose
     /// SHA-256 is `digest`.
     pub fn new(version: &str, unix: i64, digest: &[u8]) -> Provenance {
-        let day = gpu_trust_policy::Date::from_days_since_epoch(unix.div_euclid(86_400))
+        let day = crate::date::Date::from_days_since_epoch(unix.div_euclid(86_400))
             .map_or_else(|| "1970-01-01".to_string(), |d| d.to_string());
         let s = unix.rem_euclid(86_400);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -458,7 +466,8 @@ pub struct AdvisoryData {
     /// Days from the newest bulletin to the audit's day.
     pub age_days: Option<i64>,
     /// Neither the newest bulletin nor the last `gpu-trust advisories update` is within
-    /// `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were probably missed.
+    /// the rules' `advisories::STALE_AFTER_DAYS` (90) days, or undated: newer bulletins were
+    /// probably missed.
     pub stale: bool,
     /// Where the data came from: `built-in`, the bulletins an update kept (by the address they were
     /// read from), then the files `--advisories` gave, in order.
@@ -482,86 +491,6 @@ pub struct UpdateData {
     pub checked: Option<String>,
     /// The bulletins it added to the data.
     pub bulletins: usize,
-}
-
-impl AdvisoryData {
-    /// What the report says of `data` on `today`.
-    pub fn of(data: &crate::advisories::Advisories, today: gpu_trust_policy::Date) -> AdvisoryData {
-        use crate::advisories::SourceKind;
-        let f = data.freshness(today);
-        let updated = data
-            .sources
-            .iter()
-            .filter(|s| s.kind == SourceKind::Update)
-            .count();
-        AdvisoryData {
-            newest_bulletin: f.newest.map(|d| d.to_string()),
-            newest_bulletin_name: data.newest_bulletin_name().map(str::to_string),
-            age_days: f.age_days,
-            stale: f.stale,
-            sources: data.sources.iter().map(|s| s.name.clone()).collect(),
-            built_in_replaced_by: data.replaced_built_in().map(str::to_string),
-            update: data.update.as_ref().map(|u| UpdateData {
-                from: u.from.clone(),
-                checked: u.checked.map(|d| d.to_string()),
-                bulletins: updated,
-            }),
-        }
-    }
-
-    /// One line for a report's footer: `advisory data of 2026-09-30, newest bulletin NVIDIA
-    /// security bulletin 5861 (built-in)`, with where else it came from, and a warning when stale.
-    pub fn line(&self) -> String {
-        let date = self.newest_bulletin.as_deref().unwrap_or("no date");
-        let mut s = format!("advisory data of {date}");
-        if let Some(name) = &self.newest_bulletin_name {
-            s.push_str(&format!(", newest bulletin {name}"));
-        }
-        // The update's bulletins are counted, not listed.
-        let mut from: Vec<String> = self
-            .sources
-            .iter()
-            .filter(|n| !self.update.as_ref().is_some_and(|u| n.starts_with(&u.from)))
-            .map(|n| {
-                if self.built_in_replaced_by.as_ref() == Some(n) {
-                    format!("{n}, which replaces the built-in data")
-                } else {
-                    n.clone()
-                }
-            })
-            .collect();
-        if let Some(u) = &self.update {
-            from.push(format!(
-                "{} from {} ({})",
-                crate::text::plural(u.bulletins as u64, "bulletin"),
-                u.from,
-                match &u.checked {
-                    Some(day) => format!("nothing newer on {day}"),
-                    None => "its last update did not read every bulletin".to_string(),
-                }
-            ));
-        }
-        s.push_str(&format!(
-            " ({})",
-            if from.is_empty() {
-                "none".to_string()
-            } else {
-                from.join("; ")
-            }
-        ));
-        if self.stale {
-            match self.age_days {
-                Some(d) => s.push_str(&format!(
-                    "; warning: {d} days old, over {} days: run `gpu-trust advisories update` (or give newer bulletins with --advisories)",
-                    crate::advisories::STALE_AFTER_DAYS
-                )),
-                None => s.push_str(
-                    "; warning: the data has no dates: run `gpu-trust advisories update` (or give dated bulletins with --advisories)",
-                ),
-            }
-        }
-        s
-    }
 }
 
 /// A rule turned off by the configuration (`disabledRules` of `.gpu-trust.yaml`).
@@ -705,7 +634,7 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
     /// Not part of the wire format: what the finding says about the pair an explanation asks about
-    /// ([`crate::AuditOptions::pair`]), when it covers that pair.
+    /// (`gpu_trust_rules::AuditOptions::pair`), when it covers that pair.
     #[serde(skip)]
     pub explained: Option<ExplainedFinding>,
     /// With `--baseline`: whether the baseline report has this finding (v2.4).
@@ -958,7 +887,7 @@ pub struct Matrix {
 pub struct MatrixPair {
     /// Sorted.
     pub tenants: [String; 2],
-    pub trust: gpu_trust_model::Trust,
+    pub trust: Trust,
     /// The worst severity among the open findings that cover the pair; `None` when none does (full
     /// trust, or every such finding accepted).
     pub severity: Option<Severity>,
@@ -974,7 +903,7 @@ pub struct SkippedEntry {
     pub column: u32,
     pub error: String,
     /// The stable code of the error's kind (`docs/diagnostics.md`).
-    pub code: gpu_trust_model::Code,
+    pub code: crate::Code,
 }
 
 impl Finding {
