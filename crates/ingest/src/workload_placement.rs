@@ -11,7 +11,7 @@ use crate::nodes::{self, NodeDraft};
 use crate::placement::{Constraints, NodeSets};
 use crate::records::{self, Records};
 use gpu_trust_model::fleet::{
-    Allocation, DeviceId, DeviceSlot, DraClaimUse, FractionScheduler, GpuNode, MigStrategy, Node,
+    Allocation, DeviceId, DeviceSlot, DraClaimUse, GpuNode, MigStrategy, Node,
     NodeId, PhysicalDevice, RecordedDevice, ResourceClaimInfo, Unresolved, UnresolvedKind,
     Workload, WorkloadKind,
 };
@@ -339,7 +339,7 @@ fn recorded(
     if w.gpu
         .fraction
         .as_ref()
-        .is_some_and(|f| f.scheduler == FractionScheduler::Kai)
+        .is_some_and(|f| f.scheduler == Mechanism::KaiFraction)
     {
         let visible = w
             .containers

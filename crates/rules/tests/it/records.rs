@@ -153,7 +153,7 @@ fn what_gpu_trust_maps_is_no_gap() {
 #[test]
 fn recorded_devices_are_shown_per_tenant() {
     let r = read("tests/fixtures/GT105/violating-volcano-recorded.yaml");
-    let uuid = "GPU-5d1c7a3e-2f4b-4e8a-9c61-0b7d3e2a9f10 (Volcano)";
+    let uuid = "GPU-5d1c7a3e-2f4b-4e8a-9c61-0b7d3e2a9f10 (Volcano vGPU)";
     let occupants: Vec<_> = r.inventory.nodes[0]
         .devices
         .iter()
