@@ -501,7 +501,10 @@ mod tests {
             ..Mechanism::KaiFraction.row().request
         };
         let kai = &Mechanism::KaiFraction.row().request;
-        let rows = [(Mechanism::KaiFraction, kai), (Mechanism::RunaiFraction, &row)];
+        let rows = [
+            (Mechanism::KaiFraction, kai),
+            (Mechanism::RunaiFraction, &row),
+        ];
         let a: BTreeMap<String, String> = [
             ("example.com/share", " 0.25"),
             ("example.com/main.memory", "4Gi"),
@@ -520,7 +523,10 @@ mod tests {
         );
         // Another scheduler: the first row whose names the pod carries.
         let f = fraction(rows, &a, &none, None).unwrap();
-        assert_eq!((f.scheduler, f.fraction), (Mechanism::KaiFraction, Some(0.5)));
+        assert_eq!(
+            (f.scheduler, f.fraction),
+            (Mechanism::KaiFraction, Some(0.5))
+        );
         // Neither row's names: no fraction.
         assert!(fraction(rows, &none, &none, Some("example-scheduler")).is_none());
     }

@@ -437,4 +437,3 @@ pub enum PhysicalDevice {
     /// reservation pod, whose UUID the input does not give.
     KaiGroup(String),
 }
-

@@ -330,14 +330,17 @@ pub fn known_gpu_annotation(key: &str) -> bool {
         || Mechanism::ALL.iter().any(|m| {
             let r = m.row().request;
             r.vgpu.is_some_and(|v| v.allocated == key)
-                || r.fraction.is_some_and(|f| f.recorded.iter().any(|k| k.matches(key)))
+                || r.fraction
+                    .is_some_and(|f| f.recorded.iter().any(|k| k.matches(key)))
         })
 }
 
 /// The rows, in the order of [`Mechanism::ALL`].
 mod rows {
     use super::facts;
-    use super::{FractionNames, Key, Mechanism, Request, Row, Sharing, Slice, VgpuNames, NOT_NAMED};
+    use super::{
+        FractionNames, Key, Mechanism, Request, Row, Sharing, Slice, VgpuNames, NOT_NAMED,
+    };
     use crate::resource;
 
     const fn row(name: &'static str, title: &'static str, facts: super::Facts) -> Row {
@@ -479,7 +482,10 @@ mod rows {
         devices: Key::Pod(super::FRACTION_DEVICES),
         mps: &[
             (Key::Pod(super::FRACTION_MPS), "true"),
-            (Key::Pod(super::KAI_COMPUTE_SHARING_MODE), super::KAI_SM_SHARING),
+            (
+                Key::Pod(super::KAI_COMPUTE_SHARING_MODE),
+                super::KAI_SM_SHARING,
+            ),
             (
                 Key::Container(super::KAI_NV_FRACTIONS_PREFIX, super::KAI_NV_COMPUTE_MODE),
                 super::KAI_SM_SHARING,

@@ -31,9 +31,8 @@
 
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
-    AllocationPolicy, DeviceId, DeviceSlot, DraStrategy, Fleet, GpuNode,
-    MigStrategy, NodeId, NodeSetId, PhysicalDevice, PhysicalGpu, SharingStrategy, Workload,
-    WorkloadId, WorkloadKind,
+    AllocationPolicy, DeviceId, DeviceSlot, DraStrategy, Fleet, GpuNode, MigStrategy, NodeId,
+    NodeSetId, PhysicalDevice, PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
 };
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::resource;

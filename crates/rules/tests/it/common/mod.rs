@@ -4,10 +4,10 @@
 #![allow(dead_code)]
 
 use gpu_trust_model::fleet::{
-    Binding, ConfigSource, ContainerInfo, Fleet, FractionRequest, GpuNode,
-    GpuRequest, HamiRequest, InferenceEngine, InferenceServer, MigSlot, MigStrategy, NamespaceInfo,
-    Node, PhysicalDevice, PhysicalGpu, PolicyRule, RecordedDevice, SharingConfig,
-    SharingStrategy, Subject, Workload, WorkloadClass, WorkloadKind,
+    Binding, ConfigSource, ContainerInfo, Fleet, FractionRequest, GpuNode, GpuRequest, HamiRequest,
+    InferenceEngine, InferenceServer, MigSlot, MigStrategy, NamespaceInfo, Node, PhysicalDevice,
+    PhysicalGpu, PolicyRule, RecordedDevice, SharingConfig, SharingStrategy, Subject, Workload,
+    WorkloadClass, WorkloadKind,
 };
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::{Location, ObjectRef, Version};
