@@ -18,7 +18,7 @@
 //! or a rebuild. `<code>::cases` fails when a registered rule's folder lacks a violating or a clean
 //! case, or holds a file that is no case. (The harness is libtest-mimic's, `harness = false`.)
 
-use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::isolation::{Key, Mechanism};
 use gpu_trust_policy::Date;
 use gpu_trust_rules::report::{AuditReport, Finding};
 use gpu_trust_rules::{audit, registry, AuditInput, AuditOptions};
@@ -321,7 +321,10 @@ fn every_fractional_row_is_documented_and_tested() -> Result<(), String> {
             let keys = keys
                 .chain(f.mps.iter().map(|(k, _)| *k))
                 .chain(f.recorded.iter().copied());
-            names.extend(keys.map(|k| k.to_string()));
+            names.extend(keys.map(|k| match k {
+                Key::Pod(k) => k.to_string(),
+                Key::Container(prefix, suffix) => format!("{prefix}<c>{suffix}"),
+            }));
         }
         if let Some(v) = r.vgpu {
             names.extend([v.count, v.mode, v.allocated].map(str::to_string));

@@ -220,15 +220,6 @@ impl Key {
     }
 }
 
-impl fmt::Display for Key {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Key::Pod(k) => f.write_str(k),
-            Key::Container(prefix, suffix) => write!(f, "{prefix}<c>{suffix}"),
-        }
-    }
-}
-
 const NOT_NAMED: Request = Request {
     resources: &[],
     annotations: &[],
