@@ -249,11 +249,6 @@ impl Request {
     }
 }
 
-/// The annotations of a KAI Scheduler / Run:ai fraction (NVIDIA/KAI-Scheduler `docs/gpu-sharing`).
-const FRACTION: &str = "gpu-fraction";
-const FRACTION_MEMORY: &str = "gpu-memory";
-const FRACTION_DEVICES: &str = "gpu-fraction-num-devices";
-const FRACTION_MPS: &str = "mps";
 /// HAMi's annotation choosing a vGPU's mode (Project-HAMi/HAMi `docs/config.md`).
 pub const HAMI_VGPU_MODE: &str = "nvidia.com/vgpu-mode";
 /// Written by HAMi's scheduler: the devices a pod got, `UUID,type,memory,cores:` per device and `;`
@@ -278,22 +273,9 @@ pub const KAI_RESERVED_GPU: &str = "run.ai/reserve_for_gpu_index";
 /// The namespaces of KAI's reservation pods: `kai-resource-reservation` since v0.6.0,
 /// `runai-reservation` before (`docs/migrationguides/v0.6.0/README.md`).
 pub const KAI_RESERVATION_NAMESPACES: [&str; 2] = ["kai-resource-reservation", "runai-reservation"];
-/// KAI Scheduler v0.18's NvFractions: per-container annotations `nvidia.com/container.<name>` and a
-/// suffix: the memory request, the devices the binder gave the container (`0`, `1,2`; only the
-/// binder may write them) and its compute mode (kai-scheduler/KAI-Scheduler
-/// `pkg/common/constants/constants.go`: `NvFractionsAnnotationPrefix`,
-/// `NvFractionsMemoryRequestSuffix`, `NvFractionsVisibleDevicesSuffix`,
-/// `GpuComputeSharingModeSuffix`). The memory limit (`.gpu-memory.limit`) lets a workload use spare
-/// memory above its request and caps nothing: it is not read.
+/// The prefix of KAI Scheduler v0.18's NvFractions annotations, one per container
+/// (kai-scheduler/KAI-Scheduler `pkg/common/constants/constants.go`, `NvFractionsAnnotationPrefix`).
 pub const KAI_NV_FRACTIONS_PREFIX: &str = "nvidia.com/container.";
-const KAI_NV_MEMORY_REQUEST: &str = ".gpu-memory.request";
-const KAI_NV_DEVICES: &str = ".gpus.devices";
-const KAI_NV_COMPUTE_MODE: &str = ".gpu-compute.mode";
-/// KAI v0.18's compute-sharing mode of a fraction, `time-slicing` (the default) or `sm-sharing`,
-/// which "Requires MPS"; pods of different modes are kept in separate GPU groups
-/// (kai-scheduler/KAI-Scheduler PR #2052, `docs/gpu-sharing/nv-fraction/README.md`).
-const KAI_COMPUTE_SHARING_MODE: &str = "kai.scheduler/gpu-compute-sharing-mode";
-const KAI_SM_SHARING: &str = "sm-sharing";
 /// Annotation keys (or prefixes, ending in `/` or `.`) whose GPU UUIDs gpu-trust reads as records,
 /// or knows to be no record of an allocation: the schedulers above, HAMi's choice of GPUs by UUID
 /// (`nvidia.com/use-gpuuuid`), CDI device requests and kubectl's copy of the object as applied. A
@@ -457,37 +439,34 @@ mod rows {
     const VOLCANO_VGPU_NUMBER: &str = "volcano.sh/vgpu-number";
     const VOLCANO_VGPU_MEMORY: &str = "volcano.sh/vgpu-memory";
     const VOLCANO_VGPU_CORES: &str = "volcano.sh/vgpu-cores";
-    /// KAI Scheduler's fractions (NVIDIA/KAI-Scheduler `docs/gpu-sharing`: `gpu-fraction`,
-    /// `gpu-memory` in MiB, `gpu-fraction-num-devices`; `docs/gpu-sharing/mps`: `mps: "true"`),
-    /// v0.18's NvFractions per container (the memory request in bytes, the compute mode
-    /// `sm-sharing`, the devices the binder gave it) and the pod's compute-sharing mode.
+    /// KAI Scheduler's fractions: `gpu-fraction`, `gpu-memory` in MiB, `gpu-fraction-num-devices`
+    /// (NVIDIA/KAI-Scheduler `docs/gpu-sharing`), on MPS with `mps: "true"` (`docs/gpu-sharing/mps`).
+    /// v0.18's NvFractions, per container: the memory request in bytes, the devices the binder gave
+    /// the container (`0`, `1,2`; only the binder may write them) and its compute mode
+    /// (`pkg/common/constants/constants.go`: `NvFractionsMemoryRequestSuffix`,
+    /// `NvFractionsVisibleDevicesSuffix`, `GpuComputeSharingModeSuffix`); the memory limit
+    /// (`.gpu-memory.limit`) lets a workload use spare memory above its request and caps nothing, so
+    /// it is not read. The pod's compute-sharing mode is `time-slicing` (the default) or
+    /// `sm-sharing`, which "Requires MPS" (PR #2052, `docs/gpu-sharing/nv-fraction/README.md`).
     const KAI: FractionNames = FractionNames {
-        fraction: Key::Pod(super::FRACTION),
+        fraction: Key::Pod("gpu-fraction"),
         memory: &[
-            (Key::Pod(super::FRACTION_MEMORY), 1),
-            (
-                Key::Container(super::KAI_NV_FRACTIONS_PREFIX, super::KAI_NV_MEMORY_REQUEST),
-                1 << 20,
-            ),
+            (Key::Pod("gpu-memory"), 1),
+            (Key::Container(NV, ".gpu-memory.request"), 1 << 20),
         ],
-        devices: Key::Pod(super::FRACTION_DEVICES),
+        devices: Key::Pod("gpu-fraction-num-devices"),
         mps: &[
-            (Key::Pod(super::FRACTION_MPS), "true"),
+            (Key::Pod("mps"), "true"),
             (
-                Key::Pod(super::KAI_COMPUTE_SHARING_MODE),
-                super::KAI_SM_SHARING,
+                Key::Pod("kai.scheduler/gpu-compute-sharing-mode"),
+                "sm-sharing",
             ),
-            (
-                Key::Container(super::KAI_NV_FRACTIONS_PREFIX, super::KAI_NV_COMPUTE_MODE),
-                super::KAI_SM_SHARING,
-            ),
+            (Key::Container(NV, ".gpu-compute.mode"), "sm-sharing"),
         ],
         on_mps: Some(Mechanism::KaiMps),
-        recorded: &[Key::Container(
-            super::KAI_NV_FRACTIONS_PREFIX,
-            super::KAI_NV_DEVICES,
-        )],
+        recorded: &[Key::Container(NV, ".gpus.devices")],
     };
+    const NV: &str = super::KAI_NV_FRACTIONS_PREFIX;
     /// A fraction whose scheduler no other row's names mark is KAI's.
     pub(super) static KAI_FRACTION: Row = Row {
         inherits: Some(Mechanism::TimeSlicing),
@@ -522,7 +501,7 @@ mod rows {
             schedulers: &["runai-scheduler"],
             labels: &["runai/queue"],
             fraction: Some(FractionNames {
-                memory: &[(Key::Pod(super::FRACTION_MEMORY), 1)],
+                memory: &[(Key::Pod("gpu-memory"), 1)],
                 mps: &[],
                 on_mps: None,
                 recorded: &[],

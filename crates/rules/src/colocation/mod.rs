@@ -76,15 +76,13 @@ impl Unit {
     /// (HAMi's and Volcano's vGPUs, a fraction whose row names where its scheduler records them):
     /// then its records decide who shares a device.
     pub fn recorded(&self) -> bool {
-        match self {
-            Unit::Hami => true,
-            Unit::Fraction(m) => m
-                .row()
+        let records = |m: &Mechanism| {
+            m.row()
                 .request
                 .fraction
-                .is_some_and(|f| !f.recorded.is_empty()),
-            _ => false,
-        }
+                .is_some_and(|f| !f.recorded.is_empty())
+        };
+        matches!(self, Unit::Hami) || matches!(self, Unit::Fraction(m) if records(m))
     }
 }
 
