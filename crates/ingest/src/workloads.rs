@@ -353,19 +353,28 @@ fn fraction<'r>(
     labels: &BTreeMap<String, String>,
     scheduler: Option<&str>,
 ) -> Option<FractionRequest> {
+    let number = |key: Key| {
+        let value = match key {
+            Key::Pod(k) => annotations.get(k),
+            _ => annotations
+                .iter()
+                .find(|(k, _)| key.matches(k))
+                .map(|(_, v)| v),
+        };
+        value.map(|v| v.trim())
+    };
     let carried: Vec<(Mechanism, &Request, FractionNames)> = rows
         .into_iter()
         .filter_map(|(m, r)| Some((m, r, r.fraction?)))
         .filter(|(_, _, n)| {
             let mut keys = std::iter::once(n.fraction).chain(n.memory.iter().map(|(k, _)| *k));
-            keys.any(|k| k.find(annotations).is_some())
+            keys.any(|k| number(k).is_some())
         })
         .collect();
     let (m, _, names) = carried
         .iter()
         .find(|(_, r, _)| r.marks(&BTreeMap::new(), &BTreeMap::new(), scheduler, labels))
         .or_else(|| carried.first())?;
-    let number = |k: Key| k.find(annotations).map(str::trim);
     Some(FractionRequest {
         scheduler: *m,
         fraction: number(names.fraction).and_then(|v| v.parse::<f64>().ok()),

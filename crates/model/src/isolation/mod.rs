@@ -207,17 +207,6 @@ impl Key {
             }
         }
     }
-
-    /// The first of `annotations` under this key, with its value.
-    pub fn find(self, annotations: &BTreeMap<String, String>) -> Option<&str> {
-        match self {
-            Key::Pod(k) => annotations.get(k).map(String::as_str),
-            Key::Container(..) => annotations
-                .iter()
-                .find(|(k, _)| self.matches(k))
-                .map(|(_, v)| v.as_str()),
-        }
-    }
 }
 
 const NOT_NAMED: Request = Request {
