@@ -4,8 +4,8 @@
 //! not know. The keys are the isolation model's (`gpu_trust_model::isolation`); the co-location
 //! analysis turns the records into sharing.
 
-use gpu_trust_model::fleet::{PhysicalDevice, RecordedDevice, Recorder};
-use gpu_trust_model::isolation as iso;
+use gpu_trust_model::fleet::{PhysicalDevice, RecordedDevice};
+use gpu_trust_model::isolation::{self as iso, Mechanism};
 use std::collections::BTreeMap;
 
 /// The most devices read from one annotation (HAMi's encoding lists a pod's devices, a few each).
@@ -26,17 +26,28 @@ pub(crate) fn read(
     labels: &BTreeMap<String, String>,
 ) -> Records {
     let mut out = Records::default();
-    for (key, by) in [
-        (iso::HAMI_ALLOCATED, Recorder::Hami),
-        (iso::VOLCANO_ALLOCATED, Recorder::Volcano),
-    ] {
-        if let Some(value) = annotations.get(key) {
+    // The keys every row of the isolation table says its scheduler records devices under.
+    for m in Mechanism::ALL {
+        let request = &m.row().request;
+        if let Some(value) = request.vgpu.and_then(|v| annotations.get(v.allocated)) {
             out.devices
                 .extend(encoded(value).map(|(uuid, part)| RecordedDevice {
-                    by,
+                    by: m,
                     device: PhysicalDevice::Gpu(uuid),
                     part,
                 }));
+        }
+        for key in request.fraction.iter().flat_map(|f| f.recorded) {
+            let values = annotations.iter().filter(|(k, _)| key.matches(k));
+            out.devices.extend(
+                values
+                    .flat_map(|(_, v)| visible(v))
+                    .map(|device| RecordedDevice {
+                        by: m,
+                        device,
+                        part: None,
+                    }),
+            );
         }
     }
     // KAI's group labels: `runai-gpu-group`, and `runai-gpu-group/<group>` per group of a fraction
@@ -51,9 +62,7 @@ pub(crate) fn read(
         }
     }
     for (key, value) in annotations {
-        if key.starts_with(iso::KAI_NV_FRACTIONS_PREFIX) && key.ends_with(iso::KAI_NV_DEVICES) {
-            out.devices.extend(visible(value).map(kai));
-        } else if !iso::known_gpu_annotation(key) && names_gpu_device(value) {
+        if !iso::known_gpu_annotation(key) && names_gpu_device(value) {
             let shown: String = value.chars().take(80).collect();
             out.unknown.push(format!("annotation {key}: {shown}"));
         }
@@ -66,7 +75,7 @@ pub(crate) fn read(
 /// A record of KAI Scheduler's.
 pub(crate) fn kai(device: PhysicalDevice) -> RecordedDevice {
     RecordedDevice {
-        by: Recorder::Kai,
+        by: Mechanism::KaiFraction,
         device,
         part: None,
     }
@@ -142,7 +151,7 @@ mod tests {
             .collect()
     }
 
-    fn gpu(by: Recorder, uuid: &str, part: Option<&str>) -> RecordedDevice {
+    fn gpu(by: Mechanism, uuid: &str, part: Option<&str>) -> RecordedDevice {
         RecordedDevice {
             by,
             device: PhysicalDevice::Gpu(uuid.to_string()),
@@ -169,10 +178,10 @@ mod tests {
         assert_eq!(
             r.devices,
             [
-                gpu(Recorder::Hami, "GPU-0a1b2c3d", None),
-                gpu(Recorder::Hami, "GPU-0a1b2c3e", None),
+                gpu(Mechanism::HamiVgpu, "GPU-0a1b2c3d", None),
+                gpu(Mechanism::HamiVgpu, "GPU-0a1b2c3e", None),
                 gpu(
-                    Recorder::Volcano,
+                    Mechanism::VolcanoVgpu,
                     "GPU-0fc3eda5-e98b-a25b-5b0d-cf5c855d1448",
                     Some("group2-3")
                 ),

@@ -11,9 +11,9 @@ use crate::nodes::{self, NodeDraft};
 use crate::placement::{Constraints, NodeSets};
 use crate::records::{self, Records};
 use gpu_trust_model::fleet::{
-    Allocation, DeviceId, DeviceSlot, DraClaimUse, FractionScheduler, GpuNode, MigStrategy, Node,
-    NodeId, PhysicalDevice, RecordedDevice, ResourceClaimInfo, Unresolved, UnresolvedKind,
-    Workload, WorkloadKind,
+    Allocation, DeviceId, DeviceSlot, DraClaimUse, GpuNode, MigStrategy, Node, NodeId,
+    PhysicalDevice, RecordedDevice, ResourceClaimInfo, Unresolved, UnresolvedKind, Workload,
+    WorkloadKind,
 };
 use gpu_trust_model::isolation::{self as iso, Mechanism};
 use gpu_trust_model::ObjectRef;
@@ -339,7 +339,7 @@ fn recorded(
     if w.gpu
         .fraction
         .as_ref()
-        .is_some_and(|f| f.scheduler == FractionScheduler::Kai)
+        .is_some_and(|f| f.scheduler == Mechanism::KaiFraction)
     {
         let visible = w
             .containers

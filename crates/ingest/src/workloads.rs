@@ -5,10 +5,10 @@ use crate::inference;
 use crate::placement::Constraints;
 use crate::util::quantity_u64;
 use gpu_trust_model::fleet::{
-    ContainerInfo, FractionRequest, FractionScheduler, GpuRequest, HamiRequest, PodSecurity,
-    WorkloadClass, WorkloadKind,
+    ContainerInfo, FractionRequest, GpuRequest, HamiRequest, PodSecurity, WorkloadClass,
+    WorkloadKind,
 };
-use gpu_trust_model::isolation::{self, Mechanism};
+use gpu_trust_model::isolation::{FractionNames, Key, Mechanism, Request};
 use k8s_openapi::api::core::v1 as core;
 use std::collections::BTreeMap;
 
@@ -143,7 +143,8 @@ pub(crate) fn pod_parts(
         control_disabled,
         via: (m != Mechanism::HamiVgpu).then_some(m),
     });
-    let fraction = fraction(annotations, labels, scheduler_name.as_deref());
+    let rows = Mechanism::ALL.map(|m| (m, &m.row().request));
+    let fraction = fraction(rows, annotations, labels, scheduler_name.as_deref());
     let claims: Vec<(String, Option<String>, Option<String>)> = spec
         .resource_claims
         .iter()
@@ -343,55 +344,50 @@ fn container(c: &core::Container, is_init: bool, invalid: &mut Vec<String>) -> C
     }
 }
 
-fn fraction(
+/// The fraction a pod's annotations spell in the names of one of `rows` (the isolation table's, or in
+/// a test some of its own): of the first row whose schedulers or labels mark the pod, else of the
+/// first whose names the pod carries. `None` when it carries no row's fraction or memory.
+fn fraction<'r>(
+    rows: impl IntoIterator<Item = (Mechanism, &'r Request)>,
     annotations: &BTreeMap<String, String>,
     labels: &BTreeMap<String, String>,
     scheduler: Option<&str>,
 ) -> Option<FractionRequest> {
-    let f = annotations.get(isolation::FRACTION);
-    let m = annotations.get(isolation::FRACTION_MEMORY);
-    // KAI v0.18's NvFractions: a container's memory request, in bytes (`10Gi`); its limit caps
-    // nothing and is not read.
-    let nv_memory = annotations
-        .iter()
-        .find(|(k, _)| {
-            k.starts_with(isolation::KAI_NV_FRACTIONS_PREFIX)
-                && k.ends_with(isolation::KAI_NV_MEMORY_REQUEST)
+    let number = |key: Key| {
+        let value = match key {
+            Key::Pod(k) => annotations.get(k),
+            _ => annotations
+                .iter()
+                .find(|(k, _)| key.matches(k))
+                .map(|(_, v)| v),
+        };
+        value.map(|v| v.trim())
+    };
+    let carried: Vec<(Mechanism, &Request, FractionNames)> = rows
+        .into_iter()
+        .filter_map(|(m, r)| Some((m, r, r.fraction?)))
+        .filter(|(_, _, n)| {
+            let mut keys = std::iter::once(n.fraction).chain(n.memory.iter().map(|(k, _)| *k));
+            keys.any(|k| number(k).is_some())
         })
-        .map(|(_, v)| quantity_u64(v).map(|bytes| bytes / (1024 * 1024)));
-    if f.is_none() && m.is_none() && nv_memory.is_none() {
-        return None;
-    }
-    // Run:ai's scheduler and queue label; KAI Scheduler (its open-source successor) otherwise.
-    let runai = Mechanism::RunaiFraction.row().request.marks(
-        &BTreeMap::new(),
-        &BTreeMap::new(),
-        scheduler,
-        labels,
-    );
-    // KAI's compute-sharing mode, for the pod or its fraction's container: `sm-sharing` runs its
-    // pods as clients of an MPS server.
-    let sm_sharing = annotations.iter().any(|(k, v)| {
-        (k == isolation::KAI_COMPUTE_SHARING_MODE
-            || (k.starts_with(isolation::KAI_NV_FRACTIONS_PREFIX)
-                && k.ends_with(isolation::KAI_NV_COMPUTE_MODE)))
-            && v.trim() == isolation::KAI_SM_SHARING
-    });
+        .collect();
+    let (m, _, names) = carried
+        .iter()
+        .find(|(_, r, _)| r.marks(&BTreeMap::new(), &BTreeMap::new(), scheduler, labels))
+        .or_else(|| carried.first())?;
     Some(FractionRequest {
-        scheduler: if runai {
-            FractionScheduler::RunAi
-        } else {
-            FractionScheduler::Kai
-        },
-        fraction: f.and_then(|v| v.trim().parse::<f64>().ok()),
-        memory_mib: m.and_then(|v| quantity_u64(v)).or(nv_memory.flatten()),
-        num_devices: annotations
-            .get(isolation::FRACTION_DEVICES)
-            .and_then(|v| v.trim().parse().ok()),
-        mps: sm_sharing
-            || annotations
-                .get(isolation::FRACTION_MPS)
-                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        scheduler: *m,
+        fraction: number(names.fraction).and_then(|v| v.parse::<f64>().ok()),
+        memory_mib: names
+            .memory
+            .iter()
+            .find_map(|(k, per_mib)| quantity_u64(number(*k)?).map(|v| v / per_mib)),
+        num_devices: number(names.devices).and_then(|v| v.parse().ok()),
+        mps: names.mps.iter().any(|(key, value)| {
+            annotations
+                .iter()
+                .any(|(k, v)| key.matches(k) && v.trim().eq_ignore_ascii_case(value))
+        }),
     })
 }
 
@@ -452,7 +448,7 @@ mod tests {
     fn hami_request_and_allocation() {
         let p = parts(
             "schedulerName: hami-scheduler\ncontainers:\n- name: a\n  resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 10000, nvidia.com/gpucores: 30}}\n  env: [{name: CUDA_DISABLE_CONTROL, value: 'true'}, {name: HOME, value: /root}]\n",
-            &[(isolation::HAMI_ALLOCATED, "GPU-0a1b,NVIDIA,10000,30:;")],
+            &[(gpu_trust_model::isolation::HAMI_ALLOCATED, "GPU-0a1b,NVIDIA,10000,30:;")],
         );
         let h = p.gpu.hami.unwrap();
         assert_eq!(
@@ -480,7 +476,7 @@ mod tests {
         let f = p.gpu.fraction.unwrap();
         assert_eq!(
             (f.scheduler, f.fraction),
-            (FractionScheduler::Kai, Some(0.5))
+            (Mechanism::KaiFraction, Some(0.5))
         );
         assert!(p.pod_security.host_ipc);
         assert_eq!(p.pod_security.host_paths, ["/run/nvidia/mps"]);
@@ -494,6 +490,54 @@ mod tests {
             p.containers[0].nvidia_visible_devices.as_deref(),
             Some("all")
         );
+    }
+
+    /// A fractional scheduler is read from its row alone: a row built here, with keys no vendor
+    /// uses, under Run:ai's id, is read as that id's fraction, preferred to KAI's where its
+    /// scheduler marks the pod.
+    #[test]
+    fn a_row_of_its_own_is_read_as_its_fraction() {
+        let row = Request {
+            schedulers: &["example-scheduler"],
+            fraction: Some(FractionNames {
+                fraction: Key::Pod("example.com/share"),
+                memory: &[(Key::Container("example.com/", ".memory"), 1 << 20)],
+                devices: Key::Pod("example.com/gpus"),
+                mps: &[(Key::Pod("example.com/mode"), "mps")],
+                on_mps: None,
+                recorded: &[],
+            }),
+            ..Mechanism::KaiFraction.row().request
+        };
+        let kai = &Mechanism::KaiFraction.row().request;
+        let rows = [
+            (Mechanism::KaiFraction, kai),
+            (Mechanism::RunaiFraction, &row),
+        ];
+        let a: BTreeMap<String, String> = [
+            ("example.com/share", " 0.25"),
+            ("example.com/main.memory", "4Gi"),
+            ("example.com/gpus", "2"),
+            ("example.com/mode", "MPS"),
+            ("gpu-fraction", "0.5"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into();
+        let none = BTreeMap::new();
+        let f = fraction(rows, &a, &none, Some("example-scheduler")).unwrap();
+        assert_eq!(f.scheduler, Mechanism::RunaiFraction);
+        assert_eq!(
+            (f.fraction, f.memory_mib, f.num_devices, f.mps),
+            (Some(0.25), Some(4096), Some(2), true)
+        );
+        // Another scheduler: the first row whose names the pod carries.
+        let f = fraction(rows, &a, &none, None).unwrap();
+        assert_eq!(
+            (f.scheduler, f.fraction),
+            (Mechanism::KaiFraction, Some(0.5))
+        );
+        // Neither row's names: no fraction.
+        assert!(fraction(rows, &none, &none, Some("example-scheduler")).is_none());
     }
 
     #[test]

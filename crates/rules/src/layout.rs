@@ -446,7 +446,7 @@ mod tests {
     use super::*;
     use gpu_trust_model::fleet::{
         DeviceSlot, GpuRequest, HamiRequest, MigStrategy, NamespaceInfo, Node, PhysicalDevice,
-        PhysicalGpu, Placement, RecordedDevice, Recorder, SharingConfig, SharingStrategy, Workload,
+        PhysicalGpu, Placement, RecordedDevice, SharingConfig, SharingStrategy, Workload,
         WorkloadClass, WorkloadKind,
     };
     use gpu_trust_model::{Location, ObjectRef};
@@ -831,7 +831,7 @@ mod tests {
             ..HamiRequest::default()
         });
         w.placement.recorded = vec![RecordedDevice {
-            by: Recorder::Hami,
+            by: Mechanism::HamiVgpu,
             device: PhysicalDevice::Gpu("GPU-b".into()),
             part: None,
         }];

@@ -18,7 +18,7 @@
 //! or a rebuild. `<code>::cases` fails when a registered rule's folder lacks a violating or a clean
 //! case, or holds a file that is no case. (The harness is libtest-mimic's, `harness = false`.)
 
-use gpu_trust_model::isolation::Mechanism;
+use gpu_trust_model::isolation::{Key, Mechanism};
 use gpu_trust_model::report::{AuditReport, Finding};
 use gpu_trust_policy::Date;
 use gpu_trust_rules::{audit, registry, AuditInput, AuditOptions};
@@ -194,6 +194,10 @@ fn trials() -> Vec<Trial> {
     trials.push(Trial::test("every_mechanism_has_a_fixture", || {
         every_mechanism_has_a_fixture().map_err(Failed::from)
     }));
+    trials.push(Trial::test(
+        "every_fractional_row_has_a_gt105_case_a_readme_line_and_a_doc_mention",
+        || every_fractional_row_is_documented_and_tested().map_err(Failed::from),
+    ));
     trials.push(Trial::test("cases_are_found_by_their_file_names", || {
         cases_are_found_by_their_file_names();
         Ok(())
@@ -267,6 +271,77 @@ fn every_mechanism_has_a_fixture() -> Result<(), String> {
             "no fixture under tests/fixtures/ puts a workload under: {}",
             missing.join(", ")
         ))
+    }
+}
+
+/// The recipe of a fractional scheduler or vGPU (CONTRIBUTING.md, "Adding a sharing mechanism") is
+/// its row: every row that inherits a device mechanism puts a workload of some violating case of
+/// GT105 under it, GT105's doc names it, and a line of README.md names what ingest reads of it (each
+/// annotation key, scheduler and label of its fraction; its vGPU's count, mode and record).
+fn every_fractional_row_is_documented_and_tested() -> Result<(), String> {
+    let dir = fixtures_dir().join("GT105");
+    let mut found: BTreeSet<Mechanism> = BTreeSet::new();
+    for case in cases("GT105", &dir)?
+        .iter()
+        .filter(|c| c.kind == Kind::Violating)
+    {
+        let path = dir.join(format!("{}.yaml", case.name));
+        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        let fleet = gpu_trust_ingest::ingest_text(&text, &path.to_string_lossy()).fleet;
+        for w in &fleet.workloads {
+            found.extend(Mechanism::named_by(w).into_iter().map(|(m, _)| m));
+        }
+    }
+    let doc = registry()
+        .iter()
+        .find(|r| r.code == "GT105")
+        .map_or("", |r| r.raw_doc);
+    let readme = std::fs::read_to_string(fixtures_dir().join("../../../../README.md"))
+        .map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    for m in Mechanism::ALL.into_iter().filter(|m| m.is_fraction()) {
+        if !found.contains(&m) {
+            problems.push(format!(
+                "{m}: no violating case of GT105 puts a workload under it"
+            ));
+        }
+        if !doc.contains(m.as_str()) {
+            problems.push(format!("{m}: GT105's doc does not name it"));
+        }
+        let r = m.row().request;
+        let mut names: Vec<String> = r
+            .schedulers
+            .iter()
+            .chain(r.labels)
+            .map(|n| n.to_string())
+            .collect();
+        if let Some(f) = r.fraction {
+            let keys = [f.fraction, f.devices].into_iter();
+            let keys = keys.chain(f.memory.iter().map(|(k, _)| *k));
+            let keys = keys
+                .chain(f.mps.iter().map(|(k, _)| *k))
+                .chain(f.recorded.iter().copied());
+            names.extend(keys.map(|k| match k {
+                Key::Pod(k) => k.to_string(),
+                Key::Container(prefix, suffix) => format!("{prefix}<c>{suffix}"),
+            }));
+        }
+        if let Some(v) = r.vgpu {
+            names.extend([v.count, v.mode, v.allocated].map(str::to_string));
+        }
+        let line = |n: &String| format!("`{n}`");
+        if !names.is_empty()
+            && !readme
+                .lines()
+                .any(|l| names.iter().all(|n| l.contains(&line(n))))
+        {
+            problems.push(format!("{m}: no line of README.md names all of {names:?}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
     }
 }
 

@@ -262,26 +262,20 @@ pub struct HamiRequest {
     pub via: Option<crate::isolation::Mechanism>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FractionScheduler {
-    Kai,
-    RunAi,
-}
-
-/// A KAI Scheduler / Run:ai fraction (`gpu-fraction`, `gpu-memory` annotations, or KAI's
-/// NvFractions memory request).
+/// A fractional scheduler's fraction, as its row's annotations spell it
+/// (`crate::isolation::FractionNames`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FractionRequest {
-    pub scheduler: FractionScheduler,
+    /// The row of the scheduler whose fraction it is.
+    pub scheduler: crate::isolation::Mechanism,
     pub fraction: Option<f64>,
     /// The memory requested (never a limit: KAI lets a workload use spare memory above its
     /// request up to its limit, which caps nothing another tenant relies on).
     pub memory_mib: Option<u64>,
     pub num_devices: Option<u32>,
-    /// Its pods are clients of an MPS server: KAI's `mps` annotation, or the compute-sharing mode
-    /// `sm-sharing`.
+    /// Its pods are clients of an MPS server (`FractionNames::mps`: KAI's `mps` annotation, or the
+    /// compute-sharing mode `sm-sharing`).
     pub mps: bool,
 }
 
@@ -396,8 +390,8 @@ pub struct DeviceSlot {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedDevice {
-    /// Who recorded it.
-    pub by: Recorder,
+    /// The mechanism whose scheduler recorded it (its row names the key).
+    pub by: crate::isolation::Mechanism,
     /// The physical device.
     pub device: PhysicalDevice,
     /// The part of the device the record gives the workload (the slot of a scheduler's MIG
@@ -442,23 +436,4 @@ pub enum PhysicalDevice {
     /// A KAI Scheduler GPU group (`runai-gpu-group`): one GPU of the node, held by the group's
     /// reservation pod, whose UUID the input does not give.
     KaiGroup(String),
-}
-
-/// The scheduler that wrote a record (the keys each writes are in `crate::isolation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Recorder {
-    Hami,
-    Volcano,
-    Kai,
-}
-
-impl Recorder {
-    pub fn title(self) -> &'static str {
-        match self {
-            Recorder::Hami => "HAMi",
-            Recorder::Volcano => "Volcano",
-            Recorder::Kai => "KAI Scheduler",
-        }
-    }
 }

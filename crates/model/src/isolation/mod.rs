@@ -140,6 +140,9 @@ pub struct Request {
     pub labels: &'static [&'static str],
     /// For a vGPU: the names of its count, memory, cores and mode.
     pub vgpu: Option<VgpuNames>,
+    /// For a fractional scheduler: the annotations of its fractions. The row is the scheduler:
+    /// ingest reads every row's keys, and the fraction a pod carries names its row.
+    pub fraction: Option<FractionNames>,
     /// The request in words, for a message about a workload without a node (`HAMi vGPU resources`).
     pub words: &'static str,
 }
@@ -161,6 +164,49 @@ pub struct VgpuNames {
     pub modes: &'static [(&'static str, Mechanism)],
     /// Resources its scheduler accounts and no node advertises.
     pub accounted: &'static [&'static str],
+    /// The annotation in which its scheduler records the GPUs a pod got (HAMi's encoding:
+    /// `UUID,type,memory,cores:` per device, `;` between containers).
+    pub allocated: &'static str,
+}
+
+/// How a fractional scheduler's annotations spell a fraction.
+#[derive(Debug, Clone, Copy)]
+pub struct FractionNames {
+    /// The share of one GPU (`0.5`).
+    pub fraction: Key,
+    /// The device memory requested, in order of preference, each with what its value is divided
+    /// by to give MiB (1: MiB; `1 << 20`: a quantity of bytes).
+    pub memory: &'static [(Key, u64)],
+    /// How many GPUs the fraction spans.
+    pub devices: Key,
+    /// The annotations, with the value (any case), that make its pods clients of an MPS server, and
+    /// the mechanism they then get.
+    pub mps: &'static [(Key, &'static str)],
+    pub on_mps: Option<Mechanism>,
+    /// Where its binder records the GPUs a pod got, in `NVIDIA_VISIBLE_DEVICES`'s syntax (UUIDs,
+    /// CDI names or indices). Empty: it records none a pod shows.
+    pub recorded: &'static [Key],
+}
+
+/// An annotation key: one per pod, or one per container (`<prefix><container><suffix>`).
+#[derive(Debug, Clone, Copy)]
+pub enum Key {
+    Pod(&'static str),
+    Container(&'static str, &'static str),
+}
+
+impl Key {
+    /// Whether an annotation's key is this one.
+    pub fn matches(self, key: &str) -> bool {
+        match self {
+            Key::Pod(k) => key == k,
+            Key::Container(prefix, suffix) => {
+                key.len() > prefix.len() + suffix.len()
+                    && key.starts_with(prefix)
+                    && key.ends_with(suffix)
+            }
+        }
+    }
 }
 
 const NOT_NAMED: Request = Request {
@@ -169,6 +215,7 @@ const NOT_NAMED: Request = Request {
     schedulers: &[],
     labels: &[],
     vgpu: None,
+    fraction: None,
     words: "",
 };
 
@@ -191,11 +238,6 @@ impl Request {
     }
 }
 
-/// The annotations of a KAI Scheduler / Run:ai fraction (NVIDIA/KAI-Scheduler `docs/gpu-sharing`).
-pub const FRACTION: &str = "gpu-fraction";
-pub const FRACTION_MEMORY: &str = "gpu-memory";
-pub const FRACTION_DEVICES: &str = "gpu-fraction-num-devices";
-pub const FRACTION_MPS: &str = "mps";
 /// HAMi's annotation choosing a vGPU's mode (Project-HAMi/HAMi `docs/config.md`).
 pub const HAMI_VGPU_MODE: &str = "nvidia.com/vgpu-mode";
 /// Written by HAMi's scheduler: the devices a pod got, `UUID,type,memory,cores:` per device and `;`
@@ -220,22 +262,9 @@ pub const KAI_RESERVED_GPU: &str = "run.ai/reserve_for_gpu_index";
 /// The namespaces of KAI's reservation pods: `kai-resource-reservation` since v0.6.0,
 /// `runai-reservation` before (`docs/migrationguides/v0.6.0/README.md`).
 pub const KAI_RESERVATION_NAMESPACES: [&str; 2] = ["kai-resource-reservation", "runai-reservation"];
-/// KAI Scheduler v0.18's NvFractions: per-container annotations `nvidia.com/container.<name>` and a
-/// suffix: the memory request, the devices the binder gave the container (`0`, `1,2`; only the
-/// binder may write them) and its compute mode (kai-scheduler/KAI-Scheduler
-/// `pkg/common/constants/constants.go`: `NvFractionsAnnotationPrefix`,
-/// `NvFractionsMemoryRequestSuffix`, `NvFractionsVisibleDevicesSuffix`,
-/// `GpuComputeSharingModeSuffix`). The memory limit (`.gpu-memory.limit`) lets a workload use spare
-/// memory above its request and caps nothing: it is not read.
+/// The prefix of KAI Scheduler v0.18's NvFractions annotations, one per container
+/// (kai-scheduler/KAI-Scheduler `pkg/common/constants/constants.go`, `NvFractionsAnnotationPrefix`).
 pub const KAI_NV_FRACTIONS_PREFIX: &str = "nvidia.com/container.";
-pub const KAI_NV_MEMORY_REQUEST: &str = ".gpu-memory.request";
-pub const KAI_NV_DEVICES: &str = ".gpus.devices";
-pub const KAI_NV_COMPUTE_MODE: &str = ".gpu-compute.mode";
-/// KAI v0.18's compute-sharing mode of a fraction, `time-slicing` (the default) or `sm-sharing`,
-/// which "Requires MPS"; pods of different modes are kept in separate GPU groups
-/// (kai-scheduler/KAI-Scheduler PR #2052, `docs/gpu-sharing/nv-fraction/README.md`).
-pub const KAI_COMPUTE_SHARING_MODE: &str = "kai.scheduler/gpu-compute-sharing-mode";
-pub const KAI_SM_SHARING: &str = "sm-sharing";
 /// Annotation keys (or prefixes, ending in `/` or `.`) whose GPU UUIDs gpu-trust reads as records,
 /// or knows to be no record of an allocation: the schedulers above, HAMi's choice of GPUs by UUID
 /// (`nvidia.com/use-gpuuuid`), CDI device requests and kubectl's copy of the object as applied. A
@@ -255,17 +284,25 @@ pub const KNOWN_GPU_ANNOTATIONS: &[&str] = &[
 ];
 
 /// Whether gpu-trust knows what the GPUs an annotation of this key names are
-/// ([`KNOWN_GPU_ANNOTATIONS`]).
+/// ([`KNOWN_GPU_ANNOTATIONS`], or a key some row says its scheduler records devices under).
 pub fn known_gpu_annotation(key: &str) -> bool {
     KNOWN_GPU_ANNOTATIONS
         .iter()
         .any(|k| key == *k || ((k.ends_with('/') || k.ends_with('.')) && key.starts_with(k)))
+        || Mechanism::ALL.iter().any(|m| {
+            let r = m.row().request;
+            r.vgpu.is_some_and(|v| v.allocated == key)
+                || r.fraction
+                    .is_some_and(|f| f.recorded.iter().any(|k| k.matches(key)))
+        })
 }
 
 /// The rows, in the order of [`Mechanism::ALL`].
 mod rows {
     use super::facts;
-    use super::{Mechanism, Request, Row, Sharing, Slice, VgpuNames, NOT_NAMED};
+    use super::{
+        FractionNames, Key, Mechanism, Request, Row, Sharing, Slice, VgpuNames, NOT_NAMED,
+    };
     use crate::resource;
 
     const fn row(name: &'static str, title: &'static str, facts: super::Facts) -> Row {
@@ -346,6 +383,7 @@ mod rows {
             ],
             schedulers: &["hami-scheduler"],
             labels: &[],
+            fraction: None,
             vgpu: Some(VgpuNames {
                 count: resource::GPU,
                 memory: resource::HAMI_MEMORY,
@@ -354,6 +392,7 @@ mod rows {
                 mode: super::HAMI_VGPU_MODE,
                 modes: &[("mig", Mechanism::MigInstance), ("mps", Mechanism::Mps)],
                 accounted: &resource::HAMI_RESOURCES,
+                allocated: super::HAMI_ALLOCATED,
             }),
             words: "HAMi vGPU resources",
         },
@@ -379,6 +418,7 @@ mod rows {
                 mode: "volcano.sh/vgpu-mode",
                 modes: &[("mig", Mechanism::MigInstance)],
                 accounted: &[],
+                allocated: super::VOLCANO_ALLOCATED,
             }),
             words: "Volcano vGPU resources",
             ..NOT_NAMED
@@ -388,38 +428,74 @@ mod rows {
     const VOLCANO_VGPU_NUMBER: &str = "volcano.sh/vgpu-number";
     const VOLCANO_VGPU_MEMORY: &str = "volcano.sh/vgpu-memory";
     const VOLCANO_VGPU_CORES: &str = "volcano.sh/vgpu-cores";
-    /// NVIDIA/KAI-Scheduler `docs/gpu-sharing`: the fraction annotations.
+    /// KAI Scheduler's fractions: `gpu-fraction`, `gpu-memory` in MiB, `gpu-fraction-num-devices`
+    /// (NVIDIA/KAI-Scheduler `docs/gpu-sharing`), on MPS with `mps: "true"` (`docs/gpu-sharing/mps`).
+    /// v0.18's NvFractions, per container: the memory request in bytes, the devices the binder gave
+    /// the container (`0`, `1,2`; only the binder may write them) and its compute mode
+    /// (`pkg/common/constants/constants.go`: `NvFractionsMemoryRequestSuffix`,
+    /// `NvFractionsVisibleDevicesSuffix`, `GpuComputeSharingModeSuffix`); the memory limit
+    /// (`.gpu-memory.limit`) lets a workload use spare memory above its request and caps nothing, so
+    /// it is not read. The pod's compute-sharing mode is `time-slicing` (the default) or
+    /// `sm-sharing`, which "Requires MPS" (PR #2052, `docs/gpu-sharing/nv-fraction/README.md`).
+    const KAI: FractionNames = FractionNames {
+        fraction: Key::Pod("gpu-fraction"),
+        memory: &[
+            (Key::Pod("gpu-memory"), 1),
+            (Key::Container(NV, ".gpu-memory.request"), 1 << 20),
+        ],
+        devices: Key::Pod("gpu-fraction-num-devices"),
+        mps: &[
+            (Key::Pod("mps"), "true"),
+            (
+                Key::Pod("kai.scheduler/gpu-compute-sharing-mode"),
+                "sm-sharing",
+            ),
+            (Key::Container(NV, ".gpu-compute.mode"), "sm-sharing"),
+        ],
+        on_mps: Some(Mechanism::KaiMps),
+        recorded: &[Key::Container(NV, ".gpus.devices")],
+    };
+    const NV: &str = super::KAI_NV_FRACTIONS_PREFIX;
+    /// A fraction whose scheduler no other row's names mark is KAI's.
     pub(super) static KAI_FRACTION: Row = Row {
         inherits: Some(Mechanism::TimeSlicing),
         slice: Slice::Fraction,
         request: Request {
-            annotations: &[super::FRACTION, super::FRACTION_MEMORY],
+            fraction: Some(KAI),
             words: "a GPU fraction",
             ..NOT_NAMED
         },
         ..row("kai-fraction", "KAI Scheduler fraction", facts::KAI)
     };
-    /// NVIDIA/KAI-Scheduler `docs/gpu-sharing/mps`: the `mps` annotation, or the server's pipe
-    /// directory mounted ([`crate::fleet::Workload::uses_mps_pipe`]).
+    /// NVIDIA/KAI-Scheduler `docs/gpu-sharing/mps`: the pods of a KAI fraction whose `mps` names
+    /// mark them (`FractionNames::on_mps`), or that mount the server's pipe directory
+    /// ([`crate::fleet::Workload::uses_mps_pipe`]).
     pub(super) static KAI_MPS: Row = Row {
         inherits: Some(Mechanism::Mps),
         mps: true,
         slice: Slice::Fraction,
         request: Request {
-            annotations: &[super::FRACTION_MPS],
             words: "a GPU fraction",
             ..NOT_NAMED
         },
         ..row("kai-mps", "KAI Scheduler fraction on MPS", facts::KAI_MPS)
     };
-    /// Run:ai's scheduler name and queue label, with the fraction annotations it shares with KAI
-    /// Scheduler (its open-source successor).
+    /// Run:ai's scheduler name and queue label (Run:ai docs, "Setting the Default Scheduler":
+    /// `schedulerName: runai-scheduler` with the `gpu-fraction` annotation), with the fraction
+    /// annotations it shares with KAI Scheduler (its open-source successor).
     pub(super) static RUNAI_FRACTION: Row = Row {
         inherits: Some(Mechanism::TimeSlicing),
         slice: Slice::Fraction,
         request: Request {
             schedulers: &["runai-scheduler"],
             labels: &["runai/queue"],
+            fraction: Some(FractionNames {
+                memory: &[(Key::Pod("gpu-memory"), 1)],
+                mps: &[],
+                on_mps: None,
+                recorded: &[],
+                ..KAI
+            }),
             words: "a GPU fraction",
             ..NOT_NAMED
         },

@@ -3,7 +3,7 @@
 //! the sharing a request names by itself.
 
 use super::Mechanism;
-use crate::fleet::{FractionScheduler, GpuNode, HamiRequest, MigStrategy, Workload};
+use crate::fleet::{GpuNode, HamiRequest, MigStrategy, Workload};
 use crate::resource::{self, DeviceResource};
 
 impl Mechanism {
@@ -29,10 +29,11 @@ impl Mechanism {
             })
             .collect();
         if let Some(f) = &gpu.fraction {
-            let m = match f.scheduler {
-                FractionScheduler::Kai if f.mps || w.uses_mps_pipe() => Mechanism::KaiMps,
-                FractionScheduler::Kai => Mechanism::KaiFraction,
-                FractionScheduler::RunAi => Mechanism::RunaiFraction,
+            // Its pods as clients of an MPS server, when its row says what they then get.
+            let on_mps = f.scheduler.row().request.fraction.and_then(|n| n.on_mps);
+            let m = match on_mps {
+                Some(mps) if f.mps || w.uses_mps_pipe() => mps,
+                _ => f.scheduler,
             };
             out.push((m, m.row().request.words));
         }

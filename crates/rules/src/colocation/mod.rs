@@ -31,9 +31,8 @@
 
 use gpu_trust_model::catalogue;
 use gpu_trust_model::fleet::{
-    AllocationPolicy, DeviceId, DeviceSlot, DraStrategy, Fleet, FractionScheduler, GpuNode,
-    MigStrategy, NodeId, NodeSetId, PhysicalDevice, PhysicalGpu, SharingStrategy, Workload,
-    WorkloadId, WorkloadKind,
+    AllocationPolicy, DeviceId, DeviceSlot, DraStrategy, Fleet, GpuNode, MigStrategy, NodeId,
+    NodeSetId, PhysicalDevice, PhysicalGpu, SharingStrategy, Workload, WorkloadId, WorkloadKind,
 };
 use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::resource;
@@ -56,8 +55,8 @@ pub enum Unit {
     SharedMigInstance { profile: String },
     /// GPUs HAMi splits into vGPUs.
     Hami,
-    /// GPUs a fractional scheduler hands out in fractions.
-    Fraction(FractionScheduler),
+    /// GPUs a fractional scheduler (its row of the isolation table) hands out in fractions.
+    Fraction(Mechanism),
     /// The device of one DRA ResourceClaim (`namespace/name`), whoever references it.
     Claim(String),
     /// Devices a DRA driver publishes for several claims at once (`allowMultipleAllocations`,
@@ -74,9 +73,16 @@ impl Unit {
     }
 
     /// Whether the scheduler that hands this unit out records which device each workload got
-    /// (HAMi's and Volcano's vGPUs, KAI's fractions): then its records decide who shares a device.
+    /// (HAMi's and Volcano's vGPUs, a fraction whose row names where its scheduler records them):
+    /// then its records decide who shares a device.
     pub fn recorded(&self) -> bool {
-        matches!(self, Unit::Hami | Unit::Fraction(FractionScheduler::Kai))
+        let records = |m: &Mechanism| {
+            m.row()
+                .request
+                .fraction
+                .is_some_and(|f| !f.recorded.is_empty())
+        };
+        matches!(self, Unit::Hami) || matches!(self, Unit::Fraction(m) if records(m))
     }
 }
 
@@ -657,7 +663,7 @@ impl ConfigKey {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct RequestKey {
     dra: Option<(DraStrategy, Option<String>, bool)>,
-    fraction: Option<FractionScheduler>,
+    fraction: Option<Mechanism>,
     hami: Option<Option<String>>,
     resource: Option<String>,
 }

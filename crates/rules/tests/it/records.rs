@@ -154,7 +154,7 @@ fn what_gpu_trust_maps_is_no_gap() {
 #[test]
 fn recorded_devices_are_shown_per_tenant() {
     let r = read("tests/fixtures/GT105/violating-volcano-recorded.yaml");
-    let uuid = "GPU-5d1c7a3e-2f4b-4e8a-9c61-0b7d3e2a9f10 (Volcano)";
+    let uuid = "GPU-5d1c7a3e-2f4b-4e8a-9c61-0b7d3e2a9f10 (Volcano vGPU)";
     let occupants: Vec<_> = r.inventory.nodes[0]
         .devices
         .iter()
@@ -231,5 +231,27 @@ fn gpus_a_scheduler_shares_are_never_exclusive() {
         {
             assert_eq!(g.mechanisms, [mechanism], "{file}: GPU {}", g.index);
         }
+    }
+}
+
+/// GT105 judges a fraction by its scheduler's row alone: two tenants' pods with a fraction of each
+/// row that names a fraction, on one GPU, are reported under that row's mechanism.
+#[test]
+fn every_fraction_row_is_reported_by_gt105() {
+    use crate::common::{of_rule, run, two_tenants, FleetSpec, NodeSpec, W};
+    let fractional = Mechanism::ALL
+        .into_iter()
+        .filter(|m| m.row().request.fraction.is_some());
+    for m in fractional {
+        let spec = FleetSpec::default()
+            .node(NodeSpec::new("gpu-1", 1))
+            .workload(W::pod("cust-acme", "a").on("gpu-1").fraction(m, 0.5))
+            .workload(W::pod("cust-globex", "b").on("gpu-1").fraction(m, 0.5));
+        let report = run(&spec, &two_tenants("none"));
+        let found = of_rule(&report, "GT105");
+        assert!(
+            found.iter().any(|f| f.message.contains(m.title())),
+            "{m}: {found:#?}"
+        );
     }
 }

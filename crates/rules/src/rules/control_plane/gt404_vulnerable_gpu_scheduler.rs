@@ -3,7 +3,7 @@ use crate::context::Context;
 use crate::registry::{declare_rule, SeverityRule};
 use crate::sink::Sink;
 use crate::text;
-use gpu_trust_model::fleet::FractionScheduler;
+use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::stack::KAI_SCHEDULER_NAME;
 use gpu_trust_model::{Certainty, Layer, Severity};
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,7 +108,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
                 || w.gpu
                     .fraction
                     .as_ref()
-                    .is_some_and(|f| f.scheduler == FractionScheduler::Kai)
+                    .is_some_and(|f| f.scheduler == Mechanism::KaiFraction)
         })
         .map(|(_, t, _)| t)
         .collect();

@@ -55,7 +55,7 @@ declare_rule! {
     /// - Project-HAMi/volcano-vgpu-device-plugin README: Volcano's vGPU resources, enforced by
     ///   HAMi-core.
     /// - gpu-trust isolation model (`gpu-trust mechanisms`), rows hami-vgpu, volcano-vgpu,
-    ///   kai-fraction and runai-fraction.
+    ///   kai-fraction, kai-mps and runai-fraction.
     pub struct FractionIsAccounting {
         code: "GT105",
         name: "fraction-is-accounting",

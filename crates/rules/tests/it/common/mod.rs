@@ -4,11 +4,12 @@
 #![allow(dead_code)]
 
 use gpu_trust_model::fleet::{
-    Binding, ConfigSource, ContainerInfo, Fleet, FractionRequest, FractionScheduler, GpuNode,
-    GpuRequest, HamiRequest, InferenceEngine, InferenceServer, MigSlot, MigStrategy, NamespaceInfo,
-    Node, PhysicalDevice, PhysicalGpu, PolicyRule, RecordedDevice, Recorder, SharingConfig,
-    SharingStrategy, Subject, Workload, WorkloadClass, WorkloadKind,
+    Binding, ConfigSource, ContainerInfo, Fleet, FractionRequest, GpuNode, GpuRequest, HamiRequest,
+    InferenceEngine, InferenceServer, MigSlot, MigStrategy, NamespaceInfo, Node, PhysicalDevice,
+    PhysicalGpu, PolicyRule, RecordedDevice, SharingConfig, SharingStrategy, Subject, Workload,
+    WorkloadClass, WorkloadKind,
 };
+use gpu_trust_model::isolation::Mechanism;
 use gpu_trust_model::report::{AuditReport, Finding};
 use gpu_trust_model::{Location, ObjectRef, Version};
 use gpu_trust_policy::{Date, Tenancy};
@@ -273,7 +274,7 @@ impl W {
         self.w.placement.recorded = uuids
             .iter()
             .map(|u| RecordedDevice {
-                by: Recorder::Hami,
+                by: Mechanism::HamiVgpu,
                 device: PhysicalDevice::Gpu(u.to_string()),
                 part: None,
             })
@@ -281,15 +282,21 @@ impl W {
         self
     }
 
-    pub fn kai(mut self, fraction: f64) -> Self {
+    pub fn kai(self, fraction: f64) -> Self {
+        let mut b = self.fraction(Mechanism::KaiFraction, fraction);
+        b.w.scheduler_name = Some("kai-scheduler".into());
+        b
+    }
+
+    /// A fraction of the fractional scheduler of row `scheduler`.
+    pub fn fraction(mut self, scheduler: Mechanism, fraction: f64) -> Self {
         self.w.gpu.fraction = Some(FractionRequest {
-            scheduler: FractionScheduler::Kai,
+            scheduler,
             fraction: Some(fraction),
             memory_mib: None,
             num_devices: None,
             mps: false,
         });
-        self.w.scheduler_name = Some("kai-scheduler".into());
         self
     }
 
