@@ -11,7 +11,6 @@ use gpu_trust_model::{Diagnostic, Location};
 use gpu_trust_policy::{Policy, MAX_POLICY_BYTES};
 use gpu_trust_report::plural;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Reads a file of at most `limit` bytes (standard input for `-`) through the source crate's reader,
 /// as the cluster input is read: policy, plan, evidence, advisory and configuration files alike.
@@ -46,31 +45,29 @@ pub fn parse_policy(text: &str, name: &str) -> Result<Policy, Vec<Diagnostic>> {
     }
 }
 
-/// Reads and validates the policy; on failure prints every error and returns the exit code.
-pub fn read_policy(path: &Path) -> Result<Policy, ExitCode> {
+/// Reads and validates the policy; on failure prints every error, and says why it stops.
+pub fn read_policy(path: &Path) -> anyhow::Result<Policy> {
     let name = path.display().to_string();
     load_policy(path).map_err(|e| match e {
         PolicyError::Unreadable(d) => unreadable_policy(&name, &d),
         PolicyError::Invalid(errors) => {
             output::eprint_diagnostics(&errors);
-            output::eprint_error(format!(
+            anyhow::anyhow!(
                 "{name}: {} in the policy",
                 plural(errors.len(), "error", "errors")
-            ));
-            output::exit(output::INPUT_ERROR)
+            )
         }
     })
 }
 
-/// Prints why the policy `name` could not be read, and returns the exit code.
-pub fn unreadable_policy(name: &str, diagnostic: &Diagnostic) -> ExitCode {
+/// Prints why the policy `name` could not be read, and returns the error that stops the run.
+pub fn unreadable_policy(name: &str, diagnostic: &Diagnostic) -> anyhow::Error {
     output::eprint_diagnostics([diagnostic]);
-    output::eprint_error(format!("{name}: the policy could not be read"));
-    output::exit(output::INPUT_ERROR)
+    anyhow::anyhow!("{name}: the policy could not be read")
 }
 
 /// The policy of `--policy`, or the default policy (every namespace its own tenant) without one.
-pub fn policy_or_default(path: Option<&Path>) -> Result<Policy, ExitCode> {
+pub fn policy_or_default(path: Option<&Path>) -> anyhow::Result<Policy> {
     match path {
         Some(path) => read_policy(path),
         None => Ok(Policy::default()),
@@ -128,12 +125,12 @@ pub fn read_baseline(path: &Path) -> Result<gpu_trust_model::report::BaselineRep
 }
 
 /// The cluster: the files and folders of `paths` (`-` is standard input), or, without any, the live
-/// cluster `cluster` names. `None` when no cluster could be read at all (the message is printed).
+/// cluster `cluster` names; an error when no cluster could be read at all.
 pub fn cluster(
     paths: &[PathBuf],
     cluster: &crate::live::ClusterArgs,
     follow_symlinks: bool,
-) -> Option<Ingested> {
+) -> anyhow::Result<Ingested> {
     cluster_read(paths, cluster, follow_symlinks).map(|(ingested, _)| ingested)
 }
 
@@ -159,9 +156,9 @@ pub fn cluster_read(
     paths: &[PathBuf],
     cluster: &crate::live::ClusterArgs,
     follow_symlinks: bool,
-) -> Option<(Ingested, Documents)> {
+) -> anyhow::Result<(Ingested, Documents)> {
     if !paths.is_empty() {
-        return Some(load_cluster_documents(paths, follow_symlinks));
+        return Ok(load_cluster_documents(paths, follow_symlinks));
     }
     let snapshot = crate::live::read(cluster)?;
     let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
@@ -176,7 +173,7 @@ pub fn cluster_read(
         server: snapshot.server.clone(),
         context: snapshot.context.clone(),
     };
-    Some((crate::live::ingest(snapshot), documents))
+    Ok((crate::live::ingest(snapshot), documents))
 }
 
 /// One input into a digest: its name, a NUL, its bytes and a NUL.
@@ -275,14 +272,14 @@ pub fn cluster_errors(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
 }
 
 /// Stops a run over `errors` unusable documents without `--skip-invalid`: says so, and how to go on
-/// to `rest` ("audit the rest"), and returns the exit code.
-pub fn refuse_unusable(errors: usize, rest: &str) -> ExitCode {
+/// to `rest` ("audit the rest"), and returns the error that stops the run (exit 2).
+pub fn refuse_unusable(errors: usize, rest: &str) -> anyhow::Error {
     output::eprint_line(&format!(
         "gpu-trust: {} could not be used; fix {} or pass --skip-invalid to {rest}",
         plural(errors, "input document", "input documents"),
         if errors == 1 { "it" } else { "them" },
     ));
-    output::exit(output::INPUT_ERROR)
+    output::stopped()
 }
 
 /// The folder `gpu-trust advisories update` keeps bulletins in, for this run.
@@ -319,7 +316,7 @@ pub fn advisory_cache() -> Option<PathBuf> {
 /// The bulletins `gpu-trust advisories update` kept, read offline through the bounded reader;
 /// `None` when no update was made. A cache that cannot be read is an error (2): its bulletins would
 /// otherwise be missed unseen.
-fn read_cache() -> Result<Option<gpu_trust_rules::advisories::Cache>, ExitCode> {
+fn read_cache() -> anyhow::Result<Option<gpu_trust_rules::advisories::Cache>> {
     use gpu_trust_live::feed::{State, STATE_FILE};
     use gpu_trust_rules::advisories::{csaf, Cache, Update};
     let Some(dir) = advisory_cache() else {
@@ -330,11 +327,10 @@ fn read_cache() -> Result<Option<gpu_trust_rules::advisories::Cache>, ExitCode> 
         return Ok(None);
     }
     let broken = |message: String| {
-        output::eprint_error(format!(
+        anyhow::anyhow!(
             "the advisory cache {} cannot be read: {message}; run `gpu-trust advisories update` again (or remove the folder)",
             dir.display()
-        ));
-        output::exit(output::INPUT_ERROR)
+        )
     };
     let text = read(&state_path, 1 << 20).map_err(|d| broken(d.to_string()))?;
     let state =
@@ -361,12 +357,12 @@ fn read_cache() -> Result<Option<gpu_trust_rules::advisories::Cache>, ExitCode> 
 /// Reads the advisory data: the built-in data, the bulletins `gpu-trust advisories update` kept
 /// (offline), and what `--advisories` names (files or folders of the project's YAML format or of
 /// CSAF 2.0 JSON documents; `-` for standard input). Every problem is printed, located; an
-/// unreadable or malformed document is the exit code (2). What the documents say that the audit
+/// unreadable or malformed document stops the run (2). What the documents say that the audit
 /// cannot use is printed as warnings and returned.
 pub fn advisories(
     paths: &[PathBuf],
     follow_symlinks: bool,
-) -> Result<gpu_trust_rules::advisories::Loaded, ExitCode> {
+) -> anyhow::Result<gpu_trust_rules::advisories::Loaded> {
     use gpu_trust_rules::advisories::{csaf, Advisories, Loaded};
     let cache = read_cache()?;
     if paths.is_empty() && cache.is_none() {
@@ -386,17 +382,13 @@ pub fn advisories(
         gpu_trust_source::gather_with(paths, &mut std::io::stdin().lock(), &options);
     if !unread.is_empty() {
         output::eprint_diagnostics(&unread);
-        output::eprint_error(format!(
+        anyhow::bail!(
             "{} of the advisory data could not be read",
             plural(unread.len(), "file", "files")
-        ));
-        return Err(output::exit(output::INPUT_ERROR));
+        );
     }
     if inputs.is_empty() && !paths.is_empty() {
-        output::eprint_error(
-            "--advisories names no .yaml, .yml or .json file: no advisory data to read",
-        );
-        return Err(output::exit(output::INPUT_ERROR));
+        anyhow::bail!("--advisories names no .yaml, .yml or .json file: no advisory data to read");
     }
     let texts: Vec<(String, String)> = inputs.into_iter().map(|i| (i.name, i.text)).collect();
     match Advisories::load_with(cache.as_ref(), &texts) {
@@ -406,11 +398,10 @@ pub fn advisories(
         }
         Err(errors) => {
             output::eprint_diagnostics(&errors);
-            output::eprint_error(format!(
+            anyhow::bail!(
                 "the advisory data is not usable: {}",
                 plural(errors.len(), "error", "errors")
-            ));
-            Err(output::exit(output::INPUT_ERROR))
+            )
         }
     }
 }

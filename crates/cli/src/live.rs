@@ -2,7 +2,6 @@
 //! kubeconfig context, read by `gpu-trust-live`, whose documents go through the same ingest as
 //! files.
 
-use crate::output;
 use gpu_trust_model::fleet::Ingested;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -111,7 +110,7 @@ impl TerminalProgress {
 
 /// Reads the cluster; `None` when no cluster could be read at all (the message is printed). Kinds
 /// that could not be listed are error diagnostics of the snapshot, as unreadable files are.
-pub fn read(args: &ClusterArgs) -> Option<gpu_trust_live::Snapshot> {
+pub fn read(args: &ClusterArgs) -> anyhow::Result<gpu_trust_live::Snapshot> {
     let snapshot = if std::io::stderr().is_terminal() {
         let progress = TerminalProgress {
             shown: Mutex::new(false),
@@ -122,13 +121,7 @@ pub fn read(args: &ClusterArgs) -> Option<gpu_trust_live::Snapshot> {
     } else {
         gpu_trust_live::read(&args.options(), &gpu_trust_live::Quiet)
     };
-    match snapshot {
-        Ok(s) => Some(s),
-        Err(e) => {
-            output::eprint_error(e);
-            None
-        }
-    }
+    snapshot.map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// The fleet of a snapshot, with the kinds that could not be read as error diagnostics.

@@ -120,6 +120,9 @@ fn main() -> ExitCode {
             if output::is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
+            if let Some(output::Stopped(code)) = e.downcast_ref() {
+                return *code;
+            }
             output::eprint_error(format!("{e:#}"));
             ExitCode::from(2)
         }

@@ -30,6 +30,25 @@ pub fn exit(code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// A run that stops with an exit code whose reason is already on standard error: `main` exits with
+/// it and prints nothing more. (An error whose message is the reason is printed by `main` as
+/// `gpu-trust: error: MESSAGE`, exit 2.)
+#[derive(Debug)]
+pub struct Stopped(pub ExitCode);
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stopped")
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+/// Stops the run with exit 2, its reason printed already.
+pub fn stopped() -> anyhow::Error {
+    Stopped(exit(INPUT_ERROR)).into()
+}
+
 /// Every format a command prints in, declared once: a command offers the ones it renders with
 /// `#[command(mut_arg("format", output::offer(FORMATS)))]`, and [`OutputArgs`] reads `-o/--format`
 /// and `--output` the same way for all of them.
@@ -193,29 +212,22 @@ impl Target {
 }
 
 impl OutputArgs {
-    /// Each rendering of a command that prints in `offered` (its default first), or the error
-    /// printed and exit 2.
-    pub fn targets(&self, offered: &[Format]) -> Result<Vec<Target>, ExitCode> {
+    /// Each rendering of a command that prints in `offered` (its default first), or why not.
+    pub fn targets(&self, offered: &[Format]) -> anyhow::Result<Vec<Target>> {
         let default = offered.first().copied().unwrap_or(Format::Table);
-        targets(self.format, &self.output, offered, default).map_err(|message| {
-            eprint_error(message);
-            exit(INPUT_ERROR)
-        })
+        targets(self.format, &self.output, offered, default).map_err(anyhow::Error::msg)
     }
 
     /// The one file `--output FILE` names, for output of a single form of its own (a role's
-    /// manifests, a Job): `None` for standard output, or the error printed and exit 2 when `-o` or
-    /// more than one `--output` is given.
-    pub fn one_file(&self, what: &str) -> Result<Option<&Path>, ExitCode> {
+    /// manifests, a Job): `None` for standard output; an error when `-o` or more than one
+    /// `--output` is given.
+    pub fn one_file(&self, what: &str) -> anyhow::Result<Option<&Path>> {
         match (self.format, self.output.as_slice()) {
             (None, []) => Ok(None),
             (None, [OutputTarget { format: None, path }]) => {
                 Ok(Some(path.as_path()).filter(|p| *p != Path::new("-")))
             }
-            _ => {
-                eprint_error(format!("{what} writes one file: --output FILE, without -o"));
-                Err(exit(INPUT_ERROR))
-            }
+            _ => anyhow::bail!("{what} writes one file: --output FILE, without -o"),
         }
     }
 }
@@ -312,14 +324,26 @@ pub fn write_targets_with(
     mut render: impl FnMut(&Target) -> anyhow::Result<String>,
     write: impl Fn(Option<&Path>, &str) -> anyhow::Result<()>,
 ) -> anyhow::Result<ExitCode> {
+    let written = stream_each(targets, |t| {
+        render(t).and_then(|text| write(t.path(), &text))
+    });
+    verdict(written, code)
+}
+
+/// Writes each target in order (`write`); the outcome of the last write. A write that fails stops
+/// the others, but for a reader that went away: the files are still written.
+pub fn stream_each<T>(
+    targets: impl IntoIterator<Item = T>,
+    mut write: impl FnMut(T) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let mut written = Ok(());
     for target in targets {
-        written = render(target).and_then(|text| write(target.path(), &text));
+        written = write(target);
         if written.as_ref().is_err_and(|e| !is_broken_pipe(e)) {
             break;
         }
     }
-    verdict(written, code)
+    written
 }
 
 /// Text from the input, made safe for a terminal (control characters written out visibly).

@@ -86,14 +86,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(Command::Update(u)) = args.command {
         return run_update(u);
     }
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
-    let loaded = match input::advisories(&args.advisories, args.follow_symlinks) {
-        Ok(l) => l,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
+    let loaded = input::advisories(&args.advisories, args.follow_symlinks)?;
     let today = args
         .today
         .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
@@ -149,8 +143,7 @@ fn run_update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let (outcome, cache) = match update_cache(args.from, today) {
         Ok(done) => done,
         Err(e) => {
-            output::eprint_error(e);
-            return Ok(output::exit(output::INPUT_ERROR));
+            anyhow::bail!("{e}");
         }
     };
     output::eprint_diagnostics(&outcome.warnings);

@@ -13,6 +13,7 @@ use gpu_trust_model::{Diagnostic, Severity};
 use gpu_trust_policy::Date;
 use gpu_trust_report::audit::{render, Format as ReportFormat, Options as RenderOptions, Place};
 use gpu_trust_report::{plural, registry_docs};
+use gpu_trust_model::report::Provenance;
 use gpu_trust_rules::{audit, AuditInput, AuditOptions, Prepared};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -201,28 +202,8 @@ Examples:
   gpu-trust audit deploy/ --policy tenancy.yaml --baseline main.json --fail-on-new
   gpu-trust audit --policy tenancy.yaml --summary";
 
-fn input_error(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    output::eprint_error(message);
-    Ok(output::exit(output::INPUT_ERROR))
-}
-
-/// Why a step stops the run: the exit code it chose (its reason printed), or an error.
-enum Stop {
-    Exit(ExitCode),
-    Error(anyhow::Error),
-}
-
-impl From<anyhow::Error> for Stop {
-    fn from(e: anyhow::Error) -> Self {
-        Stop::Error(e)
-    }
-}
-
-/// Prints a usage or input error and stops with exit 2.
-fn refuse(message: impl std::fmt::Display) -> Stop {
-    output::eprint_error(message);
-    Stop::Exit(output::exit(output::INPUT_ERROR))
-}
+/// One rendering of the report: its format and where it goes (`None`: standard output).
+type Target = (ReportFormat, Option<PathBuf>);
 
 /// The audit's settings, resolved once from the command line and the configuration file (the
 /// command line beats the file), and where each rendering goes: what every later step reads.
@@ -243,11 +224,6 @@ struct Settings {
     fail_on: FailOn,
     /// `--fail-on-new`: only new findings (against `baseline`) fail the run.
     fail_on_new: bool,
-    /// The lowest severity printed (default: low, so info findings are counted, not printed).
-    min_severity: Severity,
-    show_accepted: bool,
-    /// `--summary`: rows per tenant and pool instead of the findings.
-    summary: bool,
     /// `--baseline`: an earlier JSON report to compare with.
     baseline: Option<PathBuf>,
     /// `--emit-fixes`: the folder what to fix first is written to.
@@ -258,12 +234,14 @@ struct Settings {
     pair: Option<(String, String)>,
     /// `--view`: the tenants' names (empty: the whole report).
     view: Vec<String>,
-    /// What standard input is called (`--stdin-filename`).
-    stdin_filename: Option<String>,
-    sarif_root: Option<PathBuf>,
-    link_base: String,
+    /// What standard input is called in the report (`--stdin-filename`, else `stdin`).
+    stdin_name: String,
     /// Each rendering's format and destination (`None`: standard output), in order.
-    targets: Vec<(ReportFormat, Option<PathBuf>)>,
+    targets: Vec<Target>,
+    /// What every format reads: the threshold, what is printed (`--min-severity`,
+    /// `--show-accepted`, `--summary`), the disabled rules and, when a format needs it, where the
+    /// report's paths are relative to.
+    render: RenderOptions,
     /// Rules the configuration file disables.
     disabled: Vec<crate::config::DisabledRule>,
 }
@@ -271,134 +249,55 @@ struct Settings {
 impl Settings {
     /// Checks the command line, merges the configuration file into it and decides the outputs;
     /// prints why when the run cannot go on.
-    fn resolve(args: Args) -> Result<Settings, Stop> {
-        if !args.paths.is_empty() && args.cluster.any() {
-            return Err(refuse(crate::live::WITH_PATHS));
-        }
-        if args.paths.is_empty() && args.no_live {
-            return Err(refuse(
-                "no PATH to audit, and --no-live refuses to read the live cluster instead: name the manifests to audit (in a pre-commit hook, `args: [deploy/, --policy, tenancy.yaml]`)",
-            ));
-        }
-        if args.write_reports && !args.paths.is_empty() {
-            return Err(refuse(
-                "--write-reports keeps the reports in the cluster the audit reads: give no PATH, and the cluster with --kubeconfig or --context",
-            ));
-        }
-        if args.paths.is_empty() && !args.nodes.is_empty() {
-            return Err(refuse(
-                "--nodes completes manifests given as PATH; a live audit reads the cluster's own nodes",
-            ));
-        }
-        // The configuration file: its errors stop the run before anything else is read; the command
-        // line beats it.
-        let config = if args.no_config {
-            None
-        } else {
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            match crate::config::find(args.config.as_deref(), &cwd).map(|p| crate::config::load(&p))
-            {
-                None => None,
-                Some(Ok(c)) => Some(c),
-                Some(Err(errors)) => {
-                    output::eprint_diagnostics(&errors);
-                    return Err(refuse(format!(
-                        "{} in the configuration file",
-                        plural(errors.len(), "error", "errors")
-                    )));
-                }
-            }
-        };
-        let config = config.unwrap_or_default();
-        // A repository's file that lets findings pass is said out loud: a reviewer of the CI log sees
-        // why a critical finding did not fail the job.
-        if let (None, Some(fail_on), Some(at)) =
-            (args.fail_on, config.fail_on, &config.fail_on_location)
-        {
-            if let Some(what) = relaxed(fail_on) {
-                output::eprint_line(&format!(
-                    "gpu-trust: {at}: the configuration file sets failOn to {what}, below the default (high): findings below it do not fail this run; --fail-on overrides it"
-                ));
-            }
-        }
-        for d in &config.disabled_rules {
-            output::eprint_line(&format!(
-                "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
-                d.code, d.location, d.reason
-            ));
-        }
-        let configured: Vec<OutputTarget>;
-        let outputs = if args.output.output.is_empty() {
-            configured = config
-                .outputs
-                .into_iter()
-                .map(|(format, path, _)| OutputTarget {
-                    format: Some(format),
-                    path,
-                })
-                .collect();
-            &configured
-        } else {
-            &args.output.output
-        };
-        let targets = output::targets(
-            args.output.format,
-            outputs,
-            FORMATS,
-            config.format.unwrap_or(Format::Table),
-        )
-        .map_err(refuse)?;
-        let targets: Vec<(ReportFormat, Option<PathBuf>)> = targets
-            .into_iter()
-            .filter_map(|t| Some((t.format.report()?, t.path)))
-            .collect();
+    fn resolve(args: Args) -> anyhow::Result<Settings> {
+        refuse_conflicts(&args)?;
+        let config = configuration(&args)?;
+        let targets = report_targets(&args.output, &config)?;
         let policy = args.policy.or(config.policy);
-        let pair = match args.pair.as_slice() {
-            [] => None,
-            [a, b] if a == b => return Err(refuse("--pair needs two different tenants")),
-            [a, b] => Some((a.clone(), b.clone())),
-            _ => return Err(refuse("--pair takes two tenants")),
-        };
-        if pair.is_some()
-            && targets
-                .iter()
-                .any(|(f, _)| !matches!(f, ReportFormat::Table | ReportFormat::Json))
-        {
-            return Err(refuse(
-                "--pair prints a table or JSON (--format table or json)",
-            ));
-        }
-
+        let pair = pair(&args.pair, &targets)?;
         if input::stdin_twice(policy.as_deref(), &args.paths) {
-            return Err(refuse(
-                "standard input can hold the cluster or the policy, not both",
-            ));
+            anyhow::bail!("standard input can hold the cluster or the policy, not both");
         }
         // A report never replaces what it judges: the cluster's files, the policy, the configuration.
-        let read: Vec<&Path> = args
-            .paths
-            .iter()
-            .chain(&args.nodes)
-            .chain(&args.evidence)
-            .chain(policy.iter())
-            .chain(args.advisories.iter())
+        let read: Vec<&Path> = (args.paths.iter().chain(&args.nodes).chain(&args.evidence))
+            .chain(policy.iter().chain(&args.advisories))
             .chain((!config.file.as_os_str().is_empty()).then_some(&config.file))
             .map(PathBuf::as_path)
             .collect();
-        for (_, path) in &targets {
-            if let Some(input) = path
-                .as_deref()
-                .and_then(|p| output::overwritten_input(p, &read))
-            {
-                return Err(refuse(format!(
-                    "--output {} would overwrite {}, which this run reads; write the report elsewhere",
-                    output::escaped(&path.as_deref().unwrap_or(input).display().to_string()),
-                    output::escaped(&input.display().to_string())
-                )));
-            }
-        }
+        refuse_overwrite(&targets, &read)?;
         let mut silence = args.silence;
         silence.extend(config.silence);
+        let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::DEFAULT);
+        let stdin_name = args
+            .stdin_filename
+            .unwrap_or_else(|| STDIN_NAME.to_string());
+        let place = if targets.iter().any(|(f, _)| f.needs_place()) {
+            let fallback = policy.as_ref().or(args.paths.first());
+            let link_base = args.link_base.unwrap_or_default();
+            Some(place(
+                args.sarif_root.as_deref(),
+                link_base,
+                &stdin_name,
+                fallback,
+            )?)
+        } else {
+            None
+        };
+        let render = RenderOptions {
+            fail_at: fail_at(fail_on),
+            min_severity: Some(
+                args.min_severity
+                    .or(config.min_severity)
+                    .unwrap_or(Severity::Low),
+            ),
+            summary: args.summary,
+            show_accepted: args.show_accepted || config.show_accepted.unwrap_or(false),
+            disabled: (config.disabled_rules.iter())
+                .map(|d| (d.code.to_string(), d.reason.clone()))
+                .collect(),
+            place,
+            ..RenderOptions::default()
+        };
         Ok(Settings {
             paths: args.paths,
             nodes: args.nodes,
@@ -410,29 +309,169 @@ impl Settings {
             skip_invalid: args.skip_invalid,
             accept_partial: args.accept_partial,
             silence,
-            today: args
-                .today
-                .unwrap_or_else(|| Date::from_system_time(SystemTime::now())),
-            fail_on: args.fail_on.or(config.fail_on).unwrap_or(FailOn::DEFAULT),
+            today: (args.today).unwrap_or_else(|| Date::from_system_time(SystemTime::now())),
+            fail_on,
             fail_on_new: args.fail_on_new,
-            min_severity: args
-                .min_severity
-                .or(config.min_severity)
-                .unwrap_or(Severity::Low),
-            show_accepted: args.show_accepted || config.show_accepted.unwrap_or(false),
-            summary: args.summary,
             baseline: args.baseline,
             emit_fixes: args.emit_fixes,
             write_reports: args.write_reports,
             pair,
             view: args.view,
-            stdin_filename: args.stdin_filename,
-            sarif_root: args.sarif_root,
-            link_base: args.link_base.unwrap_or_default(),
+            stdin_name,
             targets,
+            render,
             disabled: config.disabled_rules,
         })
     }
+
+    /// Whether a diagnostic is printed: an error always (it decides the exit status), a warning
+    /// unless `--silence` names its code.
+    fn shown(&self, d: &Diagnostic) -> bool {
+        d.is_error() || !self.silence.contains(&d.code)
+    }
+}
+
+/// Refuses what the command line asks that cannot be done together: files and the live cluster's
+/// flags, no file with `--no-live`, files with `--write-reports`, `--nodes` without files.
+fn refuse_conflicts(args: &Args) -> anyhow::Result<()> {
+    if !args.paths.is_empty() && args.cluster.any() {
+        anyhow::bail!(crate::live::WITH_PATHS);
+    }
+    if args.paths.is_empty() && args.no_live {
+        anyhow::bail!(
+            "no PATH to audit, and --no-live refuses to read the live cluster instead: name the manifests to audit (in a pre-commit hook, `args: [deploy/, --policy, tenancy.yaml]`)"
+        );
+    }
+    if args.write_reports && !args.paths.is_empty() {
+        anyhow::bail!(
+            "--write-reports keeps the reports in the cluster the audit reads: give no PATH, and the cluster with --kubeconfig or --context"
+        );
+    }
+    if args.paths.is_empty() && !args.nodes.is_empty() {
+        anyhow::bail!(
+            "--nodes completes manifests given as PATH; a live audit reads the cluster's own nodes"
+        );
+    }
+    Ok(())
+}
+
+/// The configuration file (`--config`, else the one found; none with `--no-config`): its errors
+/// stop the run before anything else is read. A threshold below the default and each disabled rule
+/// are said out loud, so that a reviewer of a CI log sees why a finding did not fail the job.
+fn configuration(args: &Args) -> anyhow::Result<crate::config::Config> {
+    let found = if args.no_config {
+        None
+    } else {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        crate::config::find(args.config.as_deref(), &cwd)
+    };
+    let config = match found.map(|p| crate::config::load(&p)) {
+        None => crate::config::Config::default(),
+        Some(Ok(c)) => c,
+        Some(Err(errors)) => {
+            output::eprint_diagnostics(&errors);
+            anyhow::bail!(
+                "{} in the configuration file",
+                plural(errors.len(), "error", "errors")
+            );
+        }
+    };
+    if let (None, Some(fail_on), Some(at)) =
+        (args.fail_on, config.fail_on, &config.fail_on_location)
+    {
+        if let Some(what) = relaxed(fail_on) {
+            output::eprint_line(&format!(
+                "gpu-trust: {at}: the configuration file sets failOn to {what}, below the default (high): findings below it do not fail this run; --fail-on overrides it"
+            ));
+        }
+    }
+    for d in &config.disabled_rules {
+        output::eprint_line(&format!(
+            "gpu-trust: {} is disabled by {} ({}): its findings are not reported",
+            d.code, d.location, d.reason
+        ));
+    }
+    Ok(config)
+}
+
+/// Each rendering's report format and destination: `-o` and `--output`, else the configuration
+/// file's `outputs` and `format`.
+fn report_targets(
+    args: &OutputArgs,
+    config: &crate::config::Config,
+) -> anyhow::Result<Vec<Target>> {
+    let configured: Vec<OutputTarget>;
+    let outputs = if args.output.is_empty() {
+        configured = (config.outputs.iter())
+            .map(|(format, path, _)| OutputTarget {
+                format: Some(*format),
+                path: path.clone(),
+            })
+            .collect();
+        &configured
+    } else {
+        &args.output
+    };
+    let default = config.format.unwrap_or(Format::Table);
+    let targets = output::targets(args.format, outputs, FORMATS, default);
+    Ok((targets.map_err(anyhow::Error::msg)?.into_iter())
+        .filter_map(|t| Some((t.format.report()?, t.path)))
+        .collect())
+}
+
+/// `--pair`'s two tenants (`None` without it), which must differ, for a table or JSON only.
+fn pair(names: &[String], targets: &[Target]) -> anyhow::Result<Option<(String, String)>> {
+    let pair = match names {
+        [] => return Ok(None),
+        [a, b] if a == b => anyhow::bail!("--pair needs two different tenants"),
+        [a, b] => (a.clone(), b.clone()),
+        _ => anyhow::bail!("--pair takes two tenants"),
+    };
+    let table_or_json = |f: &ReportFormat| matches!(f, ReportFormat::Table | ReportFormat::Json);
+    if !targets.iter().all(|(f, _)| table_or_json(f)) {
+        anyhow::bail!("--pair prints a table or JSON (--format table or json)");
+    }
+    Ok(Some(pair))
+}
+
+/// Refuses a report that would overwrite a file the run reads (`read`): it would destroy what it
+/// judged.
+fn refuse_overwrite(targets: &[Target], read: &[&Path]) -> anyhow::Result<()> {
+    for path in targets.iter().filter_map(|(_, p)| p.as_deref()) {
+        if let Some(input) = output::overwritten_input(path, read) {
+            anyhow::bail!(
+                "--output {} would overwrite {}, which this run reads; write the report elsewhere",
+                output::escaped(&path.display().to_string()),
+                output::escaped(&input.display().to_string())
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What the formats that point into the input need (`Place`): the current directory and the
+/// repository root their paths are relative to (`--sarif-root`, relative to the current directory,
+/// else the root of the git repository the current directory is in, else the current directory).
+fn place(
+    sarif_root: Option<&Path>,
+    link_base: String,
+    stdin_name: &str,
+    fallback_file: Option<&PathBuf>,
+) -> anyhow::Result<Place> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = match sarif_root {
+        Some(root) if root.is_absolute() => root.to_path_buf(),
+        Some(root) => cwd.join(root),
+        None => (crate::config::repository_root(&cwd).unwrap_or(&cwd)).to_path_buf(),
+    };
+    Ok(Place {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        working_dir: cwd,
+        root,
+        link_base,
+        stdin_name: Some(stdin_name.to_string()),
+        fallback_file: fallback_file.map(|p| p.display().to_string()),
+    })
 }
 
 /// What the audit reads besides the settings: the policy resolved on the cluster's namespaces, the
@@ -451,105 +490,35 @@ struct Inputs {
 
 impl Inputs {
     /// Reads every input, reporting every problem before deciding whether the run can go on.
-    fn read(settings: &Settings) -> Result<Inputs, Stop> {
+    fn read(settings: &Settings) -> anyhow::Result<Inputs> {
         // The policy: its errors stop the run before anything else is read.
-        let policy = match input::policy_or_default(settings.policy.as_deref()) {
-            Ok(p) => p,
-            Err(code) => return Err(Stop::Exit(code)),
-        };
-
+        let policy = input::policy_or_default(settings.policy.as_deref())?;
+        let stdin = |paths: &[PathBuf]| paths.iter().any(|p| p.as_os_str() == "-");
         if input::stdin_twice(settings.policy.as_deref(), &settings.advisories)
-            || (settings.advisories.iter().any(|p| p.as_os_str() == "-")
-                && settings.paths.iter().any(|p| p.as_os_str() == "-"))
+            || (stdin(&settings.advisories) && stdin(&settings.paths))
         {
-            return Err(refuse(
-                "standard input can hold one input: the cluster, the policy or advisory data",
-            ));
+            anyhow::bail!(
+                "standard input can hold one input: the cluster, the policy or advisory data"
+            );
         }
-        let advisories = match input::advisories(&settings.advisories, settings.follow_symlinks) {
-            Ok(loaded) => loaded.data,
-            Err(code) => return Err(Stop::Exit(code)),
-        };
-
+        let advisories = input::advisories(&settings.advisories, settings.follow_symlinks)?.data;
         let mut evidence = Vec::new();
         for path in &settings.evidence {
             match input::read_evidence(path) {
                 Ok(e) => evidence.push(e),
                 Err(d) => {
                     output::eprint_diagnostics([&d]);
-                    return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
+                    return Err(output::stopped());
                 }
             }
         }
-
-        if let Err(message) =
-            crate::coverage::check_nodes_files(&settings.nodes, settings.follow_symlinks)
-        {
-            return Err(refuse(message));
-        }
-
-        // The cluster: every problem is reported before deciding whether the run can go on.
-        let paths: Vec<PathBuf> = settings
-            .paths
-            .iter()
-            .chain(&settings.nodes)
-            .cloned()
-            .collect();
-        let Some((ingested, documents)) =
-            input::cluster_read(&paths, &settings.cluster, settings.follow_symlinks)
-        else {
-            return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
-        };
-        // Acceptances annotated with a code that names no rule (docs/suppressions.md).
-        let mut ingested = ingested;
-        ingested
-            .diagnostics
-            .extend(gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet));
-        // Silenced warnings are dropped; an error is kept whatever its code (it decides the exit status).
-        let shown = |d: &Diagnostic| d.is_error() || !settings.silence.contains(&d.code);
-        ingested.diagnostics.retain(shown);
-        let errors = input::cluster_errors(ingested.diagnostics);
-        let fleet = ingested.fleet;
-        // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
-        let nothing_read = fleet.nodes.is_empty()
-            && fleet.workloads.is_empty()
-            && fleet.namespaces.iter().all(|n| n.object.is_none());
-        if !errors.is_empty() {
-            if nothing_read {
-                // --skip-invalid cannot help: without the unusable documents nothing is left to audit.
-                output::eprint_line(&format!(
-                    "gpu-trust: {} could not be used and nothing else was read; fix {} to audit",
-                    plural(errors.len(), "input document", "input documents"),
-                    if errors.len() == 1 { "it" } else { "them" },
-                ));
-                return Err(Stop::Exit(output::exit(output::INPUT_ERROR)));
-            }
-            if !settings.skip_invalid {
-                return Err(Stop::Exit(input::refuse_unusable(
-                    errors.len(),
-                    "audit the rest",
-                )));
-            }
-            output::eprint_line(&format!(
-                "gpu-trust: warning: skipping {}: the report covers only part of the input",
-                plural(
-                    errors.len(),
-                    "unusable input document",
-                    "unusable input documents"
-                )
-            ));
-        }
-        if nothing_read {
-            return Err(refuse(
-                "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
-                 (an empty audit must not pass for a clean one)",
-            ));
-        }
-
+        crate::coverage::check_nodes_files(&settings.nodes, settings.follow_symlinks)
+            .map_err(anyhow::Error::msg)?;
+        let (fleet, documents, skipped) = read_cluster(settings)?;
         let tenancy = policy.resolve(&fleet.namespaces);
-        output::eprint_diagnostics(tenancy.diagnostics().iter().filter(|d| shown(d)));
+        output::eprint_diagnostics(tenancy.diagnostics().iter().filter(|d| settings.shown(d)));
         if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
-            return Err(refuse("the policy does not fit the cluster's namespaces"));
+            anyhow::bail!("the policy does not fit the cluster's namespaces");
         }
         Ok(Inputs {
             policy,
@@ -558,26 +527,79 @@ impl Inputs {
             tenancy,
             advisories,
             evidence,
-            skipped: errors,
+            skipped,
         })
     }
 }
 
+/// The cluster (its files and `--nodes`, or the live cluster) with the documents it was read from
+/// and the unusable ones, which stop the run unless `--skip-invalid` lets the rest be audited:
+/// every problem is reported before deciding whether the run can go on, and an input with nothing
+/// to audit stops it (an empty audit must not pass for a clean one).
+fn read_cluster(
+    settings: &Settings,
+) -> anyhow::Result<(
+    gpu_trust_model::fleet::Fleet,
+    input::Documents,
+    Vec<Diagnostic>,
+)> {
+    let paths: Vec<PathBuf> = settings
+        .paths
+        .iter()
+        .chain(&settings.nodes)
+        .cloned()
+        .collect();
+    let (mut ingested, documents) =
+        input::cluster_read(&paths, &settings.cluster, settings.follow_symlinks)?;
+    // Acceptances annotated with a code that names no rule (docs/suppressions.md).
+    let unknown = gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet);
+    ingested.diagnostics.extend(unknown);
+    // Silenced warnings are dropped; an error is kept whatever its code.
+    ingested.diagnostics.retain(|d| settings.shown(d));
+    let errors = input::cluster_errors(ingested.diagnostics);
+    let fleet = ingested.fleet;
+    // Namespaces count only when a Namespace object names them: ConfigMaps alone are nothing to audit.
+    let nothing_read = fleet.nodes.is_empty()
+        && fleet.workloads.is_empty()
+        && fleet.namespaces.iter().all(|n| n.object.is_none());
+    if !errors.is_empty() {
+        if nothing_read {
+            // --skip-invalid cannot help: without the unusable documents nothing is left to audit.
+            output::eprint_line(&format!(
+                "gpu-trust: {} could not be used and nothing else was read; fix {} to audit",
+                plural(errors.len(), "input document", "input documents"),
+                if errors.len() == 1 { "it" } else { "them" },
+            ));
+            return Err(output::stopped());
+        }
+        if !settings.skip_invalid {
+            return Err(input::refuse_unusable(errors.len(), "audit the rest"));
+        }
+        output::eprint_line(&format!(
+            "gpu-trust: warning: skipping {}: the report covers only part of the input",
+            plural(
+                errors.len(),
+                "unusable input document",
+                "unusable input documents"
+            )
+        ));
+    }
+    if nothing_read {
+        anyhow::bail!(
+            "the input holds no Node, Namespace, Pod or workload object: nothing to audit \
+             (an empty audit must not pass for a clean one)"
+        );
+    }
+    Ok((fleet, documents, errors))
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.print_rbac {
-        return match args.output.one_file("--print-rbac") {
-            Ok(path) => output::verdict(
-                output::write_output(path, &gpu_trust_live::rbac::manifests()),
-                output::CLEAN,
-            ),
-            Err(code) => Ok(code),
-        };
+        let path = args.output.one_file("--print-rbac")?;
+        let rbac = gpu_trust_live::rbac::manifests();
+        return output::verdict(output::write_output(path, &rbac), output::CLEAN);
     }
-    let settings = match Settings::resolve(args) {
-        Ok(s) => s,
-        Err(Stop::Exit(code)) => return Ok(code),
-        Err(Stop::Error(e)) => return Err(e),
-    };
+    let settings = Settings::resolve(args)?;
     let Inputs {
         policy,
         documents,
@@ -585,51 +607,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tenancy,
         advisories,
         evidence,
-        skipped: errors,
-    } = match Inputs::read(&settings) {
-        Ok(i) => i,
-        Err(Stop::Exit(code)) => return Ok(code),
-        Err(Stop::Error(e)) => return Err(e),
-    };
-    let named = settings.pair.iter().flat_map(|(a, b)| [a, b]);
-    if let Some(unknown) = named
-        .chain(&settings.view)
-        .find(|t| tenancy.tenant_by_name(t).is_none())
-    {
-        let flag = if settings.pair.is_some() {
-            "--pair"
-        } else {
-            "--view"
-        };
-        let names = tenancy.ids().map(|t| tenancy.name(t));
-        let close = super::explain::closest(unknown, names);
-        let hint = if close.is_empty() {
-            "`gpu-trust audit` lists the tenants".to_string()
-        } else {
-            format!("did you mean {}?", close.join(", "))
-        };
-        return input_error(format!(
-            "{flag}: no tenant `{}` in this audit; {}",
-            output::escaped(unknown),
-            output::escaped(&hint)
-        ));
-    }
-    let pair = settings.pair.clone();
-    let view: Option<BTreeSet<String>> =
-        (!settings.view.is_empty()).then(|| settings.view.iter().cloned().collect());
-
+        skipped,
+    } = Inputs::read(&settings)?;
+    check_tenants(&settings, &tenancy)?;
     let options = AuditOptions {
         today: settings.today,
         advisories,
         evidence,
-        skipped: errors,
+        skipped,
         // Unusable documents reach the audit only with --skip-invalid (else the run stopped).
         skip_invalid: settings.skip_invalid,
         accept_partial: settings.accept_partial,
         // What the HTML page draws comes from the audit's own analysis; the other formats need only
         // the report.
         layout: settings.targets.iter().any(|(f, _)| f.draws_gpus()),
-        pair: pair.clone(),
+        pair: settings.pair.clone(),
         focus: None,
     };
     let input = AuditInput {
@@ -637,75 +629,124 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tenancy: &tenancy,
         options: &options,
     };
-    // A tenant view: the audit made for those tenants, built from it field by field.
-    let mut report = match &view {
-        None => audit(&input),
-        Some(tenants) => {
-            let prepared = Prepared::new(&input);
-            gpu_trust_rules::scope::view(&fleet, &tenancy, &options, &prepared, tenants).0
-        }
-    };
-    name_standard_input(
-        &mut report,
-        settings.stdin_filename.as_deref().unwrap_or(STDIN_NAME),
-    );
-    let disabled_findings = drop_disabled(&mut report, &settings.disabled);
-    // Acceptances that accept nothing (one tenant's annotation for a rule about pairs).
-    for line in gpu_trust_report::pair::one_sided_lines(&report) {
-        output::eprint_line(&format!("gpu-trust: {line}"));
-    }
-    if pair.is_some() {
+    let (mut report, disabled_findings) = judge(&settings, &input);
+    if settings.pair.is_some() {
         return explain_pair(&report, &settings.targets, settings.fail_on);
     }
-
-    let fail_on = settings.fail_on;
-
     if let Some(path) = &settings.baseline {
-        match input::read_baseline(path) {
-            Ok(old) => gpu_trust_model::report::Baseline::compare(
-                &mut report,
-                old,
-                &path.display().to_string(),
-            ),
-            Err(d) => {
-                output::eprint_diagnostics([&d]);
-                return Ok(output::exit(output::INPUT_ERROR));
-            }
-        }
+        let old = input::read_baseline(path).map_err(|d| {
+            output::eprint_diagnostics([&d]);
+            output::stopped()
+        })?;
+        gpu_trust_model::report::Baseline::compare(&mut report, old, &path.display().to_string());
     }
     // What to fix first, for the whole cluster (never for a view), when a format shows it.
-    let mut patched = Vec::new();
-    if view.is_none()
-        && (settings.emit_fixes.is_some()
-            || settings.targets.iter().any(|(f, _)| f.shows_actions()))
-    {
-        let codes: Vec<&str> = settings.disabled.iter().map(|d| d.code).collect();
-        let decided = gpu_trust_decide::decide(&gpu_trust_decide::Input {
-            inputs: documents.inputs.as_deref(),
-            ingest: &documents.options,
-            policy: &policy,
-            options: &options,
-            fleet: &fleet,
-            report: &report,
-            threshold: fail_at(fail_on).unwrap_or(gpu_trust_model::Severity::High),
-            disabled: &codes,
-        });
-        report.fix_first = Some(decided.fix_first);
-        report.actions = Some(decided.actions);
-        patched = decided.patched;
-    }
-    let mut provenance = gpu_trust_model::report::Provenance::new(
-        env!("CARGO_PKG_VERSION"),
-        report_time(),
-        &documents.digest,
-    );
+    let shows_actions = settings.targets.iter().any(|(f, _)| f.shows_actions());
+    let patched = if settings.view.is_empty() && (settings.emit_fixes.is_some() || shows_actions) {
+        fix_first(&settings, &documents, &policy, &input, &mut report)
+    } else {
+        Vec::new()
+    };
+    let mut provenance =
+        Provenance::new(env!("CARGO_PKG_VERSION"), report_time(), &documents.digest);
     provenance.context = documents.context.clone();
     provenance.server = documents.server.clone();
     report.provenance = Some(provenance);
+    let code = verdict(&settings, &mut report);
+    if let Some(dir) = &settings.emit_fixes {
+        emit_fixes(&settings, dir, &report, patched)?;
+    }
+    // A failed write of the reports fails the run (exit 2) once the outputs are written.
+    let code = if settings.write_reports && !write_reports(&settings, &input, &report) {
+        output::INPUT_ERROR
+    } else {
+        code
+    };
+    let written = render_targets(&settings, &report, disabled_findings);
+    // The process ends here: freeing a large fleet and report object by object would only cost time
+    // (about 4% of the instructions of a 60,000-pod audit); the system takes the memory back at exit.
+    std::mem::forget(report);
+    std::mem::forget(fleet);
+    output::verdict(written, code)
+}
 
-    // The verdict is known before a byte is written: a reader that goes away cannot change it.
-    let verdict = report.verdict(fail_at(fail_on), settings.fail_on_new);
-    // A partial audit not accepted exits 2 whatever the threshold: `--fail-on never` does not make it pass.
+/// The audit, or with `--view` the audit made for those tenants (built from it field by field),
+/// with standard input named and the findings of disabled rules taken out (how many); acceptances
+/// that accept nothing (one tenant's annotation for a rule about pairs) are said on standard error.
+fn judge(settings: &Settings, input: &AuditInput) -> (gpu_trust_report::AuditReport, usize) {
+    let mut report = if settings.view.is_empty() {
+        audit(input)
+    } else {
+        let tenants: BTreeSet<String> = settings.view.iter().cloned().collect();
+        let prepared = Prepared::new(input);
+        let (fleet, tenancy, options) = (input.fleet, input.tenancy, input.options);
+        gpu_trust_rules::scope::view(fleet, tenancy, options, &prepared, &tenants).0
+    };
+    name_standard_input(&mut report, &settings.stdin_name);
+    let disabled_findings = drop_disabled(&mut report, &settings.disabled);
+    for line in gpu_trust_report::pair::one_sided_lines(&report) {
+        output::eprint_line(&format!("gpu-trust: {line}"));
+    }
+    (report, disabled_findings)
+}
+
+/// Refuses a `--pair` or `--view` tenant that the audit does not know, naming the closest names.
+fn check_tenants(settings: &Settings, tenancy: &gpu_trust_policy::Tenancy) -> anyhow::Result<()> {
+    let named = settings.pair.iter().flat_map(|(a, b)| [a, b]);
+    let Some(unknown) = (named.chain(&settings.view)).find(|t| tenancy.tenant_by_name(t).is_none())
+    else {
+        return Ok(());
+    };
+    let flag = if settings.pair.is_some() {
+        "--pair"
+    } else {
+        "--view"
+    };
+    let close = super::explain::closest(unknown, tenancy.ids().map(|t| tenancy.name(t)));
+    let hint = if close.is_empty() {
+        "`gpu-trust audit` lists the tenants".to_string()
+    } else {
+        format!("did you mean {}?", close.join(", "))
+    };
+    anyhow::bail!(
+        "{flag}: no tenant `{}` in this audit; {}",
+        output::escaped(unknown),
+        output::escaped(&hint)
+    )
+}
+
+/// What to fix first (`gpu_trust_decide::decide`) against the threshold, set on the report; returns
+/// the input files the actions change, each with every action applied (name, text).
+fn fix_first(
+    settings: &Settings,
+    documents: &input::Documents,
+    policy: &gpu_trust_policy::Policy,
+    input: &AuditInput,
+    report: &mut gpu_trust_report::AuditReport,
+) -> Vec<(String, String)> {
+    let codes: Vec<&str> = settings.disabled.iter().map(|d| d.code).collect();
+    let decided = gpu_trust_decide::decide(&gpu_trust_decide::Input {
+        inputs: documents.inputs.as_deref(),
+        ingest: &documents.options,
+        policy,
+        options: input.options,
+        fleet: input.fleet,
+        report,
+        threshold: fail_at(settings.fail_on).unwrap_or(Severity::High),
+        disabled: &codes,
+    });
+    report.fix_first = Some(decided.fix_first);
+    report.actions = Some(decided.actions);
+    (decided.patched.into_iter())
+        .map(|i| (i.name, i.text))
+        .collect()
+}
+
+/// The exit code, decided (and the verdict set on the report) before a byte is written, so that a
+/// reader that goes away cannot change it: 2 for a partial audit not accepted, whatever the
+/// threshold (`--fail-on never` does not make it pass), 1 when the verdict fails the run, else 0.
+fn verdict(settings: &Settings, report: &mut gpu_trust_report::AuditReport) -> u8 {
+    let verdict = report.verdict(fail_at(settings.fail_on), settings.fail_on_new);
     let code = if !crate::coverage::passes(&report.coverage) {
         output::INPUT_ERROR
     } else if verdict.exit_code == 1 {
@@ -714,98 +755,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         output::CLEAN
     };
     report.verdict = Some(verdict);
-    if let Some(dir) = &settings.emit_fixes {
-        let stdin = settings.stdin_filename.as_deref().unwrap_or(STDIN_NAME);
-        // Patched copies of files only: a live cluster's documents are no files to copy.
-        let patched: Vec<(String, String)> = patched
-            .into_iter()
-            .filter(|_| !settings.paths.is_empty())
-            .map(|i| (i.name, i.text))
-            .collect();
-        let read: Vec<&Path> = settings
-            .paths
-            .iter()
-            .chain(&settings.nodes)
-            .map(PathBuf::as_path)
-            .collect();
-        for (relative, text) in
-            gpu_trust_report::audit::fix_first::emitted(&report, &patched, stdin)
-        {
-            let path = dir.join(relative);
-            if let Some(input) = output::overwritten_input(&path, &read) {
-                return input_error(format!(
-                    "--emit-fixes would overwrite {}, which this run reads; write the fixes elsewhere",
-                    output::escaped(&input.display().to_string())
-                ));
-            }
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).with_context(|| {
-                    format!(
-                        "{}: cannot create",
-                        output::escaped(&parent.display().to_string())
-                    )
-                })?;
-            }
-            output::write_output(Some(&path), &text)?;
-        }
-    }
-    // A failed write of the reports fails the run (exit 2) once the outputs are written.
-    let code = if settings.write_reports && !write_reports(&settings, &input, &report) {
-        output::INPUT_ERROR
+    code
+}
+
+/// `--emit-fixes DIR`: each action's patch and, for file input, the patched copies of the input
+/// files, never over a file the run reads.
+fn emit_fixes(
+    settings: &Settings,
+    dir: &Path,
+    report: &gpu_trust_report::AuditReport,
+    patched: Vec<(String, String)>,
+) -> anyhow::Result<()> {
+    // Patched copies of files only: a live cluster's documents are no files to copy.
+    let patched = if settings.paths.is_empty() {
+        Vec::new()
     } else {
-        code
+        patched
     };
-    // The settings every format reads, resolved once; a format is chosen in one place
-    // (`gpu_trust_report::audit::render`).
-    let mut options = RenderOptions {
-        fail_at: fail_at(fail_on),
-        min_severity: Some(settings.min_severity),
-        summary: settings.summary,
-        show_accepted: settings.show_accepted,
-        disabled: settings
-            .disabled
-            .iter()
-            .map(|d| (d.code.to_string(), d.reason.clone()))
-            .collect(),
-        disabled_findings,
-        ..RenderOptions::default()
-    };
-    if settings.targets.iter().any(|(f, _)| f.needs_place()) {
-        let (working_dir, root) = repository(settings.sarif_root.as_deref())?;
-        options.place = Some(Place {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            working_dir,
-            root,
-            link_base: settings.link_base.clone(),
-            stdin_name: settings.stdin_filename.clone(),
-            fallback_file: settings
-                .policy
-                .as_ref()
-                .or_else(|| settings.paths.first())
-                .map(|p| p.display().to_string()),
-        });
+    let read: Vec<&Path> = (settings.paths.iter().chain(&settings.nodes))
+        .map(PathBuf::as_path)
+        .collect();
+    let emitted =
+        gpu_trust_report::audit::fix_first::emitted(report, &patched, &settings.stdin_name);
+    for (relative, text) in emitted {
+        let path = dir.join(relative);
+        if let Some(input) = output::overwritten_input(&path, &read) {
+            anyhow::bail!(
+                "--emit-fixes would overwrite {}, which this run reads; write the fixes elsewhere",
+                output::escaped(&input.display().to_string())
+            );
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!(
+                    "{}: cannot create",
+                    output::escaped(&parent.display().to_string())
+                )
+            })?;
+        }
+        output::write_output(Some(&path), &text)?;
     }
+    Ok(())
+}
+
+/// Streams each rendering through the report crate's one `render` (a format is chosen in one
+/// place), fitted to where it goes; what the writes came to.
+fn render_targets(
+    settings: &Settings,
+    report: &gpu_trust_report::AuditReport,
+    disabled_findings: usize,
+) -> anyhow::Result<()> {
+    let mut options = RenderOptions {
+        disabled_findings,
+        ..settings.render.clone()
+    };
     let docs = registry_docs();
-    let mut written = Ok(());
-    for (format, path) in &settings.targets {
+    output::stream_each(&settings.targets, |(format, path)| {
         let path = path.as_deref();
         options.colour = colour_enabled(path);
         options.width = output::text_width(path);
-        written = stream_output(path, |w| {
-            render(*format, &report, &docs, &options, w)?;
+        stream_output(path, |w| {
+            render(*format, report, &docs, &options, w)?;
             Ok(())
-        });
-        // A closed standard output keeps the verdict; the files are still written.
-        if written.as_ref().is_err_and(|e| !output::is_broken_pipe(e)) {
-            break;
-        }
-    }
-
-    // The process ends here: freeing a large fleet and report object by object would only cost time
-    // (about 4% of the instructions of a 60,000-pod audit); the system takes the memory back at exit.
-    std::mem::forget(report);
-    std::mem::forget(fleet);
-    output::verdict(written, code)
+        })
+    })
 }
 
 /// `--write-reports`: each tenant namespace's OpenReports Report in the cluster made equal to this
@@ -860,11 +873,11 @@ fn write_reports(
 /// pair), else 0.
 fn explain_pair(
     report: &gpu_trust_report::AuditReport,
-    targets: &[(ReportFormat, Option<PathBuf>)],
+    targets: &[Target],
     fail_on: FailOn,
 ) -> anyhow::Result<ExitCode> {
     let Some(view) = gpu_trust_report::pair::view(report) else {
-        return input_error("--pair: the audit explained no pair");
+        anyhow::bail!("--pair: the audit explained no pair");
     };
     let failing = fail_at(fail_on).is_some_and(|floor| {
         let pair = view
@@ -886,37 +899,14 @@ fn explain_pair(
     } else {
         output::CLEAN
     };
-    let mut written = Ok(());
-    for (format, path) in targets {
-        let path = path.as_deref();
-        written = stream_output(path, |w| {
-            let text = match format {
-                ReportFormat::Json => gpu_trust_report::pair::json(&view)?,
-                _ => gpu_trust_report::pair::table(&view, output::text_width(path)),
-            };
-            w.write_all(text.as_bytes())?;
-            Ok(())
-        });
-        if written.as_ref().is_err_and(|e| !output::is_broken_pipe(e)) {
-            break;
-        }
-    }
+    let written = output::stream_each(targets, |(format, path)| {
+        let text = match format {
+            ReportFormat::Json => gpu_trust_report::pair::json(&view)?,
+            _ => gpu_trust_report::pair::table(&view, output::text_width(path.as_deref())),
+        };
+        output::write_output(path.as_deref(), &text)
+    });
     output::verdict(written, code)
-}
-
-/// The current directory and the repository root the reports' paths are relative to: `--sarif-root`
-/// (relative to the current directory), else the root of the git repository the current directory
-/// is in, else the current directory.
-fn repository(sarif_root: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let root = match sarif_root {
-        Some(root) if root.is_absolute() => root.to_path_buf(),
-        Some(root) => cwd.join(root),
-        None => crate::config::repository_root(&cwd)
-            .unwrap_or(&cwd)
-            .to_path_buf(),
-    };
-    Ok((cwd, root))
 }
 
 /// Removes the findings of rules the configuration disables, and takes them out of the summary's

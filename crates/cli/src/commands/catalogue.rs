@@ -40,10 +40,7 @@ pub struct Args {
 const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
     let model = match &args.model {
         None => None,
         Some(name) => {

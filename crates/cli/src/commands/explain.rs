@@ -2,7 +2,7 @@
 //! the glossary of the words the reports use. Both are written by `gpu_trust_report::explain`; this
 //! module finds the rule, or suggests close ones.
 
-use crate::output::{self, Format, OutputArgs, INPUT_ERROR};
+use crate::output::{self, Format, OutputArgs};
 use gpu_trust_report::explain;
 use gpu_trust_rules::{registry, rule};
 use std::process::ExitCode;
@@ -29,10 +29,7 @@ pub struct Args {
 const FORMATS: &[Format] = &[Format::Table];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
     let wanted = args.code.trim();
     if wanted.eq_ignore_ascii_case("terms") {
         return output::write_targets(&targets, output::CLEAN, |_| Ok(explain::terms()));
@@ -45,16 +42,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(meta) = found else {
         let close = suggestions(wanted);
         if close.is_empty() {
-            crate::output::eprint_error(format!(
-                "no rule `{wanted}`; `gpu-trust rules` lists them"
-            ));
-        } else {
-            crate::output::eprint_error(format!(
-                "no rule `{wanted}`; did you mean {}?",
-                close.join(", ")
-            ));
+            anyhow::bail!("no rule `{wanted}`; `gpu-trust rules` lists them");
         }
-        return Ok(ExitCode::from(INPUT_ERROR));
+        anyhow::bail!("no rule `{wanted}`; did you mean {}?", close.join(", "));
     };
     output::write_targets(&targets, output::CLEAN, |_| Ok(explain::rule(meta)))
 }

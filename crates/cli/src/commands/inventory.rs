@@ -58,35 +58,24 @@ pub struct Args {
 const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Yaml];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
     if !args.paths.is_empty() && args.cluster.any() {
-        output::eprint_error(crate::live::WITH_PATHS);
-        return Ok(output::exit(output::INPUT_ERROR));
+        anyhow::bail!(crate::live::WITH_PATHS);
     }
     if input::stdin_twice(args.policy.as_deref(), &args.paths) {
-        output::eprint_error("standard input can hold the cluster or the policy, not both");
-        return Ok(output::exit(output::INPUT_ERROR));
+        anyhow::bail!("standard input can hold the cluster or the policy, not both");
     }
-    let policy = match input::policy_or_default(args.policy.as_deref()) {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
-    };
-    let Some(ingested) = input::cluster(&args.paths, &args.cluster, args.follow_symlinks) else {
-        return Ok(output::exit(output::INPUT_ERROR));
-    };
+    let policy = input::policy_or_default(args.policy.as_deref())?;
+    let ingested = input::cluster(&args.paths, &args.cluster, args.follow_symlinks)?;
     let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
     if errors > 0 && !args.skip_invalid {
-        return Ok(input::refuse_unusable(errors, "see the rest"));
+        return Err(input::refuse_unusable(errors, "see the rest"));
     }
     let fleet = ingested.fleet;
     let tenancy = policy.resolve(&fleet.namespaces);
     output::eprint_diagnostics(tenancy.diagnostics());
     if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
-        output::eprint_error("the policy does not fit the cluster's namespaces");
-        return Ok(output::exit(output::INPUT_ERROR));
+        anyhow::bail!("the policy does not fit the cluster's namespaces");
     }
     let tenant_of = |ns: &str| tenancy.tenant_of(ns).map(|t| tenancy.name(t).to_string());
     let overrides =

@@ -32,10 +32,7 @@ fn parse_mechanism(s: &str) -> Result<Mechanism, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
     let selected: Vec<Mechanism> = if args.mechanisms.is_empty() {
         Mechanism::ALL.to_vec()
     } else {

@@ -93,26 +93,22 @@ pub struct Args {
 /// script (a dry run unless given --apply).
 const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Script];
 
-fn input_error(diagnostics: &[Diagnostic], what: &str) -> ExitCode {
+fn input_error(diagnostics: &[Diagnostic], what: &str) -> anyhow::Error {
     output::eprint_diagnostics(diagnostics);
     output::eprint_line(&format!(
         "gpu-trust: {} in {what}",
         plural(diagnostics.len(), "error", "errors")
     ));
-    output::exit(output::INPUT_ERROR)
+    output::stopped()
 }
 
-/// Reads the plan file and its policy into a plan input, or the exit code of the input error.
-fn load(args: &Args) -> Result<(PlanInput, Policy), ExitCode> {
+/// Reads the plan file and its policy into a plan input, or the error that stops the run.
+fn load(args: &Args) -> anyhow::Result<(PlanInput, Policy)> {
     let name = args.file.display().to_string();
-    let text = match input::read(&args.file, MAX_PLAN_BYTES) {
-        Ok(t) => t,
-        Err(d) => {
-            output::eprint_diagnostics([&d]);
-            output::eprint_error(format!("{name}: the plan file could not be read"));
-            return Err(output::exit(output::INPUT_ERROR));
-        }
-    };
+    let text = input::read(&args.file, MAX_PLAN_BYTES).map_err(|d| {
+        output::eprint_diagnostics([&d]);
+        anyhow::anyhow!("{name}: the plan file could not be read")
+    })?;
     let plan_file = file::parse(&text, &name).map_err(|d| input_error(&d, "the plan file"))?;
     let policy = match &plan_file.policy {
         PolicySource::Default => Policy::default(),
@@ -138,7 +134,7 @@ fn load(args: &Args) -> Result<(PlanInput, Policy), ExitCode> {
                             format!("policyFile {policy_name} could not be read"),
                         ),
                     ]);
-                    return Err(output::exit(output::INPUT_ERROR));
+                    return Err(output::stopped());
                 }
                 Err(PolicyError::Invalid(d)) => return Err(input_error(&d, "the policy")),
             }
@@ -153,23 +149,20 @@ fn load(args: &Args) -> Result<(PlanInput, Policy), ExitCode> {
     Ok((input, policy))
 }
 
-/// The cluster as it runs now (`--current`), or the exit code when it cannot be used: a plan that
-/// moves workloads must not rest on a cluster read in part.
-fn current(args: &Args, paths: &[PathBuf]) -> Result<Ingested, ExitCode> {
+/// The cluster as it runs now (`--current`), or the error that stops the run when it cannot be
+/// used: a plan that moves workloads must not rest on a cluster read in part.
+fn current(args: &Args, paths: &[PathBuf]) -> anyhow::Result<Ingested> {
     if !paths.is_empty() && args.cluster.any() {
-        output::eprint_error(crate::live::WITH_PATHS);
-        return Err(output::exit(output::INPUT_ERROR));
+        anyhow::bail!(crate::live::WITH_PATHS);
     }
-    let Some(ingested) = input::cluster(paths, &args.cluster, false) else {
-        return Err(output::exit(output::INPUT_ERROR));
-    };
+    let ingested = input::cluster(paths, &args.cluster, false)?;
     let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
     if errors > 0 {
         output::eprint_line(&format!(
             "gpu-trust: {} in the current cluster: a plan that moves workloads needs all of it",
             plural(errors, "error", "errors")
         ));
-        return Err(output::exit(output::INPUT_ERROR));
+        return Err(output::stopped());
     }
     Ok(ingested)
 }
@@ -207,38 +200,20 @@ fn write_file(dir: &Path, path: &str, content: &str) -> anyhow::Result<()> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.current.is_none() && args.cluster.any() {
-        output::eprint_error(
-            "--kubeconfig, --context and --namespace name the cluster of --current",
-        );
-        return Ok(output::exit(output::INPUT_ERROR));
+        anyhow::bail!("--kubeconfig, --context and --namespace name the cluster of --current");
     }
     let migrating = args.current.is_some() && args.emit.is_none();
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
     if targets.iter().any(|t| t.format == Format::Script) && !migrating {
-        output::eprint_error(
-            "--format script writes the migration: it needs --current (and no --emit)",
-        );
-        return Ok(output::exit(output::INPUT_ERROR));
+        anyhow::bail!("--format script writes the migration: it needs --current (and no --emit)");
     }
     if migrating && args.dra {
-        output::eprint_error(
-            "the migration (--current without --emit) reconfigures the device plugin and the MIG manager; it is not written for --dra",
-        );
-        return Ok(output::exit(output::INPUT_ERROR));
+        anyhow::bail!("the migration (--current without --emit) reconfigures the device plugin and the MIG manager; it is not written for --dra");
     }
-    let (input, policy) = match load(&args) {
-        Ok(i) => i,
-        Err(code) => return Ok(code),
-    };
+    let (input, policy) = load(&args)?;
     let current = match &args.current {
         None => None,
-        Some(paths) => match current(&args, paths) {
-            Ok(c) => Some(c),
-            Err(code) => return Ok(code),
-        },
+        Some(paths) => Some(current(&args, paths)?),
     };
     let objects = current
         .as_ref()
@@ -348,10 +323,7 @@ fn migration(
     let today = args
         .today
         .unwrap_or_else(|| Date::from_system_time(SystemTime::now()));
-    let data = match crate::input::advisories(&[], false) {
-        Ok(loaded) => loaded.data,
-        Err(code) => return Ok(code),
-    };
+    let data = crate::input::advisories(&[], false)?.data;
     let m = migrate(
         plan,
         input,

@@ -86,34 +86,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
     if !args.paths.is_empty() && args.cluster.any() {
-        output::eprint_error(crate::live::WITH_PATHS);
-        return Ok(output::exit(output::INPUT_ERROR));
+        anyhow::bail!(crate::live::WITH_PATHS);
     }
-    let targets = match args.output.targets(INIT_FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(INIT_FORMATS)?;
     for out in targets.iter().filter_map(output::Target::path) {
         let read: Vec<&std::path::Path> = args.paths.iter().map(PathBuf::as_path).collect();
         if let Some(input) = output::overwritten_input(out, &read) {
-            output::eprint_error(format!(
+            anyhow::bail!(
                 "--output {} would overwrite {}, which this run reads; write the policy elsewhere",
                 output::escaped(&out.display().to_string()),
                 output::escaped(&input.display().to_string())
-            ));
-            return Ok(output::exit(output::INPUT_ERROR));
+            );
         }
     }
-    let Some((ingested, documents)) =
-        input::cluster_read(&args.paths, &args.cluster, args.follow_symlinks)
-    else {
-        return Ok(output::exit(output::INPUT_ERROR));
-    };
+    let (ingested, documents) =
+        input::cluster_read(&args.paths, &args.cluster, args.follow_symlinks)?;
     // The namespaces of documents that cannot be read are not known: nothing is drafted from a
     // part of the cluster.
     let errors = input::print_cluster_diagnostics(&ingested.diagnostics);
     if errors > 0 {
-        return Ok(input::refuse_unusable(errors, "draft a policy"));
+        return Err(input::refuse_unusable(errors, "draft a policy"));
     }
     let from = match (&documents.context, args.paths.as_slice()) {
         (Some(context), _) => format!("the cluster of context {context}"),
@@ -131,22 +123,18 @@ fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
     for out in targets.iter().filter_map(|t| t.path()) {
         if output::overwritten_input(out, &[args.file.as_path()]).is_some() {
-            output::eprint_error(format!(
+            anyhow::bail!(
                 "--output {} is the policy being checked; write the report elsewhere",
                 output::escaped(&out.display().to_string())
-            ));
-            return Ok(output::exit(output::INPUT_ERROR));
+            );
         }
     }
     let policy = match input::load_policy(&args.file) {
         Ok(p) => p,
-        Err(PolicyError::Unreadable(d)) => return Ok(input::unreadable_policy(&name, &d)),
+        Err(PolicyError::Unreadable(d)) => return Err(input::unreadable_policy(&name, &d)),
         Err(PolicyError::Invalid(errors)) => {
             output::eprint_diagnostics(&errors);
             return Ok(invalid(&name, errors.len()));

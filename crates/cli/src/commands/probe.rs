@@ -225,12 +225,9 @@ pub fn run_job_pod(args: JobPodArgs) -> anyhow::Result<ExitCode> {
             fake: None,
             fake_dir: None,
         }),
-        other => {
-            output::eprint_error(format!(
-                "JOB_COMPLETION_INDEX is `{other}`, not 0 or 1: probe-job-pod runs in the two pods of the indexed Job that `gpu-trust probe --emit-job` writes"
-            ));
-            Ok(output::exit(output::INPUT_ERROR))
-        }
+        other => anyhow::bail!(
+            "JOB_COMPLETION_INDEX is `{other}`, not 0 or 1: probe-job-pod runs in the two pods of the indexed Job that `gpu-trust probe --emit-job` writes"
+        ),
     }
 }
 
@@ -264,37 +261,31 @@ fn fake_backend(profile: &str, dir: Option<&Path>) -> Result<FakeBackend, ProbeE
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.emit_job {
-        return emit_job(&args);
-    }
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
-    if args.timeout == 0 {
-        output::eprint_error("--timeout must be at least 1 second");
-        return Ok(output::exit(output::INPUT_ERROR));
-    }
-    let backend: Arc<dyn Backend> = match &args.fake {
-        Some(profile) => Arc::new(fake_backend(profile, args.fake_dir.as_deref())?),
+/// The GPU probed: the simulated one of `--fake`, else the real one through the driver; a machine
+/// where the probe cannot run (no driver, no GPU) stops the run, saying why.
+fn backend(args: &Args) -> anyhow::Result<Arc<dyn Backend>> {
+    match &args.fake {
+        Some(profile) => Ok(Arc::new(fake_backend(profile, args.fake_dir.as_deref())?)),
         None => match RealBackend::new() {
-            Ok(b) => Arc::new(b),
+            Ok(b) => Ok(Arc::new(b)),
             Err(e) if e.is_environment() => {
                 output::eprint_line(&format!("gpu-trust: {e}"));
-                return Ok(output::exit(output::INPUT_ERROR));
+                Err(output::stopped())
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(e.into()),
         },
-    };
-    let exe = std::env::current_exe().context("locating the gpu-trust binary to start workers")?;
-    let run = run_evidence(args.run.clone(), &exe);
+    }
+}
+
+/// How the workers start: child processes of this binary, the aggressor in the remote pod of
+/// `--aggressor-remote` when given.
+fn launcher(args: &Args, exe: PathBuf, backend: Arc<dyn Backend>) -> Box<dyn Launcher> {
     let local = ProcessLauncher {
         exe,
         subcommand: vec![WORKER_SUBCOMMAND.to_string()],
-        backend: Arc::clone(&backend),
+        backend,
     };
-    let launcher: Box<dyn Launcher> = match &args.aggressor_remote {
+    match &args.aggressor_remote {
         Some(addr) => Box::new(RemoteLauncher {
             address: addr.clone(),
             remote_role: Role::Aggressor,
@@ -302,13 +293,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             connect_for: Duration::from_secs(args.connect_timeout),
         }),
         None => Box::new(local),
-    };
+    }
+}
+
+/// What the probe measures, between whom, how long, and the mechanism's settings as given.
+fn options(args: &Args, run: RunEvidence) -> ProbeOptions {
     let mut settings = MechanismSettings::default();
     for s in &args.settings {
         // Each was checked when the command line was read.
         let _ = settings.set(s);
     }
-    let opts = ProbeOptions {
+    ProbeOptions {
         victim: args.victim.clone(),
         aggressor: args.aggressor.clone(),
         scenarios: args.scenarios.clone(),
@@ -319,7 +314,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         remote_aggressor: args.aggressor_remote.clone(),
         run,
         settings,
+    }
+}
+
+/// The evidence so far, written over the JSON file of the run (if any) as each scenario ends, so
+/// that a probe cut short leaves what it measured; a write that fails is a warning.
+fn write_partial(path: Option<&Path>, evidence: &gpu_trust_probe::ProbeEvidence) {
+    let Some(path) = path else {
+        return;
     };
+    let written = gpu_trust_report::probe::json::render(evidence)
+        .map_err(anyhow::Error::from)
+        .and_then(|text| output::replace_output(path, &text));
+    if let Err(e) = written {
+        output::eprint_line(&format!("gpu-trust: warning: partial evidence: {e:#}"));
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.emit_job {
+        return emit_job(&args);
+    }
+    let targets = args.output.targets(FORMATS)?;
+    if args.timeout == 0 {
+        anyhow::bail!("--timeout must be at least 1 second");
+    }
+    let backend = backend(&args)?;
+    let exe = std::env::current_exe().context("locating the gpu-trust binary to start workers")?;
+    let opts = options(&args, run_evidence(args.run.clone(), &exe));
+    let launcher = launcher(&args, exe, Arc::clone(&backend));
     let show_progress = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
         if show_progress {
@@ -330,17 +353,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .find(|t| t.format == Format::Json)
         .and_then(|t| t.path());
-    let mut partial = |ev: &gpu_trust_probe::ProbeEvidence| {
-        let Some(path) = partial_file else {
-            return;
-        };
-        let written = gpu_trust_report::probe::json::render(ev)
-            .map_err(anyhow::Error::from)
-            .and_then(|text| output::replace_output(path, &text));
-        if let Err(e) = written {
-            output::eprint_line(&format!("gpu-trust: warning: partial evidence: {e:#}"));
-        }
-    };
+    let mut partial = |ev: &gpu_trust_probe::ProbeEvidence| write_partial(partial_file, ev);
     let result = run_probe(
         backend.as_ref(),
         launcher.as_ref(),
@@ -360,11 +373,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(ev) => ev,
         Err(e) if e.is_environment() => {
             output::eprint_line(&format!("gpu-trust: {e}"));
-            return Ok(output::exit(output::INPUT_ERROR));
+            return Err(output::stopped());
         }
         Err(ProbeError::Device(msg)) | Err(ProbeError::Usage(msg)) => {
-            output::eprint_error(msg);
-            return Ok(output::exit(output::INPUT_ERROR));
+            anyhow::bail!("{msg}");
         }
         Err(e) => return Err(e.into()),
     };
@@ -400,8 +412,7 @@ fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
         match parse_selector(s) {
             Ok(kv) => node_selector.push(kv),
             Err(e) => {
-                output::eprint_error(e);
-                return Ok(output::exit(output::INPUT_ERROR));
+                anyhow::bail!("{e}");
             }
         }
     }
@@ -416,16 +427,10 @@ fn emit_job(args: &Args) -> anyhow::Result<ExitCode> {
         port: DEFAULT_PORT,
         binary: "gpu-trust".into(),
     };
-    let path = match args.output.one_file("--emit-job") {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
-    };
+    let path = args.output.one_file("--emit-job")?;
     match render_job(&opts) {
         Ok(yaml) => output::verdict(output::write_output(path, &yaml), output::CLEAN),
-        Err(e) => {
-            output::eprint_error(e);
-            Ok(output::exit(output::INPUT_ERROR))
-        }
+        Err(e) => anyhow::bail!("{e}"),
     }
 }
 

@@ -22,10 +22,7 @@ pub struct Args {
 const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let targets = match args.output.targets(FORMATS) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
+    let targets = args.output.targets(FORMATS)?;
     let docs = registry_docs();
     output::write_targets(&targets, output::CLEAN, |t| {
         Ok(match t.format {

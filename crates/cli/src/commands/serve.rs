@@ -10,6 +10,8 @@ mod http;
 use crate::live::ClusterArgs;
 use crate::output;
 use gpu_trust_live::service::Service;
+use gpu_trust_live::watch::Mirror;
+use gpu_trust_live::Snapshot;
 use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::report::AuditReport;
 use gpu_trust_model::Diagnostic;
@@ -25,6 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -102,14 +105,7 @@ pub struct Args {
 
 /// --update-advisories-every: an hour to 30 days.
 fn parse_interval(text: &str) -> Result<f64, String> {
-    let v: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
-    if !v.is_finite() || !(3_600.0..=2_592_000.0).contains(&v) {
-        return Err(format!("`{text}`: seconds must be from 3600 to 2592000"));
-    }
-    Ok(v)
+    seconds_within(text, 3_600.0, 2_592_000.0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -137,12 +133,15 @@ Examples:
 
 /// Seconds as --debounce and --max-delay take them: a finite number from 0 to a day.
 fn parse_seconds(text: &str) -> Result<f64, String> {
-    let v: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
-    if !v.is_finite() || !(0.0..=86_400.0).contains(&v) {
-        return Err(format!("`{text}`: seconds must be from 0 to 86400"));
+    seconds_within(text, 0.0, 86_400.0)
+}
+
+/// A number of seconds from `low` to `high`.
+fn seconds_within(text: &str, low: f64, high: f64) -> Result<f64, String> {
+    let v: f64 =
+        (text.trim().parse()).map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !v.is_finite() || !(low..=high).contains(&v) {
+        return Err(format!("`{text}`: seconds must be from {low} to {high}"));
     }
     Ok(v)
 }
@@ -263,34 +262,84 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,
     });
-    let policy = match crate::input::policy_or_default(args.policy.as_deref()) {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
-    };
-    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
-        (Some(cert), Some(key)) => match http::Tls::load(cert, key) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                output::eprint_error(e);
-                return Ok(output::exit(output::INPUT_ERROR));
-            }
+    let policy = crate::input::policy_or_default(args.policy.as_deref())?;
+    let (listener, tls) = listen(&args, log)?;
+    // The advisory data: read once here, and again after an update that brought bulletins.
+    let advisories = Arc::new(RwLock::new(crate::input::advisories(&[], false)?.data));
+    let refreshed = Arc::new(AtomicBool::new(false));
+    if let Some(every) = args.update_advisories_every {
+        refresh_advisories(
+            args.update_advisories_from.clone(),
+            Duration::from_secs_f64(every),
+            Arc::clone(&advisories),
+            Arc::clone(&refreshed),
+            log,
+        );
+    }
+    let published = Arc::new(RwLock::new(Published {
+        audit: None,
+        ready: false,
+        process: Process {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            ..Process::default()
         },
+    }));
+    let options = args.cluster.options();
+    let service = Service::start(options.clone());
+    let access = match args.auth {
+        AuthMode::Kubernetes => Some(Arc::new(access::Access::new(service.clone()))),
+        AuthMode::None => None,
+    };
+    http::serve(listener, tls, Arc::clone(&published), access, log);
+    let timeout = options.timeout();
+    let mirror = follow(options, log);
+    let timing = (seconds(args.debounce), seconds(args.max_delay));
+    let mut seen = 0;
+    loop {
+        let snapshot = match next_snapshot(&mirror, &published, &refreshed, &mut seen, timing) {
+            Ok(Some(snapshot)) => snapshot,
+            Ok(None) => continue,
+            Err(fatal) => {
+                let error = [("error", Value::from(fatal.as_str()))];
+                log.write("error", "cannot follow the cluster", &error);
+                anyhow::bail!("{fatal}");
+            }
+        };
+        let Some((audited, duration)) = audit_snapshot(snapshot, &policy, &advisories, log) else {
+            continue;
+        };
+        let audited = Arc::new(audited);
+        if let Ok(mut p) = published.write() {
+            p.audit = Some(Arc::clone(&audited));
+            let complete = audited.report.coverage.complete;
+            p.ready |= complete;
+            p.process.audited(duration, now_seconds(), complete);
+            p.process.watch_errors = mirror.failures();
+        }
+        if args.write_reports {
+            write_reports(&service, &audited, &published, timeout, log);
+        }
+    }
+}
+
+/// Loads the TLS certificate and binds the address to serve on, then logs the start with its
+/// warnings: no authentication (`--auth none`), plain HTTP on an address other hosts reach.
+fn listen(args: &Args, log: Log) -> anyhow::Result<(TcpListener, Option<http::Tls>)> {
+    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => {
+            Some(http::Tls::load(cert, key).map_err(|e| anyhow::anyhow!("{e}"))?)
+        }
         _ => None,
     };
-    let listener = match TcpListener::bind(&args.listen) {
-        Ok(l) => l,
-        Err(e) => {
-            output::eprint_error(format!("cannot listen on {}: {e}", args.listen));
-            return Ok(output::exit(output::INPUT_ERROR));
-        }
-    };
-    let version = env!("CARGO_PKG_VERSION");
+    let listener = TcpListener::bind(&args.listen)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
+    let listen = ("listen", Value::from(args.listen.as_str()));
     log.write(
         "info",
         "starting",
         &[
-            ("version", Value::from(version)),
-            ("listen", Value::from(args.listen.as_str())),
+            ("version", Value::from(env!("CARGO_PKG_VERSION"))),
+            listen.clone(),
             (
                 "scheme",
                 Value::from(if tls.is_some() { "https" } else { "http" }),
@@ -316,48 +365,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         log.write(
             "warn",
             "serving plain HTTP on a non-loopback address: tokens and reports cross the network unencrypted (--tls-cert-file, --tls-private-key-file)",
-            &[("listen", Value::from(args.listen.as_str()))],
+            &[listen],
         );
     }
+    Ok((listener, tls))
+}
 
-    // The advisory data: read once here, and again after an update that brought bulletins.
-    let advisories = match crate::input::advisories(&[], false) {
-        Ok(loaded) => Arc::new(RwLock::new(loaded.data)),
-        Err(code) => return Ok(code),
-    };
-    let refreshed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    if let Some(every) = args.update_advisories_every {
-        refresh_advisories(
-            args.update_advisories_from.clone(),
-            Duration::from_secs_f64(every),
-            Arc::clone(&advisories),
-            Arc::clone(&refreshed),
-            log,
-        );
-    }
-
-    let published = Arc::new(RwLock::new(Published {
-        audit: None,
-        ready: false,
-        process: Process {
-            version: version.to_string(),
-            ..Process::default()
-        },
-    }));
-    let options = args.cluster.options();
-    let service = Service::start(options.clone());
-    let access = match args.auth {
-        AuthMode::Kubernetes => Some(access::Access::new(service.clone())),
-        AuthMode::None => None,
-    };
-    http::serve(
-        listener,
-        tls,
-        Arc::clone(&published),
-        access.map(Arc::new),
-        log,
-    );
-
+/// Lists and watches the cluster, logging each request to the API server that failed.
+fn follow(options: gpu_trust_live::Options, log: Log) -> Mirror {
     let on_failure: gpu_trust_live::watch::OnFailure = Arc::new(move |f| {
         log.write(
             "warn",
@@ -370,198 +385,210 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ],
         )
     });
-    let mirror = gpu_trust_live::watch::Mirror::start(options.clone(), on_failure);
-    let debounce = seconds(args.debounce);
-    let max_delay = seconds(args.max_delay);
-    let mut seen = 0;
-    loop {
-        let generation = mirror.wait_past(seen, Duration::from_secs(60));
-        if let Ok(mut p) = published.write() {
-            p.process.watch_errors = mirror.failures();
+    Mirror::start(options, on_failure)
+}
+
+/// Waits for something to audit: a change of the cluster past generation `seen`, or new advisory
+/// data; then for `debounce` of quiet, but not past `max_delay` after the change (the first audit
+/// runs as soon as every kind has been listed once). The snapshot to audit (`None`: nothing yet),
+/// or why the cluster cannot be followed.
+fn next_snapshot(
+    mirror: &Mirror,
+    published: &RwLock<Published>,
+    refreshed: &AtomicBool,
+    seen: &mut u64,
+    (debounce, max_delay): (Duration, Duration),
+) -> Result<Option<Snapshot>, String> {
+    let generation = mirror.wait_past(*seen, Duration::from_secs(60));
+    if let Ok(mut p) = published.write() {
+        p.process.watch_errors = mirror.failures();
+    }
+    if let Some(fatal) = mirror.fatal() {
+        return Err(fatal);
+    }
+    let new_advisories = refreshed.swap(false, Ordering::SeqCst);
+    if generation == *seen && !new_advisories {
+        return Ok(None);
+    }
+    let first = Instant::now();
+    let mut last = generation;
+    let mut quiet = published.read().is_ok_and(|p| p.audit.is_none());
+    while !quiet {
+        let wait = debounce.min(max_delay.saturating_sub(first.elapsed()));
+        let next = mirror.wait_past(last, wait);
+        quiet = next == last || first.elapsed() >= max_delay;
+        last = next;
+    }
+    let Some((generation, snapshot)) = mirror.snapshot() else {
+        *seen = last;
+        return Ok(None);
+    };
+    *seen = generation;
+    Ok(Some(snapshot))
+}
+
+/// What the snapshot holds for /metrics: the kinds read, those that could not be (the API paths),
+/// the kinds the cluster does not serve, and the objects.
+fn coverage(snapshot: &Snapshot) -> Coverage {
+    // Errors of the kinds listed; the others are custom kinds found unread in the cluster's
+    // CustomResourceDefinitions (or those definitions themselves), which are not in `served`.
+    let crd_path = gpu_trust_live::crds::COLLECTION.trim_start_matches('/');
+    let listed_errors = (snapshot.diagnostics.iter())
+        .filter(|d| !d.location.file.starts_with(crd_path))
+        .count();
+    Coverage {
+        kinds_read: snapshot.served.len() - listed_errors.min(snapshot.served.len()),
+        kinds_unreadable: (snapshot.diagnostics.iter())
+            .map(|d| d.location.file.clone())
+            .collect(),
+        kinds_absent: snapshot.absent.len(),
+        objects: snapshot.inputs.len(),
+    }
+}
+
+/// Audits a snapshot with the advisory data in use and renders the full view, logged with its
+/// counts; with how long it took. `None` when the policy does not fit the cluster's namespaces
+/// (logged; the last audit is kept).
+fn audit_snapshot(
+    snapshot: Snapshot,
+    policy: &gpu_trust_policy::Policy,
+    advisories: &RwLock<Advisories>,
+    log: Log,
+) -> Option<(Audited, f64)> {
+    let started = Instant::now();
+    let coverage = coverage(&snapshot);
+    let mut ingested = crate::live::ingest(snapshot);
+    let unknown = gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet);
+    ingested.diagnostics.extend(unknown);
+    let errors = crate::input::cluster_errors(ingested.diagnostics);
+    let fleet = ingested.fleet;
+    let tenancy = policy.resolve(&fleet.namespaces);
+    output::eprint_diagnostics(tenancy.diagnostics());
+    if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
+        let message = "the policy does not fit the cluster's namespaces; the last audit is kept";
+        log.write("error", message, &[]);
+        return None;
+    }
+    let options = AuditOptions {
+        today: Date::from_system_time(SystemTime::now()),
+        advisories: (advisories.read()).map_or_else(|p| p.into_inner().clone(), |a| a.clone()),
+        evidence: Vec::new(),
+        skipped: errors,
+        // Nothing lets what could not be read go (no --skip-invalid): an unreadable kind makes
+        // the audit partial, as it stops `gpu-trust audit`.
+        skip_invalid: false,
+        // There is no exit status to guard here: a partial audit is served marked partial, and
+        // /metrics says which layers (gpu_trust_coverage_layer).
+        accept_partial: false,
+        // The page served at / draws the GPUs.
+        layout: true,
+        pair: None,
+        focus: None,
+    };
+    let input = AuditInput {
+        fleet: &fleet,
+        tenancy: &tenancy,
+        options: &options,
+    };
+    let prepared = Prepared::new(&input);
+    let report = prepared.report(&input);
+    let full = Arc::new(Rendered {
+        json: served(Format::Json, &report),
+        html: served(Format::Html, &report),
+        metrics: prometheus::render(&report, &coverage),
+    });
+    let duration = started.elapsed().as_secs_f64();
+    log_audit(log, &report, &coverage, duration);
+    let audited = Audited {
+        report,
+        coverage,
+        fleet,
+        tenancy,
+        options,
+        prepared,
+        full,
+        views: Mutex::new(BTreeMap::new()),
+    };
+    Some((audited, duration))
+}
+
+/// The log line of an audit done: how long it took, the objects, the findings by severity and the
+/// coverage.
+fn log_audit(log: Log, report: &AuditReport, coverage: &Coverage, duration: f64) {
+    let counts = &report.summary.findings;
+    log.write(
+        "info",
+        "audit done",
+        &[
+            ("duration_seconds", Value::from(duration)),
+            ("objects", Value::from(coverage.objects)),
+            ("findings_critical", Value::from(counts.critical)),
+            ("findings_high", Value::from(counts.high)),
+            ("findings_medium", Value::from(counts.medium)),
+            ("findings_low", Value::from(counts.low)),
+            ("findings_info", Value::from(counts.info)),
+            ("findings_accepted", Value::from(report.summary.accepted)),
+            ("coverage_complete", Value::from(report.coverage.complete)),
+            (
+                "kinds_unreadable",
+                Value::from(coverage.kinds_unreadable.len()),
+            ),
+        ],
+    );
+}
+
+/// `--write-reports`, once the audit is served: each tenant namespace's OpenReports Report made
+/// equal to that tenant's view (an audit focused on it each), counted in the process's metrics and
+/// logged; a namespace that refuses does not stop the others.
+fn write_reports(
+    service: &Service,
+    audited: &Audited,
+    published: &RwLock<Published>,
+    timeout: Duration,
+    log: Log,
+) {
+    let wanted = gpu_trust_report::openreports::render(&audited.report, |tenants| {
+        audited.view_report(tenants).0
+    });
+    let result = service.sync_reports(wanted, timeout);
+    let mut p = published.write().ok();
+    let done = match result {
+        Ok(done) => done,
+        Err(e) => {
+            if let Some(p) = p.as_mut() {
+                p.process.report_write_errors += 1;
+            }
+            let error = [("error", Value::from(e.to_string()))];
+            log.write("error", "the reports could not be written", &error);
+            return;
         }
-        if let Some(fatal) = mirror.fatal() {
-            log.write(
-                "error",
-                "cannot follow the cluster",
-                &[("error", Value::from(fatal.as_str()))],
-            );
-            output::eprint_error(fatal);
-            return Ok(output::exit(output::INPUT_ERROR));
-        }
-        let new_advisories = refreshed.swap(false, std::sync::atomic::Ordering::SeqCst);
-        if generation == seen && !new_advisories {
-            continue;
-        }
-        // Debounce: wait for a quiet period, but not past max_delay; the first audit runs as soon
-        // as every kind has been listed once.
-        let first = Instant::now();
-        let mut last = generation;
-        let mut quiet = published.read().is_ok_and(|p| p.audit.is_none());
-        while !quiet {
-            let wait = debounce.min(max_delay.saturating_sub(first.elapsed()));
-            let next = mirror.wait_past(last, wait);
-            quiet = next == last || first.elapsed() >= max_delay;
-            last = next;
-        }
-        let Some((generation, snapshot)) = mirror.snapshot() else {
-            seen = last;
-            continue;
-        };
-        seen = generation;
-        let started = Instant::now();
-        // Errors of the kinds listed; the others are custom kinds found unread in the cluster's
-        // CustomResourceDefinitions (or those definitions themselves), which are not in `served`.
-        let crd_path = gpu_trust_live::crds::COLLECTION.trim_start_matches('/');
-        let listed_errors = snapshot
-            .diagnostics
-            .iter()
-            .filter(|d| !d.location.file.starts_with(crd_path))
-            .count();
-        let coverage = Coverage {
-            kinds_read: snapshot.served.len() - listed_errors.min(snapshot.served.len()),
-            kinds_unreadable: snapshot
-                .diagnostics
-                .iter()
-                .map(|d| d.location.file.clone())
-                .collect(),
-            kinds_absent: snapshot.absent.len(),
-            objects: snapshot.inputs.len(),
-        };
-        let mut ingested = crate::live::ingest(snapshot);
-        let unknown = gpu_trust_rules::acceptance::unknown_rules(&ingested.fleet);
-        ingested.diagnostics.extend(unknown);
-        let errors = crate::input::cluster_errors(ingested.diagnostics);
-        let fleet = ingested.fleet;
-        let tenancy = policy.resolve(&fleet.namespaces);
-        output::eprint_diagnostics(tenancy.diagnostics());
-        if tenancy.diagnostics().iter().any(Diagnostic::is_error) {
-            log.write(
-                "error",
-                "the policy does not fit the cluster's namespaces; the last audit is kept",
-                &[],
-            );
-            continue;
-        }
-        let now = SystemTime::now();
-        let options = AuditOptions {
-            today: Date::from_system_time(now),
-            advisories: advisories
-                .read()
-                .map_or_else(|p| p.into_inner().clone(), |a| a.clone()),
-            evidence: Vec::new(),
-            skipped: errors,
-            // Nothing lets what could not be read go (no --skip-invalid): an unreadable kind makes
-            // the audit partial, as it stops `gpu-trust audit`.
-            skip_invalid: false,
-            // There is no exit status to guard here: a partial audit is served marked partial, and
-            // /metrics says which layers (gpu_trust_coverage_layer).
-            accept_partial: false,
-            // The page served at / draws the GPUs.
-            layout: true,
-            pair: None,
-            focus: None,
-        };
-        let input = AuditInput {
-            fleet: &fleet,
-            tenancy: &tenancy,
-            options: &options,
-        };
-        let prepared = Prepared::new(&input);
-        let report = prepared.report(&input);
-        let full = Arc::new(Rendered {
-            json: served(Format::Json, &report),
-            html: served(Format::Html, &report),
-            metrics: prometheus::render(&report, &coverage),
-        });
-        let duration = started.elapsed().as_secs_f64();
-        let counts = &report.summary.findings;
+    };
+    if let Some(p) = p.as_mut() {
+        p.process.report_writes += (done.created + done.replaced + done.deleted) as u64;
+        p.process.report_write_errors += done.failed.len() as u64;
+    }
+    for (path, error) in &done.failed {
         log.write(
-            "info",
-            "audit done",
+            "warn",
+            "a report was not written",
             &[
-                ("duration_seconds", Value::from(duration)),
-                ("objects", Value::from(coverage.objects)),
-                ("findings_critical", Value::from(counts.critical)),
-                ("findings_high", Value::from(counts.high)),
-                ("findings_medium", Value::from(counts.medium)),
-                ("findings_low", Value::from(counts.low)),
-                ("findings_info", Value::from(counts.info)),
-                ("findings_accepted", Value::from(report.summary.accepted)),
-                ("coverage_complete", Value::from(report.coverage.complete)),
-                (
-                    "kinds_unreadable",
-                    Value::from(coverage.kinds_unreadable.len()),
-                ),
+                ("path", Value::from(path.as_str())),
+                ("error", Value::from(error.as_str())),
             ],
         );
-        let audited = Arc::new(Audited {
-            report,
-            coverage,
-            fleet,
-            tenancy,
-            options,
-            prepared,
-            full,
-            views: Mutex::new(BTreeMap::new()),
-        });
-        if let Ok(mut p) = published.write() {
-            p.audit = Some(Arc::clone(&audited));
-            let complete = audited.report.coverage.complete;
-            p.ready |= complete;
-            p.process.audited(duration, now_seconds(), complete);
-            p.process.watch_errors = mirror.failures();
-        }
-        if args.write_reports {
-            // After the audit is served: a view per tenant is an audit focused on it each.
-            let wanted = gpu_trust_report::openreports::render(&audited.report, |tenants| {
-                audited.view_report(tenants).0
-            });
-            let result = service.sync_reports(wanted, options_timeout(&args.cluster));
-            let mut p = published.write().ok();
-            match result {
-                Ok(done) => {
-                    if let Some(p) = p.as_mut() {
-                        p.process.report_writes +=
-                            (done.created + done.replaced + done.deleted) as u64;
-                        p.process.report_write_errors += done.failed.len() as u64;
-                    }
-                    // Each namespace on its own: one that refuses does not stop the others.
-                    for (path, error) in &done.failed {
-                        log.write(
-                            "warn",
-                            "a report was not written",
-                            &[
-                                ("path", Value::from(path.as_str())),
-                                ("error", Value::from(error.as_str())),
-                            ],
-                        );
-                    }
-                    log.write(
-                        "info",
-                        "reports written",
-                        &[
-                            ("created", Value::from(done.created)),
-                            ("replaced", Value::from(done.replaced)),
-                            ("deleted", Value::from(done.deleted)),
-                            ("unchanged", Value::from(done.unchanged)),
-                            ("conflicts", Value::from(done.conflicts)),
-                            ("failed", Value::from(done.failed.len())),
-                        ],
-                    );
-                }
-                Err(e) => {
-                    if let Some(p) = p.as_mut() {
-                        p.process.report_write_errors += 1;
-                    }
-                    log.write(
-                        "error",
-                        "the reports could not be written",
-                        &[("error", Value::from(e.to_string()))],
-                    );
-                }
-            }
-        }
     }
+    log.write(
+        "info",
+        "reports written",
+        &[
+            ("created", Value::from(done.created)),
+            ("replaced", Value::from(done.replaced)),
+            ("deleted", Value::from(done.deleted)),
+            ("unchanged", Value::from(done.unchanged)),
+            ("conflicts", Value::from(done.conflicts)),
+            ("failed", Value::from(done.failed.len())),
+        ],
+    );
 }
 
 /// Every `every`, fetches the vendor's new bulletins into the cache; when some came and the cache
@@ -571,7 +598,7 @@ fn refresh_advisories(
     from: String,
     every: Duration,
     advisories: Arc<RwLock<Advisories>>,
-    refreshed: Arc<std::sync::atomic::AtomicBool>,
+    refreshed: Arc<AtomicBool>,
     log: Log,
 ) {
     std::thread::spawn(move || loop {
@@ -612,13 +639,9 @@ fn refresh_advisories(
             if let Ok(mut a) = advisories.write() {
                 *a = loaded.data;
             }
-            refreshed.store(true, std::sync::atomic::Ordering::SeqCst);
+            refreshed.store(true, Ordering::SeqCst);
         }
     });
-}
-
-fn options_timeout(cluster: &ClusterArgs) -> Duration {
-    cluster.options().timeout()
 }
 
 #[cfg(test)]

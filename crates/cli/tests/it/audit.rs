@@ -177,6 +177,34 @@ fn fail_on_info_fails_on_any_finding() {
         .code(1);
 }
 
+/// A run that stops says why once, last, and exits 2: the located errors, then one line (the
+/// reason an error names, or what to do about documents already reported), never a second line
+/// for the same stop.
+#[test]
+fn a_stopped_run_ends_with_its_one_reason() {
+    let stderr = |args: &[&str]| {
+        let out = gpu_trust().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let cluster = data("one-tenant-exclusive.yaml");
+    let malformed = data("malformed.yaml");
+    let unusable = stderr(&[&cluster, &malformed, "--today", "2026-11-15"]);
+    let policy = stderr(&[&cluster, "--policy", &malformed]);
+    let usage = stderr(&[&cluster, "--pair", "acme", "acme"]);
+    let last = |text: &str| text.lines().last().unwrap_or_default().to_string();
+    let skip = "gpu-trust: 1 input document could not be used; fix it or pass --skip-invalid to audit the rest";
+    assert_eq!(last(&unusable), skip);
+    assert!(!unusable.contains("gpu-trust: error"), "{unusable}");
+    let invalid = format!("gpu-trust: error: {malformed}: 1 error in the policy");
+    assert_eq!(last(&policy), invalid);
+    assert_eq!(policy.matches("gpu-trust: error").count(), 1, "{policy}");
+    assert_eq!(
+        usage,
+        "gpu-trust: error: --pair needs two different tenants\n"
+    );
+}
+
 #[test]
 fn malformed_document_exits_2_naming_file_line_column() {
     gpu_trust()

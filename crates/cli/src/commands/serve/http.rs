@@ -7,11 +7,12 @@
 
 use super::access::{Access, Decision};
 use super::{Log, Published};
+use gpu_trust_live::access::User;
 use gpu_trust_report::audit::prometheus;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -344,88 +345,23 @@ fn answer(
         .map(|a| a.report.tenants.as_slice())
         .unwrap_or(&[]);
     let decision = access.map(|a| a.decide(token, path, tenants));
-    let rendered = match &decision {
-        None | Some(Decision::Full(_)) => audit.as_ref().map(|a| Arc::clone(&a.full)),
-        Some(Decision::Tenants(_, visible)) => audit.as_ref().map(|a| a.view(visible)),
-        Some(Decision::Unauthenticated) => {
-            log.write(
-                "warn",
-                "request denied",
-                &[
-                    ("path", Value::from(path)),
-                    ("status", Value::from(401)),
-                    (
-                        "reason",
-                        Value::from(if token.is_some() {
-                            "the API server does not accept the token"
-                        } else {
-                            "no bearer token"
-                        }),
-                    ),
-                ],
-            );
-            let mut a = text(
-                "401 Unauthorized",
-                "a bearer token the API server accepts is needed\n",
-            );
-            a.challenge = true;
-            return a;
-        }
-        Some(Decision::Forbidden(user)) => {
-            log.write(
-                "warn",
-                "request denied",
-                &[
-                    ("path", Value::from(path)),
-                    ("status", Value::from(403)),
-                    ("user", Value::from(user.username.as_str())),
-                ],
-            );
-            return text("403 Forbidden", "forbidden\n");
-        }
-        Some(Decision::Reviewing(user)) => {
-            log.write(
-                "warn",
-                "the access review of a request goes on in the user's next requests",
-                &[
-                    ("path", Value::from(path)),
-                    ("status", Value::from(503)),
-                    ("user", Value::from(user.username.as_str())),
-                ],
-            );
-            let mut a = text(
-                "503 Service Unavailable",
-                "the access review is not finished; ask again\n",
-            );
-            a.retry_after = true;
-            return a;
-        }
-        Some(Decision::Unavailable(e)) => {
-            log.write(
-                "error",
-                "the API server could not review a request",
-                &[
-                    ("path", Value::from(path)),
-                    ("error", Value::from(e.as_str())),
-                ],
-            );
-            return text(
-                "503 Service Unavailable",
-                "the API server could not be asked\n",
-            );
-        }
+    let visible = match admitted(decision.as_ref(), path, token.is_some(), log) {
+        Ok(visible) => visible,
+        Err(refusal) => return refusal,
     };
+    let rendered = audit.as_ref().map(|a| match visible {
+        None => Arc::clone(&a.full),
+        Some(tenants) => a.view(tenants),
+    });
     if path == "/metrics" {
         // The process's metrics from the start; the audit's once there is one.
         let audit_metrics = rendered.as_ref().map(|r| r.metrics.as_str()).unwrap_or("");
         let body = format!("{}{audit_metrics}", prometheus::render_process(&process));
+        let content_type = "text/plain; version=0.0.4; charset=utf-8";
         return Answer {
-            status: "200 OK",
-            content_type: "text/plain; version=0.0.4; charset=utf-8",
+            content_type,
             body,
-            head_only: false,
-            challenge: false,
-            retry_after: false,
+            ..text("200 OK", "")
         };
     }
     let Some(r) = rendered else {
@@ -437,11 +373,68 @@ fn answer(
         ("text/html; charset=utf-8", r.html.clone())
     };
     Answer {
-        status: "200 OK",
         content_type,
         body,
-        head_only: false,
-        challenge: false,
-        retry_after: false,
+        ..text("200 OK", "")
+    }
+}
+
+/// What the access review lets a request see: everything (`None`), or the views of some tenants;
+/// else the answer that refuses it (401, 403, or 503 while the review goes on or cannot be made),
+/// logged with the path and why.
+fn admitted<'a>(
+    decision: Option<&'a Decision>,
+    path: &str,
+    token: bool,
+    log: Log,
+) -> Result<Option<&'a BTreeSet<String>>, Answer> {
+    let path = ("path", Value::from(path));
+    let user = |user: &User| ("user", Value::from(user.username.as_str()));
+    match decision {
+        None | Some(Decision::Full(_)) => Ok(None),
+        Some(Decision::Tenants(_, visible)) => Ok(Some(visible)),
+        Some(Decision::Unauthenticated) => {
+            let reason = if token {
+                "the API server does not accept the token"
+            } else {
+                "no bearer token"
+            };
+            let fields = [
+                path,
+                ("status", Value::from(401)),
+                ("reason", Value::from(reason)),
+            ];
+            log.write("warn", "request denied", &fields);
+            let needed = "a bearer token the API server accepts is needed\n";
+            Err(Answer {
+                challenge: true,
+                ..text("401 Unauthorized", needed)
+            })
+        }
+        Some(Decision::Forbidden(u)) => {
+            let fields = [path, ("status", Value::from(403)), user(u)];
+            log.write("warn", "request denied", &fields);
+            Err(text("403 Forbidden", "forbidden\n"))
+        }
+        Some(Decision::Reviewing(u)) => {
+            let fields = [path, ("status", Value::from(503)), user(u)];
+            let message = "the access review of a request goes on in the user's next requests";
+            log.write("warn", message, &fields);
+            let again = "the access review is not finished; ask again\n";
+            Err(Answer {
+                retry_after: true,
+                ..text("503 Service Unavailable", again)
+            })
+        }
+        Some(Decision::Unavailable(e)) => {
+            let fields = [path, ("error", Value::from(e.as_str()))];
+            log.write(
+                "error",
+                "the API server could not review a request",
+                &fields,
+            );
+            let body = "the API server could not be asked\n";
+            Err(text("503 Service Unavailable", body))
+        }
     }
 }
