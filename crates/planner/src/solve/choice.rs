@@ -9,15 +9,18 @@
 //! better one among the choices of the workloads that have more than one pool:
 //!
 //! - with at most [`EVERY_CHOICE`] ways to choose, it tries them all;
-//! - with more, a local search: move one workload to another pool, or swap two workloads between two
-//!   pools, taking each change that leaves no more replicas unplaced and no more GPUs (a choice is
-//!   tried once, so it walks on across choices of equal GPUs, whatever their nodes) and keeping the
-//!   best choice it passes, until no move does, the plan's GPUs reach the lower bound (no plan uses
-//!   fewer), or [`PLANS`] pool plans have been made.
+//! - with more, a local search from the greedy choice, then from every workload in one pool (for each
+//!   pool: the cheapest pool is not always the one where the fewest GPUs hold everything), each start
+//!   with its share of [`PLANS`] pool plans: move every workload of one tenant to another pool, move
+//!   one workload, or swap two workloads between two pools, taking each change that leaves no more
+//!   replicas unplaced and no more GPUs (a choice is tried once, so it walks on across choices of
+//!   equal GPUs, whatever their nodes) and keeping the best choice it passes, until no move does, the
+//!   plan's GPUs reach the lower bound (no plan uses fewer), or the start's plans are spent.
 //!
 //! The search judges a choice by plans whose exact searches get [`QUICK`] times smaller limits; the
-//! best choice it finds is then planned in full and kept when its plan beats the greedy choice's
-//! (also planned in full), so the search only ever keeps a better plan.
+//! best choice it finds and the starts are then planned in full, and the best of them is kept when
+//! its plan beats the greedy choice's (also planned in full), so the search only ever keeps a better
+//! plan.
 
 use super::pool::PoolCtx;
 use crate::unit::{Miss, PoolResult};
@@ -84,6 +87,7 @@ pub(super) fn choose(
     candidates: &[Vec<usize>],
     lower_bound: Option<u32>,
 ) -> (Vec<Option<usize>>, Vec<PoolResult>) {
+    let tenant = |w: usize| ctxs.first().map_or(0, |c| c.input.workloads[w].tenant);
     let mut plans = Plans::new(ctxs, 1);
     // Greedy: the cheapest pool, then the next for workloads a full pool leaves unplaced.
     let mut at: Vec<usize> = vec![0; candidates.len()];
@@ -117,6 +121,7 @@ pub(super) fn choose(
     let greedy = choice_of(&at);
     let greedy_score = plans.score(&greedy);
     let mut best = greedy.clone();
+    let mut starts = vec![greedy.clone()];
     let mut full = plans;
     let mut plans = Plans::new(ctxs, QUICK);
     let mut score = if done(greedy_score) || free.is_empty() {
@@ -148,63 +153,109 @@ pub(super) fn choose(
             }
         }
     } else {
-        let mut seen: BTreeSet<Vec<Option<usize>>> = BTreeSet::new();
-        seen.insert(best.clone());
-        // The search walks from choice to choice of no more unplaced replicas and GPUs (nodes do
-        // not hold it back) and keeps the best it passes.
-        let mut at = best.clone();
-        let mut here = score;
-        'search: loop {
-            let mut changed = false;
-            // Moves of one workload, then swaps of two.
-            let mut moves: Vec<Vec<(usize, usize)>> = Vec::new();
+        // Starts: the greedy choice, then every workload in one pool, for each pool where it may
+        // run (the cheapest pool is not always the one the fewest GPUs use).
+        for p in 0..ctxs.len() {
+            let mut start = best.clone();
             for &w in &free {
-                for &p in &candidates[w] {
-                    if at[w] != Some(p) {
-                        moves.push(vec![(w, p)]);
-                    }
+                if candidates[w].contains(&p) {
+                    start[w] = Some(p);
                 }
             }
-            for (i, &a) in free.iter().enumerate() {
-                for &b in &free[i + 1..] {
-                    let (Some(pa), Some(pb)) = (at[a], at[b]) else {
+            if !starts.contains(&start) {
+                starts.push(start);
+            }
+        }
+        let mut seen: BTreeSet<Vec<Option<usize>>> = starts.iter().cloned().collect();
+        // From each start in turn, with its share of the plans, the search walks from choice to
+        // choice of no more unplaced replicas and GPUs (nodes do not hold it back) and keeps the
+        // best it passes.
+        'search: for (k, start) in starts.iter().enumerate() {
+            let share = PLANS * (k + 1) / starts.len();
+            let mut at = start.clone();
+            let mut here = plans.score(&at);
+            if here < score {
+                score = here;
+                best.clone_from(&at);
+            }
+            loop {
+                let mut changed = false;
+                // Moves of every workload of one tenant, of one workload, then swaps of two.
+                let mut moves: Vec<Vec<(usize, usize)>> = Vec::new();
+                let tenants: BTreeSet<usize> = free.iter().map(|&w| tenant(w)).collect();
+                for t in tenants {
+                    for p in 0..ctxs.len() {
+                        let m: Vec<(usize, usize)> = free
+                            .iter()
+                            .filter(|&&w| tenant(w) == t && at[w] != Some(p))
+                            .filter(|&&w| candidates[w].contains(&p))
+                            .map(|&w| (w, p))
+                            .collect();
+                        if m.len() > 1 {
+                            moves.push(m);
+                        }
+                    }
+                }
+                for &w in &free {
+                    for &p in &candidates[w] {
+                        if at[w] != Some(p) {
+                            moves.push(vec![(w, p)]);
+                        }
+                    }
+                }
+                for (i, &a) in free.iter().enumerate() {
+                    for &b in &free[i + 1..] {
+                        let (Some(pa), Some(pb)) = (at[a], at[b]) else {
+                            continue;
+                        };
+                        if pa != pb && candidates[a].contains(&pb) && candidates[b].contains(&pa) {
+                            moves.push(vec![(a, pb), (b, pa)]);
+                        }
+                    }
+                }
+                for m in moves {
+                    if done(score) {
+                        break 'search;
+                    }
+                    if plans.made >= share {
+                        continue 'search;
+                    }
+                    let mut choice = at.clone();
+                    for &(w, p) in &m {
+                        choice[w] = Some(p);
+                    }
+                    if !seen.insert(choice.clone()) {
                         continue;
-                    };
-                    if pa != pb && candidates[a].contains(&pb) && candidates[b].contains(&pa) {
-                        moves.push(vec![(a, pb), (b, pa)]);
+                    }
+                    let s = plans.score(&choice);
+                    if (s.0, s.1) <= (here.0, here.1) {
+                        if s < score {
+                            score = s;
+                            best.clone_from(&choice);
+                        }
+                        here = s;
+                        at = choice;
+                        changed = true;
                     }
                 }
-            }
-            for m in moves {
-                if plans.made >= PLANS || done(score) {
-                    break 'search;
+                if !changed {
+                    break;
                 }
-                let mut choice = at.clone();
-                for &(w, p) in &m {
-                    choice[w] = Some(p);
-                }
-                if !seen.insert(choice.clone()) {
-                    continue;
-                }
-                let s = plans.score(&choice);
-                if (s.0, s.1) <= (here.0, here.1) {
-                    if s < score {
-                        score = s;
-                        best.clone_from(&choice);
-                    }
-                    here = s;
-                    at = choice;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
             }
         }
     }
-    if best != greedy && full.score(&best) >= greedy_score {
-        best = greedy;
+    // The best choice found and the starts, planned in full: the best of them, if it beats the
+    // greedy choice.
+    let mut kept = (greedy_score, greedy.clone());
+    for choice in std::iter::once(&best).chain(&starts) {
+        if *choice != greedy {
+            let s = full.score(choice);
+            if s < kept.0 {
+                kept = (s, choice.clone());
+            }
+        }
     }
+    let best = kept.1;
     let results = (0..ctxs.len())
         .map(|p| {
             let set = Plans::set(&best, p);
