@@ -9,18 +9,19 @@
 //! better one among the choices of the workloads that have more than one pool:
 //!
 //! - with at most [`EVERY_CHOICE`] ways to choose, it tries them all;
-//! - with more, a local search from the greedy choice, then from every workload in one pool (for each
-//!   pool: the cheapest pool is not always the one where the fewest GPUs hold everything), each start
-//!   with its share of [`PLANS`] pool plans: move every workload of one tenant to another pool, move
-//!   one workload, or swap two workloads between two pools, taking each change that leaves no more
-//!   replicas unplaced and no more GPUs (a choice is tried once, so it walks on across choices of
-//!   equal GPUs, whatever their nodes) and keeping the best choice it passes, until no move does, the
-//!   plan's GPUs reach the lower bound (no plan uses fewer), or the start's plans are spent.
+//! - with more, a local search: from the greedy choice, move one workload to another pool, or swap
+//!   two workloads between two pools, taking each change that leaves no more replicas unplaced and no
+//!   more GPUs (a choice is tried once, so it walks on across choices of equal GPUs, whatever their
+//!   nodes) and keeping the best choice it passes, until no move does, the plan's GPUs reach the
+//!   lower bound (no plan uses fewer), or [`PLANS`] pool plans have been made; then the same from
+//!   every workload in one pool, for each pool (the cheapest pool is not always the one where the
+//!   fewest GPUs hold everything), with [`PLANS`] / 2 more plans each and, since those starts are
+//!   far from where the walk ends, moves of every workload of one tenant tried first.
 //!
 //! The search judges a choice by plans whose exact searches get [`QUICK`] times smaller limits; the
-//! best choice it finds and the starts are then planned in full, and the best of them is kept when
-//! its plan beats the greedy choice's (also planned in full), so the search only ever keeps a better
-//! plan.
+//! best choice of each walk and the starts are then planned in full, and the best of them is kept
+//! when its plan beats the greedy choice's (also planned in full), so the search only ever keeps a
+//! better plan, and never a worse one than the walk from the greedy choice alone.
 
 use super::pool::PoolCtx;
 use crate::unit::{Miss, PoolResult};
@@ -166,24 +167,23 @@ pub(super) fn choose(
                 starts.push(start);
             }
         }
-        let mut seen: BTreeSet<Vec<Option<usize>>> = starts.iter().cloned().collect();
-        // From each start in turn, with its share of the plans, the search walks from choice to
-        // choice of no more unplaced replicas and GPUs (nodes do not hold it back) and keeps the
-        // best it passes.
+        let mut seen: BTreeSet<Vec<Option<usize>>> = BTreeSet::new();
+        // From each start in turn, the search walks from choice to choice of no more unplaced
+        // replicas and GPUs (nodes do not hold it back) and keeps the best it passes.
+        let mut ends = Vec::new();
         'search: for (k, start) in starts.iter().enumerate() {
-            let share = PLANS * (k + 1) / starts.len();
+            let share = PLANS + k * PLANS / 2;
+            seen.insert(start.clone());
             let mut at = start.clone();
             let mut here = plans.score(&at);
-            if here < score {
-                score = here;
-                best.clone_from(&at);
-            }
+            let mut mine = (here, at.clone());
             loop {
                 let mut changed = false;
-                // Moves of every workload of one tenant, of one workload, then swaps of two.
+                // From the starts in one pool, far from where the walk ends, moves of every
+                // workload of one tenant first; then moves of one workload and swaps of two.
                 let mut moves: Vec<Vec<(usize, usize)>> = Vec::new();
                 let tenants: BTreeSet<usize> = free.iter().map(|&w| tenant(w)).collect();
-                for t in tenants {
+                for t in tenants.into_iter().filter(|_| k > 0) {
                     for p in 0..ctxs.len() {
                         let m: Vec<(usize, usize)> = free
                             .iter()
@@ -214,11 +214,8 @@ pub(super) fn choose(
                     }
                 }
                 for m in moves {
-                    if done(score) {
-                        break 'search;
-                    }
-                    if plans.made >= share {
-                        continue 'search;
+                    if done(mine.0) || plans.made >= share {
+                        break;
                     }
                     let mut choice = at.clone();
                     for &(w, p) in &m {
@@ -229,23 +226,28 @@ pub(super) fn choose(
                     }
                     let s = plans.score(&choice);
                     if (s.0, s.1) <= (here.0, here.1) {
-                        if s < score {
-                            score = s;
-                            best.clone_from(&choice);
+                        if s < mine.0 {
+                            mine = (s, choice.clone());
                         }
                         here = s;
                         at = choice;
                         changed = true;
                     }
                 }
-                if !changed {
+                if !changed || done(mine.0) || plans.made >= share {
                     break;
                 }
             }
+            let stop = done(mine.0);
+            ends.push(mine.1);
+            if stop {
+                break 'search;
+            }
         }
+        starts.extend(ends);
     }
-    // The best choice found and the starts, planned in full: the best of them, if it beats the
-    // greedy choice.
+    // The best choice found from each start, and the starts, planned in full: the best of them, if
+    // it beats the greedy choice.
     let mut kept = (greedy_score, greedy.clone());
     for choice in std::iter::once(&best).chain(&starts) {
         if *choice != greedy {
