@@ -5,7 +5,7 @@
 //! checked: a solution that does not cover the demand, or no solution in time, gives `None` and the
 //! caller falls back to the heuristic packing.
 
-use crate::pack::{first_fit_decreasing, Packing};
+use crate::pack::{first_fit_decreasing, realise, Packing};
 use crate::spec::MigSpec;
 use good_lp::solvers::microlp::microlp;
 use good_lp::{variable, variables, Expression, Solution, SolverModel, Variable, WithTimeLimit};
@@ -51,25 +51,14 @@ pub fn exact_pack(spec: &MigSpec, demand: &[u32], time_limit_secs: f64) -> Optio
         counts.push(v.round() as u64);
     }
     // Realise: each chosen pattern takes what is still outstanding.
-    let mut left = demand.to_vec();
-    let mut out: Packing = Vec::new();
-    for (k, &n) in counts.iter().enumerate() {
-        for _ in 0..n {
-            let g: Vec<u32> = spec.patterns[k]
-                .iter()
-                .zip(left.iter_mut())
-                .map(|(&a, l)| {
-                    let take = a.min(*l);
-                    *l -= take;
-                    take
-                })
-                .collect();
-            if g.iter().any(|&c| c > 0) {
-                out.push(g);
-            }
-        }
-    }
-    if left.iter().any(|&l| l > 0) || !out.iter().all(|g| spec.is_valid(g)) {
+    let chosen: Vec<usize> = counts
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &n)| std::iter::repeat_n(k, n as usize))
+        .collect();
+    let out = realise(spec, &chosen, demand);
+    let placed = |p: usize| out.iter().map(|g| g[p]).sum::<u32>();
+    if (0..demand.len()).any(|p| placed(p) < demand[p]) || !out.iter().all(|g| spec.is_valid(g)) {
         return None;
     }
     Some(out)

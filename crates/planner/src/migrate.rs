@@ -413,7 +413,7 @@ fn capacity_of(layouts: &[Layout]) -> (u32, BTreeMap<String, u32>) {
 }
 
 /// The scheduled GPU pods of the current cluster, by node: `(namespace, pod name, owner name)`.
-fn gpu_pods(fleet: &Fleet) -> BTreeMap<String, Vec<(String, String, Option<String>)>> {
+fn gpu_pods(fleet: &Fleet) -> PodsByNode {
     let mut out: BTreeMap<String, Vec<_>> = BTreeMap::new();
     for w in &fleet.workloads {
         if w.kind != WorkloadKind::Pod || !w.requests_gpu() {
@@ -456,6 +456,9 @@ fn cost(current: &GpuNode, planned: &PlanNode) -> (MigChange, SharingChange) {
     )
 }
 
+/// The scheduled GPU pods of each current node: `(namespace, pod name, owner name)`.
+type PodsByNode = BTreeMap<String, Vec<(String, String, Option<String>)>>;
+
 /// Computes the migration from `current` to `plan`. `risks` says per current node (by name) what the
 /// advisory data says of its driver; a node it leaves out is [`DriverRisk::Unknown`].
 pub fn migrate(
@@ -465,11 +468,57 @@ pub fn migrate(
     risks: &BTreeMap<String, DriverRisk>,
 ) -> Migration {
     let pods = gpu_pods(current);
+    let (given, released, shortfalls) = pair_nodes(plan, input, current);
     let mut evicted = evictable(current);
+    let mut labels_by_node = BTreeMap::new();
     let mut nodes: Vec<NodeChange> = Vec::new();
+    for planned in &plan.nodes {
+        let Some(node) = given.get(&planned.name) else {
+            continue;
+        };
+        let Some(gpu) = &node.gpu else { continue };
+        let on_node = pods.get(&node.name).map(Vec::as_slice).unwrap_or(&[]);
+        let mut change = node_change(input, planned, node, gpu, on_node);
+        if change.drain {
+            change.evicts = evicted.remove(node.name.as_str()).unwrap_or_default();
+        }
+        change.driver = risks
+            .get(&node.name)
+            .cloned()
+            .unwrap_or(DriverRisk::Unknown);
+        labels_by_node.insert(node.name.clone(), emit::node_labels(planned));
+        nodes.push(change);
+    }
+    let (steps, capacity_now, capacity_planned) = steps(plan, input, &given, &nodes);
+    let objects = Objects::from_fleet(current);
+    Migration {
+        schema: SCHEMA,
+        released,
+        shortfalls,
+        steps,
+        capacity_now,
+        capacity_planned,
+        workloads: workload_moves(plan, &objects, &pods, &given),
+        config_clashes: clashes(plan, input, current),
+        script: script(plan, input, &objects, labels_by_node),
+        nodes,
+    }
+}
+
+/// Step 1: each planned node (role) given to a current node of its pool, the least disruptive pairs
+/// first; the current nodes of a pool left over are released, and a pool with too few is a
+/// shortfall.
+fn pair_nodes<'f>(
+    plan: &Plan,
+    input: &PlanInput,
+    current: &'f Fleet,
+) -> (
+    BTreeMap<String, &'f Node>,
+    Vec<ReleasedNode>,
+    Vec<Shortfall>,
+) {
     let mut released = Vec::new();
     let mut shortfalls = Vec::new();
-    // Role -> current node, and each current node's layouts now.
     let mut given: BTreeMap<String, &Node> = BTreeMap::new();
     for pool in &input.pools {
         let roles: Vec<&PlanNode> = plan.nodes.iter().filter(|n| n.pool == pool.name).collect();
@@ -517,107 +566,108 @@ pub fn migrate(
             }
         }
     }
+    (given, released, shortfalls)
+}
 
+/// Step 2: what changes on `node` (whose GPUs are `gpu` and GPU pods `on_node`) to make it the planned
+/// node, and why it is drained; the pods it evicts and its driver are the caller's to fill in.
+fn node_change(
+    input: &PlanInput,
+    planned: &PlanNode,
+    node: &Node,
+    gpu: &GpuNode,
+    on_node: &[(String, String, Option<String>)],
+) -> NodeChange {
+    let (mig, changed_gpus) = mig_change(gpu, planned);
+    let sharing = sharing_change(gpu, planned);
+    let here: BTreeSet<&str> = planned
+        .gpus
+        .iter()
+        .flat_map(|g| &g.assignments)
+        .map(|a| a.workload.as_str())
+        .collect();
+    let foreign = on_node
+        .iter()
+        .filter(|(ns, pod, owner)| {
+            !input.workloads.iter().any(|w| {
+                w.namespace == *ns
+                    && here.contains(w.name.as_str())
+                    && pod_of(pod, owner.as_deref(), &w.name)
+            })
+        })
+        .count();
+    let mut reasons = Vec::new();
+    match mig {
+        MigChange::Unchanged => {}
+        MigChange::Layout => reasons.push(format!(
+            "the MIG instances of {} are destroyed and recreated",
+            gpu_list(&changed_gpus)
+        )),
+        MigChange::Mode => reasons.push(format!(
+            "MIG is turned {} on {}: a GPU reset, and the MIG manager may stop the kubelet",
+            mode_direction(gpu, planned, &changed_gpus),
+            gpu_list(&changed_gpus)
+        )),
+        MigChange::Unknown => reasons.push(
+            "the input does not say how its GPUs are partitioned now: a MIG mode change may be needed"
+                .to_string(),
+        ),
+    }
+    match sharing {
+        SharingChange::Unchanged => {}
+        SharingChange::Changed => reasons.push("its device plugin sharing changes".to_string()),
+        SharingChange::Unknown => {
+            reasons.push("the input does not say how its devices are shared now".to_string())
+        }
+    }
+    if foreign > 0 {
+        reasons.push(format!(
+            "it runs GPU pods the plan puts elsewhere ({foreign})"
+        ));
+    }
+    let drain = !reasons.is_empty();
+    let pods_to_move = if drain {
+        on_node
+            .iter()
+            .map(|(ns, pod, _)| format!("{ns}/{pod}"))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    NodeChange {
+        node: node.name.clone(),
+        role: planned.name.clone(),
+        pool: planned.pool.clone(),
+        mig,
+        changed_gpus,
+        sharing,
+        mig_config: LabelChange {
+            from: node.labels.get(labels::MIG_CONFIG).cloned(),
+            to: planned.mig_config.clone(),
+        },
+        device_plugin_config: LabelChange {
+            from: node.labels.get(labels::DEVICE_PLUGIN_CONFIG).cloned(),
+            to: Some(planned.device_plugin_config.clone()),
+        },
+        tenant_pool: planned.tenant_pool.clone(),
+        pods_to_move,
+        evicts: Vec::new(),
+        drain,
+        reasons,
+        driver: DriverRisk::Unknown,
+    }
+}
+
+/// Step 3: the steps (the k-th drained node of every pool in step k, each with what its pools keep
+/// meanwhile), and each pool's capacity now and once planned.
+fn steps(
+    plan: &Plan,
+    input: &PlanInput,
+    given: &BTreeMap<String, &Node>,
+    nodes: &[NodeChange],
+) -> (Vec<Step>, Vec<PoolCapacity>, Vec<PoolCapacity>) {
     let role_of: BTreeMap<&str, &PlanNode> =
         plan.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-    let mut labels_by_node = BTreeMap::new();
-    for planned in &plan.nodes {
-        let Some(node) = given.get(&planned.name) else {
-            continue;
-        };
-        let Some(gpu) = &node.gpu else { continue };
-        let (mig, changed_gpus) = mig_change(gpu, planned);
-        let sharing = sharing_change(gpu, planned);
-        let here: BTreeSet<&str> = planned
-            .gpus
-            .iter()
-            .flat_map(|g| &g.assignments)
-            .map(|a| a.workload.as_str())
-            .collect();
-        let on_node = pods.get(&node.name).map(Vec::as_slice).unwrap_or(&[]);
-        let foreign: Vec<String> = on_node
-            .iter()
-            .filter(|(ns, pod, owner)| {
-                !input.workloads.iter().any(|w| {
-                    w.namespace == *ns
-                        && here.contains(w.name.as_str())
-                        && pod_of(pod, owner.as_deref(), &w.name)
-                })
-            })
-            .map(|(ns, pod, _)| format!("{ns}/{pod}"))
-            .collect();
-        let mut reasons = Vec::new();
-        match mig {
-            MigChange::Unchanged => {}
-            MigChange::Layout => reasons.push(format!(
-                "the MIG instances of {} are destroyed and recreated",
-                gpu_list(&changed_gpus)
-            )),
-            MigChange::Mode => reasons.push(format!(
-                "MIG is turned {} on {}: a GPU reset, and the MIG manager may stop the kubelet",
-                mode_direction(gpu, planned, &changed_gpus),
-                gpu_list(&changed_gpus)
-            )),
-            MigChange::Unknown => reasons.push(
-                "the input does not say how its GPUs are partitioned now: a MIG mode change may be needed"
-                    .to_string(),
-            ),
-        }
-        match sharing {
-            SharingChange::Unchanged => {}
-            SharingChange::Changed => reasons.push("its device plugin sharing changes".to_string()),
-            SharingChange::Unknown => {
-                reasons.push("the input does not say how its devices are shared now".to_string())
-            }
-        }
-        if !foreign.is_empty() {
-            reasons.push(format!(
-                "it runs GPU pods the plan puts elsewhere ({})",
-                foreign.len()
-            ));
-        }
-        let drain = !reasons.is_empty();
-        let pods_to_move = if drain {
-            on_node
-                .iter()
-                .map(|(ns, pod, _)| format!("{ns}/{pod}"))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let evicts = if drain {
-            evicted.remove(node.name.as_str()).unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        labels_by_node.insert(node.name.clone(), emit::node_labels(planned));
-        nodes.push(NodeChange {
-            node: node.name.clone(),
-            role: planned.name.clone(),
-            pool: planned.pool.clone(),
-            mig,
-            changed_gpus,
-            sharing,
-            mig_config: LabelChange {
-                from: node.labels.get(labels::MIG_CONFIG).cloned(),
-                to: planned.mig_config.clone(),
-            },
-            device_plugin_config: LabelChange {
-                from: node.labels.get(labels::DEVICE_PLUGIN_CONFIG).cloned(),
-                to: Some(planned.device_plugin_config.clone()),
-            },
-            tenant_pool: planned.tenant_pool.clone(),
-            pods_to_move,
-            evicts,
-            drain,
-            reasons,
-            driver: risks
-                .get(&node.name)
-                .cloned()
-                .unwrap_or(DriverRisk::Unknown),
-        });
-    }
-
     // Layouts of each planned node's current node, now and planned, for the capacity.
     let layouts_now: BTreeMap<&str, Vec<Layout>> = nodes
         .iter()
@@ -672,8 +722,6 @@ pub fn migrate(
             })
             .collect()
     };
-
-    // Steps: the k-th drained node of every pool in step k.
     let mut per_pool: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
     for n in nodes.iter().filter(|n| n.drain) {
         let pi = input
@@ -706,12 +754,18 @@ pub fn migrate(
         done.extend(out);
     }
     let none = BTreeSet::new();
-    let capacity_now = capacity(&none, &none);
     let all_done: BTreeSet<&str> = nodes.iter().map(|n| n.node.as_str()).collect();
-    let capacity_planned = capacity(&all_done, &none);
+    (steps, capacity(&none, &none), capacity(&all_done, &none))
+}
 
-    let node_of_role = |role: &str| given.get(role).map(|n| n.name.clone());
-    let objects = Objects::from_fleet(current);
+/// Step 4: where each placed workload runs now (its pods' nodes and the GPU resources its template
+/// asks for) and where the plan puts it.
+fn workload_moves(
+    plan: &Plan,
+    objects: &Objects,
+    pods: &PodsByNode,
+    given: &BTreeMap<String, &Node>,
+) -> Vec<WorkloadMove> {
     let mut workloads = Vec::new();
     for w in plan.workloads.iter().filter(|w| w.placed > 0) {
         let object = objects
@@ -743,7 +797,7 @@ pub fn migrate(
                     .flat_map(|g| &g.assignments)
                     .any(|a| a.workload == w.name)
             })
-            .filter_map(|n| node_of_role(&n.name))
+            .filter_map(|n| given.get(&n.name).map(|n| n.name.clone()))
             .collect();
         workloads.push(WorkloadMove {
             workload: w.name.clone(),
@@ -755,9 +809,19 @@ pub fn migrate(
             to_nodes: to_nodes.into_iter().collect(),
         });
     }
+    workloads
+}
 
+/// Step 5: what the script applies: the ConfigMaps, the ClusterPolicy patch, the workloads' patches
+/// and each node's labels.
+fn script(
+    plan: &Plan,
+    input: &PlanInput,
+    objects: &Objects,
+    labels: BTreeMap<String, BTreeMap<String, String>>,
+) -> ScriptParts {
     let yaml = |v: &serde_json::Value| serde_saphyr::to_string(v).unwrap_or_default();
-    let patches = emit::pod_patches(plan, input, &objects)
+    let patches = emit::pod_patches(plan, input, objects)
         .into_iter()
         .filter_map(|p| {
             Some(PatchCommand {
@@ -769,7 +833,7 @@ pub fn migrate(
             })
         })
         .collect();
-    let script = ScriptParts {
+    ScriptParts {
         config_maps: vec![
             yaml(&emit::mig_config_map(plan, input)),
             yaml(&emit::device_plugin_config_map(plan, input)),
@@ -777,19 +841,7 @@ pub fn migrate(
         operator_namespace: input.operator.namespace.clone(),
         cluster_policy_patch: emit::cluster_policy_patch(input).to_string(),
         patches,
-        labels: labels_by_node,
-    };
-    Migration {
-        schema: SCHEMA,
-        nodes,
-        released,
-        shortfalls,
-        steps,
-        capacity_now,
-        capacity_planned,
-        workloads,
-        config_clashes: clashes(plan, input, current),
-        script,
+        labels,
     }
 }
 

@@ -262,7 +262,7 @@ fn branch_and_bound(spec: &MigSpec, demand: &[u32], incumbent: usize) -> Option<
 
 /// Turns chosen patterns into GPUs that hold exactly `demand` (instances a pattern has beyond the
 /// demand are left out; a subset of a valid layout is valid).
-fn realise(spec: &MigSpec, chosen: &[usize], demand: &[u32]) -> Packing {
+pub(crate) fn realise(spec: &MigSpec, chosen: &[usize], demand: &[u32]) -> Packing {
     let mut left = demand.to_vec();
     let mut out = Vec::new();
     for &k in chosen {

@@ -9,15 +9,19 @@
 //! better one among the choices of the workloads that have more than one pool:
 //!
 //! - with at most [`EVERY_CHOICE`] ways to choose, it tries them all;
-//! - with more, a local search: move one workload to another pool, or swap two workloads between two
-//!   pools, taking each change that leaves no more replicas unplaced and no more GPUs (a choice is
-//!   tried once, so it walks on across choices of equal GPUs, whatever their nodes) and keeping the
-//!   best choice it passes, until no move does, the plan's GPUs reach the lower bound (no plan uses
-//!   fewer), or [`PLANS`] pool plans have been made.
+//! - with more, a local search: from the greedy choice, move one workload to another pool, or swap
+//!   two workloads between two pools, taking each change that leaves no more replicas unplaced and no
+//!   more GPUs (a choice is tried once, so it walks on across choices of equal GPUs, whatever their
+//!   nodes) and keeping the best choice it passes, until no move does, the plan's GPUs reach the
+//!   lower bound (no plan uses fewer), or [`PLANS`] pool plans have been made; then the same from
+//!   every workload in one pool, for each pool (the cheapest pool is not always the one where the
+//!   fewest GPUs hold everything), with [`PLANS`] / 2 more plans each and, since those starts are
+//!   far from where the walk ends, moves of every workload of one tenant tried first.
 //!
 //! The search judges a choice by plans whose exact searches get [`QUICK`] times smaller limits; the
-//! best choice it finds is then planned in full and kept when its plan beats the greedy choice's
-//! (also planned in full), so the search only ever keeps a better plan.
+//! best choice of each walk and the starts are then planned in full, and the best of them is kept
+//! when its plan beats the greedy choice's (also planned in full), so the search only ever keeps a
+//! better plan, and never a worse one than the walk from the greedy choice alone.
 
 use super::pool::PoolCtx;
 use crate::unit::{Miss, PoolResult};
@@ -84,6 +88,7 @@ pub(super) fn choose(
     candidates: &[Vec<usize>],
     lower_bound: Option<u32>,
 ) -> (Vec<Option<usize>>, Vec<PoolResult>) {
+    let tenant = |w: usize| ctxs.first().map_or(0, |c| c.input.workloads[w].tenant);
     let mut plans = Plans::new(ctxs, 1);
     // Greedy: the cheapest pool, then the next for workloads a full pool leaves unplaced.
     let mut at: Vec<usize> = vec![0; candidates.len()];
@@ -117,6 +122,7 @@ pub(super) fn choose(
     let greedy = choice_of(&at);
     let greedy_score = plans.score(&greedy);
     let mut best = greedy.clone();
+    let mut starts = vec![greedy.clone()];
     let mut full = plans;
     let mut plans = Plans::new(ctxs, QUICK);
     let mut score = if done(greedy_score) || free.is_empty() {
@@ -148,63 +154,110 @@ pub(super) fn choose(
             }
         }
     } else {
-        let mut seen: BTreeSet<Vec<Option<usize>>> = BTreeSet::new();
-        seen.insert(best.clone());
-        // The search walks from choice to choice of no more unplaced replicas and GPUs (nodes do
-        // not hold it back) and keeps the best it passes.
-        let mut at = best.clone();
-        let mut here = score;
-        'search: loop {
-            let mut changed = false;
-            // Moves of one workload, then swaps of two.
-            let mut moves: Vec<Vec<(usize, usize)>> = Vec::new();
+        // Starts: the greedy choice, then every workload in one pool, for each pool where it may
+        // run (the cheapest pool is not always the one the fewest GPUs use).
+        for p in 0..ctxs.len() {
+            let mut start = best.clone();
             for &w in &free {
-                for &p in &candidates[w] {
-                    if at[w] != Some(p) {
-                        moves.push(vec![(w, p)]);
-                    }
+                if candidates[w].contains(&p) {
+                    start[w] = Some(p);
                 }
             }
-            for (i, &a) in free.iter().enumerate() {
-                for &b in &free[i + 1..] {
-                    let (Some(pa), Some(pb)) = (at[a], at[b]) else {
+            if !starts.contains(&start) {
+                starts.push(start);
+            }
+        }
+        let mut seen: BTreeSet<Vec<Option<usize>>> = BTreeSet::new();
+        // From each start in turn, the search walks from choice to choice of no more unplaced
+        // replicas and GPUs (nodes do not hold it back) and keeps the best it passes.
+        let mut ends = Vec::new();
+        'search: for (k, start) in starts.iter().enumerate() {
+            let share = PLANS + k * PLANS / 2;
+            seen.insert(start.clone());
+            let mut at = start.clone();
+            let mut here = plans.score(&at);
+            let mut mine = (here, at.clone());
+            loop {
+                let mut changed = false;
+                // From the starts in one pool, far from where the walk ends, moves of every
+                // workload of one tenant first; then moves of one workload and swaps of two.
+                let mut moves: Vec<Vec<(usize, usize)>> = Vec::new();
+                let tenants: BTreeSet<usize> = free.iter().map(|&w| tenant(w)).collect();
+                for t in tenants.into_iter().filter(|_| k > 0) {
+                    for p in 0..ctxs.len() {
+                        let m: Vec<(usize, usize)> = free
+                            .iter()
+                            .filter(|&&w| tenant(w) == t && at[w] != Some(p))
+                            .filter(|&&w| candidates[w].contains(&p))
+                            .map(|&w| (w, p))
+                            .collect();
+                        if m.len() > 1 {
+                            moves.push(m);
+                        }
+                    }
+                }
+                for &w in &free {
+                    for &p in &candidates[w] {
+                        if at[w] != Some(p) {
+                            moves.push(vec![(w, p)]);
+                        }
+                    }
+                }
+                for (i, &a) in free.iter().enumerate() {
+                    for &b in &free[i + 1..] {
+                        let (Some(pa), Some(pb)) = (at[a], at[b]) else {
+                            continue;
+                        };
+                        if pa != pb && candidates[a].contains(&pb) && candidates[b].contains(&pa) {
+                            moves.push(vec![(a, pb), (b, pa)]);
+                        }
+                    }
+                }
+                for m in moves {
+                    if done(mine.0) || plans.made >= share {
+                        break;
+                    }
+                    let mut choice = at.clone();
+                    for &(w, p) in &m {
+                        choice[w] = Some(p);
+                    }
+                    if !seen.insert(choice.clone()) {
                         continue;
-                    };
-                    if pa != pb && candidates[a].contains(&pb) && candidates[b].contains(&pa) {
-                        moves.push(vec![(a, pb), (b, pa)]);
+                    }
+                    let s = plans.score(&choice);
+                    if (s.0, s.1) <= (here.0, here.1) {
+                        if s < mine.0 {
+                            mine = (s, choice.clone());
+                        }
+                        here = s;
+                        at = choice;
+                        changed = true;
                     }
                 }
-            }
-            for m in moves {
-                if plans.made >= PLANS || done(score) {
-                    break 'search;
-                }
-                let mut choice = at.clone();
-                for &(w, p) in &m {
-                    choice[w] = Some(p);
-                }
-                if !seen.insert(choice.clone()) {
-                    continue;
-                }
-                let s = plans.score(&choice);
-                if (s.0, s.1) <= (here.0, here.1) {
-                    if s < score {
-                        score = s;
-                        best.clone_from(&choice);
-                    }
-                    here = s;
-                    at = choice;
-                    changed = true;
+                if !changed || done(mine.0) || plans.made >= share {
+                    break;
                 }
             }
-            if !changed {
-                break;
+            let stop = done(mine.0);
+            ends.push(mine.1);
+            if stop {
+                break 'search;
+            }
+        }
+        starts.extend(ends);
+    }
+    // The best choice found from each start, and the starts, planned in full: the best of them, if
+    // it beats the greedy choice.
+    let mut kept = (greedy_score, greedy.clone());
+    for choice in std::iter::once(&best).chain(&starts) {
+        if *choice != greedy {
+            let s = full.score(choice);
+            if s < kept.0 {
+                kept = (s, choice.clone());
             }
         }
     }
-    if best != greedy && full.score(&best) >= greedy_score {
-        best = greedy;
-    }
+    let best = kept.1;
     let results = (0..ctxs.len())
         .map(|p| {
             let set = Plans::set(&best, p);
