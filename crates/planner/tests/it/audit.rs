@@ -214,11 +214,26 @@ fn a_confidential_tenant_runs_in_confidential_containers() {
     let (input, policy) = confidential_plan(", tee: tdx");
     let plan = solve(&input);
     assert!(plan.complete(), "{:#?}", plan.unplaced);
-    assert!(check(&input, &plan).is_empty(), "{:#?}", check(&input, &plan));
-    let w = plan.workloads.iter().find(|w| w.name == "acme-infer").unwrap();
+    assert!(
+        check(&input, &plan).is_empty(),
+        "{:#?}",
+        check(&input, &plan)
+    );
+    let w = plan
+        .workloads
+        .iter()
+        .find(|w| w.name == "acme-infer")
+        .unwrap();
     assert_eq!(w.resource.as_deref(), Some("nvidia.com/pgpu"));
-    assert_eq!(w.runtime_class_name.as_deref(), Some("kata-qemu-nvidia-gpu-tdx"));
-    let other = plan.workloads.iter().find(|w| w.name == "search-api").unwrap();
+    assert_eq!(
+        w.runtime_class_name.as_deref(),
+        Some("kata-qemu-nvidia-gpu-tdx")
+    );
+    let other = plan
+        .workloads
+        .iter()
+        .find(|w| w.name == "search-api")
+        .unwrap();
     assert_eq!(other.runtime_class_name, None);
     let text = snapshot(&plan, &input);
     let ingested = gpu_trust_ingest::ingest_text(&text, "snapshot.yaml");
@@ -248,11 +263,17 @@ fn a_confidential_tenant_runs_in_confidential_containers() {
 fn a_pool_without_a_tee_leaves_a_confidential_workload_unplaced() {
     let (input, _) = confidential_plan("");
     let plan = solve(&input);
-    assert!(check(&input, &plan).is_empty(), "{:#?}", check(&input, &plan));
+    assert!(
+        check(&input, &plan).is_empty(),
+        "{:#?}",
+        check(&input, &plan)
+    );
     let unplaced: Vec<&str> = plan.unplaced.iter().map(|u| u.workload.as_str()).collect();
     assert_eq!(unplaced, ["acme-infer"; 3]);
     assert!(
-        plan.unplaced[0].reason.contains("add `tee: snp` (AMD SEV-SNP) or `tee: tdx` (Intel TDX)"),
+        plan.unplaced[0]
+            .reason
+            .contains("add `tee: snp` (AMD SEV-SNP) or `tee: tdx` (Intel TDX)"),
         "{}",
         plan.unplaced[0].reason
     );
