@@ -533,16 +533,14 @@ fn move_candidate(m: MoveOf<'_>) -> Candidate {
         mechanism: None,
         resource: None,
         count: 0,
+        runtime_class_name: m.runtime_class,
         profile: None,
         share_replicas: None,
         node_selector: m.pool.selector.clone(),
         tolerations,
         why: String::new(),
     };
-    let mut patch = pod_patch(&planned, m.container, m.model, m.objects, &m.request);
-    if let Some(class) = &m.runtime_class {
-        patch.patch["spec"]["template"]["spec"]["runtimeClassName"] = json!(class);
-    }
+    let patch = pod_patch(&planned, m.container, m.model, m.objects, &m.request);
     let target = Target {
         kind: w.object.kind.clone(),
         namespace: Some(w.namespace.clone()),

@@ -509,6 +509,7 @@ fn workload_entry(
         mechanism: None,
         resource: None,
         count: 0,
+        runtime_class_name: None,
         profile: None,
         share_replicas: None,
         node_selector: BTreeMap::new(),
@@ -586,6 +587,15 @@ fn workload_entry(
         }
         (m, _) => m,
     };
+    // A confidential tenant's pods run as confidential containers: the GPU passed through to a Kata
+    // VM of the pool's TEE, requested through the sandbox device plugin (NVIDIA Confidential
+    // Containers, "Configuring Confidential Container Workloads").
+    let tee = pool.tee.filter(|_| tenant.confidential);
+    let resource = match tee {
+        Some(_) => resource::PASSTHROUGH_ALIAS.to_string(),
+        None => resource,
+    };
+    entry.runtime_class_name = tee.map(|t| t.runtime_class.to_string());
     entry.mechanism = Some(mechanism);
     entry.resource = Some(resource);
     entry.count = count;
@@ -597,7 +607,8 @@ fn workload_entry(
     // Only nodes where the device plugin hands the resource out the way the plan does: one pool may
     // offer `nvidia.com/gpu` whole on some nodes and time-sliced on others, a MIG profile whole on one
     // node and time-sliced four ways on the next.
-    if let (Some((sharing, replicas)), Some(resource)) = (device, &entry.resource) {
+    // (No GPU Feature Discovery labels where GPUs are passed through.)
+    if let (Some((sharing, replicas)), Some(resource), None) = (device, &entry.resource, tee) {
         entry
             .node_selector
             .extend(crate::emit::mechanism_selector(resource, sharing, replicas));
@@ -660,8 +671,9 @@ fn why(
         ),
         Need::Whole(Mode::Exclusive) if tenant.confidential => {
             format!(
-                "a whole {model} on a node with confidential computing on, used by {} alone",
-                tenant.name
+                "a whole {model} on a node with confidential computing on, used by {} alone, passed through to a confidential container (runtime class {})",
+                tenant.name,
+                ctx.pool.tee.map_or("?", |t| t.runtime_class)
             )
         }
         Need::Whole(Mode::Exclusive) => match ctx.spec {

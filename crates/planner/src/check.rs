@@ -280,6 +280,12 @@ impl Ctx<'_> {
             self.bad(format!("{}: unknown model {}", node.name, node.model));
             return;
         };
+        if node.confidential && (pool.tee.is_none() || !model.cc_capable()) {
+            self.bad(format!(
+                "{}: CC on in pool {}, which is not CC-capable or states no CPU TEE",
+                node.name, pool.name
+            ));
+        }
         if model.id != pool.model.id {
             self.bad(format!(
                 "{}: model {} in a pool of {}",
@@ -513,10 +519,29 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
                 w.name
             ));
         }
-        if let (Some(pw), Some(&(sharing, replicas)), Some(resource)) = (
+        // A confidential tenant's pods are confidential containers: the pool's TEE-aware runtime
+        // class and the GPU passed through (no GPU Feature Discovery labels to select on there).
+        let pool = pw
+            .and_then(|p| p.pool.as_deref())
+            .and_then(|p| input.pools.iter().find(|x| x.name == p));
+        let tee = pool
+            .and_then(|p| p.tee)
+            .filter(|_| input.tenants[w.tenant].confidential);
+        if let Some(pw) = pw.filter(|p| p.placed > 0) {
+            if pw.runtime_class_name.as_deref() != tee.map(|t| t.runtime_class) {
+                c.bad(format!(
+                    "{}: runtime class {:?}, the pool's confidential containers need {:?}",
+                    w.name,
+                    pw.runtime_class_name,
+                    tee.map(|t| t.runtime_class)
+                ));
+            }
+        }
+        if let (Some(pw), Some(&(sharing, replicas)), Some(resource), None) = (
             pw,
             devices.iter().next(),
             pw.and_then(|p| p.resource.as_ref()),
+            tee,
         ) {
             let strategy = labels::of_resource(resource, labels::RESOURCE_SHARING);
             let count = labels::of_resource(resource, labels::RESOURCE_REPLICAS);
@@ -533,13 +558,9 @@ pub fn check(input: &PlanInput, plan: &Plan) -> Vec<Violation> {
             }
         }
         if let (Some(pw), Some(res)) = (pw, resources.iter().next()) {
-            let expected = match (
-                res,
-                pw.pool
-                    .as_deref()
-                    .and_then(|p| input.pools.iter().find(|x| x.name == p)),
-            ) {
-                (Some(profile), Some(pool)) => resource_of(pool.model, Some(profile)),
+            let expected = match (res, pool, tee) {
+                (_, _, Some(_)) => resource::PASSTHROUGH_ALIAS.to_string(),
+                (Some(profile), Some(pool), None) => resource_of(pool.model, Some(profile)),
                 _ => resource::GPU.to_string(),
             };
             if pw.resource.as_deref() != Some(expected.as_str()) {

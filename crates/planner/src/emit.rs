@@ -39,7 +39,7 @@ use crate::file::PlanInput;
 use crate::patch::{self, Objects, PodPatch, Request};
 use crate::plan::{DeviceSharing, Plan, PlanNode, POOL_LABEL, TENANTS_TAINT};
 use gpu_trust_model::catalogue;
-use gpu_trust_model::fleet::{MigStrategy, SharingStrategy};
+use gpu_trust_model::fleet::{GpuWorkload, MigStrategy, SharingStrategy};
 use gpu_trust_model::labels;
 use gpu_trust_model::resource;
 use serde::{Deserialize, Serialize};
@@ -54,6 +54,8 @@ pub const EXCLUSIVE_CONFIG: &str = "exclusive";
 pub const MIG_CONFIGMAP: &str = "gpu-trust-mig-parted-config";
 pub const MIG_CONFIG_KEY: &str = "config.yaml";
 pub const DEVICE_PLUGIN_CONFIGMAP: &str = "gpu-trust-device-plugin-config";
+/// The ClusterPolicy's `sandboxWorkloads.mode` of confidential containers.
+pub const SANDBOX_MODE: &str = "kata";
 /// The ClusterPolicy the GPU Operator's Helm chart creates.
 pub const CLUSTER_POLICY: &str = "cluster-policy";
 
@@ -119,7 +121,7 @@ pub fn node_mig_strategy(node: &PlanNode) -> &'static str {
 /// `<resource>.replicas` and `<resource>.sharing-strategy` (`none` unless the resource is advertised
 /// more than once per device), and `<resource>.count` for the profiles; `internal/lm/resource.go` lines 159-178,
 /// `internal/lm/mig-strategy.go` lines 266-297). Idle GPUs, which GPU Feature Discovery labels too,
-/// are left out: no planned pod selects them.
+/// are left out: no planned pod selects them; so are a confidential node's passed-through GPUs.
 pub fn gfd_resource_labels(node: &PlanNode) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let strategy = |replicas: u32| -> &'static str {
@@ -150,7 +152,7 @@ pub fn gfd_resource_labels(node: &PlanNode) -> BTreeMap<String, String> {
         .iter()
         .filter(|g| g.mig.is_empty() && !g.assignments.is_empty())
         .count();
-    if whole > 0 {
+    if whole > 0 && !node.confidential {
         // `nvidia.com/gpu.count` counts every GPU of the model, MIG or not (the snapshot writes it).
         let resource = resource::GPU;
         let replicas = node.sharing.resources.get(resource).copied().unwrap_or(1);
@@ -453,6 +455,19 @@ pub fn cluster_policy_spec(input: &PlanInput) -> Value {
             {"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS", "value": "true"},
         ]},
     });
+    // Nodes of confidential containers are the operator's Kata sandbox nodes: sandbox workloads on,
+    // in Kata mode (the default mode is KubeVirt's), and the nodes labelled `vm-passthrough` (NVIDIA
+    // GPU Operator, "Deploy with Kata Containers": `--set sandboxWorkloads.enabled=true --set
+    // sandboxWorkloads.mode=kata`; the labelled nodes get the CC manager, the sandbox device plugin
+    // and the VFIO manager instead of the container stack).
+    if input
+        .pools
+        .iter()
+        .any(|p| p.tee.is_some() && p.model.cc_capable())
+        && input.tenants.iter().any(|t| t.confidential)
+    {
+        spec["sandboxWorkloads"] = json!({"enabled": true, "mode": SANDBOX_MODE});
+    }
     if let Some(v) = &input.operator.toolkit_version {
         spec["toolkit"]["repository"] = json!(TOOLKIT_IMAGE.0);
         spec["toolkit"]["image"] = json!(TOOLKIT_IMAGE.1);
@@ -475,13 +490,15 @@ pub fn cluster_policy_patch(input: &PlanInput) -> Value {
     json!({"spec": spec})
 }
 
-/// The node labels a node gets.
+/// The node labels a node gets: no device plugin config where the sandbox device plugin runs instead.
 pub fn node_labels(node: &PlanNode) -> BTreeMap<String, String> {
     let mut labels = dra_node_labels(node);
-    labels.insert(
-        labels::DEVICE_PLUGIN_CONFIG.to_string(),
-        node.device_plugin_config.clone(),
-    );
+    if !node.confidential {
+        labels.insert(
+            labels::DEVICE_PLUGIN_CONFIG.to_string(),
+            node.device_plugin_config.clone(),
+        );
+    }
     labels
 }
 
@@ -494,6 +511,10 @@ pub fn dra_node_labels(node: &PlanNode) -> BTreeMap<String, String> {
     labels.insert(POOL_LABEL.to_string(), node.pool.clone());
     if node.confidential {
         labels.insert(labels::CC_MODE.to_string(), "on".to_string());
+        labels.insert(
+            labels::WORKLOAD_CONFIG.to_string(),
+            GpuWorkload::VmPassthrough.as_str().to_string(),
+        );
     }
     labels
 }
@@ -739,6 +760,14 @@ pub fn dra_artifacts(plan: &Plan, input: &PlanInput, objects: &Objects) -> Vec<A
 /// replicas) and MIG instances per profile (times theirs).
 pub fn node_resources(node: &PlanNode) -> BTreeMap<String, u64> {
     let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    // Passed through to VMs, every GPU is one `nvidia.com/pgpu` of the sandbox device plugin.
+    if node.confidential {
+        out.insert(
+            resource::PASSTHROUGH_ALIAS.to_string(),
+            u64::from(node.gpu_count),
+        );
+        return out;
+    }
     let whole_replicas = u64::from(
         node.sharing
             .resources

@@ -7,7 +7,7 @@
 //! I/O.
 
 use gpu_trust_model::catalogue::{self, GpuModel};
-use gpu_trust_model::fleet::{NamespaceInfo, WorkloadClass};
+use gpu_trust_model::fleet::{self, NamespaceInfo, Tee, WorkloadClass};
 use gpu_trust_model::isolation::{Admission, Level};
 use gpu_trust_model::Code;
 use gpu_trust_model::{Diagnostic, Location, Trust, Version};
@@ -58,6 +58,7 @@ struct RawPool {
     gpus_per_node: Option<S<u32>>,
     nodes: Option<S<u32>>,
     driver_version: Option<S<String>>,
+    tee: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,6 +108,8 @@ pub struct Pool {
     /// Nodes available; the plan may use fewer.
     pub nodes: u32,
     pub driver_version: Option<Version>,
+    /// The nodes' CPU TEE (`tee:`), which the runtime class of a confidential tenant's pods follows.
+    pub tee: Option<&'static Tee>,
     pub location: Location,
 }
 
@@ -463,6 +466,21 @@ impl PlanCheck {
                 Some(n) => Some(n.value),
             };
             let driver_version = self.cx.version(p.driver_version.as_ref(), "driverVersion");
+            let tee = p.tee.as_ref().and_then(|t| {
+                let found = fleet::tee(&t.value);
+                if found.is_none() {
+                    let names: Vec<&str> = fleet::TEES.iter().map(|t| t.name).collect();
+                    self.cx.error(
+                        self.cx.loc(t),
+                        format!(
+                            "tee `{}` is not one of {} (the nodes' CPU TEE: AMD SEV-SNP or Intel TDX)",
+                            t.value,
+                            names.join(", ")
+                        ),
+                    );
+                }
+                found
+            });
             if let (Some(model), Some(gpus_per_node), Some(nodes)) = (model, gpus_per_node, nodes) {
                 out.push(Pool {
                     name: name.value,
@@ -470,6 +488,7 @@ impl PlanCheck {
                     gpus_per_node,
                     nodes,
                     driver_version,
+                    tee,
                     location: name_loc,
                 });
             }
@@ -1065,6 +1084,7 @@ inventory:
     gpusPerNode: 8
     nodes: 1
     driverVersion: new
+    tee: sev
   - pool: a100
     gpusPerNode: 8
     nodes: 1

@@ -286,6 +286,10 @@ fn one_pool(
     tenants: Tenants,
 ) -> PlanInput {
     let (tenants, trust, node_ok) = tenants;
+    // Confidential containers need the nodes' CPU TEE: a CC-capable pool of a fleet with
+    // confidential tenants states one.
+    let tee = (model.cc_capable() && tenants.iter().any(|t| t.confidential))
+        .then_some(&gpu_trust_model::fleet::TEES[0]);
     PlanInput {
         file: "generated".to_string(),
         pools: vec![Pool {
@@ -294,6 +298,7 @@ fn one_pool(
             gpus_per_node,
             nodes,
             driver_version: None,
+            tee,
             location: Location::default(),
         }],
         workloads,

@@ -341,6 +341,9 @@ pub fn pod_patch(
     if !init_containers.is_empty() {
         spec["initContainers"] = json!(init_containers);
     }
+    if let Some(class) = &w.runtime_class_name {
+        spec["runtimeClassName"] = json!(class);
+    }
     if let Request::Claim { template, name } = request {
         let source = if *template {
             "resourceClaimTemplateName"

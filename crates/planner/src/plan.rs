@@ -184,6 +184,9 @@ pub struct PlanWorkload {
     /// The extended resource each pod requests, and how many.
     pub resource: Option<String>,
     pub count: u32,
+    /// The pods' `runtimeClassName`: a confidential tenant's TEE-aware Kata class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_class_name: Option<String>,
     /// The MIG profile, for MIG mechanisms.
     pub profile: Option<String>,
     /// For shared mechanisms: replicas per device.

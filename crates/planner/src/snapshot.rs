@@ -2,7 +2,8 @@
 //! the way it judges a real cluster. One `kind: List` document with Namespaces (pod-security labels),
 //! Nodes (the labels GPU Feature Discovery and the GPU Operator write, the plan's labels and taints, and
 //! the resources the device plugin would advertise), the two ConfigMaps, a ClusterPolicy that names
-//! them, and one Pod per placed replica with its node, resources and tolerations.
+//! them, the RuntimeClasses of confidential containers, and one Pod per placed replica with its node,
+//! resources, tolerations and runtime class.
 
 use crate::dra;
 use crate::emit;
@@ -13,7 +14,7 @@ use gpu_trust_model::fleet::SharingStrategy;
 use gpu_trust_model::labels as names;
 use gpu_trust_model::resource;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The Pod Security admission level the snapshot's tenant namespaces enforce.
 pub const POD_SECURITY_LEVEL: &str = "baseline";
@@ -276,6 +277,9 @@ fn pod_object(
         "tolerations": w.tolerations,
         "containers": [container],
     });
+    if let Some(class) = &w.runtime_class_name {
+        spec["runtimeClassName"] = json!(class);
+    }
     if let Some(c) = claim {
         spec["containers"][0]["resources"] = json!({"claims": [{"name": crate::patch::DRA_CLAIM}]});
         spec["resourceClaims"] = json!([c]);
@@ -332,6 +336,21 @@ fn cluster_items(plan: &Plan, input: &PlanInput, dra: bool) -> Vec<Value> {
     }));
     for node in &plan.nodes {
         items.push(node_object(node, input, dra));
+    }
+    // The RuntimeClasses the pods name, as kata-deploy installs them: the handler has the class's
+    // name.
+    let classes: BTreeSet<&String> = plan
+        .workloads
+        .iter()
+        .filter_map(|w| w.runtime_class_name.as_ref())
+        .collect();
+    for class in classes {
+        items.push(json!({
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": class},
+            "handler": class,
+        }));
     }
     items.push(emit::mig_config_map(plan, input));
     items

@@ -184,6 +184,80 @@ fn emit_writes_the_operator_artifacts_and_the_snapshot() {
     assert!(table.starts_with("Plan: "), "{table}");
 }
 
+/// A confidential tenant on a pool that names its CPU TEE runs as NVIDIA's confidential containers:
+/// the TEE's Kata runtime class and `nvidia.com/pgpu` in its pod patch, its node labelled for VM
+/// passthrough with CC on (no device plugin config), Kata sandbox workloads in the ClusterPolicy.
+/// Without a TEE its workload is unplaced with what to add; an unknown TEE is an error at its line.
+#[test]
+fn confidential_tenants_run_in_confidential_containers() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL
+        .replace(
+            "{name: ads, namespaces: [ads]}",
+            "{name: ads, namespaces: [ads], confidential: true}",
+        )
+        .replace("nodes: 2}", "nodes: 2, tee: tdx}");
+    let file = write(dir.path(), "plan.yaml", &text);
+    let out_dir = dir.path().join("out");
+    let out = plan(&[file.to_str().unwrap(), "--emit", out_dir.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("plugin: sandbox") && table.contains("cc: on"),
+        "{table}"
+    );
+    let patch = std::fs::read_to_string(out_dir.join("pod-patches/ads.rank.yaml")).unwrap();
+    assert!(
+        patch.contains("runtimeClassName: kata-qemu-nvidia-gpu-tdx")
+            && patch.contains("nvidia.com/pgpu: 1")
+            && patch.contains("nvidia.com/gpu: null"),
+        "{patch}"
+    );
+    let search = std::fs::read_to_string(out_dir.join("pod-patches/search.chat.yaml")).unwrap();
+    assert!(!search.contains("runtimeClassName"), "{search}");
+    let nodes = std::fs::read_to_string(out_dir.join("nodes.sh")).unwrap();
+    let cc: Vec<&str> = nodes
+        .lines()
+        .filter(|l| l.contains("nvidia.com/cc.mode=on"))
+        .collect();
+    assert_eq!(cc.len(), 1, "{nodes}");
+    assert!(
+        cc[0].contains("nvidia.com/gpu.workload.config=vm-passthrough")
+            && !cc[0].contains("nvidia.com/device-plugin.config"),
+        "{nodes}"
+    );
+    let policy = std::fs::read_to_string(out_dir.join("cluster-policy-patch.yaml")).unwrap();
+    assert!(
+        policy.contains("sandboxWorkloads:\n    enabled: true\n    mode: kata"),
+        "{policy}"
+    );
+
+    let file = write(dir.path(), "plan.yaml", &text.replace(", tee: tdx", ""));
+    let out = plan(&[file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reason = doc["unplaced"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("to pool h100"), "{reason}");
+
+    let file = write(
+        dir.path(),
+        "plan.yaml",
+        &text.replace("tee: tdx", "tee: sgx"),
+    );
+    let out = plan(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("plan.yaml:8:") && err.contains("`sgx`"),
+        "{err}"
+    );
+}
+
 /// An --emit folder whose files or subfolders are symbolic links (a checked-out repository can hold
 /// any): nothing is written through them, anywhere, and the run says which link and exits 2.
 #[test]

@@ -22,6 +22,36 @@ impl RuntimeClassInfo {
     }
 }
 
+/// A CPU's trusted execution environment, as a plan file's pool names it (`tee:`), and the runtime
+/// class a confidential container with an NVIDIA GPU sets there. The kata-deploy chart installs each
+/// class with a handler of the same name; `kata-qemu-nvidia-gpu`, without a TEE, does not start the
+/// GPU in CC mode and is no confidential container (NVIDIA Confidential Containers, "Configuring
+/// Confidential Container Workloads", Select a Container Runtime Class,
+/// <https://docs.nvidia.com/confidential-computing/containers/configure-workloads>; GPU Operator
+/// "Deploy with Kata Containers", the runtime classes kata-deploy installs).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Tee {
+    pub name: &'static str,
+    pub runtime_class: &'static str,
+}
+
+/// AMD SEV-SNP and Intel TDX.
+pub static TEES: [Tee; 2] = [
+    Tee {
+        name: "snp",
+        runtime_class: "kata-qemu-nvidia-gpu-snp",
+    },
+    Tee {
+        name: "tdx",
+        runtime_class: "kata-qemu-nvidia-gpu-tdx",
+    },
+];
+
+/// The TEE named `name` (`snp`, `tdx`).
+pub fn tee(name: &str) -> Option<&'static Tee> {
+    TEES.iter().find(|t| t.name == name)
+}
+
 /// Kata / confidential-containers handlers (`kata`, `kata-qemu-nvidia-gpu-snp`, `kata-cc-*`...).
 pub fn is_confidential_handler(handler: &str) -> bool {
     let h = handler.to_ascii_lowercase();

@@ -46,8 +46,9 @@ impl PoolCtx<'_> {
             latency_critical: w.latency == Latency::Critical,
             confidential: tenant.confidential,
         };
-        // The planner turns CC on for the nodes of confidential tenants where the GPU supports it.
-        let cc = tenant.confidential && model.cc_capable();
+        // The planner turns CC on for the nodes of confidential tenants where the GPU supports it
+        // and the pool says which CPU TEE runs the confidential containers.
+        let cc = tenant.confidential && model.cc_capable() && self.pool.tee.is_some();
         let allows = |need: Need| {
             SeatRow::refusing(traits, self.seat(need, cc))
                 .next()
@@ -57,8 +58,17 @@ impl PoolCtx<'_> {
         if !allows(Need::Whole(Mode::Exclusive)) {
             return Err(if tenant.confidential && !model.cc_capable() {
                 format!(
-                    "tenant {} is confidential and {} does not support confidential computing",
-                    tenant.name, model.id
+                    "tenant {} is confidential and {} does not support confidential computing: {}",
+                    tenant.name,
+                    model.id,
+                    self.tee_hint()
+                )
+            } else if tenant.confidential && !cc {
+                format!(
+                    "tenant {} is confidential and pool {} does not say its nodes' CPU TEE: {}",
+                    tenant.name,
+                    self.pool.name,
+                    self.tee_hint()
                 )
             } else {
                 let rules: Vec<&str> =
@@ -140,6 +150,33 @@ impl PoolCtx<'_> {
         Ok(need
             .filter(|n| allows(*n))
             .unwrap_or(Need::Whole(Mode::Exclusive)))
+    }
+
+    /// What the inventory needs for a confidential tenant's workload: a TEE on its CC-capable
+    /// pools, else such a pool.
+    fn tee_hint(&self) -> String {
+        let pools = &self.input.pools;
+        let cc: Vec<&str> = pools
+            .iter()
+            .filter(|p| p.model.cc_capable())
+            .map(|p| p.name.as_str())
+            .collect();
+        let without: Vec<&str> = pools
+            .iter()
+            .filter(|p| p.model.cc_capable() && p.tee.is_none())
+            .map(|p| p.name.as_str())
+            .collect();
+        let tee = "`tee: snp` (AMD SEV-SNP) or `tee: tdx` (Intel TDX)";
+        if !without.is_empty() {
+            format!(
+                "add {tee} to pool {}, which picks the Kata runtime class of its confidential containers",
+                without.join(", ")
+            )
+        } else if cc.is_empty() {
+            format!("add a pool of a CC-capable GPU model with {tee}")
+        } else {
+            format!("run it on pool {}", cc.join(", "))
+        }
     }
 
     /// The seat a replica with `need` gets here, as the rows about one workload judge it (`cc`: on a

@@ -26,14 +26,9 @@ fn serious(plan: &Plan, input: &PlanInput, policy: &Policy) -> Vec<String> {
 /// versions, pod security, the DCGM exporter that measures shared GPUs, and the interference a
 /// tenant's contract accepts) and the sharings the admission table lets a plan make
 /// (`Plan::Allowed`: one API server, MPS clients of one tenant).
-///
-/// One rule a plan could avoid is left out until the planner does: GT303, a confidential tenant's
-/// pods without a confidential (Kata / CoCo) runtime class, which the plan's pod patches do not set.
 fn avoidable(rule: &str) -> bool {
     const NOT_PLANNED: &[&str] = &["GT205", "GT206", "GT208", "GT502", "GT503"];
-    const NOT_YET: &[&str] = &["GT303"];
     !NOT_PLANNED.contains(&rule)
-        && !NOT_YET.contains(&rule)
         && !ADMISSION
             .iter()
             .any(|r| r.rule == rule && r.plan == isolation::Plan::Allowed)
@@ -185,6 +180,105 @@ fn a_latency_critical_notebook_audits_clean() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
+/// A plan of a confidential tenant and another on an L40S pool and an H100 pool, the H100 pool with
+/// the pool line `tee` (empty: none).
+fn confidential_plan(tee: &str) -> (PlanInput, Policy) {
+    let text = format!(
+        "apiVersion: gpu-trust/v1
+kind: Plan
+policy:
+  tenants:
+    - {{name: acme, namespaces: [cust-acme], confidential: true}}
+    - {{name: search, namespaces: [search]}}
+inventory:
+  - {{pool: l40s, model: L40S, gpusPerNode: 4, nodes: 2}}
+  - {{pool: h100, model: H100-SXM5-80GB, gpusPerNode: 8, nodes: 2{tee}}}
+workloads:
+  - {{name: acme-infer, tenant: acme, kind: inference, replicas: 3, peakMemory: 30GiB}}
+  - {{name: search-api, tenant: search, kind: inference, replicas: 4, peakMemory: 10GiB}}
+"
+    );
+    let plan_file = file::parse(&text, "plan.yaml").unwrap();
+    let PolicySource::Inline { text } = &plan_file.policy else {
+        panic!("the plan gives its policy inline")
+    };
+    let policy = gpu_trust_policy::parse(text, "plan.yaml").unwrap();
+    (plan_file.resolve(&policy, today()).unwrap(), policy)
+}
+
+/// A confidential tenant's pods run as NVIDIA's confidential containers: the GPU passed through
+/// (`nvidia.com/pgpu`) to a Kata VM of the pool's TEE, whose RuntimeClass the audit resolves, so
+/// GT303 finds nothing (and GT301/GT302 neither).
+#[test]
+fn a_confidential_tenant_runs_in_confidential_containers() {
+    let (input, policy) = confidential_plan(", tee: tdx");
+    let plan = solve(&input);
+    assert!(plan.complete(), "{:#?}", plan.unplaced);
+    assert!(
+        check(&input, &plan).is_empty(),
+        "{:#?}",
+        check(&input, &plan)
+    );
+    let w = plan
+        .workloads
+        .iter()
+        .find(|w| w.name == "acme-infer")
+        .unwrap();
+    assert_eq!(w.resource.as_deref(), Some("nvidia.com/pgpu"));
+    assert_eq!(
+        w.runtime_class_name.as_deref(),
+        Some("kata-qemu-nvidia-gpu-tdx")
+    );
+    let other = plan
+        .workloads
+        .iter()
+        .find(|w| w.name == "search-api")
+        .unwrap();
+    assert_eq!(other.runtime_class_name, None);
+    let text = snapshot(&plan, &input);
+    let ingested = gpu_trust_ingest::ingest_text(&text, "snapshot.yaml");
+    let handlers: Vec<Option<&str>> = ingested
+        .fleet
+        .workloads
+        .iter()
+        .filter(|w| w.kind == WorkloadKind::Pod && w.namespace == "cust-acme")
+        .map(|w| w.pod_security.runtime_handler.as_deref())
+        .collect();
+    assert_eq!(handlers, vec![Some("kata-qemu-nvidia-gpu-tdx"); 3]);
+    let found = serious(&plan, &input, &policy);
+    assert!(found.is_empty(), "{found:#?}");
+    // The same pods without their runtime class are what GT303 reports.
+    let plain: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("runtimeClassName:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let found = serious_in(&plain, &policy, None);
+    assert!(found.iter().any(|f| f.starts_with("GT303")), "{found:#?}");
+}
+
+/// A CC-capable pool that does not say its nodes' CPU TEE cannot run confidential containers: the
+/// confidential tenant's workload stays unplaced, and the reason says what to add.
+#[test]
+fn a_pool_without_a_tee_leaves_a_confidential_workload_unplaced() {
+    let (input, _) = confidential_plan("");
+    let plan = solve(&input);
+    assert!(
+        check(&input, &plan).is_empty(),
+        "{:#?}",
+        check(&input, &plan)
+    );
+    let unplaced: Vec<&str> = plan.unplaced.iter().map(|u| u.workload.as_str()).collect();
+    assert_eq!(unplaced, ["acme-infer"; 3]);
+    assert!(
+        plan.unplaced[0]
+            .reason
+            .contains("add `tee: snp` (AMD SEV-SNP) or `tee: tdx` (Intel TDX)"),
+        "{}",
+        plan.unplaced[0].reason
+    );
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 8, failure_persistence: None, ..Default::default() })]
 
@@ -261,7 +355,7 @@ fn dra_plans_audit_clean() {
 fn generated_plans_audit_clean() {
     for (seed, model, accept, conf) in [
         (1u64, "H100-SXM5-80GB", 0.0, 0.0),
-        (2, "H100-SXM5-80GB", 0.5, 0.1),
+        (2, "H100-SXM5-80GB", 0.5, 0.3),
         (3, "A30", 0.0, 0.0),
         (4, "L40S", 0.3, 0.0),
         (5, "A100-SXM4-40GB", 1.0, 0.0),
@@ -279,6 +373,16 @@ fn generated_plans_audit_clean() {
         let policy = policy_of(&input);
         let plan = solve(&input);
         assert!(check(&input, &plan).is_empty());
+        // The confidential tenants' replicas run as confidential containers.
+        let confidential: u32 = plan
+            .workloads
+            .iter()
+            .filter(|w| w.runtime_class_name.is_some())
+            .map(|w| w.placed)
+            .sum();
+        let wanted = input.tenants.iter().any(|t| t.confidential);
+        assert_eq!(wanted, conf > 0.0, "seed {seed} {model}");
+        assert_eq!(confidential > 0, wanted, "seed {seed} {model}");
         let found = serious(&plan, &input, &policy);
         assert!(found.is_empty(), "seed {seed} {model}: {found:#?}");
     }

@@ -30,7 +30,12 @@ pub fn render(plan: &Plan, width: usize) -> String {
             let configs = format!(
                 "mig: {}\nplugin: {}\ntaint: {}{}",
                 e(n.mig_config.as_deref().unwrap_or("-")),
-                e(&n.device_plugin_config.to_string()),
+                // A CC node's GPUs are passed through by the sandbox device plugin.
+                if n.confidential {
+                    "sandbox (vm-passthrough)".to_string()
+                } else {
+                    e(&n.device_plugin_config.to_string())
+                },
                 e(&n.tenant_pool.to_string()),
                 if n.confidential { "\ncc: on" } else { "" }
             );
