@@ -24,7 +24,9 @@ use gpu_trust_ingest::{Options as IngestOptions, SourceInput};
 use gpu_trust_model::fleet::Fleet;
 use gpu_trust_model::Severity;
 use gpu_trust_policy::Policy;
-use gpu_trust_rules::report::{Action, AuditReport, FixFirst, Search, SeverityCounts};
+use gpu_trust_rules::report::{
+    Action, AuditReport, Blocked, FixFirst, Opened, Search, SeverityCounts,
+};
 use gpu_trust_rules::{audit, AuditInput, AuditOptions};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -103,6 +105,7 @@ pub fn decide(input: &Input<'_>) -> Decided {
         untried: 0,
         remaining: counts(&before),
         unclosed: Vec::new(),
+        blocked: Vec::new(),
         not_tried: None,
     };
     let nothing = |fix_first| Decided {
@@ -141,12 +144,18 @@ pub fn decide(input: &Input<'_>) -> Decided {
     // A quarter of the trials is kept for auditing the chosen actions together.
     fix_first.tried = candidates.len().min(trials - trials / 4);
     fix_first.untried = candidates.len() - fix_first.tried;
-    // Each candidate alone: what it closes; none that opens a finding at or above the threshold.
-    let useful: Vec<Closing> = candidates
+    // Each candidate alone: what it closes and opens; useful where it closes something at the
+    // threshold and opens nothing there.
+    let alone: Vec<(&Candidate, Outcome)> = candidates
         .iter()
         .take(fix_first.tried)
-        .filter_map(|c| Some((c, closes(input, &[c])?)))
-        .filter(|(_, closes)| closes.iter().any(|k| goal.contains(k)))
+        .filter_map(|c| Some((c, outcome(input, &trial(input, &[c])?))))
+        .filter(|(_, o)| o.closes.iter().any(|k| goal.contains(k)))
+        .collect();
+    let useful: Vec<Closing> = alone
+        .iter()
+        .filter(|(_, o)| o.opens.is_empty())
+        .map(|(c, o)| (*c, o.closes.clone()))
         .collect();
     let (order, search) = choose(&useful, &goal);
     let budget = trials.saturating_sub(fix_first.tried);
@@ -156,6 +165,23 @@ pub fn decide(input: &Input<'_>) -> Decided {
     fix_first.unclosed = ordered(input.report, &goal)
         .into_iter()
         .filter(|k| !closed.contains(k))
+        .collect();
+    fix_first.blocked = alone
+        .iter()
+        .filter(|(_, o)| !o.opens.is_empty())
+        .filter_map(|(c, o)| {
+            let closes: BTreeSet<String> = o
+                .closes
+                .iter()
+                .filter(|k| fix_first.unclosed.contains(k))
+                .cloned()
+                .collect();
+            (!closes.is_empty()).then(|| Blocked {
+                summary: c.summary.clone(),
+                closes: ordered(input.report, &closes),
+                opens: o.opens.clone(),
+            })
+        })
         .collect();
     let all: Vec<&Candidate> = chosen.iter().map(|(c, _)| *c).collect();
     if let Some(after) = audited.or_else(|| trial(input, &all)) {
@@ -196,6 +222,19 @@ pub fn closes(input: &Input<'_>, changes: &[&Candidate]) -> Option<BTreeSet<Stri
 
 /// [`closes`], from the audit of the changed input.
 fn closed_in(input: &Input<'_>, changed: &AuditReport) -> Option<BTreeSet<String>> {
+    let o = outcome(input, changed);
+    o.opens.is_empty().then_some(o.closes)
+}
+
+/// What a changed input's audit has against the input's: the open findings it no longer has, and
+/// those at or above the threshold it has new or worse.
+struct Outcome {
+    closes: BTreeSet<String>,
+    /// Worst first.
+    opens: Vec<Opened>,
+}
+
+fn outcome(input: &Input<'_>, changed: &AuditReport) -> Outcome {
     let before = open(input, input.report);
     let after = open(input, changed);
     let mut closes: BTreeSet<String> = before
@@ -203,20 +242,30 @@ fn closed_in(input: &Input<'_>, changed: &AuditReport) -> Option<BTreeSet<String
         .filter(|k| !after.contains_key(*k))
         .cloned()
         .collect();
+    let mut opens = Vec::new();
     for (k, now) in after.iter().filter(|(_, s)| s.severity >= input.threshold) {
-        match before.get(k) {
-            Some(was) if now.worse_than(was) => return None,
-            Some(_) => {}
-            None => {
-                let same = closes
-                    .iter()
-                    .find(|c| !now.worse_than(&before[*c]))?
-                    .clone();
-                closes.remove(&same);
-            }
+        let worse = match before.get(k) {
+            Some(was) => now.worse_than(was),
+            None => match closes.iter().find(|c| !now.worse_than(&before[*c])) {
+                Some(same) => {
+                    let same = same.clone();
+                    closes.remove(&same);
+                    false
+                }
+                None => true,
+            },
+        };
+        if worse {
+            opens.push(Opened {
+                rule: now.rule.clone(),
+                key: k.clone(),
+                severity: now.severity,
+                tenants: now.tenants.iter().cloned().collect(),
+            });
         }
     }
-    Some(closes)
+    opens.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.key.cmp(&b.key)));
+    Outcome { closes, opens }
 }
 
 /// The open findings of `report` (rules turned off left out) by key.

@@ -319,10 +319,37 @@ pub struct FixFirst {
     /// The stable keys (`RULE:key`) of the open findings at or above the threshold that no
     /// candidate change closes.
     pub unclosed: Vec<String>,
+    /// Why no change closes them: each change tried that closes one of `unclosed` alone, with what
+    /// it opens or makes worse at or above the threshold. Empty when no change tried closes one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<Blocked>,
     /// Why no change was tried (the input is too large to audit again, a live snapshot too
     /// large to keep); absent when changes were tried.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_tried: Option<String>,
+}
+
+/// A change that would close findings no action closes, were it not for what it opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blocked {
+    /// What the change is (as an action's `summary`).
+    pub summary: String,
+    /// The stable keys of the unclosed findings it closes alone.
+    pub closes: Vec<String>,
+    /// The findings at or above the threshold the input audited again with it has that are new or
+    /// worse (more severe, about another tenant or more pairs), worst first.
+    pub opens: Vec<Opened>,
+}
+
+/// A finding a change opens or makes worse: its rule, stable key, severity and tenants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Opened {
+    pub rule: String,
+    pub key: String,
+    pub severity: Severity,
+    pub tenants: Vec<String>,
 }
 
 /// How actions were chosen.

@@ -175,7 +175,8 @@ pub struct Args {
     pub fail_on_new: bool,
     /// A row per tenant (the worst of its open findings, how many, the first action that closes
     /// one, what it shares) and per GPU node pool instead of the findings, after the verdict and
-    /// what to fix first (table and Markdown; the JSON report holds the pools with the rest).
+    /// what to fix first (table and Markdown; the HTML page always has these rows, and the JSON
+    /// report the pools with the rest).
     #[arg(long, conflicts_with = "pair")]
     pub summary: bool,
 }

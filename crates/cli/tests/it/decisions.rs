@@ -120,6 +120,79 @@ fn the_table_opens_with_the_verdict_and_what_to_fix_first() {
     assert!(table.contains("No change tried closes this one: GT207 (perf-eval, umbrella)."));
 }
 
+/// The README's example of what to fix first is what the audit prints: each line of it that
+/// elides nothing (`...`) is a line of the table.
+#[test]
+fn the_readme_shows_what_the_audit_prints_first() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let section = readme
+        .split("### What to fix first")
+        .nth(1)
+        .expect("the README's section");
+    let block = section
+        .split("```")
+        .nth(1)
+        .expect("its example")
+        .trim_matches('\n');
+    let (code, table) = audit(&[
+        "examples/inference-platform/cluster.yaml",
+        "--policy",
+        "examples/inference-platform/policy.yaml",
+    ]);
+    assert_eq!(code, 1);
+    let printed: BTreeSet<&str> = table.lines().collect();
+    let mut compared = 0;
+    for line in block.lines().filter(|l| !l.contains("...")) {
+        assert!(
+            printed.contains(line),
+            "the README's line is not printed: {line:?}"
+        );
+        compared += 1;
+    }
+    assert!(compared > 20, "{compared}");
+}
+
+/// The finding no action closes says why: the one move that would close it (umbrella's
+/// Deployment to the confidential-computing node, the only other node with whole GPUs for it)
+/// puts umbrella beside initech, whose contract is isolation.
+#[test]
+fn what_no_change_closes_says_what_the_changes_that_would_open() {
+    let (_, json) = audit(&[
+        "examples/inference-platform/cluster.yaml",
+        "--policy",
+        "examples/inference-platform/policy.yaml",
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let ff = &report["fixFirst"];
+    let unclosed = ff["unclosed"].as_array().unwrap();
+    let blocked = ff["blocked"].as_array().unwrap();
+    assert_eq!(blocked.len(), 1, "{blocked:?}");
+    let b = &blocked[0];
+    assert!(b["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("Move Deployment cust-umbrella/llm-api to node gpu-h100-cc-01"));
+    assert_eq!(b["closes"].as_array().unwrap(), unclosed);
+    let opens = b["opens"].as_array().unwrap();
+    assert!(opens.iter().any(|o| o["rule"] == "GT501"
+        && o["tenants"] == serde_json::json!(["initech", "umbrella"])
+        && o["severity"] == "high"));
+    let (_, table) = audit(&[
+        "examples/inference-platform/cluster.yaml",
+        "--policy",
+        "examples/inference-platform/policy.yaml",
+    ]);
+    let flat = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "would close GT207 (perf-eval, umbrella) but opens GT501 (initech, umbrella)."
+        ),
+        "{flat}"
+    );
+}
+
 #[test]
 fn a_baseline_round_trips_and_a_removed_workload_is_fixed() {
     let dir = tempfile::tempdir().unwrap();

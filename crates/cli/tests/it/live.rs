@@ -609,9 +609,22 @@ fn as_a_kubectl_plugin_usage_reads_kubectl_gpu_trust() {
     let plugin = dir.path().join("kubectl-gpu_trust");
     let binary = assert_cmd::cargo::cargo_bin("gpu-trust");
     std::fs::copy(&binary, &plugin).expect("copy binary");
-    let out = std::process::Command::new(&plugin)
-        .args(["audit", "--help"])
-        .output()
+    // Another test's child, forked while the copy was open for writing, holds it open until its
+    // exec: Linux refuses to run a file open for writing (ETXTBSY, 26) until then.
+    let out = (0..50)
+        .find_map(|_| {
+            match std::process::Command::new(&plugin)
+                .args(["audit", "--help"])
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    None
+                }
+                other => Some(other),
+            }
+        })
+        .expect("the copy stays busy")
         .expect("run plugin");
     let help = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0));

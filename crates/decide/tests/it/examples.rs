@@ -163,3 +163,49 @@ fn no_smaller_set_of_the_candidates_closes_as_much() {
         }
     });
 }
+
+/// What the report says of a change that would close an unclosed finding is so: the input audited
+/// again with that change alone no longer has the finding, and has each finding it is said to open
+/// (at its severity, about its tenants).
+#[test]
+fn a_blocked_change_closes_and_opens_what_it_is_said_to() {
+    let mut blocked = 0;
+    each(|name, _, input, decided| {
+        let goal: BTreeSet<String> = input
+            .report
+            .findings
+            .iter()
+            .filter(|f| f.accepted.is_none() && f.severity >= input.threshold)
+            .map(|f| f.id())
+            .collect();
+        let all = candidates::all(input.fleet, input.report, &goal, &input.options.advisories);
+        for b in &decided.fix_first.blocked {
+            blocked += 1;
+            let c = all
+                .iter()
+                .find(|c| c.summary == b.summary)
+                .unwrap_or_else(|| panic!("{name}: no candidate {}", b.summary));
+            assert!(
+                closes(input, &[c]).is_none(),
+                "{name}: {} is useful",
+                b.summary
+            );
+            let after = gpu_trust_decide::trial(input, &[c]).expect("the change applies");
+            let still = open(&after);
+            for k in &b.closes {
+                assert!(decided.fix_first.unclosed.contains(k), "{name}: {k}");
+                assert!(!still.contains(k), "{name}: {} leaves {k} open", b.summary);
+            }
+            assert!(!b.opens.is_empty(), "{name}");
+            for o in &b.opens {
+                let f = after
+                    .findings
+                    .iter()
+                    .find(|f| f.id() == o.key && f.accepted.is_none())
+                    .unwrap_or_else(|| panic!("{name}: {} does not open {}", b.summary, o.key));
+                assert_eq!((f.severity, &f.tenants), (o.severity, &o.tenants), "{name}");
+            }
+        }
+    });
+    assert!(blocked >= 1, "no example has a blocked change");
+}

@@ -85,13 +85,14 @@ pub fn block(report: &AuditReport) -> Option<Block> {
         (!ff.unclosed.is_empty() && ff.not_tried.is_none() && ff.open > 0 && !actions.is_empty())
             .then(|| {
                 format!(
-                    "No change tried closes {}: {}.",
+                    "No change tried closes {}: {}.{}",
                     if ff.unclosed.len() == 1 {
                         "this one"
                     } else {
                         "these"
                     },
-                    findings(report, &ff.unclosed)
+                    findings(report, &ff.unclosed),
+                    blocked(report, ff)
                 )
             });
     Some(Block {
@@ -101,6 +102,38 @@ pub fn block(report: &AuditReport) -> Option<Block> {
         unclosed,
     })
 }
+
+/// The changes that would close an unclosed finding, and what each opens: ` Move ... would close
+/// GT207 (perf-eval, umbrella) but opens GT207 (globex, umbrella).`, the first [`BLOCKED_SHOWN`].
+fn blocked(report: &AuditReport, ff: &FixFirst) -> String {
+    let mut out = String::new();
+    for b in ff.blocked.iter().take(BLOCKED_SHOWN) {
+        let opens: Vec<String> = b
+            .opens
+            .iter()
+            .map(|o| match o.tenants.as_slice() {
+                [] => o.rule.clone(),
+                t => format!("{} ({})", o.rule, t.join(", ")),
+            })
+            .collect();
+        out.push_str(&format!(
+            " {} would close {} but opens {}.",
+            b.summary.trim_end_matches('.'),
+            findings(report, &b.closes),
+            opens.join(", ")
+        ));
+    }
+    if ff.blocked.len() > BLOCKED_SHOWN {
+        out.push_str(&format!(
+            " {} more changes would too, each opening another (the JSON report's fixFirst.blocked).",
+            ff.blocked.len() - BLOCKED_SHOWN
+        ));
+    }
+    out
+}
+
+/// Changes named in the sentence on what no change closes.
+const BLOCKED_SHOWN: usize = 3;
 
 fn untried(ff: &FixFirst) -> String {
     if ff.untried == 0 {

@@ -50,7 +50,7 @@ use drawings::{gpu_layouts, slice_count, svg_defs};
 use findings::{findings, rule_docs, skipped};
 use matrix::{groups, matrix, pairs};
 use plan::TenantIndex;
-use summary::{findings_phrase, summary_band};
+use summary::{findings_phrase, glance, summary_band};
 use text::{more, names_text, plural, truncate};
 
 use crate::{AuditReport, RuleDoc};
@@ -197,12 +197,13 @@ pub fn render(report: &AuditReport, rules: &[RuleDoc<'_>]) -> String {
         out.push_str("<a href=\"#fix-first\">Fix first</a>");
     }
     out.push_str(
-        "<a href=\"#matrix\">Who can hurt whom</a><a href=\"#findings\">Findings</a>\
+        "<a href=\"#glance\">Tenants and node pools</a><a href=\"#matrix\">Who can hurt whom</a><a href=\"#findings\">Findings</a>\
          <a href=\"#pairs\">Tenant pairs</a><a href=\"#groups\">What tenants share</a>\
          <a href=\"#gpus\">GPU layouts</a><a href=\"#rules\">Rules</a>\
          <a href=\"#coverage\">Coverage</a></nav>\n",
     );
     out.push_str("<main>\n");
+    glance(&mut out, report, &tenants);
     matrix(&mut out, &report.matrix, &plan, &tenants);
     findings(&mut out, report, &plan, &tenants, rules);
     pairs(&mut out, report, &plan, &tenants);

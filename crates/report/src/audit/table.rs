@@ -724,7 +724,7 @@ fn render_groups(out: &mut String, groups: &[GroupEntry], p: &Palette, width: us
 
 /// Who a blast-radius entry reaches, as the matrix names them (with the certainty for that
 /// incident), and how many more.
-fn reached(e: &BlastRadiusEntry, matrix: &Matrix) -> String {
+fn reached(e: &BlastRadiusEntry, matrix: &Matrix, tenants: usize) -> String {
     let mut names: Vec<(&str, Certainty)> = matrix
         .pairs
         .iter()
@@ -738,6 +738,18 @@ fn reached(e: &BlastRadiusEntry, matrix: &Matrix) -> String {
         })
         .collect();
     names.sort_unstable();
+    // One certainty for all is said once: for every other tenant, as that.
+    if let [(_, c), rest @ ..] = names.as_slice() {
+        if rest.iter().all(|(_, r)| r == c) && names.len() == e.reaches {
+            if names.len() >= 3 && names.len() + 1 == tenants {
+                return format!("every other tenant ({c})");
+            }
+            if names.len() <= MAX_LISTED {
+                let list: Vec<String> = names.iter().map(|(t, _)| esc(t)).collect();
+                return format!("{} ({c})", list.join(", "));
+            }
+        }
+    }
     let mut s = names
         .iter()
         .take(MAX_LISTED)
@@ -776,7 +788,7 @@ fn render_blast_radius(out: &mut String, report: &AuditReport, p: &Palette, widt
                 [
                     esc(&e.tenant),
                     e.incident.as_str().to_string(),
-                    reached(e, &report.matrix),
+                    reached(e, &report.matrix, report.tenants.len()),
                 ]
             })
             .collect()

@@ -556,13 +556,26 @@ fn filters_and_incident_switch_work_in_chromium() {
 /// Opens `text` with `driver` (a script that drives the page and writes what it saw as JSON into a
 /// `<pre id="driver">`) added at the end of its body: that JSON, and the DOM.
 fn driven(browser: &Path, name: &str, text: &str, driver: &str) -> (Value, String) {
+    driven_with(browser, name, text, driver, &[])
+}
+
+/// [`driven`], with more Chromium arguments (a window size).
+fn driven_with(
+    browser: &Path,
+    name: &str,
+    text: &str,
+    driver: &str,
+    extra: &[&str],
+) -> (Value, String) {
     let page = out_dir().join(format!("{name}.html"));
     std::fs::write(
         &page,
         text.replacen("</body>", &format!("{driver}</body>"), 1),
     )
     .unwrap();
-    let run = run_chromium(browser, &page, &["--dump-dom".to_string()]);
+    let mut args = vec!["--dump-dom".to_string()];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let run = run_chromium(browser, &page, &args);
     let start = run
         .stdout
         .find("<pre id=\"driver\">")
@@ -720,4 +733,89 @@ fn a_tenant_filter_says_what_the_cap_leaves_out_in_chromium() {
         !got["all"].as_str().unwrap().contains("does not hold"),
         "{got}"
     );
+}
+
+/// Printing: the page's print rules, applied on the screen at the printable width of an A4 page
+/// (210 mm less the 12 mm margins each side: 186 mm, 703 CSS pixels), fit a matrix of 60 tenants
+/// in the page (every column header inside it), and what the tenant filter hides is not displayed in
+/// any section.
+#[test]
+fn printing_fits_a_large_matrix_and_hides_what_the_filters_hide_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let mut report = sample_report(false);
+    let first_tenant = report.tenants[0].clone();
+    let first_pair = report.matrix.pairs[0].clone();
+    for i in 0..57 {
+        let name = format!("tenant-{i:02}");
+        let mut t = first_tenant.clone();
+        t.name = name.clone();
+        t.namespaces = vec![format!("ns-{i:02}")];
+        report.tenants.push(t);
+        report.matrix.tenants.push(name.clone());
+        let mut p = first_pair.clone();
+        p.tenants = ["acme".to_string(), name];
+        report.matrix.pairs.push(p);
+    }
+    report
+        .matrix
+        .pairs
+        .sort_by(|a, b| a.tenants.cmp(&b.tenants));
+    report.summary.tenants = report.tenants.len();
+    assert_eq!(report.matrix.tenants.len(), 60);
+    let text = html::render(
+        &html_fixture::with_layout(report, html_fixture::sample_layout()),
+        &sample_rules(),
+    );
+    let driver = r#"<script>
+(function () {
+  function list(selector) { return Array.prototype.slice.call(document.querySelectorAll(selector)); }
+  // The print rules, on the screen.
+  Array.prototype.forEach.call(document.styleSheets, function (sheet) {
+    Array.prototype.forEach.call(sheet.cssRules, function (rule) {
+      if (rule.media && rule.media.mediaText === 'print') { rule.media.appendMedium('screen'); }
+    });
+  });
+  var out = {};
+  var width = document.documentElement.clientWidth;
+  out.width = width;
+  var heads = list('table.matrix thead th');
+  out.columns = heads.length;
+  out.columnsOutside = heads.filter(function (h) { return h.getBoundingClientRect().right > width + 1; }).length;
+  out.navShown = list('nav.toc').filter(function (n) { return getComputedStyle(n).display !== 'none'; }).length;
+  var select = document.getElementById('filter-tenant');
+  Array.prototype.forEach.call(select.options, function (o) { if (o.textContent === 'globex') { select.value = o.value; } });
+  select.dispatchEvent(new Event('change', { bubbles: true }));
+  var hidden = list('main [hidden]');
+  out.hidden = hidden.length > 0;
+  out.hiddenButDisplayed = hidden.filter(function (e) { return getComputedStyle(e).display !== 'none'; })
+    .map(function (e) { return e.tagName + '.' + e.className; });
+  out.glanceRows = list('tr.glance').filter(function (r) { return getComputedStyle(r).display !== 'none'; })
+    .map(function (r) { return r.querySelector('th').textContent; });
+  var pre = document.createElement('pre');
+  pre.id = 'driver';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"#;
+    let (got, _) = driven_with(
+        &browser,
+        "print",
+        &text,
+        driver,
+        &["--window-size=703,1200"],
+    );
+    // The page's width less the scroll bar.
+    assert!(got["width"].as_u64().unwrap() <= 703, "{got}");
+    // The matrix's column headers: one per tenant, and the corner.
+    assert_eq!(got["columns"], 61, "{got}");
+    assert_eq!(got["columnsOutside"], 0, "{got}");
+    assert_eq!(got["navShown"], 0, "{got}");
+    assert_eq!(got["hidden"], true, "{got}");
+    assert_eq!(got["hiddenButDisplayed"], serde_json::json!([]), "{got}");
+    // globex's row of the tenants, and the node pools it is on.
+    let rows = got["glanceRows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r == "globex"), "{got}");
+    assert!(!rows.iter().any(|r| r == "acme"), "{got}");
 }

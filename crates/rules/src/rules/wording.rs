@@ -128,8 +128,9 @@ fn pairs_by_trust(by_trust: &[usize; 3]) -> String {
 const PLACES_SHOWN: usize = 4;
 
 /// Where and how surely a tally's pairs meet, in words: for one share, `acme and globex (trust
-/// none) share a time-sliced GPU on node gpu-1 (acme: ...; globex: ...; the node has one GPU)`; for
-/// several, the tally's tenants and then each share in that form, strongest first, so that no
+/// none) share a time-sliced GPU on node gpu-1 (the node has one GPU)` (the finding lists the
+/// objects); for several, the tally's tenants and then each share in that form with its workloads
+/// (`acme: ...; globex: ...; the node has one GPU`), strongest first, so that no
 /// sentence puts a tenant where it cannot go or claims for a pair the certainty of another.
 /// `what(share, one)` says what a share's tenants share and where (`one`: a single pair).
 pub fn placed(ctx: &Context<'_>, tally: &Tally, what: impl Fn(&Share, bool) -> String) -> String {
@@ -138,9 +139,15 @@ pub fn placed(ctx: &Context<'_>, tally: &Tally, what: impl Fn(&Share, bool) -> S
     let whole = |s: &Share| {
         tally.shares.len() > 1 && s.tenants == tally.tenants && s.pairs() == tally.pairs()
     };
-    let clause = |s: &Share| {
+    // A place names its workloads only among several: of one, the finding's objects are they.
+    let clause = |s: &Share, among: bool| {
+        let whose = if among {
+            format!("{}; ", who(ctx, &s.workloads, &s.tenants))
+        } else {
+            String::new()
+        };
         format!(
-            "{} {} {} ({}; {})",
+            "{} {} {} ({whose}{})",
             if whole(s) {
                 "they".to_string()
             } else {
@@ -148,14 +155,17 @@ pub fn placed(ctx: &Context<'_>, tally: &Tally, what: impl Fn(&Share, bool) -> S
             },
             verb(s.certainty),
             what(s, s.single_pair().is_some()),
-            who(ctx, &s.workloads, &s.tenants),
             s.reason
         )
     };
     match tally.shares.as_slice() {
-        [one] => clause(one),
+        [one] => clause(one, false),
         shares => {
-            let mut parts: Vec<String> = shares.iter().take(PLACES_SHOWN).map(clause).collect();
+            let mut parts: Vec<String> = shares
+                .iter()
+                .take(PLACES_SHOWN)
+                .map(|s| clause(s, true))
+                .collect();
             if shares.len() > PLACES_SHOWN {
                 parts.push(format!(
                     "and {} more (the finding's groups)",

@@ -59,7 +59,7 @@
         all('a[href^="#"]', f).forEach(function (a) { linked[a.getAttribute('href').slice(1)] = true; });
       }
     });
-    all('tr.pair, tr.listed-node, tr.group').forEach(function (row) {
+    all('tr.pair, tr.listed-node, tr.group, tr.glance').forEach(function (row) {
       row.hidden = tenant !== '' && tokens(row, 'data-tenants').indexOf(tenant) < 0 && !linked[row.id];
     });
     all('svg.gpu [data-tenant], li[data-tenant]').forEach(function (el) {

@@ -158,3 +158,61 @@ pub(super) fn summary_band(out: &mut String, report: &AuditReport) {
     stat(out, "accepted", "accepted", s.accepted);
     out.push_str("</dl>\n</header>\n");
 }
+
+/// "Tenants and node pools": `--summary`'s rows (a row per tenant: the worst of its open findings,
+/// how many, the first action that closes one, what it shares; a row per GPU node pool), which the
+/// page always has, after what to fix first; the tenant filter keeps a tenant's rows.
+pub(super) fn glance(out: &mut String, report: &AuditReport, tenants: &TenantIndex) {
+    let worst = |s: Option<Severity>| {
+        s.map_or("<td>–</td>".to_string(), |s| {
+            format!(
+                "<td><span class=\"badge sev-{0}\">{0}</span></td>",
+                s.as_str()
+            )
+        })
+    };
+    out.push_str(
+        "<section id=\"glance\" aria-labelledby=\"h-glance\">\n<h2 id=\"h-glance\">Tenants and node pools</h2>\n\
+         <div class=\"table-wrap\"><table class=\"grid\"><thead><tr><th scope=\"col\">Tenant</th>\
+         <th scope=\"col\">Worst</th><th scope=\"col\">Open</th><th scope=\"col\">Fix first</th>\
+         <th scope=\"col\">Shares</th></tr></thead>\n<tbody>\n",
+    );
+    for r in crate::audit::summary::tenants(report) {
+        let action = r.action.as_deref().map_or("–".to_string(), |a| {
+            format!("<a href=\"#action-{0}\">{0}</a>", escape(a))
+        });
+        let _ = writeln!(
+            out,
+            "<tr class=\"glance\" data-tenants=\"{}\"><th scope=\"row\">{}</th>{}<td>{}</td><td>{action}</td><td>{}</td></tr>",
+            tenants.ids_of([r.tenant.as_str()]),
+            escape(&r.tenant),
+            worst(r.worst),
+            r.open,
+            escape(&r.shares.join(", "))
+        );
+    }
+    out.push_str("</tbody></table></div>\n");
+    let pools = crate::audit::summary::pools(report);
+    if !pools.is_empty() {
+        out.push_str(
+            "<div class=\"table-wrap\"><table class=\"grid\"><thead><tr><th scope=\"col\">Node pool</th>\
+             <th scope=\"col\">GPUs</th><th scope=\"col\">Sharing</th><th scope=\"col\">Worst</th>\
+             <th scope=\"col\">Open</th><th scope=\"col\">Tenants</th></tr></thead>\n<tbody>\n",
+        );
+        for r in pools {
+            let _ = writeln!(
+                out,
+                "<tr class=\"glance\" data-tenants=\"{}\"><th scope=\"row\">{}</th><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td></tr>",
+                tenants.ids_of(r.tenants.iter().map(String::as_str)),
+                escape(&r.nodes),
+                escape(&r.gpus),
+                escape(&r.sharing),
+                worst(r.worst),
+                r.open,
+                escape(&r.tenants.join(", "))
+            );
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+    out.push_str("</section>\n");
+}

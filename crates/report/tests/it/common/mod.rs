@@ -707,6 +707,7 @@ pub fn sample_decided_report() -> AuditReport {
         untried: 0,
         remaining,
         unclosed: vec![ids[1].clone()],
+        blocked: Vec::new(),
         not_tried: None,
     });
     report.actions = Some(vec![

@@ -98,9 +98,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .workloads(workloads.iter().copied())
             .nodes(nodes.iter().copied())
             .message(format!(
-                "confidential tenant {}'s workloads {} {} GPUs on {} whose CC mode is {}: GPU memory and PCIe traffic are readable from the host",
+                "confidential tenant {}'s workloads {} GPUs on {} whose CC mode is {}: GPU memory and PCIe traffic are readable from the host",
                 ctx.tenant_name(tenant),
-                text::workloads(ctx, workloads.iter().copied()),
                 if certainty == Certainty::Observed { "run on" } else { "may run on" },
                 text::nodes(ctx, nodes.iter().copied()),
                 text::list(&modes.into_iter().collect::<Vec<_>>())

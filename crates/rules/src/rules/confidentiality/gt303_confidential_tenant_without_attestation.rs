@@ -89,9 +89,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .workloads(workloads.iter().copied())
             .nodes(nodes)
             .message(format!(
-                "confidential tenant {}'s GPU workloads {} run with {}, not a confidential (Kata / CoCo) runtime: the GPU's CC state cannot be attested before secrets reach it",
+                "confidential tenant {}'s GPU workloads run with {}, not a confidential (Kata / CoCo) runtime: the GPU's CC state cannot be attested before secrets reach it",
                 ctx.tenant_name(tenant),
-                text::workloads(ctx, workloads.iter().copied()),
                 text::list(&classes.into_iter().collect::<Vec<_>>())
             ))
             .remediation(format!(

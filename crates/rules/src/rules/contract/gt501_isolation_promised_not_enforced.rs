@@ -137,10 +137,9 @@ fn message(ctx: &Context<'_>, promised: &BTreeSet<TenantId>, tally: &Tally) -> W
         [share] => {
             let (_, verb, with) = clause(share);
             format!(
-                "{} {verb} with {with} on {} ({})",
+                "{} {verb} with {with} on {}",
                 if one { "it" } else { "they" },
                 text::nodes(ctx, share.nodes.iter().copied()),
-                wording::who(ctx, &share.workloads, &share.tenants)
             )
         }
         shares => {

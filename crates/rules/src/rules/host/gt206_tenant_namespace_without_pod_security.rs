@@ -84,9 +84,8 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .workloads(workloads.iter().copied())
             .nodes(nodes.iter().copied())
             .message(format!(
-                "namespace {ns} of tenant {} {state}, and its workloads ({}) reach GPU {}: nothing stops a privileged pod, a /dev hostPath or host namespaces there",
+                "namespace {ns} of tenant {} {state}, and its workloads reach GPU {}: nothing stops a privileged pod, a /dev hostPath or host namespaces there",
                 ctx.tenant_name(tenant),
-                text::workloads(ctx, workloads.iter().copied()),
                 text::nodes(ctx, nodes.iter().copied())
             ))
             .remediation(format!(
