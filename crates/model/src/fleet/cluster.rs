@@ -52,10 +52,21 @@ pub fn tee(name: &str) -> Option<&'static Tee> {
     TEES.iter().find(|t| t.name == name)
 }
 
-/// Kata / confidential-containers handlers (`kata`, `kata-qemu-nvidia-gpu-snp`, `kata-cc-*`...).
+/// Whether a runtime handler starts pods in a confidential VM: a Kata handler named for a CPU TEE.
+/// A Kata VM alone is not one: NVIDIA's `kata-qemu-nvidia-gpu` "does not start the GPU in CC mode"
+/// (NVIDIA Confidential Containers, "Configuring Confidential Container Workloads"), and the
+/// Confidential Containers chart's `kata-qemu-coco-dev` runs "without hardware support" (its
+/// "Running a workload" guide). The TEE handlers: `kata-qemu-snp`, `kata-qemu-tdx`,
+/// `kata-qemu-nvidia-gpu-snp`, `kata-qemu-nvidia-gpu-tdx`, IBM Secure Execution's `kata-qemu-se`
+/// (and `-runtime-rs` variants), Arm CCA's `kata-qemu-cca`, and AKS's confidential containers
+/// handler `kata-cc` (runtime class `kata-cc-isolation`, on AMD SEV-SNP). Other runtimes that name
+/// their TEE the same way (Contrast's `contrast-cc-...-snp-...` handlers) count too.
 pub fn is_confidential_handler(handler: &str) -> bool {
     let h = handler.to_ascii_lowercase();
-    h.contains("kata") || h.contains("-cc") || h.contains("snp") || h.contains("tdx")
+    let tee = h
+        .split(['-', '_', '.'])
+        .any(|t| matches!(t, "snp" | "tdx" | "sev" | "se" | "cca"));
+    tee || h.starts_with("kata-cc")
 }
 
 /// What the ClusterPolicy (nvidia.com/v1) says.
@@ -152,4 +163,37 @@ pub struct GpuClusterInfo {
     pub dra_feature_gates: BTreeMap<String, bool>,
     /// `spec.dcgmExporter`.
     pub dcgm_exporter: Option<ExporterSpec>,
+}
+
+#[cfg(test)]
+mod confidential_handler_tests {
+    use super::is_confidential_handler;
+
+    #[test]
+    fn a_kata_vm_is_confidential_only_on_a_tee() {
+        for h in [
+            "kata-qemu-nvidia-gpu-snp",
+            "kata-qemu-nvidia-gpu-tdx",
+            "kata-qemu-snp",
+            "kata-qemu-tdx",
+            "kata-qemu-se-runtime-rs",
+            "kata-cc",
+            "KATA-QEMU-SNP",
+        ] {
+            assert!(is_confidential_handler(h), "{h}");
+        }
+        for h in [
+            "kata",
+            "kata-qemu",
+            "kata-clh",
+            "kata-qemu-nvidia-gpu",
+            "kata-qemu-coco-dev",
+            "kata-qemu-coco-dev-runtime-rs",
+            "runc",
+            "nvidia",
+            "gvisor",
+        ] {
+            assert!(!is_confidential_handler(h), "{h}");
+        }
+    }
 }
