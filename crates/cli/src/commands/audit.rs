@@ -9,11 +9,11 @@ use crate::audit_flags::{
 use crate::input;
 use crate::output::{self, colour_enabled, stream_output, Format, OutputArgs, OutputTarget};
 use anyhow::Context as _;
+use gpu_trust_model::report::Provenance;
 use gpu_trust_model::{Diagnostic, Severity};
 use gpu_trust_policy::Date;
 use gpu_trust_report::audit::{render, Format as ReportFormat, Options as RenderOptions, Place};
 use gpu_trust_report::{plural, registry_docs};
-use gpu_trust_model::report::Provenance;
 use gpu_trust_rules::{audit, AuditInput, AuditOptions, Prepared};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
