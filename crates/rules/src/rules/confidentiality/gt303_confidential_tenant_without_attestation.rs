@@ -11,7 +11,8 @@ declare_rule! {
     /// ## What it detects
     ///
     /// GPU workloads of a tenant marked `confidential: true` that do not run in a confidential runtime: no
-    /// `runtimeClassName`, or a RuntimeClass whose handler is not Kata / Confidential Containers. A
+    /// `runtimeClassName`, or a RuntimeClass whose handler does not name a CPU TEE (a Kata VM alone,
+    /// NVIDIA's `kata-qemu-nvidia-gpu` or CoCo's `kata-qemu-coco-dev`, is not confidential). A
     /// runtime class whose RuntimeClass the input lacks is not judged: the audit's coverage reports
     /// it as a gap of the confidentiality layer.
     ///
@@ -89,7 +90,7 @@ fn check(ctx: &Context<'_>, sink: &mut Sink<'_>) {
             .workloads(workloads.iter().copied())
             .nodes(nodes)
             .message(format!(
-                "confidential tenant {}'s GPU workloads run with {}, not a confidential (Kata / CoCo) runtime: the GPU's CC state cannot be attested before secrets reach it",
+                "confidential tenant {}'s GPU workloads run with {}, not a confidential runtime (Kata or CoCo on a CPU TEE: SEV-SNP, TDX): the GPU's CC state cannot be attested before secrets reach it",
                 ctx.tenant_name(tenant),
                 text::list(&classes.into_iter().collect::<Vec<_>>())
             ))
