@@ -62,6 +62,17 @@ fn open(report: &AuditReport) -> BTreeSet<String> {
         .collect()
 }
 
+/// The open findings at or above the threshold, by key: what the actions are chosen to close.
+fn goal(input: &Input<'_>) -> BTreeSet<String> {
+    input
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.accepted.is_none() && f.severity >= input.threshold)
+        .map(|f| f.id())
+        .collect()
+}
+
 /// Runs `check` with each example's decision input.
 fn each(mut check: impl FnMut(&str, &Example, &Input<'_>, &Decided)) {
     for name in EXAMPLES {
@@ -127,13 +138,7 @@ fn the_patched_copies_no_longer_have_what_the_actions_close() {
 #[test]
 fn no_smaller_set_of_the_candidates_closes_as_much() {
     each(|name, _, input, decided| {
-        let goal: BTreeSet<String> = input
-            .report
-            .findings
-            .iter()
-            .filter(|f| f.accepted.is_none() && f.severity >= input.threshold)
-            .map(|f| f.id())
-            .collect();
+        let goal = goal(input);
         let closed: BTreeSet<&String> = decided
             .actions
             .iter()
@@ -171,13 +176,7 @@ fn no_smaller_set_of_the_candidates_closes_as_much() {
 fn a_blocked_change_closes_and_opens_what_it_is_said_to() {
     let mut blocked = 0;
     each(|name, _, input, decided| {
-        let goal: BTreeSet<String> = input
-            .report
-            .findings
-            .iter()
-            .filter(|f| f.accepted.is_none() && f.severity >= input.threshold)
-            .map(|f| f.id())
-            .collect();
+        let goal = goal(input);
         let all = candidates::all(input.fleet, input.report, &goal, &input.options.advisories);
         for b in &decided.fix_first.blocked {
             blocked += 1;
