@@ -152,12 +152,19 @@ fn example_with(workloads: &str) -> (PlanInput, Policy) {
     (plan_file.resolve(&policy, today()).unwrap(), policy)
 }
 
+/// The plan of `input`, which places every replica and which the independent checker accepts.
+fn complete_plan(input: &PlanInput) -> Plan {
+    let plan = solve(input);
+    assert!(plan.complete(), "{:#?}", plan.unplaced);
+    let problems = check(input, &plan);
+    assert!(problems.is_empty(), "{problems:#?}");
+    plan
+}
+
 #[test]
 fn the_example_plan_audits_clean() {
     let (input, policy) = example();
-    let plan = solve(&input);
-    assert!(plan.complete(), "{:#?}", plan.unplaced);
-    assert!(check(&input, &plan).is_empty());
+    let plan = complete_plan(&input);
     let found = serious(&plan, &input, &policy);
     assert!(found.is_empty(), "{found:#?}");
 }
@@ -169,13 +176,7 @@ fn a_latency_critical_notebook_audits_clean() {
     let (input, policy) = example_with(
         "  - {name: ads-lab, tenant: ads, kind: notebook, replicas: 3, peakMemory: 4GiB, pool: l40s}\n",
     );
-    let plan = solve(&input);
-    assert!(plan.complete(), "{:#?}", plan.unplaced);
-    assert!(
-        check(&input, &plan).is_empty(),
-        "{:#?}",
-        check(&input, &plan)
-    );
+    let plan = complete_plan(&input);
     let found = serious(&plan, &input, &policy);
     assert!(found.is_empty(), "{found:#?}");
 }
@@ -212,13 +213,7 @@ workloads:
 #[test]
 fn a_confidential_tenant_runs_in_confidential_containers() {
     let (input, policy) = confidential_plan(", tee: tdx");
-    let plan = solve(&input);
-    assert!(plan.complete(), "{:#?}", plan.unplaced);
-    assert!(
-        check(&input, &plan).is_empty(),
-        "{:#?}",
-        check(&input, &plan)
-    );
+    let plan = complete_plan(&input);
     let w = plan
         .workloads
         .iter()
